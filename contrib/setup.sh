@@ -1,0 +1,90 @@
+#!/bin/bash
+#
+# Installs everything gda_ft needs on Debian 12 and builds it. Idempotent:
+# packages already present are not reinstalled, the UCX source is fetched
+# once, and the build tree is reused.
+#
+#   contrib/setup.sh [--asan] [--no-build]
+#
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build_dir=${GDA_FT_BUILD_DIR:-$top/build}
+asan=no
+do_build=yes
+for arg in "$@"; do
+    case $arg in
+    --asan)     asan=yes; build_dir=${GDA_FT_BUILD_DIR:-$top/build-asan} ;;
+    --no-build) do_build=no ;;
+    *) echo "setup.sh: unknown option '$arg'" >&2; exit 1 ;;
+    esac
+done
+
+sudo=""
+[ "$(id -u)" = 0 ] || sudo=sudo
+
+packages="build-essential autoconf automake libtool pkg-config dpkg-dev
+          libucx-dev ucx-utils libibverbs-dev rdma-core libhwloc-dev
+          hwloc iproute2 tshark openmpi-bin libopenmpi-dev python3"
+
+missing=""
+for p in $packages; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+        missing="$missing $p"
+done
+
+# deb-src entry, needed for 'apt-get source ucx'
+src_list=/etc/apt/sources.list.d/gda-ft-deb-src.sources
+have_src=no
+grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ && have_src=yes
+grep -qs '^deb-src' /etc/apt/sources.list && have_src=yes
+if [ $have_src = no ]; then
+    echo "setup: adding a deb-src entry ($src_list)"
+    $sudo tee $src_list >/dev/null <<SRC
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+    need_update=yes
+fi
+
+if [ -n "$missing" ] || [ "${need_update:-no}" = yes ]; then
+    echo "setup: installing:$missing"
+    $sudo apt-get update -qq
+    [ -z "$missing" ] ||
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+            --no-install-recommends $missing >/dev/null
+fi
+
+# UCX source of exactly the installed version
+ucx_version=$(ucx_info -v | sed -n 's/^# Version \([0-9.]*\).*/\1/p')
+ucx_src=$top/third_party/ucx-$ucx_version
+if [ ! -f "$ucx_src/src/uct/base/uct_iface.h" ]; then
+    echo "setup: fetching the UCX $ucx_version source package"
+    mkdir -p "$top/third_party/dl"
+    (cd "$top/third_party/dl" &&
+     apt-get source --download-only "ucx=$(dpkg-query -W -f='${Version}' libucx0)" \
+         >/dev/null 2>&1 &&
+     rm -rf "$ucx_src.tmp" &&
+     dpkg-source --no-check -x ucx_*.dsc "$ucx_src.tmp" >/dev/null)
+    mv "$ucx_src.tmp" "$ucx_src"
+fi
+
+[ $do_build = yes ] || exit 0
+
+if [ ! -x "$top/configure" ] || [ "$top/configure.ac" -nt "$top/configure" ]; then
+    (cd "$top" && ./autogen.sh >/dev/null 2>&1)
+fi
+mkdir -p "$build_dir"
+cd "$build_dir"
+if [ ! -f Makefile ]; then
+    conf_args="--with-ucx-src=$ucx_src"
+    [ $asan = yes ] && conf_args="$conf_args --enable-asan"
+    "$top/configure" $conf_args >configure.log 2>&1 ||
+        { tail -20 configure.log; echo "setup: configure failed" >&2; exit 1; }
+fi
+make -j"$(nproc)" all build-tests >make.log 2>&1 ||
+    { grep -B2 -A8 -m5 'error' make.log; echo "setup: build failed" >&2; exit 1; }
+echo "setup: built in $build_dir"
