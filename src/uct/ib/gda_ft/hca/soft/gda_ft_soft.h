@@ -1,0 +1,100 @@
+/*
+ * The software HCA ("soft" provider): public control API.
+ *
+ * Devices are declared by configuration (UCX_GDA_FT_SOFT_DEVICES), each port
+ * is a UDP endpoint speaking RoCEv2-formatted RC, and one engine thread per
+ * process serves every soft device opened in it.
+ */
+#ifndef GDA_FT_SOFT_H_
+#define GDA_FT_SOFT_H_
+
+#include "gda_ft_hca.h"
+
+#include <ucs/config/parser.h>
+#include <ucs/type/status.h>
+
+
+/* Configuration of the software HCA (UCX_GDA_FT_SOFT_*) */
+typedef struct gda_ft_soft_config {
+    char          *devices;        /* "soft0=127.0.0.1,soft1=127.0.0.2" */
+    unsigned       mtu;            /* port MTU, bytes */
+    double         spin_time;      /* busy-poll this long after activity */
+    double         idle_poll;      /* sleep this long when idle */
+    char          *faults;         /* fault schedule */
+    unsigned long  seed;           /* seed of the fault injector */
+    double         drop;           /* probabilities, all ports */
+    double         delay;
+    double         delay_time;
+    double         reorder;
+    char          *ctl_dir;        /* control socket directory, "" = none */
+    double         link_check;     /* interval of the netdev state check */
+} gda_ft_soft_config_t;
+
+extern ucs_config_field_t gda_ft_soft_config_table[];
+
+
+/* Per-port counters */
+typedef struct gda_ft_soft_port_stats {
+    uint64_t tx_pkts;
+    uint64_t rx_pkts;
+    uint64_t tx_bytes;
+    uint64_t rx_bytes;
+    uint64_t rx_malformed;     /* truncated, bad opcode/pad/version */
+    uint64_t rx_bad_icrc;
+    uint64_t rx_bad_qpn;       /* no such QP, or QP of another port */
+    uint64_t rx_bad_src;       /* source address is not the QP's peer */
+    uint64_t rx_bad_state;     /* QP not able to receive */
+    uint64_t rx_out_of_seq;    /* PSN beyond the expected one */
+    uint64_t rx_duplicate;
+    uint64_t rx_unexpected;    /* response nobody asked for */
+    uint64_t tx_acks;
+    uint64_t tx_naks;
+    uint64_t tx_rnr_naks;
+    uint64_t retransmits;      /* retransmission timer expirations */
+    uint64_t fault_dropped;    /* dropped by fault injection or link down */
+    uint64_t fault_delayed;
+} gda_ft_soft_port_stats_t;
+
+
+/* Fault injection settings of one port */
+typedef struct gda_ft_soft_fault {
+    double drop;        /* probability to drop a packet */
+    double delay;       /* probability to delay a packet */
+    double delay_time;  /* seconds */
+    double reorder;     /* probability to hold a packet behind later ones */
+    int    ack_loss;    /* drop only responses (ACK, read resp, atomic ack) */
+} gda_ft_soft_fault_t;
+
+
+/* Finds an opened soft device by name; NULL when none */
+gda_ft_hca_dev_t *gda_ft_soft_dev_find(const char *name);
+
+int gda_ft_soft_is_soft_dev(gda_ft_hca_dev_t *dev);
+
+/* Administrative port state: down drops every packet in and out */
+ucs_status_t gda_ft_soft_port_set_up(gda_ft_hca_dev_t *dev, uint8_t port_num,
+                                     int up);
+
+ucs_status_t gda_ft_soft_port_set_fault(gda_ft_hca_dev_t *dev,
+                                        uint8_t port_num,
+                                        const gda_ft_soft_fault_t *fault);
+
+ucs_status_t gda_ft_soft_port_stats(gda_ft_hca_dev_t *dev, uint8_t port_num,
+                                    gda_ft_soft_port_stats_t *stats);
+
+/* Path of the control socket of this process, "" when disabled */
+const char *gda_ft_soft_ctl_path(void);
+
+/*
+ * Runs one control command ("port soft0 1 down", "stats", ...) as the
+ * control socket would, writing the reply into reply[0..max).
+ */
+ucs_status_t gda_ft_soft_ctl_exec(const char *cmd, char *reply, size_t max);
+
+/*
+ * Re-reads the configuration (tests change UCX_GDA_FT_SOFT_* between
+ * cases); allowed only while no soft device is open.
+ */
+ucs_status_t gda_ft_soft_reload_config(void);
+
+#endif

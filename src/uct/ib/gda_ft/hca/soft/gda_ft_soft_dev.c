@@ -1,0 +1,849 @@
+/*
+ * Software HCA: configuration, device enumeration and the verbs-like
+ * provider operations (PD, MR, CQ, QP and their state changes).
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "gda_ft_soft_int.h"
+
+#include <ucs/debug/log.h>
+#include <ucs/sys/compiler_def.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+ucs_config_field_t gda_ft_soft_config_table[] = {
+    {"DEVICES", "",
+     "Software HCAs of this process: a comma-separated list of\n"
+     "name=ADDR[:UDP_PORT][+ADDR[:UDP_PORT]] where each ADDR is the IPv4\n"
+     "address of one port ('+' declares a dual-port card), e.g.\n"
+     "soft0=127.0.0.1,soft1=127.0.0.2. The UDP port defaults to 4791.",
+     ucs_offsetof(gda_ft_soft_config_t, devices), UCS_CONFIG_TYPE_STRING},
+
+    {"MTU", "4096",
+     "Active MTU of every soft port, in bytes (256, 512, 1024, 2048, 4096).",
+     ucs_offsetof(gda_ft_soft_config_t, mtu), UCS_CONFIG_TYPE_UINT},
+
+    {"SPIN_TIME", "200us",
+     "How long the engine thread keeps polling after its last activity\n"
+     "before it sleeps.",
+     ucs_offsetof(gda_ft_soft_config_t, spin_time), UCS_CONFIG_TYPE_TIME},
+
+    {"IDLE_POLL", "1ms",
+     "Sleep interval of an idle engine: doorbell records written by GPU\n"
+     "posters are noticed within this time. CPU posters wake it at once.",
+     ucs_offsetof(gda_ft_soft_config_t, idle_poll), UCS_CONFIG_TYPE_TIME},
+
+    {"FAULTS", "",
+     "Port fault schedule: TIME:DEV:PORT:down|up entries separated by ';',\n"
+     "TIME relative to the first device open, e.g. 200ms:soft0:1:down;1s:soft0:1:up",
+     ucs_offsetof(gda_ft_soft_config_t, faults), UCS_CONFIG_TYPE_STRING},
+
+    {"SEED", "1",
+     "Seed of the fault injector's random generator.",
+     ucs_offsetof(gda_ft_soft_config_t, seed), UCS_CONFIG_TYPE_ULONG},
+
+    {"DROP", "0",
+     "Probability to drop a packet, on every port.",
+     ucs_offsetof(gda_ft_soft_config_t, drop), UCS_CONFIG_TYPE_DOUBLE},
+
+    {"DELAY", "0",
+     "Probability to delay a packet by DELAY_TIME, on every port.",
+     ucs_offsetof(gda_ft_soft_config_t, delay), UCS_CONFIG_TYPE_DOUBLE},
+
+    {"DELAY_TIME", "100us",
+     "Delay of the packets selected by DELAY.",
+     ucs_offsetof(gda_ft_soft_config_t, delay_time), UCS_CONFIG_TYPE_TIME},
+
+    {"REORDER", "0",
+     "Probability to hold a packet back so that later ones overtake it.",
+     ucs_offsetof(gda_ft_soft_config_t, reorder), UCS_CONFIG_TYPE_DOUBLE},
+
+    {"CTL_DIR", "/tmp",
+     "Directory of the control socket gda_ft-soft.<pid>.sock used by\n"
+     "gda_ft_softctl; empty to disable.",
+     ucs_offsetof(gda_ft_soft_config_t, ctl_dir), UCS_CONFIG_TYPE_STRING},
+
+    {"LINK_CHECK", "50ms",
+     "Interval of the check of the network interface carrying each port\n"
+     "(a port whose interface is down is reported down).",
+     ucs_offsetof(gda_ft_soft_config_t, link_check), UCS_CONFIG_TYPE_TIME},
+
+    {NULL}
+};
+
+UCS_CONFIG_REGISTER_TABLE(gda_ft_soft_config_table, "GDA_FT software HCA",
+                          "GDA_FT_SOFT_", gda_ft_soft_config_t,
+                          &ucs_config_global_list)
+
+static int gda_ft_soft_config_loaded;
+
+ucs_status_t gda_ft_soft_reload_config(void)
+{
+    gda_ft_soft_config_t *config = &gda_ft_soft_engine.config;
+    ucs_status_t status;
+
+    if (gda_ft_soft_engine.refcount > 0) {
+        return UCS_ERR_BUSY;
+    }
+
+    if (gda_ft_soft_config_loaded) {
+        ucs_config_parser_release_opts(config, gda_ft_soft_config_table);
+        gda_ft_soft_config_loaded = 0;
+    }
+
+    status = ucs_config_parser_fill_opts(config, gda_ft_soft_config_table,
+                                         "UCX_", "GDA_FT_SOFT_", 0);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if ((config->mtu < 256) || (config->mtu > 4096) ||
+        (config->mtu & (config->mtu - 1))) {
+        ucs_error("UCX_GDA_FT_SOFT_MTU=%u: must be 256, 512, 1024, 2048 or "
+                  "4096", config->mtu);
+        ucs_config_parser_release_opts(config, gda_ft_soft_config_table);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    gda_ft_soft_config_loaded = 1;
+    return UCS_OK;
+}
+
+static ucs_status_t gda_ft_soft_config_get(void)
+{
+    return gda_ft_soft_config_loaded ? UCS_OK : gda_ft_soft_reload_config();
+}
+
+static ucs_status_t gda_ft_soft_parse_port(const char *dev, const char *str,
+                                           struct sockaddr_in *addr)
+{
+    char buf[64], *colon, *end;
+    unsigned long udp = GDA_FT_ROCE_UDP_PORT;
+
+    if (strlen(str) >= sizeof(buf)) {
+        goto err;
+    }
+    strcpy(buf, str);
+
+    colon = strchr(buf, ':');
+    if (colon != NULL) {
+        *colon = '\0';
+        udp    = strtoul(colon + 1, &end, 10);
+        if ((*end != '\0') || (udp == 0) || (udp > 65535)) {
+            goto err;
+        }
+    }
+
+    memset(addr, 0, sizeof(*addr));
+    addr->sin_family = AF_INET;
+    addr->sin_port   = htons((uint16_t)udp);
+    if (inet_pton(AF_INET, buf, &addr->sin_addr) != 1) {
+        goto err;
+    }
+    return UCS_OK;
+
+err:
+    ucs_error("UCX_GDA_FT_SOFT_DEVICES: device '%s': invalid port address "
+              "'%s' (expected IPV4[:UDP_PORT])", dev, str);
+    return UCS_ERR_INVALID_PARAM;
+}
+
+ucs_status_t gda_ft_soft_parse_devices(const char *spec,
+                                       gda_ft_hca_dev_info_t **infos_p,
+                                       unsigned *count_p,
+                                       struct sockaddr_in (*addrs)[GDA_FT_HCA_MAX_PORTS])
+{
+    gda_ft_hca_dev_info_t *infos;
+    char *copy, *entry, *save1, *save2, *eq, *port;
+    ucs_status_t status = UCS_OK;
+    unsigned count      = 0, i;
+
+    infos = calloc(GDA_FT_SOFT_MAX_DEVS, sizeof(*infos));
+    copy  = strdup(spec);
+    if ((infos == NULL) || (copy == NULL)) {
+        status = UCS_ERR_NO_MEMORY;
+        goto out;
+    }
+
+    for (entry = strtok_r(copy, ",", &save1); entry != NULL;
+         entry = strtok_r(NULL, ",", &save1)) {
+        eq = strchr(entry, '=');
+        if ((eq == NULL) || (eq == entry) ||
+            ((size_t)(eq - entry) >= GDA_FT_HCA_NAME_MAX)) {
+            ucs_error("UCX_GDA_FT_SOFT_DEVICES: invalid entry '%s' (expected "
+                      "name=ADDR[:PORT][+ADDR[:PORT]])", entry);
+            status = UCS_ERR_INVALID_PARAM;
+            goto out;
+        }
+
+        if (count == GDA_FT_SOFT_MAX_DEVS) {
+            ucs_error("UCX_GDA_FT_SOFT_DEVICES: more than %d devices",
+                      GDA_FT_SOFT_MAX_DEVS);
+            status = UCS_ERR_INVALID_PARAM;
+            goto out;
+        }
+
+        *eq = '\0';
+        for (i = 0; i < count; ++i) {
+            if (!strcmp(infos[i].name, entry)) {
+                ucs_error("UCX_GDA_FT_SOFT_DEVICES: device '%s' declared "
+                          "twice", entry);
+                status = UCS_ERR_INVALID_PARAM;
+                goto out;
+            }
+        }
+
+        strcpy(infos[count].name, entry);
+        infos[count].numa_node = -1;
+        for (port = strtok_r(eq + 1, "+", &save2); port != NULL;
+             port = strtok_r(NULL, "+", &save2)) {
+            if (infos[count].num_ports == GDA_FT_HCA_MAX_PORTS) {
+                ucs_error("UCX_GDA_FT_SOFT_DEVICES: device '%s' has more "
+                          "than %d ports", entry, GDA_FT_HCA_MAX_PORTS);
+                status = UCS_ERR_INVALID_PARAM;
+                goto out;
+            }
+            status = gda_ft_soft_parse_port(entry, port,
+                         &addrs[count][infos[count].num_ports]);
+            if (status != UCS_OK) {
+                goto out;
+            }
+            ++infos[count].num_ports;
+        }
+
+        if (infos[count].num_ports == 0) {
+            ucs_error("UCX_GDA_FT_SOFT_DEVICES: device '%s' has no port",
+                      entry);
+            status = UCS_ERR_INVALID_PARAM;
+            goto out;
+        }
+        ++count;
+    }
+
+out:
+    free(copy);
+    if (status != UCS_OK) {
+        free(infos);
+        return status;
+    }
+    *infos_p = infos;
+    *count_p = count;
+    return UCS_OK;
+}
+
+extern const gda_ft_hca_provider_t gda_ft_soft_provider;
+
+static ucs_status_t gda_ft_soft_query_devices(gda_ft_hca_dev_info_t **infos_p,
+                                              unsigned *count_p)
+{
+    struct sockaddr_in addrs[GDA_FT_SOFT_MAX_DEVS][GDA_FT_HCA_MAX_PORTS];
+    ucs_status_t status;
+    unsigned i;
+
+    status = gda_ft_soft_config_get();
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = gda_ft_soft_parse_devices(gda_ft_soft_engine.config.devices,
+                                       infos_p, count_p, addrs);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    for (i = 0; i < *count_p; ++i) {
+        (*infos_p)[i].provider = &gda_ft_soft_provider;
+    }
+    return UCS_OK;
+}
+
+static uint32_t gda_ft_soft_random_u32(void)
+{
+    uint32_t value;
+
+    if (getrandom(&value, sizeof(value), 0) != sizeof(value)) {
+        value = (uint32_t)random() ^ ((uint32_t)random() << 16);
+    }
+    return value;
+}
+
+gda_ft_hca_dev_t *gda_ft_soft_dev_find(const char *name)
+{
+    gda_ft_soft_dev_t *dev;
+
+    ucs_list_for_each(dev, &gda_ft_soft_engine.devs, list) {
+        if (!strcmp(dev->super.attr.info.name, name)) {
+            return &dev->super;
+        }
+    }
+    return NULL;
+}
+
+int gda_ft_soft_is_soft_dev(gda_ft_hca_dev_t *dev)
+{
+    return dev->provider == &gda_ft_soft_provider;
+}
+
+static ucs_status_t gda_ft_soft_port_open(gda_ft_soft_port_t *port)
+{
+    struct epoll_event ev = {0};
+    char addr_str[32];
+    int fd, bufsize = 4 << 20;
+
+    inet_ntop(AF_INET, &port->addr.sin_addr, addr_str, sizeof(addr_str));
+    fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        ucs_error("%s: socket() failed: %m", port->dev->super.attr.info.name);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize));
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize));
+    if (bind(fd, (struct sockaddr*)&port->addr, sizeof(port->addr)) < 0) {
+        ucs_error("%s: port %u: cannot bind %s:%u: %m",
+                  port->dev->super.attr.info.name, port->num, addr_str,
+                  ntohs(port->addr.sin_port));
+        close(fd);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    ev.events   = EPOLLIN;
+    ev.data.ptr = port;
+    if (epoll_ctl(gda_ft_soft_engine.epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        ucs_error("epoll_ctl(ADD) failed: %m");
+        close(fd);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    port->fd = fd;
+    ucs_debug("%s: port %u on %s:%u", port->dev->super.attr.info.name,
+              port->num, addr_str, ntohs(port->addr.sin_port));
+    return UCS_OK;
+}
+
+static void gda_ft_soft_port_close(gda_ft_soft_port_t *port)
+{
+    if (port->fd >= 0) {
+        epoll_ctl(gda_ft_soft_engine.epfd, EPOLL_CTL_DEL, port->fd, NULL);
+        close(port->fd);
+        port->fd = -1;
+    }
+}
+
+static ucs_status_t gda_ft_soft_dev_open(const gda_ft_hca_dev_info_t *info,
+                                         gda_ft_hca_dev_t **dev_p)
+{
+    struct sockaddr_in addrs[GDA_FT_SOFT_MAX_DEVS][GDA_FT_HCA_MAX_PORTS];
+    gda_ft_soft_config_t *config = &gda_ft_soft_engine.config;
+    gda_ft_hca_dev_info_t *infos = NULL;
+    gda_ft_soft_dev_t *dev;
+    ucs_status_t status;
+    unsigned count, i, p;
+
+    status = gda_ft_soft_engine_get();
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    if (gda_ft_soft_dev_find(info->name) != NULL) {
+        ucs_error("soft HCA %s is already open in this process", info->name);
+        status = UCS_ERR_BUSY;
+        goto err_unlock;
+    }
+
+    status = gda_ft_soft_parse_devices(config->devices, &infos, &count,
+                                       addrs);
+    if (status != UCS_OK) {
+        goto err_unlock;
+    }
+
+    for (i = 0; (i < count) && strcmp(infos[i].name, info->name); ++i) {
+    }
+    if (i == count) {
+        status = UCS_ERR_NO_DEVICE;
+        goto err_free_infos;
+    }
+
+    dev = calloc(1, sizeof(*dev));
+    if (dev == NULL) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err_free_infos;
+    }
+
+    dev->super.provider                = &gda_ft_soft_provider;
+    dev->super.attr.info               = infos[i];
+    dev->super.attr.info.provider      = &gda_ft_soft_provider;
+    dev->super.attr.ring_mem_caps      =
+            GDA_FT_HCA_MEM_BIT(GDA_FT_HCA_MEM_HOST) |
+            GDA_FT_HCA_MEM_BIT(GDA_FT_HCA_MEM_HOST_MAPPED);
+    dev->super.attr.mr_mem_caps        =
+            GDA_FT_HCA_MEM_BIT(GDA_FT_HCA_MEM_HOST) |
+            GDA_FT_HCA_MEM_BIT(GDA_FT_HCA_MEM_HOST_MAPPED) |
+            GDA_FT_HCA_MEM_BIT(GDA_FT_HCA_MEM_CUDA);
+    dev->super.attr.max_sq_wqebb       = 32768;
+    dev->super.attr.max_rq_wqe         = 32768;
+    dev->super.attr.max_inline         = GDA_FT_SOFT_MAX_INLINE;
+    dev->super.attr.max_msg_size       = 1ul << 31;
+    dev->super.attr.max_rd_atomic      = 16;
+    dev->super.attr.masked_atomics     = 1;
+    dev->engine                        = &gda_ft_soft_engine;
+    dev->next_pdn                      = 1;
+    dev->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (dev->event_fd < 0) {
+        status = UCS_ERR_IO_ERROR;
+        goto err_free_dev;
+    }
+
+    for (p = 0; p < GDA_FT_HCA_MAX_PORTS; ++p) {
+        dev->ports[p].fd = -1;
+    }
+
+    for (p = 0; p < info->num_ports; ++p) {
+        dev->ports[p].dev         = dev;
+        dev->ports[p].num         = p + 1;
+        dev->ports[p].addr        = addrs[i][p];
+        dev->ports[p].admin_up    = 1;
+        dev->ports[p].link_up     = 1;
+        dev->ports[p].reported_up = 1;
+        dev->ports[p].fault.drop       = config->drop;
+        dev->ports[p].fault.delay      = config->delay;
+        dev->ports[p].fault.delay_time = config->delay_time;
+        dev->ports[p].fault.reorder    = config->reorder;
+        status = gda_ft_soft_port_open(&dev->ports[p]);
+        if (status != UCS_OK) {
+            goto err_close_ports;
+        }
+    }
+
+    ucs_list_add_tail(&gda_ft_soft_engine.devs, &dev->list);
+    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    free(infos);
+    *dev_p = &dev->super;
+    return UCS_OK;
+
+err_close_ports:
+    for (p = 0; p < info->num_ports; ++p) {
+        gda_ft_soft_port_close(&dev->ports[p]);
+    }
+    close(dev->event_fd);
+err_free_dev:
+    free(dev);
+err_free_infos:
+    free(infos);
+err_unlock:
+    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_put();
+    return status;
+}
+
+static void gda_ft_soft_dev_close(gda_ft_hca_dev_t *hca_dev)
+{
+    gda_ft_soft_dev_t *dev = ucs_derived_of(hca_dev, gda_ft_soft_dev_t);
+    gda_ft_soft_delayed_t *delayed, *tmp;
+    unsigned p;
+
+    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    ucs_list_for_each_safe(delayed, tmp, &gda_ft_soft_engine.delayed, list) {
+        if (delayed->port->dev == dev) {
+            ucs_list_del(&delayed->list);
+            free(delayed);
+        }
+    }
+    for (p = 0; p < dev->super.attr.info.num_ports; ++p) {
+        gda_ft_soft_port_close(&dev->ports[p]);
+    }
+    ucs_list_del(&dev->list);
+    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+
+    close(dev->event_fd);
+    free(dev);
+    gda_ft_soft_engine_put();
+}
+
+int gda_ft_soft_port_is_up(gda_ft_soft_port_t *port)
+{
+    return port->admin_up && port->link_up;
+}
+
+static ucs_status_t gda_ft_soft_port_query(gda_ft_hca_dev_t *hca_dev,
+                                           uint8_t port_num,
+                                           gda_ft_hca_port_attr_t *attr)
+{
+    gda_ft_soft_dev_t *dev   = ucs_derived_of(hca_dev, gda_ft_soft_dev_t);
+    gda_ft_soft_port_t *port = &dev->ports[port_num - 1];
+
+    memset(attr, 0, sizeof(*attr));
+    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    attr->state      = gda_ft_soft_port_is_up(port) ? GDA_FT_HCA_PORT_ACTIVE :
+                                                      GDA_FT_HCA_PORT_DOWN;
+    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    attr->active_mtu = gda_ft_soft_engine.config.mtu;
+    gda_ft_hca_gid_from_ipv4(port->addr.sin_addr.s_addr, attr->gid);
+    return UCS_OK;
+}
+
+void gda_ft_soft_dev_post_event(gda_ft_soft_dev_t *dev,
+                                gda_ft_hca_event_type_t type, uint8_t port,
+                                uint32_t qpn)
+{
+    uint64_t one = 1;
+    gda_ft_hca_event_t *event;
+
+    if ((dev->event_tail - dev->event_head) == GDA_FT_SOFT_EVENT_QUEUE) {
+        ++dev->event_head;   /* overflow: drop the oldest */
+    }
+    event = &dev->events[dev->event_tail++ % GDA_FT_SOFT_EVENT_QUEUE];
+    event->type     = type;
+    event->port_num = port;
+    event->qpn      = qpn;
+    if (write(dev->event_fd, &one, sizeof(one)) < 0) {
+        /* counter saturated: the reader will still find the queue */
+    }
+}
+
+static ucs_status_t gda_ft_soft_get_event(gda_ft_hca_dev_t *hca_dev,
+                                          gda_ft_hca_event_t *event)
+{
+    gda_ft_soft_dev_t *dev = ucs_derived_of(hca_dev, gda_ft_soft_dev_t);
+    ucs_status_t status    = UCS_ERR_NO_ELEM;
+    uint64_t value;
+
+    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    if (dev->event_head != dev->event_tail) {
+        *event = dev->events[dev->event_head++ % GDA_FT_SOFT_EVENT_QUEUE];
+        status = UCS_OK;
+    } else if (read(dev->event_fd, &value, sizeof(value)) < 0) {
+        /* drained */
+    }
+    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    return status;
+}
+
+static int gda_ft_soft_event_fd(gda_ft_hca_dev_t *hca_dev)
+{
+    return ucs_derived_of(hca_dev, gda_ft_soft_dev_t)->event_fd;
+}
+
+static ucs_status_t gda_ft_soft_pd_alloc(gda_ft_hca_dev_t *hca_dev,
+                                         gda_ft_hca_pd_t **pd_p)
+{
+    gda_ft_soft_dev_t *dev = ucs_derived_of(hca_dev, gda_ft_soft_dev_t);
+    gda_ft_hca_pd_t *pd;
+
+    pd = calloc(1, sizeof(*pd));
+    if (pd == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    pd->dev = hca_dev;
+    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    pd->pdn = dev->next_pdn++;
+    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    *pd_p = pd;
+    return UCS_OK;
+}
+
+static void gda_ft_soft_pd_free(gda_ft_hca_pd_t *pd)
+{
+    free(pd);
+}
+
+gda_ft_soft_mr_t *gda_ft_soft_mr_lookup(uint32_t key)
+{
+    khiter_t iter = kh_get(gda_ft_soft_mr, &gda_ft_soft_engine.mr_hash, key);
+
+    return (iter == kh_end(&gda_ft_soft_engine.mr_hash)) ? NULL :
+           kh_val(&gda_ft_soft_engine.mr_hash, iter);
+}
+
+static ucs_status_t gda_ft_soft_mr_reg(gda_ft_hca_pd_t *pd,
+                                       const gda_ft_hca_mr_attr_t *attr,
+                                       gda_ft_hca_mr_t **mr_p)
+{
+    gda_ft_soft_mr_t *mr;
+    khiter_t iter;
+    uint32_t key;
+    int ret;
+
+    mr = calloc(1, sizeof(*mr));
+    if (mr == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    mr->super.pd       = pd;
+    mr->super.addr     = attr->addr;
+    mr->super.length   = attr->length;
+    mr->super.access   = attr->access;
+    mr->super.mem_type = attr->mem_type;
+
+    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    /* Keys are random so that a peer cannot guess another MR's key */
+    do {
+        key = gda_ft_soft_random_u32();
+    } while ((key == 0) || (gda_ft_soft_mr_lookup(key) != NULL));
+    iter = kh_put(gda_ft_soft_mr, &gda_ft_soft_engine.mr_hash, key, &ret);
+    if (ret < 0) {
+        pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+        free(mr);
+        return UCS_ERR_NO_MEMORY;
+    }
+    kh_val(&gda_ft_soft_engine.mr_hash, iter) = mr;
+    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+
+    mr->super.lkey = key;
+    mr->super.rkey = key;
+    *mr_p          = &mr->super;
+    return UCS_OK;
+}
+
+static void gda_ft_soft_mr_dereg(gda_ft_hca_mr_t *mr)
+{
+    khiter_t iter;
+
+    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    iter = kh_get(gda_ft_soft_mr, &gda_ft_soft_engine.mr_hash, mr->lkey);
+    if (iter != kh_end(&gda_ft_soft_engine.mr_hash)) {
+        kh_del(gda_ft_soft_mr, &gda_ft_soft_engine.mr_hash, iter);
+    }
+    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    free(mr);
+}
+
+static ucs_status_t gda_ft_soft_cq_create(gda_ft_hca_dev_t *dev,
+                                          const gda_ft_hca_cq_attr_t *attr,
+                                          gda_ft_hca_cq_t **cq_p)
+{
+    static uint32_t next_cqn = 1;
+    gda_ft_soft_cq_t *cq;
+
+    cq = calloc(1, sizeof(*cq));
+    if (cq == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    cq->super.dev  = dev;
+    cq->super.attr = *attr;
+    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    cq->super.cqn  = next_cqn++;
+    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    *cq_p          = &cq->super;
+    return UCS_OK;
+}
+
+static void gda_ft_soft_cq_destroy(gda_ft_hca_cq_t *cq)
+{
+    free(cq);
+}
+
+void gda_ft_soft_cq_write(gda_ft_soft_cq_t *cq, uint8_t opcode,
+                          uint8_t syndrome, uint16_t wqe_counter,
+                          uint32_t qpn, uint8_t wqe_opcode,
+                          uint32_t byte_cnt, uint32_t imm)
+{
+    gda_ft_hca_cq_attr_t *attr = &cq->super.attr;
+    unsigned index             = cq->pi & (attr->cqe_cnt - 1);
+    gda_ft_mlx5_cqe64_t cqe;
+    gda_ft_mlx5_err_cqe_t *err;
+    gda_ft_mlx5_cqe64_t *dst;
+    uint8_t owner;
+
+    memset(&cqe, 0, sizeof(cqe));
+    if ((opcode == GDA_FT_MLX5_CQE_REQ_ERR) ||
+        (opcode == GDA_FT_MLX5_CQE_RESP_ERR)) {
+        err                   = (gda_ft_mlx5_err_cqe_t*)&cqe;
+        err->syndrome         = syndrome;
+        err->vendor_err_synd  = syndrome;
+        err->s_wqe_opcode_qpn = htonl(((uint32_t)wqe_opcode << 24) |
+                                      (qpn & 0xffffff));
+    } else {
+        cqe.byte_cnt       = htonl(byte_cnt);
+        cqe.imm_inval_pkey = imm;  /* already big-endian from the wire */
+        cqe.sop_drop_qpn   = htonl(((uint32_t)wqe_opcode << 24) |
+                                   (qpn & 0xffffff));
+    }
+    cqe.wqe_counter = htons(wqe_counter);
+
+    owner = (attr->flags & GDA_FT_HCA_CQ_COLLAPSED) ? 0 :
+            !!(cq->pi & attr->cqe_cnt);
+    dst   = (gda_ft_mlx5_cqe64_t*)attr->buf + index;
+
+    /* Everything but op_own first; op_own last, after a release fence, as
+     * hardware makes the CQE valid only when all of it is written. */
+    memcpy(dst, &cqe, offsetof(gda_ft_mlx5_cqe64_t, op_own));
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    __atomic_store_n(&dst->op_own, (uint8_t)((opcode << 4) | owner),
+                     __ATOMIC_RELEASE);
+    ++cq->pi;
+}
+
+gda_ft_soft_port_t *gda_ft_soft_qp_port(gda_ft_soft_qp_t *qp)
+{
+    gda_ft_soft_dev_t *dev = ucs_derived_of(qp->super.dev, gda_ft_soft_dev_t);
+
+    return &dev->ports[qp->super.init.port_num - 1];
+}
+
+static ucs_status_t gda_ft_soft_qp_create(gda_ft_hca_pd_t *pd,
+                                          const gda_ft_hca_qp_init_attr_t *attr,
+                                          gda_ft_hca_qp_t **qp_p)
+{
+    gda_ft_soft_qp_t *qp;
+    khiter_t iter;
+    uint32_t qpn;
+    int ret;
+
+    qp = calloc(1, sizeof(*qp));
+    if (qp == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    qp->ops = calloc(attr->sq_wqebb_cnt, sizeof(*qp->ops));
+    if (qp->ops == NULL) {
+        free(qp);
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    qp->super.dev     = pd->dev;
+    qp->super.pd      = pd;
+    qp->super.state   = GDA_FT_HCA_QP_RESET;
+    qp->super.init    = *attr;
+    qp->super.uar     = &qp->uar_word;
+    qp->super.wake_fd = gda_ft_soft_engine.wake_fd;
+
+    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    do {
+        qpn = gda_ft_soft_random_u32() & 0xffffff;
+    } while ((qpn < 2) ||
+             (kh_get(gda_ft_soft_qp, &gda_ft_soft_engine.qp_hash, qpn) !=
+              kh_end(&gda_ft_soft_engine.qp_hash)));
+    iter = kh_put(gda_ft_soft_qp, &gda_ft_soft_engine.qp_hash, qpn, &ret);
+    if (ret < 0) {
+        pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+        free(qp->ops);
+        free(qp);
+        return UCS_ERR_NO_MEMORY;
+    }
+    kh_val(&gda_ft_soft_engine.qp_hash, iter) = qp;
+    qp->super.qpn = qpn;
+    gda_ft_soft_qp_reset_state(qp);
+    ucs_list_add_tail(&gda_ft_soft_engine.qps, &qp->list);
+    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+
+    *qp_p = &qp->super;
+    return UCS_OK;
+}
+
+static ucs_status_t gda_ft_soft_qp_modify(gda_ft_hca_qp_t *hca_qp,
+                                          gda_ft_hca_qp_state_t state,
+                                          const gda_ft_hca_qp_attr_t *attr)
+{
+    gda_ft_soft_qp_t *qp = gda_ft_soft_qp(hca_qp);
+    ucs_status_t status  = UCS_OK;
+    uint32_t ip;
+
+    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    switch (state) {
+    case GDA_FT_HCA_QP_RESET:
+        gda_ft_soft_qp_reset_state(qp);
+        break;
+    case GDA_FT_HCA_QP_INIT:
+        if (qp->super.state == GDA_FT_HCA_QP_RESET) {
+            /* Work starts where the producers are now */
+            qp->sq_parse = gda_ft_be32toh(
+                    qp->super.init.dbrec[GDA_FT_MLX5_SND_DBR]) & 0xffff;
+            qp->rq_ci    = gda_ft_be32toh(
+                    qp->super.init.dbrec[GDA_FT_MLX5_RCV_DBR]) & 0xffff;
+        }
+        qp->access = attr->access;
+        break;
+    case GDA_FT_HCA_QP_RTR:
+        if (!gda_ft_hca_gid_to_ipv4(attr->dest_gid, &ip)) {
+            ucs_error("%s: QP 0x%x: destination GID is not IPv4-mapped "
+                      "(soft HCAs speak RoCEv2 over IPv4)",
+                      qp->super.dev->attr.info.name, qp->super.qpn);
+            status = UCS_ERR_INVALID_PARAM;
+            goto out;
+        }
+        qp->remote_ip     = ip;
+        qp->dest_qpn      = attr->dest_qpn;
+        qp->mtu           = ucs_min(attr->path_mtu,
+                                    gda_ft_soft_engine.config.mtu);
+        qp->epsn          = attr->rq_psn;
+        qp->min_rnr_timer = attr->min_rnr_timer;
+        break;
+    case GDA_FT_HCA_QP_RTS:
+        qp->next_psn      = attr->sq_psn;
+        qp->acked_psn     = gda_ft_psn_add(attr->sq_psn, GDA_FT_ROCE_PSN_MASK);
+        qp->timeout       = attr->timeout;
+        qp->retry_cnt     = attr->retry_cnt;
+        qp->rnr_retry     = attr->rnr_retry;
+        qp->retries_left  = attr->retry_cnt;
+        qp->rnr_left      = attr->rnr_retry;
+        qp->max_rd_atomic = ucs_max(1, ucs_min(attr->max_rd_atomic, 16));
+        break;
+    case GDA_FT_HCA_QP_ERR:
+        qp->super.state = GDA_FT_HCA_QP_ERR;
+        gda_ft_soft_qp_flush(qp);
+        goto out;
+    default:
+        status = UCS_ERR_INVALID_PARAM;
+        goto out;
+    }
+    qp->super.state = state;
+out:
+    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_wake();
+    return status;
+}
+
+static void gda_ft_soft_qp_destroy(gda_ft_hca_qp_t *hca_qp)
+{
+    gda_ft_soft_qp_t *qp = gda_ft_soft_qp(hca_qp);
+    khiter_t iter;
+
+    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    iter = kh_get(gda_ft_soft_qp, &gda_ft_soft_engine.qp_hash, hca_qp->qpn);
+    if (iter != kh_end(&gda_ft_soft_engine.qp_hash)) {
+        kh_del(gda_ft_soft_qp, &gda_ft_soft_engine.qp_hash, iter);
+    }
+    ucs_list_del(&qp->list);
+    gda_ft_soft_qp_reset_state(qp);
+    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    free(qp->ops);
+    free(qp);
+}
+
+const gda_ft_hca_provider_t gda_ft_soft_provider = {
+    .name          = "soft",
+    .query_devices = gda_ft_soft_query_devices,
+    .dev_open      = gda_ft_soft_dev_open,
+    .dev_close     = gda_ft_soft_dev_close,
+    .port_query    = gda_ft_soft_port_query,
+    .get_event     = gda_ft_soft_get_event,
+    .event_fd      = gda_ft_soft_event_fd,
+    .pd_alloc      = gda_ft_soft_pd_alloc,
+    .pd_free       = gda_ft_soft_pd_free,
+    .mr_reg        = gda_ft_soft_mr_reg,
+    .mr_dereg      = gda_ft_soft_mr_dereg,
+    .cq_create     = gda_ft_soft_cq_create,
+    .cq_destroy    = gda_ft_soft_cq_destroy,
+    .qp_create     = gda_ft_soft_qp_create,
+    .qp_modify     = gda_ft_soft_qp_modify,
+    .qp_destroy    = gda_ft_soft_qp_destroy
+};
+
+static void UCS_F_CTOR gda_ft_soft_provider_init(void)
+{
+    gda_ft_hca_provider_register(&gda_ft_soft_provider);
+}

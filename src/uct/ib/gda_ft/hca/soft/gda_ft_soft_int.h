@@ -1,0 +1,285 @@
+/*
+ * Software HCA internals: engine, devices, ports, MRs, CQs and QPs.
+ *
+ * Locking: one mutex per engine. The engine thread holds it while it works
+ * on a batch; verbs-like calls (create, modify, destroy, register) take it
+ * too. Posters never take it: they only write rings and doorbell records,
+ * which the engine reads, exactly as hardware does.
+ */
+#ifndef GDA_FT_SOFT_INT_H_
+#define GDA_FT_SOFT_INT_H_
+
+#include "gda_ft_soft.h"
+#include "gda_ft_soft_wire.h"
+#include "gda_ft_mlx5_prm.h"
+
+#include <ucs/sys/preprocessor.h>
+#include <ucs/sys/compiler_def.h>
+#include <ucs/sys/math.h>
+#include <ucs/datastruct/khash.h>
+#include <ucs/datastruct/list.h>
+#include <netinet/in.h>
+#include <pthread.h>
+
+#define GDA_FT_SOFT_MAX_DEVS        16
+#define GDA_FT_SOFT_MAX_SGE         4
+#define GDA_FT_SOFT_MAX_INLINE      512
+#define GDA_FT_SOFT_MAX_PKTS_INFLIGHT 512
+#define GDA_FT_SOFT_ATOMIC_CACHE    32
+#define GDA_FT_SOFT_RX_BATCH        32
+#define GDA_FT_SOFT_EVENT_QUEUE     64
+#define GDA_FT_SOFT_PKT_MAX         (GDA_FT_ROCE_MAX_HDR + 4096 + 8)
+
+typedef struct gda_ft_soft_engine gda_ft_soft_engine_t;
+typedef struct gda_ft_soft_dev    gda_ft_soft_dev_t;
+
+
+typedef struct gda_ft_soft_port {
+    gda_ft_soft_dev_t        *dev;
+    uint8_t                   num;
+    struct sockaddr_in        addr;
+    int                       fd;
+    int                       admin_up;   /* fault injection */
+    int                       link_up;    /* netdev carrier, when known */
+    int                       reported_up;/* state of the last port event */
+    gda_ft_soft_fault_t       fault;
+    gda_ft_soft_port_stats_t  stats;
+} gda_ft_soft_port_t;
+
+
+struct gda_ft_soft_dev {
+    gda_ft_hca_dev_t      super;
+    gda_ft_soft_engine_t *engine;
+    ucs_list_link_t       list;
+    gda_ft_soft_port_t    ports[GDA_FT_HCA_MAX_PORTS];
+    int                   event_fd;
+    gda_ft_hca_event_t    events[GDA_FT_SOFT_EVENT_QUEUE];
+    unsigned              event_head, event_tail;
+    uint32_t              next_pdn;
+};
+
+
+typedef struct gda_ft_soft_mr {
+    gda_ft_hca_mr_t super;
+} gda_ft_soft_mr_t;
+
+
+typedef struct gda_ft_soft_cq {
+    gda_ft_hca_cq_t super;
+    uint32_t        pi;           /* CQEs produced */
+} gda_ft_soft_cq_t;
+
+
+/* A local buffer of a WQE: data segments or inline data */
+typedef struct gda_ft_soft_sge {
+    uint64_t               addr;
+    uint32_t               length;
+    gda_ft_hca_mem_type_t  mem_type;
+} gda_ft_soft_sge_t;
+
+
+/* One parsed send WQE on its way through the RC protocol */
+typedef struct gda_ft_soft_op {
+    uint16_t          wqe_idx;
+    uint8_t           mlx5_opcode;
+    uint8_t           opmod;
+    uint8_t           signaled;
+    uint8_t           fence;
+    uint8_t           done;
+    uint8_t           syndrome;     /* != 0: complete with this error */
+    uint32_t          first_psn;
+    uint32_t          npkts;        /* PSNs consumed */
+    uint32_t          pkts_sent;    /* of this transmission round */
+    uint32_t          resp_next;    /* next read response PSN offset */
+    uint32_t          length;
+    uint64_t          raddr;
+    uint32_t          rkey;
+    uint32_t          imm;
+    uint64_t          operand[4];   /* atomic operands, host order */
+    unsigned          num_sge;
+    gda_ft_soft_sge_t sge[GDA_FT_SOFT_MAX_SGE];
+    uint8_t          *inline_data;  /* copy of inline data, or NULL */
+} gda_ft_soft_op_t;
+
+
+typedef struct gda_ft_soft_atomic_cache {
+    uint32_t psn;
+    int      valid;
+    uint64_t orig;
+} gda_ft_soft_atomic_cache_t;
+
+
+typedef struct gda_ft_soft_qp {
+    gda_ft_hca_qp_t       super;
+    ucs_list_link_t       list;
+    uint64_t              uar_word;
+    uint32_t              remote_ip;    /* network order */
+    uint32_t              dest_qpn;
+    unsigned              mtu;
+    unsigned              access;
+    uint8_t               timeout;
+    uint8_t               retry_cnt;
+    uint8_t               rnr_retry;
+    uint8_t               min_rnr_timer;
+    unsigned              max_rd_atomic;
+
+    /* Requester */
+    uint16_t              sq_parse;     /* next WQEBB to parse (counter) */
+    gda_ft_soft_op_t     *ops;          /* ring, sq_wqebb_cnt entries */
+    unsigned              op_head;      /* oldest not completed */
+    unsigned              op_send;      /* next to (re)transmit */
+    unsigned              op_tail;      /* next free */
+    uint32_t              next_psn;
+    uint32_t              acked_psn;    /* highest PSN acknowledged */
+    unsigned              rd_atomic_inflight;
+    int                   retries_left;
+    int                   rnr_left;
+    uint64_t              timer_start;  /* last transmission or progress */
+    uint64_t              rnr_until;    /* RNR back-off end, 0 = none */
+
+    /* Responder */
+    uint32_t              epsn;
+    uint32_t              msn;
+    int                   nak_sent;     /* PSN sequence NAK outstanding */
+    int                   ack_pending;
+    uint32_t              ack_syndrome;
+    /* multi-packet WRITE/SEND in progress */
+    int                   in_msg;
+    uint8_t               msg_opcode;   /* first opcode of the message */
+    uint64_t              msg_va;
+    uint32_t              msg_len;
+    uint32_t              msg_done;
+    uint32_t              msg_rkey;
+    uint16_t              rq_ci;
+    uint16_t              rq_taken;     /* RQ WQE taken by the message */
+    gda_ft_soft_atomic_cache_t atomic_cache[GDA_FT_SOFT_ATOMIC_CACHE];
+    unsigned              atomic_cache_next;
+} gda_ft_soft_qp_t;
+
+
+KHASH_MAP_INIT_INT(gda_ft_soft_qp, gda_ft_soft_qp_t*)
+KHASH_MAP_INIT_INT(gda_ft_soft_mr, gda_ft_soft_mr_t*)
+
+
+typedef struct gda_ft_soft_delayed {
+    ucs_list_link_t     list;
+    uint64_t            due;
+    gda_ft_soft_port_t *port;
+    struct sockaddr_in  dst;
+    size_t              len;
+    uint8_t             data[];
+} gda_ft_soft_delayed_t;
+
+
+typedef struct gda_ft_soft_sched_event {
+    uint64_t  at;           /* ns since engine start */
+    char      dev[GDA_FT_HCA_NAME_MAX];
+    uint8_t   port;
+    int       up;
+    int       done;
+} gda_ft_soft_sched_event_t;
+
+
+struct gda_ft_soft_engine {
+    pthread_mutex_t            lock;
+    pthread_t                  thread;
+    int                        thread_started;
+    volatile int               stop;
+    int                        epfd;
+    int                        wake_fd;
+    int                        ctl_fd;
+    char                       ctl_path[108];
+    unsigned                   refcount;
+    ucs_list_link_t            devs;
+    ucs_list_link_t            qps;
+    khash_t(gda_ft_soft_qp)    qp_hash;
+    khash_t(gda_ft_soft_mr)    mr_hash;
+    uint32_t                   next_qpn;
+    uint64_t                   start_ns;
+    uint64_t                   last_busy_ns;
+    uint64_t                   last_link_check_ns;
+    uint64_t                   rng;
+    ucs_list_link_t            delayed;
+    gda_ft_soft_sched_event_t *sched;
+    unsigned                   sched_count;
+    gda_ft_soft_config_t       config;
+};
+
+
+/* Engine (gda_ft_soft_engine.c) */
+extern gda_ft_soft_engine_t gda_ft_soft_engine;
+ucs_status_t gda_ft_soft_engine_get(void);
+void gda_ft_soft_engine_put(void);
+void gda_ft_soft_engine_wake(void);
+uint64_t gda_ft_soft_now_ns(void);
+double gda_ft_soft_random(void);
+void gda_ft_soft_tx(gda_ft_soft_port_t *port, uint32_t dst_ip, void *pkt,
+                    size_t len, int is_response);
+void gda_ft_soft_dev_post_event(gda_ft_soft_dev_t *dev,
+                                gda_ft_hca_event_type_t type,
+                                uint8_t port, uint32_t qpn);
+
+/* Device and verbs (gda_ft_soft_dev.c) */
+gda_ft_soft_port_t *gda_ft_soft_qp_port(gda_ft_soft_qp_t *qp);
+gda_ft_soft_mr_t *gda_ft_soft_mr_lookup(uint32_t key);
+ucs_status_t gda_ft_soft_parse_devices(const char *spec,
+                                       gda_ft_hca_dev_info_t **infos_p,
+                                       unsigned *count_p,
+                                       struct sockaddr_in (*addrs)[GDA_FT_HCA_MAX_PORTS]);
+int gda_ft_soft_port_is_up(gda_ft_soft_port_t *port);
+
+/* Memory access with the type of the MR (gda_ft_soft_mem.c) */
+ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
+                                  const void *src,
+                                  gda_ft_hca_mem_type_t src_type, size_t len);
+
+/* Completion queue (gda_ft_soft_dev.c) */
+void gda_ft_soft_cq_write(gda_ft_soft_cq_t *cq, uint8_t opcode,
+                          uint8_t syndrome, uint16_t wqe_counter,
+                          uint32_t qpn, uint8_t wqe_opcode,
+                          uint32_t byte_cnt, uint32_t imm);
+
+/* Requester (gda_ft_soft_req.c) */
+int gda_ft_soft_req_progress(gda_ft_soft_qp_t *qp, uint64_t now);
+void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
+                                     const gda_ft_roce_pkt_t *pkt);
+void gda_ft_soft_qp_reset_state(gda_ft_soft_qp_t *qp);
+void gda_ft_soft_qp_enter_error(gda_ft_soft_qp_t *qp);
+int gda_ft_soft_qp_flush(gda_ft_soft_qp_t *qp);
+int gda_ft_soft_qp_busy(gda_ft_soft_qp_t *qp);
+uint64_t gda_ft_soft_qp_next_timer(gda_ft_soft_qp_t *qp);
+
+/* Responder (gda_ft_soft_resp.c) */
+void gda_ft_soft_resp_handle_request(gda_ft_soft_qp_t *qp,
+                                     const gda_ft_roce_pkt_t *pkt);
+void gda_ft_soft_resp_flush_ack(gda_ft_soft_qp_t *qp);
+
+/* Fault injection and control (gda_ft_soft_fault.c) */
+ucs_status_t gda_ft_soft_sched_parse(const char *spec,
+                                     gda_ft_soft_sched_event_t **events_p,
+                                     unsigned *count_p);
+void gda_ft_soft_sched_progress(uint64_t now);
+ucs_status_t gda_ft_soft_ctl_open(void);
+void gda_ft_soft_ctl_close(void);
+void gda_ft_soft_ctl_progress(void);
+int gda_ft_soft_fault_tx(gda_ft_soft_port_t *port, uint32_t dst_ip,
+                         const void *pkt, size_t len, int is_response);
+void gda_ft_soft_delayed_progress(uint64_t now);
+void gda_ft_soft_link_check(uint64_t now);
+
+/* Send a raw datagram from a port (no fault injection) */
+void gda_ft_soft_sendto(gda_ft_soft_port_t *port, uint32_t dst_ip,
+                        const void *pkt, size_t len);
+
+static inline gda_ft_soft_qp_t *gda_ft_soft_qp(gda_ft_hca_qp_t *qp)
+{
+    return (gda_ft_soft_qp_t*)qp;
+}
+
+/* Retransmission timeout: 4.096 us * 2^timeout (0 = infinite) */
+static inline uint64_t gda_ft_soft_timeout_ns(uint8_t timeout)
+{
+    return (timeout == 0) ? UINT64_MAX : (4096ull << timeout);
+}
+
+#endif

@@ -1,0 +1,949 @@
+/*
+ * Software HCA requester: consumes mlx5 send WQEs, segments them into RC
+ * packets, tracks PSNs, handles ACK/NAK/RNR and read/atomic responses,
+ * retransmits on timeout (go-back-N) and writes mlx5 CQEs, including the
+ * error CQE and the flush of every later WQE when the QP fails.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "gda_ft_soft_int.h"
+
+#include <ucs/debug/log.h>
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* RNR NAK timer field (IBA table 45), in microseconds */
+static const uint32_t gda_ft_soft_rnr_timer_us[32] = {
+    655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+    1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960,
+    61440, 81920, 122880, 163840, 245760, 327680, 491520
+};
+
+/* Invalid lkey: terminates a receive scatter list, as on mlx5 */
+#define GDA_FT_SOFT_INVALID_LKEY 0x100
+
+static gda_ft_soft_op_t *gda_ft_soft_op_at(gda_ft_soft_qp_t *qp, unsigned idx)
+{
+    return &qp->ops[idx & (qp->super.init.sq_wqebb_cnt - 1)];
+}
+
+static int gda_ft_soft_op_is_read(const gda_ft_soft_op_t *op)
+{
+    return op->mlx5_opcode == GDA_FT_MLX5_OPCODE_RDMA_READ;
+}
+
+static int gda_ft_soft_op_is_atomic(const gda_ft_soft_op_t *op)
+{
+    switch (op->mlx5_opcode) {
+    case GDA_FT_MLX5_OPCODE_ATOMIC_CS:
+    case GDA_FT_MLX5_OPCODE_ATOMIC_FA:
+    case GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_CS:
+    case GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_FA:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Operations completed only by a response carrying data */
+static int gda_ft_soft_op_needs_response(const gda_ft_soft_op_t *op)
+{
+    return gda_ft_soft_op_is_read(op) || gda_ft_soft_op_is_atomic(op);
+}
+
+static uint32_t gda_ft_soft_op_last_psn(const gda_ft_soft_op_t *op)
+{
+    return gda_ft_psn_add(op->first_psn, op->npkts - 1);
+}
+
+static int gda_ft_soft_op_has_psn(const gda_ft_soft_op_t *op, uint32_t psn)
+{
+    return (op->npkts > 0) && (gda_ft_psn_diff(psn, op->first_psn) >= 0) &&
+           (gda_ft_psn_diff(psn, op->first_psn) < (int32_t)op->npkts);
+}
+
+static int gda_ft_soft_op_atomic_size(const gda_ft_soft_op_t *op)
+{
+    if ((op->mlx5_opcode == GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_CS) ||
+        (op->mlx5_opcode == GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_FA)) {
+        return 1 << ((op->opmod & 7) + 2);
+    }
+    return 8;
+}
+
+/* Pointer to the 16-byte segment 'seg' of the WQE at WQEBB counter 'bb' */
+static const void *gda_ft_soft_wqe_seg(gda_ft_soft_qp_t *qp, uint16_t bb,
+                                       unsigned seg)
+{
+    size_t ring = (size_t)qp->super.init.sq_wqebb_cnt * GDA_FT_MLX5_WQE_BB;
+    size_t off  = ((size_t)(bb & (qp->super.init.sq_wqebb_cnt - 1)) *
+                   GDA_FT_MLX5_WQE_BB + seg * GDA_FT_MLX5_DS_SIZE) % ring;
+
+    return (const uint8_t*)qp->super.init.sq_buf + off;
+}
+
+/* Looks up a local key for an access of [addr, addr+len) */
+static uint8_t gda_ft_soft_check_lkey(gda_ft_soft_qp_t *qp, uint32_t lkey,
+                                      uint64_t addr, uint32_t len,
+                                      unsigned access,
+                                      gda_ft_hca_mem_type_t *mem_type)
+{
+    gda_ft_soft_mr_t *mr = gda_ft_soft_mr_lookup(lkey);
+    uint64_t start, end;
+
+    if ((mr == NULL) || (mr->super.pd != qp->super.pd)) {
+        return GDA_FT_MLX5_SYND_LOCAL_PROT_ERR;
+    }
+
+    start = (uintptr_t)mr->super.addr;
+    end   = start + mr->super.length;
+    if ((addr < start) || (addr + len < addr) || (addr + len > end) ||
+        ((mr->super.access & access) != access)) {
+        return GDA_FT_MLX5_SYND_LOCAL_PROT_ERR;
+    }
+
+    *mem_type = mr->super.mem_type;
+    return 0;
+}
+
+/*
+ * Parses data or inline segments from segment 'seg' to 'ds' into op->sge.
+ * Returns a syndrome, 0 on success.
+ */
+static uint8_t gda_ft_soft_parse_data(gda_ft_soft_qp_t *qp,
+                                      gda_ft_soft_op_t *op, uint16_t bb,
+                                      unsigned seg, unsigned ds,
+                                      unsigned access)
+{
+    const gda_ft_mlx5_data_seg_t *dseg;
+    uint32_t byte_count, copied, chunk;
+    unsigned inl_segs;
+    uint8_t synd;
+
+    while (seg < ds) {
+        dseg       = gda_ft_soft_wqe_seg(qp, bb, seg);
+        byte_count = gda_ft_be32toh(dseg->byte_count);
+        if (byte_count & GDA_FT_MLX5_INLINE_SEG) {
+            byte_count &= ~GDA_FT_MLX5_INLINE_SEG;
+            inl_segs    = (4 + byte_count + 15) / 16;
+            if ((op->num_sge > 0) || (op->inline_data != NULL) ||
+                (access != 0) || (byte_count > GDA_FT_SOFT_MAX_INLINE) ||
+                (seg + inl_segs > ds)) {
+                return GDA_FT_MLX5_SYND_LOCAL_LENGTH_ERR;
+            }
+
+            op->inline_data = malloc(ucs_max(byte_count, 1));
+            if (op->inline_data == NULL) {
+                return GDA_FT_MLX5_SYND_LOCAL_QP_OP_ERR;
+            }
+
+            /* Inline data may wrap around the ring: copy per segment */
+            for (copied = 0; copied < byte_count; copied += chunk) {
+                unsigned off = 4 + copied;
+                const uint8_t *src = (const uint8_t*)
+                        gda_ft_soft_wqe_seg(qp, bb, seg + off / 16) +
+                        off % 16;
+                chunk = ucs_min(16 - off % 16, byte_count - copied);
+                memcpy(op->inline_data + copied, src, chunk);
+            }
+            op->length += byte_count;
+            seg        += inl_segs;
+            continue;
+        }
+
+        if ((op->num_sge == GDA_FT_SOFT_MAX_SGE) ||
+            (op->inline_data != NULL)) {
+            return GDA_FT_MLX5_SYND_LOCAL_LENGTH_ERR;
+        }
+
+        op->sge[op->num_sge].addr   = gda_ft_be64toh(dseg->addr);
+        op->sge[op->num_sge].length = byte_count;
+        if (byte_count > 0) {
+            synd = gda_ft_soft_check_lkey(qp, gda_ft_be32toh(dseg->lkey),
+                                          op->sge[op->num_sge].addr,
+                                          byte_count, access,
+                                          &op->sge[op->num_sge].mem_type);
+            if (synd != 0) {
+                return synd;
+            }
+        }
+        op->length += byte_count;
+        ++op->num_sge;
+        ++seg;
+    }
+    return 0;
+}
+
+static uint8_t gda_ft_soft_parse_atomic(gda_ft_soft_qp_t *qp,
+                                        gda_ft_soft_op_t *op, uint16_t bb,
+                                        unsigned ds)
+{
+    const gda_ft_mlx5_atomic_seg_t *aseg;
+    const uint32_t *w32;
+    const uint64_t *w64;
+    unsigned seg = 2, i;
+    int size     = gda_ft_soft_op_atomic_size(op);
+    uint8_t synd;
+
+    switch (op->mlx5_opcode) {
+    case GDA_FT_MLX5_OPCODE_ATOMIC_CS:
+    case GDA_FT_MLX5_OPCODE_ATOMIC_FA:
+        aseg           = gda_ft_soft_wqe_seg(qp, bb, seg++);
+        op->operand[0] = gda_ft_be64toh(aseg->swap_add);
+        op->operand[1] = gda_ft_be64toh(aseg->compare);
+        break;
+    default:
+        if ((op->opmod & 8) == 0 || ((size != 4) && (size != 8))) {
+            return GDA_FT_MLX5_SYND_LOCAL_QP_OP_ERR;
+        }
+        if (size == 4) {
+            /* one segment: four 32-bit operands */
+            w32 = gda_ft_soft_wqe_seg(qp, bb, seg++);
+            for (i = 0; i < 4; ++i) {
+                op->operand[i] = gda_ft_be32toh(w32[i]);
+            }
+        } else if (op->mlx5_opcode == GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_CS) {
+            /* two segments: swap, compare, swap_mask, compare_mask */
+            for (i = 0; i < 2; ++i) {
+                w64 = gda_ft_soft_wqe_seg(qp, bb, seg++);
+                op->operand[2 * i]     = gda_ft_be64toh(w64[0]);
+                op->operand[2 * i + 1] = gda_ft_be64toh(w64[1]);
+            }
+        } else {
+            w64 = gda_ft_soft_wqe_seg(qp, bb, seg++);
+            op->operand[0] = gda_ft_be64toh(w64[0]);
+            op->operand[1] = gda_ft_be64toh(w64[1]);
+        }
+        break;
+    }
+
+    if (seg >= ds) {
+        return GDA_FT_MLX5_SYND_LOCAL_LENGTH_ERR;
+    }
+
+    synd = gda_ft_soft_parse_data(qp, op, bb, seg, ds,
+                                  GDA_FT_HCA_ACCESS_LOCAL_WRITE);
+    if ((synd == 0) && (op->length != (uint32_t)size)) {
+        synd = GDA_FT_MLX5_SYND_LOCAL_LENGTH_ERR;
+    }
+    return synd;
+}
+
+/* Parses one WQE into op; returns its size in WQEBBs */
+static unsigned gda_ft_soft_parse_wqe(gda_ft_soft_qp_t *qp,
+                                      gda_ft_soft_op_t *op, uint16_t bb)
+{
+    const gda_ft_mlx5_ctrl_seg_t *ctrl = gda_ft_soft_wqe_seg(qp, bb, 0);
+    const gda_ft_mlx5_raddr_seg_t *raddr;
+    unsigned ds, access, mtu;
+    uint8_t synd = 0;
+
+    memset(op, 0, sizeof(*op));
+    op->mlx5_opcode = GDA_FT_MLX5_CTRL_OPCODE(ctrl);
+    op->opmod       = GDA_FT_MLX5_CTRL_OPMOD(ctrl);
+    op->wqe_idx     = GDA_FT_MLX5_CTRL_WQE_IDX(ctrl);
+    op->signaled    = !!(ctrl->fm_ce_se & GDA_FT_MLX5_WQE_CTRL_CQ_UPDATE);
+    op->fence       = !!(ctrl->fm_ce_se & GDA_FT_MLX5_WQE_CTRL_FM_MASK);
+    op->imm         = ctrl->imm;
+    ds              = GDA_FT_MLX5_CTRL_DS(ctrl);
+
+    if ((ds == 0) || (ds > (unsigned)qp->super.init.sq_wqebb_cnt * 4)) {
+        op->syndrome = GDA_FT_MLX5_SYND_LOCAL_QP_OP_ERR;
+        return 1;
+    }
+
+    switch (op->mlx5_opcode) {
+    case GDA_FT_MLX5_OPCODE_NOP:
+        break;
+    case GDA_FT_MLX5_OPCODE_SEND:
+    case GDA_FT_MLX5_OPCODE_SEND_IMM:
+        synd = gda_ft_soft_parse_data(qp, op, bb, 1, ds, 0);
+        break;
+    case GDA_FT_MLX5_OPCODE_RDMA_WRITE:
+    case GDA_FT_MLX5_OPCODE_RDMA_WRITE_IMM:
+    case GDA_FT_MLX5_OPCODE_RDMA_READ:
+    case GDA_FT_MLX5_OPCODE_ATOMIC_CS:
+    case GDA_FT_MLX5_OPCODE_ATOMIC_FA:
+    case GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_CS:
+    case GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_FA:
+        if (ds < 2) {
+            synd = GDA_FT_MLX5_SYND_LOCAL_LENGTH_ERR;
+            break;
+        }
+        raddr     = gda_ft_soft_wqe_seg(qp, bb, 1);
+        op->raddr = gda_ft_be64toh(raddr->raddr);
+        op->rkey  = gda_ft_be32toh(raddr->rkey);
+        if (gda_ft_soft_op_is_atomic(op)) {
+            synd = gda_ft_soft_parse_atomic(qp, op, bb, ds);
+        } else {
+            access = gda_ft_soft_op_is_read(op) ?
+                     GDA_FT_HCA_ACCESS_LOCAL_WRITE : 0;
+            synd   = gda_ft_soft_parse_data(qp, op, bb, 2, ds, access);
+        }
+        break;
+    default:
+        synd = GDA_FT_MLX5_SYND_LOCAL_QP_OP_ERR;
+        break;
+    }
+
+    op->syndrome = synd;
+    if (synd == 0) {
+        if (op->mlx5_opcode == GDA_FT_MLX5_OPCODE_NOP) {
+            op->npkts = 0;
+        } else if (gda_ft_soft_op_is_atomic(op)) {
+            op->npkts = 1;
+        } else {
+            mtu       = (qp->mtu != 0) ? qp->mtu : 4096; /* flush of a
+                                                         never-connected QP */
+            op->npkts = ucs_max(1, (op->length + mtu - 1) / mtu);
+        }
+        op->first_psn = qp->next_psn;
+        qp->next_psn  = gda_ft_psn_add(qp->next_psn, op->npkts);
+    }
+
+    return (ds * GDA_FT_MLX5_DS_SIZE + GDA_FT_MLX5_WQE_BB - 1) /
+           GDA_FT_MLX5_WQE_BB;
+}
+
+static uint16_t gda_ft_soft_sq_pi(gda_ft_soft_qp_t *qp)
+{
+    return gda_ft_be32toh(__atomic_load_n(
+            &qp->super.init.dbrec[GDA_FT_MLX5_SND_DBR], __ATOMIC_ACQUIRE)) &
+           0xffff;
+}
+
+static int gda_ft_soft_req_parse(gda_ft_soft_qp_t *qp)
+{
+    uint16_t pi = gda_ft_soft_sq_pi(qp);
+    unsigned cnt = qp->super.init.sq_wqebb_cnt;
+    int work     = 0;
+
+    while ((qp->sq_parse != pi) && ((qp->op_tail - qp->op_head) < cnt)) {
+        qp->sq_parse += gda_ft_soft_parse_wqe(
+                qp, gda_ft_soft_op_at(qp, qp->op_tail), qp->sq_parse);
+        ++qp->op_tail;
+        work = 1;
+    }
+    return work;
+}
+
+/* Copies [offset, offset+len) of the op's local data into dst */
+static void gda_ft_soft_op_gather(const gda_ft_soft_op_t *op, uint32_t offset,
+                                  uint8_t *dst, uint32_t len)
+{
+    uint32_t chunk;
+    unsigned i;
+
+    if (op->inline_data != NULL) {
+        memcpy(dst, op->inline_data + offset, len);
+        return;
+    }
+
+    for (i = 0; (i < op->num_sge) && (len > 0); ++i) {
+        if (offset >= op->sge[i].length) {
+            offset -= op->sge[i].length;
+            continue;
+        }
+        chunk = ucs_min(op->sge[i].length - offset, len);
+        gda_ft_soft_mem_copy(dst, GDA_FT_HCA_MEM_HOST,
+                             (void*)(uintptr_t)(op->sge[i].addr + offset),
+                             op->sge[i].mem_type, chunk);
+        dst    += chunk;
+        len    -= chunk;
+        offset  = 0;
+    }
+}
+
+/* Copies src into [offset, offset+len) of the op's local buffers */
+static void gda_ft_soft_op_scatter(const gda_ft_soft_op_t *op,
+                                   uint32_t offset, const uint8_t *src,
+                                   uint32_t len)
+{
+    uint32_t chunk;
+    unsigned i;
+
+    for (i = 0; (i < op->num_sge) && (len > 0); ++i) {
+        if (offset >= op->sge[i].length) {
+            offset -= op->sge[i].length;
+            continue;
+        }
+        chunk = ucs_min(op->sge[i].length - offset, len);
+        gda_ft_soft_mem_copy((void*)(uintptr_t)(op->sge[i].addr + offset),
+                             op->sge[i].mem_type, src, GDA_FT_HCA_MEM_HOST,
+                             chunk);
+        src    += chunk;
+        len    -= chunk;
+        offset  = 0;
+    }
+}
+
+static uint8_t gda_ft_soft_write_opcode(const gda_ft_soft_op_t *op,
+                                        uint32_t k)
+{
+    int imm   = (op->mlx5_opcode == GDA_FT_MLX5_OPCODE_RDMA_WRITE_IMM) ||
+                (op->mlx5_opcode == GDA_FT_MLX5_OPCODE_SEND_IMM);
+    int send  = (op->mlx5_opcode == GDA_FT_MLX5_OPCODE_SEND) ||
+                (op->mlx5_opcode == GDA_FT_MLX5_OPCODE_SEND_IMM);
+    uint8_t base = send ? GDA_FT_ROCE_SEND_FIRST : GDA_FT_ROCE_WRITE_FIRST;
+
+    /* FIRST, MIDDLE, LAST, LAST_IMM, ONLY, ONLY_IMM share one layout */
+    if (op->npkts == 1) {
+        return base + 4 + imm;
+    } else if (k == 0) {
+        return base;
+    } else if (k == op->npkts - 1) {
+        return base + 2 + imm;
+    }
+    return base + 1;
+}
+
+/* Builds and sends packet k of a request */
+static void gda_ft_soft_send_request(gda_ft_soft_qp_t *qp,
+                                     gda_ft_soft_op_t *op, uint32_t k)
+{
+    static uint8_t pkt[GDA_FT_SOFT_PKT_MAX];
+    uint8_t ext[sizeof(gda_ft_roce_masked_eth_t)];
+    gda_ft_roce_atomic_eth_t *aeth = (gda_ft_roce_atomic_eth_t*)ext;
+    gda_ft_roce_masked_eth_t *meth = (gda_ft_roce_masked_eth_t*)ext;
+    gda_ft_roce_reth_t *reth       = (gda_ft_roce_reth_t*)ext;
+    uint32_t psn = gda_ft_psn_add(op->first_psn, k);
+    uint32_t offset = 0, len = 0;
+    size_t ext_len  = 0, hdr_len;
+    uint8_t opcode;
+    int ackreq, i;
+
+    switch (op->mlx5_opcode) {
+    case GDA_FT_MLX5_OPCODE_RDMA_READ:
+        opcode        = GDA_FT_ROCE_READ_REQUEST;
+        reth->va      = gda_ft_htobe64(op->raddr);
+        reth->rkey    = htonl(op->rkey);
+        reth->dma_len = htonl(op->length);
+        ext_len       = sizeof(*reth);
+        break;
+    case GDA_FT_MLX5_OPCODE_ATOMIC_CS:
+    case GDA_FT_MLX5_OPCODE_ATOMIC_FA:
+        opcode         = (op->mlx5_opcode == GDA_FT_MLX5_OPCODE_ATOMIC_CS) ?
+                         GDA_FT_ROCE_COMPARE_SWAP : GDA_FT_ROCE_FETCH_ADD;
+        aeth->va       = gda_ft_htobe64(op->raddr);
+        aeth->rkey     = htonl(op->rkey);
+        aeth->swap_add = gda_ft_htobe64(op->operand[0]);
+        aeth->compare  = gda_ft_htobe64(op->operand[1]);
+        ext_len        = sizeof(*aeth);
+        break;
+    case GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_CS:
+    case GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_FA:
+        opcode         = GDA_FT_ROCE_MASKED_ATOMIC;
+        meth->va       = gda_ft_htobe64(op->raddr);
+        meth->rkey     = htonl(op->rkey);
+        meth->op       = (op->mlx5_opcode ==
+                          GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_CS) ?
+                         GDA_FT_ROCE_MASKED_CS : GDA_FT_ROCE_MASKED_FA;
+        meth->log_size = (gda_ft_soft_op_atomic_size(op) == 4) ? 2 : 3;
+        meth->reserved = 0;
+        for (i = 0; i < 4; ++i) {
+            meth->operand[i] = gda_ft_htobe64(op->operand[i]);
+        }
+        ext_len        = sizeof(*meth);
+        break;
+    default:
+        opcode = gda_ft_soft_write_opcode(op, k);
+        offset = k * qp->mtu;
+        len    = ucs_min(qp->mtu, op->length - offset);
+        if ((opcode == GDA_FT_ROCE_WRITE_FIRST) ||
+            (opcode == GDA_FT_ROCE_WRITE_ONLY) ||
+            (opcode == GDA_FT_ROCE_WRITE_ONLY_IMM)) {
+            reth->va      = gda_ft_htobe64(op->raddr);
+            reth->rkey    = htonl(op->rkey);
+            reth->dma_len = htonl(op->length);
+            ext_len       = sizeof(*reth);
+        }
+        if ((opcode == GDA_FT_ROCE_WRITE_ONLY_IMM) ||
+            (opcode == GDA_FT_ROCE_WRITE_LAST_IMM) ||
+            (opcode == GDA_FT_ROCE_SEND_ONLY_IMM) ||
+            (opcode == GDA_FT_ROCE_SEND_LAST_IMM)) {
+            memcpy(ext + ext_len, &op->imm, sizeof(op->imm));
+            ext_len += sizeof(op->imm);
+        }
+        break;
+    }
+
+    /* Ask for an ACK at the end of a message and now and then inside long
+     * ones, so that the window keeps moving */
+    ackreq  = (k == op->npkts - 1) || ((k & 15) == 15);
+    hdr_len = gda_ft_roce_build_hdr(pkt, opcode, qp->dest_qpn, psn, ackreq,
+                                    len, ext, ext_len);
+    if (len > 0) {
+        gda_ft_soft_op_gather(op, offset, pkt + hdr_len, len);
+    }
+    hdr_len += len;
+    hdr_len += gda_ft_roce_finish(pkt, hdr_len);
+    gda_ft_soft_tx(gda_ft_soft_qp_port(qp), qp->remote_ip, pkt, hdr_len, 0);
+}
+
+static int gda_ft_soft_req_transmit(gda_ft_soft_qp_t *qp, uint64_t now)
+{
+    gda_ft_soft_op_t *op;
+    uint32_t psn;
+    int work = 0;
+
+    if ((qp->rnr_until != 0) && (now < qp->rnr_until)) {
+        return 0;
+    }
+    qp->rnr_until = 0;
+
+    while (qp->op_send != qp->op_tail) {
+        op = gda_ft_soft_op_at(qp, qp->op_send);
+        if (op->syndrome != 0) {
+            break;    /* completes with its error once it is the oldest */
+        }
+
+        if (op->fence && (qp->op_send != qp->op_head)) {
+            break;    /* fenced: wait for everything before it */
+        }
+
+        if (op->done || (op->npkts == 0)) {
+            op->done = 1;
+            ++qp->op_send;
+            continue;
+        }
+
+        if (gda_ft_soft_op_needs_response(op) && (op->pkts_sent == 0)) {
+            if (qp->rd_atomic_inflight >= qp->max_rd_atomic) {
+                break;
+            }
+            ++qp->rd_atomic_inflight;
+            gda_ft_soft_send_request(qp, op, 0);
+            op->pkts_sent = op->npkts;  /* one request covers all PSNs */
+            work          = 1;
+        }
+
+        while (op->pkts_sent < op->npkts) {
+            psn = gda_ft_psn_add(op->first_psn, op->pkts_sent);
+            if (gda_ft_psn_diff(psn, qp->acked_psn) >
+                GDA_FT_SOFT_MAX_PKTS_INFLIGHT) {
+                return work;  /* window full */
+            }
+            gda_ft_soft_send_request(qp, op, op->pkts_sent++);
+            work = 1;
+        }
+
+        if (qp->op_head == qp->op_send) {
+            qp->timer_start = now;
+        }
+        ++qp->op_send;
+    }
+    return work;
+}
+
+/* Writes the CQE of a completed op */
+static void gda_ft_soft_op_complete(gda_ft_soft_qp_t *qp,
+                                    gda_ft_soft_op_t *op, uint8_t syndrome)
+{
+    gda_ft_soft_cq_t *cq = (gda_ft_soft_cq_t*)qp->super.init.send_cq;
+
+    if (syndrome != 0) {
+        gda_ft_soft_cq_write(cq, GDA_FT_MLX5_CQE_REQ_ERR, syndrome,
+                             op->wqe_idx, qp->super.qpn, op->mlx5_opcode, 0,
+                             0);
+    } else if (op->signaled) {
+        gda_ft_soft_cq_write(cq, GDA_FT_MLX5_CQE_REQ, 0, op->wqe_idx,
+                             qp->super.qpn, op->mlx5_opcode,
+                             gda_ft_soft_op_needs_response(op) ?
+                             op->length : 0, 0);
+    }
+
+    if (gda_ft_soft_op_needs_response(op) && (op->pkts_sent > 0) &&
+        (qp->rd_atomic_inflight > 0)) {
+        --qp->rd_atomic_inflight;
+    }
+    free(op->inline_data);
+    op->inline_data = NULL;
+}
+
+static void gda_ft_soft_req_fail(gda_ft_soft_qp_t *qp, gda_ft_soft_op_t *op,
+                                 uint8_t syndrome)
+{
+    ucs_debug("%s: QP 0x%x: WQE %u failed: %s",
+              qp->super.dev->attr.info.name, qp->super.qpn, op->wqe_idx,
+              gda_ft_hca_syndrome_str(syndrome));
+    gda_ft_soft_op_complete(qp, op, syndrome);
+    ++qp->op_head;
+    if (qp->op_send < qp->op_head) {
+        qp->op_send = qp->op_head;
+    }
+    gda_ft_soft_qp_enter_error(qp);
+}
+
+/* Completes, in order, every op that is done */
+static int gda_ft_soft_req_retire(gda_ft_soft_qp_t *qp)
+{
+    gda_ft_soft_op_t *op;
+    int work = 0;
+
+    while ((qp->super.state == GDA_FT_HCA_QP_RTS) &&
+           (qp->op_head != qp->op_tail)) {
+        op = gda_ft_soft_op_at(qp, qp->op_head);
+        if (op->syndrome != 0) {
+            if (qp->op_head == qp->op_send) {
+                gda_ft_soft_req_fail(qp, op, op->syndrome);
+                return 1;
+            }
+            break;
+        }
+
+        if ((qp->op_head == qp->op_send) || !op->done) {
+            break;
+        }
+
+        gda_ft_soft_op_complete(qp, op, 0);
+        ++qp->op_head;
+        work = 1;
+    }
+    return work;
+}
+
+/* Go-back-N: transmit again from op index 'from' */
+static void gda_ft_soft_req_rewind(gda_ft_soft_qp_t *qp, unsigned from)
+{
+    gda_ft_soft_op_t *op;
+    unsigned idx;
+
+    for (idx = from; idx != qp->op_send; ++idx) {
+        op = gda_ft_soft_op_at(qp, idx);
+        if (!op->done) {
+            op->pkts_sent = 0;
+            op->resp_next = 0;
+        }
+    }
+    qp->op_send = from;
+
+    qp->rd_atomic_inflight = 0;
+    for (idx = qp->op_head; idx != qp->op_send; ++idx) {
+        op = gda_ft_soft_op_at(qp, idx);
+        if (gda_ft_soft_op_needs_response(op) && !op->done) {
+            ++qp->rd_atomic_inflight;
+        }
+    }
+}
+
+/* Marks ops acknowledged up to and including psn; returns 1 on progress */
+static int gda_ft_soft_req_ack(gda_ft_soft_qp_t *qp, uint32_t psn)
+{
+    gda_ft_soft_op_t *op;
+    unsigned idx;
+
+    if (gda_ft_psn_diff(psn, qp->acked_psn) <= 0) {
+        return 0;   /* old or duplicate acknowledgement */
+    }
+    qp->acked_psn = psn;
+
+    for (idx = qp->op_head; idx != qp->op_send; ++idx) {
+        op = gda_ft_soft_op_at(qp, idx);
+        if (gda_ft_psn_diff(gda_ft_soft_op_last_psn(op), psn) > 0) {
+            break;
+        }
+        if (!gda_ft_soft_op_needs_response(op)) {
+            op->done = 1;
+        }
+    }
+
+    qp->retries_left = qp->retry_cnt;
+    qp->timer_start  = gda_ft_soft_now_ns();
+    return 1;
+}
+
+/* Index of the sent op that holds psn, or op_send when none */
+static unsigned gda_ft_soft_req_find(gda_ft_soft_qp_t *qp, uint32_t psn)
+{
+    unsigned idx;
+
+    for (idx = qp->op_head; idx != qp->op_send; ++idx) {
+        if (gda_ft_soft_op_has_psn(gda_ft_soft_op_at(qp, idx), psn)) {
+            break;
+        }
+    }
+    return idx;
+}
+
+static void gda_ft_soft_req_handle_nak(gda_ft_soft_qp_t *qp, uint32_t psn,
+                                       uint8_t syndrome)
+{
+    gda_ft_soft_port_t *port = gda_ft_soft_qp_port(qp);
+    uint8_t type             = syndrome & GDA_FT_AETH_TYPE_MASK;
+    unsigned idx;
+    uint8_t synd;
+
+    gda_ft_soft_req_ack(qp, gda_ft_psn_add(psn, GDA_FT_ROCE_PSN_MASK));
+    idx = gda_ft_soft_req_find(qp, psn);
+    if (idx == qp->op_send) {
+        ++port->stats.rx_unexpected;
+        return;
+    }
+
+    if (type == GDA_FT_AETH_RNR_NAK) {
+        if (qp->rnr_retry != 7) {
+            if (qp->rnr_left == 0) {
+                gda_ft_soft_op_at(qp, idx)->syndrome =
+                        GDA_FT_MLX5_SYND_RNR_RETRY_EXC_ERR;
+                gda_ft_soft_req_rewind(qp, idx);
+                return;
+            }
+            --qp->rnr_left;
+        }
+        qp->rnr_until = gda_ft_soft_now_ns() + 1000ull *
+                        gda_ft_soft_rnr_timer_us[syndrome & 0x1f];
+        gda_ft_soft_req_rewind(qp, idx);
+        return;
+    }
+
+    switch (syndrome & 0x1f) {
+    case GDA_FT_AETH_NAK_PSN_SEQ:
+        gda_ft_soft_req_rewind(qp, idx);
+        return;
+    case GDA_FT_AETH_NAK_INVALID_REQ:
+        synd = GDA_FT_MLX5_SYND_REMOTE_INVAL_REQ_ERR;
+        break;
+    case GDA_FT_AETH_NAK_REMOTE_ACCESS:
+        synd = GDA_FT_MLX5_SYND_REMOTE_ACCESS_ERR;
+        break;
+    default:
+        synd = GDA_FT_MLX5_SYND_REMOTE_OP_ERR;
+        break;
+    }
+
+    /* The failed op completes with the error once all before it did */
+    gda_ft_soft_op_at(qp, idx)->syndrome = synd;
+    gda_ft_soft_req_rewind(qp, idx);
+}
+
+void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
+                                     const gda_ft_roce_pkt_t *pkt)
+{
+    gda_ft_soft_port_t *port = gda_ft_soft_qp_port(qp);
+    uint32_t syn_msn, offset;
+    gda_ft_soft_op_t *op;
+    uint8_t orig_be[8];
+    uint64_t orig;
+    unsigned idx;
+    int size;
+
+    if (qp->super.state != GDA_FT_HCA_QP_RTS) {
+        ++port->stats.rx_bad_state;
+        return;
+    }
+
+    if (pkt->opcode == GDA_FT_ROCE_ACKNOWLEDGE) {
+        syn_msn = ntohl(pkt->aeth->syn_msn);
+        if (((syn_msn >> 24) & GDA_FT_AETH_TYPE_MASK) == GDA_FT_AETH_ACK) {
+            gda_ft_soft_req_ack(qp, pkt->psn);
+        } else {
+            gda_ft_soft_req_handle_nak(qp, pkt->psn, syn_msn >> 24);
+        }
+        gda_ft_soft_req_retire(qp);
+        return;
+    }
+
+    idx = gda_ft_soft_req_find(qp, pkt->psn);
+    if (idx == qp->op_send) {
+        ++port->stats.rx_duplicate;
+        return;
+    }
+
+    op = gda_ft_soft_op_at(qp, idx);
+    if (op->done) {
+        ++port->stats.rx_duplicate;
+        return;
+    }
+
+    if (pkt->opcode == GDA_FT_ROCE_ATOMIC_ACKNOWLEDGE) {
+        if (!gda_ft_soft_op_is_atomic(op)) {
+            ++port->stats.rx_unexpected;
+            return;
+        }
+        /* The original value lands big-endian, as ConnectX writes it */
+        size = gda_ft_soft_op_atomic_size(op);
+        orig = gda_ft_be64toh(pkt->atomic_ack->orig);
+        if (size == 4) {
+            uint32_t orig32 = htonl((uint32_t)orig);
+            memcpy(orig_be, &orig32, 4);
+        } else {
+            orig = gda_ft_htobe64(orig);
+            memcpy(orig_be, &orig, 8);
+        }
+        gda_ft_soft_op_scatter(op, 0, orig_be, size);
+        op->done = 1;
+    } else {
+        /* Read response: accepted only in order */
+        if (!gda_ft_soft_op_is_read(op) ||
+            (gda_ft_psn_diff(pkt->psn, op->first_psn) !=
+             (int32_t)op->resp_next)) {
+            ++port->stats.rx_unexpected;
+            return;
+        }
+        offset = op->resp_next * qp->mtu;
+        if ((pkt->payload_len > qp->mtu) ||
+            (offset + pkt->payload_len > op->length) ||
+            (gda_ft_roce_opcode_is_last(pkt->opcode) !=
+             (op->resp_next == op->npkts - 1))) {
+            ++port->stats.rx_unexpected;
+            return;
+        }
+        gda_ft_soft_op_scatter(op, offset, pkt->payload, pkt->payload_len);
+        if (++op->resp_next == op->npkts) {
+            op->done = 1;
+        }
+    }
+
+    /* A response also acknowledges every request before it */
+    gda_ft_soft_req_ack(qp, pkt->psn);
+    gda_ft_soft_req_retire(qp);
+}
+
+static int gda_ft_soft_req_check_timer(gda_ft_soft_qp_t *qp, uint64_t now)
+{
+    gda_ft_soft_op_t *op;
+
+    if ((qp->op_head == qp->op_send) || (qp->rnr_until != 0) ||
+        (now - qp->timer_start < gda_ft_soft_timeout_ns(qp->timeout))) {
+        return 0;
+    }
+
+    ++gda_ft_soft_qp_port(qp)->stats.retransmits;
+    if (qp->retries_left == 0) {
+        op = gda_ft_soft_op_at(qp, qp->op_head);
+        gda_ft_soft_req_fail(qp, op, GDA_FT_MLX5_SYND_TRANSPORT_RETRY_EXC_ERR);
+        return 1;
+    }
+
+    --qp->retries_left;
+    qp->timer_start = now;
+    gda_ft_soft_req_rewind(qp, qp->op_head);
+    return 1;
+}
+
+int gda_ft_soft_req_progress(gda_ft_soft_qp_t *qp, uint64_t now)
+{
+    int work = 0;
+
+    switch (qp->super.state) {
+    case GDA_FT_HCA_QP_RTS:
+        work |= gda_ft_soft_req_parse(qp);
+        work |= gda_ft_soft_req_retire(qp);
+        work |= gda_ft_soft_req_check_timer(qp, now);
+        if (qp->super.state == GDA_FT_HCA_QP_RTS) {
+            work |= gda_ft_soft_req_transmit(qp, now);
+        }
+        return work;
+    case GDA_FT_HCA_QP_ERR:
+        return gda_ft_soft_qp_flush(qp);
+    default:
+        return 0;
+    }
+}
+
+int gda_ft_soft_qp_busy(gda_ft_soft_qp_t *qp)
+{
+    return qp->op_head != qp->op_tail;
+}
+
+uint64_t gda_ft_soft_qp_next_timer(gda_ft_soft_qp_t *qp)
+{
+    uint64_t timeout;
+
+    if (qp->super.state != GDA_FT_HCA_QP_RTS) {
+        return UINT64_MAX;
+    }
+
+    if (qp->rnr_until != 0) {
+        return qp->rnr_until;
+    }
+
+    if (qp->op_head == qp->op_send) {
+        return UINT64_MAX;
+    }
+
+    timeout = gda_ft_soft_timeout_ns(qp->timeout);
+    return (timeout == UINT64_MAX) ? UINT64_MAX : qp->timer_start + timeout;
+}
+
+static int gda_ft_soft_rq_flush(gda_ft_soft_qp_t *qp)
+{
+    gda_ft_soft_cq_t *cq = (gda_ft_soft_cq_t*)qp->super.init.recv_cq;
+    uint16_t pi;
+    int work = 0;
+
+    if (cq == NULL) {
+        return 0;
+    }
+
+    pi = gda_ft_be32toh(__atomic_load_n(
+            &qp->super.init.dbrec[GDA_FT_MLX5_RCV_DBR], __ATOMIC_ACQUIRE));
+    for (; qp->rq_ci != pi; ++qp->rq_ci) {
+        gda_ft_soft_cq_write(cq, GDA_FT_MLX5_CQE_RESP_ERR,
+                             GDA_FT_MLX5_SYND_WR_FLUSH_ERR, qp->rq_ci,
+                             qp->super.qpn, 0, 0, 0);
+        work = 1;
+    }
+    return work;
+}
+
+int gda_ft_soft_qp_flush(gda_ft_soft_qp_t *qp)
+{
+    uint16_t pi = gda_ft_soft_sq_pi(qp);
+    gda_ft_soft_op_t *op;
+    gda_ft_soft_op_t scratch;
+    int work = 0;
+
+    /* Parsed WQEs first, then whatever the poster added since */
+    for (; qp->op_head != qp->op_tail; ++qp->op_head) {
+        op = gda_ft_soft_op_at(qp, qp->op_head);
+        gda_ft_soft_op_complete(qp, op, GDA_FT_MLX5_SYND_WR_FLUSH_ERR);
+        work = 1;
+    }
+    qp->op_send = qp->op_head;
+
+    while (qp->sq_parse != pi) {
+        qp->sq_parse += gda_ft_soft_parse_wqe(qp, &scratch, qp->sq_parse);
+        gda_ft_soft_op_complete(qp, &scratch, GDA_FT_MLX5_SYND_WR_FLUSH_ERR);
+        work = 1;
+    }
+
+    work |= gda_ft_soft_rq_flush(qp);
+    return work;
+}
+
+void gda_ft_soft_qp_enter_error(gda_ft_soft_qp_t *qp)
+{
+    gda_ft_soft_dev_t *dev = ucs_derived_of(qp->super.dev, gda_ft_soft_dev_t);
+
+    if (qp->super.state == GDA_FT_HCA_QP_ERR) {
+        return;
+    }
+
+    qp->super.state = GDA_FT_HCA_QP_ERR;
+    gda_ft_soft_dev_post_event(dev, GDA_FT_HCA_EVENT_QP_FATAL,
+                               qp->super.init.port_num, qp->super.qpn);
+    gda_ft_soft_qp_flush(qp);
+}
+
+void gda_ft_soft_qp_reset_state(gda_ft_soft_qp_t *qp)
+{
+    unsigned idx;
+
+    for (idx = qp->op_head; idx != qp->op_tail; ++idx) {
+        free(gda_ft_soft_op_at(qp, idx)->inline_data);
+        gda_ft_soft_op_at(qp, idx)->inline_data = NULL;
+    }
+
+    qp->op_head = qp->op_send = qp->op_tail = 0;
+    qp->rd_atomic_inflight = 0;
+    qp->rnr_until          = 0;
+    qp->in_msg             = 0;
+    qp->nak_sent           = 0;
+    qp->ack_pending        = 0;
+    qp->msn                = 0;
+    memset(qp->atomic_cache, 0, sizeof(qp->atomic_cache));
+}

@@ -1,0 +1,583 @@
+/*
+ * Software HCA responder: checks every request (PSN, rkey, PD, bounds,
+ * access rights) before it touches memory, executes writes, sends, reads and
+ * atomics, answers with coalesced ACKs, NAKs and responses, and replays
+ * duplicate reads and atomics without executing an atomic twice.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "gda_ft_soft_int.h"
+
+#include <ucs/debug/log.h>
+#include <arpa/inet.h>
+#include <string.h>
+
+#define GDA_FT_SOFT_INVALID_LKEY 0x100
+
+/* RNR NAK timer field sent to requesters */
+static uint8_t gda_ft_soft_resp_rnr_timer(gda_ft_soft_qp_t *qp)
+{
+    return qp->min_rnr_timer;
+}
+
+static void gda_ft_soft_resp_send(gda_ft_soft_qp_t *qp, uint8_t opcode,
+                                  uint32_t psn, const void *ext,
+                                  size_t ext_len, const void *payload,
+                                  gda_ft_hca_mem_type_t mem_type, size_t len)
+{
+    static uint8_t pkt[GDA_FT_SOFT_PKT_MAX];
+    size_t hdr_len;
+
+    hdr_len = gda_ft_roce_build_hdr(pkt, opcode, qp->dest_qpn, psn, 0, len,
+                                    ext, ext_len);
+    if (len > 0) {
+        gda_ft_soft_mem_copy(pkt + hdr_len, GDA_FT_HCA_MEM_HOST, payload,
+                             mem_type, len);
+    }
+    hdr_len += len;
+    hdr_len += gda_ft_roce_finish(pkt, hdr_len);
+    gda_ft_soft_tx(gda_ft_soft_qp_port(qp), qp->remote_ip, pkt, hdr_len, 1);
+}
+
+static void gda_ft_soft_resp_send_aeth(gda_ft_soft_qp_t *qp, uint32_t psn,
+                                       uint8_t syndrome)
+{
+    gda_ft_roce_aeth_t aeth;
+
+    aeth.syn_msn = htonl(((uint32_t)syndrome << 24) | (qp->msn & 0xffffff));
+    gda_ft_soft_resp_send(qp, GDA_FT_ROCE_ACKNOWLEDGE, psn, &aeth,
+                          sizeof(aeth), NULL, GDA_FT_HCA_MEM_HOST, 0);
+}
+
+void gda_ft_soft_resp_flush_ack(gda_ft_soft_qp_t *qp)
+{
+    if (!qp->ack_pending) {
+        return;
+    }
+
+    qp->ack_pending = 0;
+    ++gda_ft_soft_qp_port(qp)->stats.tx_acks;
+    gda_ft_soft_resp_send_aeth(qp, gda_ft_psn_add(qp->epsn,
+                                                  GDA_FT_ROCE_PSN_MASK),
+                               GDA_FT_AETH_ACK | GDA_FT_AETH_CREDIT_INVALID);
+}
+
+/* Sends a NAK; errors other than PSN sequence also fail the QP */
+static void gda_ft_soft_resp_nak(gda_ft_soft_qp_t *qp, uint32_t psn,
+                                 uint8_t code)
+{
+    gda_ft_soft_port_t *port = gda_ft_soft_qp_port(qp);
+
+    ++port->stats.tx_naks;
+    gda_ft_soft_resp_send_aeth(qp, psn, GDA_FT_AETH_NAK | code);
+    if (code != GDA_FT_AETH_NAK_PSN_SEQ) {
+        ucs_debug("%s: QP 0x%x: NAK %u for PSN 0x%x, QP -> ERR",
+                  qp->super.dev->attr.info.name, qp->super.qpn, code, psn);
+        gda_ft_soft_qp_enter_error(qp);
+    }
+}
+
+static void gda_ft_soft_resp_rnr_nak(gda_ft_soft_qp_t *qp, uint32_t psn)
+{
+    ++gda_ft_soft_qp_port(qp)->stats.tx_rnr_naks;
+    gda_ft_soft_resp_send_aeth(qp, psn, GDA_FT_AETH_RNR_NAK |
+                               gda_ft_soft_resp_rnr_timer(qp));
+}
+
+/*
+ * Checks a remote access of [va, va+len) with rkey. Returns the MR, or NULL
+ * when the access must be refused.
+ */
+static gda_ft_soft_mr_t *gda_ft_soft_resp_check_rkey(gda_ft_soft_qp_t *qp,
+                                                     uint32_t rkey,
+                                                     uint64_t va,
+                                                     uint64_t len,
+                                                     unsigned access)
+{
+    gda_ft_soft_mr_t *mr = gda_ft_soft_mr_lookup(rkey);
+    uint64_t start, end;
+
+    if ((mr == NULL) || (mr->super.pd != qp->super.pd) ||
+        ((qp->access & access) != access) ||
+        ((mr->super.access & access) != access)) {
+        return NULL;
+    }
+
+    start = (uintptr_t)mr->super.addr;
+    end   = start + mr->super.length;
+    if ((va < start) || (va + len < va) || (va + len > end)) {
+        return NULL;
+    }
+    return mr;
+}
+
+/* Receive WQE available? */
+static int gda_ft_soft_resp_rq_ready(gda_ft_soft_qp_t *qp)
+{
+    uint16_t pi;
+
+    if (qp->super.init.recv_cq == NULL) {
+        return 0;
+    }
+    pi = gda_ft_be32toh(__atomic_load_n(
+            &qp->super.init.dbrec[GDA_FT_MLX5_RCV_DBR], __ATOMIC_ACQUIRE));
+    return pi != qp->rq_ci;
+}
+
+/*
+ * Scatters a SEND payload at 'offset' of the current receive WQE.
+ * Returns a CQE syndrome, 0 on success.
+ */
+static uint8_t gda_ft_soft_resp_rq_scatter(gda_ft_soft_qp_t *qp,
+                                           uint32_t offset,
+                                           const uint8_t *data, uint32_t len)
+{
+    const gda_ft_hca_qp_init_attr_t *init = &qp->super.init;
+    const gda_ft_mlx5_data_seg_t *dseg;
+    gda_ft_soft_mr_t *mr;
+    uint32_t bc, lkey, chunk;
+    uint64_t addr, start;
+    unsigned i, nseg;
+
+    dseg = (const gda_ft_mlx5_data_seg_t*)
+           ((const uint8_t*)init->rq_buf +
+            (size_t)(qp->rq_ci & (init->rq_wqe_cnt - 1)) * init->rq_wqe_size);
+    nseg = init->rq_wqe_size / sizeof(*dseg);
+
+    for (i = 0; (i < nseg) && (len > 0); ++i) {
+        bc   = gda_ft_be32toh(dseg[i].byte_count);
+        lkey = gda_ft_be32toh(dseg[i].lkey);
+        addr = gda_ft_be64toh(dseg[i].addr);
+        if ((lkey == GDA_FT_SOFT_INVALID_LKEY) || (bc == 0)) {
+            break;
+        }
+        if (offset >= bc) {
+            offset -= bc;
+            continue;
+        }
+
+        chunk = ucs_min(bc - offset, len);
+        mr    = gda_ft_soft_mr_lookup(lkey);
+        start = (mr != NULL) ? (uintptr_t)mr->super.addr : 0;
+        if ((mr == NULL) || (mr->super.pd != qp->super.pd) ||
+            !(mr->super.access & GDA_FT_HCA_ACCESS_LOCAL_WRITE) ||
+            (addr + offset < start) ||
+            (addr + offset + chunk > start + mr->super.length)) {
+            return GDA_FT_MLX5_SYND_LOCAL_PROT_ERR;
+        }
+
+        gda_ft_soft_mem_copy((void*)(uintptr_t)(addr + offset),
+                             mr->super.mem_type, data, GDA_FT_HCA_MEM_HOST,
+                             chunk);
+        data  += chunk;
+        len   -= chunk;
+        offset = 0;
+    }
+
+    return (len > 0) ? GDA_FT_MLX5_SYND_LOCAL_LENGTH_ERR : 0;
+}
+
+static void gda_ft_soft_resp_recv_cqe(gda_ft_soft_qp_t *qp, uint8_t opcode,
+                                      uint8_t syndrome, uint32_t byte_cnt,
+                                      uint32_t imm_be)
+{
+    gda_ft_soft_cq_write((gda_ft_soft_cq_t*)qp->super.init.recv_cq, opcode,
+                         syndrome, qp->rq_ci, qp->super.qpn, 0, byte_cnt,
+                         imm_be);
+    ++qp->rq_ci;
+}
+
+static int gda_ft_soft_opcode_has_imm(uint8_t opcode)
+{
+    return (opcode == GDA_FT_ROCE_SEND_LAST_IMM) ||
+           (opcode == GDA_FT_ROCE_SEND_ONLY_IMM) ||
+           (opcode == GDA_FT_ROCE_WRITE_LAST_IMM) ||
+           (opcode == GDA_FT_ROCE_WRITE_ONLY_IMM);
+}
+
+static int gda_ft_soft_opcode_is_send(uint8_t opcode)
+{
+    return opcode <= GDA_FT_ROCE_SEND_ONLY_IMM;
+}
+
+/* WRITE and SEND packets; returns 0 when the PSN must not advance */
+static int gda_ft_soft_resp_write_send(gda_ft_soft_qp_t *qp,
+                                       const gda_ft_roce_pkt_t *pkt)
+{
+    int send  = gda_ft_soft_opcode_is_send(pkt->opcode);
+    int first = gda_ft_roce_opcode_is_first(pkt->opcode);
+    int last  = gda_ft_roce_opcode_is_last(pkt->opcode);
+    int imm   = gda_ft_soft_opcode_has_imm(pkt->opcode);
+    gda_ft_soft_mr_t *mr;
+    uint8_t synd;
+
+    if (first) {
+        if (qp->in_msg) {
+            gda_ft_soft_resp_nak(qp, pkt->psn, GDA_FT_AETH_NAK_INVALID_REQ);
+            return 0;
+        }
+        qp->msg_done = 0;
+        if (send) {
+            qp->msg_len = 0;
+        } else {
+            qp->msg_va   = gda_ft_be64toh(pkt->reth->va);
+            qp->msg_len  = ntohl(pkt->reth->dma_len);
+            mr = gda_ft_soft_resp_check_rkey(qp, ntohl(pkt->reth->rkey),
+                                             qp->msg_va, qp->msg_len,
+                                             GDA_FT_HCA_ACCESS_REMOTE_WRITE);
+            if (mr == NULL) {
+                gda_ft_soft_resp_nak(qp, pkt->psn,
+                                     GDA_FT_AETH_NAK_REMOTE_ACCESS);
+                return 0;
+            }
+            /* Keep the key, not the MR: it may be deregistered between
+             * packets */
+            qp->msg_rkey = mr->super.rkey;
+        }
+    } else if (!qp->in_msg ||
+               (gda_ft_soft_opcode_is_send(qp->msg_opcode) != send)) {
+        gda_ft_soft_resp_nak(qp, pkt->psn, GDA_FT_AETH_NAK_INVALID_REQ);
+        return 0;
+    }
+
+    /* Packet sizes: all but the last exactly one MTU */
+    if ((!last && (pkt->payload_len != qp->mtu)) ||
+        (!send && ((uint64_t)qp->msg_done + pkt->payload_len >
+                   qp->msg_len)) ||
+        (!send && last &&
+         (qp->msg_done + pkt->payload_len != qp->msg_len))) {
+        gda_ft_soft_resp_nak(qp, pkt->psn, GDA_FT_AETH_NAK_INVALID_REQ);
+        return 0;
+    }
+
+    /* A receive WQE is needed by SEND and by WRITE with immediate */
+    if ((send && first) || (!send && imm)) {
+        if (!gda_ft_soft_resp_rq_ready(qp)) {
+            gda_ft_soft_resp_rnr_nak(qp, pkt->psn);
+            return 0;
+        }
+    }
+
+    if (send) {
+        synd = gda_ft_soft_resp_rq_scatter(qp, qp->msg_done, pkt->payload,
+                                           pkt->payload_len);
+        if (synd != 0) {
+            gda_ft_soft_resp_recv_cqe(qp, GDA_FT_MLX5_CQE_RESP_ERR, synd, 0,
+                                      0);
+            gda_ft_soft_resp_nak(qp, pkt->psn,
+                                 (synd == GDA_FT_MLX5_SYND_LOCAL_LENGTH_ERR) ?
+                                 GDA_FT_AETH_NAK_INVALID_REQ :
+                                 GDA_FT_AETH_NAK_REMOTE_OP);
+            return 0;
+        }
+    } else if (pkt->payload_len > 0) {
+        mr = gda_ft_soft_resp_check_rkey(qp, qp->msg_rkey,
+                                         qp->msg_va + qp->msg_done,
+                                         pkt->payload_len,
+                                         GDA_FT_HCA_ACCESS_REMOTE_WRITE);
+        if (mr == NULL) {
+            gda_ft_soft_resp_nak(qp, pkt->psn, GDA_FT_AETH_NAK_REMOTE_ACCESS);
+            return 0;
+        }
+        gda_ft_soft_mem_copy((void*)(uintptr_t)(qp->msg_va + qp->msg_done),
+                             mr->super.mem_type, pkt->payload,
+                             GDA_FT_HCA_MEM_HOST, pkt->payload_len);
+    }
+
+    qp->msg_done   += pkt->payload_len;
+    qp->in_msg      = !last;
+    qp->msg_opcode  = pkt->opcode;
+    if (last) {
+        ++qp->msn;
+        if (send || imm) {
+            gda_ft_soft_resp_recv_cqe(qp, send ?
+                                      (imm ? GDA_FT_MLX5_CQE_RESP_SEND_IMM :
+                                             GDA_FT_MLX5_CQE_RESP_SEND) :
+                                      GDA_FT_MLX5_CQE_RESP_WR_IMM, 0,
+                                      qp->msg_done,
+                                      imm ? pkt->immdt->imm : 0);
+        }
+    }
+    return 1;
+}
+
+/* Sends the responses of a read request at psn; returns PSNs consumed */
+static uint32_t gda_ft_soft_resp_read(gda_ft_soft_qp_t *qp,
+                                      const gda_ft_roce_pkt_t *pkt)
+{
+    uint64_t va  = gda_ft_be64toh(pkt->reth->va);
+    uint32_t len = ntohl(pkt->reth->dma_len);
+    uint32_t npkts, k, chunk;
+    gda_ft_roce_aeth_t aeth;
+    gda_ft_soft_mr_t *mr;
+    uint8_t opcode;
+
+    mr = gda_ft_soft_resp_check_rkey(qp, ntohl(pkt->reth->rkey), va, len,
+                                     GDA_FT_HCA_ACCESS_REMOTE_READ);
+    if (mr == NULL) {
+        gda_ft_soft_resp_nak(qp, pkt->psn, GDA_FT_AETH_NAK_REMOTE_ACCESS);
+        return 0;
+    }
+
+    npkts = ucs_max(1, (len + qp->mtu - 1) / qp->mtu);
+    for (k = 0; k < npkts; ++k) {
+        chunk = ucs_min(qp->mtu, len - k * qp->mtu);
+        if (npkts == 1) {
+            opcode = GDA_FT_ROCE_READ_RESPONSE_ONLY;
+        } else if (k == 0) {
+            opcode = GDA_FT_ROCE_READ_RESPONSE_FIRST;
+        } else if (k == npkts - 1) {
+            opcode = GDA_FT_ROCE_READ_RESPONSE_LAST;
+        } else {
+            opcode = GDA_FT_ROCE_READ_RESPONSE_MIDDLE;
+        }
+
+        aeth.syn_msn = htonl(((uint32_t)(GDA_FT_AETH_ACK |
+                                         GDA_FT_AETH_CREDIT_INVALID) << 24) |
+                             ((qp->msn + 1) & 0xffffff));
+        gda_ft_soft_resp_send(qp, opcode, gda_ft_psn_add(pkt->psn, k), &aeth,
+                              (opcode == GDA_FT_ROCE_READ_RESPONSE_MIDDLE) ?
+                              0 : sizeof(aeth),
+                              (void*)(uintptr_t)(va + (uint64_t)k * qp->mtu),
+                              mr->super.mem_type, chunk);
+    }
+    return npkts;
+}
+
+/* Adds within the fields delimited by boundary bits (carry stops there) */
+static uint64_t gda_ft_soft_field_add(uint64_t value, uint64_t add,
+                                      uint64_t boundary, int bits)
+{
+    uint64_t result = 0, mask;
+    int lo = 0, hi;
+
+    for (hi = 0; hi < bits; ++hi) {
+        if ((hi == bits - 1) || (boundary & (1ull << hi))) {
+            mask    = ((hi - lo + 1) == 64) ? ~0ull :
+                      (((1ull << (hi - lo + 1)) - 1) << lo);
+            result |= ((value & mask) + (add & mask)) & mask;
+            lo      = hi + 1;
+        }
+    }
+    return result;
+}
+
+static uint64_t gda_ft_soft_atomic_apply(uint64_t old, uint8_t op,
+                                         const uint64_t *arg, int size)
+{
+    uint64_t mask = (size == 4) ? 0xffffffffull : ~0ull;
+
+    switch (op) {
+    case GDA_FT_ROCE_COMPARE_SWAP:
+        return (old == arg[1]) ? arg[0] : old;
+    case GDA_FT_ROCE_FETCH_ADD:
+        return old + arg[0];
+    case GDA_FT_ROCE_MASKED_CS:
+        /* operands: swap, compare, swap_mask, compare_mask */
+        if ((old & arg[3]) != (arg[1] & arg[3])) {
+            return old;
+        }
+        return ((old & ~arg[2]) | (arg[0] & arg[2])) & mask;
+    default: /* GDA_FT_ROCE_MASKED_FA: add, field boundary */
+        return gda_ft_soft_field_add(old, arg[0], arg[1], size * 8);
+    }
+}
+
+/* Executes an atomic in host memory, atomically w.r.t. CPU threads */
+static uint64_t gda_ft_soft_atomic_exec(void *addr, int size, uint8_t op,
+                                        const uint64_t *arg,
+                                        gda_ft_hca_mem_type_t mem_type)
+{
+    uint64_t old, new_val;
+    uint32_t old32;
+
+    if (mem_type == GDA_FT_HCA_MEM_CUDA) {
+        /* No CPU atomics on device memory: read-modify-write through the
+         * runtime; the engine thread is the only writer of the NIC side */
+        old = 0;
+        gda_ft_soft_mem_copy(&old, GDA_FT_HCA_MEM_HOST, addr, mem_type, size);
+        new_val = gda_ft_soft_atomic_apply(old, op, arg, size);
+        gda_ft_soft_mem_copy(addr, mem_type, &new_val, GDA_FT_HCA_MEM_HOST,
+                             size);
+        return old;
+    }
+
+    if (size == 4) {
+        old32 = __atomic_load_n((uint32_t*)addr, __ATOMIC_RELAXED);
+        do {
+            new_val = gda_ft_soft_atomic_apply(old32, op, arg, 4);
+        } while (!__atomic_compare_exchange_n((uint32_t*)addr, &old32,
+                                              (uint32_t)new_val, 0,
+                                              __ATOMIC_SEQ_CST,
+                                              __ATOMIC_RELAXED));
+        return old32;
+    }
+
+    old = __atomic_load_n((uint64_t*)addr, __ATOMIC_RELAXED);
+    do {
+        new_val = gda_ft_soft_atomic_apply(old, op, arg, 8);
+    } while (!__atomic_compare_exchange_n((uint64_t*)addr, &old, new_val, 0,
+                                          __ATOMIC_SEQ_CST,
+                                          __ATOMIC_RELAXED));
+    return old;
+}
+
+static void gda_ft_soft_resp_atomic_ack(gda_ft_soft_qp_t *qp, uint32_t psn,
+                                        uint64_t orig)
+{
+    struct {
+        gda_ft_roce_aeth_t           aeth;
+        gda_ft_roce_atomic_ack_eth_t ack;
+    } __attribute__((packed)) ext;
+
+    ext.aeth.syn_msn = htonl(((uint32_t)(GDA_FT_AETH_ACK |
+                                         GDA_FT_AETH_CREDIT_INVALID) << 24) |
+                             (qp->msn & 0xffffff));
+    ext.ack.orig     = gda_ft_htobe64(orig);
+    gda_ft_soft_resp_send(qp, GDA_FT_ROCE_ATOMIC_ACKNOWLEDGE, psn, &ext,
+                          sizeof(ext), NULL, GDA_FT_HCA_MEM_HOST, 0);
+}
+
+static gda_ft_soft_atomic_cache_t *
+gda_ft_soft_atomic_cache_find(gda_ft_soft_qp_t *qp, uint32_t psn)
+{
+    unsigned i;
+
+    for (i = 0; i < GDA_FT_SOFT_ATOMIC_CACHE; ++i) {
+        if (qp->atomic_cache[i].valid && (qp->atomic_cache[i].psn == psn)) {
+            return &qp->atomic_cache[i];
+        }
+    }
+    return NULL;
+}
+
+static int gda_ft_soft_resp_atomic(gda_ft_soft_qp_t *qp,
+                                   const gda_ft_roce_pkt_t *pkt)
+{
+    gda_ft_soft_atomic_cache_t *entry;
+    gda_ft_soft_mr_t *mr;
+    uint64_t va, arg[4], orig;
+    uint32_t rkey;
+    uint8_t op;
+    int size, i;
+
+    if (pkt->masked != NULL) {
+        va   = gda_ft_be64toh(pkt->masked->va);
+        rkey = ntohl(pkt->masked->rkey);
+        size = 1 << pkt->masked->log_size;
+        op   = (pkt->masked->op == GDA_FT_ROCE_MASKED_CS) ?
+               GDA_FT_ROCE_MASKED_CS : GDA_FT_ROCE_MASKED_FA;
+        for (i = 0; i < 4; ++i) {
+            arg[i] = gda_ft_be64toh(pkt->masked->operand[i]);
+        }
+        if (((size != 4) && (size != 8)) ||
+            (pkt->masked->op > GDA_FT_ROCE_MASKED_FA)) {
+            gda_ft_soft_resp_nak(qp, pkt->psn, GDA_FT_AETH_NAK_INVALID_REQ);
+            return 0;
+        }
+    } else {
+        va     = gda_ft_be64toh(pkt->atomic->va);
+        rkey   = ntohl(pkt->atomic->rkey);
+        size   = 8;
+        op     = pkt->opcode;
+        arg[0] = gda_ft_be64toh(pkt->atomic->swap_add);
+        arg[1] = gda_ft_be64toh(pkt->atomic->compare);
+        arg[2] = arg[3] = 0;
+    }
+
+    if (va & (size - 1)) {
+        gda_ft_soft_resp_nak(qp, pkt->psn, GDA_FT_AETH_NAK_INVALID_REQ);
+        return 0;
+    }
+
+    mr = gda_ft_soft_resp_check_rkey(qp, rkey, va, size,
+                                     GDA_FT_HCA_ACCESS_REMOTE_ATOMIC);
+    if (mr == NULL) {
+        gda_ft_soft_resp_nak(qp, pkt->psn, GDA_FT_AETH_NAK_REMOTE_ACCESS);
+        return 0;
+    }
+
+    orig = gda_ft_soft_atomic_exec((void*)(uintptr_t)va, size, op, arg,
+                                   mr->super.mem_type);
+    ++qp->msn;
+
+    /* Remember the result: a retransmitted request gets it again without
+     * executing the atomic twice */
+    entry        = &qp->atomic_cache[qp->atomic_cache_next++ %
+                                     GDA_FT_SOFT_ATOMIC_CACHE];
+    entry->psn   = pkt->psn;
+    entry->orig  = orig;
+    entry->valid = 1;
+    gda_ft_soft_resp_atomic_ack(qp, pkt->psn, orig);
+    return 1;
+}
+
+static void gda_ft_soft_resp_duplicate(gda_ft_soft_qp_t *qp,
+                                       const gda_ft_roce_pkt_t *pkt)
+{
+    gda_ft_soft_atomic_cache_t *entry;
+
+    ++gda_ft_soft_qp_port(qp)->stats.rx_duplicate;
+    switch (pkt->opcode) {
+    case GDA_FT_ROCE_READ_REQUEST:
+        gda_ft_soft_resp_read(qp, pkt);   /* reads are idempotent */
+        break;
+    case GDA_FT_ROCE_COMPARE_SWAP:
+    case GDA_FT_ROCE_FETCH_ADD:
+    case GDA_FT_ROCE_MASKED_ATOMIC:
+        entry = gda_ft_soft_atomic_cache_find(qp, pkt->psn);
+        if (entry != NULL) {
+            gda_ft_soft_resp_atomic_ack(qp, pkt->psn, entry->orig);
+        }
+        break;
+    default:
+        qp->ack_pending = 1;   /* re-acknowledge what we have */
+        break;
+    }
+}
+
+void gda_ft_soft_resp_handle_request(gda_ft_soft_qp_t *qp,
+                                     const gda_ft_roce_pkt_t *pkt)
+{
+    gda_ft_soft_port_t *port = gda_ft_soft_qp_port(qp);
+    int32_t diff             = gda_ft_psn_diff(pkt->psn, qp->epsn);
+    uint32_t consumed        = 1;
+
+    if (diff > 0) {
+        ++port->stats.rx_out_of_seq;
+        if (!qp->nak_sent) {
+            qp->nak_sent = 1;
+            gda_ft_soft_resp_nak(qp, qp->epsn, GDA_FT_AETH_NAK_PSN_SEQ);
+        }
+        return;
+    } else if (diff < 0) {
+        gda_ft_soft_resp_duplicate(qp, pkt);
+        return;
+    }
+
+    qp->nak_sent = 0;
+    switch (pkt->opcode) {
+    case GDA_FT_ROCE_READ_REQUEST:
+        consumed = gda_ft_soft_resp_read(qp, pkt);
+        if (consumed > 0) {
+            ++qp->msn;
+        }
+        break;
+    case GDA_FT_ROCE_COMPARE_SWAP:
+    case GDA_FT_ROCE_FETCH_ADD:
+    case GDA_FT_ROCE_MASKED_ATOMIC:
+        consumed = gda_ft_soft_resp_atomic(qp, pkt);
+        break;
+    default:
+        consumed = gda_ft_soft_resp_write_send(qp, pkt);
+        if (consumed && (pkt->ackreq ||
+                         gda_ft_roce_opcode_is_last(pkt->opcode))) {
+            qp->ack_pending = 1;
+        }
+        break;
+    }
+
+    qp->epsn = gda_ft_psn_add(qp->epsn, consumed);
+}
