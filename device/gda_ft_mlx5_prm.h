@@ -38,7 +38,7 @@
 /* ctrl.fm_ce_se */
 #define GDA_FT_MLX5_WQE_CTRL_CQ_UPDATE      (2 << 2)
 #define GDA_FT_MLX5_WQE_CTRL_SOLICITED      (1 << 1)
-#define GDA_FT_MLX5_WQE_CTRL_FENCE          (4 << 5) /* fence (strong) */
+#define GDA_FT_MLX5_WQE_CTRL_FENCE          (4 << 5) /* small and fence */
 #define GDA_FT_MLX5_WQE_CTRL_SMALL_FENCE    (1 << 5) /* initiator small */
 #define GDA_FT_MLX5_WQE_CTRL_FM_MASK        (7 << 5)
 

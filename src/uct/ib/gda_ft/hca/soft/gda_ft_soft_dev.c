@@ -307,8 +307,16 @@ static ucs_status_t gda_ft_soft_port_open(gda_ft_soft_port_t *port)
         return UCS_ERR_IO_ERROR;
     }
 
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize));
-    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize));
+    /* Large buffers absorb bursts of a window; the FORCE variants exceed
+     * net.core.rmem_max when allowed (root) */
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bufsize,
+                   sizeof(bufsize)) < 0) {
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize));
+    }
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bufsize,
+                   sizeof(bufsize)) < 0) {
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize));
+    }
     if (bind(fd, (struct sockaddr*)&port->addr, sizeof(port->addr)) < 0) {
         ucs_error("%s: port %u: cannot bind %s:%u: %m",
                   port->dev->super.attr.info.name, port->num, addr_str,

@@ -211,18 +211,27 @@ static int gda_ft_soft_engine_progress(uint64_t now, uint64_t *next_timer)
 {
     gda_ft_soft_dev_t *dev;
     gda_ft_soft_qp_t *qp;
-    unsigned p;
-    int work = 0;
+    unsigned p, i;
+    int work = 0, count;
 
     ucs_list_for_each(dev, &gda_ft_soft_engine.devs, list) {
         for (p = 0; p < dev->super.attr.info.num_ports; ++p) {
-            work += gda_ft_soft_rx_port(&dev->ports[p]);
+            /* Drain more than one batch: the peer may send faster than one
+             * batch per pass */
+            for (i = 0; i < GDA_FT_SOFT_RX_BATCHES; ++i) {
+                count = gda_ft_soft_rx_port(&dev->ports[p]);
+                work += count;
+                if (count < GDA_FT_SOFT_RX_BATCH) {
+                    break;
+                }
+            }
         }
     }
 
     *next_timer = UINT64_MAX;
     ucs_list_for_each(qp, &gda_ft_soft_engine.qps, list) {
         gda_ft_soft_resp_flush_ack(qp);
+        work      += gda_ft_soft_resp_progress(qp);
         work      += gda_ft_soft_req_progress(qp, now);
         *next_timer = ucs_min(*next_timer, gda_ft_soft_qp_next_timer(qp));
     }

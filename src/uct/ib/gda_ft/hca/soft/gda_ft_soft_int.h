@@ -24,7 +24,10 @@
 #define GDA_FT_SOFT_MAX_DEVS        16
 #define GDA_FT_SOFT_MAX_SGE         4
 #define GDA_FT_SOFT_MAX_INLINE      512
-#define GDA_FT_SOFT_MAX_PKTS_INFLIGHT 512
+#define GDA_FT_SOFT_MAX_PKTS_INFLIGHT 256
+#define GDA_FT_SOFT_RD_RESP_QUEUE   16
+#define GDA_FT_SOFT_RD_RESP_BUDGET  32
+#define GDA_FT_SOFT_RX_BATCHES      8
 #define GDA_FT_SOFT_ATOMIC_CACHE    32
 #define GDA_FT_SOFT_RX_BATCH        32
 #define GDA_FT_SOFT_EVENT_QUEUE     64
@@ -109,6 +112,19 @@ typedef struct gda_ft_soft_atomic_cache {
 } gda_ft_soft_atomic_cache_t;
 
 
+/* A read being answered: responses go out a budget per engine pass, so
+ * that a multi-MB read does not overflow the requester's socket */
+typedef struct gda_ft_soft_rd_resp {
+    uint32_t psn;        /* PSN of the first response */
+    uint64_t va;
+    uint32_t rkey;
+    uint32_t len;
+    uint32_t npkts;
+    uint32_t sent;
+    uint32_t msn;
+} gda_ft_soft_rd_resp_t;
+
+
 typedef struct gda_ft_soft_qp {
     gda_ft_hca_qp_t       super;
     ucs_list_link_t       list;
@@ -152,6 +168,8 @@ typedef struct gda_ft_soft_qp {
     uint32_t              msg_rkey;
     uint16_t              rq_ci;
     uint16_t              rq_taken;     /* RQ WQE taken by the message */
+    gda_ft_soft_rd_resp_t rd_resp[GDA_FT_SOFT_RD_RESP_QUEUE];
+    unsigned              rd_resp_head, rd_resp_tail;
     gda_ft_soft_atomic_cache_t atomic_cache[GDA_FT_SOFT_ATOMIC_CACHE];
     unsigned              atomic_cache_next;
 } gda_ft_soft_qp_t;
@@ -253,6 +271,7 @@ uint64_t gda_ft_soft_qp_next_timer(gda_ft_soft_qp_t *qp);
 void gda_ft_soft_resp_handle_request(gda_ft_soft_qp_t *qp,
                                      const gda_ft_roce_pkt_t *pkt);
 void gda_ft_soft_resp_flush_ack(gda_ft_soft_qp_t *qp);
+int gda_ft_soft_resp_progress(gda_ft_soft_qp_t *qp);
 
 /* Fault injection and control (gda_ft_soft_fault.c) */
 ucs_status_t gda_ft_soft_sched_parse(const char *spec,

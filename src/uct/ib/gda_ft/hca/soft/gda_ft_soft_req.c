@@ -417,11 +417,15 @@ static void gda_ft_soft_send_request(gda_ft_soft_qp_t *qp,
 
     switch (op->mlx5_opcode) {
     case GDA_FT_MLX5_OPCODE_RDMA_READ:
+        /* k > 0 resumes a read whose first k responses arrived: the
+         * request asks for the rest only, at the PSN of the next one */
         opcode        = GDA_FT_ROCE_READ_REQUEST;
-        reth->va      = gda_ft_htobe64(op->raddr);
+        offset        = k * qp->mtu;
+        reth->va      = gda_ft_htobe64(op->raddr + offset);
         reth->rkey    = htonl(op->rkey);
-        reth->dma_len = htonl(op->length);
+        reth->dma_len = htonl(op->length - offset);
         ext_len       = sizeof(*reth);
+        offset        = 0;
         break;
     case GDA_FT_MLX5_OPCODE_ATOMIC_CS:
     case GDA_FT_MLX5_OPCODE_ATOMIC_FA:
@@ -515,7 +519,7 @@ static int gda_ft_soft_req_transmit(gda_ft_soft_qp_t *qp, uint64_t now)
                 break;
             }
             ++qp->rd_atomic_inflight;
-            gda_ft_soft_send_request(qp, op, 0);
+            gda_ft_soft_send_request(qp, op, op->resp_next);
             op->pkts_sent = op->npkts;  /* one request covers all PSNs */
             work          = 1;
         }
@@ -614,8 +618,7 @@ static void gda_ft_soft_req_rewind(gda_ft_soft_qp_t *qp, unsigned from)
     for (idx = from; idx != qp->op_send; ++idx) {
         op = gda_ft_soft_op_at(qp, idx);
         if (!op->done) {
-            op->pkts_sent = 0;
-            op->resp_next = 0;
+            op->pkts_sent = 0;  /* a read keeps resp_next: it resumes */
         }
     }
     qp->op_send = from;

@@ -303,32 +303,75 @@ static int gda_ft_soft_resp_write_send(gda_ft_soft_qp_t *qp,
     return 1;
 }
 
-/* Sends the responses of a read request at psn; returns PSNs consumed */
+/*
+ * Queues the responses of a read request at psn; returns PSNs consumed.
+ * A full queue drops the request: the requester retransmits it.
+ */
 static uint32_t gda_ft_soft_resp_read(gda_ft_soft_qp_t *qp,
                                       const gda_ft_roce_pkt_t *pkt)
 {
     uint64_t va  = gda_ft_be64toh(pkt->reth->va);
     uint32_t len = ntohl(pkt->reth->dma_len);
-    uint32_t npkts, k, chunk;
-    gda_ft_roce_aeth_t aeth;
-    gda_ft_soft_mr_t *mr;
-    uint8_t opcode;
+    uint32_t npkts;
+    gda_ft_soft_rd_resp_t *rd;
 
-    mr = gda_ft_soft_resp_check_rkey(qp, ntohl(pkt->reth->rkey), va, len,
-                                     GDA_FT_HCA_ACCESS_REMOTE_READ);
-    if (mr == NULL) {
+    if (gda_ft_soft_resp_check_rkey(qp, ntohl(pkt->reth->rkey), va, len,
+                                    GDA_FT_HCA_ACCESS_REMOTE_READ) == NULL) {
         gda_ft_soft_resp_nak(qp, pkt->psn, GDA_FT_AETH_NAK_REMOTE_ACCESS);
         return 0;
     }
 
     npkts = ucs_max(1, (len + qp->mtu - 1) / qp->mtu);
-    for (k = 0; k < npkts; ++k) {
-        chunk = ucs_min(qp->mtu, len - k * qp->mtu);
-        if (npkts == 1) {
+    if ((qp->rd_resp_tail - qp->rd_resp_head) == GDA_FT_SOFT_RD_RESP_QUEUE) {
+        return npkts;
+    }
+
+    rd        = &qp->rd_resp[qp->rd_resp_tail++ % GDA_FT_SOFT_RD_RESP_QUEUE];
+    rd->psn   = pkt->psn;
+    rd->va    = va;
+    rd->rkey  = ntohl(pkt->reth->rkey);
+    rd->len   = len;
+    rd->npkts = npkts;
+    rd->sent  = 0;
+    rd->msn   = qp->msn + 1;
+    return npkts;
+}
+
+/* Sends queued read responses, a budget per call */
+int gda_ft_soft_resp_progress(gda_ft_soft_qp_t *qp)
+{
+    unsigned budget = GDA_FT_SOFT_RD_RESP_BUDGET;
+    gda_ft_roce_aeth_t aeth;
+    gda_ft_soft_rd_resp_t *rd;
+    gda_ft_soft_mr_t *mr;
+    uint32_t k, chunk;
+    uint64_t va;
+    uint8_t opcode;
+    int work = 0;
+
+    while ((qp->rd_resp_head != qp->rd_resp_tail) && (budget > 0) &&
+           ((qp->super.state == GDA_FT_HCA_QP_RTR) ||
+            (qp->super.state == GDA_FT_HCA_QP_RTS))) {
+        rd = &qp->rd_resp[qp->rd_resp_head % GDA_FT_SOFT_RD_RESP_QUEUE];
+        k  = rd->sent;
+        va = rd->va + (uint64_t)k * qp->mtu;
+        chunk = ucs_min(qp->mtu, rd->len - k * qp->mtu);
+
+        /* The MR may have gone since the request was checked */
+        mr = gda_ft_soft_resp_check_rkey(qp, rd->rkey, va, chunk,
+                                         GDA_FT_HCA_ACCESS_REMOTE_READ);
+        if (mr == NULL) {
+            gda_ft_soft_resp_nak(qp, gda_ft_psn_add(rd->psn, k),
+                                 GDA_FT_AETH_NAK_REMOTE_ACCESS);
+            qp->rd_resp_head = qp->rd_resp_tail;
+            return 1;
+        }
+
+        if (rd->npkts == 1) {
             opcode = GDA_FT_ROCE_READ_RESPONSE_ONLY;
         } else if (k == 0) {
             opcode = GDA_FT_ROCE_READ_RESPONSE_FIRST;
-        } else if (k == npkts - 1) {
+        } else if (k == rd->npkts - 1) {
             opcode = GDA_FT_ROCE_READ_RESPONSE_LAST;
         } else {
             opcode = GDA_FT_ROCE_READ_RESPONSE_MIDDLE;
@@ -336,14 +379,18 @@ static uint32_t gda_ft_soft_resp_read(gda_ft_soft_qp_t *qp,
 
         aeth.syn_msn = htonl(((uint32_t)(GDA_FT_AETH_ACK |
                                          GDA_FT_AETH_CREDIT_INVALID) << 24) |
-                             ((qp->msn + 1) & 0xffffff));
-        gda_ft_soft_resp_send(qp, opcode, gda_ft_psn_add(pkt->psn, k), &aeth,
+                             (rd->msn & 0xffffff));
+        gda_ft_soft_resp_send(qp, opcode, gda_ft_psn_add(rd->psn, k), &aeth,
                               (opcode == GDA_FT_ROCE_READ_RESPONSE_MIDDLE) ?
-                              0 : sizeof(aeth),
-                              (void*)(uintptr_t)(va + (uint64_t)k * qp->mtu),
+                              0 : sizeof(aeth), (void*)(uintptr_t)va,
                               mr->super.mem_type, chunk);
+        if (++rd->sent == rd->npkts) {
+            ++qp->rd_resp_head;
+        }
+        --budget;
+        work = 1;
     }
-    return npkts;
+    return work;
 }
 
 /* Adds within the fields delimited by boundary bits (carry stops there) */
@@ -522,7 +569,11 @@ static void gda_ft_soft_resp_duplicate(gda_ft_soft_qp_t *qp,
     ++gda_ft_soft_qp_port(qp)->stats.rx_duplicate;
     switch (pkt->opcode) {
     case GDA_FT_ROCE_READ_REQUEST:
-        gda_ft_soft_resp_read(qp, pkt);   /* reads are idempotent */
+        /* The requester went back to this read: what is still queued is
+         * stale (it re-sends every later request too). Reads are
+         * idempotent, so answer it again. */
+        qp->rd_resp_head = qp->rd_resp_tail;
+        gda_ft_soft_resp_read(qp, pkt);
         break;
     case GDA_FT_ROCE_COMPARE_SWAP:
     case GDA_FT_ROCE_FETCH_ADD:

@@ -1,0 +1,89 @@
+/*
+ * Test harness for the software HCA: endpoints made of a device, PD, CQs and
+ * an RC QP whose rings live in host memory, driven through the device/
+ * datapath compiled for the host (the code GPU kernels run).
+ */
+#ifndef GDA_FT_SOFT_HARNESS_H_
+#define GDA_FT_SOFT_HARNESS_H_
+
+#include "gda_ft_hca.h"
+#include "gda_ft_soft.h"
+#include "gda_ft_wqe.h"
+#include "gda_ft_cq.h"
+
+#define SOFT_TEST_SQ_SIZE  256
+#define SOFT_TEST_RQ_SIZE  64
+#define SOFT_TEST_CQ_SIZE  1024
+#define SOFT_TEST_RQ_SGE   4
+
+typedef struct soft_ep {
+    gda_ft_hca_dev_t *dev;
+    gda_ft_hca_pd_t  *pd;
+    gda_ft_hca_cq_t  *scq, *rcq;
+    gda_ft_hca_qp_t  *qp;
+    void             *sq_buf, *rq_buf, *scq_buf, *rcq_buf;
+    uint32_t         *dbrec;
+    gda_ft_dev_sq_t   sq;
+    gda_ft_dev_rq_t   rq;
+    gda_ft_dev_cq_t   dscq, drcq;
+    uint8_t           port;
+} soft_ep_t;
+
+typedef struct soft_conn_params {
+    uint8_t  timeout;        /* 4.096us * 2^timeout */
+    uint8_t  retry_cnt;
+    uint8_t  rnr_retry;
+    uint8_t  min_rnr_timer;
+    unsigned mtu;
+} soft_conn_params_t;
+
+/* Default parameters: fast retransmission for tests (timeout 12 = 16 ms) */
+extern const soft_conn_params_t soft_default_params;
+
+/*
+ * Declares test devices "tsoft0".."tsoft<n-1>" on 127.0.0.<i+1>, one UDP port
+ * number per test process, no control socket; extra is appended to the
+ * environment (e.g. "UCX_GDA_FT_SOFT_MTU=1024") when not NULL.
+ */
+void soft_test_env(unsigned ndev, const char *extra);
+
+/* Same, with one port per device at the given addresses */
+void soft_test_env_addrs(const char *spec);
+
+gda_ft_hca_dev_t *soft_open(const char *name);
+void soft_ep_create(soft_ep_t *ep, gda_ft_hca_dev_t *dev, uint8_t port);
+void soft_ep_destroy(soft_ep_t *ep);
+void soft_ep_connect(soft_ep_t *ep, uint32_t dest_qpn, const uint8_t *gid,
+                     const soft_conn_params_t *params);
+void soft_ep_pair_connect(soft_ep_t *a, soft_ep_t *b,
+                          const soft_conn_params_t *params);
+void soft_ep_gid(soft_ep_t *ep, uint8_t *gid);
+
+gda_ft_hca_mr_t *soft_mr(soft_ep_t *ep, void *buf, size_t len,
+                         unsigned access);
+
+/* Rings the doorbell of what was posted */
+void soft_ep_ring(soft_ep_t *ep);
+
+/* Waits for one CQE on the send (recv) CQ; fails the test after timeout_ms */
+void soft_ep_wait_send(soft_ep_t *ep, gda_ft_dev_cqe_info_t *info,
+                       unsigned timeout_ms);
+void soft_ep_wait_recv(soft_ep_t *ep, gda_ft_dev_cqe_info_t *info,
+                       unsigned timeout_ms);
+
+/* Nonblocking: GDA_FT_DEV_OK with info, or GDA_FT_DEV_INPROGRESS */
+gda_ft_dev_status_t soft_ep_poll_send(soft_ep_t *ep,
+                                      gda_ft_dev_cqe_info_t *info);
+
+/* Posts a receive WQE of one buffer */
+void soft_ep_post_recv(soft_ep_t *ep, void *buf, uint32_t len, uint32_t lkey);
+
+double soft_now_sec(void);
+
+/* Fills buf with a pattern derived from seed */
+void soft_fill(void *buf, size_t len, unsigned seed);
+
+/* Reads a counter of a port */
+gda_ft_soft_port_stats_t soft_port_stats(gda_ft_hca_dev_t *dev, uint8_t port);
+
+#endif
