@@ -800,8 +800,12 @@ void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
         }
     }
 
-    /* A response also acknowledges every request before it */
+    /* A response also acknowledges every request before it. It is progress
+     * even when an ACK already covered its PSN (the responder acknowledges
+     * a read's PSNs when it accepts the request, before the data flows). */
     gda_ft_soft_req_ack(qp, pkt->psn);
+    qp->retries_left = qp->retry_cnt;
+    qp->timer_start  = gda_ft_soft_now_ns();
     gda_ft_soft_req_retire(qp);
 }
 
@@ -815,6 +819,12 @@ static int gda_ft_soft_req_check_timer(gda_ft_soft_qp_t *qp, uint64_t now)
     }
 
     ++gda_ft_soft_qp_port(qp)->stats.retransmits;
+    op = gda_ft_soft_op_at(qp, qp->op_head);
+    ucs_debug("%s: QP 0x%x: retransmission timeout, %d retries left; oldest"
+              " WQE %u opcode 0x%x psn 0x%x+%u resp_next %u acked 0x%x",
+              qp->super.dev->attr.info.name, qp->super.qpn,
+              qp->retries_left, op->wqe_idx, op->mlx5_opcode, op->first_psn,
+              op->npkts, op->resp_next, qp->acked_psn);
     if (qp->retries_left == 0) {
         op = gda_ft_soft_op_at(qp, qp->op_head);
         gda_ft_soft_req_fail(qp, op, GDA_FT_MLX5_SYND_TRANSPORT_RETRY_EXC_ERR);

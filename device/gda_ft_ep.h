@@ -1,0 +1,631 @@
+/*
+ * gda_ft device datapath: a dual-path endpoint with failover and replay.
+ *
+ * An endpoint owns two send queues to one peer: path 0 (primary QP on the
+ * primary HCA) and path 1 (backup QP on the backup HCA). Every operation is
+ * posted on the active path, signalled, and recorded in a log in post order
+ * with the keys of both paths. When the oldest incomplete operation misses
+ * its deadline, or an error CQE arrives on its path, the poster switches the
+ * endpoint to the other path and replays, in order, every logged operation
+ * that has no completion: the WQE is copied from the old ring into the new
+ * one with QPN, lkey and rkey rewritten (DESIGN §5, rules 1-2). Puts and gets
+ * are idempotent and replayed; an atomic whose completion was lost is not:
+ * it completes as GDA_FT_DEV_IN_DOUBT (rule 4). With both paths gone every
+ * incomplete operation completes as GDA_FT_DEV_NO_PATH (rule 5).
+ *
+ * Fencing the abandoned QP and re-arming it for failback need the host
+ * (verbs-like calls); gda_ft_ep_failback() is the datapath half of it.
+ *
+ * One poster at a time per endpoint, like the send queues under it.
+ */
+#ifndef GDA_FT_EP_H_
+#define GDA_FT_EP_H_
+
+#include "gda_ft_cq.h"
+
+#if !GDA_FT_ON_DEVICE
+#  include <time.h>
+#endif
+
+#define GDA_FT_EP_NUM_PATHS  2
+#define GDA_FT_PATH_PRIMARY  0
+#define GDA_FT_PATH_BACKUP   1
+
+/* Endpoint states */
+enum {
+    GDA_FT_EP_HEALTHY     = 0, /* traffic on the primary */
+    GDA_FT_EP_FAILED_OVER = 1, /* traffic on the backup */
+    GDA_FT_EP_NO_PATH     = 2  /* both paths failed */
+};
+
+/* Kind of a logged operation */
+enum {
+    GDA_FT_OP_PUT    = 1,  /* RDMA WRITE (with or without immediate) */
+    GDA_FT_OP_GET    = 2,  /* RDMA READ */
+    GDA_FT_OP_ATOMIC = 3,  /* any atomic: never replayed */
+    GDA_FT_OP_NOP    = 4,  /* flush marker */
+    GDA_FT_OP_SEND   = 5   /* SEND: replayed (receiver dedups if it must) */
+};
+
+/* Log entry flags */
+enum {
+    GDA_FT_OP_F_DONE   = 1u << 0,
+    GDA_FT_OP_F_HAS_RADDR = 1u << 1, /* WQE has a raddr segment */
+    GDA_FT_OP_F_HAS_DATA  = 1u << 2  /* WQE has a pointer data segment */
+};
+
+typedef struct gda_ft_dev_op {
+    uint8_t  kind;        /*  0: GDA_FT_OP_* */
+    uint8_t  flags;       /*  1: GDA_FT_OP_F_* */
+    uint8_t  path;        /*  2: path it is posted on now */
+    uint8_t  status;      /*  3: gda_ft_dev_status_t once done */
+    uint16_t wqe_idx;     /*  4: index on that path's send queue */
+    uint8_t  syndrome;    /*  6: of an error completion */
+    uint8_t  replays;     /*  7: times it was replayed */
+    uint32_t lkey[2];     /*  8: local key on each path */
+    uint32_t rkey[2];     /* 16: remote key on each path */
+    uint64_t post_ns;     /* 24: when it was (re)posted */
+    uint64_t user;        /* 32: caller's cookie */
+} gda_ft_dev_op_t;
+
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_op_t) == 40, dev_op_size);
+
+typedef struct gda_ft_dev_ep_counters {
+    uint32_t switches;    /* moves to the other path */
+    uint32_t replays;     /* operations posted again */
+    uint32_t in_doubt;    /* atomics completed in doubt */
+    uint32_t failbacks;   /* returns to the primary */
+    uint32_t no_path;     /* operations failed for lack of a path */
+    uint32_t reserved[3];
+} gda_ft_dev_ep_counters_t;
+
+typedef struct gda_ft_dev_ep {
+    uint16_t                 version;       /*   0 */
+    uint8_t                  active;        /*   2: path new posts use */
+    uint8_t                  state;         /*   3: GDA_FT_EP_* */
+    uint8_t                  path_failed[2];/*   4 */
+    uint16_t                 reserved0;     /*   6 */
+    uint32_t                 log_mask;      /*   8: log size - 1 */
+    uint32_t                 log_head;      /*  12: oldest not popped */
+    uint32_t                 log_tail;      /*  16: next free */
+    uint32_t                 reserved1;     /*  20 */
+    uint64_t                 deadline_ns;   /*  24: 0 = no deadline */
+    gda_ft_dev_op_t         *log;           /*  32 */
+    uint64_t                 reserved2;     /*  40 */
+    gda_ft_dev_ep_counters_t counters;      /*  48 */
+    gda_ft_dev_sq_t          sq[2];         /*  80 */
+} gda_ft_dev_ep_t;
+
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_ep_t) == 208, dev_ep_size);
+GDA_FT_STATIC_ASSERT(offsetof(gda_ft_dev_ep_t, sq) == 80, dev_ep_sq_offset);
+
+
+/* Monotonic nanoseconds: %globaltimer on the GPU, CLOCK_MONOTONIC here */
+GDA_FT_DEV_FUNC uint64_t gda_ft_dev_now_ns(void)
+{
+#if GDA_FT_ON_DEVICE
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+#else
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+/*
+ * log: log_size entries (power of 2). Each send queue must hold log_size
+ * WQEs of the largest kind posted, so that a replay always fits.
+ */
+GDA_FT_DEV_FUNC void gda_ft_dev_ep_init(gda_ft_dev_ep_t *ep,
+                                        gda_ft_dev_op_t *log,
+                                        uint32_t log_size,
+                                        uint64_t deadline_ns)
+{
+    uint32_t i;
+
+    ep->version        = GDA_FT_DEV_VERSION;
+    ep->active         = GDA_FT_PATH_PRIMARY;
+    ep->state          = GDA_FT_EP_HEALTHY;
+    ep->path_failed[0] = 0;
+    ep->path_failed[1] = 0;
+    ep->reserved0      = 0;
+    ep->log_mask       = log_size - 1;
+    ep->log_head       = 0;
+    ep->log_tail       = 0;
+    ep->reserved1      = 0;
+    ep->deadline_ns    = deadline_ns;
+    ep->log            = log;
+    ep->reserved2      = 0;
+    for (i = 0; i < sizeof(ep->counters) / sizeof(uint32_t); ++i) {
+        ((uint32_t*)&ep->counters)[i] = 0;
+    }
+}
+
+GDA_FT_DEV_FUNC gda_ft_dev_op_t *gda_ft_ep_op(const gda_ft_dev_ep_t *ep,
+                                              uint32_t idx)
+{
+    return &ep->log[idx & ep->log_mask];
+}
+
+GDA_FT_DEV_FUNC uint32_t gda_ft_ep_outstanding(const gda_ft_dev_ep_t *ep)
+{
+    return ep->log_tail - ep->log_head;
+}
+
+/*
+ * Reserves a log entry for an operation about to be posted on the active
+ * path. Returns NULL when the log is full (retire completions first) or the
+ * endpoint has no path.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_op_t *
+gda_ft_ep_log_begin(gda_ft_dev_ep_t *ep, uint8_t kind, const uint32_t *lkey,
+                    const uint32_t *rkey, uint64_t user)
+{
+    gda_ft_dev_op_t *op;
+
+    if ((ep->state == GDA_FT_EP_NO_PATH) ||
+        (gda_ft_ep_outstanding(ep) > ep->log_mask)) {
+        return NULL;
+    }
+
+    op           = gda_ft_ep_op(ep, ep->log_tail);
+    op->kind     = kind;
+    op->flags    = 0;
+    op->path     = ep->active;
+    op->status   = GDA_FT_DEV_INPROGRESS;
+    op->syndrome = 0;
+    op->replays  = 0;
+    op->lkey[0]  = lkey ? lkey[0] : 0;
+    op->lkey[1]  = lkey ? lkey[1] : 0;
+    op->rkey[0]  = rkey ? rkey[0] : 0;
+    op->rkey[1]  = rkey ? rkey[1] : 0;
+    op->user     = user;
+    return op;
+}
+
+/* Commits the entry reserved by gda_ft_ep_log_begin() after a post */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_ep_log_commit(gda_ft_dev_ep_t *ep, gda_ft_dev_op_t *op,
+                     gda_ft_dev_status_t post_status, uint16_t wqe_idx,
+                     unsigned op_flags)
+{
+    if (post_status != GDA_FT_DEV_OK) {
+        return post_status;  /* entry stays free */
+    }
+    op->wqe_idx = wqe_idx;
+    op->flags   = (uint8_t)op_flags;
+    op->post_ns = gda_ft_dev_now_ns();
+    ++ep->log_tail;
+    return GDA_FT_DEV_OK;
+}
+
+
+/* ---- operations ---------------------------------------------------------- */
+
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_ep_put(gda_ft_dev_ep_t *ep, uint64_t laddr, const uint32_t *lkey,
+              uint32_t length, uint64_t raddr, const uint32_t *rkey,
+              uint64_t user)
+{
+    gda_ft_dev_op_t *op = gda_ft_ep_log_begin(ep, GDA_FT_OP_PUT, lkey, rkey,
+                                              user);
+    uint16_t idx        = 0;
+
+    if (op == NULL) {
+        return (ep->state == GDA_FT_EP_NO_PATH) ? GDA_FT_DEV_NO_PATH :
+                                                  GDA_FT_DEV_NO_RESOURCE;
+    }
+    return gda_ft_ep_log_commit(
+            ep, op, gda_ft_sq_post_rdma_write(&ep->sq[ep->active], laddr,
+                                              lkey[ep->active], length, raddr,
+                                              rkey[ep->active],
+                                              GDA_FT_WQE_SIGNALED, &idx),
+            idx, GDA_FT_OP_F_HAS_RADDR |
+                 ((length != 0) ? GDA_FT_OP_F_HAS_DATA : 0));
+}
+
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_ep_put_inline(gda_ft_dev_ep_t *ep, const void *data, uint32_t length,
+                     uint64_t raddr, const uint32_t *rkey, uint64_t user)
+{
+    gda_ft_dev_op_t *op = gda_ft_ep_log_begin(ep, GDA_FT_OP_PUT, NULL, rkey,
+                                              user);
+    uint16_t idx        = 0;
+
+    if (op == NULL) {
+        return (ep->state == GDA_FT_EP_NO_PATH) ? GDA_FT_DEV_NO_PATH :
+                                                  GDA_FT_DEV_NO_RESOURCE;
+    }
+    return gda_ft_ep_log_commit(
+            ep, op, gda_ft_sq_post_rdma_write_inline(&ep->sq[ep->active],
+                                                     data, length, raddr,
+                                                     rkey[ep->active],
+                                                     GDA_FT_WQE_SIGNALED,
+                                                     &idx),
+            idx, GDA_FT_OP_F_HAS_RADDR);
+}
+
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_ep_get(gda_ft_dev_ep_t *ep, uint64_t laddr, const uint32_t *lkey,
+              uint32_t length, uint64_t raddr, const uint32_t *rkey,
+              uint64_t user)
+{
+    gda_ft_dev_op_t *op = gda_ft_ep_log_begin(ep, GDA_FT_OP_GET, lkey, rkey,
+                                              user);
+    uint16_t idx        = 0;
+
+    if (op == NULL) {
+        return (ep->state == GDA_FT_EP_NO_PATH) ? GDA_FT_DEV_NO_PATH :
+                                                  GDA_FT_DEV_NO_RESOURCE;
+    }
+    return gda_ft_ep_log_commit(
+            ep, op, gda_ft_sq_post_rdma_read(&ep->sq[ep->active], laddr,
+                                             lkey[ep->active], length, raddr,
+                                             rkey[ep->active],
+                                             GDA_FT_WQE_SIGNALED, &idx),
+            idx, GDA_FT_OP_F_HAS_RADDR |
+                 ((length != 0) ? GDA_FT_OP_F_HAS_DATA : 0));
+}
+
+/* Atomic opcodes of gda_ft_ep_atomic() */
+enum {
+    GDA_FT_ATOMIC_FADD64 = 0,  /* operand[0] = add */
+    GDA_FT_ATOMIC_CSWAP64,     /* operand[0] = compare, [1] = swap */
+    GDA_FT_ATOMIC_MASKED_CS,   /* compare, swap, compare_mask, swap_mask */
+    GDA_FT_ATOMIC_MASKED_FA    /* add, field boundary */
+};
+
+/*
+ * Posts an atomic of size 4 or 8 (4 only for the masked kinds). The old
+ * remote value lands big-endian at laddr (size bytes).
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_ep_atomic(gda_ft_dev_ep_t *ep, unsigned kind, unsigned size,
+                 const uint64_t *operand, uint64_t laddr,
+                 const uint32_t *lkey, uint64_t raddr, const uint32_t *rkey,
+                 uint64_t user)
+{
+    gda_ft_dev_op_t *op = gda_ft_ep_log_begin(ep, GDA_FT_OP_ATOMIC, lkey,
+                                              rkey, user);
+    gda_ft_dev_sq_t *sq = &ep->sq[ep->active];
+    uint32_t lk         = lkey[ep->active], rk = rkey[ep->active];
+    gda_ft_dev_status_t status;
+    uint16_t idx        = 0;
+
+    if (op == NULL) {
+        return (ep->state == GDA_FT_EP_NO_PATH) ? GDA_FT_DEV_NO_PATH :
+                                                  GDA_FT_DEV_NO_RESOURCE;
+    }
+
+    switch (kind) {
+    case GDA_FT_ATOMIC_FADD64:
+        status = gda_ft_sq_post_atomic_fa(sq, laddr, lk, raddr, rk,
+                                          operand[0], GDA_FT_WQE_SIGNALED,
+                                          &idx);
+        break;
+    case GDA_FT_ATOMIC_CSWAP64:
+        status = gda_ft_sq_post_atomic_cs(sq, laddr, lk, raddr, rk,
+                                          operand[0], operand[1],
+                                          GDA_FT_WQE_SIGNALED, &idx);
+        break;
+    case GDA_FT_ATOMIC_MASKED_CS:
+        status = (size == 4) ?
+                 gda_ft_sq_post_masked_cs32(sq, laddr, lk, raddr, rk,
+                                            (uint32_t)operand[0],
+                                            (uint32_t)operand[1],
+                                            (uint32_t)operand[2],
+                                            (uint32_t)operand[3],
+                                            GDA_FT_WQE_SIGNALED, &idx) :
+                 gda_ft_sq_post_masked_cs64(sq, laddr, lk, raddr, rk,
+                                            operand[0], operand[1],
+                                            operand[2], operand[3],
+                                            GDA_FT_WQE_SIGNALED, &idx);
+        break;
+    case GDA_FT_ATOMIC_MASKED_FA:
+        status = (size == 4) ?
+                 gda_ft_sq_post_masked_fa32(sq, laddr, lk, raddr, rk,
+                                            (uint32_t)operand[0],
+                                            (uint32_t)operand[1],
+                                            GDA_FT_WQE_SIGNALED, &idx) :
+                 gda_ft_sq_post_masked_fa64(sq, laddr, lk, raddr, rk,
+                                            operand[0], operand[1],
+                                            GDA_FT_WQE_SIGNALED, &idx);
+        break;
+    default:
+        status = GDA_FT_DEV_ERROR;
+        break;
+    }
+
+    return gda_ft_ep_log_commit(ep, op, status, idx,
+                                GDA_FT_OP_F_HAS_RADDR | GDA_FT_OP_F_HAS_DATA);
+}
+
+/* A signalled NOP: completes after everything posted before it */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_ep_nop(gda_ft_dev_ep_t *ep,
+                                                  uint64_t user)
+{
+    gda_ft_dev_op_t *op = gda_ft_ep_log_begin(ep, GDA_FT_OP_NOP, NULL, NULL,
+                                              user);
+    uint16_t idx        = 0;
+
+    if (op == NULL) {
+        return (ep->state == GDA_FT_EP_NO_PATH) ? GDA_FT_DEV_NO_PATH :
+                                                  GDA_FT_DEV_NO_RESOURCE;
+    }
+    return gda_ft_ep_log_commit(ep, op,
+                                gda_ft_sq_post_nop(&ep->sq[ep->active],
+                                                   GDA_FT_WQE_SIGNALED,
+                                                   &idx), idx, 0);
+}
+
+/* Rings the doorbell of the active path (and of the other one if used) */
+GDA_FT_DEV_FUNC void gda_ft_ep_ring(gda_ft_dev_ep_t *ep)
+{
+    gda_ft_sq_ring_db(&ep->sq[ep->active]);
+}
+
+/* ---- completions --------------------------------------------------------- */
+
+/* Marks op done with a status; the counters see in-doubt and no-path */
+GDA_FT_DEV_FUNC void gda_ft_ep_op_done(gda_ft_dev_ep_t *ep,
+                                       gda_ft_dev_op_t *op,
+                                       gda_ft_dev_status_t status)
+{
+    op->status  = (uint8_t)status;
+    op->flags  |= GDA_FT_OP_F_DONE;
+    if (status == GDA_FT_DEV_IN_DOUBT) {
+        ++ep->counters.in_doubt;
+    } else if (status == GDA_FT_DEV_NO_PATH) {
+        ++ep->counters.no_path;
+    }
+}
+
+GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_ep_switch(gda_ft_dev_ep_t *ep,
+                                                     uint8_t failed_path);
+
+/*
+ * Applies a CQE of this endpoint's QP on `path`: every operation posted on
+ * that path up to the completed WQE is done (completions are in order). An
+ * error CQE on a path with outstanding operations fails the path over. CQEs
+ * naming no outstanding operation (flush errors of an abandoned QP) are
+ * ignored. Returns PATH_SWITCHED when the CQE caused a switch.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_ep_handle_cqe(gda_ft_dev_ep_t *ep, uint8_t path,
+                     const gda_ft_dev_cqe_info_t *info)
+{
+    uint16_t first = 0;
+    gda_ft_dev_op_t *op;
+    uint32_t idx;
+    int found = 0;
+
+    if (gda_ft_cq_opcode_is_error(info->opcode)) {
+        for (idx = ep->log_head; idx != ep->log_tail; ++idx) {
+            op = gda_ft_ep_op(ep, idx);
+            if (!(op->flags & GDA_FT_OP_F_DONE) && (op->path == path)) {
+                op->syndrome = info->syndrome;
+                return gda_ft_ep_switch(ep, path);
+            }
+        }
+        return GDA_FT_DEV_OK;   /* flush of an abandoned path */
+    }
+
+    gda_ft_sq_retire(&ep->sq[path], info->wqe_counter);
+    for (idx = ep->log_head; idx != ep->log_tail; ++idx) {
+        op = gda_ft_ep_op(ep, idx);
+        if ((op->flags & GDA_FT_OP_F_DONE) || (op->path != path)) {
+            continue;
+        }
+        if (!found) {
+            first = op->wqe_idx;
+            found = 1;
+        }
+        /* distance from the oldest outstanding WQE of this path */
+        if ((uint16_t)(op->wqe_idx - first) >
+            (uint16_t)(info->wqe_counter - first)) {
+            break;
+        }
+        gda_ft_ep_op_done(ep, op, (op->replays > 0) ?
+                                  GDA_FT_DEV_PATH_SWITCHED : GDA_FT_DEV_OK);
+    }
+    return GDA_FT_DEV_OK;
+}
+
+/*
+ * Pops the oldest operation if it is done; returns 1 and fills *out, or 0.
+ * Completion callbacks run in post order.
+ */
+GDA_FT_DEV_FUNC int gda_ft_ep_pop(gda_ft_dev_ep_t *ep, gda_ft_dev_op_t *out)
+{
+    gda_ft_dev_op_t *op;
+
+    if (ep->log_head == ep->log_tail) {
+        return 0;
+    }
+    op = gda_ft_ep_op(ep, ep->log_head);
+    if (!(op->flags & GDA_FT_OP_F_DONE)) {
+        return 0;
+    }
+    *out = *op;
+    ++ep->log_head;
+    return 1;
+}
+
+/* ---- failover ------------------------------------------------------------ */
+
+/* Copies a WQE from one ring to the other, rewriting QPN and keys */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_ep_replay_op(gda_ft_dev_ep_t *ep, gda_ft_dev_op_t *op, uint8_t to)
+{
+    const gda_ft_dev_sq_t *from_sq = &ep->sq[op->path];
+    gda_ft_dev_sq_t *to_sq         = &ep->sq[to];
+    const gda_ft_mlx5_ctrl_seg_t *ctrl =
+            (const gda_ft_mlx5_ctrl_seg_t*)gda_ft_wqe_seg(from_sq,
+                                                          op->wqe_idx, 0);
+    unsigned ds = GDA_FT_MLX5_CTRL_DS(ctrl), seg, i;
+    gda_ft_mlx5_ctrl_seg_t *new_ctrl;
+    gda_ft_mlx5_raddr_seg_t *raddr;
+    gda_ft_mlx5_data_seg_t *data;
+    gda_ft_dev_status_t status;
+    uint8_t *dst, *src;
+    uint16_t idx;
+
+    status = gda_ft_sq_reserve(to_sq, ds, &idx);
+    if (status != GDA_FT_DEV_OK) {
+        return status;
+    }
+
+    for (seg = 0; seg < ds; ++seg) {
+        src = (uint8_t*)gda_ft_wqe_seg(from_sq, op->wqe_idx, seg);
+        dst = (uint8_t*)gda_ft_wqe_seg(to_sq, idx, seg);
+        for (i = 0; i < GDA_FT_MLX5_DS_SIZE; ++i) {
+            dst[i] = src[i];
+        }
+    }
+
+    if (op->flags & GDA_FT_OP_F_HAS_RADDR) {
+        raddr       = (gda_ft_mlx5_raddr_seg_t*)gda_ft_wqe_seg(to_sq, idx, 1);
+        raddr->rkey = gda_ft_htobe32(op->rkey[to]);
+    }
+    if (op->flags & GDA_FT_OP_F_HAS_DATA) {
+        /* the local buffer is the last segment of every such WQE */
+        data       = (gda_ft_mlx5_data_seg_t*)gda_ft_wqe_seg(to_sq, idx,
+                                                             ds - 1);
+        data->lkey = gda_ft_htobe32(op->lkey[to]);
+    }
+
+    /* The copied ctrl keeps opcode, opmod, flags and immediate; only the
+     * WQE index and the QPN change */
+    new_ctrl = (gda_ft_mlx5_ctrl_seg_t*)gda_ft_wqe_seg(to_sq, idx, 0);
+    new_ctrl->opmod_idx_opcode = gda_ft_htobe32(
+            (GDA_FT_MLX5_CTRL_OPMOD(ctrl) << 24) | ((uint32_t)idx << 8) |
+            GDA_FT_MLX5_CTRL_OPCODE(ctrl));
+    new_ctrl->qpn_ds = gda_ft_htobe32((to_sq->qpn << 8) | ds);
+    to_sq->last_wqe_idx = idx;
+    op->path    = to;
+    op->wqe_idx = idx;
+    op->post_ns = gda_ft_dev_now_ns();
+    ++op->replays;
+    ++ep->counters.replays;
+    return GDA_FT_DEV_OK;
+}
+
+/*
+ * The path failed_path is gone: new posts go to the other path, and every
+ * operation outstanding on failed_path is replayed there in order (atomics
+ * complete in doubt instead). With no path left, everything outstanding
+ * completes as NO_PATH. Returns PATH_SWITCHED or NO_PATH.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_ep_switch(gda_ft_dev_ep_t *ep,
+                                                     uint8_t failed_path)
+{
+    uint8_t other = (uint8_t)(1 - failed_path);
+    gda_ft_dev_op_t *op;
+    uint32_t idx;
+    int replayed = 0;
+
+    ep->path_failed[failed_path] = 1;
+    if (ep->path_failed[other]) {
+        ep->state = GDA_FT_EP_NO_PATH;
+        for (idx = ep->log_head; idx != ep->log_tail; ++idx) {
+            op = gda_ft_ep_op(ep, idx);
+            if (!(op->flags & GDA_FT_OP_F_DONE)) {
+                gda_ft_ep_op_done(ep, op, GDA_FT_DEV_NO_PATH);
+            }
+        }
+        return GDA_FT_DEV_NO_PATH;
+    }
+
+    if (ep->active == failed_path) {
+        ep->active = other;
+        ep->state  = (other == GDA_FT_PATH_PRIMARY) ? GDA_FT_EP_HEALTHY :
+                                                      GDA_FT_EP_FAILED_OVER;
+        ++ep->counters.switches;
+    }
+
+    for (idx = ep->log_head; idx != ep->log_tail; ++idx) {
+        op = gda_ft_ep_op(ep, idx);
+        if ((op->flags & GDA_FT_OP_F_DONE) || (op->path != failed_path)) {
+            continue;
+        }
+        if (op->kind == GDA_FT_OP_ATOMIC) {
+            /* It may or may not have been applied: never apply it twice */
+            gda_ft_ep_op_done(ep, op, GDA_FT_DEV_IN_DOUBT);
+            continue;
+        }
+        if (gda_ft_ep_replay_op(ep, op, other) != GDA_FT_DEV_OK) {
+            gda_ft_ep_op_done(ep, op, GDA_FT_DEV_ERROR);
+            continue;
+        }
+        replayed = 1;
+    }
+
+    /* The abandoned ring will never complete anything: forget it */
+    ep->sq[failed_path].ci = ep->sq[failed_path].pi;
+    if (replayed) {
+        gda_ft_sq_ring_db(&ep->sq[other]);
+    }
+    return GDA_FT_DEV_PATH_SWITCHED;
+}
+
+/*
+ * Deadline check: fails over the path of the oldest incomplete operation
+ * when it was posted more than deadline_ns ago. Poll the CQs first, so that
+ * a completion already written is not mistaken for a lost one. Returns
+ * PATH_SWITCHED, NO_PATH, or OK when nothing is late.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_ep_check_deadline(
+        gda_ft_dev_ep_t *ep, uint64_t now_ns)
+{
+    gda_ft_dev_op_t *op;
+    uint32_t idx;
+
+    if ((ep->deadline_ns == 0) || (ep->state == GDA_FT_EP_NO_PATH)) {
+        return GDA_FT_DEV_OK;
+    }
+
+    for (idx = ep->log_head; idx != ep->log_tail; ++idx) {
+        op = gda_ft_ep_op(ep, idx);
+        if (op->flags & GDA_FT_OP_F_DONE) {
+            continue;
+        }
+        if ((now_ns - op->post_ns) > ep->deadline_ns) {
+            return gda_ft_ep_switch(ep, op->path);
+        }
+        return GDA_FT_DEV_OK;
+    }
+    return GDA_FT_DEV_OK;
+}
+
+/*
+ * Datapath half of failback: the host re-armed the primary QP (RESET ->
+ * RTS with fresh PSNs on both sides, its ring reset to index 0) and probed
+ * it. New posts go to the primary again; what is outstanding on the backup
+ * completes there.
+ */
+GDA_FT_DEV_FUNC void gda_ft_ep_failback(gda_ft_dev_ep_t *ep)
+{
+    ep->path_failed[GDA_FT_PATH_PRIMARY] = 0;
+    if (ep->state == GDA_FT_EP_NO_PATH) {
+        ep->path_failed[GDA_FT_PATH_BACKUP] = 1;
+    }
+    ep->active = GDA_FT_PATH_PRIMARY;
+    ep->state  = GDA_FT_EP_HEALTHY;
+    ++ep->counters.failbacks;
+}
+
+/* The backup path came back (re-armed by the host) */
+GDA_FT_DEV_FUNC void gda_ft_ep_path_restored(gda_ft_dev_ep_t *ep,
+                                             uint8_t path)
+{
+    ep->path_failed[path] = 0;
+    if (ep->state == GDA_FT_EP_NO_PATH) {
+        ep->active = path;
+        ep->state  = (path == GDA_FT_PATH_PRIMARY) ? GDA_FT_EP_HEALTHY :
+                                                     GDA_FT_EP_FAILED_OVER;
+    }
+}
+
+#endif

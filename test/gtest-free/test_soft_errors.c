@@ -1,0 +1,667 @@
+/*
+ * Software HCA conformance: error syndromes, protection checks, RNR and
+ * retransmission behaviour, link flaps, and hostile datagrams.
+ */
+#include "soft_harness.h"
+#include "gda_ft_test.h"
+#include "gda_ft_soft_wire.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+typedef struct err_pair {
+    gda_ft_hca_dev_t *dev0, *dev1;
+    soft_ep_t         a, b;
+} err_pair_t;
+
+static void err_pair_init(err_pair_t *p, const soft_conn_params_t *params)
+{
+    soft_test_env(2, NULL);
+    p->dev0 = soft_open("tsoft0");
+    p->dev1 = soft_open("tsoft1");
+    soft_ep_create(&p->a, p->dev0, 1);
+    soft_ep_create(&p->b, p->dev1, 1);
+    soft_ep_pair_connect(&p->a, &p->b,
+                         (params != NULL) ? params : &soft_default_params);
+}
+
+static void err_pair_fini(err_pair_t *p)
+{
+    soft_ep_destroy(&p->a);
+    soft_ep_destroy(&p->b);
+    gda_ft_hca_close(p->dev0);
+    gda_ft_hca_close(p->dev1);
+}
+
+static void expect_error(soft_ep_t *ep, uint16_t idx, uint8_t syndrome)
+{
+    gda_ft_dev_cqe_info_t info;
+
+    soft_ep_wait_send(ep, &info, 10000);
+    if ((info.opcode != GDA_FT_MLX5_CQE_REQ_ERR) ||
+        (info.syndrome != syndrome)) {
+        GDA_FT_FAIL("expected %s on WQE %u, got CQE opcode 0x%x %s on %u",
+                    gda_ft_hca_syndrome_str(syndrome), idx, info.opcode,
+                    gda_ft_hca_syndrome_str(info.syndrome), info.wqe_counter);
+    }
+    GDA_FT_ASSERT_EQ(info.wqe_counter, idx);
+}
+
+/* Posts n more writes and expects each to be flushed */
+static void expect_flush_of_later(err_pair_t *p, void *src, uint32_t lkey,
+                                  void *dst, uint32_t rkey, unsigned n)
+{
+    uint16_t idx[8];
+    unsigned i;
+
+    for (i = 0; i < n; ++i) {
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&p->a.sq, (uintptr_t)src,
+                                                   lkey, 8, (uintptr_t)dst,
+                                                   rkey, 0, &idx[i]),
+                         GDA_FT_DEV_OK);
+    }
+    soft_ep_ring(&p->a);
+    for (i = 0; i < n; ++i) {
+        expect_error(&p->a, idx[i], GDA_FT_MLX5_SYND_WR_FLUSH_ERR);
+    }
+    GDA_FT_ASSERT_EQ(p->a.qp->state, GDA_FT_HCA_QP_ERR);
+}
+
+GDA_FT_TEST(soft_errors, bad_lkey_local_prot_error_then_flush)
+{
+    uint8_t src[256], dst[256], zero[256] = {0};
+    gda_ft_hca_mr_t *smr, *dmr;
+    err_pair_t p;
+    uint16_t idx;
+
+    err_pair_init(&p, NULL);
+    memset(dst, 0, sizeof(dst));
+    soft_fill(src, sizeof(src), 1);
+    smr = soft_mr(&p.a, src, sizeof(src), 0);
+    dmr = soft_mr(&p.b, dst, sizeof(dst), GDA_FT_HCA_ACCESS_REMOTE_WRITE);
+
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&p.a.sq, (uintptr_t)src,
+                                               smr->lkey ^ 0x5a5a5a5a,
+                                               sizeof(src), (uintptr_t)dst,
+                                               dmr->rkey, GDA_FT_WQE_SIGNALED,
+                                               &idx), GDA_FT_DEV_OK);
+    soft_ep_ring(&p.a);
+    expect_error(&p.a, idx, GDA_FT_MLX5_SYND_LOCAL_PROT_ERR);
+    expect_flush_of_later(&p, src, smr->lkey, dst, dmr->rkey, 3);
+    GDA_FT_ASSERT_MEM_EQ(dst, zero, sizeof(dst));
+
+    /* lkey beyond the region: also a protection error */
+    err_pair_fini(&p);
+}
+
+GDA_FT_TEST(soft_errors, local_buffer_out_of_bounds)
+{
+    uint8_t src[256], dst[512], zero[512] = {0};
+    gda_ft_hca_mr_t *smr, *dmr;
+    err_pair_t p;
+    uint16_t idx;
+
+    err_pair_init(&p, NULL);
+    memset(dst, 0, sizeof(dst));
+    smr = soft_mr(&p.a, src, sizeof(src), 0);
+    dmr = soft_mr(&p.b, dst, sizeof(dst), GDA_FT_HCA_ACCESS_REMOTE_WRITE);
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&p.a.sq, (uintptr_t)src,
+                                               smr->lkey, sizeof(src) + 1,
+                                               (uintptr_t)dst, dmr->rkey,
+                                               GDA_FT_WQE_SIGNALED, &idx),
+                     GDA_FT_DEV_OK);
+    soft_ep_ring(&p.a);
+    expect_error(&p.a, idx, GDA_FT_MLX5_SYND_LOCAL_PROT_ERR);
+    GDA_FT_ASSERT_MEM_EQ(dst, zero, sizeof(dst));
+    err_pair_fini(&p);
+}
+
+/* A remote access that must be refused with nothing written */
+static void check_remote_refused(unsigned mr_access, int op, int key_flip,
+                                 size_t oob)
+{
+    uint64_t *src = aligned_alloc(64, 4096), *dst = aligned_alloc(64, 4096);
+    uint8_t ref[4096];
+    gda_ft_hca_mr_t *smr, *dmr;
+    gda_ft_dev_status_t status;
+    err_pair_t p;
+    uint16_t idx;
+
+    err_pair_init(&p, NULL);
+    soft_fill(src, 4096, 2);
+    soft_fill(dst, 4096, 3);
+    memcpy(ref, dst, sizeof(ref));
+    smr = soft_mr(&p.a, src, 4096, GDA_FT_HCA_ACCESS_LOCAL_WRITE);
+    /* The MR covers the first 2 KiB only */
+    dmr = soft_mr(&p.b, dst, 2048, mr_access);
+
+    switch (op) {
+    case 0:
+        status = gda_ft_sq_post_rdma_write(&p.a.sq, (uintptr_t)src,
+                                           smr->lkey, 1024,
+                                           (uintptr_t)dst + 1024 + oob,
+                                           dmr->rkey ^ key_flip,
+                                           GDA_FT_WQE_SIGNALED, &idx);
+        break;
+    case 1:
+        status = gda_ft_sq_post_rdma_read(&p.a.sq, (uintptr_t)src,
+                                          smr->lkey, 1024,
+                                          (uintptr_t)dst + 1024 + oob,
+                                          dmr->rkey ^ key_flip,
+                                          GDA_FT_WQE_SIGNALED, &idx);
+        break;
+    default:
+        status = gda_ft_sq_post_atomic_fa(&p.a.sq, (uintptr_t)src, smr->lkey,
+                                          (uintptr_t)dst + 1024 + oob,
+                                          dmr->rkey ^ key_flip, 1,
+                                          GDA_FT_WQE_SIGNALED, &idx);
+        break;
+    }
+    GDA_FT_ASSERT_EQ(status, GDA_FT_DEV_OK);
+    soft_ep_ring(&p.a);
+    expect_error(&p.a, idx, GDA_FT_MLX5_SYND_REMOTE_ACCESS_ERR);
+    GDA_FT_ASSERT_MEM_EQ(dst, ref, sizeof(ref));
+    err_pair_fini(&p);
+    free(src);
+    free(dst);
+}
+
+GDA_FT_TEST(soft_errors, bad_rkey_remote_access_error)
+{
+    check_remote_refused(GDA_FT_HCA_ACCESS_ALL, 0, 0x10000, 0);
+    check_remote_refused(GDA_FT_HCA_ACCESS_ALL, 1, 0x1, 0);
+    check_remote_refused(GDA_FT_HCA_ACCESS_ALL, 2, 0x80000000, 0);
+}
+
+GDA_FT_TEST(soft_errors, out_of_bounds_remote_access_error)
+{
+    /* the write straddles the end of the MR by one byte */
+    check_remote_refused(GDA_FT_HCA_ACCESS_ALL, 0, 0, 1);
+    check_remote_refused(GDA_FT_HCA_ACCESS_ALL, 1, 0, 1);
+    check_remote_refused(GDA_FT_HCA_ACCESS_ALL, 2, 0, 1024);
+}
+
+GDA_FT_TEST(soft_errors, missing_access_right)
+{
+    check_remote_refused(GDA_FT_HCA_ACCESS_ALL & ~GDA_FT_HCA_ACCESS_REMOTE_WRITE,
+                         0, 0, 0);
+    check_remote_refused(GDA_FT_HCA_ACCESS_ALL & ~GDA_FT_HCA_ACCESS_REMOTE_READ,
+                         1, 0, 0);
+    check_remote_refused(GDA_FT_HCA_ACCESS_ALL &
+                         ~GDA_FT_HCA_ACCESS_REMOTE_ATOMIC, 2, 0, 0);
+}
+
+GDA_FT_TEST(soft_errors, rnr_retry_exceeded_without_receive)
+{
+    soft_conn_params_t params = soft_default_params;
+    uint8_t src[64];
+    gda_ft_hca_mr_t *smr;
+    err_pair_t p;
+    uint16_t idx;
+
+    params.rnr_retry     = 2;
+    params.min_rnr_timer = 1;   /* 10 us */
+    err_pair_init(&p, &params);
+    smr = soft_mr(&p.a, src, sizeof(src), 0);
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_send(&p.a.sq, (uintptr_t)src, smr->lkey,
+                                         sizeof(src), GDA_FT_WQE_SIGNALED,
+                                         &idx), GDA_FT_DEV_OK);
+    soft_ep_ring(&p.a);
+    expect_error(&p.a, idx, GDA_FT_MLX5_SYND_RNR_RETRY_EXC_ERR);
+    GDA_FT_ASSERT(soft_port_stats(p.dev1, 1).tx_rnr_naks >= 3);
+    err_pair_fini(&p);
+}
+
+GDA_FT_TEST(soft_errors, rnr_recovers_when_receive_posted)
+{
+    uint8_t src[64], dst[64];
+    gda_ft_hca_mr_t *smr, *dmr;
+    gda_ft_dev_cqe_info_t info;
+    err_pair_t p;
+    uint16_t idx;
+
+    err_pair_init(&p, NULL);    /* rnr_retry 7: infinite */
+    soft_fill(src, sizeof(src), 4);
+    smr = soft_mr(&p.a, src, sizeof(src), 0);
+    dmr = soft_mr(&p.b, dst, sizeof(dst), GDA_FT_HCA_ACCESS_LOCAL_WRITE);
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_send(&p.a.sq, (uintptr_t)src, smr->lkey,
+                                         sizeof(src), GDA_FT_WQE_SIGNALED,
+                                         &idx), GDA_FT_DEV_OK);
+    soft_ep_ring(&p.a);
+    usleep(20000);
+    GDA_FT_ASSERT_EQ(soft_ep_poll_send(&p.a, &info), GDA_FT_DEV_INPROGRESS);
+    GDA_FT_ASSERT(soft_port_stats(p.dev1, 1).tx_rnr_naks >= 1);
+    soft_ep_post_recv(&p.b, dst, sizeof(dst), dmr->lkey);
+    soft_ep_wait_send(&p.a, &info, 5000);
+    GDA_FT_ASSERT_EQ(info.opcode, GDA_FT_MLX5_CQE_REQ);
+    soft_ep_wait_recv(&p.b, &info, 5000);
+    GDA_FT_ASSERT_EQ(info.byte_cnt, sizeof(src));
+    GDA_FT_ASSERT_MEM_EQ(dst, src, sizeof(src));
+    err_pair_fini(&p);
+}
+
+GDA_FT_TEST(soft_errors, retry_exceeded_after_port_down_in_time)
+{
+    soft_conn_params_t params = soft_default_params;
+    uint8_t src[4096], dst[4096];
+    gda_ft_hca_mr_t *smr, *dmr;
+    double start, elapsed, expected;
+    err_pair_t p;
+    uint16_t idx;
+
+    /* timeout 12: 16.8 ms per try; 3 retries: 4 tries in all */
+    params.timeout   = 12;
+    params.retry_cnt = 3;
+    expected         = 4 * 4.096e-6 * (1 << 12);
+    err_pair_init(&p, &params);
+    smr = soft_mr(&p.a, src, sizeof(src), 0);
+    dmr = soft_mr(&p.b, dst, sizeof(dst), GDA_FT_HCA_ACCESS_REMOTE_WRITE);
+
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(p.dev1, 1, 0));
+    start = soft_now_sec();
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&p.a.sq, (uintptr_t)src,
+                                               smr->lkey, sizeof(src),
+                                               (uintptr_t)dst, dmr->rkey,
+                                               GDA_FT_WQE_SIGNALED, &idx),
+                     GDA_FT_DEV_OK);
+    soft_ep_ring(&p.a);
+    expect_error(&p.a, idx, GDA_FT_MLX5_SYND_TRANSPORT_RETRY_EXC_ERR);
+    elapsed = soft_now_sec() - start;
+    printf("retry exceeded after %.1f ms (expected %.1f ms)\n", elapsed * 1e3,
+           expected * 1e3);
+    /* never early; late only by scheduling noise */
+    GDA_FT_ASSERT(elapsed >= expected * 0.95);
+    GDA_FT_ASSERT(elapsed <= expected + 0.25);
+    GDA_FT_ASSERT_EQ(soft_port_stats(p.dev0, 1).retransmits, 4);
+    expect_flush_of_later(&p, src, smr->lkey, dst, dmr->rkey, 4);
+    err_pair_fini(&p);
+}
+
+GDA_FT_TEST(soft_errors, flap_shorter_than_retry_window_loses_nothing)
+{
+    size_t len = 1 << 20;
+    uint8_t *src = malloc(len), *dst = calloc(1, len);
+    gda_ft_hca_mr_t *smr, *dmr;
+    gda_ft_dev_cqe_info_t info;
+    err_pair_t p;
+    uint16_t idx;
+    unsigned i;
+
+    /* retry window: 8 tries of 16.8 ms = 134 ms; the flap lasts 40 ms */
+    err_pair_init(&p, NULL);
+    soft_fill(src, len, 5);
+    smr = soft_mr(&p.a, src, len, 0);
+    dmr = soft_mr(&p.b, dst, len, GDA_FT_HCA_ACCESS_REMOTE_WRITE);
+    for (i = 0; i < 16; ++i) {
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&p.a.sq,
+                                                   (uintptr_t)src + i * 65536,
+                                                   smr->lkey, 65536,
+                                                   (uintptr_t)dst + i * 65536,
+                                                   dmr->rkey,
+                                                   GDA_FT_WQE_SIGNALED, &idx),
+                         GDA_FT_DEV_OK);
+        if (i == 4) {
+            soft_ep_ring(&p.a);
+            GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(p.dev1, 1, 0));
+        }
+    }
+    soft_ep_ring(&p.a);
+    usleep(40000);
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(p.dev1, 1, 1));
+    for (i = 0; i < 16; ++i) {
+        soft_ep_wait_send(&p.a, &info, 5000);
+        GDA_FT_ASSERT_EQ(info.opcode, GDA_FT_MLX5_CQE_REQ);
+    }
+    GDA_FT_ASSERT_MEM_EQ(dst, src, len);
+    GDA_FT_ASSERT(soft_port_stats(p.dev0, 1).retransmits >= 1);
+    GDA_FT_ASSERT_EQ(p.a.qp->state, GDA_FT_HCA_QP_RTS);
+    free(src);
+    free(dst);
+    err_pair_fini(&p);
+}
+
+GDA_FT_TEST(soft_errors, port_events_and_state)
+{
+    gda_ft_hca_port_attr_t attr;
+    gda_ft_hca_event_t event;
+    gda_ft_hca_dev_t *dev;
+
+    soft_test_env(1, NULL);
+    dev = soft_open("tsoft0");
+    GDA_FT_ASSERT_EQ(gda_ft_hca_get_event(dev, &event), UCS_ERR_NO_ELEM);
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(dev, 1, 0));
+    GDA_FT_ASSERT_OK(gda_ft_hca_port_query(dev, 1, &attr));
+    GDA_FT_ASSERT_EQ(attr.state, GDA_FT_HCA_PORT_DOWN);
+    GDA_FT_ASSERT_OK(gda_ft_hca_get_event(dev, &event));
+    GDA_FT_ASSERT_EQ(event.type, GDA_FT_HCA_EVENT_PORT_ERR);
+    GDA_FT_ASSERT_EQ(event.port_num, 1);
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(dev, 1, 1));
+    GDA_FT_ASSERT_OK(gda_ft_hca_port_query(dev, 1, &attr));
+    GDA_FT_ASSERT_EQ(attr.state, GDA_FT_HCA_PORT_ACTIVE);
+    GDA_FT_ASSERT_OK(gda_ft_hca_get_event(dev, &event));
+    GDA_FT_ASSERT_EQ(event.type, GDA_FT_HCA_EVENT_PORT_ACTIVE);
+    GDA_FT_ASSERT_EQ(gda_ft_hca_get_event(dev, &event), UCS_ERR_NO_ELEM);
+    GDA_FT_ASSERT_EQ(gda_ft_soft_port_set_up(dev, 2, 0),
+                     UCS_ERR_INVALID_PARAM);
+    gda_ft_hca_close(dev);
+}
+
+GDA_FT_TEST(soft_errors, invalid_arguments_refused)
+{
+    gda_ft_hca_qp_attr_t attr = {0};
+    gda_ft_hca_mr_attr_t mr_attr = {0};
+    gda_ft_hca_mr_t *mr;
+    gda_ft_hca_dev_t *dev;
+    soft_ep_t ep;
+
+    soft_test_env(1, NULL);
+    dev = soft_open("tsoft0");
+    soft_ep_create(&ep, dev, 1);
+
+    /* RESET -> RTS is not a transition */
+    GDA_FT_ASSERT_EQ(gda_ft_hca_qp_modify(ep.qp, GDA_FT_HCA_QP_RTS, &attr),
+                     UCS_ERR_INVALID_PARAM);
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_modify(ep.qp, GDA_FT_HCA_QP_INIT, &attr));
+    attr.path_mtu = 1000;   /* not a power of 2 */
+    GDA_FT_ASSERT_EQ(gda_ft_hca_qp_modify(ep.qp, GDA_FT_HCA_QP_RTR, &attr),
+                     UCS_ERR_INVALID_PARAM);
+    attr.path_mtu = 4096;   /* GID not IPv4-mapped */
+    memset(attr.dest_gid, 0xfe, sizeof(attr.dest_gid));
+    GDA_FT_ASSERT_EQ(gda_ft_hca_qp_modify(ep.qp, GDA_FT_HCA_QP_RTR, &attr),
+                     UCS_ERR_INVALID_PARAM);
+    GDA_FT_ASSERT_EQ(ep.qp->state, GDA_FT_HCA_QP_INIT);
+
+    mr_attr.addr   = NULL;
+    mr_attr.length = 100;
+    GDA_FT_ASSERT_EQ(gda_ft_hca_mr_reg(ep.pd, &mr_attr, &mr),
+                     UCS_ERR_INVALID_PARAM);
+    mr_attr.addr   = &attr;
+    mr_attr.length = sizeof(attr);
+    mr_attr.access = 0x100;
+    GDA_FT_ASSERT_EQ(gda_ft_hca_mr_reg(ep.pd, &mr_attr, &mr),
+                     UCS_ERR_INVALID_PARAM);
+    mr_attr.access   = 0;
+    mr_attr.mem_type = GDA_FT_HCA_MEM_LAST;
+    GDA_FT_ASSERT_EQ(gda_ft_hca_mr_reg(ep.pd, &mr_attr, &mr),
+                     UCS_ERR_INVALID_PARAM);
+
+    soft_ep_destroy(&ep);
+    gda_ft_hca_close(dev);
+}
+
+GDA_FT_TEST(soft_errors, malformed_device_config_refused)
+{
+    static const char *bad[] = {
+        "x", "=127.0.0.1", "a=", "a=1.2.3", "a=127.0.0.1:0",
+        "a=127.0.0.1:70000", "a=127.0.0.1+127.0.0.2+127.0.0.3",
+        "a=127.0.0.1,a=127.0.0.2",
+        "averyveryveryveryveryverylongdevicename=127.0.0.1"
+    };
+    gda_ft_hca_dev_info_t *infos;
+    unsigned count, i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) {
+        setenv("UCX_GDA_FT_SOFT_DEVICES", bad[i], 1);
+        GDA_FT_ASSERT_OK(gda_ft_soft_reload_config());
+        GDA_FT_ASSERT_OK(gda_ft_hca_query_devices(&infos, &count));
+        if (count != 0) {
+            GDA_FT_FAIL("'%s' was accepted", bad[i]);
+        }
+        gda_ft_hca_free_device_list(infos);
+    }
+
+    setenv("UCX_GDA_FT_SOFT_DEVICES", "d0=127.0.0.1+127.0.0.2:5000", 1);
+    GDA_FT_ASSERT_OK(gda_ft_soft_reload_config());
+    GDA_FT_ASSERT_OK(gda_ft_hca_query_devices(&infos, &count));
+    GDA_FT_ASSERT_EQ(count, 1);
+    GDA_FT_ASSERT_EQ(infos[0].num_ports, 2);
+    gda_ft_hca_free_device_list(infos);
+
+    setenv("UCX_GDA_FT_SOFT_MTU", "1000", 1);
+    GDA_FT_ASSERT_EQ(gda_ft_soft_reload_config(), UCS_ERR_INVALID_PARAM);
+    unsetenv("UCX_GDA_FT_SOFT_MTU");
+}
+
+GDA_FT_TEST(soft_errors, lost_atomic_ack_applied_once)
+{
+    uint64_t *remote = aligned_alloc(64, 64), *result = aligned_alloc(64, 64);
+    gda_ft_soft_fault_t fault = {0};
+    gda_ft_hca_mr_t *rmr, *lmr;
+    gda_ft_dev_cqe_info_t info;
+    err_pair_t p;
+    uint16_t idx;
+
+    err_pair_init(&p, NULL);
+    remote[0] = 100;
+    rmr = soft_mr(&p.b, remote, 64, GDA_FT_HCA_ACCESS_REMOTE_ATOMIC);
+    lmr = soft_mr(&p.a, result, 64, GDA_FT_HCA_ACCESS_LOCAL_WRITE);
+
+    /* The request lands, the response is lost: the requester retransmits
+     * and the responder answers from its cache without adding again */
+    fault.ack_loss = 1;
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(p.dev1, 1, &fault));
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_atomic_fa(&p.a.sq, (uintptr_t)result,
+                                              lmr->lkey, (uintptr_t)remote,
+                                              rmr->rkey, 7,
+                                              GDA_FT_WQE_SIGNALED, &idx),
+                     GDA_FT_DEV_OK);
+    soft_ep_ring(&p.a);
+    usleep(40000);   /* two retransmissions of 16.8 ms */
+    GDA_FT_ASSERT_EQ(remote[0], 107);
+    fault.ack_loss = 0;
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(p.dev1, 1, &fault));
+    soft_ep_wait_send(&p.a, &info, 5000);
+    GDA_FT_ASSERT_EQ(info.opcode, GDA_FT_MLX5_CQE_REQ);
+    GDA_FT_ASSERT_EQ(remote[0], 107);
+    GDA_FT_ASSERT_EQ(be64toh(result[0]), 100);
+    GDA_FT_ASSERT(soft_port_stats(p.dev1, 1).rx_duplicate >= 1);
+    err_pair_fini(&p);
+}
+
+GDA_FT_TEST(soft_errors, drop_delay_reorder_lose_nothing)
+{
+    size_t len = 2 << 20;
+    uint8_t *src = malloc(len), *dst = calloc(1, len), *back = calloc(1, len);
+    gda_ft_soft_fault_t fault = {0};
+    gda_ft_hca_mr_t *smr, *dmr, *bmr;
+    gda_ft_dev_cqe_info_t info;
+    err_pair_t p;
+    uint16_t idx;
+    unsigned i;
+
+    err_pair_init(&p, NULL);
+    soft_fill(src, len, 6);
+    smr = soft_mr(&p.a, src, len, 0);
+    bmr = soft_mr(&p.a, back, len, GDA_FT_HCA_ACCESS_LOCAL_WRITE);
+    dmr = soft_mr(&p.b, dst, len, GDA_FT_HCA_ACCESS_REMOTE_WRITE |
+                  GDA_FT_HCA_ACCESS_REMOTE_READ);
+    fault.drop       = 0.02;
+    fault.delay      = 0.02;
+    fault.delay_time = 0.001;
+    fault.reorder    = 0.05;
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(p.dev0, 1, &fault));
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(p.dev1, 1, &fault));
+
+    for (i = 0; i < 8; ++i) {
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(
+                &p.a.sq, (uintptr_t)src + i * (len / 8), smr->lkey, len / 8,
+                (uintptr_t)dst + i * (len / 8), dmr->rkey,
+                GDA_FT_WQE_SIGNALED, &idx), GDA_FT_DEV_OK);
+    }
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_read(&p.a.sq, (uintptr_t)back,
+                                              bmr->lkey, len, (uintptr_t)dst,
+                                              dmr->rkey,
+                                              GDA_FT_WQE_SIGNALED |
+                                              GDA_FT_WQE_FENCE, &idx),
+                     GDA_FT_DEV_OK);
+    soft_ep_ring(&p.a);
+    for (i = 0; i < 9; ++i) {
+        soft_ep_wait_send(&p.a, &info, 20000);
+        if (info.opcode != GDA_FT_MLX5_CQE_REQ) {
+            gda_ft_soft_port_stats_t sa = soft_port_stats(p.dev0, 1);
+            gda_ft_soft_port_stats_t sb = soft_port_stats(p.dev1, 1);
+            GDA_FT_FAIL("CQE %u: %s; requester retrans %lu rx %lu dup %lu "
+                        "unexp %lu; responder rx %lu dup %lu oos %lu", i,
+                        gda_ft_hca_syndrome_str(info.syndrome),
+                        sa.retransmits, sa.rx_pkts, sa.rx_duplicate,
+                        sa.rx_unexpected, sb.rx_pkts, sb.rx_duplicate,
+                        sb.rx_out_of_seq);
+        }
+    }
+    GDA_FT_ASSERT_MEM_EQ(dst, src, len);
+    GDA_FT_ASSERT_MEM_EQ(back, src, len);
+    GDA_FT_ASSERT(soft_port_stats(p.dev0, 1).fault_dropped > 0);
+    GDA_FT_ASSERT(soft_port_stats(p.dev0, 1).fault_delayed > 0);
+    free(src);
+    free(dst);
+    free(back);
+    err_pair_fini(&p);
+}
+
+/* ---- hostile datagrams --------------------------------------------------- */
+
+typedef struct attacker {
+    volatile int stop;
+    uint16_t     udp_port;
+    uint32_t     victim_qpn;
+    unsigned     sent;
+} attacker_t;
+
+static void attacker_send(int fd, uint16_t port, const void *buf, size_t len)
+{
+    struct sockaddr_in dst = {0};
+
+    dst.sin_family      = AF_INET;
+    dst.sin_port        = htons(port);
+    dst.sin_addr.s_addr = htonl(0x7f000002);   /* tsoft1 */
+    sendto(fd, buf, len, 0, (struct sockaddr*)&dst, sizeof(dst));
+}
+
+static void *attacker_thread(void *arg)
+{
+    attacker_t *a = arg;
+    struct sockaddr_in src = {0};
+    uint8_t pkt[256];
+    gda_ft_roce_reth_t reth;
+    unsigned i = 0;
+    size_t len;
+    int fd;
+
+    fd = socket(AF_INET, SOCK_DGRAM, 0);
+    src.sin_family      = AF_INET;
+    src.sin_port        = htons(a->udp_port);   /* looks like RoCE */
+    src.sin_addr.s_addr = htonl(0x7f000009);   /* not the peer */
+    if (bind(fd, (struct sockaddr*)&src, sizeof(src)) < 0) {
+        src.sin_port = 0;
+        bind(fd, (struct sockaddr*)&src, sizeof(src));
+    }
+
+    while (!a->stop) {
+        switch (i++ % 5) {
+        case 0: /* random bytes */
+            soft_fill(pkt, sizeof(pkt), i);
+            attacker_send(fd, a->udp_port, pkt, 7 + i % 200);
+            break;
+        case 1: /* truncated BTH */
+            attacker_send(fd, a->udp_port, pkt, 5);
+            break;
+        case 2: /* well-formed write to the victim QP from a stranger */
+            reth.va      = 0;
+            reth.rkey    = htonl(0x12345678);
+            reth.dma_len = htonl(16);
+            len = gda_ft_roce_build_hdr(pkt, GDA_FT_ROCE_WRITE_ONLY,
+                                        a->victim_qpn, 0x123 + i, 1, 16,
+                                        &reth, sizeof(reth));
+            memset(pkt + len, 0xee, 16);
+            len += 16;
+            len += gda_ft_roce_finish(pkt, len);
+            attacker_send(fd, a->udp_port, pkt, len);
+            break;
+        case 3: /* well-formed packet to a QP that does not exist */
+            len = gda_ft_roce_build_hdr(pkt, GDA_FT_ROCE_SEND_ONLY,
+                                        a->victim_qpn ^ 0x1, 0, 1, 0, NULL,
+                                        0);
+            len += gda_ft_roce_finish(pkt, len);
+            attacker_send(fd, a->udp_port, pkt, len);
+            break;
+        default: /* valid headers, corrupted ICRC */
+            len = gda_ft_roce_build_hdr(pkt, GDA_FT_ROCE_ACKNOWLEDGE,
+                                        a->victim_qpn, 0, 0, 0, "\0\0\0\0",
+                                        4);
+            len += gda_ft_roce_finish(pkt, len);
+            pkt[len - 1] ^= 0x40;
+            attacker_send(fd, a->udp_port, pkt, len);
+            break;
+        }
+        ++a->sent;
+        usleep(20);   /* a steady stream, not a flood (that is a DoS) */
+    }
+    close(fd);
+    return NULL;
+}
+
+GDA_FT_TEST(soft_errors, hostile_datagrams_dropped_and_counted)
+{
+    size_t len = 4 << 20;
+    uint8_t *src = malloc(len), *dst = calloc(1, len);
+    gda_ft_soft_port_stats_t stats;
+    gda_ft_hca_mr_t *smr, *dmr;
+    gda_ft_dev_cqe_info_t info;
+    gda_ft_hca_port_attr_t pattr;
+    attacker_t attacker = {0};
+    pthread_t thread;
+    err_pair_t p;
+    uint16_t idx;
+    unsigned i;
+
+    err_pair_init(&p, NULL);
+    GDA_FT_ASSERT_OK(gda_ft_hca_port_query(p.dev1, 1, &pattr));
+    soft_fill(src, len, 8);
+    smr = soft_mr(&p.a, src, len, 0);
+    dmr = soft_mr(&p.b, dst, len, GDA_FT_HCA_ACCESS_REMOTE_WRITE);
+
+    attacker.udp_port   = 20000 + (getpid() % 20000);
+    attacker.victim_qpn = p.b.qp->qpn;
+    pthread_create(&thread, NULL, attacker_thread, &attacker);
+    while (attacker.sent < 500) {
+        usleep(1000);
+    }
+
+    for (i = 0; i < 16; ++i) {
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(
+                &p.a.sq, (uintptr_t)src + i * (len / 16), smr->lkey,
+                len / 16, (uintptr_t)dst + i * (len / 16), dmr->rkey,
+                GDA_FT_WQE_SIGNALED, &idx), GDA_FT_DEV_OK);
+    }
+    soft_ep_ring(&p.a);
+    for (i = 0; i < 16; ++i) {
+        soft_ep_wait_send(&p.a, &info, 20000);
+        if (info.opcode != GDA_FT_MLX5_CQE_REQ) {
+            stats = soft_port_stats(p.dev0, 1);
+            GDA_FT_FAIL("CQE %u: %s (requester retransmits %lu, bad_src "
+                        "%lu)", i, gda_ft_hca_syndrome_str(info.syndrome),
+                        stats.retransmits, stats.rx_bad_src);
+        }
+    }
+    attacker.stop = 1;
+    pthread_join(thread, NULL);
+
+    GDA_FT_ASSERT_MEM_EQ(dst, src, len);
+    GDA_FT_ASSERT_EQ(p.b.qp->state, GDA_FT_HCA_QP_RTS);
+    stats = soft_port_stats(p.dev1, 1);
+    printf("attacker sent %u: malformed %lu bad_icrc %lu bad_qpn %lu "
+           "bad_src %lu\n", attacker.sent, stats.rx_malformed,
+           stats.rx_bad_icrc, stats.rx_bad_qpn, stats.rx_bad_src);
+    GDA_FT_ASSERT(stats.rx_malformed > 0);
+    GDA_FT_ASSERT(stats.rx_bad_icrc > 0);
+    GDA_FT_ASSERT(stats.rx_bad_qpn > 0);
+    GDA_FT_ASSERT(stats.rx_bad_src > 0);
+    free(src);
+    free(dst);
+    err_pair_fini(&p);
+}
