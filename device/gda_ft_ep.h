@@ -91,13 +91,13 @@ typedef struct gda_ft_dev_ep {
     uint32_t                 reserved1;     /*  20 */
     uint64_t                 deadline_ns;   /*  24: 0 = no deadline */
     gda_ft_dev_op_t         *log;           /*  32 */
-    uint64_t                 reserved2;     /*  40 */
-    gda_ft_dev_ep_counters_t counters;      /*  48 */
-    gda_ft_dev_sq_t          sq[2];         /*  80 */
+    uint64_t                 last_cqe_ns[2];/*  40: last completion per path */
+    gda_ft_dev_ep_counters_t counters;      /*  56 */
+    gda_ft_dev_sq_t          sq[2];         /*  88 */
 } gda_ft_dev_ep_t;
 
-GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_ep_t) == 208, dev_ep_size);
-GDA_FT_STATIC_ASSERT(offsetof(gda_ft_dev_ep_t, sq) == 80, dev_ep_sq_offset);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_ep_t) == 216, dev_ep_size);
+GDA_FT_STATIC_ASSERT(offsetof(gda_ft_dev_ep_t, sq) == 88, dev_ep_sq_offset);
 
 
 /* Monotonic nanoseconds: %globaltimer on the GPU, CLOCK_MONOTONIC here */
@@ -137,7 +137,8 @@ GDA_FT_DEV_FUNC void gda_ft_dev_ep_init(gda_ft_dev_ep_t *ep,
     ep->reserved1      = 0;
     ep->deadline_ns    = deadline_ns;
     ep->log            = log;
-    ep->reserved2      = 0;
+    ep->last_cqe_ns[0] = 0;
+    ep->last_cqe_ns[1] = 0;
     for (i = 0; i < sizeof(ep->counters) / sizeof(uint32_t); ++i) {
         ((uint32_t*)&ep->counters)[i] = 0;
     }
@@ -212,18 +213,20 @@ gda_ft_ep_put(gda_ft_dev_ep_t *ep, uint64_t laddr, const uint32_t *lkey,
     gda_ft_dev_op_t *op = gda_ft_ep_log_begin(ep, GDA_FT_OP_PUT, lkey, rkey,
                                               user);
     uint16_t idx        = 0;
+    gda_ft_dev_status_t status;
 
     if (op == NULL) {
         return (ep->state == GDA_FT_EP_NO_PATH) ? GDA_FT_DEV_NO_PATH :
                                                   GDA_FT_DEV_NO_RESOURCE;
     }
-    return gda_ft_ep_log_commit(
-            ep, op, gda_ft_sq_post_rdma_write(&ep->sq[ep->active], laddr,
-                                              lkey[ep->active], length, raddr,
-                                              rkey[ep->active],
-                                              GDA_FT_WQE_SIGNALED, &idx),
-            idx, GDA_FT_OP_F_HAS_RADDR |
-                 ((length != 0) ? GDA_FT_OP_F_HAS_DATA : 0));
+    /* the post writes idx: call it before reading idx */
+    status = gda_ft_sq_post_rdma_write(&ep->sq[ep->active], laddr,
+                                       lkey[ep->active], length, raddr,
+                                       rkey[ep->active], GDA_FT_WQE_SIGNALED,
+                                       &idx);
+    return gda_ft_ep_log_commit(ep, op, status, idx,
+                                GDA_FT_OP_F_HAS_RADDR |
+                                ((length != 0) ? GDA_FT_OP_F_HAS_DATA : 0));
 }
 
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
@@ -233,18 +236,17 @@ gda_ft_ep_put_inline(gda_ft_dev_ep_t *ep, const void *data, uint32_t length,
     gda_ft_dev_op_t *op = gda_ft_ep_log_begin(ep, GDA_FT_OP_PUT, NULL, rkey,
                                               user);
     uint16_t idx        = 0;
+    gda_ft_dev_status_t status;
 
     if (op == NULL) {
         return (ep->state == GDA_FT_EP_NO_PATH) ? GDA_FT_DEV_NO_PATH :
                                                   GDA_FT_DEV_NO_RESOURCE;
     }
-    return gda_ft_ep_log_commit(
-            ep, op, gda_ft_sq_post_rdma_write_inline(&ep->sq[ep->active],
-                                                     data, length, raddr,
-                                                     rkey[ep->active],
-                                                     GDA_FT_WQE_SIGNALED,
-                                                     &idx),
-            idx, GDA_FT_OP_F_HAS_RADDR);
+    status = gda_ft_sq_post_rdma_write_inline(&ep->sq[ep->active], data,
+                                              length, raddr,
+                                              rkey[ep->active],
+                                              GDA_FT_WQE_SIGNALED, &idx);
+    return gda_ft_ep_log_commit(ep, op, status, idx, GDA_FT_OP_F_HAS_RADDR);
 }
 
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
@@ -255,18 +257,19 @@ gda_ft_ep_get(gda_ft_dev_ep_t *ep, uint64_t laddr, const uint32_t *lkey,
     gda_ft_dev_op_t *op = gda_ft_ep_log_begin(ep, GDA_FT_OP_GET, lkey, rkey,
                                               user);
     uint16_t idx        = 0;
+    gda_ft_dev_status_t status;
 
     if (op == NULL) {
         return (ep->state == GDA_FT_EP_NO_PATH) ? GDA_FT_DEV_NO_PATH :
                                                   GDA_FT_DEV_NO_RESOURCE;
     }
-    return gda_ft_ep_log_commit(
-            ep, op, gda_ft_sq_post_rdma_read(&ep->sq[ep->active], laddr,
-                                             lkey[ep->active], length, raddr,
-                                             rkey[ep->active],
-                                             GDA_FT_WQE_SIGNALED, &idx),
-            idx, GDA_FT_OP_F_HAS_RADDR |
-                 ((length != 0) ? GDA_FT_OP_F_HAS_DATA : 0));
+    status = gda_ft_sq_post_rdma_read(&ep->sq[ep->active], laddr,
+                                      lkey[ep->active], length, raddr,
+                                      rkey[ep->active], GDA_FT_WQE_SIGNALED,
+                                      &idx);
+    return gda_ft_ep_log_commit(ep, op, status, idx,
+                                GDA_FT_OP_F_HAS_RADDR |
+                                ((length != 0) ? GDA_FT_OP_F_HAS_DATA : 0));
 }
 
 /* Atomic opcodes of gda_ft_ep_atomic() */
@@ -349,15 +352,15 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_ep_nop(gda_ft_dev_ep_t *ep,
     gda_ft_dev_op_t *op = gda_ft_ep_log_begin(ep, GDA_FT_OP_NOP, NULL, NULL,
                                               user);
     uint16_t idx        = 0;
+    gda_ft_dev_status_t status;
 
     if (op == NULL) {
         return (ep->state == GDA_FT_EP_NO_PATH) ? GDA_FT_DEV_NO_PATH :
                                                   GDA_FT_DEV_NO_RESOURCE;
     }
-    return gda_ft_ep_log_commit(ep, op,
-                                gda_ft_sq_post_nop(&ep->sq[ep->active],
-                                                   GDA_FT_WQE_SIGNALED,
-                                                   &idx), idx, 0);
+    status = gda_ft_sq_post_nop(&ep->sq[ep->active], GDA_FT_WQE_SIGNALED,
+                                &idx);
+    return gda_ft_ep_log_commit(ep, op, status, idx, 0);
 }
 
 /* Rings the doorbell of the active path (and of the other one if used) */
@@ -413,6 +416,7 @@ gda_ft_ep_handle_cqe(gda_ft_dev_ep_t *ep, uint8_t path,
     }
 
     gda_ft_sq_retire(&ep->sq[path], info->wqe_counter);
+    ep->last_cqe_ns[path] = gda_ft_dev_now_ns();
     for (idx = ep->log_head; idx != ep->log_tail; ++idx) {
         op = gda_ft_ep_op(ep, idx);
         if ((op->flags & GDA_FT_OP_F_DONE) || (op->path != path)) {
@@ -572,14 +576,17 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_ep_switch(gda_ft_dev_ep_t *ep,
 
 /*
  * Deadline check: fails over the path of the oldest incomplete operation
- * when it was posted more than deadline_ns ago. Poll the CQs first, so that
- * a completion already written is not mistaken for a lost one. Returns
- * PATH_SWITCHED, NO_PATH, or OK when nothing is late.
+ * when that path has made no progress for deadline_ns: nothing completed on
+ * it since the operation was posted, or since its last completion. Queueing
+ * behind a long transfer that keeps completing is not a failure. Poll the
+ * CQs first, so that a completion already written is not mistaken for a
+ * lost one. Returns PATH_SWITCHED, NO_PATH, or OK when nothing is late.
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_ep_check_deadline(
         gda_ft_dev_ep_t *ep, uint64_t now_ns)
 {
     gda_ft_dev_op_t *op;
+    uint64_t since;
     uint32_t idx;
 
     if ((ep->deadline_ns == 0) || (ep->state == GDA_FT_EP_NO_PATH)) {
@@ -591,7 +598,9 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_ep_check_deadline(
         if (op->flags & GDA_FT_OP_F_DONE) {
             continue;
         }
-        if ((now_ns - op->post_ns) > ep->deadline_ns) {
+        since = (op->post_ns > ep->last_cqe_ns[op->path]) ? op->post_ns :
+                ep->last_cqe_ns[op->path];
+        if ((int64_t)(now_ns - since) > (int64_t)ep->deadline_ns) {
             return gda_ft_ep_switch(ep, op->path);
         }
         return GDA_FT_DEV_OK;

@@ -489,6 +489,11 @@ static void gda_ft_soft_send_request(gda_ft_soft_qp_t *qp,
 
 static int gda_ft_soft_req_transmit(gda_ft_soft_qp_t *qp, uint64_t now)
 {
+    /* A budget per pass: a window-sized burst of loopback datagrams makes
+     * the kernel defer their delivery to ksoftirqd, which on a busy 2-core
+     * machine runs milliseconds later; smaller bursts are delivered at once
+     * and let the receiver run in between */
+    unsigned budget = GDA_FT_SOFT_TX_BUDGET;
     gda_ft_soft_op_t *op;
     uint32_t psn;
     int work = 0;
@@ -529,6 +534,9 @@ static int gda_ft_soft_req_transmit(gda_ft_soft_qp_t *qp, uint64_t now)
             if (gda_ft_psn_diff(psn, qp->acked_psn) >
                 GDA_FT_SOFT_MAX_PKTS_INFLIGHT) {
                 return work;  /* window full */
+            }
+            if (budget-- == 0) {
+                return 1;     /* more next pass */
             }
             gda_ft_soft_send_request(qp, op, op->pkts_sent++);
             work = 1;
@@ -614,11 +622,21 @@ static void gda_ft_soft_req_rewind(gda_ft_soft_qp_t *qp, unsigned from)
 {
     gda_ft_soft_op_t *op;
     unsigned idx;
+    int32_t acked;
 
     for (idx = from; idx != qp->op_send; ++idx) {
         op = gda_ft_soft_op_at(qp, idx);
-        if (!op->done) {
+        if (op->done) {
+            continue;
+        }
+        if (gda_ft_soft_op_needs_response(op)) {
             op->pkts_sent = 0;  /* a read keeps resp_next: it resumes */
+        } else {
+            /* The responder has every packet up to acked_psn, in order,
+             * and keeps the message context: resume after them */
+            acked = gda_ft_psn_diff(qp->acked_psn, op->first_psn) + 1;
+            op->pkts_sent = (acked <= 0) ? 0 :
+                            ucs_min((uint32_t)acked, op->npkts - 1);
         }
     }
     qp->op_send = from;

@@ -1,0 +1,375 @@
+/*
+ * The dual-path endpoint of device/gda_ft_ep.h driven over software HCAs:
+ * deadline and error-CQE detection, ordered replay on the backup path,
+ * atomics in doubt, no path, and failback. Four HCAs: A's primary tsoft0
+ * and backup tsoft1, B's primary tsoft2 and backup tsoft3.
+ */
+#include "soft_harness.h"
+#include "gda_ft_test.h"
+#include "gda_ft_ep.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LOG_SIZE       64
+#define FT_DEADLINE_NS 50000000ull
+
+typedef struct ft_setup {
+    gda_ft_hca_dev_t *dev[4];
+    soft_ep_t         a[2], b[2];     /* [path] */
+    gda_ft_dev_ep_t   ep;
+    gda_ft_dev_op_t   log[LOG_SIZE];
+    uint8_t          *src, *dst;
+    size_t            len;
+    uint32_t          lkey[2], rkey[2];
+} ft_setup_t;
+
+static void ft_init(ft_setup_t *s, size_t len, uint64_t deadline_ns,
+                    const soft_conn_params_t *params)
+{
+    gda_ft_hca_mr_t *mr;
+    char name[16];
+    unsigned i;
+
+    soft_test_env(4, NULL);
+    for (i = 0; i < 4; ++i) {
+        snprintf(name, sizeof(name), "tsoft%u", i);
+        s->dev[i] = soft_open(name);
+    }
+
+    for (i = 0; i < 2; ++i) {
+        soft_ep_create(&s->a[i], s->dev[i], 1);
+        soft_ep_create(&s->b[i], s->dev[2 + i], 1);
+        soft_ep_pair_connect(&s->a[i], &s->b[i], params);
+    }
+
+    s->len = len;
+    s->src = malloc(len);
+    s->dst = calloc(1, len);
+    soft_fill(s->src, len, 42);
+    for (i = 0; i < 2; ++i) {
+        mr         = soft_mr(&s->a[i], s->src, len,
+                             GDA_FT_HCA_ACCESS_LOCAL_WRITE);
+        s->lkey[i] = mr->lkey;
+        mr         = soft_mr(&s->b[i], s->dst, len, GDA_FT_HCA_ACCESS_ALL);
+        s->rkey[i] = mr->rkey;
+    }
+
+    gda_ft_dev_ep_init(&s->ep, s->log, LOG_SIZE, deadline_ns);
+    s->ep.sq[0] = s->a[0].sq;
+    s->ep.sq[1] = s->a[1].sq;
+}
+
+static void ft_fini(ft_setup_t *s)
+{
+    unsigned i;
+
+    for (i = 0; i < 2; ++i) {
+        soft_ep_destroy(&s->a[i]);
+        soft_ep_destroy(&s->b[i]);
+    }
+    for (i = 0; i < 4; ++i) {
+        gda_ft_hca_close(s->dev[i]);
+    }
+    free(s->src);
+    free(s->dst);
+}
+
+/* One progress pass: CQs of both paths, then the deadline */
+static void ft_progress(ft_setup_t *s)
+{
+    gda_ft_dev_cqe_info_t info;
+    unsigned path;
+
+    for (path = 0; path < 2; ++path) {
+        while (gda_ft_cq_poll_ring(&s->a[path].dscq, &info) !=
+               GDA_FT_DEV_INPROGRESS) {
+            gda_ft_ep_handle_cqe(&s->ep, path, &info);
+        }
+    }
+    gda_ft_ep_check_deadline(&s->ep, gda_ft_dev_now_ns());
+}
+
+/* Waits for the oldest op; returns its status */
+static gda_ft_dev_status_t ft_wait_one(ft_setup_t *s, uint64_t expect_user,
+                                       double timeout)
+{
+    double deadline = soft_now_sec() + timeout;
+    gda_ft_dev_op_t op;
+
+    for (;;) {
+        ft_progress(s);
+        if (gda_ft_ep_pop(&s->ep, &op)) {
+            GDA_FT_ASSERT_EQ(op.user, expect_user);
+            return (gda_ft_dev_status_t)op.status;
+        }
+        if (soft_now_sec() > deadline) {
+            GDA_FT_FAIL("operation %lu not completed in %.1f s",
+                        (unsigned long)expect_user, timeout);
+        }
+        usleep(50);
+    }
+}
+
+static void ft_put_chunk(ft_setup_t *s, unsigned i, size_t chunk)
+{
+    GDA_FT_ASSERT_EQ(gda_ft_ep_put(&s->ep, (uintptr_t)s->src + i * chunk,
+                                   s->lkey, chunk,
+                                   (uintptr_t)s->dst + i * chunk, s->rkey, i),
+                     GDA_FT_DEV_OK);
+}
+
+static soft_conn_params_t ft_slow_hw_params(void)
+{
+    soft_conn_params_t params = soft_default_params;
+
+    /* One retransmission after 16.8 ms, the hardware gives up after
+     * 8 x 16.8 = 134 ms. The deadline (50 ms) lets a lost packet be
+     * retransmitted twice before the path is declared dead, and still
+     * fails over long before the hardware would report an error. */
+    params.timeout   = 12;
+    params.retry_cnt = 7;
+    return params;
+}
+
+GDA_FT_TEST(dev_ep_failover, healthy_path_no_switch)
+{
+    soft_conn_params_t params = ft_slow_hw_params();
+    uint64_t operand[4] = {5, 0, 0, 0};
+    uint64_t *result = aligned_alloc(64, 64);
+    ft_setup_t s;
+    unsigned i;
+
+    ft_init(&s, 64 * 1024, FT_DEADLINE_NS, &params);
+    for (i = 0; i < 16; ++i) {
+        ft_put_chunk(&s, i, 4096);
+    }
+    gda_ft_ep_ring(&s.ep);
+    for (i = 0; i < 16; ++i) {
+        GDA_FT_ASSERT_EQ(ft_wait_one(&s, i, 5), GDA_FT_DEV_OK);
+    }
+    GDA_FT_ASSERT_MEM_EQ(s.dst, s.src, s.len);
+
+    /* get back into src's second half... and an atomic on dst[0] */
+    memset(s.src, 0, 4096);
+    GDA_FT_ASSERT_EQ(gda_ft_ep_get(&s.ep, (uintptr_t)s.src, s.lkey, 4096,
+                                   (uintptr_t)s.dst + 4096, s.rkey, 100),
+                     GDA_FT_DEV_OK);
+    gda_ft_ep_ring(&s.ep);
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 100, 5), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_MEM_EQ(s.src, s.dst + 4096, 4096);
+
+    ((uint64_t*)s.dst)[0] = 10;
+    GDA_FT_ASSERT_EQ(gda_ft_ep_atomic(&s.ep, GDA_FT_ATOMIC_FADD64, 8, operand,
+                                      (uintptr_t)s.src, s.lkey,
+                                      (uintptr_t)s.dst, s.rkey, 101),
+                     GDA_FT_DEV_OK);
+    gda_ft_ep_ring(&s.ep);
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 101, 5), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(((uint64_t*)s.dst)[0], 15);
+    GDA_FT_ASSERT_EQ(be64toh(((uint64_t*)s.src)[0]), 10);
+
+    GDA_FT_ASSERT_EQ(s.ep.counters.switches, 0);
+    GDA_FT_ASSERT_EQ(s.ep.counters.replays, 0);
+    GDA_FT_ASSERT_EQ(soft_port_stats(s.dev[1], 1).tx_pkts, 0);
+    free(result);
+    ft_fini(&s);
+}
+
+GDA_FT_TEST(dev_ep_failover, deadline_switches_and_replays_in_order)
+{
+    soft_conn_params_t params = ft_slow_hw_params();
+    gda_ft_dev_status_t status;
+    size_t chunk = 64 * 1024;
+    unsigned i, n = 32, switched = 0;
+    double t_down = 0, t_first_backup = 0;
+    ft_setup_t s;
+
+    ft_init(&s, n * chunk, FT_DEADLINE_NS, &params);
+    for (i = 0; i < n; ++i) {
+        ft_put_chunk(&s, i, chunk);
+        gda_ft_ep_ring(&s.ep);
+        if (i == 8) {
+            /* B's primary port dies: A's primary path to B is gone */
+            GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(s.dev[2], 1, 0));
+            t_down = soft_now_sec();
+        }
+    }
+
+    for (i = 0; i < n; ++i) {
+        status = ft_wait_one(&s, i, 5);
+        if (status == GDA_FT_DEV_PATH_SWITCHED) {
+            if (!switched++) {
+                t_first_backup = soft_now_sec();
+            }
+        } else if (status != GDA_FT_DEV_OK) {
+            GDA_FT_FAIL("op %u: status %s", i, gda_ft_dev_status_str(status));
+        }
+    }
+
+    printf("interruption: %.1f ms (deadline 50 ms, HW window %.0f ms); "
+           "%u replayed\n", (t_first_backup - t_down) * 1e3,
+           8 * 4.096e-6 * (1 << 12) * 1e3, s.ep.counters.replays);
+    GDA_FT_ASSERT_MEM_EQ(s.dst, s.src, s.len);
+    GDA_FT_ASSERT_EQ(s.ep.counters.switches, 1);
+    GDA_FT_ASSERT(s.ep.counters.replays >= 1);
+    GDA_FT_ASSERT_EQ(s.ep.counters.replays, switched);
+    GDA_FT_ASSERT_EQ(s.ep.active, GDA_FT_PATH_BACKUP);
+    GDA_FT_ASSERT_EQ(s.ep.state, GDA_FT_EP_FAILED_OVER);
+    /* detection by deadline, before the hardware gives up */
+    GDA_FT_ASSERT(t_first_backup - t_down < 0.134);
+
+    /* new traffic flows on the backup */
+    ft_put_chunk(&s, 0, chunk);
+    gda_ft_ep_ring(&s.ep);
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 0, 5), GDA_FT_DEV_OK);
+    ft_fini(&s);
+}
+
+GDA_FT_TEST(dev_ep_failover, error_cqe_switches_without_deadline)
+{
+    soft_conn_params_t params = soft_default_params;
+    gda_ft_dev_status_t status;
+    ft_setup_t s;
+    unsigned i;
+
+    /* no deadline: only the retry-exceeded CQE (3 x 4 ms) can tell */
+    params.timeout   = 10;
+    params.retry_cnt = 2;
+    ft_init(&s, 16 * 4096, 0, &params);
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(s.dev[0], 1, 0));
+    for (i = 0; i < 16; ++i) {
+        ft_put_chunk(&s, i, 4096);
+    }
+    gda_ft_ep_ring(&s.ep);
+    for (i = 0; i < 16; ++i) {
+        status = ft_wait_one(&s, i, 5);
+        GDA_FT_ASSERT_EQ(status, GDA_FT_DEV_PATH_SWITCHED);
+    }
+    GDA_FT_ASSERT_MEM_EQ(s.dst, s.src, s.len);
+    GDA_FT_ASSERT_EQ(s.ep.counters.switches, 1);
+    GDA_FT_ASSERT_EQ(s.ep.counters.replays, 16);
+    GDA_FT_ASSERT_EQ(s.log[0].syndrome,
+                     GDA_FT_MLX5_SYND_TRANSPORT_RETRY_EXC_ERR);
+    ft_fini(&s);
+}
+
+GDA_FT_TEST(dev_ep_failover, lost_atomic_is_in_doubt_never_twice)
+{
+    soft_conn_params_t params = ft_slow_hw_params();
+    gda_ft_soft_fault_t fault = {0};
+    uint64_t operand[4] = {7, 0, 0, 0};
+    uint64_t *counter;
+    ft_setup_t s;
+
+    ft_init(&s, 4096, FT_DEADLINE_NS, &params);
+    counter    = (uint64_t*)s.dst;
+    counter[0] = 1000;
+
+    /* The fetch-add lands on B but its response is lost */
+    fault.ack_loss = 1;
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(s.dev[2], 1, &fault));
+    GDA_FT_ASSERT_EQ(gda_ft_ep_atomic(&s.ep, GDA_FT_ATOMIC_FADD64, 8, operand,
+                                      (uintptr_t)s.src, s.lkey,
+                                      (uintptr_t)counter, s.rkey, 1),
+                     GDA_FT_DEV_OK);
+    gda_ft_ep_ring(&s.ep);
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 1, 5), GDA_FT_DEV_IN_DOUBT);
+    GDA_FT_ASSERT_EQ(s.ep.counters.in_doubt, 1);
+    GDA_FT_ASSERT_EQ(s.ep.counters.replays, 0);
+
+    /* A later atomic goes over the backup; the lost one was not repeated */
+    operand[0] = 100;
+    GDA_FT_ASSERT_EQ(gda_ft_ep_atomic(&s.ep, GDA_FT_ATOMIC_FADD64, 8, operand,
+                                      (uintptr_t)s.src, s.lkey,
+                                      (uintptr_t)counter, s.rkey, 2),
+                     GDA_FT_DEV_OK);
+    gda_ft_ep_ring(&s.ep);
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 2, 5), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(be64toh(((uint64_t*)s.src)[0]), 1007);
+    usleep(100000);   /* the primary keeps retrying: still applied once */
+    GDA_FT_ASSERT_EQ(counter[0], 1107);
+    ft_fini(&s);
+}
+
+GDA_FT_TEST(dev_ep_failover, both_paths_down_fail_in_bounded_time)
+{
+    soft_conn_params_t params = ft_slow_hw_params();
+    double start, elapsed;
+    ft_setup_t s;
+    unsigned i;
+
+    ft_init(&s, 8 * 4096, FT_DEADLINE_NS, &params);
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(s.dev[2], 1, 0));
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(s.dev[3], 1, 0));
+    start = soft_now_sec();
+    for (i = 0; i < 8; ++i) {
+        ft_put_chunk(&s, i, 4096);
+    }
+    gda_ft_ep_ring(&s.ep);
+    for (i = 0; i < 8; ++i) {
+        GDA_FT_ASSERT_EQ(ft_wait_one(&s, i, 5), GDA_FT_DEV_NO_PATH);
+    }
+    elapsed = soft_now_sec() - start;
+    printf("no path reported after %.1f ms\n", elapsed * 1e3);
+    /* two deadlines, plus scheduling noise */
+    GDA_FT_ASSERT(elapsed < 0.1 + 0.25);
+    GDA_FT_ASSERT_EQ(s.ep.state, GDA_FT_EP_NO_PATH);
+    GDA_FT_ASSERT_EQ(s.ep.counters.no_path, 8);
+    GDA_FT_ASSERT_EQ(gda_ft_ep_put(&s.ep, (uintptr_t)s.src, s.lkey, 8,
+                                   (uintptr_t)s.dst, s.rkey, 9),
+                     GDA_FT_DEV_NO_PATH);
+    ft_fini(&s);
+}
+
+/* Host half of failback: both ends of the primary reset with fresh PSNs */
+static void ft_rearm_primary(ft_setup_t *s)
+{
+    soft_conn_params_t params = ft_slow_hw_params();
+
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_modify(s->a[0].qp, GDA_FT_HCA_QP_RESET,
+                                          NULL));
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_modify(s->b[0].qp, GDA_FT_HCA_QP_RESET,
+                                          NULL));
+    s->a[0].dbrec[0] = s->a[0].dbrec[1] = 0;
+    gda_ft_dev_sq_init(&s->ep.sq[0], s->a[0].sq_buf, SOFT_TEST_SQ_SIZE,
+                       s->a[0].qp->qpn, s->a[0].dbrec, s->a[0].qp->uar,
+                       s->a[0].qp->wake_fd, s->dev[0]->attr.max_inline);
+    soft_ep_pair_connect(&s->a[0], &s->b[0], &params);
+}
+
+GDA_FT_TEST(dev_ep_failover, failback_returns_traffic_to_primary)
+{
+    soft_conn_params_t params = ft_slow_hw_params();
+    uint64_t tx_primary, tx_backup;
+    ft_setup_t s;
+    unsigned i;
+
+    ft_init(&s, 16 * 4096, FT_DEADLINE_NS, &params);
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(s.dev[2], 1, 0));
+    ft_put_chunk(&s, 0, 4096);
+    gda_ft_ep_ring(&s.ep);
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 0, 5), GDA_FT_DEV_PATH_SWITCHED);
+
+    /* the port returns; the primary QPs are in ERR or stale: re-arm */
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(s.dev[2], 1, 1));
+    ft_rearm_primary(&s);
+    gda_ft_ep_failback(&s.ep);
+    GDA_FT_ASSERT_EQ(s.ep.active, GDA_FT_PATH_PRIMARY);
+    GDA_FT_ASSERT_EQ(s.ep.counters.failbacks, 1);
+
+    tx_primary = soft_port_stats(s.dev[0], 1).tx_pkts;
+    tx_backup  = soft_port_stats(s.dev[1], 1).tx_pkts;
+    for (i = 1; i < 16; ++i) {
+        ft_put_chunk(&s, i, 4096);
+    }
+    gda_ft_ep_ring(&s.ep);
+    for (i = 1; i < 16; ++i) {
+        GDA_FT_ASSERT_EQ(ft_wait_one(&s, i, 5), GDA_FT_DEV_OK);
+    }
+    GDA_FT_ASSERT_MEM_EQ(s.dst, s.src, s.len);
+    GDA_FT_ASSERT(soft_port_stats(s.dev[0], 1).tx_pkts >= tx_primary + 15);
+    GDA_FT_ASSERT_EQ(soft_port_stats(s.dev[1], 1).tx_pkts, tx_backup);
+    ft_fini(&s);
+}
