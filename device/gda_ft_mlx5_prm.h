@@ -42,6 +42,9 @@
 #define GDA_FT_MLX5_WQE_CTRL_SMALL_FENCE    (1 << 5) /* initiator small */
 #define GDA_FT_MLX5_WQE_CTRL_FM_MASK        (7 << 5)
 
+/* lkey ending a receive scatter list shorter than the WQE */
+#define GDA_FT_MLX5_INVALID_LKEY            0x100
+
 /* data segment byte_count flag marking an inline segment */
 #define GDA_FT_MLX5_INLINE_SEG              0x80000000u
 

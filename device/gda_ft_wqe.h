@@ -28,12 +28,6 @@
 #  include <unistd.h>
 #endif
 
-#ifndef GDA_FT_MLX5_INVALID_LKEY
-/* lkey that ends a receive scatter list shorter than the WQE (rdma-core's
- * MLX5_INVALID_LKEY); belongs in gda_ft_mlx5_prm.h */
-#  define GDA_FT_MLX5_INVALID_LKEY 0x100
-#endif
-
 
 /* flags of the post functions */
 enum {

@@ -137,7 +137,6 @@ GDA_FT_TEST(dev_ep_failover, healthy_path_no_switch)
 {
     soft_conn_params_t params = ft_slow_hw_params();
     uint64_t operand[4] = {5, 0, 0, 0};
-    uint64_t *result = aligned_alloc(64, 64);
     ft_setup_t s;
     unsigned i;
 
@@ -173,7 +172,6 @@ GDA_FT_TEST(dev_ep_failover, healthy_path_no_switch)
     GDA_FT_ASSERT_EQ(s.ep.counters.switches, 0);
     GDA_FT_ASSERT_EQ(s.ep.counters.replays, 0);
     GDA_FT_ASSERT_EQ(soft_port_stats(s.dev[1], 1).tx_pkts, 0);
-    free(result);
     ft_fini(&s);
 }
 

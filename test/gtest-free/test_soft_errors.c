@@ -461,6 +461,8 @@ GDA_FT_TEST(soft_errors, lost_atomic_ack_applied_once)
     GDA_FT_ASSERT_EQ(be64toh(result[0]), 100);
     GDA_FT_ASSERT(soft_port_stats(p.dev1, 1).rx_duplicate >= 1);
     err_pair_fini(&p);
+    free(remote);
+    free(result);
 }
 
 GDA_FT_TEST(soft_errors, drop_delay_reorder_lose_nothing)

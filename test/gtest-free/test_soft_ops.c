@@ -202,7 +202,6 @@ GDA_FT_TEST(soft_ops, write_inline)
         GDA_FT_ASSERT_EQ(dst[0], 0);
         GDA_FT_ASSERT_EQ(dst[1 + sizes[i]], 0);
     }
-    gda_ft_hca_mr_dereg(dmr);
     soft_pair_fini(&p);
 }
 
@@ -327,6 +326,12 @@ static void atomic_setup(atomic_case_t *c, soft_pair_t *p)
     c->lmr = soft_mr(&p->a, c->result, 64, GDA_FT_HCA_ACCESS_LOCAL_WRITE);
 }
 
+static void atomic_cleanup(atomic_case_t *c)
+{
+    free(c->remote);
+    free(c->result);
+}
+
 static void atomic_wait(atomic_case_t *c, uint16_t idx)
 {
     soft_ep_ring(&c->p->a);
@@ -375,6 +380,7 @@ GDA_FT_TEST(soft_ops, atomic_fetch_add_and_cswap)
     GDA_FT_ASSERT_EQ(c.remote[0], 77);
     GDA_FT_ASSERT_EQ(be64toh(c.result[0]), 1005);
     soft_pair_fini(&p);
+    atomic_cleanup(&c);
 }
 
 GDA_FT_TEST(soft_ops, atomic_masked_32_and_64)
@@ -454,6 +460,7 @@ GDA_FT_TEST(soft_ops, atomic_masked_32_and_64)
     GDA_FT_ASSERT_EQ(c.remote[3], 0x0000000200000000ull);
     GDA_FT_ASSERT_EQ(be64toh(c.result[0]), 0x00000001ffffffffull);
     soft_pair_fini(&p);
+    atomic_cleanup(&c);
 }
 
 GDA_FT_TEST(soft_ops, unsignaled_retired_by_signaled)
@@ -532,6 +539,8 @@ GDA_FT_TEST(soft_ops, fence_orders_write_after_read)
         GDA_FT_ASSERT_EQ(remote[0], 1000 + round);
     }
     soft_pair_fini(&p);
+    free(remote);
+    free(local);
 }
 
 GDA_FT_TEST(soft_ops, loopback_same_device)

@@ -455,6 +455,32 @@ err_unlock:
     return status;
 }
 
+/* Like closing a verbs context: MRs still registered on the device go */
+static void gda_ft_soft_dev_release_mrs(gda_ft_soft_dev_t *dev)
+{
+    khash_t(gda_ft_soft_mr) *hash = &gda_ft_soft_engine.mr_hash;
+    unsigned count = 0;
+    gda_ft_soft_mr_t *mr;
+    khiter_t iter;
+
+    for (iter = kh_begin(hash); iter != kh_end(hash); ++iter) {
+        if (!kh_exist(hash, iter)) {
+            continue;
+        }
+        mr = kh_val(hash, iter);
+        if (mr->dev == &dev->super) {
+            kh_del(gda_ft_soft_mr, hash, iter);
+            free(mr);
+            ++count;
+        }
+    }
+
+    if (count > 0) {
+        ucs_debug("%s: released %u memory regions left registered",
+                  dev->super.attr.info.name, count);
+    }
+}
+
 static void gda_ft_soft_dev_close(gda_ft_hca_dev_t *hca_dev)
 {
     gda_ft_soft_dev_t *dev = ucs_derived_of(hca_dev, gda_ft_soft_dev_t);
@@ -462,6 +488,7 @@ static void gda_ft_soft_dev_close(gda_ft_hca_dev_t *hca_dev)
     unsigned p;
 
     pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_dev_release_mrs(dev);
     ucs_list_for_each_safe(delayed, tmp, &gda_ft_soft_engine.delayed, list) {
         if (delayed->port->dev == dev) {
             ucs_list_del(&delayed->list);
@@ -590,6 +617,7 @@ static ucs_status_t gda_ft_soft_mr_reg(gda_ft_hca_pd_t *pd,
     }
 
     mr->super.pd       = pd;
+    mr->dev            = pd->dev;
     mr->super.addr     = attr->addr;
     mr->super.length   = attr->length;
     mr->super.access   = attr->access;

@@ -64,7 +64,8 @@ struct gda_ft_soft_dev {
 
 
 typedef struct gda_ft_soft_mr {
-    gda_ft_hca_mr_t super;
+    gda_ft_hca_mr_t   super;
+    gda_ft_hca_dev_t *dev;   /* outlives the PD pointer for close() */
 } gda_ft_soft_mr_t;
 
 

@@ -22,9 +22,6 @@ static const uint32_t gda_ft_soft_rnr_timer_us[32] = {
     61440, 81920, 122880, 163840, 245760, 327680, 491520
 };
 
-/* Invalid lkey: terminates a receive scatter list, as on mlx5 */
-#define GDA_FT_SOFT_INVALID_LKEY 0x100
-
 static gda_ft_soft_op_t *gda_ft_soft_op_at(gda_ft_soft_qp_t *qp, unsigned idx)
 {
     return &qp->ops[idx & (qp->super.init.sq_wqebb_cnt - 1)];

@@ -14,8 +14,6 @@
 #include <arpa/inet.h>
 #include <string.h>
 
-#define GDA_FT_SOFT_INVALID_LKEY 0x100
-
 /* RNR NAK timer field sent to requesters */
 static uint8_t gda_ft_soft_resp_rnr_timer(gda_ft_soft_qp_t *qp)
 {
@@ -150,7 +148,7 @@ static uint8_t gda_ft_soft_resp_rq_scatter(gda_ft_soft_qp_t *qp,
         bc   = gda_ft_be32toh(dseg[i].byte_count);
         lkey = gda_ft_be32toh(dseg[i].lkey);
         addr = gda_ft_be64toh(dseg[i].addr);
-        if ((lkey == GDA_FT_SOFT_INVALID_LKEY) || (bc == 0)) {
+        if ((lkey == GDA_FT_MLX5_INVALID_LKEY) || (bc == 0)) {
             break;
         }
         if (offset >= bc) {
