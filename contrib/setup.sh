@@ -24,7 +24,7 @@ sudo=""
 [ "$(id -u)" = 0 ] || sudo=sudo
 
 packages="build-essential autoconf automake libtool pkg-config dpkg-dev
-          libucx-dev ucx-utils libibverbs-dev rdma-core libhwloc-dev
+          libucx-dev ucx-utils libibverbs-dev rdma-core libhwloc-dev zlib1g-dev
           hwloc iproute2 tshark openmpi-bin libopenmpi-dev python3"
 
 missing=""

@@ -71,6 +71,13 @@ AC_DEFUN([GDA_FT_CHECK_VERBS], [
           [AC_MSG_ERROR([rdma-core headers/libraries not found: install libibverbs-dev])])
 ])
 
+AC_DEFUN([GDA_FT_CHECK_ZLIB], [
+    AC_CHECK_HEADER([zlib.h], [],
+        [AC_MSG_ERROR([zlib.h not found: install zlib1g-dev])])
+    AC_CHECK_LIB([z], [crc32], [:],
+        [AC_MSG_ERROR([libz not found: install zlib1g-dev])])
+])
+
 AC_DEFUN([GDA_FT_CHECK_HWLOC], [
     PKG_CHECK_MODULES([HWLOC], [hwloc], [hwloc_happy=yes],
         [AC_MSG_ERROR([hwloc not found: install libhwloc-dev])])

@@ -828,7 +828,10 @@ static int gda_ft_soft_req_check_timer(gda_ft_soft_qp_t *qp, uint64_t now)
 {
     gda_ft_soft_op_t *op;
 
+    /* timer_start may be later than this pass's 'now': an ACK received in
+     * the pass restarted the timer */
     if ((qp->op_head == qp->op_send) || (qp->rnr_until != 0) ||
+        (now < qp->timer_start) ||
         (now - qp->timer_start < gda_ft_soft_timeout_ns(qp->timeout))) {
         return 0;
     }
