@@ -1,0 +1,26 @@
+#!/bin/bash
+#
+# Sets everything up (packages, UCX source, build) and runs the test suite.
+# The last line printed is "N passed, N failed"; the exit status is non-zero
+# when a test failed.
+#
+#   contrib/test.sh [--asan] [runner options, e.g. -f 'soft_*']
+#
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+setup_args=""
+if [ "${1:-}" = "--asan" ]; then
+    setup_args="--asan"
+    shift
+    build_dir=${GDA_FT_BUILD_DIR:-$top/build-asan}
+    # sanitizers slow everything down: scale the per-test timeouts
+    export GDA_FT_TEST_TIMEOUT_SCALE=${GDA_FT_TEST_TIMEOUT_SCALE:-4}
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+else
+    build_dir=${GDA_FT_BUILD_DIR:-$top/build}
+fi
+
+GDA_FT_BUILD_DIR=$build_dir "$top/contrib/setup.sh" $setup_args
+exec "$build_dir/test/gtest-free/gda_ft_tests" "$@"
