@@ -667,3 +667,44 @@ GDA_FT_TEST(soft_errors, hostile_datagrams_dropped_and_counted)
     free(dst);
     err_pair_fini(&p);
 }
+
+static void ctl_echo(void *arg, int argc, char **argv, char *reply,
+                     size_t max)
+{
+    snprintf(reply, max, "%s: %d args, last %s\n", (const char*)arg, argc,
+             argv[argc - 1]);
+}
+
+GDA_FT_TEST(soft_errors, control_commands_and_extensions)
+{
+    gda_ft_hca_dev_t *dev;
+    char reply[4096];
+
+    soft_test_env(1, NULL);
+    dev = soft_open("tsoft0");
+
+    GDA_FT_ASSERT_OK(gda_ft_soft_ctl_exec("port tsoft0 1 down", reply,
+                                          sizeof(reply)));
+    GDA_FT_ASSERT(strstr(reply, "ok") == reply);
+    GDA_FT_ASSERT_OK(gda_ft_soft_ctl_exec("stats", reply, sizeof(reply)));
+    GDA_FT_ASSERT(strstr(reply, "tsoft0:1 DOWN") != NULL);
+    GDA_FT_ASSERT_EQ(gda_ft_soft_ctl_exec("port tsoft9 1 down", reply,
+                                          sizeof(reply)), UCS_ERR_NO_DEVICE);
+    GDA_FT_ASSERT_EQ(gda_ft_soft_ctl_exec("drop tsoft0 1 1.5", reply,
+                                          sizeof(reply)),
+                     UCS_ERR_INVALID_PARAM);
+    GDA_FT_ASSERT_EQ(gda_ft_soft_ctl_exec("counters", reply, sizeof(reply)),
+                     UCS_ERR_INVALID_PARAM);
+
+    /* an upper layer adds a command; two registrations both answer */
+    GDA_FT_ASSERT_OK(gda_ft_soft_ctl_register("counters", ctl_echo, "A"));
+    GDA_FT_ASSERT_OK(gda_ft_soft_ctl_register("counters", ctl_echo, "B"));
+    GDA_FT_ASSERT_OK(gda_ft_soft_ctl_exec("counters x y", reply,
+                                          sizeof(reply)));
+    GDA_FT_ASSERT(!strcmp(reply, "A: 3 args, last y\nB: 3 args, last y\n"));
+    gda_ft_soft_ctl_unregister(ctl_echo, "A");
+    gda_ft_soft_ctl_unregister(ctl_echo, "B");
+    GDA_FT_ASSERT_EQ(gda_ft_soft_ctl_exec("counters", reply, sizeof(reply)),
+                     UCS_ERR_INVALID_PARAM);
+    gda_ft_hca_close(dev);
+}

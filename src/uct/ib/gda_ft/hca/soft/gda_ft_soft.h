@@ -92,6 +92,19 @@ const char *gda_ft_soft_ctl_path(void);
 ucs_status_t gda_ft_soft_ctl_exec(const char *cmd, char *reply, size_t max);
 
 /*
+ * A command of the control socket added by an upper layer. It runs in the
+ * engine thread with the engine lock held: it must only read state that is
+ * safe to read from another thread, and never call back into the HCA.
+ */
+typedef void (*gda_ft_soft_ctl_func_t)(void *arg, int argc, char **argv,
+                                       char *reply, size_t max);
+
+ucs_status_t gda_ft_soft_ctl_register(const char *name,
+                                      gda_ft_soft_ctl_func_t func, void *arg);
+
+void gda_ft_soft_ctl_unregister(gda_ft_soft_ctl_func_t func, void *arg);
+
+/*
  * Re-reads the configuration (tests change UCX_GDA_FT_SOFT_* between
  * cases); allowed only while no soft device is open.
  */

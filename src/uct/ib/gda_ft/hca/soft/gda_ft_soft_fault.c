@@ -440,6 +440,76 @@ static void gda_ft_soft_ctl_stats(char *reply, size_t max)
     }
 }
 
+/* Commands added by upper layers (the UCT transport's "counters") */
+typedef struct gda_ft_soft_ctl_ext {
+    char                   name[32];
+    gda_ft_soft_ctl_func_t func;
+    void                  *arg;
+} gda_ft_soft_ctl_ext_t;
+
+#define GDA_FT_SOFT_CTL_MAX_EXT 16
+
+static gda_ft_soft_ctl_ext_t gda_ft_soft_ctl_exts[GDA_FT_SOFT_CTL_MAX_EXT];
+
+ucs_status_t gda_ft_soft_ctl_register(const char *name,
+                                      gda_ft_soft_ctl_func_t func, void *arg)
+{
+    ucs_status_t status = UCS_ERR_EXCEEDS_LIMIT;
+    unsigned i;
+
+    if (strlen(name) >= sizeof(gda_ft_soft_ctl_exts[0].name)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    for (i = 0; i < GDA_FT_SOFT_CTL_MAX_EXT; ++i) {
+        if (gda_ft_soft_ctl_exts[i].func == NULL) {
+            strcpy(gda_ft_soft_ctl_exts[i].name, name);
+            gda_ft_soft_ctl_exts[i].func = func;
+            gda_ft_soft_ctl_exts[i].arg  = arg;
+            status                       = UCS_OK;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    return status;
+}
+
+void gda_ft_soft_ctl_unregister(gda_ft_soft_ctl_func_t func, void *arg)
+{
+    unsigned i;
+
+    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    for (i = 0; i < GDA_FT_SOFT_CTL_MAX_EXT; ++i) {
+        if ((gda_ft_soft_ctl_exts[i].func == func) &&
+            (gda_ft_soft_ctl_exts[i].arg == arg)) {
+            memset(&gda_ft_soft_ctl_exts[i], 0, sizeof(gda_ft_soft_ctl_exts[i]));
+        }
+    }
+    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+}
+
+/* Runs every extension named argv[0], appending their replies */
+static int gda_ft_soft_ctl_run_extension(int argc, char **argv, char *reply,
+                                         size_t max)
+{
+    size_t len = 0;
+    int found  = 0;
+    unsigned i;
+
+    reply[0] = '\0';
+    for (i = 0; i < GDA_FT_SOFT_CTL_MAX_EXT; ++i) {
+        if ((gda_ft_soft_ctl_exts[i].func != NULL) &&
+            !strcmp(gda_ft_soft_ctl_exts[i].name, argv[0]) && (len < max)) {
+            gda_ft_soft_ctl_exts[i].func(gda_ft_soft_ctl_exts[i].arg, argc,
+                                         argv, reply + len, max - len);
+            len  += strlen(reply + len);
+            found = 1;
+        }
+    }
+    return found;
+}
+
 /* Executes a command with the engine lock held */
 static ucs_status_t gda_ft_soft_ctl_exec_locked(char *cmd, char *reply,
                                                 size_t max)
@@ -459,6 +529,10 @@ static ucs_status_t gda_ft_soft_ctl_exec_locked(char *cmd, char *reply,
 
     if ((argc == 1) && !strcmp(argv[0], "stats")) {
         gda_ft_soft_ctl_stats(reply, max);
+        return UCS_OK;
+    }
+
+    if ((argc >= 1) && gda_ft_soft_ctl_run_extension(argc, argv, reply, max)) {
         return UCS_OK;
     }
 
@@ -517,7 +591,8 @@ static ucs_status_t gda_ft_soft_ctl_exec_locked(char *cmd, char *reply,
 
 usage:
     snprintf(reply, max, "error: commands: stats | port DEV PORT up|down | "
-             "drop|delay|reorder DEV PORT PROB | ackloss DEV PORT 0|1\n");
+             "drop|delay|reorder DEV PORT PROB | ackloss DEV PORT 0|1 | "
+             "commands added by the transport (counters)\n");
     return UCS_ERR_INVALID_PARAM;
 }
 
