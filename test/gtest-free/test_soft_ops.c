@@ -617,3 +617,29 @@ GDA_FT_TEST(soft_ops, many_outstanding_wrap_sq)
     free(dst);
     soft_pair_fini(&p);
 }
+
+GDA_FT_TEST(soft_ops, zero_length_ignores_rkey_and_address)
+{
+    gda_ft_dev_cqe_info_t info;
+    soft_pair_t p;
+    uint16_t idx;
+
+    /* As on hardware: no memory is touched, so no key is checked (the
+     * probe UCX's ep_check posts) */
+    soft_pair_init(&p, NULL);
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&p.a.sq, 0, 0, 0, 0, 0,
+                                               GDA_FT_WQE_SIGNALED, &idx),
+                     GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_read(&p.a.sq, 0, 0, 0, 0, 0,
+                                              GDA_FT_WQE_SIGNALED, &idx),
+                     GDA_FT_DEV_OK);
+    soft_ep_ring(&p.a);
+    soft_ep_wait_send(&p.a, &info, 5000);
+    GDA_FT_ASSERT_EQ(info.opcode, GDA_FT_MLX5_CQE_REQ);
+    soft_ep_wait_send(&p.a, &info, 5000);
+    GDA_FT_ASSERT_EQ(info.opcode, GDA_FT_MLX5_CQE_REQ);
+    GDA_FT_ASSERT_EQ(info.wqe_counter, idx);
+    GDA_FT_ASSERT_EQ(info.byte_cnt, 0);
+    GDA_FT_ASSERT_EQ(p.b.qp->state, GDA_FT_HCA_QP_RTS);
+    soft_pair_fini(&p);
+}

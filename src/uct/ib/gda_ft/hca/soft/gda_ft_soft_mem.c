@@ -47,6 +47,10 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
 {
     int ret;
 
+    if (len == 0) {
+        return UCS_OK;
+    }
+
     if ((dst_type != GDA_FT_HCA_MEM_CUDA) &&
         (src_type != GDA_FT_HCA_MEM_CUDA)) {
         memcpy(dst, src, len);

@@ -94,8 +94,20 @@ static gda_ft_soft_mr_t *gda_ft_soft_resp_check_rkey(gda_ft_soft_qp_t *qp,
                                                      uint64_t len,
                                                      unsigned access)
 {
-    gda_ft_soft_mr_t *mr = gda_ft_soft_mr_lookup(rkey);
+    /* A zero-length RDMA WRITE or READ touches no memory, and the IBA does
+     * not check its R_Key or VA (UCX probes endpoints with such a WRITE to
+     * address 0, R_Key 0): it gets an MR that stands for nothing */
+    static gda_ft_soft_mr_t zero_length_mr = {
+        .super = {.mem_type = GDA_FT_HCA_MEM_HOST}
+    };
+    gda_ft_soft_mr_t *mr;
     uint64_t start, end;
+
+    if (len == 0) {
+        return &zero_length_mr;
+    }
+
+    mr = gda_ft_soft_mr_lookup(rkey);
 
     if ((mr == NULL) || (mr->super.pd != qp->super.pd) ||
         ((qp->access & access) != access) ||

@@ -1,0 +1,1377 @@
+/*
+ * gda_ft UCT transport: endpoints.
+ *
+ * Every operation is posted through the dual-path datapath endpoint of
+ * device/gda_ft_ep.h (DESIGN §4 "One datapath"): it builds the WQE on the
+ * active path, logs it with the keys of both paths and a cookie, and later
+ * completes it in post order, after a failover and replay if needed. The
+ * cookie is a descriptor (uct_gda_ft_op_t) when someone waits for the
+ * operation or a bounce buffer belongs to it, 0 otherwise.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "uct_gda_ft_ep.h"
+
+#include <uct/base/uct_iov.inl>
+#include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
+#include <ucs/sys/string.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+/* Returns from a post function when the endpoint cannot take an operation
+ * now (not connected, canceled, failed, or out of resources) */
+#define UCT_GDA_FT_EP_CHECK_RES(_iface, _ep) \
+    { \
+        ucs_status_t _status = uct_gda_ft_ep_check_res(_iface, _ep); \
+        if (ucs_unlikely(_status != UCS_OK)) { \
+            return _status; \
+        } \
+    }
+
+
+static UCS_F_ALWAYS_INLINE uct_gda_ft_iface_t *
+uct_gda_ft_ep_iface(uct_gda_ft_ep_t *ep)
+{
+    return ucs_derived_of(ep->super.super.iface, uct_gda_ft_iface_t);
+}
+
+static const char *uct_gda_ft_path_name(unsigned path)
+{
+    return (path == UCT_GDA_FT_PATH_PRIMARY) ? "primary" : "backup";
+}
+
+static UCS_F_ALWAYS_INLINE void uct_gda_ft_rkeys(uct_rkey_t rkey,
+                                                 uint32_t *rkeys)
+{
+    rkeys[UCT_GDA_FT_PATH_PRIMARY] =
+            uct_gda_ft_wire_rkey_path(rkey, UCT_GDA_FT_PATH_PRIMARY);
+    rkeys[UCT_GDA_FT_PATH_BACKUP]  =
+            uct_gda_ft_wire_rkey_path(rkey, UCT_GDA_FT_PATH_BACKUP);
+}
+
+static UCS_F_ALWAYS_INLINE int
+uct_gda_ft_ep_has_tx_resources(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
+{
+    return (gda_ft_ep_outstanding(&ep->dev) < iface->config.log_size) &&
+           (gda_ft_sq_free_wqebbs(&ep->dev.sq[ep->dev.active]) >=
+            iface->config.op_wqebbs);
+}
+
+static UCS_F_ALWAYS_INLINE int
+uct_gda_ft_iface_has_tx_resources(uct_gda_ft_iface_t *iface)
+{
+    return iface->outstanding < iface->config.max_outstanding;
+}
+
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gda_ft_ep_check_res(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
+{
+    if (ucs_unlikely(!(ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ||
+                     (ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED) ||
+                     (ep->dev.state == GDA_FT_EP_NO_PATH))) {
+        if (ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED) {
+            return UCS_ERR_CANCELED;
+        }
+        return (ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ?
+               UCS_ERR_ENDPOINT_TIMEOUT : UCS_ERR_NOT_CONNECTED;
+    }
+
+    if (ucs_unlikely(!uct_gda_ft_ep_has_tx_resources(iface, ep) ||
+                     !uct_gda_ft_iface_has_tx_resources(iface))) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    return UCS_OK;
+}
+
+/* A post the resource check allowed can only fail for lack of a path */
+static ucs_status_t uct_gda_ft_dev_post_status(gda_ft_dev_status_t status)
+{
+    switch (status) {
+    case GDA_FT_DEV_OK:
+        return UCS_OK;
+    case GDA_FT_DEV_NO_RESOURCE:
+        return UCS_ERR_NO_RESOURCE;
+    case GDA_FT_DEV_NO_PATH:
+        return UCS_ERR_ENDPOINT_TIMEOUT;
+    default:
+        return UCS_ERR_INVALID_PARAM;
+    }
+}
+
+/*
+ * After a successful post: fence it if asked, ring the doorbell, account for
+ * it. The WQE is not visible to the HCA before the doorbell, so its ctrl
+ * segment may still be changed here (and a replay copies it as it is).
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gda_ft_ep_post_done(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
+                        gda_ft_dev_status_t dev_status)
+{
+    gda_ft_mlx5_ctrl_seg_t *ctrl;
+    gda_ft_dev_op_t *op;
+
+    if (ucs_unlikely(dev_status != GDA_FT_DEV_OK)) {
+        return uct_gda_ft_dev_post_status(dev_status);
+    }
+
+    if (ucs_unlikely(ep->flags & UCT_GDA_FT_EP_FLAG_FENCE)) {
+        op    = gda_ft_ep_op(&ep->dev, ep->dev.log_tail - 1);
+        ctrl  = (gda_ft_mlx5_ctrl_seg_t*)gda_ft_wqe_seg(&ep->dev.sq[op->path],
+                                                        op->wqe_idx, 0);
+        ctrl->fm_ce_se |= GDA_FT_MLX5_WQE_CTRL_FENCE;
+        ep->flags      &= ~UCT_GDA_FT_EP_FLAG_FENCE;
+    }
+
+    gda_ft_ep_ring(&ep->dev);
+    ++iface->outstanding;
+    if (!(ep->flags & UCT_GDA_FT_EP_FLAG_ACTIVE)) {
+        ucs_list_add_tail(&iface->active_eps, &ep->active);
+        ep->flags |= UCT_GDA_FT_EP_FLAG_ACTIVE;
+    }
+    return UCS_OK;
+}
+
+static UCS_F_ALWAYS_INLINE uct_gda_ft_op_t *
+uct_gda_ft_op_get(ucs_mpool_t *mp, uct_gda_ft_ep_t *ep,
+                  uct_gda_ft_op_handler_t handler, uct_completion_t *comp,
+                  uint64_t raddr)
+{
+    uct_gda_ft_op_t *op = ucs_mpool_get_inline(mp);
+
+    if (ucs_unlikely(op == NULL)) {
+        return NULL;
+    }
+
+    op->handler = handler;
+    op->comp    = comp;
+    op->ep      = ep;
+    op->raddr   = raddr;
+    return op;
+}
+
+static UCS_F_ALWAYS_INLINE void *uct_gda_ft_op_payload(uct_gda_ft_op_t *op)
+{
+    return op + 1;
+}
+
+
+/* ---- completion handlers ------------------------------------------------- */
+
+static void uct_gda_ft_op_release(uct_gda_ft_op_t *op, ucs_status_t status)
+{
+    ucs_mpool_put_inline(op);
+}
+
+static void uct_gda_ft_op_complete(uct_gda_ft_op_t *op, ucs_status_t status)
+{
+    uct_completion_t *comp = op->comp;
+
+    ucs_mpool_put_inline(op);
+    if (comp != NULL) {
+        uct_invoke_completion(comp, status);
+    }
+}
+
+static void uct_gda_ft_op_get_bcopy(uct_gda_ft_op_t *op, ucs_status_t status)
+{
+    if (status == UCS_OK) {
+        op->get.unpack_cb(op->get.arg, uct_gda_ft_op_payload(op),
+                          op->get.length);
+    }
+    uct_gda_ft_op_complete(op, status);
+}
+
+/* The old value arrives big-endian, as the HCA writes it */
+static void uct_gda_ft_op_atomic_fetch(uct_gda_ft_op_t *op,
+                                       ucs_status_t status)
+{
+    const void *payload = uct_gda_ft_op_payload(op);
+    uint64_t value64;
+    uint32_t value32;
+
+    if (status == UCS_OK) {
+        if (op->atomic.size == sizeof(uint32_t)) {
+            memcpy(&value32, payload, sizeof(value32));
+            *(uint32_t*)op->atomic.result = gda_ft_be32toh(value32);
+        } else {
+            memcpy(&value64, payload, sizeof(value64));
+            *(uint64_t*)op->atomic.result = gda_ft_be64toh(value64);
+        }
+    }
+    uct_gda_ft_op_complete(op, status);
+}
+
+
+/* ---- completions and failures -------------------------------------------- */
+
+static ucs_status_t uct_gda_ft_ep_op_status(uct_gda_ft_ep_t *ep,
+                                            const gda_ft_dev_op_t *op,
+                                            uint32_t idx)
+{
+    if ((op->status == GDA_FT_DEV_OK) ||
+        (op->status == GDA_FT_DEV_PATH_SWITCHED)) {
+        return UCS_OK;
+    }
+
+    if ((ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED) &&
+        ((int32_t)(idx - ep->cancel_sn) < 0) &&
+        (op->status == GDA_FT_DEV_ERROR)) {
+        return UCS_ERR_CANCELED;
+    }
+
+    switch (op->status) {
+    case GDA_FT_DEV_NO_PATH:
+        return UCS_ERR_ENDPOINT_TIMEOUT;
+    case GDA_FT_DEV_IN_DOUBT:
+    default:
+        return UCS_ERR_IO_ERROR;
+    }
+}
+
+static void uct_gda_ft_ep_op_failed(uct_gda_ft_ep_t *ep,
+                                    const gda_ft_dev_op_t *op,
+                                    ucs_status_t status)
+{
+    const uct_gda_ft_op_t *desc = (const uct_gda_ft_op_t*)(uintptr_t)op->user;
+    uint64_t raddr              = (desc != NULL) ? desc->raddr : 0;
+
+    if (op->status == GDA_FT_DEV_IN_DOUBT) {
+        /* DESIGN §5 rule 4: reported once, never applied twice */
+        ucs_error("gda_ft: ep %p: atomic operation on remote address "
+                  "0x%" PRIx64 " (rkey 0x%x/0x%x) is in doubt: its "
+                  "completion was lost when the %s path failed; it may or "
+                  "may not have been applied and is not retried", ep, raddr,
+                  op->rkey[0], op->rkey[1], uct_gda_ft_path_name(op->path));
+    } else if (status != UCS_ERR_CANCELED) {
+        ucs_debug("gda_ft: ep %p: operation kind %u on 0x%" PRIx64 " failed: "
+                  "%s (syndrome %s)", ep, op->kind, raddr,
+                  gda_ft_dev_status_str((gda_ft_dev_status_t)op->status),
+                  gda_ft_hca_syndrome_str(op->syndrome));
+    }
+}
+
+unsigned uct_gda_ft_ep_deliver_one(uct_gda_ft_ep_t *ep)
+{
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uint32_t idx              = ep->dev.log_head;
+    uct_completion_t *comp;
+    uct_gda_ft_op_t *desc;
+    gda_ft_dev_op_t op;
+    ucs_status_t status;
+
+    if (gda_ft_ep_pop(&ep->dev, &op)) {
+        ucs_assert(iface->outstanding > 0);
+        --iface->outstanding;
+        status = uct_gda_ft_ep_op_status(ep, &op, idx);
+        if (ucs_unlikely(status != UCS_OK)) {
+            uct_gda_ft_ep_op_failed(ep, &op, status);
+        }
+        /* the endpoint has room again: let its pending requests in */
+        ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
+        if (op.user != 0) {
+            desc = (uct_gda_ft_op_t*)(uintptr_t)op.user;
+            desc->handler(desc, status);
+        }
+        return 1;
+    }
+
+    if (!ucs_queue_is_empty(&ep->flush_q)) {
+        desc = ucs_queue_head_elem_non_empty(&ep->flush_q, uct_gda_ft_op_t,
+                                             queue);
+        if ((int32_t)(ep->dev.log_head - desc->sn) >= 0) {
+            ucs_queue_pull_non_empty(&ep->flush_q);
+            status = ((ep->dev.state == GDA_FT_EP_NO_PATH) &&
+                      !(ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED)) ?
+                     UCS_ERR_ENDPOINT_TIMEOUT : UCS_OK;
+            comp   = desc->comp;
+            ucs_mpool_put_inline(desc);
+            uct_invoke_completion(comp, status);
+            return 1;
+        }
+    }
+
+    if ((ep->dev.state == GDA_FT_EP_NO_PATH) &&
+        !(ep->flags & (UCT_GDA_FT_EP_FLAG_ERR_REPORTED |
+                       UCT_GDA_FT_EP_FLAG_CANCELED))) {
+        /* DESIGN §5 rule 5: both paths are gone; UCP's error handler runs.
+         * The handler may destroy the endpoint: nothing touches ep after. */
+        ep->flags |= UCT_GDA_FT_EP_FLAG_ERR_REPORTED;
+        ep->flags &= ~UCT_GDA_FT_EP_FLAG_READY;
+        ucs_list_del(&ep->ready);
+        status = uct_iface_handle_ep_err(&iface->super.super,
+                                         &ep->super.super,
+                                         UCS_ERR_ENDPOINT_TIMEOUT);
+        if (status != UCS_OK) {
+            ucs_diag("gda_ft: ep %p: no error handler took the failure of "
+                     "both paths: %s", ep, ucs_status_string(status));
+        }
+        return 1;
+    }
+
+    return 0;
+}
+
+void uct_gda_ft_ep_path_event(uct_gda_ft_ep_t *ep, unsigned path,
+                              gda_ft_dev_status_t status,
+                              const gda_ft_dev_cqe_info_t *info)
+{
+    uct_gda_ft_iface_t *iface          = uct_gda_ft_ep_iface(ep);
+    const gda_ft_dev_ep_counters_t *cn = &ep->dev.counters;
+    char reason[96];
+
+    if ((info != NULL) && gda_ft_cq_opcode_is_error(info->opcode)) {
+        ucs_snprintf_zero(reason, sizeof(reason), "error completion %s",
+                          gda_ft_hca_syndrome_str(info->syndrome));
+    } else {
+        ucs_snprintf_zero(reason, sizeof(reason),
+                          "no completion for %.0f ms",
+                          iface->config.deadline_ns / 1e6);
+    }
+
+    if (status == GDA_FT_DEV_PATH_SWITCHED) {
+        ucs_warn("gda_ft: ep %p: %s path to peer QP 0x%x failed (%s): "
+                 "switched to the %s path, %u operations replayed, %u "
+                 "atomics in doubt", ep, uct_gda_ft_path_name(path),
+                 ep->path[path].dest_qpn, reason,
+                 uct_gda_ft_path_name(ep->dev.active),
+                 cn->replays - ep->reported.replays,
+                 cn->in_doubt - ep->reported.in_doubt);
+        /*
+         * FAILOVER HOOK (switch): the abandoned QP ep->path[path].qp must be
+         * fenced (moved to ERR) by the host guardian so that hardware
+         * retransmission cannot deliver stale data later (DESIGN §5 rule 3);
+         * in strict mode the replay waits for that fence. Failback (rule 6)
+         * re-arms ep->path[path].qp with the peer over the other path, then
+         * calls gda_ft_ep_failback(&ep->dev).
+         */
+    } else if (status == GDA_FT_DEV_NO_PATH) {
+        ucs_error("gda_ft: ep %p: %s path to peer QP 0x%x failed (%s) and "
+                  "no other path is left: %u operations fail", ep,
+                  uct_gda_ft_path_name(path), ep->path[path].dest_qpn,
+                  reason, cn->no_path - ep->reported.no_path);
+        /* FAILOVER HOOK (no path): both QPs are to be fenced; the endpoint
+         * error is reported by uct_gda_ft_ep_deliver_one() once every
+         * operation has completed with an error */
+    }
+
+    ep->reported = *cn;
+    uct_gda_ft_iface_ep_ready(iface, ep);
+}
+
+void uct_gda_ft_ep_check_deadline(uct_gda_ft_ep_t *ep, uint64_t now_ns)
+{
+    uint8_t active = ep->dev.active;
+    gda_ft_dev_status_t status;
+
+    status = gda_ft_ep_check_deadline(&ep->dev, now_ns);
+    if (status == GDA_FT_DEV_PATH_SWITCHED) {
+        uct_gda_ft_ep_path_event(ep, 1 - ep->dev.active, status, NULL);
+    } else if (status == GDA_FT_DEV_NO_PATH) {
+        uct_gda_ft_ep_path_event(ep, active, status, NULL);
+    }
+}
+
+ucs_status_t uct_gda_ft_ep_query_counters(uct_ep_h tl_ep,
+                                          gda_ft_dev_ep_counters_t *counters)
+{
+    uct_gda_ft_ep_t *ep = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+
+    *counters = ep->dev.counters;
+    return UCS_OK;
+}
+
+ucs_status_t
+uct_gda_ft_iface_query_counters(uct_iface_h tl_iface,
+                                gda_ft_dev_ep_counters_t *counters)
+{
+    uct_gda_ft_iface_t *iface = ucs_derived_of(tl_iface, uct_gda_ft_iface_t);
+    uct_gda_ft_ep_t *ep;
+
+    memset(counters, 0, sizeof(*counters));
+    ucs_list_for_each(ep, &iface->eps, list) {
+        counters->switches  += ep->dev.counters.switches;
+        counters->replays   += ep->dev.counters.replays;
+        counters->in_doubt  += ep->dev.counters.in_doubt;
+        counters->failbacks += ep->dev.counters.failbacks;
+        counters->no_path   += ep->dev.counters.no_path;
+    }
+    return UCS_OK;
+}
+
+
+/* ---- put ----------------------------------------------------------------- */
+
+ucs_status_t uct_gda_ft_ep_put_short(uct_ep_h tl_ep, const void *buffer,
+                                     unsigned length, uint64_t remote_addr,
+                                     uct_rkey_t rkey)
+{
+    uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uint32_t rkeys[UCT_GDA_FT_NUM_PATHS];
+    gda_ft_dev_status_t status;
+
+    UCT_CHECK_LENGTH(length, 0, iface->config.max_inline, "put_short");
+    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
+
+    uct_gda_ft_rkeys(rkey, rkeys);
+    status = gda_ft_ep_put_inline(&ep->dev, buffer, length, remote_addr, rkeys,
+                                  0);
+    UCT_TL_EP_STAT_OP(&ep->super, PUT, SHORT, length);
+    return uct_gda_ft_ep_post_done(iface, ep, status);
+}
+
+ssize_t uct_gda_ft_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
+                                void *arg, uint64_t remote_addr,
+                                uct_rkey_t rkey)
+{
+    uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uint32_t rkeys[UCT_GDA_FT_NUM_PATHS];
+    gda_ft_dev_status_t dev_status;
+    uct_gda_ft_op_t *desc;
+    ucs_status_t status;
+    size_t length;
+
+    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
+    desc = uct_gda_ft_op_get(&iface->tx_mp, ep, uct_gda_ft_op_release, NULL,
+                             remote_addr);
+    if (ucs_unlikely(desc == NULL)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    length = pack_cb(uct_gda_ft_op_payload(desc), arg);
+    if (ucs_unlikely(length > iface->config.seg_size)) {
+        ucs_error("gda_ft: put_bcopy packed %zu bytes into a %zu-byte "
+                  "segment", length, iface->config.seg_size);
+        ucs_mpool_put_inline(desc);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    uct_gda_ft_rkeys(rkey, rkeys);
+    dev_status = gda_ft_ep_put(&ep->dev,
+                               (uintptr_t)uct_gda_ft_op_payload(desc),
+                               desc->lkey, (uint32_t)length, remote_addr,
+                               rkeys, (uintptr_t)desc);
+    status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+        return status;
+    }
+
+    UCT_TL_EP_STAT_OP(&ep->super, PUT, BCOPY, length);
+    return length;
+}
+
+/* Local buffer of a zero-copy operation; max_iov is 1 */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gda_ft_ep_zcopy_iov(uct_gda_ft_iface_t *iface, const uct_iov_t *iov,
+                        size_t iovcnt, const char *name, uint64_t *laddr_p,
+                        uint32_t *length_p, uint32_t *lkeys)
+{
+    const uct_gda_ft_memh_t *memh;
+    size_t length;
+
+    UCT_CHECK_IOV_SIZE(iovcnt, 1ul, name);
+    length = uct_iov_total_length(iov, iovcnt);
+    UCT_CHECK_LENGTH(length, 0, iface->config.max_msg, name);
+
+    if (length == 0) {
+        *laddr_p = 0;
+        lkeys[0] = lkeys[1] = 0;
+    } else {
+        memh = iov[0].memh;
+        if (ucs_unlikely(memh == UCT_MEM_HANDLE_NULL)) {
+            ucs_error("gda_ft: %s of %zu bytes without a memory handle",
+                      name, length);
+            return UCS_ERR_INVALID_PARAM;
+        }
+        *laddr_p = (uintptr_t)iov[0].buffer;
+        lkeys[0] = memh->lkey[UCT_GDA_FT_PATH_PRIMARY];
+        lkeys[1] = memh->lkey[UCT_GDA_FT_PATH_BACKUP];
+    }
+
+    *length_p = (uint32_t)length;
+    return UCS_OK;
+}
+
+ucs_status_t uct_gda_ft_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                     size_t iovcnt, uint64_t remote_addr,
+                                     uct_rkey_t rkey, uct_completion_t *comp)
+{
+    uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uint32_t rkeys[UCT_GDA_FT_NUM_PATHS], lkeys[UCT_GDA_FT_NUM_PATHS];
+    uct_gda_ft_op_t *desc     = NULL;
+    gda_ft_dev_status_t dev_status;
+    ucs_status_t status;
+    uint32_t length;
+    uint64_t laddr;
+
+    status = uct_gda_ft_ep_zcopy_iov(iface, iov, iovcnt, "put_zcopy", &laddr,
+                                     &length, lkeys);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
+    if (comp != NULL) {
+        desc = uct_gda_ft_op_get(&iface->op_mp, ep, uct_gda_ft_op_complete,
+                                 comp, remote_addr);
+        if (ucs_unlikely(desc == NULL)) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+    }
+
+    uct_gda_ft_rkeys(rkey, rkeys);
+    dev_status = gda_ft_ep_put(&ep->dev, laddr, lkeys, length, remote_addr,
+                               rkeys, (uintptr_t)desc);
+    status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
+    if (ucs_unlikely(status != UCS_OK)) {
+        if (desc != NULL) {
+            ucs_mpool_put_inline(desc);
+        }
+        return status;
+    }
+
+    UCT_TL_EP_STAT_OP(&ep->super, PUT, ZCOPY, length);
+    return UCS_INPROGRESS;
+}
+
+
+/* ---- get ----------------------------------------------------------------- */
+
+ucs_status_t uct_gda_ft_ep_get_bcopy(uct_ep_h tl_ep,
+                                     uct_unpack_callback_t unpack_cb,
+                                     void *arg, size_t length,
+                                     uint64_t remote_addr, uct_rkey_t rkey,
+                                     uct_completion_t *comp)
+{
+    uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uint32_t rkeys[UCT_GDA_FT_NUM_PATHS];
+    gda_ft_dev_status_t dev_status;
+    uct_gda_ft_op_t *desc;
+    ucs_status_t status;
+
+    UCT_CHECK_LENGTH(length, 0, iface->config.seg_size, "get_bcopy");
+    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
+
+    desc = uct_gda_ft_op_get(&iface->tx_mp, ep, uct_gda_ft_op_get_bcopy, comp,
+                             remote_addr);
+    if (ucs_unlikely(desc == NULL)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    desc->get.unpack_cb = unpack_cb;
+    desc->get.arg       = arg;
+    desc->get.length    = length;
+
+    uct_gda_ft_rkeys(rkey, rkeys);
+    dev_status = gda_ft_ep_get(&ep->dev,
+                               (uintptr_t)uct_gda_ft_op_payload(desc),
+                               desc->lkey, (uint32_t)length, remote_addr,
+                               rkeys, (uintptr_t)desc);
+    status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+        return status;
+    }
+
+    UCT_TL_EP_STAT_OP(&ep->super, GET, BCOPY, length);
+    return UCS_INPROGRESS;
+}
+
+ucs_status_t uct_gda_ft_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                     size_t iovcnt, uint64_t remote_addr,
+                                     uct_rkey_t rkey, uct_completion_t *comp)
+{
+    uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uint32_t rkeys[UCT_GDA_FT_NUM_PATHS], lkeys[UCT_GDA_FT_NUM_PATHS];
+    uct_gda_ft_op_t *desc     = NULL;
+    gda_ft_dev_status_t dev_status;
+    ucs_status_t status;
+    uint32_t length;
+    uint64_t laddr;
+
+    status = uct_gda_ft_ep_zcopy_iov(iface, iov, iovcnt, "get_zcopy", &laddr,
+                                     &length, lkeys);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
+    if (comp != NULL) {
+        desc = uct_gda_ft_op_get(&iface->op_mp, ep, uct_gda_ft_op_complete,
+                                 comp, remote_addr);
+        if (ucs_unlikely(desc == NULL)) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+    }
+
+    uct_gda_ft_rkeys(rkey, rkeys);
+    dev_status = gda_ft_ep_get(&ep->dev, laddr, lkeys, length, remote_addr,
+                               rkeys, (uintptr_t)desc);
+    status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
+    if (ucs_unlikely(status != UCS_OK)) {
+        if (desc != NULL) {
+            ucs_mpool_put_inline(desc);
+        }
+        return status;
+    }
+
+    UCT_TL_EP_STAT_OP(&ep->super, GET, ZCOPY, length);
+    return UCS_INPROGRESS;
+}
+
+
+/* ---- atomics ------------------------------------------------------------- */
+
+/*
+ * UCT atomic -> datapath atomic. 64-bit add and compare-swap are the
+ * standard RDMA atomics; the bitwise operations and swap are masked
+ * compare-swaps that always "compare equal" (compare_mask 0) and replace the
+ * bits of swap_mask; xor is a masked fetch-add whose every bit is its own
+ * field (field_boundary all ones), so that no carry propagates; 32-bit
+ * operations use the 4-byte masked forms.
+ */
+static ucs_status_t
+uct_gda_ft_atomic_operands(unsigned opcode, unsigned size, uint64_t value,
+                           uint64_t compare, unsigned *kind_p,
+                           uint64_t *operand)
+{
+    uint64_t mask = (size == sizeof(uint32_t)) ? UINT32_MAX : UINT64_MAX;
+
+    value   &= mask;
+    compare &= mask;
+    operand[0] = operand[1] = operand[2] = operand[3] = 0;
+
+    switch (opcode) {
+    case UCT_ATOMIC_OP_ADD:
+        if (size == sizeof(uint64_t)) {
+            *kind_p    = GDA_FT_ATOMIC_FADD64;
+            operand[0] = value;
+        } else {
+            *kind_p    = GDA_FT_ATOMIC_MASKED_FA;
+            operand[0] = value;
+            operand[1] = 0;          /* one field: a plain add */
+        }
+        return UCS_OK;
+    case UCT_ATOMIC_OP_XOR:
+        *kind_p    = GDA_FT_ATOMIC_MASKED_FA;
+        operand[0] = value;
+        operand[1] = mask;           /* every bit a field: add = xor */
+        return UCS_OK;
+    case UCT_ATOMIC_OP_AND:
+        *kind_p    = GDA_FT_ATOMIC_MASKED_CS;
+        operand[1] = 0;              /* swap: clear ... */
+        operand[3] = ~value & mask;  /* ... the bits not in value */
+        return UCS_OK;
+    case UCT_ATOMIC_OP_OR:
+        *kind_p    = GDA_FT_ATOMIC_MASKED_CS;
+        operand[1] = value;          /* set ... */
+        operand[3] = value;          /* ... the bits of value */
+        return UCS_OK;
+    case UCT_ATOMIC_OP_SWAP:
+        *kind_p    = GDA_FT_ATOMIC_MASKED_CS;
+        operand[1] = value;
+        operand[3] = mask;
+        return UCS_OK;
+    case UCT_ATOMIC_OP_CSWAP:
+        if (size == sizeof(uint64_t)) {
+            *kind_p    = GDA_FT_ATOMIC_CSWAP64;
+            operand[0] = compare;
+            operand[1] = value;
+        } else {
+            *kind_p    = GDA_FT_ATOMIC_MASKED_CS;
+            operand[0] = compare;
+            operand[1] = value;
+            operand[2] = mask;
+            operand[3] = mask;
+        }
+        return UCS_OK;
+    default:
+        ucs_error("gda_ft: unsupported atomic opcode %u", opcode);
+        return UCS_ERR_UNSUPPORTED;
+    }
+}
+
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gda_ft_ep_atomic(uct_ep_h tl_ep, unsigned opcode, unsigned size,
+                     uint64_t value, uint64_t compare, uint64_t remote_addr,
+                     uct_rkey_t rkey, void *result, uct_completion_t *comp)
+{
+    uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uint32_t rkeys[UCT_GDA_FT_NUM_PATHS];
+    gda_ft_dev_status_t dev_status;
+    uct_gda_ft_op_t *desc;
+    uint64_t operand[4];
+    ucs_status_t status;
+    unsigned kind;
+
+    if (ucs_unlikely(remote_addr & (size - 1))) {
+        ucs_error("gda_ft: %u-byte atomic on unaligned remote address 0x%"
+                  PRIx64, size, remote_addr);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    status = uct_gda_ft_atomic_operands(opcode, size, value, compare, &kind,
+                                        operand);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
+
+    /* Every atomic has a descriptor: the old value needs a registered
+     * buffer, and an in-doubt report names the remote address */
+    desc = uct_gda_ft_op_get(&iface->op_mp, ep,
+                             (result != NULL) ? uct_gda_ft_op_atomic_fetch :
+                                                uct_gda_ft_op_release,
+                             comp, remote_addr);
+    if (ucs_unlikely(desc == NULL)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    desc->atomic.result = result;
+    desc->atomic.size   = (uint8_t)size;
+    desc->atomic.opcode = (uint8_t)opcode;
+
+    uct_gda_ft_rkeys(rkey, rkeys);
+    dev_status = gda_ft_ep_atomic(&ep->dev, kind, size, operand,
+                                  (uintptr_t)uct_gda_ft_op_payload(desc),
+                                  desc->lkey, remote_addr, rkeys,
+                                  (uintptr_t)desc);
+    status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+        return status;
+    }
+
+    UCT_TL_EP_STAT_ATOMIC(&ep->super);
+    return (result != NULL) ? UCS_INPROGRESS : UCS_OK;
+}
+
+ucs_status_t uct_gda_ft_ep_atomic_cswap64(uct_ep_h tl_ep, uint64_t compare,
+                                          uint64_t swap, uint64_t remote_addr,
+                                          uct_rkey_t rkey, uint64_t *result,
+                                          uct_completion_t *comp)
+{
+    return uct_gda_ft_ep_atomic(tl_ep, UCT_ATOMIC_OP_CSWAP, sizeof(uint64_t),
+                                swap, compare, remote_addr, rkey, result,
+                                comp);
+}
+
+ucs_status_t uct_gda_ft_ep_atomic_cswap32(uct_ep_h tl_ep, uint32_t compare,
+                                          uint32_t swap, uint64_t remote_addr,
+                                          uct_rkey_t rkey, uint32_t *result,
+                                          uct_completion_t *comp)
+{
+    return uct_gda_ft_ep_atomic(tl_ep, UCT_ATOMIC_OP_CSWAP, sizeof(uint32_t),
+                                swap, compare, remote_addr, rkey, result,
+                                comp);
+}
+
+ucs_status_t uct_gda_ft_ep_atomic32_post(uct_ep_h tl_ep, unsigned opcode,
+                                         uint32_t value, uint64_t remote_addr,
+                                         uct_rkey_t rkey)
+{
+    return uct_gda_ft_ep_atomic(tl_ep, opcode, sizeof(uint32_t), value, 0,
+                                remote_addr, rkey, NULL, NULL);
+}
+
+ucs_status_t uct_gda_ft_ep_atomic64_post(uct_ep_h tl_ep, unsigned opcode,
+                                         uint64_t value, uint64_t remote_addr,
+                                         uct_rkey_t rkey)
+{
+    return uct_gda_ft_ep_atomic(tl_ep, opcode, sizeof(uint64_t), value, 0,
+                                remote_addr, rkey, NULL, NULL);
+}
+
+ucs_status_t uct_gda_ft_ep_atomic32_fetch(uct_ep_h tl_ep, unsigned opcode,
+                                          uint32_t value, uint32_t *result,
+                                          uint64_t remote_addr,
+                                          uct_rkey_t rkey,
+                                          uct_completion_t *comp)
+{
+    return uct_gda_ft_ep_atomic(tl_ep, opcode, sizeof(uint32_t), value, 0,
+                                remote_addr, rkey, result, comp);
+}
+
+ucs_status_t uct_gda_ft_ep_atomic64_fetch(uct_ep_h tl_ep, unsigned opcode,
+                                          uint64_t value, uint64_t *result,
+                                          uint64_t remote_addr,
+                                          uct_rkey_t rkey,
+                                          uct_completion_t *comp)
+{
+    return uct_gda_ft_ep_atomic(tl_ep, opcode, sizeof(uint64_t), value, 0,
+                                remote_addr, rkey, result, comp);
+}
+
+
+/* ---- pending ------------------------------------------------------------- */
+
+ucs_status_t uct_gda_ft_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
+                                       unsigned flags)
+{
+    uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+
+    if (uct_gda_ft_ep_has_tx_resources(iface, ep) &&
+        uct_gda_ft_iface_has_tx_resources(iface)) {
+        return UCS_ERR_BUSY;
+    }
+
+    UCS_STATIC_ASSERT(sizeof(uct_pending_req_priv_arb_t) <=
+                      UCT_PENDING_REQ_PRIV_LEN);
+    uct_pending_req_arb_group_push(&ep->arb_group, req);
+    UCT_TL_EP_STAT_PEND(&ep->super);
+
+    if (uct_gda_ft_ep_has_tx_resources(iface, ep)) {
+        /* only the interface is short: the ep may go once it has room */
+        ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
+    }
+    return UCS_OK;
+}
+
+ucs_arbiter_cb_result_t
+uct_gda_ft_ep_process_pending(ucs_arbiter_t *arbiter,
+                              ucs_arbiter_group_t *group,
+                              ucs_arbiter_elem_t *elem, void *arg)
+{
+    uct_pending_req_t *req    = ucs_container_of(elem, uct_pending_req_t,
+                                                 priv);
+    uct_gda_ft_ep_t *ep       = ucs_container_of(group, uct_gda_ft_ep_t,
+                                                 arb_group);
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    ucs_status_t status;
+
+    ucs_trace_data("gda_ft: progressing pending request %p", req);
+    status = req->func(req);
+    ucs_trace_data("gda_ft: pending request %p returned %s", req,
+                   ucs_status_string(status));
+
+    if (status == UCS_OK) {
+        return UCS_ARBITER_CB_RESULT_REMOVE_ELEM;
+    } else if (status == UCS_INPROGRESS) {
+        return UCS_ARBITER_CB_RESULT_NEXT_GROUP;
+    } else if (!uct_gda_ft_iface_has_tx_resources(iface)) {
+        return UCS_ARBITER_CB_RESULT_STOP;
+    }
+
+    return UCS_ARBITER_CB_RESULT_DESCHED_GROUP;
+}
+
+typedef struct {
+    uct_pending_purge_callback_t cb;
+    void                         *arg;
+} uct_gda_ft_purge_args_t;
+
+static ucs_arbiter_cb_result_t
+uct_gda_ft_ep_purge_cb(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
+                       ucs_arbiter_elem_t *elem, void *arg)
+{
+    uct_pending_req_t *req        = ucs_container_of(elem, uct_pending_req_t,
+                                                     priv);
+    uct_gda_ft_purge_args_t *args = arg;
+
+    if (args->cb != NULL) {
+        args->cb(req, args->arg);
+    } else {
+        ucs_debug("gda_ft: canceling pending request %p", req);
+    }
+    return UCS_ARBITER_CB_RESULT_REMOVE_ELEM;
+}
+
+void uct_gda_ft_ep_pending_purge(uct_ep_h tl_ep,
+                                 uct_pending_purge_callback_t cb, void *arg)
+{
+    uct_gda_ft_ep_t *ep          = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_iface_t *iface    = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_purge_args_t args = {cb, arg};
+
+    ucs_arbiter_group_purge(&iface->arbiter, &ep->arb_group,
+                            uct_gda_ft_ep_purge_cb, &args);
+}
+
+
+/* ---- flush, fence, check ------------------------------------------------- */
+
+/*
+ * flush(CANCEL): the HCA must stop touching the buffers of the outstanding
+ * operations before they are reported canceled, so both QPs go to ERR (the
+ * endpoint is unusable afterwards, as UCT specifies); the completions that
+ * the HCA flushes later name operations already done and are ignored.
+ */
+static void uct_gda_ft_ep_cancel(uct_gda_ft_ep_t *ep)
+{
+    uct_gda_ft_iface_t *iface    = uct_gda_ft_ep_iface(ep);
+    gda_ft_hca_qp_attr_t qp_attr = {0};
+    gda_ft_dev_op_t *op;
+    ucs_status_t status;
+    unsigned path;
+    uint32_t idx;
+
+    if (ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED) {
+        return;
+    }
+
+    ep->flags    |= UCT_GDA_FT_EP_FLAG_CANCELED;
+    ep->cancel_sn = ep->dev.log_tail;
+    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+        if (ep->path[path].qp == NULL) {
+            continue;
+        }
+        status = gda_ft_hca_qp_modify(ep->path[path].qp, GDA_FT_HCA_QP_ERR,
+                                      &qp_attr);
+        if (status != UCS_OK) {
+            ucs_warn("gda_ft: ep %p: failed to move the %s QP 0x%x to ERR: %s",
+                     ep, uct_gda_ft_path_name(path), ep->path[path].qp->qpn,
+                     ucs_status_string(status));
+        }
+    }
+
+    for (idx = ep->dev.log_head; idx != ep->dev.log_tail; ++idx) {
+        op = gda_ft_ep_op(&ep->dev, idx);
+        if (!(op->flags & GDA_FT_OP_F_DONE)) {
+            gda_ft_ep_op_done(&ep->dev, op, GDA_FT_DEV_ERROR);
+        }
+    }
+
+    ucs_debug("gda_ft: ep %p: canceled %u outstanding operations", ep,
+              gda_ft_ep_outstanding(&ep->dev));
+    uct_gda_ft_iface_ep_ready(iface, ep);
+}
+
+ucs_status_t uct_gda_ft_ep_flush(uct_ep_h tl_ep, unsigned flags,
+                                 uct_completion_t *comp)
+{
+    uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_op_t *desc;
+
+    /* Pending requests are not posted yet: ordering the flush after them,
+     * and purging them before a cancel, is the caller's business (a flush
+     * dispatched from the pending queue is itself in it) */
+    if (ucs_unlikely(flags & UCT_FLUSH_FLAG_CANCEL)) {
+        uct_gda_ft_ep_cancel(ep);
+    }
+
+    if ((gda_ft_ep_outstanding(&ep->dev) == 0) &&
+        ucs_queue_is_empty(&ep->flush_q)) {
+        UCT_TL_EP_STAT_FLUSH(&ep->super);
+        return UCS_OK;
+    }
+
+    if (comp != NULL) {
+        desc = uct_gda_ft_op_get(&iface->op_mp, ep, NULL, comp, 0);
+        if (ucs_unlikely(desc == NULL)) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        /* done when every operation logged so far is delivered */
+        desc->sn = ep->dev.log_tail;
+        ucs_queue_push(&ep->flush_q, &desc->queue);
+        uct_gda_ft_iface_ep_ready(iface, ep);
+    }
+
+    UCT_TL_EP_STAT_FLUSH_WAIT(&ep->super);
+    return UCS_INPROGRESS;
+}
+
+ucs_status_t uct_gda_ft_ep_fence(uct_ep_h tl_ep, unsigned flags)
+{
+    uct_gda_ft_ep_t *ep = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+
+    /* The next WQE waits for every earlier one (reads and atomics
+     * included) to complete; nothing to wait for when none is in flight */
+    if (gda_ft_ep_outstanding(&ep->dev) > 0) {
+        ep->flags |= UCT_GDA_FT_EP_FLAG_FENCE;
+    }
+    UCT_TL_EP_STAT_FENCE(&ep->super);
+    return UCS_OK;
+}
+
+/*
+ * Keepalive: an endpoint with operations in flight is being checked by their
+ * deadline already; an idle one sends a zero-length RDMA WRITE (no memory is
+ * touched, the R_Key is not checked for a zero-length access), whose loss
+ * the deadline turns into a failover and, with both paths gone, into the
+ * endpoint error.
+ */
+ucs_status_t uct_gda_ft_ep_check(uct_ep_h tl_ep, unsigned flags,
+                                 uct_completion_t *comp)
+{
+    uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    static const uint32_t no_keys[UCT_GDA_FT_NUM_PATHS] = {0, 0};
+    gda_ft_dev_status_t dev_status;
+
+    UCT_EP_KEEPALIVE_CHECK_PARAM(flags, comp);
+
+    if (!(ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ||
+        (ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED) ||
+        (ep->dev.state == GDA_FT_EP_NO_PATH) ||
+        (gda_ft_ep_outstanding(&ep->dev) > 0) ||
+        !uct_gda_ft_iface_has_tx_resources(iface)) {
+        return UCS_OK;
+    }
+
+    dev_status = gda_ft_ep_put(&ep->dev, 0, no_keys, 0, 0, no_keys, 0);
+    return uct_gda_ft_ep_post_done(iface, ep, dev_status);
+}
+
+
+/* ---- connection ---------------------------------------------------------- */
+
+ucs_status_t uct_gda_ft_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr)
+{
+    uct_gda_ft_ep_t *ep = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_ep_addr_info_t info;
+
+    info.has_backup = (ep->path[UCT_GDA_FT_PATH_BACKUP].qp != NULL);
+    info.qpn[0]     = ep->path[UCT_GDA_FT_PATH_PRIMARY].qp->qpn;
+    info.qpn[1]     = info.has_backup ?
+                      ep->path[UCT_GDA_FT_PATH_BACKUP].qp->qpn : 0;
+    return uct_gda_ft_wire_ep_addr_pack(&info, addr,
+                                        sizeof(uct_gda_ft_wire_ep_addr_t));
+}
+
+static ucs_status_t uct_gda_ft_ep_connect_path(uct_gda_ft_ep_t *ep,
+                                               unsigned path)
+{
+    uct_gda_ft_iface_t *iface     = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
+    gda_ft_hca_qp_attr_t attr;
+    ucs_status_t status;
+
+    memset(&attr, 0, sizeof(attr));
+    attr.access             = GDA_FT_HCA_ACCESS_ALL;
+    attr.dest_qpn           = ep_path->dest_qpn;
+    memcpy(attr.dest_gid, ep_path->dest_gid, sizeof(attr.dest_gid));
+    attr.rq_psn             = 0;
+    attr.path_mtu           = iface->config.path_mtu;
+    attr.traffic_class      = iface->config.traffic_class;
+    attr.hop_limit          = 64;
+    attr.min_rnr_timer      = 12;
+    attr.max_dest_rd_atomic = iface->config.max_rd_atomic;
+    attr.sq_psn             = 0;
+    attr.timeout            = iface->config.timeout;
+    attr.retry_cnt          = iface->config.retry_count;
+    attr.rnr_retry          = iface->config.rnr_retry;
+    attr.max_rd_atomic      = iface->config.max_rd_atomic;
+
+    status = gda_ft_hca_qp_connect(ep_path->qp, &attr);
+    if (status != UCS_OK) {
+        ucs_error("gda_ft: ep %p: failed to connect the %s QP 0x%x to peer QP"
+                  " 0x%x: %s", ep, uct_gda_ft_path_name(path),
+                  ep_path->qp->qpn, ep_path->dest_qpn,
+                  ucs_status_string(status));
+    }
+    return status;
+}
+
+ucs_status_t uct_gda_ft_ep_connect_to_ep(uct_ep_h tl_ep,
+                                         const uct_device_addr_t *dev_addr,
+                                         const uct_ep_addr_t *ep_addr)
+{
+    uct_gda_ft_ep_t *ep = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_dev_addr_info_t dev_info;
+    uct_gda_ft_ep_addr_info_t ep_info;
+    const char *reason;
+    ucs_status_t status;
+    unsigned path;
+
+    status = uct_gda_ft_wire_dev_addr_unpack(dev_addr,
+                                             uct_gda_ft_ep_iface(ep)->
+                                                     dev_addr_len,
+                                             &dev_info, &reason);
+    if (status != UCS_OK) {
+        ucs_error("gda_ft: ep %p: invalid peer device address: %s", ep,
+                  reason);
+        return status;
+    }
+
+    status = uct_gda_ft_wire_ep_addr_unpack(
+            ep_addr, sizeof(uct_gda_ft_wire_ep_addr_t), &ep_info, &reason);
+    if (status != UCS_OK) {
+        ucs_error("gda_ft: ep %p: invalid peer endpoint address: %s", ep,
+                  reason);
+        return status;
+    }
+
+    if (ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) {
+        ucs_error("gda_ft: ep %p is already connected", ep);
+        return UCS_ERR_ALREADY_EXISTS;
+    }
+
+    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+        ep->path[path].dest_qpn = ep_info.qpn[path];
+        ep->path[path].dest_lid = dev_info.lid[path];
+        memcpy(ep->path[path].dest_gid, dev_info.gid[path],
+               GDA_FT_HCA_GID_LEN);
+    }
+
+    status = uct_gda_ft_ep_connect_path(ep, UCT_GDA_FT_PATH_PRIMARY);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    /* The backup QP is brought to RTS now too (DESIGN §4) but carries no
+     * traffic until the primary fails. Both ends need one. */
+    if ((ep->path[UCT_GDA_FT_PATH_BACKUP].qp != NULL) &&
+        dev_info.has_backup && ep_info.has_backup) {
+        status = uct_gda_ft_ep_connect_path(ep, UCT_GDA_FT_PATH_BACKUP);
+        if (status != UCS_OK) {
+            return status;
+        }
+    } else {
+        ep->dev.path_failed[UCT_GDA_FT_PATH_BACKUP] = 1;
+        ucs_debug("gda_ft: ep %p: no backup path (local %s, peer %s)", ep,
+                  (ep->path[UCT_GDA_FT_PATH_BACKUP].qp != NULL) ? "yes" :
+                  "no", (dev_info.has_backup && ep_info.has_backup) ? "yes" :
+                  "no");
+    }
+
+    ep->flags |= UCT_GDA_FT_EP_FLAG_CONNECTED;
+    ucs_debug("gda_ft: ep %p connected: primary QP 0x%x -> 0x%x, backup QP "
+              "0x%x -> 0x%x%s", ep,
+              ep->path[UCT_GDA_FT_PATH_PRIMARY].qp->qpn,
+              ep->path[UCT_GDA_FT_PATH_PRIMARY].dest_qpn,
+              (ep->path[UCT_GDA_FT_PATH_BACKUP].qp != NULL) ?
+              ep->path[UCT_GDA_FT_PATH_BACKUP].qp->qpn : 0,
+              ep->path[UCT_GDA_FT_PATH_BACKUP].dest_qpn,
+              ep->dev.path_failed[UCT_GDA_FT_PATH_BACKUP] ? " (unused)" : "");
+    return UCS_OK;
+}
+
+
+/* ---- lifetime ------------------------------------------------------------ */
+
+static void *uct_gda_ft_ep_alloc_ring(size_t size, const char *name)
+{
+    void *ptr = NULL;
+
+    if (posix_memalign(&ptr, 4096, size) != 0) {
+        ucs_error("gda_ft: failed to allocate %zu bytes for %s", size, name);
+        return NULL;
+    }
+    memset(ptr, 0, size);
+    return ptr;
+}
+
+static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
+                                            uct_gda_ft_iface_t *iface,
+                                            unsigned path)
+{
+    uct_gda_ft_iface_path_t *ipath = &iface->path[path];
+    uct_gda_ft_ep_path_t *ep_path  = &ep->path[path];
+    gda_ft_hca_qp_init_attr_t init;
+    gda_ft_hca_qp_attr_t attr;
+    ucs_status_t status;
+    khiter_t iter;
+    int ret;
+
+    ep_path->sq_buf = uct_gda_ft_ep_alloc_ring(
+            (size_t)iface->config.sq_wqebbs * GDA_FT_MLX5_WQE_BB, "a SQ");
+    ep_path->dbrec  = uct_gda_ft_ep_alloc_ring(64, "a doorbell record");
+    if ((ep_path->sq_buf == NULL) || (ep_path->dbrec == NULL)) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err_free;
+    }
+
+    memset(&init, 0, sizeof(init));
+    init.send_cq      = ipath->cq;
+    init.recv_cq      = NULL;
+    init.sq_buf       = ep_path->sq_buf;
+    init.sq_wqebb_cnt = iface->config.sq_wqebbs;
+    init.dbrec        = ep_path->dbrec;
+    init.ring_mem     = GDA_FT_HCA_MEM_HOST;
+    init.port_num     = ipath->port_num;
+    status = gda_ft_hca_qp_create(ipath->dev->pd, &init, &ep_path->qp);
+    if (status != UCS_OK) {
+        ucs_error("gda_ft: failed to create the %s QP on %s: %s",
+                  uct_gda_ft_path_name(path),
+                  ipath->dev->hca->attr.info.name, ucs_status_string(status));
+        goto err_free;
+    }
+
+    memset(&attr, 0, sizeof(attr));
+    attr.access = GDA_FT_HCA_ACCESS_ALL;
+    status      = gda_ft_hca_qp_modify(ep_path->qp, GDA_FT_HCA_QP_INIT, &attr);
+    if (status != UCS_OK) {
+        goto err_destroy;
+    }
+
+    iter = kh_put(uct_gda_ft_qp, &iface->qp_hash,
+                  uct_gda_ft_qp_key(path, ep_path->qp->qpn), &ret);
+    if (ret == UCS_KH_PUT_FAILED) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err_destroy;
+    }
+    kh_val(&iface->qp_hash, iter) = ep;
+
+    gda_ft_dev_sq_init(&ep->dev.sq[path], ep_path->sq_buf,
+                       iface->config.sq_wqebbs, ep_path->qp->qpn,
+                       ep_path->dbrec, ep_path->qp->uar,
+                       ep_path->qp->wake_fd, iface->config.max_inline);
+    return UCS_OK;
+
+err_destroy:
+    gda_ft_hca_qp_destroy(ep_path->qp);
+    ep_path->qp = NULL;
+err_free:
+    free(ep_path->dbrec);
+    free(ep_path->sq_buf);
+    ep_path->dbrec  = NULL;
+    ep_path->sq_buf = NULL;
+    return status;
+}
+
+static void uct_gda_ft_ep_destroy_qp(uct_gda_ft_ep_t *ep,
+                                     uct_gda_ft_iface_t *iface,
+                                     unsigned path)
+{
+    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
+    khiter_t iter;
+
+    if (ep_path->qp == NULL) {
+        return;
+    }
+
+    iter = kh_get(uct_gda_ft_qp, &iface->qp_hash,
+                  uct_gda_ft_qp_key(path, ep_path->qp->qpn));
+    if (iter != kh_end(&iface->qp_hash)) {
+        kh_del(uct_gda_ft_qp, &iface->qp_hash, iter);
+    }
+
+    gda_ft_hca_qp_destroy(ep_path->qp);
+    free(ep_path->dbrec);
+    free(ep_path->sq_buf);
+    ep_path->qp     = NULL;
+    ep_path->dbrec  = NULL;
+    ep_path->sq_buf = NULL;
+}
+
+UCS_CLASS_INIT_FUNC(uct_gda_ft_ep_t, const uct_ep_params_t *params)
+{
+    uct_gda_ft_iface_t *iface = ucs_derived_of(params->iface,
+                                               uct_gda_ft_iface_t);
+    ucs_status_t status;
+    unsigned path;
+
+    UCS_CLASS_CALL_SUPER_INIT(uct_base_ep_t, &iface->super);
+
+    self->flags     = 0;
+    self->cancel_sn = 0;
+    memset(self->path, 0, sizeof(self->path));
+    memset(&self->reported, 0, sizeof(self->reported));
+    memset(self->dev.sq, 0, sizeof(self->dev.sq));
+    ucs_arbiter_group_init(&self->arb_group);
+    ucs_queue_head_init(&self->flush_q);
+
+    self->log = ucs_calloc(iface->config.log_size, sizeof(*self->log),
+                           "gda_ft_op_log");
+    if (self->log == NULL) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err;
+    }
+
+    gda_ft_dev_ep_init(&self->dev, self->log, iface->config.log_size,
+                       iface->config.deadline_ns);
+
+    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+        if (iface->path[path].dev == NULL) {
+            continue;
+        }
+        status = uct_gda_ft_ep_create_qp(self, iface, path);
+        if (status != UCS_OK) {
+            goto err_destroy_qps;
+        }
+    }
+
+    if (self->path[UCT_GDA_FT_PATH_BACKUP].qp == NULL) {
+        /* a failure of the primary is a failure of the endpoint */
+        self->dev.path_failed[UCT_GDA_FT_PATH_BACKUP] = 1;
+    }
+
+    ucs_list_add_tail(&iface->eps, &self->list);
+    ucs_debug("gda_ft: created ep %p: primary QP 0x%x, backup QP 0x%x", self,
+              self->path[UCT_GDA_FT_PATH_PRIMARY].qp->qpn,
+              (self->path[UCT_GDA_FT_PATH_BACKUP].qp != NULL) ?
+              self->path[UCT_GDA_FT_PATH_BACKUP].qp->qpn : 0);
+    return UCS_OK;
+
+err_destroy_qps:
+    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+        uct_gda_ft_ep_destroy_qp(self, iface, path);
+    }
+    ucs_free(self->log);
+err:
+    return status;
+}
+
+static void uct_gda_ft_ep_pending_purge_warn_cb(uct_pending_req_t *req,
+                                                void *arg)
+{
+    ucs_warn("gda_ft: ep %p: pending request %p was not purged", arg, req);
+}
+
+UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_ep_t)
+{
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(self);
+    uct_gda_ft_op_t *desc;
+    gda_ft_dev_op_t *op;
+    unsigned path;
+    uint32_t idx;
+    int drained;
+
+    uct_gda_ft_ep_pending_purge(&self->super.super,
+                                uct_gda_ft_ep_pending_purge_warn_cb, self);
+
+    if (self->flags & UCT_GDA_FT_EP_FLAG_ACTIVE) {
+        ucs_list_del(&self->active);
+    }
+    if (self->flags & UCT_GDA_FT_EP_FLAG_READY) {
+        ucs_list_del(&self->ready);
+    }
+    ucs_list_del(&self->list);
+
+    /* The QPs stop first; then the CQs are drained, so that no completion
+     * of theirs is left to be taken for one of a later QP with the same
+     * number */
+    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+        uct_gda_ft_ep_destroy_qp(self, iface, path);
+    }
+    do {
+        uct_gda_ft_iface_poll_cqs(iface, &drained);
+    } while (!drained);
+
+    /* Operations still in flight are dropped without completion */
+    for (idx = self->dev.log_head; idx != self->dev.log_tail; ++idx) {
+        op = gda_ft_ep_op(&self->dev, idx);
+        if (op->user != 0) {
+            ucs_mpool_put_inline((void*)(uintptr_t)op->user);
+        }
+        ucs_assert(iface->outstanding > 0);
+        --iface->outstanding;
+    }
+    if (self->dev.log_head != self->dev.log_tail) {
+        ucs_debug("gda_ft: ep %p destroyed with %u operations in flight",
+                  self, self->dev.log_tail - self->dev.log_head);
+    }
+
+    while (!ucs_queue_is_empty(&self->flush_q)) {
+        desc = ucs_queue_pull_elem_non_empty(&self->flush_q, uct_gda_ft_op_t,
+                                             queue);
+        ucs_mpool_put_inline(desc);
+    }
+
+    ucs_free(self->log);
+}
+
+UCS_CLASS_DEFINE(uct_gda_ft_ep_t, uct_base_ep_t);
+UCS_CLASS_DEFINE_NEW_FUNC(uct_gda_ft_ep_t, uct_ep_t, const uct_ep_params_t*);
+UCS_CLASS_DEFINE_DELETE_FUNC(uct_gda_ft_ep_t, uct_ep_t);

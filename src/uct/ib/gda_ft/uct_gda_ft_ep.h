@@ -1,0 +1,120 @@
+/*
+ * gda_ft UCT transport: endpoint operations.
+ */
+#ifndef UCT_GDA_FT_EP_H_
+#define UCT_GDA_FT_EP_H_
+
+#include "uct_gda_ft_iface.h"
+
+#include <ucs/type/class.h>
+
+
+UCS_CLASS_DECLARE(uct_gda_ft_ep_t, const uct_ep_params_t*);
+UCS_CLASS_DECLARE_NEW_FUNC(uct_gda_ft_ep_t, uct_ep_t, const uct_ep_params_t*);
+UCS_CLASS_DECLARE_DELETE_FUNC(uct_gda_ft_ep_t, uct_ep_t);
+
+
+ucs_status_t uct_gda_ft_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr);
+
+ucs_status_t uct_gda_ft_ep_connect_to_ep(uct_ep_h tl_ep,
+                                         const uct_device_addr_t *dev_addr,
+                                         const uct_ep_addr_t *ep_addr);
+
+ucs_status_t uct_gda_ft_ep_put_short(uct_ep_h tl_ep, const void *buffer,
+                                     unsigned length, uint64_t remote_addr,
+                                     uct_rkey_t rkey);
+
+ssize_t uct_gda_ft_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
+                                void *arg, uint64_t remote_addr,
+                                uct_rkey_t rkey);
+
+ucs_status_t uct_gda_ft_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                     size_t iovcnt, uint64_t remote_addr,
+                                     uct_rkey_t rkey, uct_completion_t *comp);
+
+ucs_status_t uct_gda_ft_ep_get_bcopy(uct_ep_h tl_ep,
+                                     uct_unpack_callback_t unpack_cb,
+                                     void *arg, size_t length,
+                                     uint64_t remote_addr, uct_rkey_t rkey,
+                                     uct_completion_t *comp);
+
+ucs_status_t uct_gda_ft_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                     size_t iovcnt, uint64_t remote_addr,
+                                     uct_rkey_t rkey, uct_completion_t *comp);
+
+ucs_status_t uct_gda_ft_ep_atomic_cswap64(uct_ep_h tl_ep, uint64_t compare,
+                                          uint64_t swap, uint64_t remote_addr,
+                                          uct_rkey_t rkey, uint64_t *result,
+                                          uct_completion_t *comp);
+
+ucs_status_t uct_gda_ft_ep_atomic_cswap32(uct_ep_h tl_ep, uint32_t compare,
+                                          uint32_t swap, uint64_t remote_addr,
+                                          uct_rkey_t rkey, uint32_t *result,
+                                          uct_completion_t *comp);
+
+ucs_status_t uct_gda_ft_ep_atomic32_post(uct_ep_h tl_ep, unsigned opcode,
+                                         uint32_t value, uint64_t remote_addr,
+                                         uct_rkey_t rkey);
+
+ucs_status_t uct_gda_ft_ep_atomic64_post(uct_ep_h tl_ep, unsigned opcode,
+                                         uint64_t value, uint64_t remote_addr,
+                                         uct_rkey_t rkey);
+
+ucs_status_t uct_gda_ft_ep_atomic32_fetch(uct_ep_h tl_ep, unsigned opcode,
+                                          uint32_t value, uint32_t *result,
+                                          uint64_t remote_addr,
+                                          uct_rkey_t rkey,
+                                          uct_completion_t *comp);
+
+ucs_status_t uct_gda_ft_ep_atomic64_fetch(uct_ep_h tl_ep, unsigned opcode,
+                                          uint64_t value, uint64_t *result,
+                                          uint64_t remote_addr,
+                                          uct_rkey_t rkey,
+                                          uct_completion_t *comp);
+
+ucs_status_t uct_gda_ft_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
+                                       unsigned flags);
+
+void uct_gda_ft_ep_pending_purge(uct_ep_h tl_ep,
+                                 uct_pending_purge_callback_t cb, void *arg);
+
+ucs_arbiter_cb_result_t
+uct_gda_ft_ep_process_pending(ucs_arbiter_t *arbiter,
+                              ucs_arbiter_group_t *group,
+                              ucs_arbiter_elem_t *elem, void *arg);
+
+ucs_status_t uct_gda_ft_ep_flush(uct_ep_h tl_ep, unsigned flags,
+                                 uct_completion_t *comp);
+
+ucs_status_t uct_gda_ft_ep_fence(uct_ep_h tl_ep, unsigned flags);
+
+ucs_status_t uct_gda_ft_ep_check(uct_ep_h tl_ep, unsigned flags,
+                                 uct_completion_t *comp);
+
+/*
+ * Delivers at most one completion of the endpoint (an operation, a flush, or
+ * the endpoint's error); returns 0 when it has nothing to deliver. A callback
+ * may destroy endpoints: the caller must not touch ep after a non-zero
+ * return before looking it up again.
+ */
+unsigned uct_gda_ft_ep_deliver_one(uct_gda_ft_ep_t *ep);
+
+/* Deadline check of an endpoint with operations in flight; no callbacks */
+void uct_gda_ft_ep_check_deadline(uct_gda_ft_ep_t *ep, uint64_t now_ns);
+
+/* Called with the datapath's verdict after a CQE or a deadline check */
+void uct_gda_ft_ep_path_event(uct_gda_ft_ep_t *ep, unsigned path,
+                              gda_ft_dev_status_t status,
+                              const gda_ft_dev_cqe_info_t *info);
+
+/* Counters of an endpoint (switches, replays, in doubt, failbacks, no path),
+ * for statistics, tests and the counters CLI */
+ucs_status_t uct_gda_ft_ep_query_counters(uct_ep_h tl_ep,
+                                          gda_ft_dev_ep_counters_t *counters);
+
+/* The sum of the counters of the interface's current endpoints */
+ucs_status_t
+uct_gda_ft_iface_query_counters(uct_iface_h tl_iface,
+                                gda_ft_dev_ep_counters_t *counters);
+
+#endif

@@ -1,0 +1,966 @@
+/*
+ * gda_ft UCT transport: interface, progress, transport registration.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "uct_gda_ft_ep.h"
+#include "gda_ft_soft.h"
+
+#include <ucs/arch/bitops.h>
+#include <ucs/arch/cpu.h>
+#include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
+#include <ucs/sys/string.h>
+#include <ucs/sys/sys.h>
+#include <ucs/time/time.h>
+#include <libgen.h>
+#include <sched.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+/* ---- configuration ------------------------------------------------------- */
+
+/* DEADLINE=auto, see its documentation below */
+#define UCT_GDA_FT_DEADLINE_HW_NS    (100000000ull)   /* 100 ms */
+#define UCT_GDA_FT_DEADLINE_SOFT_NS  (1000000000ull)  /* 1 s */
+
+static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
+    {"", "", NULL,
+     ucs_offsetof(uct_gda_ft_iface_config_t, super),
+     UCS_CONFIG_TYPE_TABLE(uct_iface_config_table)},
+
+    {"FAILOVER", "y",
+     "Keep a backup QP per endpoint on the backup HCA and move the traffic to\n"
+     "it when the primary path fails. With 'n' an endpoint has only its\n"
+     "primary QP and no deadline: a failure of the path is an endpoint error.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, failover), UCS_CONFIG_TYPE_BOOL},
+
+    {"DEADLINE", "auto",
+     "A path that completes nothing for this long while operations are\n"
+     "outstanding on it is failed over. auto: 100ms, 1.5x the default\n"
+     "TIMEOUT: one retransmission of a dropped packet completes before it,\n"
+     "while a dead link is left long before the hardware retry window\n"
+     "(TIMEOUT x (RETRY_COUNT+1), about 0.54 s with the defaults) runs out;\n"
+     "1s on a software HCA, whose engine is a CPU thread that a loaded\n"
+     "machine may not schedule for longer than 100ms (a dead soft link is\n"
+     "still left after the 0.54 s retry window, by its error completion).\n"
+     "0 or inf disables the deadline (error completions still fail over).",
+     ucs_offsetof(uct_gda_ft_iface_config_t, deadline),
+     UCS_CONFIG_TYPE_TIME_UNITS},
+
+    {"TIMEOUT", "67ms",
+     "QP transport retransmission timeout; rounded up to 4.096us * 2^N.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, timeout), UCS_CONFIG_TYPE_TIME},
+
+    {"RETRY_COUNT", "7",
+     "QP transport retry count (0..7): retransmissions before the QP fails.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, retry_count),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"RNR_RETRY", "7",
+     "QP receiver-not-ready retry count (0..7, 7 is infinite).",
+     ucs_offsetof(uct_gda_ft_iface_config_t, rnr_retry), UCS_CONFIG_TYPE_UINT},
+
+    {"TRAFFIC_CLASS", "0",
+     "Traffic class of the QPs (set explicitly: DevX QPs do not inherit the\n"
+     "port's default).",
+     ucs_offsetof(uct_gda_ft_iface_config_t, traffic_class),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"LOG_SIZE", "256",
+     "Operations an endpoint keeps in flight (rounded up to a power of 2):\n"
+     "the size of its operation log, which failover replays from.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, log_size), UCS_CONFIG_TYPE_UINT},
+
+    {"TX_QUEUE_LEN", "auto",
+     "Send queue length of each QP in 64-byte WQE basic blocks (a power of\n"
+     "2).\n"
+     "auto: room for LOG_SIZE operations of the largest kind, which a replay\n"
+     "onto the other path needs; an explicit value must not be smaller.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, tx_queue_len),
+     UCS_CONFIG_TYPE_ULUNITS},
+
+    {"TX_CQ_LEN", "8192",
+     "Completion queue length per path (a power of 2). Half of it bounds the\n"
+     "operations in flight on the interface; the other half absorbs the\n"
+     "flushed completions of an abandoned path.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, cq_len), UCS_CONFIG_TYPE_UINT},
+
+    {"TX_MAX_POLL", "16",
+     "Completions polled per path in one progress call.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, max_poll), UCS_CONFIG_TYPE_UINT},
+
+    {"MAX_INLINE", "128",
+     "Largest put_short: data copied into the WQE (limited by the HCAs).",
+     ucs_offsetof(uct_gda_ft_iface_config_t, max_inline),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"SEG_SIZE", "8k",
+     "Size of the bounce buffers of put_bcopy and get_bcopy.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, seg_size),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"PRINT_BACKUP", "auto",
+     "Print each interface's backup port when it opens, as a line of\n"
+     "'ucx_info -d'; auto: only when the program is ucx_info.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, print_backup),
+     UCS_CONFIG_TYPE_ON_OFF_AUTO},
+
+    UCT_IFACE_MPOOL_CONFIG_FIELDS("TX_", -1, 64, "bounce",
+                                  ucs_offsetof(uct_gda_ft_iface_config_t,
+                                               tx_mp), ""),
+
+    {NULL}
+};
+
+
+static uct_iface_internal_ops_t uct_gda_ft_iface_internal_ops = {
+    .iface_estimate_perf = uct_base_iface_estimate_perf,
+    .iface_vfs_refresh   = (uct_iface_vfs_refresh_func_t)ucs_empty_function,
+    .ep_query            = (uct_ep_query_func_t)
+                           ucs_empty_function_return_unsupported,
+    .ep_invalidate       = (uct_ep_invalidate_func_t)
+                           ucs_empty_function_return_unsupported
+};
+
+
+/* ---- addresses and capabilities ------------------------------------------ */
+
+static void uct_gda_ft_iface_dev_addr_info(uct_gda_ft_iface_t *iface,
+                                           uct_gda_ft_dev_addr_info_t *info)
+{
+    unsigned path;
+
+    memset(info, 0, sizeof(*info));
+    info->has_backup = uct_gda_ft_iface_has_backup(iface);
+    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+        if (iface->path[path].dev == NULL) {
+            continue;
+        }
+        memcpy(info->gid[path], iface->path[path].port_attr.gid,
+               UCT_GDA_FT_WIRE_GID_LEN);
+        info->lid[path] = iface->path[path].port_attr.lid;
+    }
+}
+
+static ucs_status_t uct_gda_ft_iface_get_device_address(uct_iface_h tl_iface,
+                                                        uct_device_addr_t *addr)
+{
+    uct_gda_ft_iface_t *iface = ucs_derived_of(tl_iface, uct_gda_ft_iface_t);
+    uct_gda_ft_dev_addr_info_t info;
+
+    uct_gda_ft_iface_dev_addr_info(iface, &info);
+    return uct_gda_ft_wire_dev_addr_pack(&info, addr, iface->dev_addr_len);
+}
+
+static int uct_gda_ft_iface_is_reachable(const uct_iface_h tl_iface,
+                                         const uct_device_addr_t *dev_addr,
+                                         const uct_iface_addr_t *iface_addr)
+{
+    uct_gda_ft_iface_t *iface = ucs_derived_of(tl_iface, uct_gda_ft_iface_t);
+    uct_gda_ft_dev_addr_info_t info;
+    const char *reason;
+    uint32_t ipv4;
+
+    /* UCT passes no length: a peer on the same kind of fabric has an
+     * address of our size, and a shorter form says so in its header */
+    if (uct_gda_ft_wire_dev_addr_unpack(dev_addr, iface->dev_addr_len, &info,
+                                        &reason) != UCS_OK) {
+        ucs_debug("gda_ft: iface %p: peer unreachable: %s", iface, reason);
+        return 0;
+    }
+
+    /* A software HCA speaks RoCEv2 over IPv4 only */
+    if (gda_ft_soft_is_soft_dev(
+                iface->path[UCT_GDA_FT_PATH_PRIMARY].dev->hca) &&
+        !gda_ft_hca_gid_to_ipv4(info.gid[UCT_GDA_FT_PATH_PRIMARY], &ipv4)) {
+        ucs_debug("gda_ft: iface %p: peer GID is not IPv4-mapped", iface);
+        return 0;
+    }
+
+    return 1;
+}
+
+static ucs_status_t uct_gda_ft_iface_query(uct_iface_h tl_iface,
+                                           uct_iface_attr_t *attr)
+{
+    uct_gda_ft_iface_t *iface = ucs_derived_of(tl_iface, uct_gda_ft_iface_t);
+    uint64_t amo_post = UCS_BIT(UCT_ATOMIC_OP_ADD) |
+                        UCS_BIT(UCT_ATOMIC_OP_AND) |
+                        UCS_BIT(UCT_ATOMIC_OP_OR)  |
+                        UCS_BIT(UCT_ATOMIC_OP_XOR);
+    uint64_t amo_fetch = amo_post | UCS_BIT(UCT_ATOMIC_OP_SWAP) |
+                         UCS_BIT(UCT_ATOMIC_OP_CSWAP);
+    int soft = gda_ft_soft_is_soft_dev(
+                       iface->path[UCT_GDA_FT_PATH_PRIMARY].dev->hca);
+
+    uct_base_iface_query(&iface->super, attr);
+
+    attr->cap.flags = UCT_IFACE_FLAG_CONNECT_TO_EP |
+                      UCT_IFACE_FLAG_PUT_SHORT |
+                      UCT_IFACE_FLAG_PUT_BCOPY |
+                      UCT_IFACE_FLAG_PUT_ZCOPY |
+                      UCT_IFACE_FLAG_GET_BCOPY |
+                      UCT_IFACE_FLAG_GET_ZCOPY |
+                      UCT_IFACE_FLAG_ATOMIC_DEVICE |
+                      UCT_IFACE_FLAG_PENDING |
+                      UCT_IFACE_FLAG_CB_SYNC |
+                      UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE;
+    /* ep_check probes an idle endpoint with a zero-length RDMA WRITE to
+     * address 0 and R_Key 0, as UCX's rc_mlx5 does: no HCA checks the R_Key
+     * of a zero-length access */
+    attr->cap.flags |= UCT_IFACE_FLAG_EP_CHECK;
+
+    attr->cap.atomic32.op_flags  = amo_post;
+    attr->cap.atomic32.fop_flags = amo_fetch;
+    attr->cap.atomic64.op_flags  = amo_post;
+    attr->cap.atomic64.fop_flags = amo_fetch;
+
+    attr->cap.put.max_short       = iface->config.max_inline;
+    attr->cap.put.max_bcopy       = iface->config.seg_size;
+    attr->cap.put.min_zcopy       = 0;
+    attr->cap.put.max_zcopy       = iface->config.max_msg;
+    attr->cap.put.opt_zcopy_align = UCS_SYS_PCI_MAX_PAYLOAD;
+    attr->cap.put.align_mtu       = iface->config.path_mtu;
+    attr->cap.put.max_iov         = 1;
+
+    attr->cap.get.max_short       = 0;
+    attr->cap.get.max_bcopy       = iface->config.seg_size;
+    attr->cap.get.min_zcopy       = 0;
+    attr->cap.get.max_zcopy       = iface->config.max_msg;
+    attr->cap.get.opt_zcopy_align = UCS_SYS_PCI_MAX_PAYLOAD;
+    attr->cap.get.align_mtu       = iface->config.path_mtu;
+    attr->cap.get.max_iov         = 1;
+
+    attr->device_addr_len = iface->dev_addr_len;
+    attr->iface_addr_len  = 0;
+    attr->ep_addr_len     = sizeof(uct_gda_ft_wire_ep_addr_t);
+    attr->max_conn_priv   = 0;
+
+    /*
+     * Software HCA, measured with ucx_perftest between two processes over
+     * UDP loopback (2 cores): put_lat ~20 us, put_bw of 64 KiB ~420 MB/s;
+     * the CPU cost of a post includes the doorbell and the engine's
+     * wake-up write. A ConnectX port: ~2 us, near line rate.
+     */
+    if (soft) {
+        attr->latency             = ucs_linear_func_make(20e-6, 0);
+        attr->bandwidth.dedicated = 0;
+        attr->bandwidth.shared    = 450.0 * UCS_MBYTE;
+        attr->overhead            = 1.5e-6;
+    } else {
+        attr->latency             = ucs_linear_func_make(2e-6, 0);
+        attr->bandwidth.dedicated = 0;
+        attr->bandwidth.shared    = 12000.0 * UCS_MBYTE;
+        attr->overhead            = 80e-9;
+    }
+    attr->priority = 0;
+    return UCS_OK;
+}
+
+
+/* ---- progress ------------------------------------------------------------ */
+
+void uct_gda_ft_iface_ep_ready(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
+{
+    if (!(ep->flags & UCT_GDA_FT_EP_FLAG_READY)) {
+        ucs_list_add_tail(&iface->ready_eps, &ep->ready);
+        ep->flags |= UCT_GDA_FT_EP_FLAG_READY;
+    }
+}
+
+unsigned uct_gda_ft_iface_poll_cqs(uct_gda_ft_iface_t *iface, int *drained)
+{
+    uct_gda_ft_iface_path_t *ipath;
+    gda_ft_dev_cqe_info_t info;
+    gda_ft_dev_status_t status;
+    uct_gda_ft_ep_t *ep;
+    unsigned path, i, count = 0;
+    khiter_t iter;
+
+    *drained = 1;
+    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+        ipath = &iface->path[path];
+        if (ipath->cq == NULL) {
+            continue;
+        }
+
+        for (i = 0; i < iface->config.max_poll; ++i) {
+            if (gda_ft_cq_poll_ring(&ipath->dcq, &info) ==
+                GDA_FT_DEV_INPROGRESS) {
+                break;
+            }
+            ++count;
+
+            iter = kh_get(uct_gda_ft_qp, &iface->qp_hash,
+                          uct_gda_ft_qp_key(path, info.qpn));
+            if (iter == kh_end(&iface->qp_hash)) {
+                /* a completion of a destroyed endpoint's QP */
+                ucs_trace("gda_ft: iface %p: CQE of unknown %s QP 0x%x",
+                          iface, (path == UCT_GDA_FT_PATH_PRIMARY) ?
+                          "primary" : "backup", info.qpn);
+                continue;
+            }
+
+            ep     = kh_val(&iface->qp_hash, iter);
+            status = gda_ft_ep_handle_cqe(&ep->dev, path, &info);
+            if ((status == GDA_FT_DEV_PATH_SWITCHED) ||
+                (status == GDA_FT_DEV_NO_PATH)) {
+                uct_gda_ft_ep_path_event(ep, path, status, &info);
+            } else {
+                uct_gda_ft_iface_ep_ready(iface, ep);
+            }
+        }
+
+        if (i == iface->config.max_poll) {
+            *drained = 0;
+        }
+    }
+    return count;
+}
+
+unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface)
+{
+    uct_gda_ft_iface_t *iface = ucs_derived_of(tl_iface, uct_gda_ft_iface_t);
+    uct_gda_ft_ep_t *ep, *tmp;
+    unsigned count, rounds;
+    uint64_t now;
+    int drained;
+
+    count = uct_gda_ft_iface_poll_cqs(iface, &drained);
+
+    /*
+     * Deadlines only after the CQs are drained: a completion the HCA has
+     * written must not be taken for a lost one. A CQ that stays busier than
+     * one poll budget (other endpoints' traffic) is drained in full at
+     * least every quarter deadline, so that one dead path among busy ones
+     * is still found in time.
+     */
+    if ((iface->config.deadline_ns != 0) &&
+        !ucs_list_is_empty(&iface->active_eps)) {
+        now = gda_ft_dev_now_ns();
+        if (!drained && ((now - iface->last_deadline_check_ns) >
+                         (iface->config.deadline_ns / 4))) {
+            for (rounds = 0; !drained && (rounds < iface->config.cq_len);
+                 rounds += iface->config.max_poll) {
+                count += uct_gda_ft_iface_poll_cqs(iface, &drained);
+            }
+        }
+        if (drained) {
+            iface->last_deadline_check_ns = now;
+            ucs_list_for_each_safe(ep, tmp, &iface->active_eps, active) {
+                if (gda_ft_ep_outstanding(&ep->dev) == 0) {
+                    ucs_list_del(&ep->active);
+                    ep->flags &= ~UCT_GDA_FT_EP_FLAG_ACTIVE;
+                    continue;
+                }
+                uct_gda_ft_ep_check_deadline(ep, now);
+            }
+        }
+    }
+
+    /* Callbacks may destroy endpoints: always restart from the list head */
+    while (!ucs_list_is_empty(&iface->ready_eps)) {
+        ep = ucs_list_head(&iface->ready_eps, uct_gda_ft_ep_t, ready);
+        if (uct_gda_ft_ep_deliver_one(ep)) {
+            ++count;
+            continue;
+        }
+        ucs_list_del(&ep->ready);
+        ep->flags &= ~UCT_GDA_FT_EP_FLAG_READY;
+    }
+
+    if (!ucs_arbiter_is_empty(&iface->arbiter)) {
+        ucs_arbiter_dispatch(&iface->arbiter, 1,
+                             uct_gda_ft_ep_process_pending, NULL);
+    }
+
+    /* A software HCA is a CPU thread: a poller that spins on an empty CQ
+     * while operations are outstanding takes the CPU it needs to complete
+     * them, on a machine with fewer cores than busy threads */
+    if ((count == 0) && (iface->outstanding > 0) && iface->config.soft_yield) {
+        sched_yield();
+    }
+
+    return count;
+}
+
+static ucs_status_t uct_gda_ft_iface_flush(uct_iface_h tl_iface,
+                                           unsigned flags,
+                                           uct_completion_t *comp)
+{
+    uct_gda_ft_iface_t *iface = ucs_derived_of(tl_iface, uct_gda_ft_iface_t);
+
+    UCT_CHECK_PARAM(comp == NULL, "gda_ft: iface flush with a completion is "
+                    "not supported");
+    UCT_CHECK_PARAM(!(flags & UCT_FLUSH_FLAG_CANCEL),
+                    "gda_ft: iface flush with CANCEL is not supported");
+
+    if (iface->outstanding == 0) {
+        UCT_TL_IFACE_STAT_FLUSH(ucs_derived_of(tl_iface, uct_base_iface_t));
+        return UCS_OK;
+    }
+
+    UCT_TL_IFACE_STAT_FLUSH_WAIT(ucs_derived_of(tl_iface, uct_base_iface_t));
+    return UCS_INPROGRESS;
+}
+
+static ucs_status_t uct_gda_ft_iface_fence(uct_iface_h tl_iface,
+                                           unsigned flags)
+{
+    uct_gda_ft_iface_t *iface = ucs_derived_of(tl_iface, uct_gda_ft_iface_t);
+    uct_gda_ft_ep_t *ep;
+
+    ucs_list_for_each(ep, &iface->active_eps, active) {
+        uct_gda_ft_ep_fence(&ep->super.super, 0);
+    }
+    UCT_TL_IFACE_STAT_FENCE(ucs_derived_of(tl_iface, uct_base_iface_t));
+    return UCS_OK;
+}
+
+
+/* ---- registered descriptor pools ----------------------------------------- */
+
+typedef struct uct_gda_ft_chunk_hdr {
+    uct_gda_ft_memh_t *memh;
+} UCS_V_ALIGNED(64) uct_gda_ft_chunk_hdr_t;
+
+static uct_gda_ft_iface_t *uct_gda_ft_mp_iface(ucs_mpool_t *mp)
+{
+    return *(uct_gda_ft_iface_t**)ucs_mpool_priv(mp);
+}
+
+static ucs_status_t uct_gda_ft_mp_chunk_alloc(ucs_mpool_t *mp, size_t *size_p,
+                                              void **chunk_p)
+{
+    uct_gda_ft_iface_t *iface = uct_gda_ft_mp_iface(mp);
+    uct_gda_ft_md_t *md       = ucs_derived_of(iface->super.md,
+                                               uct_gda_ft_md_t);
+    uct_gda_ft_chunk_hdr_t *hdr;
+    ucs_status_t status;
+    size_t size;
+    void *ptr;
+
+    size = ucs_align_up_pow2(sizeof(*hdr) + *size_p, ucs_get_page_size());
+    if (posix_memalign(&ptr, ucs_get_page_size(), size) != 0) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    hdr    = ptr;
+    status = uct_gda_ft_md_reg(md, ptr, size, 0, &hdr->memh);
+    if (status != UCS_OK) {
+        free(ptr);
+        return status;
+    }
+
+    *chunk_p = hdr + 1;
+    *size_p  = size - sizeof(*hdr);
+    return UCS_OK;
+}
+
+static void uct_gda_ft_mp_chunk_release(ucs_mpool_t *mp, void *chunk)
+{
+    uct_gda_ft_iface_t *iface   = uct_gda_ft_mp_iface(mp);
+    uct_gda_ft_md_t *md         = ucs_derived_of(iface->super.md,
+                                                 uct_gda_ft_md_t);
+    uct_gda_ft_chunk_hdr_t *hdr = (uct_gda_ft_chunk_hdr_t*)chunk - 1;
+
+    uct_gda_ft_md_dereg(md, hdr->memh);
+    free(hdr);
+}
+
+static void uct_gda_ft_mp_obj_init(ucs_mpool_t *mp, void *obj, void *chunk)
+{
+    uct_gda_ft_chunk_hdr_t *hdr = (uct_gda_ft_chunk_hdr_t*)chunk - 1;
+    uct_gda_ft_op_t *op         = obj;
+
+    op->lkey[UCT_GDA_FT_PATH_PRIMARY] =
+            hdr->memh->lkey[UCT_GDA_FT_PATH_PRIMARY];
+    op->lkey[UCT_GDA_FT_PATH_BACKUP]  =
+            hdr->memh->lkey[UCT_GDA_FT_PATH_BACKUP];
+}
+
+static ucs_mpool_ops_t uct_gda_ft_mp_ops = {
+    .chunk_alloc   = uct_gda_ft_mp_chunk_alloc,
+    .chunk_release = uct_gda_ft_mp_chunk_release,
+    .obj_init      = uct_gda_ft_mp_obj_init,
+    .obj_cleanup   = NULL,
+    .obj_str       = NULL
+};
+
+static ucs_status_t uct_gda_ft_iface_mp_init(uct_gda_ft_iface_t *iface,
+                                             ucs_mpool_t *mp,
+                                             size_t payload, unsigned grow,
+                                             int max, const char *name)
+{
+    ucs_status_t status;
+
+    status = ucs_mpool_init(mp, sizeof(uct_gda_ft_iface_t*),
+                            sizeof(uct_gda_ft_op_t) + payload, 0,
+                            UCS_SYS_CACHE_LINE_SIZE, grow,
+                            (max < 0) ? UINT_MAX : (unsigned)max,
+                            &uct_gda_ft_mp_ops, name);
+    if (status != UCS_OK) {
+        ucs_error("gda_ft: failed to create the %s pool: %s", name,
+                  ucs_status_string(status));
+        return status;
+    }
+
+    *(uct_gda_ft_iface_t**)ucs_mpool_priv(mp) = iface;
+    return UCS_OK;
+}
+
+
+/* ---- interface ----------------------------------------------------------- */
+
+/* 4.096 us * 2^N >= timeout, as the IB QP timeout field encodes it */
+static uint8_t uct_gda_ft_timeout_exp(double timeout)
+{
+    double n = ceil(log2(timeout / 4.096e-6));
+
+    return (uint8_t)ucs_min(31, ucs_max(1, n));
+}
+
+static int uct_gda_ft_print_backup(const uct_gda_ft_iface_config_t *config)
+{
+    char exe[1024];
+
+    if (config->print_backup != UCS_CONFIG_AUTO) {
+        return config->print_backup == UCS_CONFIG_ON;
+    }
+
+    ucs_strncpy_zero(exe, ucs_get_exe(), sizeof(exe));
+    return !strcmp(basename(exe), "ucx_info");
+}
+
+static ucs_status_t
+uct_gda_ft_iface_open_path(uct_gda_ft_iface_t *iface, unsigned path,
+                           uct_gda_ft_dev_t *dev, uint8_t port_num)
+{
+    uct_gda_ft_iface_path_t *ipath = &iface->path[path];
+    gda_ft_hca_cq_attr_t cq_attr;
+    size_t size;
+    ucs_status_t status;
+
+    ipath->dev      = dev;
+    ipath->port_num = port_num;
+
+    status = gda_ft_hca_port_query(dev->hca, port_num, &ipath->port_attr);
+    if (status != UCS_OK) {
+        ucs_error("gda_ft: failed to query %s:%u: %s",
+                  dev->hca->attr.info.name, port_num,
+                  ucs_status_string(status));
+        goto err;
+    }
+    if (ipath->port_attr.state != GDA_FT_HCA_PORT_ACTIVE) {
+        ucs_diag("gda_ft: %s port %s:%u is down",
+                 (path == UCT_GDA_FT_PATH_PRIMARY) ? "primary" : "backup",
+                 dev->hca->attr.info.name, port_num);
+    }
+
+    size = (size_t)iface->config.cq_len * GDA_FT_MLX5_CQE_SIZE;
+    if (posix_memalign(&ipath->cq_buf, ucs_get_page_size(), size) != 0) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err;
+    }
+    gda_ft_cq_init_buf(ipath->cq_buf, iface->config.cq_len);
+    gda_ft_dev_cq_init(&ipath->dcq, ipath->cq_buf, iface->config.cq_len, 0);
+
+    memset(&cq_attr, 0, sizeof(cq_attr));
+    cq_attr.buf      = ipath->cq_buf;
+    cq_attr.cqe_cnt  = iface->config.cq_len;
+    cq_attr.flags    = 0;
+    cq_attr.mem_type = GDA_FT_HCA_MEM_HOST;
+    status = gda_ft_hca_cq_create(dev->hca, &cq_attr, &ipath->cq);
+    if (status != UCS_OK) {
+        ucs_error("gda_ft: failed to create a CQ on %s: %s",
+                  dev->hca->attr.info.name, ucs_status_string(status));
+        goto err_free_buf;
+    }
+    return UCS_OK;
+
+err_free_buf:
+    free(ipath->cq_buf);
+    ipath->cq_buf = NULL;
+err:
+    ipath->dev = NULL;
+    return status;
+}
+
+static void uct_gda_ft_iface_close_path(uct_gda_ft_iface_t *iface,
+                                        unsigned path)
+{
+    uct_gda_ft_iface_path_t *ipath = &iface->path[path];
+
+    if (ipath->dev == NULL) {
+        return;
+    }
+    gda_ft_hca_cq_destroy(ipath->cq);
+    free(ipath->cq_buf);
+    ipath->cq     = NULL;
+    ipath->cq_buf = NULL;
+    ipath->dev    = NULL;
+}
+
+/* Sizes of the queues from the configuration and the HCAs' limits */
+static ucs_status_t
+uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
+                             const uct_gda_ft_iface_config_t *config,
+                             uct_gda_ft_md_t *md, uint8_t backup_port)
+{
+    const gda_ft_hca_dev_attr_t *pattr =
+            &md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca->attr;
+    const gda_ft_hca_dev_attr_t *battr =
+            (backup_port != 0) ? &md->dev[UCT_GDA_FT_PATH_BACKUP]->hca->attr :
+                                 pattr;
+    unsigned max_inline, needed;
+
+    if ((config->retry_count > 7) || (config->rnr_retry > 7) ||
+        (config->traffic_class > 255)) {
+        ucs_error("gda_ft: RETRY_COUNT=%u RNR_RETRY=%u (0..7) "
+                  "TRAFFIC_CLASS=%u (0..255) out of range",
+                  config->retry_count, config->rnr_retry,
+                  config->traffic_class);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if ((config->log_size == 0) || (config->log_size > 16384) ||
+        (config->cq_len == 0) || !ucs_is_pow2(config->cq_len) ||
+        (config->max_poll == 0)) {
+        ucs_error("gda_ft: LOG_SIZE=%u (1..16384), TX_CQ_LEN=%u (a power of "
+                  "2), TX_MAX_POLL=%u (>0) out of range", config->log_size,
+                  config->cq_len, config->max_poll);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (config->seg_size < 64) {
+        ucs_error("gda_ft: SEG_SIZE=%zu is too small", config->seg_size);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    max_inline = ucs_min(config->max_inline,
+                         ucs_min(pattr->max_inline, battr->max_inline));
+    max_inline = ucs_min(max_inline, GDA_FT_WQE_MAX_INLINE);
+
+    if (!config->failover || (config->deadline == UCS_TIME_INFINITY)) {
+        iface->config.deadline_ns = 0;
+    } else if (config->deadline == UCS_TIME_AUTO) {
+        iface->config.deadline_ns =
+                (gda_ft_soft_is_soft_dev(
+                         md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca) ||
+                 ((backup_port != 0) &&
+                  gda_ft_soft_is_soft_dev(
+                          md->dev[UCT_GDA_FT_PATH_BACKUP]->hca))) ?
+                UCT_GDA_FT_DEADLINE_SOFT_NS : UCT_GDA_FT_DEADLINE_HW_NS;
+    } else {
+        iface->config.deadline_ns = (uint64_t)ucs_time_to_nsec(
+                                            config->deadline);
+    }
+    iface->config.timeout       = uct_gda_ft_timeout_exp(config->timeout);
+    iface->config.retry_count   = config->retry_count;
+    iface->config.rnr_retry     = config->rnr_retry;
+    iface->config.traffic_class = config->traffic_class;
+    iface->config.log_size      = ucs_roundup_pow2((unsigned)config->log_size);
+    iface->config.max_inline    = max_inline;
+    iface->config.seg_size      = config->seg_size;
+    iface->config.cq_len        = config->cq_len;
+    iface->config.max_poll      = config->max_poll;
+    iface->config.max_outstanding = config->cq_len / 2;
+    iface->config.failover      = config->failover;
+    iface->config.soft_yield    =
+            gda_ft_soft_is_soft_dev(md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca);
+    iface->config.max_rd_atomic = ucs_min(16, ucs_min(pattr->max_rd_atomic,
+                                                      battr->max_rd_atomic));
+    iface->config.max_msg       = ucs_min(UCT_GDA_FT_MAX_ZCOPY,
+                                          ucs_min(pattr->max_msg_size,
+                                                  battr->max_msg_size));
+
+    /* largest WQE: inline put, masked 8-byte compare-swap, RDMA with data */
+    iface->config.op_wqebbs = ucs_max(gda_ft_wqe_ds_to_wqebbs(
+                                              2 + gda_ft_wqe_inline_ds(
+                                                      max_inline)),
+                                      gda_ft_wqe_ds_to_wqebbs(5));
+    needed = iface->config.log_size * iface->config.op_wqebbs;
+    if (config->tx_queue_len == UCS_ULUNITS_AUTO) {
+        iface->config.sq_wqebbs = ucs_roundup_pow2((unsigned)needed);
+    } else if ((config->tx_queue_len < needed) ||
+               !ucs_is_pow2(config->tx_queue_len)) {
+        ucs_error("gda_ft: TX_QUEUE_LEN=%lu must be a power of 2 of at least"
+                  " %u: LOG_SIZE=%u operations of up to %u WQEBBs (a replay "
+                  "must fit on the other path)", config->tx_queue_len, needed,
+                  iface->config.log_size, iface->config.op_wqebbs);
+        return UCS_ERR_INVALID_PARAM;
+    } else {
+        iface->config.sq_wqebbs = config->tx_queue_len;
+    }
+
+    if ((iface->config.sq_wqebbs > pattr->max_sq_wqebb) ||
+        (iface->config.sq_wqebbs > battr->max_sq_wqebb) ||
+        (iface->config.sq_wqebbs > 32768)) {
+        ucs_error("gda_ft: a send queue of %u WQEBBs exceeds the HCA limit "
+                  "(%u): lower LOG_SIZE or MAX_INLINE",
+                  iface->config.sq_wqebbs,
+                  ucs_min(pattr->max_sq_wqebb, battr->max_sq_wqebb));
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return UCS_OK;
+}
+
+static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
+                           uct_worker_h worker,
+                           const uct_iface_params_t *params,
+                           const uct_iface_config_t *tl_config)
+{
+    uct_gda_ft_iface_config_t *config =
+            ucs_derived_of(tl_config, uct_gda_ft_iface_config_t);
+    uct_gda_ft_md_t *md = ucs_derived_of(tl_md, uct_gda_ft_md_t);
+    const char *dev_name, *colon;
+    uct_gda_ft_dev_addr_info_t addr_info;
+    uct_gda_ft_md_port_t *mport;
+    uint8_t port_num, backup_port;
+    ucs_status_t status;
+    char *end;
+    unsigned long port;
+
+    UCT_CHECK_PARAM(params->field_mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE,
+                    "UCT_IFACE_PARAM_FIELD_OPEN_MODE is not defined");
+    if (!(params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE)) {
+        ucs_error("gda_ft: only UCT_IFACE_OPEN_MODE_DEVICE is supported");
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    UCS_CLASS_CALL_SUPER_INIT(
+            uct_base_iface_t, &uct_gda_ft_iface_ops,
+            &uct_gda_ft_iface_internal_ops, tl_md, worker, params,
+            tl_config UCS_STATS_ARG(
+                    (params->field_mask & UCT_IFACE_PARAM_FIELD_STATS_ROOT) ?
+                            params->stats_root : NULL)
+            UCS_STATS_ARG(params->mode.device.dev_name));
+
+    /* "<dev>:<port>", the device being the MD's primary */
+    dev_name = params->mode.device.dev_name;
+    colon    = strrchr(dev_name, ':');
+    port     = (colon != NULL) ? strtoul(colon + 1, &end, 10) : 0;
+    if ((colon == NULL) || (*end != '\0') || (port < 1) ||
+        (port > md->num_ports) ||
+        strncmp(dev_name, md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca->attr.info.name,
+                colon - dev_name) ||
+        (md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca->attr.info.name[colon -
+                                                               dev_name] !=
+         '\0')) {
+        ucs_error("gda_ft: device '%s' does not belong to this memory domain",
+                  dev_name);
+        return UCS_ERR_NO_DEVICE;
+    }
+    port_num    = (uint8_t)port;
+    mport       = &md->port[port_num - 1];
+    backup_port = config->failover ? mport->backup_port : 0;
+
+    memset(self->path, 0, sizeof(self->path));
+    ucs_list_head_init(&self->eps);
+    ucs_list_head_init(&self->active_eps);
+    ucs_list_head_init(&self->ready_eps);
+    ucs_arbiter_init(&self->arbiter);
+    kh_init_inplace(uct_gda_ft_qp, &self->qp_hash);
+    self->outstanding = 0;
+    self->last_deadline_check_ns = 0;
+
+    status = uct_gda_ft_iface_init_config(self, config, md, backup_port);
+    if (status != UCS_OK) {
+        goto err_cleanup_hash;
+    }
+
+    status = uct_gda_ft_iface_open_path(self, UCT_GDA_FT_PATH_PRIMARY,
+                                        md->dev[UCT_GDA_FT_PATH_PRIMARY],
+                                        port_num);
+    if (status != UCS_OK) {
+        goto err_cleanup_hash;
+    }
+
+    self->config.path_mtu =
+            self->path[UCT_GDA_FT_PATH_PRIMARY].port_attr.active_mtu;
+    if (backup_port != 0) {
+        status = uct_gda_ft_iface_open_path(self, UCT_GDA_FT_PATH_BACKUP,
+                                            md->dev[UCT_GDA_FT_PATH_BACKUP],
+                                            backup_port);
+        if (status != UCS_OK) {
+            goto err_close_primary;
+        }
+        self->config.path_mtu = ucs_min(
+                self->config.path_mtu,
+                self->path[UCT_GDA_FT_PATH_BACKUP].port_attr.active_mtu);
+    }
+    if ((self->config.path_mtu < 256) || (self->config.path_mtu > 4096)) {
+        self->config.path_mtu = 1024;
+    }
+
+    uct_gda_ft_iface_dev_addr_info(self, &addr_info);
+    self->dev_addr_len = uct_gda_ft_wire_dev_addr_size(&addr_info);
+    if (self->dev_addr_len == 0) {
+        ucs_error("gda_ft: %s: the GIDs of the primary and backup ports "
+                  "fit no device address form (IPv4-mapped, or one subnet "
+                  "prefix)", dev_name);
+        status = UCS_ERR_UNSUPPORTED;
+        goto err_close_backup;
+    }
+
+    status = uct_gda_ft_iface_mp_init(self, &self->tx_mp,
+                                      self->config.seg_size,
+                                      config->tx_mp.bufs_grow ?
+                                      config->tx_mp.bufs_grow : 64,
+                                      config->tx_mp.max_bufs,
+                                      "gda_ft_tx_desc");
+    if (status != UCS_OK) {
+        goto err_close_backup;
+    }
+
+    status = uct_gda_ft_iface_mp_init(self, &self->op_mp,
+                                      UCT_GDA_FT_OP_PAYLOAD, 256, -1,
+                                      "gda_ft_op_desc");
+    if (status != UCS_OK) {
+        goto err_cleanup_tx_mp;
+    }
+
+    if (!config->failover) {
+        ucs_snprintf_zero(self->backup_desc, sizeof(self->backup_desc),
+                          "%s (failover disabled by UCX_GDA_FT_FAILOVER=n)",
+                          mport->desc);
+    } else {
+        ucs_strncpy_zero(self->backup_desc, mport->desc,
+                         sizeof(self->backup_desc));
+    }
+
+    if (uct_gda_ft_print_backup(config)) {
+        printf("#         Backup: %s\n", self->backup_desc);
+        fflush(stdout);
+    }
+
+    ucs_debug("gda_ft: iface %p on %s: %s; log %u ops, SQ %u WQEBBs, CQ %u, "
+              "inline %u, deadline %.1f ms, QP timeout 2^%u*4.096us, retry "
+              "%u", self, dev_name, self->backup_desc, self->config.log_size,
+              self->config.sq_wqebbs, self->config.cq_len,
+              self->config.max_inline, self->config.deadline_ns / 1e6,
+              self->config.timeout, self->config.retry_count);
+    return UCS_OK;
+
+err_cleanup_tx_mp:
+    ucs_mpool_cleanup(&self->tx_mp, 1);
+err_close_backup:
+    uct_gda_ft_iface_close_path(self, UCT_GDA_FT_PATH_BACKUP);
+err_close_primary:
+    uct_gda_ft_iface_close_path(self, UCT_GDA_FT_PATH_PRIMARY);
+err_cleanup_hash:
+    kh_destroy_inplace(uct_gda_ft_qp, &self->qp_hash);
+    ucs_arbiter_cleanup(&self->arbiter);
+    return status;
+}
+
+static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_iface_t)
+{
+    uct_base_iface_progress_disable(&self->super.super,
+                                    UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+
+    if (!ucs_list_is_empty(&self->eps)) {
+        ucs_warn("gda_ft: iface %p closed with %zu endpoints", self,
+                 ucs_list_length(&self->eps));
+    }
+
+    ucs_mpool_cleanup(&self->op_mp, 1);
+    ucs_mpool_cleanup(&self->tx_mp, 1);
+    uct_gda_ft_iface_close_path(self, UCT_GDA_FT_PATH_BACKUP);
+    uct_gda_ft_iface_close_path(self, UCT_GDA_FT_PATH_PRIMARY);
+    kh_destroy_inplace(uct_gda_ft_qp, &self->qp_hash);
+    ucs_arbiter_cleanup(&self->arbiter);
+}
+
+UCS_CLASS_DEFINE(uct_gda_ft_iface_t, uct_base_iface_t);
+
+static UCS_CLASS_DEFINE_NEW_FUNC(uct_gda_ft_iface_t, uct_iface_t, uct_md_h,
+                                 uct_worker_h, const uct_iface_params_t*,
+                                 const uct_iface_config_t*);
+
+static UCS_CLASS_DEFINE_DELETE_FUNC(uct_gda_ft_iface_t, uct_iface_t);
+
+
+/* ---- transport ----------------------------------------------------------- */
+
+static ucs_status_t
+uct_gda_ft_query_tl_devices(uct_md_h tl_md,
+                            uct_tl_device_resource_t **tl_devices_p,
+                            unsigned *num_tl_devices_p)
+{
+    uct_gda_ft_md_t *md = ucs_derived_of(tl_md, uct_gda_ft_md_t);
+    uct_tl_device_resource_t *devices;
+    unsigned port;
+
+    devices = ucs_calloc(md->num_ports, sizeof(*devices),
+                         "gda_ft_tl_devices");
+    if (devices == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    for (port = 1; port <= md->num_ports; ++port) {
+        ucs_snprintf_zero(devices[port - 1].name, sizeof(devices->name),
+                          "%s:%u",
+                          md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca->attr.info.name,
+                          port);
+        devices[port - 1].type       = UCT_DEVICE_TYPE_NET;
+        devices[port - 1].sys_device = UCS_SYS_DEVICE_ID_UNKNOWN;
+    }
+
+    *tl_devices_p     = devices;
+    *num_tl_devices_p = md->num_ports;
+    return UCS_OK;
+}
+
+uct_iface_ops_t uct_gda_ft_iface_ops = {
+    .ep_put_short             = uct_gda_ft_ep_put_short,
+    .ep_put_bcopy             = uct_gda_ft_ep_put_bcopy,
+    .ep_put_zcopy             = uct_gda_ft_ep_put_zcopy,
+    .ep_get_bcopy             = uct_gda_ft_ep_get_bcopy,
+    .ep_get_zcopy             = uct_gda_ft_ep_get_zcopy,
+    .ep_atomic_cswap64        = uct_gda_ft_ep_atomic_cswap64,
+    .ep_atomic_cswap32        = uct_gda_ft_ep_atomic_cswap32,
+    .ep_atomic32_post         = uct_gda_ft_ep_atomic32_post,
+    .ep_atomic64_post         = uct_gda_ft_ep_atomic64_post,
+    .ep_atomic32_fetch        = uct_gda_ft_ep_atomic32_fetch,
+    .ep_atomic64_fetch        = uct_gda_ft_ep_atomic64_fetch,
+    .ep_pending_add           = uct_gda_ft_ep_pending_add,
+    .ep_pending_purge         = uct_gda_ft_ep_pending_purge,
+    .ep_flush                 = uct_gda_ft_ep_flush,
+    .ep_fence                 = uct_gda_ft_ep_fence,
+    .ep_check                 = uct_gda_ft_ep_check,
+    .ep_create                = UCS_CLASS_NEW_FUNC_NAME(uct_gda_ft_ep_t),
+    .ep_destroy               = UCS_CLASS_DELETE_FUNC_NAME(uct_gda_ft_ep_t),
+    .ep_get_address           = uct_gda_ft_ep_get_address,
+    .ep_connect_to_ep         = uct_gda_ft_ep_connect_to_ep,
+    .iface_flush              = uct_gda_ft_iface_flush,
+    .iface_fence              = uct_gda_ft_iface_fence,
+    .iface_progress_enable    = uct_base_iface_progress_enable,
+    .iface_progress_disable   = uct_base_iface_progress_disable,
+    .iface_progress           = uct_gda_ft_iface_progress,
+    .iface_event_fd_get       = (uct_iface_event_fd_get_func_t)
+                                ucs_empty_function_return_unsupported,
+    .iface_event_arm          = (uct_iface_event_arm_func_t)
+                                ucs_empty_function_return_unsupported,
+    .iface_close              = UCS_CLASS_DELETE_FUNC_NAME(uct_gda_ft_iface_t),
+    .iface_query              = uct_gda_ft_iface_query,
+    .iface_get_device_address = uct_gda_ft_iface_get_device_address,
+    .iface_get_address        = (uct_iface_get_address_func_t)
+                                ucs_empty_function_return_success,
+    .iface_is_reachable       = uct_gda_ft_iface_is_reachable
+};
+
+UCT_TL_DEFINE_ENTRY(&uct_gda_ft_component, gda_ft,
+                    uct_gda_ft_query_tl_devices, uct_gda_ft_iface_t,
+                    UCT_GDA_FT_CONFIG_PREFIX, uct_gda_ft_iface_config_table,
+                    uct_gda_ft_iface_config_t);
+
+/* Registers the component and the transport when the library is loaded
+ * (linked or LD_PRELOADed): UCX 1.13 loads only its own modules */
+UCT_SINGLE_TL_INIT(&uct_gda_ft_component, gda_ft, ctor,,)

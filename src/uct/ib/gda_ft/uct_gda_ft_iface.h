@@ -1,0 +1,210 @@
+/*
+ * gda_ft UCT transport: interface and endpoint types.
+ *
+ * An interface runs on one port of the MD's primary HCA (the tl device
+ * "<dev>:<port>") and, when the topology gives that port a backup, on the
+ * backup port too: one send CQ per path, in host memory, polled by the
+ * interface progress. Every endpoint is a gda_ft_dev_ep_t of device/ (the
+ * datapath GPU kernels run) with a primary QP and a backup QP to one peer;
+ * operations are posted, completed, failed over and replayed by it, and the
+ * interface only turns its completions into UCT completions.
+ *
+ * Failover hook points (for the host-only machinery: fencing the abandoned
+ * QP, failback handshake, guardian thread, counters CLI) are marked
+ * "FAILOVER HOOK" in uct_gda_ft_ep.c; each endpoint keeps both HCA QP
+ * handles and the peer's addresses in uct_gda_ft_ep_t::path[], and its path
+ * state in uct_gda_ft_ep_t::dev (active, state, path_failed, counters).
+ */
+#ifndef UCT_GDA_FT_IFACE_H_
+#define UCT_GDA_FT_IFACE_H_
+
+#include "uct_gda_ft_md.h"
+#include "gda_ft_ep.h"
+
+#include <uct/base/uct_iface.h>
+#include <ucs/datastruct/arbiter.h>
+#include <ucs/datastruct/khash.h>
+#include <ucs/datastruct/list.h>
+#include <ucs/datastruct/mpool.h>
+#include <ucs/datastruct/queue.h>
+
+
+#define UCT_GDA_FT_TL_NAME         "gda_ft"
+
+/* Largest zero-copy message: one operation must finish well within the
+ * failover deadline even on a slow (software) HCA; UCP fragments above it */
+#define UCT_GDA_FT_MAX_ZCOPY       (16ul * UCS_MBYTE)
+
+/* Payload room of the small registered descriptors (atomic results) */
+#define UCT_GDA_FT_OP_PAYLOAD      16
+
+
+typedef struct uct_gda_ft_iface uct_gda_ft_iface_t;
+typedef struct uct_gda_ft_ep    uct_gda_ft_ep_t;
+typedef struct uct_gda_ft_op    uct_gda_ft_op_t;
+
+
+typedef struct uct_gda_ft_iface_config {
+    uct_iface_config_t       super;
+    ucs_time_t               deadline;      /* DEADLINE */
+    double                   timeout;       /* TIMEOUT, seconds */
+    unsigned                 retry_count;
+    unsigned                 rnr_retry;
+    unsigned                 traffic_class;
+    unsigned long            tx_queue_len;  /* WQEBBs per send queue */
+    unsigned                 log_size;      /* operations per endpoint */
+    unsigned                 cq_len;
+    unsigned                 max_poll;
+    size_t                   max_inline;
+    size_t                   seg_size;
+    int                      failover;
+    int                      print_backup;  /* ucs_on_off_auto_value_t */
+    uct_iface_mpool_config_t tx_mp;
+} uct_gda_ft_iface_config_t;
+
+
+/*
+ * Completion of a logged operation: the op's user cookie is a pointer to one
+ * of these (0 for operations nobody waits for). Descriptors come from the
+ * interface's registered pools; the payload follows the header.
+ */
+typedef void (*uct_gda_ft_op_handler_t)(uct_gda_ft_op_t *op,
+                                        ucs_status_t status);
+
+struct uct_gda_ft_op {
+    uct_gda_ft_op_handler_t handler;
+    uct_completion_t       *comp;
+    uct_gda_ft_ep_t        *ep;
+    uint64_t                raddr;       /* for error and in-doubt reports */
+    ucs_queue_elem_t        queue;       /* flush requests: ep->flush_q */
+    uint32_t                sn;          /* flush requests: log index */
+    uint32_t                lkey[UCT_GDA_FT_NUM_PATHS]; /* of the payload */
+    union {
+        struct {
+            uct_unpack_callback_t unpack_cb;
+            void                 *arg;
+            size_t                length;
+        } get;
+        struct {
+            void                 *result;
+            uint8_t               size;
+            uint8_t               opcode;  /* UCT_ATOMIC_OP_*, or
+                                              UCT_ATOMIC_OP_LAST for cswap */
+        } atomic;
+    };
+} UCS_V_ALIGNED(16);
+
+
+/* One path of an endpoint: its QP and the peer it is connected to */
+typedef struct uct_gda_ft_ep_path {
+    gda_ft_hca_qp_t *qp;          /* NULL: this endpoint has no such path */
+    void            *sq_buf;
+    uint32_t        *dbrec;
+    uint32_t         dest_qpn;    /* valid once connected */
+    uint8_t          dest_gid[GDA_FT_HCA_GID_LEN];
+    uint16_t         dest_lid;
+} uct_gda_ft_ep_path_t;
+
+
+enum {
+    UCT_GDA_FT_EP_FLAG_CONNECTED  = UCS_BIT(0),
+    UCT_GDA_FT_EP_FLAG_ACTIVE     = UCS_BIT(1), /* in iface->active_eps */
+    UCT_GDA_FT_EP_FLAG_READY      = UCS_BIT(2), /* in iface->ready_eps */
+    UCT_GDA_FT_EP_FLAG_ERR_REPORTED = UCS_BIT(3),
+    UCT_GDA_FT_EP_FLAG_CANCELED   = UCS_BIT(4), /* flush(CANCEL) was done */
+    UCT_GDA_FT_EP_FLAG_FENCE      = UCS_BIT(5)  /* fence the next post */
+};
+
+
+struct uct_gda_ft_ep {
+    uct_base_ep_t            super;
+    gda_ft_dev_ep_t          dev;       /* the datapath endpoint */
+    gda_ft_dev_op_t         *log;
+    uct_gda_ft_ep_path_t     path[UCT_GDA_FT_NUM_PATHS];
+    unsigned                 flags;
+    uint32_t                 cancel_sn; /* ops before it: canceled */
+    ucs_arbiter_group_t      arb_group;
+    ucs_queue_head_t         flush_q;
+    ucs_list_link_t          list;      /* iface->eps */
+    ucs_list_link_t          active;    /* iface->active_eps */
+    ucs_list_link_t          ready;     /* iface->ready_eps */
+    gda_ft_dev_ep_counters_t reported;  /* counters already logged */
+};
+
+
+KHASH_MAP_INIT_INT64(uct_gda_ft_qp, uct_gda_ft_ep_t*);
+
+
+typedef struct uct_gda_ft_iface_path {
+    uct_gda_ft_dev_t      *dev;      /* NULL: no such path */
+    uint8_t                port_num;
+    gda_ft_hca_port_attr_t port_attr;
+    gda_ft_hca_cq_t       *cq;
+    void                  *cq_buf;
+    gda_ft_dev_cq_t        dcq;
+} uct_gda_ft_iface_path_t;
+
+
+struct uct_gda_ft_iface {
+    uct_base_iface_t        super;
+    uct_gda_ft_iface_path_t path[UCT_GDA_FT_NUM_PATHS];
+    khash_t(uct_gda_ft_qp)  qp_hash;     /* path << 32 | QPN -> ep */
+    ucs_list_link_t         eps;         /* all endpoints */
+    ucs_list_link_t         active_eps;  /* endpoints with operations */
+    ucs_list_link_t         ready_eps;   /* endpoints with completions */
+    ucs_arbiter_t           arbiter;
+    ucs_mpool_t             tx_mp;       /* bounce buffers, registered */
+    ucs_mpool_t             op_mp;       /* descriptors, registered */
+    unsigned                outstanding; /* logged operations, all eps */
+    size_t                  dev_addr_len;
+    uint64_t                last_deadline_check_ns;
+    struct {
+        uint64_t            deadline_ns; /* 0: no deadline */
+        uint8_t             timeout;     /* IB encoding */
+        uint8_t             retry_count;
+        uint8_t             rnr_retry;
+        uint8_t             traffic_class;
+        unsigned            path_mtu;
+        unsigned            log_size;
+        unsigned            sq_wqebbs;
+        unsigned            op_wqebbs;   /* largest WQE of any operation */
+        unsigned            cq_len;
+        unsigned            max_outstanding;
+        unsigned            max_poll;
+        unsigned            max_inline;
+        size_t              seg_size;
+        size_t              max_msg;
+        unsigned            max_rd_atomic;
+        int                 failover;
+        int                 soft_yield;  /* yield when polling finds
+                                            nothing: the HCA is a thread */
+    } config;
+    char                    backup_desc[UCT_GDA_FT_TOPO_STR_MAX];
+};
+
+
+static UCS_F_ALWAYS_INLINE int
+uct_gda_ft_iface_has_backup(const uct_gda_ft_iface_t *iface)
+{
+    return iface->path[UCT_GDA_FT_PATH_BACKUP].dev != NULL;
+}
+
+static UCS_F_ALWAYS_INLINE uint64_t uct_gda_ft_qp_key(unsigned path,
+                                                      uint32_t qpn)
+{
+    return ((uint64_t)path << 32) | qpn;
+}
+
+extern uct_iface_ops_t uct_gda_ft_iface_ops;
+
+/* Interface progress: CQs of both paths, deadlines, completions, pending */
+unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface);
+
+/* Polls both CQs and applies their CQEs to the endpoints; no callbacks */
+unsigned uct_gda_ft_iface_poll_cqs(uct_gda_ft_iface_t *iface, int *drained);
+
+/* Marks an endpoint as having completions to deliver */
+void uct_gda_ft_iface_ep_ready(uct_gda_ft_iface_t *iface,
+                               uct_gda_ft_ep_t *ep);
+
+#endif

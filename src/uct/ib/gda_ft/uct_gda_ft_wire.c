@@ -1,0 +1,380 @@
+/*
+ * gda_ft UCT transport: packing and validation of the remote key, device
+ * address and endpoint address (layouts in uct_gda_ft_wire.h).
+ *
+ * Buffers are read field by field with memcpy into locals after the length
+ * check, so that an unaligned or short buffer is never dereferenced past its
+ * end.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "uct_gda_ft_wire.h"
+
+#include <ucs/algorithm/crc.h>
+#include <arpa/inet.h>
+#include <string.h>
+
+
+#define UCT_GDA_FT_WIRE_FAIL(_status, _reason) \
+    do { \
+        if (reason_p != NULL) { \
+            *reason_p = (_reason); \
+        } \
+        return (_status); \
+    } while (0)
+
+
+static int uct_gda_ft_wire_is_zero(const void *buf, size_t length)
+{
+    const uint8_t *p = buf;
+    size_t i;
+
+    for (i = 0; i < length; ++i) {
+        if (p[i] != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void uct_gda_ft_wire_put_qpn(uint8_t *dst, uint32_t qpn)
+{
+    dst[0] = (uint8_t)(qpn >> 16);
+    dst[1] = (uint8_t)(qpn >> 8);
+    dst[2] = (uint8_t)qpn;
+}
+
+static uint32_t uct_gda_ft_wire_get_qpn(const uint8_t *src)
+{
+    return ((uint32_t)src[0] << 16) | ((uint32_t)src[1] << 8) | src[2];
+}
+
+static uint32_t uct_gda_ft_wire_rkey_check(const uct_gda_ft_wire_rkey_t *wire)
+{
+    return ucs_crc32(UCT_GDA_FT_RKEY_CHECK_SEED, wire,
+                     offsetof(uct_gda_ft_wire_rkey_t, check));
+}
+
+
+/* ---- remote key ---------------------------------------------------------- */
+
+ucs_status_t uct_gda_ft_wire_rkey_pack(const uct_gda_ft_rkey_info_t *info,
+                                       void *buf, size_t max)
+{
+    uct_gda_ft_wire_rkey_t wire;
+
+    if (max < sizeof(wire)) {
+        return UCS_ERR_BUFFER_TOO_SMALL;
+    }
+    if (!info->has_backup && (info->key[1] != 0)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    memset(&wire, 0, sizeof(wire));
+    wire.magic   = htons(UCT_GDA_FT_RKEY_MAGIC);
+    wire.version = UCT_GDA_FT_WIRE_VERSION;
+    wire.flags   = info->has_backup ? UCT_GDA_FT_WIRE_F_BACKUP : 0;
+    wire.key[0]  = htonl(info->key[0]);
+    wire.key[1]  = htonl(info->key[1]);
+    wire.check   = htonl(uct_gda_ft_wire_rkey_check(&wire));
+    memcpy(buf, &wire, sizeof(wire));
+    return UCS_OK;
+}
+
+ucs_status_t uct_gda_ft_wire_rkey_unpack(const void *buf, size_t length,
+                                         uct_gda_ft_rkey_info_t *info,
+                                         const char **reason_p)
+{
+    uct_gda_ft_wire_rkey_t wire;
+    int has_backup;
+
+    if ((buf == NULL) || (length < sizeof(wire))) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_MESSAGE_TRUNCATED,
+                             "packed rkey is shorter than 16 bytes");
+    }
+
+    memcpy(&wire, buf, sizeof(wire));
+    if (ntohs(wire.magic) != UCT_GDA_FT_RKEY_MAGIC) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "not a gda_ft remote key (bad magic)");
+    }
+    if (wire.version != UCT_GDA_FT_WIRE_VERSION) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_UNSUPPORTED,
+                             "remote key of another gda_ft wire version");
+    }
+    if (ntohl(wire.check) != uct_gda_ft_wire_rkey_check(&wire)) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "corrupt remote key (check value mismatch)");
+    }
+    if (wire.flags & ~UCT_GDA_FT_WIRE_F_ALL) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "remote key with unknown flags");
+    }
+
+    has_backup = !!(wire.flags & UCT_GDA_FT_WIRE_F_BACKUP);
+    if (!has_backup && (wire.key[1] != 0)) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "remote key has a backup key but no backup "
+                             "flag");
+    }
+
+    info->key[0]     = ntohl(wire.key[0]);
+    info->key[1]     = ntohl(wire.key[1]);
+    info->has_backup = has_backup;
+    return UCS_OK;
+}
+
+
+/* ---- device address ------------------------------------------------------ */
+
+/* ::ffff:a.b.c.d */
+static int uct_gda_ft_wire_gid_is_ipv4(const uint8_t *gid)
+{
+    static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                       0xff, 0xff};
+
+    return !memcmp(gid, prefix, sizeof(prefix));
+}
+
+static int uct_gda_ft_wire_fits_ipv4(const uct_gda_ft_dev_addr_info_t *info)
+{
+    return (info->lid[0] == 0) &&
+           uct_gda_ft_wire_gid_is_ipv4(info->gid[0]) &&
+           !uct_gda_ft_wire_is_zero(info->gid[0] + 12, 4) &&
+           (!info->has_backup ||
+            ((info->lid[1] == 0) &&
+             uct_gda_ft_wire_gid_is_ipv4(info->gid[1]) &&
+             !uct_gda_ft_wire_is_zero(info->gid[1] + 12, 4)));
+}
+
+static int uct_gda_ft_wire_fits_gid(const uct_gda_ft_dev_addr_info_t *info)
+{
+    return !uct_gda_ft_wire_is_zero(info->gid[0], UCT_GDA_FT_WIRE_GID_LEN) &&
+           !uct_gda_ft_wire_is_zero(info->gid[0] + 8, 8) &&
+           (!info->has_backup ||
+            (!memcmp(info->gid[0], info->gid[1], 8) &&
+             !uct_gda_ft_wire_is_zero(info->gid[1] + 8, 8)));
+}
+
+size_t uct_gda_ft_wire_dev_addr_size(const uct_gda_ft_dev_addr_info_t *info)
+{
+    if (uct_gda_ft_wire_fits_ipv4(info)) {
+        return sizeof(uct_gda_ft_wire_dev_addr_ipv4_t);
+    } else if (uct_gda_ft_wire_fits_gid(info)) {
+        return sizeof(uct_gda_ft_wire_dev_addr_gid_t);
+    }
+    return 0;
+}
+
+ucs_status_t
+uct_gda_ft_wire_dev_addr_pack(const uct_gda_ft_dev_addr_info_t *info,
+                              void *buf, size_t max)
+{
+    uct_gda_ft_wire_dev_addr_ipv4_t ipv4;
+    uct_gda_ft_wire_dev_addr_gid_t gid;
+    size_t size = uct_gda_ft_wire_dev_addr_size(info);
+    uint8_t flags;
+
+    if (size == 0) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (max < size) {
+        return UCS_ERR_BUFFER_TOO_SMALL;
+    }
+
+    flags = info->has_backup ? UCT_GDA_FT_WIRE_F_BACKUP : 0;
+    if (size == sizeof(ipv4)) {
+        memset(&ipv4, 0, sizeof(ipv4));
+        ipv4.hdr.version = UCT_GDA_FT_WIRE_VERSION;
+        ipv4.hdr.flags   = flags | UCT_GDA_FT_WIRE_F_IPV4;
+        memcpy(ipv4.ipv4[0], info->gid[0] + 12, 4);
+        if (info->has_backup) {
+            memcpy(ipv4.ipv4[1], info->gid[1] + 12, 4);
+        }
+        memcpy(buf, &ipv4, sizeof(ipv4));
+    } else {
+        memset(&gid, 0, sizeof(gid));
+        gid.hdr.version = UCT_GDA_FT_WIRE_VERSION;
+        gid.hdr.flags   = flags | UCT_GDA_FT_WIRE_F_GID;
+        gid.lid[0]      = htons(info->lid[0]);
+        memcpy(gid.prefix, info->gid[0], 8);
+        memcpy(gid.iid[0], info->gid[0] + 8, 8);
+        if (info->has_backup) {
+            gid.lid[1] = htons(info->lid[1]);
+            memcpy(gid.iid[1], info->gid[1] + 8, 8);
+        }
+        memcpy(buf, &gid, sizeof(gid));
+    }
+    return UCS_OK;
+}
+
+ucs_status_t uct_gda_ft_wire_dev_addr_unpack(const void *buf, size_t length,
+                                             uct_gda_ft_dev_addr_info_t *info,
+                                             const char **reason_p)
+{
+    uct_gda_ft_wire_dev_addr_ipv4_t ipv4;
+    uct_gda_ft_wire_dev_addr_gid_t gid;
+    uct_gda_ft_wire_dev_addr_hdr_t hdr;
+    uct_gda_ft_dev_addr_info_t out;
+    unsigned form;
+
+    if ((buf == NULL) || (length < sizeof(hdr))) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_MESSAGE_TRUNCATED,
+                             "device address is shorter than its header");
+    }
+
+    memcpy(&hdr, buf, sizeof(hdr));
+    if (hdr.version != UCT_GDA_FT_WIRE_VERSION) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_UNSUPPORTED,
+                             "device address of another gda_ft wire "
+                             "version");
+    }
+    if (hdr.flags & ~UCT_GDA_FT_WIRE_F_DEV_ALL) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "device address with unknown flags");
+    }
+
+    memset(&out, 0, sizeof(out));
+    out.has_backup = !!(hdr.flags & UCT_GDA_FT_WIRE_F_BACKUP);
+    form           = hdr.flags & (UCT_GDA_FT_WIRE_F_IPV4 |
+                                  UCT_GDA_FT_WIRE_F_GID);
+    if (form == UCT_GDA_FT_WIRE_F_IPV4) {
+        if (length < sizeof(ipv4)) {
+            UCT_GDA_FT_WIRE_FAIL(UCS_ERR_MESSAGE_TRUNCATED,
+                                 "IPv4 device address is shorter than 10 "
+                                 "bytes");
+        }
+        memcpy(&ipv4, buf, sizeof(ipv4));
+        if (uct_gda_ft_wire_is_zero(ipv4.ipv4[0], 4) ||
+            (out.has_backup && uct_gda_ft_wire_is_zero(ipv4.ipv4[1], 4))) {
+            UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                                 "device address with a zero IPv4 address");
+        }
+        if (!out.has_backup && !uct_gda_ft_wire_is_zero(ipv4.ipv4[1], 4)) {
+            UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                                 "device address has a backup port but no "
+                                 "backup flag");
+        }
+        out.gid[0][10] = out.gid[0][11] = 0xff;
+        memcpy(out.gid[0] + 12, ipv4.ipv4[0], 4);
+        if (out.has_backup) {
+            out.gid[1][10] = out.gid[1][11] = 0xff;
+            memcpy(out.gid[1] + 12, ipv4.ipv4[1], 4);
+        }
+    } else if (form == UCT_GDA_FT_WIRE_F_GID) {
+        if (length < sizeof(gid)) {
+            UCT_GDA_FT_WIRE_FAIL(UCS_ERR_MESSAGE_TRUNCATED,
+                                 "GID device address is shorter than 30 "
+                                 "bytes");
+        }
+        memcpy(&gid, buf, sizeof(gid));
+        if (uct_gda_ft_wire_is_zero(gid.iid[0], 8) ||
+            (out.has_backup && uct_gda_ft_wire_is_zero(gid.iid[1], 8))) {
+            UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                                 "device address with a zero interface ID");
+        }
+        if (!out.has_backup && ((gid.lid[1] != 0) ||
+                                !uct_gda_ft_wire_is_zero(gid.iid[1], 8))) {
+            UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                                 "device address has a backup port but no "
+                                 "backup flag");
+        }
+        out.lid[0] = ntohs(gid.lid[0]);
+        out.lid[1] = ntohs(gid.lid[1]);
+        memcpy(out.gid[0], gid.prefix, 8);
+        memcpy(out.gid[0] + 8, gid.iid[0], 8);
+        if (out.has_backup) {
+            memcpy(out.gid[1], gid.prefix, 8);
+            memcpy(out.gid[1] + 8, gid.iid[1], 8);
+        }
+        if (uct_gda_ft_wire_fits_ipv4(&out)) {
+            /* one value, one encoding: this one is the IPv4 form's */
+            UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                                 "GID device address of IPv4-mapped GIDs "
+                                 "(not canonical)");
+        }
+    } else {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "device address of no known form");
+    }
+
+    *info = out;
+    return UCS_OK;
+}
+
+
+/* ---- endpoint address ---------------------------------------------------- */
+
+ucs_status_t
+uct_gda_ft_wire_ep_addr_pack(const uct_gda_ft_ep_addr_info_t *info,
+                             void *buf, size_t max)
+{
+    uct_gda_ft_wire_ep_addr_t wire;
+
+    if (max < sizeof(wire)) {
+        return UCS_ERR_BUFFER_TOO_SMALL;
+    }
+    if ((info->qpn[0] == 0) || (info->qpn[0] > UCT_GDA_FT_WIRE_QPN_MASK) ||
+        (info->has_backup ?
+         ((info->qpn[1] == 0) || (info->qpn[1] > UCT_GDA_FT_WIRE_QPN_MASK)) :
+         (info->qpn[1] != 0))) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    memset(&wire, 0, sizeof(wire));
+    wire.version = UCT_GDA_FT_WIRE_VERSION;
+    wire.flags   = info->has_backup ? UCT_GDA_FT_WIRE_F_BACKUP : 0;
+    uct_gda_ft_wire_put_qpn(wire.qpn[0], info->qpn[0]);
+    uct_gda_ft_wire_put_qpn(wire.qpn[1], info->qpn[1]);
+    memcpy(buf, &wire, sizeof(wire));
+    return UCS_OK;
+}
+
+ucs_status_t uct_gda_ft_wire_ep_addr_unpack(const void *buf, size_t length,
+                                            uct_gda_ft_ep_addr_info_t *info,
+                                            const char **reason_p)
+{
+    uct_gda_ft_wire_ep_addr_t wire;
+    uint32_t qpn[2];
+    int has_backup;
+
+    if ((buf == NULL) || (length < sizeof(wire))) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_MESSAGE_TRUNCATED,
+                             "endpoint address is shorter than 8 bytes");
+    }
+
+    memcpy(&wire, buf, sizeof(wire));
+    if (wire.version != UCT_GDA_FT_WIRE_VERSION) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_UNSUPPORTED,
+                             "endpoint address of another gda_ft wire "
+                             "version");
+    }
+    if (wire.flags & ~UCT_GDA_FT_WIRE_F_ALL) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "endpoint address with unknown flags");
+    }
+
+    has_backup = !!(wire.flags & UCT_GDA_FT_WIRE_F_BACKUP);
+    qpn[0]     = uct_gda_ft_wire_get_qpn(wire.qpn[0]);
+    qpn[1]     = uct_gda_ft_wire_get_qpn(wire.qpn[1]);
+    if (qpn[0] == 0) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "endpoint address with a zero primary QPN");
+    }
+    if (has_backup && (qpn[1] == 0)) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "endpoint address with a zero backup QPN");
+    }
+    if (!has_backup && (qpn[1] != 0)) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "endpoint address has a backup QPN but no "
+                             "backup flag");
+    }
+
+    info->qpn[0]     = qpn[0];
+    info->qpn[1]     = qpn[1];
+    info->has_backup = has_backup;
+    return UCS_OK;
+}

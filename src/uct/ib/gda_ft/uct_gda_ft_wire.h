@@ -1,0 +1,202 @@
+/*
+ * gda_ft UCT transport: byte layouts of everything that leaves the process.
+ *
+ * Three blobs travel between peers, inside UCP's wireup messages and packed
+ * remote keys:
+ *
+ *  - the packed remote key (uct_md_mkey_pack -> uct_rkey_unpack): the keys
+ *    of one registration on the primary HCA and on its backup;
+ *  - the device address (uct_iface_get_device_address): both ports' GIDs
+ *    and LIDs;
+ *  - the endpoint address (uct_ep_get_address): both QP numbers.
+ *
+ * Every blob starts with a version byte; multi-byte fields are big-endian;
+ * reserved bits and bytes are zero. The unpack functions take the length of
+ * the buffer they are given, never read past it, and refuse short, foreign,
+ * corrupt or newer buffers with a status and a reason string; they never log,
+ * so that callers choose how loud a bad peer is and fuzzers stay quiet.
+ */
+#ifndef UCT_GDA_FT_WIRE_H_
+#define UCT_GDA_FT_WIRE_H_
+
+#include <ucs/sys/compiler_def.h>
+#include <ucs/type/status.h>
+#include <stddef.h>
+#include <stdint.h>
+
+
+/* Bumped whenever a layout below or its meaning changes */
+#define UCT_GDA_FT_WIRE_VERSION      1
+
+#define UCT_GDA_FT_WIRE_GID_LEN      16
+#define UCT_GDA_FT_WIRE_NUM_PATHS    2
+#define UCT_GDA_FT_WIRE_QPN_MASK     0xffffffu
+
+/* First two bytes of every packed rkey: "gF" */
+#define UCT_GDA_FT_RKEY_MAGIC        0x6746u
+
+/* Seed of the rkey check value, so that a zero-filled buffer fails it */
+#define UCT_GDA_FT_RKEY_CHECK_SEED   0x9e3779b9u
+
+
+/* Flags of all three blobs */
+enum {
+    /* The backup path exists: backup key, port address or QPN are valid */
+    UCT_GDA_FT_WIRE_F_BACKUP = 1u << 0,
+    /* Device address forms, exactly one of them */
+    UCT_GDA_FT_WIRE_F_IPV4   = 1u << 1,
+    UCT_GDA_FT_WIRE_F_GID    = 1u << 2
+};
+
+#define UCT_GDA_FT_WIRE_F_ALL      UCT_GDA_FT_WIRE_F_BACKUP
+#define UCT_GDA_FT_WIRE_F_DEV_ALL  (UCT_GDA_FT_WIRE_F_BACKUP | \
+                                    UCT_GDA_FT_WIRE_F_IPV4 | \
+                                    UCT_GDA_FT_WIRE_F_GID)
+
+
+/*
+ * Packed remote key, 16 bytes. uct_rkey_t holds both keys:
+ * key[0] | (uint64_t)key[1] << 32.
+ */
+typedef struct uct_gda_ft_wire_rkey {
+    uint16_t magic;      /*  0: UCT_GDA_FT_RKEY_MAGIC */
+    uint8_t  version;    /*  2: UCT_GDA_FT_WIRE_VERSION */
+    uint8_t  flags;      /*  3: UCT_GDA_FT_WIRE_F_BACKUP */
+    uint32_t key[2];     /*  4: rkey on the primary HCA, on the backup HCA
+                               (0 without backup) */
+    uint32_t check;      /* 12: ucs_crc32() of bytes 0..11, seeded */
+} UCS_S_PACKED uct_gda_ft_wire_rkey_t;
+
+
+/*
+ * Device address: where the peer's two ports are. UCP (address format v1)
+ * carries at most 31 bytes of device address, less than two full GIDs, so
+ * the address has a 2-byte header and one of two compact bodies:
+ *
+ *  - IPV4: RoCEv2 over IPv4 (and the software HCA): each GID is the
+ *    IPv4-mapped ::ffff:a.b.c.d, carried as its 4 address bytes; 10 bytes;
+ *  - GID: InfiniBand, or RoCE whose two GIDs share their 64-bit subnet
+ *    prefix: the LIDs, the prefix once, both interface IDs; 30 bytes.
+ *
+ * Every interface packs the smallest form that holds its ports; a peer of
+ * the other form is on another kind of fabric and is unreachable.
+ */
+typedef struct uct_gda_ft_wire_dev_addr_hdr {
+    uint8_t  version;    /*  0: UCT_GDA_FT_WIRE_VERSION */
+    uint8_t  flags;      /*  1: F_BACKUP, and F_IPV4 or F_GID */
+} UCS_S_PACKED uct_gda_ft_wire_dev_addr_hdr_t;
+
+typedef struct uct_gda_ft_wire_dev_addr_ipv4 {
+    uct_gda_ft_wire_dev_addr_hdr_t hdr;
+    uint8_t  ipv4[2][4]; /*  2: primary, backup (0.0.0.0 without backup),
+                               network byte order */
+} UCS_S_PACKED uct_gda_ft_wire_dev_addr_ipv4_t;
+
+typedef struct uct_gda_ft_wire_dev_addr_gid {
+    uct_gda_ft_wire_dev_addr_hdr_t hdr;
+    uint16_t lid[2];     /*  2: primary, backup; big-endian, 0 on RoCE */
+    uint8_t  prefix[8];  /*  6: subnet prefix of both GIDs */
+    uint8_t  iid[2][8];  /* 14: interface IDs: primary, backup */
+} UCS_S_PACKED uct_gda_ft_wire_dev_addr_gid_t;
+
+/* Largest device address; UCP's limit is 31 */
+#define UCT_GDA_FT_WIRE_DEV_ADDR_MAX  sizeof(uct_gda_ft_wire_dev_addr_gid_t)
+
+
+/* Endpoint address, 8 bytes: the peer endpoint's two QPs */
+typedef struct uct_gda_ft_wire_ep_addr {
+    uint8_t  version;    /*  0: UCT_GDA_FT_WIRE_VERSION */
+    uint8_t  flags;      /*  1: UCT_GDA_FT_WIRE_F_BACKUP */
+    uint8_t  qpn[2][3];  /*  2: primary, backup; 24-bit big-endian */
+} UCS_S_PACKED uct_gda_ft_wire_ep_addr_t;
+
+
+/* File-scope size checks (UCS_STATIC_ASSERT works only inside functions) */
+_Static_assert(sizeof(uct_gda_ft_wire_rkey_t) == 16, "wire rkey size");
+_Static_assert(sizeof(uct_gda_ft_wire_dev_addr_hdr_t) == 2,
+               "wire dev_addr header size");
+_Static_assert(sizeof(uct_gda_ft_wire_dev_addr_ipv4_t) == 10,
+               "wire dev_addr ipv4 size");
+_Static_assert(sizeof(uct_gda_ft_wire_dev_addr_gid_t) == 30,
+               "wire dev_addr gid size");
+_Static_assert(sizeof(uct_gda_ft_wire_ep_addr_t) == 8, "wire ep_addr size");
+_Static_assert(offsetof(uct_gda_ft_wire_rkey_t, check) == 12,
+               "wire rkey check offset");
+_Static_assert(offsetof(uct_gda_ft_wire_dev_addr_gid_t, iid) == 14,
+               "wire dev_addr iid offset");
+_Static_assert(offsetof(uct_gda_ft_wire_ep_addr_t, qpn) == 2,
+               "wire ep_addr qpn offset");
+
+
+/* Unpacked forms, in host order */
+typedef struct uct_gda_ft_rkey_info {
+    uint32_t key[2];
+    int      has_backup;
+} uct_gda_ft_rkey_info_t;
+
+typedef struct uct_gda_ft_dev_addr_info {
+    uint8_t  gid[2][UCT_GDA_FT_WIRE_GID_LEN];
+    uint16_t lid[2];
+    int      has_backup;
+} uct_gda_ft_dev_addr_info_t;
+
+typedef struct uct_gda_ft_ep_addr_info {
+    uint32_t qpn[2];
+    int      has_backup;
+} uct_gda_ft_ep_addr_info_t;
+
+
+/*
+ * Pack functions: `max` is the room at buf; UCS_ERR_BUFFER_TOO_SMALL when it
+ * is less than the layout, UCS_ERR_INVALID_PARAM for values the layout cannot
+ * carry (a QPN above 24 bits, a backup key without the backup flag).
+ */
+ucs_status_t uct_gda_ft_wire_rkey_pack(const uct_gda_ft_rkey_info_t *info,
+                                       void *buf, size_t max);
+
+/* Size of the device address of these ports; 0 when no form holds them */
+size_t uct_gda_ft_wire_dev_addr_size(const uct_gda_ft_dev_addr_info_t *info);
+
+ucs_status_t
+uct_gda_ft_wire_dev_addr_pack(const uct_gda_ft_dev_addr_info_t *info,
+                              void *buf, size_t max);
+
+ucs_status_t
+uct_gda_ft_wire_ep_addr_pack(const uct_gda_ft_ep_addr_info_t *info,
+                             void *buf, size_t max);
+
+
+/*
+ * Unpack functions: `length` is how many bytes buf holds. On failure *info
+ * is untouched and *reason_p (when not NULL) points to a constant string
+ * saying why: UCS_ERR_MESSAGE_TRUNCATED (shorter than the layout),
+ * UCS_ERR_UNSUPPORTED (another version), UCS_ERR_INVALID_PARAM (foreign or
+ * corrupt: bad magic, check value, flags, reserved or zero fields).
+ */
+ucs_status_t uct_gda_ft_wire_rkey_unpack(const void *buf, size_t length,
+                                         uct_gda_ft_rkey_info_t *info,
+                                         const char **reason_p);
+
+ucs_status_t uct_gda_ft_wire_dev_addr_unpack(const void *buf, size_t length,
+                                             uct_gda_ft_dev_addr_info_t *info,
+                                             const char **reason_p);
+
+ucs_status_t uct_gda_ft_wire_ep_addr_unpack(const void *buf, size_t length,
+                                            uct_gda_ft_ep_addr_info_t *info,
+                                            const char **reason_p);
+
+
+/* The 64-bit uct_rkey_t of an unpacked key, and the key of one path */
+static UCS_F_ALWAYS_INLINE uint64_t
+uct_gda_ft_wire_rkey_to_uct(const uct_gda_ft_rkey_info_t *info)
+{
+    return (uint64_t)info->key[0] | ((uint64_t)info->key[1] << 32);
+}
+
+static UCS_F_ALWAYS_INLINE uint32_t
+uct_gda_ft_wire_rkey_path(uint64_t uct_rkey, unsigned path)
+{
+    return (uint32_t)(uct_rkey >> (32 * path));
+}
+
+#endif

@@ -1,0 +1,1427 @@
+/*
+ * The gda_ft UCT transport through the UCT API, in one process, on software
+ * HCAs tsoft0..3: node A is the MD gda_ft_tsoft0 (device tsoft0:1, backup
+ * tsoft1), node B the MD gda_ft_tsoft2 (tsoft2:1, backup tsoft3); their
+ * endpoints are connected to each other, so that the primary path runs
+ * tsoft0 <-> tsoft2 and the backup path tsoft1 <-> tsoft3.
+ *
+ * The plugin is the built libuct_gda_ft.so, loaded with dlopen() as UCX
+ * programs preload it: its constructor registers the component with libuct.
+ * Every operation's data or result is compared with what it must be.
+ */
+#include "gda_ft_test.h"
+#include "soft_harness.h"
+#include "gda_ft_ep.h"
+
+#include <uct/api/uct.h>
+#include <ucs/async/async.h>
+#include <alloca.h>
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <time.h>
+#include <unistd.h>
+
+
+#define NODE_A   0
+#define NODE_B   1
+#define BUF_SIZE (1024 * 1024)
+
+
+typedef gda_ft_dev_ep_counters_t test_counters_t;
+
+typedef ucs_status_t (*query_counters_func_t)(uct_ep_h, test_counters_t*);
+typedef ucs_status_t (*query_iface_counters_func_t)(uct_iface_h,
+                                                    test_counters_t*);
+typedef gda_ft_hca_dev_t *(*soft_dev_find_func_t)(const char*);
+typedef ucs_status_t (*soft_port_set_up_func_t)(gda_ft_hca_dev_t*, uint8_t,
+                                                int);
+
+typedef struct {
+    const char       *md_name;
+    const char       *dev_name;
+    uct_md_h          md;
+    uct_md_attr_t     md_attr;
+    ucs_async_context_t *async;
+    uct_worker_h      worker;
+    uct_iface_h       iface;
+    uct_iface_attr_t  iface_attr;
+    uct_ep_h          ep;
+    uint8_t          *buf;       /* registered, BUF_SIZE */
+    uct_mem_h         memh;
+    uint8_t           rkey_buf[64];
+    unsigned          errors;    /* error handler calls */
+    ucs_status_t      last_error;
+} test_node_t;
+
+typedef struct {
+    void                   *plugin;
+    uct_component_h         comp;
+    test_node_t             node[2];
+    uct_rkey_bundle_t       rkey[2]; /* rkey[i]: node i's memory */
+    query_counters_func_t   query_counters;
+    query_iface_counters_func_t query_iface_counters;
+} test_uct_t;
+
+typedef struct {
+    uct_completion_t super;
+    unsigned         calls;
+} test_comp_t;
+
+
+/* ---- setup --------------------------------------------------------------- */
+
+static void test_comp_cb(uct_completion_t *self)
+{
+    test_comp_t *comp = ucs_container_of(self, test_comp_t, super);
+
+    ++comp->calls;
+}
+
+static void test_comp_init(test_comp_t *comp, int count)
+{
+    comp->super.func   = test_comp_cb;
+    comp->super.count  = count;
+    comp->super.status = UCS_OK;
+    comp->calls        = 0;
+}
+
+static ucs_status_t test_err_handler(void *arg, uct_ep_h ep,
+                                     ucs_status_t status)
+{
+    test_node_t *node = arg;
+
+    ++node->errors;
+    node->last_error = status;
+    return UCS_OK;
+}
+
+static void *test_uct_load_plugin(void)
+{
+    char path[1024];
+    void *handle;
+
+    snprintf(path, sizeof(path), "%s/.libs/libuct_gda_ft.so",
+             gda_ft_test_builddir());
+    handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (handle == NULL) {
+        GDA_FT_FAIL("cannot load the plugin %s: %s", path, dlerror());
+    }
+    return handle;
+}
+
+static uct_component_h test_uct_find_component(void)
+{
+    uct_component_h *comps, comp;
+    uct_component_attr_t attr;
+    unsigned i, num;
+
+    GDA_FT_ASSERT_OK(uct_query_components(&comps, &num));
+    for (i = 0; i < num; ++i) {
+        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
+        GDA_FT_ASSERT_OK(uct_component_query(comps[i], &attr));
+        if (!strcmp(attr.name, "gda_ft")) {
+            comp = comps[i];
+            uct_release_component_list(comps);
+            return comp;
+        }
+    }
+    uct_release_component_list(comps);
+    GDA_FT_FAIL("component gda_ft is not registered");
+}
+
+/* Declares tsoft0..3, loads the plugin; extra: "VAR=value" settings */
+static void test_uct_env(test_uct_t *t, unsigned ndev, ...)
+{
+    const char *setting;
+    char var[256], *eq;
+    va_list ap;
+
+    memset(t, 0, sizeof(*t));
+    setenv("UCX_GDA_FT_SOFT_CTL_DIR", "", 1);
+    va_start(ap, ndev);
+    while ((setting = va_arg(ap, const char*)) != NULL) {
+        snprintf(var, sizeof(var), "%s", setting);
+        eq = strchr(var, '=');
+        GDA_FT_ASSERT(eq != NULL);
+        *eq = '\0';
+        setenv(var, eq + 1, 1);
+    }
+    va_end(ap);
+    soft_test_env(ndev, NULL);
+
+    t->plugin         = test_uct_load_plugin();
+    t->comp           = test_uct_find_component();
+    t->query_counters = (query_counters_func_t)dlsym(
+            t->plugin, "uct_gda_ft_ep_query_counters");
+    t->query_iface_counters = (query_iface_counters_func_t)dlsym(
+            t->plugin, "uct_gda_ft_iface_query_counters");
+    GDA_FT_ASSERT(t->query_counters != NULL);
+    GDA_FT_ASSERT(t->query_iface_counters != NULL);
+}
+
+static void test_node_open(test_uct_t *t, test_node_t *node,
+                           const char *md_name, const char *dev_name)
+{
+    uct_iface_config_t *iface_config;
+    uct_md_config_t *md_config;
+    uct_iface_params_t params;
+
+    node->md_name  = md_name;
+    node->dev_name = dev_name;
+    GDA_FT_ASSERT_OK(uct_md_config_read(t->comp, NULL, NULL, &md_config));
+    GDA_FT_ASSERT_OK(uct_md_open(t->comp, md_name, md_config, &node->md));
+    uct_config_release(md_config);
+    GDA_FT_ASSERT_OK(uct_md_query(node->md, &node->md_attr));
+
+    GDA_FT_ASSERT_OK(ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
+                                              &node->async));
+    GDA_FT_ASSERT_OK(uct_worker_create(node->async, UCS_THREAD_MODE_SINGLE,
+                                       &node->worker));
+
+    GDA_FT_ASSERT_OK(uct_md_iface_config_read(node->md, "gda_ft", NULL, NULL,
+                                              &iface_config));
+    memset(&params, 0, sizeof(params));
+    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                                  UCT_IFACE_PARAM_FIELD_DEVICE |
+                                  UCT_IFACE_PARAM_FIELD_STATS_ROOT |
+                                  UCT_IFACE_PARAM_FIELD_RX_HEADROOM |
+                                  UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
+                                  UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG |
+                                  UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = "gda_ft";
+    params.mode.device.dev_name = dev_name;
+    params.stats_root           = NULL;
+    params.rx_headroom          = 0;
+    params.err_handler          = test_err_handler;
+    params.err_handler_arg      = node;
+    params.err_handler_flags    = 0;
+    GDA_FT_ASSERT_OK(uct_iface_open(node->md, node->worker, &params,
+                                    iface_config, &node->iface));
+    uct_config_release(iface_config);
+    GDA_FT_ASSERT_OK(uct_iface_query(node->iface, &node->iface_attr));
+    uct_iface_progress_enable(node->iface,
+                              UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+
+    GDA_FT_ASSERT_EQ(posix_memalign((void**)&node->buf, 4096, BUF_SIZE), 0);
+    memset(node->buf, 0, BUF_SIZE);
+    GDA_FT_ASSERT_OK(uct_md_mem_reg(node->md, node->buf, BUF_SIZE,
+                                    UCT_MD_MEM_ACCESS_ALL, &node->memh));
+    GDA_FT_ASSERT(node->md_attr.rkey_packed_size <= sizeof(node->rkey_buf));
+    GDA_FT_ASSERT_OK(uct_md_mkey_pack(node->md, node->memh, node->rkey_buf));
+}
+
+static void test_node_close(test_uct_t *t, test_node_t *node)
+{
+    if (node->ep != NULL) {
+        uct_ep_destroy(node->ep);
+    }
+    GDA_FT_ASSERT_OK(uct_md_mem_dereg(node->md, node->memh));
+    free(node->buf);
+    uct_iface_close(node->iface);
+    uct_worker_destroy(node->worker);
+    ucs_async_context_destroy(node->async);
+    uct_md_close(node->md);
+}
+
+static void test_connect(test_uct_t *t)
+{
+    uint8_t dev_addr[2][64], ep_addr[2][64];
+    uct_ep_params_t ep_params;
+    unsigned i;
+
+    for (i = 0; i < 2; ++i) {
+        GDA_FT_ASSERT(t->node[i].iface_attr.device_addr_len <= 64);
+        GDA_FT_ASSERT(t->node[i].iface_attr.ep_addr_len <= 64);
+        ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+        ep_params.iface      = t->node[i].iface;
+        GDA_FT_ASSERT_OK(uct_ep_create(&ep_params, &t->node[i].ep));
+        GDA_FT_ASSERT_OK(uct_iface_get_device_address(
+                t->node[i].iface, (uct_device_addr_t*)dev_addr[i]));
+        GDA_FT_ASSERT_OK(uct_ep_get_address(t->node[i].ep,
+                                            (uct_ep_addr_t*)ep_addr[i]));
+    }
+
+    for (i = 0; i < 2; ++i) {
+        GDA_FT_ASSERT(uct_iface_is_reachable(
+                t->node[i].iface, (uct_device_addr_t*)dev_addr[1 - i], NULL));
+        GDA_FT_ASSERT_OK(uct_ep_connect_to_ep(
+                t->node[i].ep, (uct_device_addr_t*)dev_addr[1 - i],
+                (uct_ep_addr_t*)ep_addr[1 - i]));
+        GDA_FT_ASSERT_OK(uct_rkey_unpack(t->comp, t->node[i].rkey_buf,
+                                         &t->rkey[i]));
+    }
+}
+
+/* A on tsoft0 (backup tsoft1), B on tsoft2 (backup tsoft3), connected */
+static void test_uct_setup(test_uct_t *t)
+{
+    test_node_open(t, &t->node[NODE_A], "gda_ft_tsoft0", "tsoft0:1");
+    test_node_open(t, &t->node[NODE_B], "gda_ft_tsoft2", "tsoft2:1");
+    test_connect(t);
+}
+
+static void test_uct_cleanup(test_uct_t *t)
+{
+    unsigned i;
+
+    for (i = 0; i < 2; ++i) {
+        uct_rkey_release(t->comp, &t->rkey[i]);
+    }
+    for (i = 0; i < 2; ++i) {
+        test_node_close(t, &t->node[i]);
+    }
+}
+
+static unsigned test_progress(test_uct_t *t)
+{
+    return uct_worker_progress(t->node[NODE_A].worker) +
+           uct_worker_progress(t->node[NODE_B].worker);
+}
+
+/* Progresses until *cond is non-zero; fails after timeout_ms */
+#define TEST_WAIT(_t, _cond, _timeout_ms) \
+    do { \
+        double __deadline = soft_now_sec() + (_timeout_ms) * 1e-3; \
+        while (!(_cond)) { \
+            if (soft_now_sec() > __deadline) { \
+                GDA_FT_FAIL("timeout waiting for %s", #_cond); \
+            } \
+            if (test_progress(_t) == 0) { \
+                usleep(10); \
+            } \
+        } \
+    } while (0)
+
+/* Flushes A's endpoint and waits for the flush to complete */
+static ucs_status_t test_flush(test_uct_t *t)
+{
+    test_comp_t comp;
+    ucs_status_t status;
+
+    test_comp_init(&comp, 1);
+    do {
+        status = uct_ep_flush(t->node[NODE_A].ep, 0, &comp.super);
+        if (status == UCS_ERR_NO_RESOURCE) {
+            test_progress(t);
+        }
+    } while (status == UCS_ERR_NO_RESOURCE);
+
+    if (status == UCS_INPROGRESS) {
+        TEST_WAIT(t, comp.calls == 1, 10000);
+        return comp.super.status;
+    }
+    return status;
+}
+
+static uint64_t raddr_b(test_uct_t *t, size_t offset)
+{
+    return (uintptr_t)(t->node[NODE_B].buf + offset);
+}
+
+static uct_rkey_t rkey_b(test_uct_t *t)
+{
+    return t->rkey[NODE_B].rkey;
+}
+
+
+/* ---- resources ----------------------------------------------------------- */
+
+GDA_FT_TEST(uct_ops, resources_and_capabilities)
+{
+    uct_component_attr_t cattr;
+    uct_tl_resource_desc_t *tls;
+    uct_iface_attr_t *attr;
+    unsigned i, num_tls;
+    test_uct_t t;
+
+    test_uct_env(&t, 4, NULL);
+
+    cattr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
+    GDA_FT_ASSERT_OK(uct_component_query(t.comp, &cattr));
+    GDA_FT_ASSERT_EQ(cattr.md_resource_count, 4);
+    cattr.field_mask   = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
+    cattr.md_resources = alloca(4 * sizeof(*cattr.md_resources));
+    GDA_FT_ASSERT_OK(uct_component_query(t.comp, &cattr));
+    for (i = 0; i < 4; ++i) {
+        char name[32];
+
+        snprintf(name, sizeof(name), "gda_ft_tsoft%u", i);
+        GDA_FT_ASSERT(!strcmp(cattr.md_resources[i].md_name, name));
+    }
+
+    test_uct_setup(&t);
+
+    GDA_FT_ASSERT_OK(uct_md_query_tl_resources(t.node[NODE_A].md, &tls,
+                                               &num_tls));
+    GDA_FT_ASSERT_EQ(num_tls, 1);
+    GDA_FT_ASSERT(!strcmp(tls[0].tl_name, "gda_ft"));
+    GDA_FT_ASSERT(!strcmp(tls[0].dev_name, "tsoft0:1"));
+    GDA_FT_ASSERT_EQ(tls[0].dev_type, UCT_DEVICE_TYPE_NET);
+    uct_release_tl_resource_list(tls);
+
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].md_attr.rkey_packed_size, 16);
+    GDA_FT_ASSERT(t.node[NODE_A].md_attr.cap.flags & UCT_MD_FLAG_REG);
+    GDA_FT_ASSERT(t.node[NODE_A].md_attr.cap.flags & UCT_MD_FLAG_NEED_RKEY);
+
+    attr = &t.node[NODE_A].iface_attr;
+    GDA_FT_ASSERT(attr->cap.flags & UCT_IFACE_FLAG_CONNECT_TO_EP);
+    GDA_FT_ASSERT(attr->cap.flags & UCT_IFACE_FLAG_PUT_SHORT);
+    GDA_FT_ASSERT(attr->cap.flags & UCT_IFACE_FLAG_GET_ZCOPY);
+    GDA_FT_ASSERT(attr->cap.flags & UCT_IFACE_FLAG_ATOMIC_DEVICE);
+    GDA_FT_ASSERT(attr->cap.flags & UCT_IFACE_FLAG_PENDING);
+    GDA_FT_ASSERT(attr->cap.flags & UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE);
+    GDA_FT_ASSERT(!(attr->cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE));
+    GDA_FT_ASSERT_EQ(attr->device_addr_len, 10); /* IPv4 form */
+    GDA_FT_ASSERT_EQ(attr->ep_addr_len, 8);
+    GDA_FT_ASSERT_EQ(attr->iface_addr_len, 0);
+    GDA_FT_ASSERT_EQ(attr->cap.put.max_short, 128);
+    GDA_FT_ASSERT_EQ(attr->cap.put.max_bcopy, 8192);
+    GDA_FT_ASSERT_EQ(attr->cap.put.max_iov, 1);
+    GDA_FT_ASSERT_EQ(attr->cap.atomic64.fop_flags,
+                     UCS_BIT(UCT_ATOMIC_OP_ADD) | UCS_BIT(UCT_ATOMIC_OP_AND) |
+                     UCS_BIT(UCT_ATOMIC_OP_OR) | UCS_BIT(UCT_ATOMIC_OP_XOR) |
+                     UCS_BIT(UCT_ATOMIC_OP_SWAP) |
+                     UCS_BIT(UCT_ATOMIC_OP_CSWAP));
+    GDA_FT_ASSERT(attr->latency.c > 0);
+    GDA_FT_ASSERT(attr->bandwidth.shared + attr->bandwidth.dedicated > 0);
+
+    test_uct_cleanup(&t);
+}
+
+GDA_FT_TEST(uct_ops, rkey_and_address_checks)
+{
+    uct_rkey_bundle_t bundle;
+    uint8_t garbage[64], dev_addr[64];
+    test_uct_t t;
+    uint32_t k0, k1;
+
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+
+    /* both keys in one uct_rkey_t */
+    k0 = (uint32_t)t.rkey[NODE_B].rkey;
+    k1 = (uint32_t)(t.rkey[NODE_B].rkey >> 32);
+    GDA_FT_ASSERT_NE(k0, 0);
+    GDA_FT_ASSERT_NE(k1, 0);
+    GDA_FT_ASSERT_NE(k0, k1);
+
+    /* garbage and corrupt keys are refused */
+    memset(garbage, 0xab, sizeof(garbage));
+    GDA_FT_ASSERT(uct_rkey_unpack(t.comp, garbage, &bundle) != UCS_OK);
+    memcpy(garbage, t.node[NODE_B].rkey_buf, 16);
+    garbage[6] ^= 0x01;
+    GDA_FT_ASSERT(uct_rkey_unpack(t.comp, garbage, &bundle) != UCS_OK);
+
+    /* unreachable: a malformed device address */
+    GDA_FT_ASSERT_OK(uct_iface_get_device_address(
+            t.node[NODE_B].iface, (uct_device_addr_t*)dev_addr));
+    GDA_FT_ASSERT(uct_iface_is_reachable(t.node[NODE_A].iface,
+                                         (uct_device_addr_t*)dev_addr, NULL));
+    dev_addr[0] = 0x7f;
+    GDA_FT_ASSERT(!uct_iface_is_reachable(t.node[NODE_A].iface,
+                                          (uct_device_addr_t*)dev_addr,
+                                          NULL));
+    test_uct_cleanup(&t);
+}
+
+
+/* ---- put ----------------------------------------------------------------- */
+
+GDA_FT_TEST(uct_ops, put_short)
+{
+    static const unsigned sizes[] = {0, 1, 7, 8, 64, 100, 128};
+    uint8_t data[128];
+    test_uct_t t;
+    ucs_status_t status;
+    size_t offset = 0;
+    unsigned i;
+
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
+        soft_fill(data, sizes[i], 100 + i);
+        do {
+            status = uct_ep_put_short(t.node[NODE_A].ep, data, sizes[i],
+                                      raddr_b(&t, offset), rkey_b(&t));
+            if (status == UCS_ERR_NO_RESOURCE) {
+                test_progress(&t);
+            }
+        } while (status == UCS_ERR_NO_RESOURCE);
+        GDA_FT_ASSERT_OK(status);
+        offset += 256;
+    }
+    GDA_FT_ASSERT_OK(test_flush(&t));
+
+    for (i = 0, offset = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
+        soft_fill(data, sizes[i], 100 + i);
+        GDA_FT_ASSERT_MEM_EQ(t.node[NODE_B].buf + offset, data, sizes[i]);
+        /* nothing written past the message */
+        GDA_FT_ASSERT_EQ(t.node[NODE_B].buf[offset + sizes[i]], 0);
+        offset += 256;
+    }
+
+    /* longer than max_short: refused */
+    GDA_FT_ASSERT(uct_ep_put_short(t.node[NODE_A].ep, data, 129,
+                                   raddr_b(&t, 0), rkey_b(&t)) != UCS_OK);
+    test_uct_cleanup(&t);
+}
+
+typedef struct {
+    const uint8_t *src;
+    size_t         length;
+} test_pack_arg_t;
+
+static size_t test_pack_cb(void *dest, void *arg)
+{
+    test_pack_arg_t *pack = arg;
+
+    memcpy(dest, pack->src, pack->length);
+    return pack->length;
+}
+
+GDA_FT_TEST(uct_ops, put_bcopy)
+{
+    static const size_t sizes[] = {0, 1, 129, 4096, 8191, 8192};
+    uint8_t data[8192];
+    test_pack_arg_t arg;
+    test_uct_t t;
+    ssize_t ret;
+    size_t offset = 0;
+    unsigned i;
+
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
+        soft_fill(data, sizes[i], 200 + i);
+        arg.src    = data;
+        arg.length = sizes[i];
+        do {
+            ret = uct_ep_put_bcopy(t.node[NODE_A].ep, test_pack_cb, &arg,
+                                   raddr_b(&t, offset), rkey_b(&t));
+            if (ret == UCS_ERR_NO_RESOURCE) {
+                test_progress(&t);
+            }
+        } while (ret == UCS_ERR_NO_RESOURCE);
+        GDA_FT_ASSERT_EQ(ret, (ssize_t)sizes[i]);
+        offset += 16384;
+    }
+    GDA_FT_ASSERT_OK(test_flush(&t));
+
+    for (i = 0, offset = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
+        soft_fill(data, sizes[i], 200 + i);
+        GDA_FT_ASSERT_MEM_EQ(t.node[NODE_B].buf + offset, data, sizes[i]);
+        offset += 16384;
+    }
+    test_uct_cleanup(&t);
+}
+
+GDA_FT_TEST(uct_ops, put_zcopy)
+{
+    static const size_t sizes[] = {0, 1, 4095, 4096, 65536, 300001};
+    test_comp_t comp;
+    uct_iov_t iov;
+    test_uct_t t;
+    ucs_status_t status;
+    size_t offset = 0;
+    unsigned i, posted = 0;
+
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+
+    test_comp_init(&comp, 0);
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
+        soft_fill(t.node[NODE_A].buf + offset, sizes[i], 300 + i);
+        iov.buffer = t.node[NODE_A].buf + offset;
+        iov.length = sizes[i];
+        iov.memh   = t.node[NODE_A].memh;
+        iov.stride = 0;
+        iov.count  = 1;
+        ++comp.super.count;
+        status = uct_ep_put_zcopy(t.node[NODE_A].ep, &iov, 1,
+                                  raddr_b(&t, offset), rkey_b(&t),
+                                  &comp.super);
+        GDA_FT_ASSERT_EQ(status, UCS_INPROGRESS);
+        ++posted;
+        offset += (sizes[i] + 63) & ~(size_t)63;
+    }
+
+    TEST_WAIT(&t, comp.calls == 1, 20000);
+    GDA_FT_ASSERT_OK(comp.super.status);
+    GDA_FT_ASSERT_EQ(comp.super.count, 0);
+
+    for (i = 0, offset = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
+        GDA_FT_ASSERT_MEM_EQ(t.node[NODE_B].buf + offset,
+                             t.node[NODE_A].buf + offset, sizes[i]);
+        offset += (sizes[i] + 63) & ~(size_t)63;
+    }
+    (void)posted;
+    test_uct_cleanup(&t);
+}
+
+
+/* ---- get ----------------------------------------------------------------- */
+
+typedef struct {
+    uint8_t *dest;
+    size_t   length;
+    unsigned calls;
+} test_unpack_arg_t;
+
+static void test_unpack_cb(void *arg, const void *data, size_t length)
+{
+    test_unpack_arg_t *unpack = arg;
+
+    GDA_FT_ASSERT_EQ(length, unpack->length);
+    memcpy(unpack->dest, data, length);
+    ++unpack->calls;
+}
+
+GDA_FT_TEST(uct_ops, get_bcopy)
+{
+    static const size_t sizes[] = {1, 8, 1000, 4096, 8192};
+    uint8_t dest[5][8192];
+    test_unpack_arg_t args[5];
+    test_comp_t comp;
+    test_uct_t t;
+    ucs_status_t status;
+    unsigned i;
+
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+
+    soft_fill(t.node[NODE_B].buf, BUF_SIZE, 400);
+    test_comp_init(&comp, 5);
+    for (i = 0; i < 5; ++i) {
+        memset(dest[i], 0, sizeof(dest[i]));
+        args[i].dest   = dest[i];
+        args[i].length = sizes[i];
+        args[i].calls  = 0;
+        status = uct_ep_get_bcopy(t.node[NODE_A].ep, test_unpack_cb, &args[i],
+                                  sizes[i], raddr_b(&t, i * 10000 + 3),
+                                  rkey_b(&t), &comp.super);
+        GDA_FT_ASSERT_EQ(status, UCS_INPROGRESS);
+    }
+    TEST_WAIT(&t, comp.calls == 1, 20000);
+    GDA_FT_ASSERT_OK(comp.super.status);
+
+    for (i = 0; i < 5; ++i) {
+        GDA_FT_ASSERT_EQ(args[i].calls, 1);
+        GDA_FT_ASSERT_MEM_EQ(dest[i], t.node[NODE_B].buf + i * 10000 + 3,
+                             sizes[i]);
+    }
+    test_uct_cleanup(&t);
+}
+
+GDA_FT_TEST(uct_ops, get_zcopy)
+{
+    static const size_t sizes[] = {1, 4096, 65536, 500000};
+    test_comp_t comp;
+    uct_iov_t iov;
+    test_uct_t t;
+    size_t offset = 0;
+    unsigned i;
+
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+
+    soft_fill(t.node[NODE_B].buf, BUF_SIZE, 500);
+    test_comp_init(&comp, 4);
+    for (i = 0; i < 4; ++i) {
+        iov.buffer = t.node[NODE_A].buf + offset;
+        iov.length = sizes[i];
+        iov.memh   = t.node[NODE_A].memh;
+        iov.stride = 0;
+        iov.count  = 1;
+        GDA_FT_ASSERT_EQ(uct_ep_get_zcopy(t.node[NODE_A].ep, &iov, 1,
+                                          raddr_b(&t, offset + 17),
+                                          rkey_b(&t), &comp.super),
+                         UCS_INPROGRESS);
+        offset += sizes[i];
+    }
+    TEST_WAIT(&t, comp.calls == 1, 20000);
+    GDA_FT_ASSERT_OK(comp.super.status);
+
+    for (i = 0, offset = 0; i < 4; ++i) {
+        GDA_FT_ASSERT_MEM_EQ(t.node[NODE_A].buf + offset,
+                             t.node[NODE_B].buf + offset + 17, sizes[i]);
+        offset += sizes[i];
+    }
+    test_uct_cleanup(&t);
+}
+
+
+/* ---- atomics ------------------------------------------------------------- */
+
+static uint64_t test_amo_apply(unsigned opcode, uint64_t old, uint64_t value,
+                               uint64_t compare, uint64_t mask)
+{
+    switch (opcode) {
+    case UCT_ATOMIC_OP_ADD:   return (old + value) & mask;
+    case UCT_ATOMIC_OP_AND:   return old & value;
+    case UCT_ATOMIC_OP_OR:    return old | value;
+    case UCT_ATOMIC_OP_XOR:   return old ^ value;
+    case UCT_ATOMIC_OP_SWAP:  return value;
+    case UCT_ATOMIC_OP_CSWAP: return (old == compare) ? value : old;
+    }
+    GDA_FT_FAIL("bad opcode %u", opcode);
+}
+
+static const char *test_amo_name(unsigned opcode)
+{
+    static const char *names[] = {"add", "and", "or", "xor", "swap",
+                                  "cswap"};
+    return names[opcode];
+}
+
+/* One atomic of `size` bytes on B's memory: post (fetch == 0) or fetch */
+static void test_amo_one(test_uct_t *t, unsigned opcode, unsigned size,
+                         int fetch, uint64_t init, uint64_t value,
+                         uint64_t compare)
+{
+    uint64_t mask     = (size == 4) ? UINT32_MAX : UINT64_MAX;
+    uint64_t expected = test_amo_apply(opcode, init & mask, value & mask,
+                                       compare & mask, mask);
+    uint64_t raddr    = raddr_b(t, 4096 + 8 * opcode);
+    uct_ep_h ep       = t->node[NODE_A].ep;
+    uint64_t result64 = 0xdeadbeefdeadbeefull, remote;
+    uint32_t result32 = 0xdeadbeef;
+    test_comp_t comp;
+    ucs_status_t status;
+
+    if (size == 4) {
+        *(uint32_t*)(uintptr_t)raddr = (uint32_t)init;
+    } else {
+        *(uint64_t*)(uintptr_t)raddr = init;
+    }
+
+    test_comp_init(&comp, 1);
+    if (opcode == UCT_ATOMIC_OP_CSWAP) {
+        status = (size == 4) ?
+                 uct_ep_atomic_cswap32(ep, (uint32_t)compare, (uint32_t)value,
+                                       raddr, rkey_b(t), &result32,
+                                       &comp.super) :
+                 uct_ep_atomic_cswap64(ep, compare, value, raddr, rkey_b(t),
+                                       &result64, &comp.super);
+    } else if (fetch) {
+        status = (size == 4) ?
+                 uct_ep_atomic32_fetch(ep, opcode, (uint32_t)value, &result32,
+                                       raddr, rkey_b(t), &comp.super) :
+                 uct_ep_atomic64_fetch(ep, opcode, value, &result64, raddr,
+                                       rkey_b(t), &comp.super);
+    } else {
+        status = (size == 4) ?
+                 uct_ep_atomic32_post(ep, opcode, (uint32_t)value, raddr,
+                                      rkey_b(t)) :
+                 uct_ep_atomic64_post(ep, opcode, value, raddr, rkey_b(t));
+    }
+
+    if (fetch || (opcode == UCT_ATOMIC_OP_CSWAP)) {
+        GDA_FT_ASSERT_EQ(status, UCS_INPROGRESS);
+        TEST_WAIT(t, comp.calls == 1, 10000);
+        GDA_FT_ASSERT_OK(comp.super.status);
+        if (size == 4) {
+            if (result32 != (uint32_t)init) {
+                GDA_FT_FAIL("%s32: fetched 0x%x, expected 0x%x",
+                            test_amo_name(opcode), result32, (uint32_t)init);
+            }
+        } else if (result64 != init) {
+            GDA_FT_FAIL("%s64: fetched 0x%lx, expected 0x%lx",
+                        test_amo_name(opcode), result64, init);
+        }
+    } else {
+        GDA_FT_ASSERT_OK(status);
+        GDA_FT_ASSERT_OK(test_flush(t));
+    }
+
+    remote = (size == 4) ? *(volatile uint32_t*)(uintptr_t)raddr :
+                           *(volatile uint64_t*)(uintptr_t)raddr;
+    if (remote != expected) {
+        GDA_FT_FAIL("%s%u (%s): remote 0x%lx, expected 0x%lx (init 0x%lx "
+                    "value 0x%lx)", test_amo_name(opcode), size * 8,
+                    fetch ? "fetch" : "post", remote, expected, init, value);
+    }
+    /* the neighbour of a 4-byte atomic is untouched */
+    if (size == 4) {
+        GDA_FT_ASSERT_EQ(*(volatile uint32_t*)(uintptr_t)(raddr + 4), 0);
+    }
+}
+
+GDA_FT_TEST(uct_ops, atomics_every_op_and_size)
+{
+    static const uint64_t inits[]  = {0x0123456789abcdefull,
+                                      0xfffffffffffffff0ull, 0};
+    static const uint64_t values[] = {0x00ff00ff00ff00ffull, 0x11,
+                                      0xffffffffffffffffull};
+    unsigned opcode, size, fetch, i;
+    test_uct_t t;
+
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+
+    for (size = 4; size <= 8; size += 4) {
+        for (opcode = UCT_ATOMIC_OP_ADD; opcode <= UCT_ATOMIC_OP_XOR;
+             ++opcode) {
+            for (fetch = 0; fetch <= 1; ++fetch) {
+                for (i = 0; i < 3; ++i) {
+                    test_amo_one(&t, opcode, size, fetch, inits[i],
+                                 values[i], 0);
+                }
+            }
+        }
+        for (i = 0; i < 3; ++i) {
+            test_amo_one(&t, UCT_ATOMIC_OP_SWAP, size, 1, inits[i],
+                         values[i], 0);
+            /* compare equal (swaps) and not equal (keeps) */
+            test_amo_one(&t, UCT_ATOMIC_OP_CSWAP, size, 1, inits[i],
+                         values[i], inits[i]);
+            test_amo_one(&t, UCT_ATOMIC_OP_CSWAP, size, 1, inits[i],
+                         values[i], inits[i] ^ 1);
+        }
+    }
+    test_uct_cleanup(&t);
+}
+
+GDA_FT_TEST(uct_ops, atomic_add_many_counts_exactly)
+{
+    const unsigned n = 2000;
+    volatile uint64_t *counter;
+    test_uct_t t;
+    ucs_status_t status;
+    unsigned i;
+
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+
+    counter  = (volatile uint64_t*)(t.node[NODE_B].buf + 512);
+    *counter = 1000;
+    for (i = 0; i < n; ++i) {
+        do {
+            status = uct_ep_atomic64_post(t.node[NODE_A].ep,
+                                          UCT_ATOMIC_OP_ADD, 3,
+                                          raddr_b(&t, 512), rkey_b(&t));
+            if (status == UCS_ERR_NO_RESOURCE) {
+                test_progress(&t);
+            }
+        } while (status == UCS_ERR_NO_RESOURCE);
+        GDA_FT_ASSERT_OK(status);
+    }
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_EQ(*counter, 1000 + 3ull * n);
+    test_uct_cleanup(&t);
+}
+
+
+/* ---- flush, fence, pending ----------------------------------------------- */
+
+GDA_FT_TEST(uct_ops, flush_ep_and_iface)
+{
+    const unsigned n = 600;
+    uint64_t value;
+    test_uct_t t;
+    ucs_status_t status;
+    unsigned i;
+
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+
+    /* nothing outstanding: both flushes complete at once */
+    GDA_FT_ASSERT_OK(uct_ep_flush(t.node[NODE_A].ep, 0, NULL));
+    GDA_FT_ASSERT_OK(uct_iface_flush(t.node[NODE_A].iface, 0, NULL));
+
+    for (i = 0; i < n; ++i) {
+        value = i + 1;
+        do {
+            status = uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 8 * i), rkey_b(&t));
+            if (status == UCS_ERR_NO_RESOURCE) {
+                test_progress(&t);
+            }
+        } while (status == UCS_ERR_NO_RESOURCE);
+        GDA_FT_ASSERT_OK(status);
+    }
+
+    /* iface flush: in progress until every put is complete, then every one
+     * is visible */
+    GDA_FT_ASSERT_EQ(uct_iface_flush(t.node[NODE_A].iface, 0, NULL),
+                     UCS_INPROGRESS);
+    TEST_WAIT(&t, uct_iface_flush(t.node[NODE_A].iface, 0, NULL) == UCS_OK,
+              20000);
+    for (i = 0; i < n; ++i) {
+        GDA_FT_ASSERT_EQ(((uint64_t*)t.node[NODE_B].buf)[i], i + 1);
+    }
+
+    /* ep flush with a completion after more puts */
+    for (i = 0; i < n; ++i) {
+        value = 10 * i;
+        do {
+            status = uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 8 * i), rkey_b(&t));
+            if (status == UCS_ERR_NO_RESOURCE) {
+                test_progress(&t);
+            }
+        } while (status == UCS_ERR_NO_RESOURCE);
+    }
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    for (i = 0; i < n; ++i) {
+        GDA_FT_ASSERT_EQ(((uint64_t*)t.node[NODE_B].buf)[i], 10 * i);
+    }
+    GDA_FT_ASSERT_OK(uct_ep_flush(t.node[NODE_A].ep, 0, NULL));
+    test_uct_cleanup(&t);
+}
+
+GDA_FT_TEST(uct_ops, fence_orders_atomic_before_get)
+{
+    test_unpack_arg_t arg;
+    uint64_t got = 0, result;
+    test_comp_t comp;
+    test_uct_t t;
+    unsigned round;
+
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+
+    *(volatile uint64_t*)(t.node[NODE_B].buf + 64) = 5;
+    for (round = 1; round <= 50; ++round) {
+        /* fetch-add, fence, get: the get must see the add */
+        test_comp_init(&comp, 2);
+        GDA_FT_ASSERT_EQ(uct_ep_atomic64_fetch(t.node[NODE_A].ep,
+                                               UCT_ATOMIC_OP_ADD, 1, &result,
+                                               raddr_b(&t, 64), rkey_b(&t),
+                                               &comp.super),
+                         UCS_INPROGRESS);
+        GDA_FT_ASSERT_OK(uct_ep_fence(t.node[NODE_A].ep, 0));
+        arg.dest   = (uint8_t*)&got;
+        arg.length = 8;
+        arg.calls  = 0;
+        GDA_FT_ASSERT_EQ(uct_ep_get_bcopy(t.node[NODE_A].ep, test_unpack_cb,
+                                          &arg, 8, raddr_b(&t, 64),
+                                          rkey_b(&t), &comp.super),
+                         UCS_INPROGRESS);
+        TEST_WAIT(&t, comp.calls == 1, 10000);
+        GDA_FT_ASSERT_OK(comp.super.status);
+        GDA_FT_ASSERT_EQ(result, 4 + round);
+        GDA_FT_ASSERT_EQ(got, 5 + round);
+    }
+    GDA_FT_ASSERT_OK(uct_iface_fence(t.node[NODE_A].iface, 0));
+    test_uct_cleanup(&t);
+}
+
+typedef struct {
+    uct_pending_req_t super;
+    test_uct_t       *t;
+    uint64_t          value;
+    size_t            offset;
+    unsigned          calls;
+    unsigned          purged;
+} test_pending_t;
+
+static ucs_status_t test_pending_cb(uct_pending_req_t *self)
+{
+    test_pending_t *req = ucs_container_of(self, test_pending_t, super);
+    ucs_status_t status;
+
+    status = uct_ep_put_short(req->t->node[NODE_A].ep, &req->value, 8,
+                              raddr_b(req->t, req->offset),
+                              rkey_b(req->t));
+    if (status == UCS_OK) {
+        ++req->calls;
+    }
+    return status;
+}
+
+static void test_pending_purge_cb(uct_pending_req_t *self, void *arg)
+{
+    test_pending_t *req = ucs_container_of(self, test_pending_t, super);
+
+    ++req->purged;
+    ++*(unsigned*)arg;
+}
+
+GDA_FT_TEST(uct_ops, pending_add_dispatch_purge)
+{
+    test_pending_t reqs[8];
+    uint64_t value = 7;
+    unsigned i, posted = 0, purged = 0;
+    test_uct_t t;
+    ucs_status_t status;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_LOG_SIZE=16", NULL);
+    test_uct_setup(&t);
+
+    /* resources available: pending_add refuses */
+    reqs[0].super.func = test_pending_cb;
+    GDA_FT_ASSERT_EQ(uct_ep_pending_add(t.node[NODE_A].ep, &reqs[0].super, 0),
+                     UCS_ERR_BUSY);
+
+    /* fill the endpoint's 16-operation log without progressing */
+    while ((status = uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 0), rkey_b(&t))) ==
+           UCS_OK) {
+        ++posted;
+    }
+    GDA_FT_ASSERT_EQ(status, UCS_ERR_NO_RESOURCE);
+    GDA_FT_ASSERT_EQ(posted, 16);
+
+    for (i = 0; i < 8; ++i) {
+        reqs[i].super.func = test_pending_cb;
+        reqs[i].t          = &t;
+        reqs[i].value      = 1000 + i;
+        reqs[i].offset     = 64 + 8 * i;
+        reqs[i].calls      = 0;
+        reqs[i].purged     = 0;
+        GDA_FT_ASSERT_OK(uct_ep_pending_add(t.node[NODE_A].ep, &reqs[i].super,
+                                            0));
+    }
+
+    /* progress dispatches them in order as the log drains */
+    TEST_WAIT(&t, reqs[7].calls == 1, 10000);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    for (i = 0; i < 8; ++i) {
+        GDA_FT_ASSERT_EQ(reqs[i].calls, 1);
+        GDA_FT_ASSERT_EQ(((uint64_t*)(t.node[NODE_B].buf + 64))[i], 1000 + i);
+    }
+
+    /* purge: fill again, queue, purge; nothing runs later */
+    while (uct_ep_put_short(t.node[NODE_A].ep, &value, 8, raddr_b(&t, 0),
+                            rkey_b(&t)) == UCS_OK) {
+    }
+    for (i = 0; i < 8; ++i) {
+        reqs[i].calls = 0;
+        GDA_FT_ASSERT_OK(uct_ep_pending_add(t.node[NODE_A].ep, &reqs[i].super,
+                                            0));
+    }
+    uct_ep_pending_purge(t.node[NODE_A].ep, test_pending_purge_cb, &purged);
+    GDA_FT_ASSERT_EQ(purged, 8);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    for (i = 0; i < 8; ++i) {
+        GDA_FT_ASSERT_EQ(reqs[i].calls, 0);
+        GDA_FT_ASSERT_EQ(reqs[i].purged, 1);
+    }
+    test_uct_cleanup(&t);
+}
+
+GDA_FT_TEST(uct_ops, flush_cancel)
+{
+    test_comp_t comp, flush_comp;
+    uct_iov_t iov;
+    test_uct_t t;
+    ucs_status_t status;
+    unsigned i, posted = 0;
+
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+
+    test_comp_init(&comp, 0);
+    for (i = 0; i < 32; ++i) {
+        iov.buffer = t.node[NODE_A].buf;
+        iov.length = 256 * 1024;
+        iov.memh   = t.node[NODE_A].memh;
+        iov.stride = 0;
+        iov.count  = 1;
+        ++comp.super.count;
+        status = uct_ep_get_zcopy(t.node[NODE_A].ep, &iov, 1, raddr_b(&t, 0),
+                                  rkey_b(&t), &comp.super);
+        if (status != UCS_INPROGRESS) {
+            --comp.super.count;
+            break;
+        }
+        ++posted;
+    }
+    GDA_FT_ASSERT(posted > 0);
+
+    test_comp_init(&flush_comp, 1);
+    status = uct_ep_flush(t.node[NODE_A].ep, UCT_FLUSH_FLAG_CANCEL,
+                          &flush_comp.super);
+    if (status == UCS_INPROGRESS) {
+        TEST_WAIT(&t, flush_comp.calls == 1, 10000);
+    } else {
+        GDA_FT_ASSERT_OK(status);
+    }
+    /* every get completed; none was seen complete before the cancel (no
+     * progress in between), so they all completed as canceled */
+    GDA_FT_ASSERT_EQ(comp.calls, 1);
+    GDA_FT_ASSERT_EQ(comp.super.status, UCS_ERR_CANCELED);
+    /* the endpoint is unusable afterwards */
+    GDA_FT_ASSERT(uct_ep_put_short(t.node[NODE_A].ep, &i, 4, raddr_b(&t, 0),
+                                   rkey_b(&t)) != UCS_OK);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
+    printf("%u gets posted, completion status %s\n", posted,
+           ucs_status_string(comp.super.status));
+    test_uct_cleanup(&t);
+}
+
+/*
+ * The keepalive probe is a zero-length RDMA WRITE to address 0, R_Key 0, as
+ * rc_mlx5 posts it: no HCA checks the R_Key of a zero-length access.
+ */
+GDA_FT_TEST(uct_ops, ep_check_keeps_healthy_ep)
+{
+    test_counters_t counters;
+    uint64_t value = 42;
+    double end;
+    test_uct_t t;
+
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+
+    GDA_FT_ASSERT_OK(uct_ep_check(t.node[NODE_A].ep, 0, NULL));
+    end = soft_now_sec() + 0.3;
+    while (soft_now_sec() < end) {
+        test_progress(&t);
+    }
+    GDA_FT_ASSERT_OK(uct_iface_flush(t.node[NODE_A].iface, 0, NULL));
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+    if ((t.node[NODE_A].errors != 0) || (counters.switches != 0)) {
+        GDA_FT_FAIL("the zero-length RDMA WRITE probe failed %u path(s) and "
+                    "the endpoint: the software HCA checks the R_Key of a "
+                    "zero-length access, which hardware does not "
+                    "(gda_ft_soft_resp.c, first packet of an RDMA WRITE and "
+                    "RDMA READ request)", counters.switches + 1);
+    }
+
+    /* and the endpoint still works */
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 0), rkey_b(&t)));
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_EQ(*(uint64_t*)t.node[NODE_B].buf, 42);
+    test_uct_cleanup(&t);
+}
+
+
+/* ---- failover through the UCT API ---------------------------------------- */
+
+static void test_port_set(test_uct_t *t, const char *dev, int up)
+{
+    soft_dev_find_func_t find = (soft_dev_find_func_t)dlsym(
+            t->plugin, "gda_ft_soft_dev_find");
+    soft_port_set_up_func_t set_up = (soft_port_set_up_func_t)dlsym(
+            t->plugin, "gda_ft_soft_port_set_up");
+    gda_ft_hca_dev_t *hca;
+
+    GDA_FT_ASSERT((find != NULL) && (set_up != NULL));
+    hca = find(dev);
+    GDA_FT_ASSERT(hca != NULL);
+    GDA_FT_ASSERT_OK(set_up(hca, 1, up));
+}
+
+/* A failover before the fault would make the rest meaningless */
+static void test_assert_no_switch(test_uct_t *t, const char *when)
+{
+    test_counters_t counters;
+
+    GDA_FT_ASSERT_OK(t->query_counters(t->node[NODE_A].ep, &counters));
+    if (counters.switches != 0) {
+        GDA_FT_FAIL("failover during %s, before any fault: the soft HCA "
+                    "made no progress for a whole deadline (overloaded "
+                    "machine?)", when);
+    }
+}
+
+GDA_FT_TEST(uct_ops, primary_down_fails_over_without_loss)
+{
+    const unsigned n = 400;
+    test_counters_t counters, iface_counters;
+    test_comp_t comp;
+    uint64_t value;
+    uct_iov_t iov;
+    test_uct_t t;
+    ucs_status_t status;
+    unsigned i;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms",
+                 NULL);
+    test_uct_setup(&t);
+
+    /* warm up the primary path */
+    value = 1;
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 0), rkey_b(&t)));
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    test_assert_no_switch(&t, "warm-up");
+
+    /* the primary port of A dies; puts keep flowing */
+    test_port_set(&t, "tsoft0", 0);
+    for (i = 0; i < n; ++i) {
+        value = 0x1000 + i;
+        do {
+            status = uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 8 * i), rkey_b(&t));
+            if (status == UCS_ERR_NO_RESOURCE) {
+                test_progress(&t);
+            }
+        } while (status == UCS_ERR_NO_RESOURCE);
+        GDA_FT_ASSERT_OK(status);
+    }
+    soft_fill(t.node[NODE_A].buf + 65536, 100000, 77);
+    iov.buffer = t.node[NODE_A].buf + 65536;
+    iov.length = 100000;
+    iov.memh   = t.node[NODE_A].memh;
+    iov.stride = 0;
+    iov.count  = 1;
+    test_comp_init(&comp, 1);
+    do {
+        status = uct_ep_put_zcopy(t.node[NODE_A].ep, &iov, 1,
+                                  raddr_b(&t, 65536), rkey_b(&t),
+                                  &comp.super);
+        if (status == UCS_ERR_NO_RESOURCE) {
+            test_progress(&t);
+        }
+    } while (status == UCS_ERR_NO_RESOURCE);
+    GDA_FT_ASSERT_EQ(status, UCS_INPROGRESS);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_EQ(comp.calls, 1);
+    GDA_FT_ASSERT_OK(comp.super.status);
+
+    for (i = 0; i < n; ++i) {
+        GDA_FT_ASSERT_EQ(((uint64_t*)t.node[NODE_B].buf)[i], 0x1000 + i);
+    }
+    GDA_FT_ASSERT_MEM_EQ(t.node[NODE_B].buf + 65536,
+                         t.node[NODE_A].buf + 65536, 100000);
+
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+    GDA_FT_ASSERT_EQ(counters.switches, 1);
+    GDA_FT_ASSERT(counters.replays >= 1);
+    GDA_FT_ASSERT_EQ(counters.no_path, 0);
+    GDA_FT_ASSERT_OK(t.query_iface_counters(t.node[NODE_A].iface,
+                                            &iface_counters));
+    GDA_FT_ASSERT_EQ(iface_counters.switches, 1);
+    GDA_FT_ASSERT_EQ(iface_counters.replays, counters.replays);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
+    printf("switches %u, replays %u\n", counters.switches, counters.replays);
+    test_uct_cleanup(&t);
+}
+
+GDA_FT_TEST(uct_ops, atomic_lost_with_primary_completes_in_doubt)
+{
+    test_counters_t counters;
+    test_comp_t comp;
+    uint64_t result = 0, value = 0;
+    test_uct_t t;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms",
+                 NULL);
+    test_uct_setup(&t);
+
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 0), rkey_b(&t)));
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    test_assert_no_switch(&t, "warm-up");
+
+    test_port_set(&t, "tsoft0", 0);
+    test_comp_init(&comp, 1);
+    GDA_FT_ASSERT_EQ(uct_ep_atomic64_fetch(t.node[NODE_A].ep,
+                                           UCT_ATOMIC_OP_ADD, 1, &result,
+                                           raddr_b(&t, 0), rkey_b(&t),
+                                           &comp.super),
+                     UCS_INPROGRESS);
+    TEST_WAIT(&t, comp.calls == 1, 5000);
+    /* never retried: an error, not a second application */
+    GDA_FT_ASSERT_EQ(comp.super.status, UCS_ERR_IO_ERROR);
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+    GDA_FT_ASSERT_EQ(counters.in_doubt, 1);
+    GDA_FT_ASSERT_EQ(counters.switches, 1);
+
+    /* the endpoint goes on over the backup path */
+    test_comp_init(&comp, 1);
+    GDA_FT_ASSERT_EQ(uct_ep_atomic64_fetch(t.node[NODE_A].ep,
+                                           UCT_ATOMIC_OP_ADD, 5, &result,
+                                           raddr_b(&t, 8), rkey_b(&t),
+                                           &comp.super),
+                     UCS_INPROGRESS);
+    TEST_WAIT(&t, comp.calls == 1, 5000);
+    GDA_FT_ASSERT_OK(comp.super.status);
+    GDA_FT_ASSERT_EQ(*(uint64_t*)(t.node[NODE_B].buf + 8), 5);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
+    test_uct_cleanup(&t);
+}
+
+GDA_FT_TEST(uct_ops, both_paths_down_reports_ep_error)
+{
+    test_counters_t counters;
+    test_comp_t comp;
+    uint64_t value = 5;
+    uct_iov_t iov;
+    test_uct_t t;
+    double start, elapsed;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms",
+                 NULL);
+    test_uct_setup(&t);
+
+    test_port_set(&t, "tsoft0", 0);
+    test_port_set(&t, "tsoft1", 0);
+    start = soft_now_sec();
+
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 0), rkey_b(&t)));
+    iov.buffer = t.node[NODE_A].buf;
+    iov.length = 4096;
+    iov.memh   = t.node[NODE_A].memh;
+    iov.stride = 0;
+    iov.count  = 1;
+    test_comp_init(&comp, 1);
+    GDA_FT_ASSERT_EQ(uct_ep_get_zcopy(t.node[NODE_A].ep, &iov, 1,
+                                      raddr_b(&t, 0), rkey_b(&t),
+                                      &comp.super),
+                     UCS_INPROGRESS);
+
+    /* bounded: two deadlines, not the hardware retry window */
+    TEST_WAIT(&t, (comp.calls == 1) && (t.node[NODE_A].errors == 1), 3000);
+    elapsed = soft_now_sec() - start;
+    GDA_FT_ASSERT_EQ(comp.super.status, UCS_ERR_ENDPOINT_TIMEOUT);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].last_error, UCS_ERR_ENDPOINT_TIMEOUT);
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+    GDA_FT_ASSERT_EQ(counters.no_path, 2);
+
+    /* no more operations on it, and the error is reported once */
+    GDA_FT_ASSERT_EQ(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 0), rkey_b(&t)),
+                     UCS_ERR_ENDPOINT_TIMEOUT);
+    test_progress(&t);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 1);
+    printf("endpoint error after %.0f ms\n", elapsed * 1e3);
+    test_uct_cleanup(&t);
+}
+
+GDA_FT_TEST(uct_ops, single_device_works_without_backup)
+{
+    test_counters_t counters;
+    uint64_t value = 99;
+    test_uct_t t;
+
+    /* one HCA: two interfaces of its MD talk to each other */
+    test_uct_env(&t, 1, NULL);
+    test_node_open(&t, &t.node[NODE_A], "gda_ft_tsoft0", "tsoft0:1");
+    test_node_open(&t, &t.node[NODE_B], "gda_ft_tsoft0", "tsoft0:1");
+    test_connect(&t);
+
+    /* no backup key in the rkey */
+    GDA_FT_ASSERT_EQ(t.rkey[NODE_B].rkey >> 32, 0);
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 0), rkey_b(&t)));
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_EQ(*(uint64_t*)t.node[NODE_B].buf, 99);
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+    GDA_FT_ASSERT_EQ(counters.switches, 0);
+    test_uct_cleanup(&t);
+}
+
+
+/* ---- CUDA memory (GPU machines only) ------------------------------------- */
+
+/* The few driver API entry points the test needs, loaded with dlopen */
+typedef struct {
+    int (*init)(unsigned);
+    int (*device_get)(int*, int);
+    int (*primary_ctx_retain)(void**, int);
+    int (*ctx_set_current)(void*);
+    int (*mem_alloc)(unsigned long long*, size_t);
+    int (*mem_free)(unsigned long long);
+    int (*memcpy_htod)(unsigned long long, const void*, size_t);
+    int (*memcpy_dtoh)(void*, unsigned long long, size_t);
+} test_cuda_t;
+
+static int test_cuda_load(test_cuda_t *cu)
+{
+    void *handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    void *ctx;
+    int dev;
+
+    if (handle == NULL) {
+        return 0;
+    }
+    cu->init               = dlsym(handle, "cuInit");
+    cu->device_get         = dlsym(handle, "cuDeviceGet");
+    cu->primary_ctx_retain = dlsym(handle, "cuDevicePrimaryCtxRetain");
+    cu->ctx_set_current    = dlsym(handle, "cuCtxSetCurrent");
+    cu->mem_alloc          = dlsym(handle, "cuMemAlloc_v2");
+    cu->mem_free           = dlsym(handle, "cuMemFree_v2");
+    cu->memcpy_htod        = dlsym(handle, "cuMemcpyHtoD_v2");
+    cu->memcpy_dtoh        = dlsym(handle, "cuMemcpyDtoH_v2");
+    if ((cu->init == NULL) || (cu->memcpy_dtoh == NULL) ||
+        (cu->init(0) != 0) || (cu->device_get(&dev, 0) != 0) ||
+        (cu->primary_ctx_retain(&ctx, dev) != 0) ||
+        (cu->ctx_set_current(ctx) != 0)) {
+        return 0;
+    }
+    return 1;
+}
+
+GDA_FT_TEST(uct_ops, cuda_memory_put_get)
+{
+    const size_t len = 256 * 1024;
+    unsigned long long dbuf;
+    uct_rkey_bundle_t drkey;
+    uint8_t drkey_buf[64], *host;
+    uct_mem_h dmemh;
+    test_comp_t comp;
+    test_cuda_t cu;
+    uct_iov_t iov;
+    test_uct_t t;
+
+    if (!test_cuda_load(&cu)) {
+        GDA_FT_SKIP("no CUDA driver or no GPU");
+    }
+
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+    GDA_FT_ASSERT(t.node[NODE_A].md_attr.cap.reg_mem_types &
+                  UCS_BIT(UCS_MEMORY_TYPE_CUDA));
+
+    /* A's CUDA buffer, registered on both HCAs as CUDA memory */
+    host = malloc(len);
+    GDA_FT_ASSERT_EQ(cu.mem_alloc(&dbuf, len), 0);
+    soft_fill(host, len, 900);
+    GDA_FT_ASSERT_EQ(cu.memcpy_htod(dbuf, host, len), 0);
+    GDA_FT_ASSERT_OK(uct_md_mem_reg(t.node[NODE_A].md, (void*)dbuf, len,
+                                    UCT_MD_MEM_ACCESS_ALL, &dmemh));
+
+    /* zero-copy put from GPU memory into B's host memory */
+    iov.buffer = (void*)dbuf;
+    iov.length = len;
+    iov.memh   = dmemh;
+    iov.stride = 0;
+    iov.count  = 1;
+    test_comp_init(&comp, 1);
+    GDA_FT_ASSERT_EQ(uct_ep_put_zcopy(t.node[NODE_A].ep, &iov, 1,
+                                      raddr_b(&t, 0), rkey_b(&t),
+                                      &comp.super),
+                     UCS_INPROGRESS);
+    TEST_WAIT(&t, comp.calls == 1, 20000);
+    GDA_FT_ASSERT_OK(comp.super.status);
+    GDA_FT_ASSERT_MEM_EQ(t.node[NODE_B].buf, host, len);
+
+    /* zero-copy get from B's host memory into GPU memory */
+    soft_fill(t.node[NODE_B].buf + len, len, 901);
+    test_comp_init(&comp, 1);
+    GDA_FT_ASSERT_EQ(uct_ep_get_zcopy(t.node[NODE_A].ep, &iov, 1,
+                                      raddr_b(&t, len), rkey_b(&t),
+                                      &comp.super),
+                     UCS_INPROGRESS);
+    TEST_WAIT(&t, comp.calls == 1, 20000);
+    GDA_FT_ASSERT_OK(comp.super.status);
+    GDA_FT_ASSERT_EQ(cu.memcpy_dtoh(host, dbuf, len), 0);
+    GDA_FT_ASSERT_MEM_EQ(host, t.node[NODE_B].buf + len, len);
+
+    /* B writes into A's GPU memory through its packed rkey */
+    GDA_FT_ASSERT_OK(uct_md_mkey_pack(t.node[NODE_A].md, dmemh, drkey_buf));
+    GDA_FT_ASSERT_OK(uct_rkey_unpack(t.comp, drkey_buf, &drkey));
+    soft_fill(host, 64, 902);
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_B].ep, host, 64,
+                                      (uintptr_t)dbuf + 128, drkey.rkey));
+    test_comp_init(&comp, 1);
+    GDA_FT_ASSERT_EQ(uct_ep_flush(t.node[NODE_B].ep, 0, &comp.super),
+                     UCS_INPROGRESS);
+    TEST_WAIT(&t, comp.calls == 1, 20000);
+    GDA_FT_ASSERT_EQ(cu.memcpy_dtoh(host + 64, dbuf + 128, 64), 0);
+    GDA_FT_ASSERT_MEM_EQ(host + 64, host, 64);
+
+    uct_rkey_release(t.comp, &drkey);
+    GDA_FT_ASSERT_OK(uct_md_mem_dereg(t.node[NODE_A].md, dmemh));
+    GDA_FT_ASSERT_EQ(cu.mem_free(dbuf), 0);
+    free(host);
+    test_uct_cleanup(&t);
+}

@@ -1,0 +1,713 @@
+/*
+ * UCT transport wire formats: the packed remote key, the device address and
+ * the endpoint address. Round trips byte for byte, every kind of malformed
+ * input refused with its status, and fuzzing: random, truncated and mutated
+ * buffers placed against a PROT_NONE guard page, so that a read past the
+ * end crashes the test instead of going unnoticed. The same tests run under
+ * valgrind (uct_wire.valgrind_clean).
+ */
+#include "gda_ft_test.h"
+
+#include <uct/ib/gda_ft/uct_gda_ft_wire.h>
+#include <ucs/algorithm/crc.h>
+#include <arpa/inet.h>
+#include <limits.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+
+#define WIRE_MAX_LEN 96
+
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static unsigned test_wire_fuzz_iters(unsigned dflt)
+{
+    const char *env = getenv("GDA_FT_FUZZ_ITERS");
+
+    return (env != NULL) ? (unsigned)strtoul(env, NULL, 0) : dflt;
+}
+
+static uint64_t test_wire_rand_state = 0x2545f4914f6cdd1dull;
+
+static uint64_t test_wire_rand(void)
+{
+    /* xorshift64*: deterministic, so that a failure reproduces */
+    test_wire_rand_state ^= test_wire_rand_state >> 12;
+    test_wire_rand_state ^= test_wire_rand_state << 25;
+    test_wire_rand_state ^= test_wire_rand_state >> 27;
+    return test_wire_rand_state * 0x2545f4914f6cdd1dull;
+}
+
+/* A buffer whose last byte is the last byte before a PROT_NONE page */
+typedef struct {
+    uint8_t *map;
+    size_t   page;
+} guard_t;
+
+static void guard_init(guard_t *g)
+{
+    g->page = (size_t)sysconf(_SC_PAGESIZE);
+    g->map  = mmap(NULL, 2 * g->page, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    GDA_FT_ASSERT(g->map != MAP_FAILED);
+    GDA_FT_ASSERT_EQ(mprotect(g->map + g->page, g->page, PROT_NONE), 0);
+}
+
+static void guard_cleanup(guard_t *g)
+{
+    munmap(g->map, 2 * g->page);
+}
+
+/* Copies len bytes so that they end exactly at the guard page */
+static uint8_t *guard_place(guard_t *g, const void *data, size_t len)
+{
+    uint8_t *dst = g->map + g->page - len;
+
+    memcpy(dst, data, len);
+    return dst;
+}
+
+static void fill_random(uint8_t *buf, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i < len; ++i) {
+        buf[i] = (uint8_t)test_wire_rand();
+    }
+}
+
+static uct_gda_ft_rkey_info_t make_rkey(uint32_t k0, uint32_t k1, int backup)
+{
+    uct_gda_ft_rkey_info_t info = {{k0, k1}, backup};
+    return info;
+}
+
+/* RoCEv2 over IPv4 ports: ::ffff:10.0.0.1 and ::ffff:10.0.0.2 */
+static uct_gda_ft_dev_addr_info_t make_dev_addr_ipv4(int backup)
+{
+    uct_gda_ft_dev_addr_info_t info;
+    unsigned path;
+
+    memset(&info, 0, sizeof(info));
+    for (path = 0; path <= (unsigned)backup; ++path) {
+        info.gid[path][10] = info.gid[path][11] = 0xff;
+        info.gid[path][12] = 10;
+        info.gid[path][15] = (uint8_t)(1 + path);
+    }
+    info.has_backup = backup;
+    return info;
+}
+
+/* InfiniBand ports: fe80::/64, LIDs */
+static uct_gda_ft_dev_addr_info_t make_dev_addr_gid(int backup)
+{
+    uct_gda_ft_dev_addr_info_t info;
+    unsigned i;
+
+    memset(&info, 0, sizeof(info));
+    info.gid[0][0] = 0xfe;
+    info.gid[0][1] = 0x80;
+    for (i = 8; i < 16; ++i) {
+        info.gid[0][i] = (uint8_t)(0x10 + i);
+    }
+    info.lid[0] = 0x1234;
+    if (backup) {
+        memcpy(info.gid[1], info.gid[0], 8);
+        for (i = 8; i < 16; ++i) {
+            info.gid[1][i] = (uint8_t)(0x80 + i);
+        }
+        info.lid[1] = 0xbeef;
+    }
+    info.has_backup = backup;
+    return info;
+}
+
+
+/* ---- remote key ---------------------------------------------------------- */
+
+GDA_FT_TEST(uct_wire, rkey_round_trip_and_layout)
+{
+    uct_gda_ft_wire_rkey_t wire;
+    uct_gda_ft_rkey_info_t in, out;
+    const char *reason = NULL;
+    uint8_t buf[16];
+
+    in = make_rkey(0x11223344, 0xa5a6a7a8, 1);
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_rkey_pack(&in, buf, sizeof(buf)));
+
+    /* layout: magic "gF", version, flags, big-endian keys, check value */
+    memcpy(&wire, buf, sizeof(wire));
+    GDA_FT_ASSERT_EQ(buf[0], 'g');
+    GDA_FT_ASSERT_EQ(buf[1], 'F');
+    GDA_FT_ASSERT_EQ(wire.version, UCT_GDA_FT_WIRE_VERSION);
+    GDA_FT_ASSERT_EQ(wire.flags, UCT_GDA_FT_WIRE_F_BACKUP);
+    GDA_FT_ASSERT_EQ(buf[4], 0x11);
+    GDA_FT_ASSERT_EQ(buf[7], 0x44);
+    GDA_FT_ASSERT_EQ(buf[8], 0xa5);
+    GDA_FT_ASSERT_EQ(ntohl(wire.check),
+                     ucs_crc32(UCT_GDA_FT_RKEY_CHECK_SEED, buf, 12));
+
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_rkey_unpack(buf, sizeof(buf), &out,
+                                                 &reason));
+    GDA_FT_ASSERT_EQ(out.key[0], 0x11223344);
+    GDA_FT_ASSERT_EQ(out.key[1], 0xa5a6a7a8);
+    GDA_FT_ASSERT_EQ(out.has_backup, 1);
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_rkey_to_uct(&out),
+                     0xa5a6a7a811223344ull);
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_rkey_path(0xa5a6a7a811223344ull, 0),
+                     0x11223344);
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_rkey_path(0xa5a6a7a811223344ull, 1),
+                     0xa5a6a7a8);
+
+    /* without a backup HCA */
+    in = make_rkey(0xdeadbeef, 0, 0);
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_rkey_pack(&in, buf, sizeof(buf)));
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_rkey_unpack(buf, sizeof(buf), &out,
+                                                 NULL));
+    GDA_FT_ASSERT_EQ(out.key[0], 0xdeadbeef);
+    GDA_FT_ASSERT_EQ(out.key[1], 0);
+    GDA_FT_ASSERT_EQ(out.has_backup, 0);
+}
+
+GDA_FT_TEST(uct_wire, rkey_pack_rejects_bad_input)
+{
+    uct_gda_ft_rkey_info_t in = make_rkey(1, 2, 0);
+    uint8_t buf[32];
+
+    /* a backup key without a backup */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_rkey_pack(&in, buf, sizeof(buf)),
+                     UCS_ERR_INVALID_PARAM);
+    in = make_rkey(1, 2, 1);
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_rkey_pack(&in, buf, 15),
+                     UCS_ERR_BUFFER_TOO_SMALL);
+}
+
+GDA_FT_TEST(uct_wire, rkey_unpack_rejects_short_foreign_corrupt)
+{
+    uct_gda_ft_rkey_info_t in = make_rkey(0x01020304, 0x05060708, 1), out;
+    uint8_t buf[16], bad[16];
+    const char *reason;
+    unsigned len, byte, bit;
+    uint32_t check;
+    guard_t g;
+
+    guard_init(&g);
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_rkey_pack(&in, buf, sizeof(buf)));
+
+    /* every truncation, against the guard page */
+    for (len = 0; len < sizeof(buf); ++len) {
+        reason = NULL;
+        GDA_FT_ASSERT_EQ(uct_gda_ft_wire_rkey_unpack(guard_place(&g, buf, len),
+                                                     len, &out, &reason),
+                         UCS_ERR_MESSAGE_TRUNCATED);
+        GDA_FT_ASSERT(reason != NULL);
+    }
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_rkey_unpack(NULL, 16, &out, NULL),
+                     UCS_ERR_MESSAGE_TRUNCATED);
+
+    /* every single-bit corruption */
+    for (byte = 0; byte < sizeof(buf); ++byte) {
+        for (bit = 0; bit < 8; ++bit) {
+            memcpy(bad, buf, sizeof(bad));
+            bad[byte] ^= (uint8_t)(1u << bit);
+            GDA_FT_ASSERT(uct_gda_ft_wire_rkey_unpack(bad, sizeof(bad), &out,
+                                                      &reason) != UCS_OK);
+        }
+    }
+
+    /* a foreign key: another transport's bytes */
+    memset(bad, 0, sizeof(bad));
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_rkey_unpack(bad, sizeof(bad), &out,
+                                                 &reason),
+                     UCS_ERR_INVALID_PARAM);
+    GDA_FT_ASSERT(strstr(reason, "magic") != NULL);
+
+    /* another version, with a valid check value */
+    memcpy(bad, buf, sizeof(bad));
+    bad[2] = UCT_GDA_FT_WIRE_VERSION + 1;
+    check  = htonl(ucs_crc32(UCT_GDA_FT_RKEY_CHECK_SEED, bad, 12));
+    memcpy(bad + 12, &check, 4);
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_rkey_unpack(bad, sizeof(bad), &out,
+                                                 &reason),
+                     UCS_ERR_UNSUPPORTED);
+
+    /* unknown flags, valid check value */
+    memcpy(bad, buf, sizeof(bad));
+    bad[3] |= 0x80;
+    check   = htonl(ucs_crc32(UCT_GDA_FT_RKEY_CHECK_SEED, bad, 12));
+    memcpy(bad + 12, &check, 4);
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_rkey_unpack(bad, sizeof(bad), &out,
+                                                 &reason),
+                     UCS_ERR_INVALID_PARAM);
+
+    /* a backup key without the backup flag, valid check value */
+    memcpy(bad, buf, sizeof(bad));
+    bad[3] = 0;
+    check  = htonl(ucs_crc32(UCT_GDA_FT_RKEY_CHECK_SEED, bad, 12));
+    memcpy(bad + 12, &check, 4);
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_rkey_unpack(bad, sizeof(bad), &out,
+                                                 &reason),
+                     UCS_ERR_INVALID_PARAM);
+
+    /* a longer buffer is fine: only the first 16 bytes are the key */
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_rkey_unpack(buf, sizeof(buf), &out,
+                                                 NULL));
+    guard_cleanup(&g);
+}
+
+
+/* ---- device address ------------------------------------------------------ */
+
+GDA_FT_TEST(uct_wire, dev_addr_ipv4_round_trip_and_layout)
+{
+    uct_gda_ft_dev_addr_info_t in, out;
+    uint8_t buf[32];
+    int backup;
+
+    for (backup = 0; backup <= 1; ++backup) {
+        in = make_dev_addr_ipv4(backup);
+        GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_size(&in), 10);
+        memset(buf, 0xee, sizeof(buf));
+        GDA_FT_ASSERT_OK(uct_gda_ft_wire_dev_addr_pack(&in, buf, 10));
+        GDA_FT_ASSERT_EQ(buf[0], UCT_GDA_FT_WIRE_VERSION);
+        GDA_FT_ASSERT_EQ(buf[1], UCT_GDA_FT_WIRE_F_IPV4 |
+                                 (backup ? UCT_GDA_FT_WIRE_F_BACKUP : 0));
+        GDA_FT_ASSERT_MEM_EQ(buf + 2, in.gid[0] + 12, 4);
+        GDA_FT_ASSERT_MEM_EQ(buf + 6, in.gid[1] + 12, 4);
+        GDA_FT_ASSERT_EQ(buf[10], 0xee);     /* nothing written past it */
+
+        memset(&out, 0xcc, sizeof(out));
+        GDA_FT_ASSERT_OK(uct_gda_ft_wire_dev_addr_unpack(buf, 10, &out,
+                                                         NULL));
+        GDA_FT_ASSERT_EQ(out.has_backup, backup);
+        GDA_FT_ASSERT_EQ(out.lid[0], 0);
+        GDA_FT_ASSERT_EQ(out.lid[1], 0);
+        GDA_FT_ASSERT_MEM_EQ(out.gid, in.gid, sizeof(in.gid));
+    }
+}
+
+GDA_FT_TEST(uct_wire, dev_addr_gid_round_trip_and_layout)
+{
+    uct_gda_ft_dev_addr_info_t in, out;
+    uint8_t buf[32];
+    int backup;
+
+    for (backup = 0; backup <= 1; ++backup) {
+        in = make_dev_addr_gid(backup);
+        GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_size(&in), 30);
+        GDA_FT_ASSERT(uct_gda_ft_wire_dev_addr_size(&in) <= 31); /* UCP */
+        GDA_FT_ASSERT_OK(uct_gda_ft_wire_dev_addr_pack(&in, buf, 30));
+        GDA_FT_ASSERT_EQ(buf[1], UCT_GDA_FT_WIRE_F_GID |
+                                 (backup ? UCT_GDA_FT_WIRE_F_BACKUP : 0));
+        GDA_FT_ASSERT_EQ(buf[2], 0x12);      /* big-endian LID */
+        GDA_FT_ASSERT_EQ(buf[3], 0x34);
+        GDA_FT_ASSERT_MEM_EQ(buf + 6, in.gid[0], 8);
+        GDA_FT_ASSERT_MEM_EQ(buf + 14, in.gid[0] + 8, 8);
+
+        memset(&out, 0xcc, sizeof(out));
+        GDA_FT_ASSERT_OK(uct_gda_ft_wire_dev_addr_unpack(buf, 30, &out,
+                                                         NULL));
+        GDA_FT_ASSERT_EQ(out.has_backup, backup);
+        GDA_FT_ASSERT_EQ(out.lid[0], 0x1234);
+        GDA_FT_ASSERT_EQ(out.lid[1], backup ? 0xbeef : 0);
+        GDA_FT_ASSERT_MEM_EQ(out.gid, in.gid, sizeof(in.gid));
+    }
+}
+
+GDA_FT_TEST(uct_wire, dev_addr_forms_that_do_not_fit)
+{
+    uct_gda_ft_dev_addr_info_t in;
+    uint8_t buf[32];
+
+    /* two GIDs of different prefixes: no form holds them */
+    in = make_dev_addr_gid(1);
+    in.gid[1][0] = 0x20;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_size(&in), 0);
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_pack(&in, buf, sizeof(buf)),
+                     UCS_ERR_INVALID_PARAM);
+
+    /* a LID on the backup port: only the GID form holds it */
+    in = make_dev_addr_ipv4(1);
+    in.lid[1] = 7;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_size(&in), 30);
+
+    /* no primary GID */
+    memset(&in, 0, sizeof(in));
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_size(&in), 0);
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_pack(&in, buf, sizeof(buf)),
+                     UCS_ERR_INVALID_PARAM);
+
+    in = make_dev_addr_gid(0);
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_pack(&in, buf, 29),
+                     UCS_ERR_BUFFER_TOO_SMALL);
+}
+
+GDA_FT_TEST(uct_wire, dev_addr_rejects_malformed)
+{
+    uct_gda_ft_dev_addr_info_t in, out;
+    uint8_t ipv4[10], gid[30], bad[32];
+    const char *reason;
+    unsigned len;
+    guard_t g;
+
+    guard_init(&g);
+    in = make_dev_addr_ipv4(1);
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_dev_addr_pack(&in, ipv4, sizeof(ipv4)));
+    in = make_dev_addr_gid(1);
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_dev_addr_pack(&in, gid, sizeof(gid)));
+
+    /* every truncation of both forms, against the guard page */
+    for (len = 0; len < sizeof(ipv4); ++len) {
+        GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_unpack(
+                                 guard_place(&g, ipv4, len), len, &out,
+                                 &reason),
+                         UCS_ERR_MESSAGE_TRUNCATED);
+    }
+    for (len = 0; len < sizeof(gid); ++len) {
+        GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_unpack(
+                                 guard_place(&g, gid, len), len, &out,
+                                 &reason),
+                         UCS_ERR_MESSAGE_TRUNCATED);
+    }
+
+    memcpy(bad, ipv4, sizeof(ipv4));
+    bad[0] = 0;                                   /* version */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_unpack(bad, 10, &out, &reason),
+                     UCS_ERR_UNSUPPORTED);
+
+    memcpy(bad, ipv4, sizeof(ipv4));
+    bad[1] |= 0x40;                               /* unknown flag */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_unpack(bad, 10, &out, &reason),
+                     UCS_ERR_INVALID_PARAM);
+
+    memcpy(bad, ipv4, sizeof(ipv4));
+    bad[1] |= UCT_GDA_FT_WIRE_F_GID;              /* two forms */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_unpack(bad, 30, &out, &reason),
+                     UCS_ERR_INVALID_PARAM);
+
+    memcpy(bad, ipv4, sizeof(ipv4));
+    bad[1] = UCT_GDA_FT_WIRE_F_BACKUP;            /* no form */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_unpack(bad, 10, &out, &reason),
+                     UCS_ERR_INVALID_PARAM);
+
+    memcpy(bad, ipv4, sizeof(ipv4));
+    memset(bad + 2, 0, 4);                        /* 0.0.0.0 primary */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_unpack(bad, 10, &out, &reason),
+                     UCS_ERR_INVALID_PARAM);
+
+    memcpy(bad, ipv4, sizeof(ipv4));
+    memset(bad + 6, 0, 4);                        /* 0.0.0.0 backup */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_unpack(bad, 10, &out, &reason),
+                     UCS_ERR_INVALID_PARAM);
+
+    memcpy(bad, ipv4, sizeof(ipv4));
+    bad[1] &= ~UCT_GDA_FT_WIRE_F_BACKUP;          /* backup without flag */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_unpack(bad, 10, &out, &reason),
+                     UCS_ERR_INVALID_PARAM);
+
+    memcpy(bad, gid, sizeof(gid));
+    memset(bad + 14, 0, 8);                       /* zero interface ID */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_unpack(bad, 30, &out, &reason),
+                     UCS_ERR_INVALID_PARAM);
+
+    memcpy(bad, gid, sizeof(gid));
+    bad[1] &= ~UCT_GDA_FT_WIRE_F_BACKUP;          /* backup without flag */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_unpack(bad, 30, &out, &reason),
+                     UCS_ERR_INVALID_PARAM);
+
+    /* an IPv4 address in the GID form: two encodings of one value */
+    memset(bad, 0, sizeof(bad));
+    bad[0]  = UCT_GDA_FT_WIRE_VERSION;
+    bad[1]  = UCT_GDA_FT_WIRE_F_GID;
+    bad[16] = bad[17] = 0xff;
+    bad[18] = 10;
+    bad[21] = 1;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_unpack(bad, 30, &out, &reason),
+                     UCS_ERR_INVALID_PARAM);
+    GDA_FT_ASSERT(strstr(reason, "canonical") != NULL);
+    guard_cleanup(&g);
+}
+
+
+/* ---- endpoint address ---------------------------------------------------- */
+
+GDA_FT_TEST(uct_wire, ep_addr_round_trip_and_layout)
+{
+    uct_gda_ft_ep_addr_info_t in = {{0xabcdef, 0x000102}, 1}, out;
+    uint8_t buf[8];
+
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)));
+    GDA_FT_ASSERT_EQ(buf[0], UCT_GDA_FT_WIRE_VERSION);
+    GDA_FT_ASSERT_EQ(buf[1], UCT_GDA_FT_WIRE_F_BACKUP);
+    GDA_FT_ASSERT_EQ(buf[2], 0xab);
+    GDA_FT_ASSERT_EQ(buf[4], 0xef);
+    GDA_FT_ASSERT_EQ(buf[7], 0x02);
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_unpack(buf, sizeof(buf), &out,
+                                                    NULL));
+    GDA_FT_ASSERT_EQ(out.qpn[0], 0xabcdef);
+    GDA_FT_ASSERT_EQ(out.qpn[1], 0x000102);
+    GDA_FT_ASSERT_EQ(out.has_backup, 1);
+
+    in.qpn[1]     = 0;
+    in.has_backup = 0;
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)));
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_unpack(buf, sizeof(buf), &out,
+                                                    NULL));
+    GDA_FT_ASSERT_EQ(out.qpn[1], 0);
+    GDA_FT_ASSERT_EQ(out.has_backup, 0);
+}
+
+GDA_FT_TEST(uct_wire, ep_addr_rejects_malformed)
+{
+    uct_gda_ft_ep_addr_info_t in = {{0x123, 0x456}, 1}, out;
+    uint8_t buf[8], bad[8];
+    const char *reason;
+    unsigned len;
+    guard_t g;
+
+    guard_init(&g);
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)));
+    for (len = 0; len < sizeof(buf); ++len) {
+        GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(
+                                 guard_place(&g, buf, len), len, &out,
+                                 &reason),
+                         UCS_ERR_MESSAGE_TRUNCATED);
+    }
+
+    memcpy(bad, buf, sizeof(bad));
+    bad[0] = 0xff;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 8, &out, &reason),
+                     UCS_ERR_UNSUPPORTED);
+    memcpy(bad, buf, sizeof(bad));
+    bad[1] = 0x02;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 8, &out, &reason),
+                     UCS_ERR_INVALID_PARAM);
+    memcpy(bad, buf, sizeof(bad));
+    memset(bad + 2, 0, 3);                        /* zero primary QPN */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 8, &out, &reason),
+                     UCS_ERR_INVALID_PARAM);
+    memcpy(bad, buf, sizeof(bad));
+    memset(bad + 5, 0, 3);                        /* zero backup QPN */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 8, &out, &reason),
+                     UCS_ERR_INVALID_PARAM);
+    memcpy(bad, buf, sizeof(bad));
+    bad[1] = 0;                                   /* backup QPN, no flag */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 8, &out, &reason),
+                     UCS_ERR_INVALID_PARAM);
+
+    /* values the layout cannot carry */
+    in.qpn[0] = 0x1000000;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 8),
+                     UCS_ERR_INVALID_PARAM);
+    in.qpn[0] = 0;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 8),
+                     UCS_ERR_INVALID_PARAM);
+    in.qpn[0]     = 1;
+    in.has_backup = 0;                            /* backup QPN, no flag */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 8),
+                     UCS_ERR_INVALID_PARAM);
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 7),
+                     UCS_ERR_BUFFER_TOO_SMALL);
+    guard_cleanup(&g);
+}
+
+
+/* ---- fuzzing ------------------------------------------------------------- */
+
+typedef enum { BLOB_RKEY, BLOB_DEV_ADDR, BLOB_EP_ADDR } blob_t;
+
+/* Largest encoding of a blob */
+static size_t blob_size(blob_t blob)
+{
+    switch (blob) {
+    case BLOB_RKEY:     return sizeof(uct_gda_ft_wire_rkey_t);
+    case BLOB_DEV_ADDR: return UCT_GDA_FT_WIRE_DEV_ADDR_MAX;
+    default:            return sizeof(uct_gda_ft_wire_ep_addr_t);
+    }
+}
+
+/*
+ * Unpacks buf; when it is accepted, packs the result again and requires the
+ * same bytes (no two encodings of one value, nothing unchecked). Returns
+ * whether it was accepted.
+ */
+static int blob_check(blob_t blob, const uint8_t *buf, size_t len)
+{
+    uct_gda_ft_rkey_info_t rkey;
+    uct_gda_ft_dev_addr_info_t dev;
+    uct_gda_ft_ep_addr_info_t ep;
+    uint8_t again[WIRE_MAX_LEN];
+    const char *reason = NULL;
+    size_t packed      = blob_size(blob);
+    ucs_status_t status;
+
+    switch (blob) {
+    case BLOB_RKEY:
+        status = uct_gda_ft_wire_rkey_unpack(buf, len, &rkey, &reason);
+        if (status == UCS_OK) {
+            GDA_FT_ASSERT_OK(uct_gda_ft_wire_rkey_pack(&rkey, again,
+                                                       sizeof(again)));
+        }
+        break;
+    case BLOB_DEV_ADDR:
+        status = uct_gda_ft_wire_dev_addr_unpack(buf, len, &dev, &reason);
+        if (status == UCS_OK) {
+            GDA_FT_ASSERT_OK(uct_gda_ft_wire_dev_addr_pack(&dev, again,
+                                                           sizeof(again)));
+            packed = uct_gda_ft_wire_dev_addr_size(&dev);
+        }
+        break;
+    default:
+        status = uct_gda_ft_wire_ep_addr_unpack(buf, len, &ep, &reason);
+        if (status == UCS_OK) {
+            GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_pack(&ep, again,
+                                                          sizeof(again)));
+        }
+        break;
+    }
+
+    if (status != UCS_OK) {
+        GDA_FT_ASSERT((status == UCS_ERR_MESSAGE_TRUNCATED) ||
+                      (status == UCS_ERR_UNSUPPORTED) ||
+                      (status == UCS_ERR_INVALID_PARAM));
+        GDA_FT_ASSERT((reason != NULL) && (reason[0] != '\0'));
+        return 0;
+    }
+
+    GDA_FT_ASSERT(len >= packed);
+    GDA_FT_ASSERT_MEM_EQ(again, buf, packed);
+    return 1;
+}
+
+/* Packs a random valid blob into buf; returns its size */
+static size_t blob_valid(blob_t blob, uint8_t *buf)
+{
+    uct_gda_ft_rkey_info_t rkey = make_rkey((uint32_t)test_wire_rand(),
+                                            (uint32_t)test_wire_rand(), 1);
+    uct_gda_ft_dev_addr_info_t dev = (test_wire_rand() & 1) ?
+                                     make_dev_addr_ipv4(test_wire_rand() & 1) :
+                                     make_dev_addr_gid(test_wire_rand() & 1);
+    uct_gda_ft_ep_addr_info_t ep = {{1 + (test_wire_rand() & 0xfffffe),
+                                     1 + (test_wire_rand() & 0xfffffe)}, 1};
+
+    switch (blob) {
+    case BLOB_RKEY:
+        GDA_FT_ASSERT_OK(uct_gda_ft_wire_rkey_pack(&rkey, buf, WIRE_MAX_LEN));
+        return sizeof(uct_gda_ft_wire_rkey_t);
+    case BLOB_DEV_ADDR:
+        GDA_FT_ASSERT_OK(uct_gda_ft_wire_dev_addr_pack(&dev, buf,
+                                                       WIRE_MAX_LEN));
+        return uct_gda_ft_wire_dev_addr_size(&dev);
+    default:
+        GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_pack(&ep, buf, WIRE_MAX_LEN));
+        return sizeof(uct_gda_ft_wire_ep_addr_t);
+    }
+}
+
+static void blob_fuzz(blob_t blob, unsigned iters, unsigned *accepted_p,
+                      unsigned *mutated_accepted_p)
+{
+    uint8_t buf[WIRE_MAX_LEN], orig[WIRE_MAX_LEN];
+    unsigned i, n, accepted = 0, mutated_accepted = 0;
+    size_t len, valid, size = blob_size(blob);
+    guard_t g;
+
+    guard_init(&g);
+    for (i = 0; i < iters; ++i) {
+        memset(buf, 0, sizeof(buf));
+        switch (i % 3) {
+        case 0: /* random bytes, random length */
+            len = test_wire_rand() % (size * 2 + 1);
+            fill_random(buf, len);
+            accepted += blob_check(blob, guard_place(&g, buf, len), len);
+            break;
+        case 1: /* a valid blob, truncated */
+            valid = blob_valid(blob, buf);
+            len   = test_wire_rand() % (valid + 1);
+            GDA_FT_ASSERT_EQ(blob_check(blob, guard_place(&g, buf, len), len),
+                             len == valid);
+            break;
+        default: /* a valid blob with 1..4 random bytes changed */
+            valid = blob_valid(blob, buf);
+            memcpy(orig, buf, valid);
+            for (n = 1 + (test_wire_rand() % 4); n > 0; --n) {
+                buf[test_wire_rand() % valid] = (uint8_t)test_wire_rand();
+            }
+            if (!memcmp(orig, buf, valid)) {
+                /* the "changes" wrote the same bytes back */
+                GDA_FT_ASSERT(blob_check(blob, guard_place(&g, buf, valid),
+                                         valid));
+                break;
+            }
+            mutated_accepted += blob_check(blob, guard_place(&g, buf, valid),
+                                           valid);
+            break;
+        }
+    }
+    guard_cleanup(&g);
+    *accepted_p         = accepted;
+    *mutated_accepted_p = mutated_accepted;
+}
+
+GDA_FT_TEST(uct_wire, fuzz_rkey)
+{
+    unsigned iters = test_wire_fuzz_iters(300000), random_ok, mutated_ok;
+
+    blob_fuzz(BLOB_RKEY, iters, &random_ok, &mutated_ok);
+    /* the check value leaves random and mutated keys no chance */
+    GDA_FT_ASSERT_EQ(random_ok, 0);
+    GDA_FT_ASSERT_EQ(mutated_ok, 0);
+    printf("%u rkey buffers, none accepted\n", iters);
+}
+
+GDA_FT_TEST(uct_wire, fuzz_dev_addr)
+{
+    unsigned iters = test_wire_fuzz_iters(300000), random_ok, mutated_ok;
+
+    /* a GID is opaque: mutated GIDs are valid addresses, and each accepted
+     * one was checked to re-pack to the same bytes */
+    blob_fuzz(BLOB_DEV_ADDR, iters, &random_ok, &mutated_ok);
+    printf("%u device addresses: %u random and %u mutated accepted\n", iters,
+           random_ok, mutated_ok);
+}
+
+GDA_FT_TEST(uct_wire, fuzz_ep_addr)
+{
+    unsigned iters = test_wire_fuzz_iters(300000), random_ok, mutated_ok;
+
+    blob_fuzz(BLOB_EP_ADDR, iters, &random_ok, &mutated_ok);
+    printf("%u endpoint addresses: %u random and %u mutated accepted\n",
+           iters, random_ok, mutated_ok);
+}
+
+/* The tests above under valgrind: no invalid or uninitialized read */
+GDA_FT_TEST_TIMEOUT(uct_wire, valgrind_clean, 300)
+{
+    char exe[PATH_MAX], cmd[PATH_MAX + 512];
+    ssize_t len;
+    int ret;
+
+#ifdef __SANITIZE_ADDRESS__
+    GDA_FT_SKIP("sanitizer build: AddressSanitizer checks these tests");
+#endif
+    if (system("valgrind --version >/dev/null 2>&1") != 0) {
+        GDA_FT_SKIP("valgrind is not installed");
+    }
+    if (getenv("GDA_FT_UNDER_VALGRIND") != NULL) {
+        GDA_FT_SKIP("already under valgrind");
+    }
+
+    len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    GDA_FT_ASSERT(len > 0);
+    exe[len] = '\0';
+
+    snprintf(cmd, sizeof(cmd),
+             "GDA_FT_UNDER_VALGRIND=1 GDA_FT_FUZZ_ITERS=3000 "
+             "valgrind -q --trace-children=yes --error-exitcode=99 "
+             "'%s' -f 'uct_wire.*' -x 'uct_wire.valgrind_clean' 2>&1", exe);
+    ret = system(cmd);
+    GDA_FT_ASSERT(WIFEXITED(ret));
+    GDA_FT_ASSERT_EQ(WEXITSTATUS(ret), 0);
+}
