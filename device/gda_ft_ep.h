@@ -44,7 +44,15 @@ enum {
     GDA_FT_OP_GET    = 2,  /* RDMA READ */
     GDA_FT_OP_ATOMIC = 3,  /* any atomic: never replayed */
     GDA_FT_OP_NOP    = 4,  /* flush marker */
-    GDA_FT_OP_SEND   = 5   /* SEND: replayed (receiver dedups if it must) */
+    GDA_FT_OP_SEND   = 5,  /* SEND: replayed (receiver dedups if it must) */
+    GDA_FT_OP_PROBE  = 6   /* health probe of one path: never replayed */
+};
+
+/* Endpoint flags */
+enum {
+    /* Strict fencing: a switch does not replay by itself; the host fences
+     * the abandoned QP first, then calls gda_ft_ep_replay_pending() */
+    GDA_FT_EP_F_DEFER_REPLAY = 1u << 0
 };
 
 /* Log entry flags */
@@ -76,7 +84,9 @@ typedef struct gda_ft_dev_ep_counters {
     uint32_t in_doubt;    /* atomics completed in doubt */
     uint32_t failbacks;   /* returns to the primary */
     uint32_t no_path;     /* operations failed for lack of a path */
-    uint32_t reserved[3];
+    uint32_t fences;      /* abandoned QPs moved to ERR (by the host) */
+    uint32_t op_errors;   /* operations failed by their own fault */
+    uint32_t reserved;
 } gda_ft_dev_ep_counters_t;
 
 typedef struct gda_ft_dev_ep {
@@ -84,7 +94,8 @@ typedef struct gda_ft_dev_ep {
     uint8_t                  active;        /*   2: path new posts use */
     uint8_t                  state;         /*   3: GDA_FT_EP_* */
     uint8_t                  path_failed[2];/*   4 */
-    uint16_t                 reserved0;     /*   6 */
+    uint8_t                  flags;         /*   6: GDA_FT_EP_F_* */
+    uint8_t                  replay_pending;/*   7: paths to replay from */
     uint32_t                 log_mask;      /*   8: log size - 1 */
     uint32_t                 log_head;      /*  12: oldest not popped */
     uint32_t                 log_tail;      /*  16: next free */
@@ -130,7 +141,8 @@ GDA_FT_DEV_FUNC void gda_ft_dev_ep_init(gda_ft_dev_ep_t *ep,
     ep->state          = GDA_FT_EP_HEALTHY;
     ep->path_failed[0] = 0;
     ep->path_failed[1] = 0;
-    ep->reserved0      = 0;
+    ep->flags          = 0;
+    ep->replay_pending = 0;
     ep->log_mask       = log_size - 1;
     ep->log_head       = 0;
     ep->log_tail       = 0;
@@ -388,6 +400,25 @@ GDA_FT_DEV_FUNC void gda_ft_ep_op_done(gda_ft_dev_ep_t *ep,
 GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_ep_switch(gda_ft_dev_ep_t *ep,
                                                      uint8_t failed_path);
 
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_ep_replay_from(gda_ft_dev_ep_t *ep, uint8_t failed_path);
+
+/* Error syndromes that blame the operation, not the path to the peer */
+GDA_FT_DEV_FUNC int gda_ft_ep_syndrome_is_op_error(uint8_t syndrome)
+{
+    switch (syndrome) {
+    case GDA_FT_MLX5_SYND_LOCAL_LENGTH_ERR:
+    case GDA_FT_MLX5_SYND_LOCAL_QP_OP_ERR:
+    case GDA_FT_MLX5_SYND_LOCAL_PROT_ERR:
+    case GDA_FT_MLX5_SYND_LOCAL_ACCESS_ERR:
+    case GDA_FT_MLX5_SYND_REMOTE_INVAL_REQ_ERR:
+    case GDA_FT_MLX5_SYND_REMOTE_ACCESS_ERR:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /*
  * Applies a CQE of this endpoint's QP on `path`: every operation posted on
  * that path up to the completed WQE is done (completions are in order). An
@@ -407,10 +438,18 @@ gda_ft_ep_handle_cqe(gda_ft_dev_ep_t *ep, uint8_t path,
     if (gda_ft_cq_opcode_is_error(info->opcode)) {
         for (idx = ep->log_head; idx != ep->log_tail; ++idx) {
             op = gda_ft_ep_op(ep, idx);
-            if (!(op->flags & GDA_FT_OP_F_DONE) && (op->path == path)) {
-                op->syndrome = info->syndrome;
-                return gda_ft_ep_switch(ep, path);
+            if ((op->flags & GDA_FT_OP_F_DONE) || (op->path != path)) {
+                continue;
             }
+            op->syndrome = info->syndrome;
+            if (gda_ft_ep_syndrome_is_op_error(info->syndrome)) {
+                /* The operation itself is wrong (bad key, bounds, rights):
+                 * another path would refuse it too. It fails alone; its QP
+                 * is in ERR now, so the others move to the other path. */
+                gda_ft_ep_op_done(ep, op, GDA_FT_DEV_ERROR);
+                ++ep->counters.op_errors;
+            }
+            return gda_ft_ep_switch(ep, path);
         }
         return GDA_FT_DEV_OK;   /* flush of an abandoned path */
     }
@@ -528,7 +567,6 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_ep_switch(gda_ft_dev_ep_t *ep,
     uint8_t other = (uint8_t)(1 - failed_path);
     gda_ft_dev_op_t *op;
     uint32_t idx;
-    int replayed = 0;
 
     ep->path_failed[failed_path] = 1;
     if (ep->path_failed[other]) {
@@ -549,6 +587,26 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_ep_switch(gda_ft_dev_ep_t *ep,
         ++ep->counters.switches;
     }
 
+    if (ep->flags & GDA_FT_EP_F_DEFER_REPLAY) {
+        ep->replay_pending |= (uint8_t)(1u << failed_path);
+        return GDA_FT_DEV_PATH_SWITCHED;
+    }
+    return gda_ft_ep_replay_from(ep, failed_path);
+}
+
+/*
+ * Moves every operation outstanding on failed_path to the other path, in
+ * order. Atomics complete in doubt, probes fail; both are never posted
+ * again.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_ep_replay_from(gda_ft_dev_ep_t *ep, uint8_t failed_path)
+{
+    uint8_t other = (uint8_t)(1 - failed_path);
+    gda_ft_dev_op_t *op;
+    uint32_t idx;
+    int replayed = 0;
+
     for (idx = ep->log_head; idx != ep->log_tail; ++idx) {
         op = gda_ft_ep_op(ep, idx);
         if ((op->flags & GDA_FT_OP_F_DONE) || (op->path != failed_path)) {
@@ -557,6 +615,10 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_ep_switch(gda_ft_dev_ep_t *ep,
         if (op->kind == GDA_FT_OP_ATOMIC) {
             /* It may or may not have been applied: never apply it twice */
             gda_ft_ep_op_done(ep, op, GDA_FT_DEV_IN_DOUBT);
+            continue;
+        }
+        if (op->kind == GDA_FT_OP_PROBE) {
+            gda_ft_ep_op_done(ep, op, GDA_FT_DEV_ERROR);  /* path is bad */
             continue;
         }
         if (gda_ft_ep_replay_op(ep, op, other) != GDA_FT_DEV_OK) {
@@ -572,6 +634,54 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_ep_switch(gda_ft_dev_ep_t *ep,
         gda_ft_sq_ring_db(&ep->sq[other]);
     }
     return GDA_FT_DEV_PATH_SWITCHED;
+}
+
+/* Strict fencing: the host fenced the abandoned QPs, now replay */
+GDA_FT_DEV_FUNC void gda_ft_ep_replay_pending(gda_ft_dev_ep_t *ep)
+{
+    uint8_t path;
+
+    for (path = 0; path < GDA_FT_EP_NUM_PATHS; ++path) {
+        if ((ep->replay_pending & (1u << path)) &&
+            (ep->state != GDA_FT_EP_NO_PATH)) {
+            gda_ft_ep_replay_from(ep, path);
+        }
+    }
+    ep->replay_pending = 0;
+}
+
+/*
+ * Posts a health probe on `path`, active or not: an inline RDMA WRITE of
+ * `length` bytes, signalled and logged like any operation, except that a
+ * failure of the path fails the probe instead of moving it.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_ep_probe(gda_ft_dev_ep_t *ep, uint8_t path, const void *data,
+                uint32_t length, uint64_t raddr, const uint32_t *rkey,
+                uint64_t user)
+{
+    uint8_t active = ep->active;
+    gda_ft_dev_op_t *op;
+    gda_ft_dev_status_t status;
+    uint16_t idx = 0;
+
+    ep->active = path;     /* log_begin records the posting path */
+    op         = gda_ft_ep_log_begin(ep, GDA_FT_OP_PROBE, NULL, rkey, user);
+    ep->active = active;
+    if (op == NULL) {
+        return (ep->state == GDA_FT_EP_NO_PATH) ? GDA_FT_DEV_NO_PATH :
+                                                  GDA_FT_DEV_NO_RESOURCE;
+    }
+
+    status = gda_ft_sq_post_rdma_write_inline(&ep->sq[path], data, length,
+                                              raddr, rkey[path],
+                                              GDA_FT_WQE_SIGNALED, &idx);
+    status = gda_ft_ep_log_commit(ep, op, status, idx,
+                                  GDA_FT_OP_F_HAS_RADDR);
+    if (status == GDA_FT_DEV_OK) {
+        gda_ft_sq_ring_db(&ep->sq[path]);
+    }
+    return status;
 }
 
 /*

@@ -371,3 +371,100 @@ GDA_FT_TEST(dev_ep_failover, failback_returns_traffic_to_primary)
     GDA_FT_ASSERT_EQ(soft_port_stats(s.dev[1], 1).tx_pkts, tx_backup);
     ft_fini(&s);
 }
+
+GDA_FT_TEST(dev_ep_failover, operation_error_fails_alone)
+{
+    soft_conn_params_t params = ft_slow_hw_params();
+    uint32_t bad_rkey[2];
+    ft_setup_t s;
+    unsigned i;
+
+    /* A bad rkey is the operation's fault: it fails with ERROR and is not
+     * replayed (the backup would refuse it too); what follows it moves to
+     * the backup, since the primary QP is in ERR now */
+    ft_init(&s, 8 * 4096, FT_DEADLINE_NS, &params);
+    bad_rkey[0] = s.rkey[0] ^ 0x100;
+    bad_rkey[1] = s.rkey[1] ^ 0x100;
+    ft_put_chunk(&s, 0, 4096);
+    GDA_FT_ASSERT_EQ(gda_ft_ep_put(&s.ep, (uintptr_t)s.src, s.lkey, 4096,
+                                   (uintptr_t)s.dst + 4096, bad_rkey, 1),
+                     GDA_FT_DEV_OK);
+    for (i = 2; i < 8; ++i) {
+        ft_put_chunk(&s, i, 4096);
+    }
+    gda_ft_ep_ring(&s.ep);
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 0, 5), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 1, 5), GDA_FT_DEV_ERROR);
+    GDA_FT_ASSERT_EQ(s.log[1].syndrome, GDA_FT_MLX5_SYND_REMOTE_ACCESS_ERR);
+    for (i = 2; i < 8; ++i) {
+        GDA_FT_ASSERT_NE(ft_wait_one(&s, i, 5), GDA_FT_DEV_ERROR);
+    }
+    GDA_FT_ASSERT_EQ(s.ep.counters.op_errors, 1);
+    GDA_FT_ASSERT_EQ(s.ep.counters.switches, 1);
+    GDA_FT_ASSERT_MEM_EQ(s.dst + 2 * 4096, s.src + 2 * 4096, 6 * 4096);
+    ft_fini(&s);
+}
+
+GDA_FT_TEST(dev_ep_failover, strict_mode_replays_after_fence)
+{
+    soft_conn_params_t params = ft_slow_hw_params();
+    ft_setup_t s;
+    unsigned i;
+
+    ft_init(&s, 8 * 4096, FT_DEADLINE_NS, &params);
+    s.ep.flags |= GDA_FT_EP_F_DEFER_REPLAY;
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(s.dev[2], 1, 0));
+    for (i = 0; i < 8; ++i) {
+        ft_put_chunk(&s, i, 4096);
+    }
+    gda_ft_ep_ring(&s.ep);
+
+    /* the deadline switches, but nothing moves before the fence */
+    while (s.ep.replay_pending == 0) {
+        ft_progress(&s);
+        usleep(100);
+    }
+    GDA_FT_ASSERT_EQ(s.ep.active, GDA_FT_PATH_BACKUP);
+    GDA_FT_ASSERT_EQ(s.ep.counters.replays, 0);
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_modify(s.a[0].qp, GDA_FT_HCA_QP_ERR, NULL));
+    gda_ft_ep_replay_pending(&s.ep);
+    GDA_FT_ASSERT_EQ(s.ep.counters.replays, 8);
+    for (i = 0; i < 8; ++i) {
+        GDA_FT_ASSERT_EQ(ft_wait_one(&s, i, 5), GDA_FT_DEV_PATH_SWITCHED);
+    }
+    GDA_FT_ASSERT_MEM_EQ(s.dst, s.src, s.len);
+    ft_fini(&s);
+}
+
+GDA_FT_TEST(dev_ep_failover, probe_tests_an_inactive_path)
+{
+    soft_conn_params_t params = ft_slow_hw_params();
+    uint64_t word = 0x1234;
+    ft_setup_t s;
+
+    ft_init(&s, 4096, FT_DEADLINE_NS, &params);
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(s.dev[2], 1, 0));
+    ft_put_chunk(&s, 0, 4096);
+    gda_ft_ep_ring(&s.ep);
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 0, 5), GDA_FT_DEV_PATH_SWITCHED);
+
+    /* the primary still down: its probe fails, traffic stays on backup */
+    GDA_FT_ASSERT_EQ(gda_ft_ep_probe(&s.ep, GDA_FT_PATH_PRIMARY, &word,
+                                     sizeof(word), (uintptr_t)s.dst, s.rkey,
+                                     7), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 7, 5), GDA_FT_DEV_ERROR);
+    GDA_FT_ASSERT_EQ(s.ep.active, GDA_FT_PATH_BACKUP);
+    GDA_FT_ASSERT_EQ(s.ep.counters.switches, 1);
+    GDA_FT_ASSERT_EQ(s.ep.counters.replays, 1);
+
+    /* port back, QPs re-armed: the probe lands over the primary */
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(s.dev[2], 1, 1));
+    ft_rearm_primary(&s);
+    GDA_FT_ASSERT_EQ(gda_ft_ep_probe(&s.ep, GDA_FT_PATH_PRIMARY, &word,
+                                     sizeof(word), (uintptr_t)s.dst, s.rkey,
+                                     8), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 8, 5), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(*(uint64_t*)s.dst, 0x1234);
+    GDA_FT_ASSERT_EQ(s.ep.active, GDA_FT_PATH_BACKUP);
+    ft_fini(&s);
+}
