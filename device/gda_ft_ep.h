@@ -381,6 +381,22 @@ GDA_FT_DEV_FUNC void gda_ft_ep_ring(gda_ft_dev_ep_t *ep)
     gda_ft_sq_ring_db(&ep->sq[ep->active]);
 }
 
+/* Whether operations are outstanding on a path */
+GDA_FT_DEV_FUNC int gda_ft_ep_path_busy(const gda_ft_dev_ep_t *ep,
+                                        uint8_t path)
+{
+    const gda_ft_dev_op_t *op;
+    uint32_t idx;
+
+    for (idx = ep->log_head; idx != ep->log_tail; ++idx) {
+        op = gda_ft_ep_op(ep, idx);
+        if (!(op->flags & GDA_FT_OP_F_DONE) && (op->path == path)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* ---- completions --------------------------------------------------------- */
 
 /* Marks op done with a status; the counters see in-doubt and no-path */

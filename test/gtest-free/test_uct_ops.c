@@ -373,7 +373,7 @@ GDA_FT_TEST(uct_ops, resources_and_capabilities)
     GDA_FT_ASSERT(attr->cap.flags & UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE);
     GDA_FT_ASSERT(!(attr->cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE));
     GDA_FT_ASSERT_EQ(attr->device_addr_len, 10); /* IPv4 form */
-    GDA_FT_ASSERT_EQ(attr->ep_addr_len, 8);
+    GDA_FT_ASSERT_EQ(attr->ep_addr_len, 24);  /* QPNs and mailbox */
     GDA_FT_ASSERT_EQ(attr->iface_addr_len, 0);
     GDA_FT_ASSERT_EQ(attr->cap.put.max_short, 128);
     GDA_FT_ASSERT_EQ(attr->cap.put.max_bcopy, 8192);
@@ -1423,5 +1423,84 @@ GDA_FT_TEST(uct_ops, cuda_memory_put_get)
     GDA_FT_ASSERT_OK(uct_md_mem_dereg(t.node[NODE_A].md, dmemh));
     GDA_FT_ASSERT_EQ(cu.mem_free(dbuf), 0);
     free(host);
+    test_uct_cleanup(&t);
+}
+
+/* Puts one word and flushes, progressing until it is accepted */
+static void test_put_word(test_uct_t *t, unsigned slot, uint64_t value)
+{
+    ucs_status_t status;
+
+    do {
+        status = uct_ep_put_short(t->node[NODE_A].ep, &value, 8,
+                                  raddr_b(t, 8 * slot), rkey_b(t));
+        if (status == UCS_ERR_NO_RESOURCE) {
+            test_progress(t);
+        }
+    } while (status == UCS_ERR_NO_RESOURCE);
+    GDA_FT_ASSERT_OK(status);
+    GDA_FT_ASSERT_OK(test_flush(t));
+    GDA_FT_ASSERT_EQ(((uint64_t*)t->node[NODE_B].buf)[slot], value);
+}
+
+GDA_FT_TEST(uct_ops, failback_after_port_returns)
+{
+    test_counters_t a, b;
+    double start, end;
+    unsigned i = 0;
+    test_uct_t t;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms",
+                 "UCX_GDA_FT_RECOVERY_WINDOW=100ms",
+                 "UCX_GDA_FT_REARM_BACKOFF=50ms", NULL);
+    test_uct_setup(&t);
+    test_put_word(&t, i, 1000 + i);
+    ++i;
+
+    /* the primary port of A dies: one switch, the old QP fenced */
+    test_port_set(&t, "tsoft0", 0);
+    test_put_word(&t, i, 1000 + i);
+    ++i;
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &a));
+    GDA_FT_ASSERT_EQ(a.switches, 1);
+    GDA_FT_ASSERT(a.fences >= 1);
+
+    /* while the port is down nothing fails back */
+    for (start = soft_now_sec(); soft_now_sec() < start + 0.3;) {
+        test_progress(&t);
+        usleep(1000);
+    }
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &a));
+    GDA_FT_ASSERT_EQ(a.failbacks, 0);
+
+    /* the port returns: the guardians re-arm, probe, wait, fail back */
+    test_port_set(&t, "tsoft0", 1);
+    start = soft_now_sec();
+    do {
+        test_put_word(&t, i, 1000 + i);
+        ++i;
+        for (end = soft_now_sec() + 0.01; soft_now_sec() < end;) {
+            test_progress(&t);
+        }
+        GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &a));
+        GDA_FT_ASSERT(soft_now_sec() < start + 10);
+    } while (a.failbacks == 0);
+    printf("failback %.0f ms after the port returned (%u puts)\n",
+           (soft_now_sec() - start) * 1e3, i);
+
+    /* traffic is on the primary again and keeps flowing */
+    for (end = i + 20; i < end; ++i) {
+        test_put_word(&t, i, 1000 + i);
+    }
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &a));
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_B].ep, &b));
+    GDA_FT_ASSERT_EQ(a.switches, 1);
+    GDA_FT_ASSERT_EQ(a.failbacks, 1);
+    GDA_FT_ASSERT_EQ(a.no_path, 0);
+    GDA_FT_ASSERT_EQ(b.no_path, 0);
+    /* B's idle primary was re-armed in place: it never switched */
+    GDA_FT_ASSERT_EQ(b.switches, 0);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
+    GDA_FT_ASSERT_EQ(t.node[NODE_B].errors, 0);
     test_uct_cleanup(&t);
 }

@@ -158,7 +158,7 @@ GDA_FT_TEST(uct_tools, ucx_info_lists_devices_and_backups)
         "#         atomic_cswap: 32, 64 bit",
         "#           connection: to ep",
         "#       device address: 10 bytes",
-        "#           ep address: 8 bytes",
+        "#           ep address: 24 bytes",
         "#       error handling: peer failure",
         NULL
     };

@@ -435,8 +435,10 @@ GDA_FT_TEST(uct_wire, dev_addr_rejects_malformed)
 
 GDA_FT_TEST(uct_wire, ep_addr_round_trip_and_layout)
 {
-    uct_gda_ft_ep_addr_info_t in = {{0xabcdef, 0x000102}, 1}, out;
-    uint8_t buf[8];
+    uct_gda_ft_ep_addr_info_t in = {{0xabcdef, 0x000102}, 1,
+                                     0x1122334455667788ull,
+                                     {0xa1a2a3a4, 0xb1b2b3b4}}, out;
+    uint8_t buf[24];
 
     GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)));
     GDA_FT_ASSERT_EQ(buf[0], UCT_GDA_FT_WIRE_VERSION);
@@ -444,11 +446,18 @@ GDA_FT_TEST(uct_wire, ep_addr_round_trip_and_layout)
     GDA_FT_ASSERT_EQ(buf[2], 0xab);
     GDA_FT_ASSERT_EQ(buf[4], 0xef);
     GDA_FT_ASSERT_EQ(buf[7], 0x02);
+    GDA_FT_ASSERT_EQ(buf[8], 0x11);               /* mailbox, big-endian */
+    GDA_FT_ASSERT_EQ(buf[15], 0x88);
+    GDA_FT_ASSERT_EQ(buf[16], 0xa1);
+    GDA_FT_ASSERT_EQ(buf[23], 0xb4);
     GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_unpack(buf, sizeof(buf), &out,
                                                     NULL));
     GDA_FT_ASSERT_EQ(out.qpn[0], 0xabcdef);
     GDA_FT_ASSERT_EQ(out.qpn[1], 0x000102);
     GDA_FT_ASSERT_EQ(out.has_backup, 1);
+    GDA_FT_ASSERT_EQ(out.mbox_va, 0x1122334455667788ull);
+    GDA_FT_ASSERT_EQ(out.mbox_rkey[0], 0xa1a2a3a4);
+    GDA_FT_ASSERT_EQ(out.mbox_rkey[1], 0xb1b2b3b4);
 
     in.qpn[1]     = 0;
     in.has_backup = 0;
@@ -461,8 +470,8 @@ GDA_FT_TEST(uct_wire, ep_addr_round_trip_and_layout)
 
 GDA_FT_TEST(uct_wire, ep_addr_rejects_malformed)
 {
-    uct_gda_ft_ep_addr_info_t in = {{0x123, 0x456}, 1}, out;
-    uint8_t buf[8], bad[8];
+    uct_gda_ft_ep_addr_info_t in = {{0x123, 0x456}, 1, 0, {0, 0}}, out;
+    uint8_t buf[24], bad[24];
     const char *reason;
     unsigned len;
     guard_t g;
@@ -478,37 +487,37 @@ GDA_FT_TEST(uct_wire, ep_addr_rejects_malformed)
 
     memcpy(bad, buf, sizeof(bad));
     bad[0] = 0xff;
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 8, &out, &reason),
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 24, &out, &reason),
                      UCS_ERR_UNSUPPORTED);
     memcpy(bad, buf, sizeof(bad));
     bad[1] = 0x02;
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 8, &out, &reason),
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 24, &out, &reason),
                      UCS_ERR_INVALID_PARAM);
     memcpy(bad, buf, sizeof(bad));
     memset(bad + 2, 0, 3);                        /* zero primary QPN */
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 8, &out, &reason),
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 24, &out, &reason),
                      UCS_ERR_INVALID_PARAM);
     memcpy(bad, buf, sizeof(bad));
     memset(bad + 5, 0, 3);                        /* zero backup QPN */
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 8, &out, &reason),
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 24, &out, &reason),
                      UCS_ERR_INVALID_PARAM);
     memcpy(bad, buf, sizeof(bad));
     bad[1] = 0;                                   /* backup QPN, no flag */
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 8, &out, &reason),
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 24, &out, &reason),
                      UCS_ERR_INVALID_PARAM);
 
     /* values the layout cannot carry */
     in.qpn[0] = 0x1000000;
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 8),
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 24),
                      UCS_ERR_INVALID_PARAM);
     in.qpn[0] = 0;
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 8),
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 24),
                      UCS_ERR_INVALID_PARAM);
     in.qpn[0]     = 1;
     in.has_backup = 0;                            /* backup QPN, no flag */
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 8),
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 24),
                      UCS_ERR_INVALID_PARAM);
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 7),
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 23),
                      UCS_ERR_BUFFER_TOO_SMALL);
     guard_cleanup(&g);
 }

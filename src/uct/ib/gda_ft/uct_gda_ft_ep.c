@@ -33,11 +33,6 @@
     }
 
 
-static UCS_F_ALWAYS_INLINE uct_gda_ft_iface_t *
-uct_gda_ft_ep_iface(uct_gda_ft_ep_t *ep)
-{
-    return ucs_derived_of(ep->super.super.iface, uct_gda_ft_iface_t);
-}
 
 static const char *uct_gda_ft_path_name(unsigned path)
 {
@@ -127,13 +122,20 @@ uct_gda_ft_ep_post_done(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
     }
 
     gda_ft_ep_ring(&ep->dev);
+    uct_gda_ft_ep_posted_no_ring(iface, ep);
+    return UCS_OK;
+}
+
+void uct_gda_ft_ep_posted_no_ring(uct_gda_ft_iface_t *iface,
+                                  uct_gda_ft_ep_t *ep)
+{
     ++iface->outstanding;
     if (!(ep->flags & UCT_GDA_FT_EP_FLAG_ACTIVE)) {
         ucs_list_add_tail(&iface->active_eps, &ep->active);
         ep->flags |= UCT_GDA_FT_EP_FLAG_ACTIVE;
     }
-    return UCS_OK;
 }
+
 
 static UCS_F_ALWAYS_INLINE uct_gda_ft_op_t *
 uct_gda_ft_op_get(ucs_mpool_t *mp, uct_gda_ft_ep_t *ep,
@@ -340,22 +342,18 @@ void uct_gda_ft_ep_path_event(uct_gda_ft_ep_t *ep, unsigned path,
                  uct_gda_ft_path_name(ep->dev.active),
                  cn->replays - ep->reported.replays,
                  cn->in_doubt - ep->reported.in_doubt);
-        /*
-         * FAILOVER HOOK (switch): the abandoned QP ep->path[path].qp must be
-         * fenced (moved to ERR) by the host guardian so that hardware
-         * retransmission cannot deliver stale data later (DESIGN §5 rule 3);
-         * in strict mode the replay waits for that fence. Failback (rule 6)
-         * re-arms ep->path[path].qp with the peer over the other path, then
-         * calls gda_ft_ep_failback(&ep->dev).
-         */
+        /* Fence the abandoned QP (and replay now in strict mode); failback
+         * is scheduled (uct_gda_ft_guard.c) */
+        uct_gda_ft_ep_guard_on_switch(ep, path);
     } else if (status == GDA_FT_DEV_NO_PATH) {
         ucs_error("gda_ft: ep %p: %s path to peer QP 0x%x failed (%s) and "
                   "no other path is left: %u operations fail", ep,
                   uct_gda_ft_path_name(path), ep->path[path].dest_qpn,
                   reason, cn->no_path - ep->reported.no_path);
-        /* FAILOVER HOOK (no path): both QPs are to be fenced; the endpoint
-         * error is reported by uct_gda_ft_ep_deliver_one() once every
-         * operation has completed with an error */
+        /* Both QPs are fenced; the endpoint error is reported by
+         * uct_gda_ft_ep_deliver_one() once every operation has completed
+         * with an error */
+        uct_gda_ft_ep_guard_on_switch(ep, path);
     }
 
     ep->reported = *cn;
@@ -1035,34 +1033,48 @@ ucs_status_t uct_gda_ft_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr)
     info.qpn[0]     = ep->path[UCT_GDA_FT_PATH_PRIMARY].qp->qpn;
     info.qpn[1]     = info.has_backup ?
                       ep->path[UCT_GDA_FT_PATH_BACKUP].qp->qpn : 0;
+    info.mbox_va    = (ep->guard.mbox_memh != NULL) ?
+                      (uintptr_t)ep->guard.mbox : 0;
+    info.mbox_rkey[0] = (ep->guard.mbox_memh != NULL) ?
+                        ep->guard.mbox_memh->rkey[0] : 0;
+    info.mbox_rkey[1] = (ep->guard.mbox_memh != NULL) ?
+                        ep->guard.mbox_memh->rkey[1] : 0;
     return uct_gda_ft_wire_ep_addr_pack(&info, addr,
                                         sizeof(uct_gda_ft_wire_ep_addr_t));
+}
+
+void uct_gda_ft_ep_qp_attr(uct_gda_ft_ep_t *ep, unsigned path,
+                           uint32_t rq_psn, uint32_t sq_psn,
+                           gda_ft_hca_qp_attr_t *attr)
+{
+    uct_gda_ft_iface_t *iface     = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
+
+    memset(attr, 0, sizeof(*attr));
+    attr->access             = GDA_FT_HCA_ACCESS_ALL;
+    attr->dest_qpn           = ep_path->dest_qpn;
+    memcpy(attr->dest_gid, ep_path->dest_gid, sizeof(attr->dest_gid));
+    attr->rq_psn             = rq_psn;
+    attr->path_mtu           = iface->config.path_mtu;
+    attr->traffic_class      = iface->config.traffic_class;
+    attr->hop_limit          = 64;
+    attr->min_rnr_timer      = 12;
+    attr->max_dest_rd_atomic = iface->config.max_rd_atomic;
+    attr->sq_psn             = sq_psn;
+    attr->timeout            = iface->config.timeout;
+    attr->retry_cnt          = iface->config.retry_count;
+    attr->rnr_retry          = iface->config.rnr_retry;
+    attr->max_rd_atomic      = iface->config.max_rd_atomic;
 }
 
 static ucs_status_t uct_gda_ft_ep_connect_path(uct_gda_ft_ep_t *ep,
                                                unsigned path)
 {
-    uct_gda_ft_iface_t *iface     = uct_gda_ft_ep_iface(ep);
     uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
     gda_ft_hca_qp_attr_t attr;
     ucs_status_t status;
 
-    memset(&attr, 0, sizeof(attr));
-    attr.access             = GDA_FT_HCA_ACCESS_ALL;
-    attr.dest_qpn           = ep_path->dest_qpn;
-    memcpy(attr.dest_gid, ep_path->dest_gid, sizeof(attr.dest_gid));
-    attr.rq_psn             = 0;
-    attr.path_mtu           = iface->config.path_mtu;
-    attr.traffic_class      = iface->config.traffic_class;
-    attr.hop_limit          = 64;
-    attr.min_rnr_timer      = 12;
-    attr.max_dest_rd_atomic = iface->config.max_rd_atomic;
-    attr.sq_psn             = 0;
-    attr.timeout            = iface->config.timeout;
-    attr.retry_cnt          = iface->config.retry_count;
-    attr.rnr_retry          = iface->config.rnr_retry;
-    attr.max_rd_atomic      = iface->config.max_rd_atomic;
-
+    uct_gda_ft_ep_qp_attr(ep, path, 0, 0, &attr);
     status = gda_ft_hca_qp_connect(ep_path->qp, &attr);
     if (status != UCS_OK) {
         ucs_error("gda_ft: ep %p: failed to connect the %s QP 0x%x to peer QP"
@@ -1107,6 +1119,9 @@ ucs_status_t uct_gda_ft_ep_connect_to_ep(uct_ep_h tl_ep,
         return UCS_ERR_ALREADY_EXISTS;
     }
 
+    ep->guard.peer_mbox         = ep_info.mbox_va;
+    ep->guard.peer_mbox_rkey[0] = ep_info.mbox_rkey[0];
+    ep->guard.peer_mbox_rkey[1] = ep_info.mbox_rkey[1];
     for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
         ep->path[path].dest_qpn = ep_info.qpn[path];
         ep->path[path].dest_lid = dev_info.lid[path];
@@ -1255,6 +1270,42 @@ static void uct_gda_ft_ep_destroy_qp(uct_gda_ft_ep_t *ep,
     ep_path->sq_buf = NULL;
 }
 
+/* The failback mailbox: 64 bytes the peer writes, registered on both
+ * paths */
+static ucs_status_t uct_gda_ft_ep_mbox_alloc(uct_gda_ft_ep_t *ep,
+                                             uct_gda_ft_iface_t *iface)
+{
+    uct_gda_ft_md_t *md = ucs_derived_of(iface->super.md, uct_gda_ft_md_t);
+    ucs_status_t status;
+
+    ep->guard.mbox = uct_gda_ft_ep_alloc_ring(sizeof(uct_gda_ft_mbox_t),
+                                              "a failback mailbox");
+    if (ep->guard.mbox == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    status = uct_gda_ft_md_reg(md, ep->guard.mbox, sizeof(uct_gda_ft_mbox_t),
+                               UCT_MD_MEM_ACCESS_ALL, &ep->guard.mbox_memh);
+    if (status != UCS_OK) {
+        free(ep->guard.mbox);
+        ep->guard.mbox = NULL;
+    }
+    return status;
+}
+
+static void uct_gda_ft_ep_mbox_free(uct_gda_ft_ep_t *ep,
+                                    uct_gda_ft_iface_t *iface)
+{
+    uct_gda_ft_md_t *md = ucs_derived_of(iface->super.md, uct_gda_ft_md_t);
+
+    if (ep->guard.mbox_memh != NULL) {
+        uct_gda_ft_md_dereg(md, ep->guard.mbox_memh);
+        ep->guard.mbox_memh = NULL;
+    }
+    free(ep->guard.mbox);
+    ep->guard.mbox = NULL;
+}
+
 UCS_CLASS_INIT_FUNC(uct_gda_ft_ep_t, const uct_ep_params_t *params)
 {
     uct_gda_ft_iface_t *iface = ucs_derived_of(params->iface,
@@ -1281,6 +1332,18 @@ UCS_CLASS_INIT_FUNC(uct_gda_ft_ep_t, const uct_ep_params_t *params)
 
     gda_ft_dev_ep_init(&self->dev, self->log, iface->config.log_size,
                        iface->config.deadline_ns);
+    if (iface->config.strict_fence) {
+        self->dev.flags |= GDA_FT_EP_F_DEFER_REPLAY;
+    }
+
+    memset(&self->guard, 0, sizeof(self->guard));
+    self->guard.backoff_ns = iface->config.rearm_backoff_ns;
+    if (iface->config.failback && uct_gda_ft_iface_has_backup(iface)) {
+        status = uct_gda_ft_ep_mbox_alloc(self, iface);
+        if (status != UCS_OK) {
+            goto err_free_log;
+        }
+    }
 
     for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
         if (iface->path[path].dev == NULL) {
@@ -1297,7 +1360,9 @@ UCS_CLASS_INIT_FUNC(uct_gda_ft_ep_t, const uct_ep_params_t *params)
         self->dev.path_failed[UCT_GDA_FT_PATH_BACKUP] = 1;
     }
 
+    pthread_mutex_lock(&iface->eps_lock);
     ucs_list_add_tail(&iface->eps, &self->list);
+    pthread_mutex_unlock(&iface->eps_lock);
     ucs_debug("gda_ft: created ep %p: primary QP 0x%x, backup QP 0x%x", self,
               self->path[UCT_GDA_FT_PATH_PRIMARY].qp->qpn,
               (self->path[UCT_GDA_FT_PATH_BACKUP].qp != NULL) ?
@@ -1308,6 +1373,8 @@ err_destroy_qps:
     for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
         uct_gda_ft_ep_destroy_qp(self, iface, path);
     }
+    uct_gda_ft_ep_mbox_free(self, iface);
+err_free_log:
     ucs_free(self->log);
 err:
     return status;
@@ -1337,7 +1404,9 @@ UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_ep_t)
     if (self->flags & UCT_GDA_FT_EP_FLAG_READY) {
         ucs_list_del(&self->ready);
     }
+    pthread_mutex_lock(&iface->eps_lock);
     ucs_list_del(&self->list);
+    pthread_mutex_unlock(&iface->eps_lock);
 
     /* The QPs stop first; then the CQs are drained, so that no completion
      * of theirs is left to be taken for one of a later QP with the same
@@ -1369,6 +1438,7 @@ UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_ep_t)
         ucs_mpool_put_inline(desc);
     }
 
+    uct_gda_ft_ep_mbox_free(self, iface);
     ucs_free(self->log);
 }
 

@@ -9,6 +9,12 @@
 #include <ucs/type/class.h>
 
 
+static UCS_F_ALWAYS_INLINE uct_gda_ft_iface_t *
+uct_gda_ft_ep_iface(uct_gda_ft_ep_t *ep)
+{
+    return ucs_derived_of(ep->super.super.iface, uct_gda_ft_iface_t);
+}
+
 UCS_CLASS_DECLARE(uct_gda_ft_ep_t, const uct_ep_params_t*);
 UCS_CLASS_DECLARE_NEW_FUNC(uct_gda_ft_ep_t, uct_ep_t, const uct_ep_params_t*);
 UCS_CLASS_DECLARE_DELETE_FUNC(uct_gda_ft_ep_t, uct_ep_t);
@@ -106,6 +112,20 @@ void uct_gda_ft_ep_check_deadline(uct_gda_ft_ep_t *ep, uint64_t now_ns);
 void uct_gda_ft_ep_path_event(uct_gda_ft_ep_t *ep, unsigned path,
                               gda_ft_dev_status_t status,
                               const gda_ft_dev_cqe_info_t *info);
+
+/* Bookkeeping of an operation posted, and rung, outside the ep operations
+ * (the guardian's mailbox writes and probes) */
+void uct_gda_ft_ep_posted_no_ring(uct_gda_ft_iface_t *iface,
+                                  uct_gda_ft_ep_t *ep);
+
+/* QP parameters of a path, with the given PSNs */
+void uct_gda_ft_ep_qp_attr(uct_gda_ft_ep_t *ep, unsigned path,
+                           uint32_t rq_psn, uint32_t sq_psn,
+                           gda_ft_hca_qp_attr_t *attr);
+
+/* Guardian (uct_gda_ft_guard.c): after a switch, and from progress */
+void uct_gda_ft_ep_guard_on_switch(uct_gda_ft_ep_t *ep, unsigned path);
+void uct_gda_ft_ep_guard_progress(uct_gda_ft_ep_t *ep, uint64_t now);
 
 /* Counters of an endpoint (switches, replays, in doubt, failbacks, no path),
  * for statistics, tests and the counters CLI */

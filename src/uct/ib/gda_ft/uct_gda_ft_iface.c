@@ -40,6 +40,37 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      "primary QP and no deadline: a failure of the path is an endpoint error.",
      ucs_offsetof(uct_gda_ft_iface_config_t, failover), UCS_CONFIG_TYPE_BOOL},
 
+    {"FAILBACK", "y",
+     "Move the traffic back to the primary path once its port is up again:\n"
+     "the endpoints re-arm the primary QP pair over the backup path, probe\n"
+     "it, and fail back after RECOVERY_WINDOW without a failure.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, failback), UCS_CONFIG_TYPE_BOOL},
+
+    {"RECOVERY_WINDOW", "500ms",
+     "Quiet time between a successful probe of a re-armed primary path and\n"
+     "the failback; also how long a re-arm request waits for the peer.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, recovery_window),
+     UCS_CONFIG_TYPE_TIME},
+
+    {"REARM_BACKOFF", "100ms",
+     "Wait after a failover before the first re-arm attempt; it doubles with\n"
+     "every failed attempt, and a path that fails again within ten recovery\n"
+     "windows of a failback keeps the doubled value (flap damping).",
+     ucs_offsetof(uct_gda_ft_iface_config_t, rearm_backoff),
+     UCS_CONFIG_TYPE_TIME},
+
+    {"REARM_BACKOFF_MAX", "10s",
+     "Longest wait between re-arm attempts.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, rearm_backoff_max),
+     UCS_CONFIG_TYPE_TIME},
+
+    {"STRICT_FENCE", "n",
+     "Replay the operations of a failed path only after its QP was moved to\n"
+     "the error state, so that nothing of the old path can land after the\n"
+     "replayed copy (costs the time of the state change on every failover).",
+     ucs_offsetof(uct_gda_ft_iface_config_t, strict_fence),
+     UCS_CONFIG_TYPE_BOOL},
+
     {"DEADLINE", "auto",
      "A path that completes nothing for this long while operations are\n"
      "outstanding on it is failed over. auto: 100ms, 1.5x the default\n"
@@ -364,6 +395,17 @@ unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface)
         }
     }
 
+    /* Guardian: mailboxes and failback, about once a millisecond */
+    if (iface->config.failback) {
+        now = gda_ft_dev_now_ns();
+        if ((now - iface->last_guard_ns) > 1000000) {
+            iface->last_guard_ns = now;
+            ucs_list_for_each(ep, &iface->eps, list) {
+                uct_gda_ft_ep_guard_progress(ep, now);
+            }
+        }
+    }
+
     /* Callbacks may destroy endpoints: always restart from the list head */
     while (!ucs_list_is_empty(&iface->ready_eps)) {
         ep = ucs_list_head(&iface->ready_eps, uct_gda_ft_ep_t, ready);
@@ -672,6 +714,14 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     iface->config.max_poll      = config->max_poll;
     iface->config.max_outstanding = config->cq_len / 2;
     iface->config.failover      = config->failover;
+    iface->config.failback      = config->failover && config->failback;
+    iface->config.strict_fence  = config->strict_fence;
+    iface->config.recovery_ns   = (uint64_t)(config->recovery_window * 1e9);
+    iface->config.rearm_backoff_ns     = (uint64_t)(config->rearm_backoff *
+                                                    1e9);
+    iface->config.rearm_backoff_max_ns =
+            ucs_max((uint64_t)(config->rearm_backoff_max * 1e9),
+                    iface->config.rearm_backoff_ns);
     iface->config.soft_yield    =
             gda_ft_soft_is_soft_dev(md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca);
     iface->config.max_rd_atomic = ucs_min(16, ucs_min(pattr->max_rd_atomic,
@@ -763,6 +813,8 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
 
     memset(self->path, 0, sizeof(self->path));
     ucs_list_head_init(&self->eps);
+    pthread_mutex_init(&self->eps_lock, NULL);
+    self->last_guard_ns = 0;
     ucs_list_head_init(&self->active_eps);
     ucs_list_head_init(&self->ready_eps);
     ucs_arbiter_init(&self->arbiter);
@@ -840,6 +892,8 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
         fflush(stdout);
     }
 
+    uct_gda_ft_iface_guard_init(self);
+
     ucs_debug("gda_ft: iface %p on %s: %s; log %u ops, SQ %u WQEBBs, CQ %u, "
               "inline %u, deadline %.1f ms, QP timeout 2^%u*4.096us, retry "
               "%u", self, dev_name, self->backup_desc, self->config.log_size,
@@ -864,6 +918,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_iface_t)
 {
     uct_base_iface_progress_disable(&self->super.super,
                                     UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    uct_gda_ft_iface_guard_cleanup(self);
 
     if (!ucs_list_is_empty(&self->eps)) {
         ucs_warn("gda_ft: iface %p closed with %zu endpoints", self,
@@ -872,6 +927,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_iface_t)
 
     ucs_mpool_cleanup(&self->op_mp, 1);
     ucs_mpool_cleanup(&self->tx_mp, 1);
+    pthread_mutex_destroy(&self->eps_lock);
     uct_gda_ft_iface_close_path(self, UCT_GDA_FT_PATH_BACKUP);
     uct_gda_ft_iface_close_path(self, UCT_GDA_FT_PATH_PRIMARY);
     kh_destroy_inplace(uct_gda_ft_qp, &self->qp_hash);

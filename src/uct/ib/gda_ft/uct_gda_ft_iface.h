@@ -27,6 +27,7 @@
 #include <ucs/datastruct/list.h>
 #include <ucs/datastruct/mpool.h>
 #include <ucs/datastruct/queue.h>
+#include <pthread.h>
 
 
 #define UCT_GDA_FT_TL_NAME         "gda_ft"
@@ -58,6 +59,11 @@ typedef struct uct_gda_ft_iface_config {
     size_t                   max_inline;
     size_t                   seg_size;
     int                      failover;
+    int                      failback;
+    int                      strict_fence;
+    double                   recovery_window;
+    double                   rearm_backoff;
+    double                   rearm_backoff_max;
     int                      print_backup;  /* ucs_on_off_auto_value_t */
     uct_iface_mpool_config_t tx_mp;
 } uct_gda_ft_iface_config_t;
@@ -106,6 +112,47 @@ typedef struct uct_gda_ft_ep_path {
 } uct_gda_ft_ep_path_t;
 
 
+/*
+ * Failback mailbox of an endpoint, written by the peer's guardian (RDMA
+ * WRITEs over the path that works); see uct_gda_ft_guard.c
+ */
+typedef struct uct_gda_ft_mbox {
+    volatile uint32_t req_epoch;   /* re-arm request of the peer */
+    volatile uint32_t req_psn;     /* the peer's new send PSN */
+    volatile uint32_t ack_epoch;   /* the peer re-armed for our request */
+    volatile uint32_t ack_psn;     /* the peer's new send PSN */
+    volatile uint32_t probe_epoch; /* written over the re-armed primary */
+    uint32_t          reserved[11];
+} uct_gda_ft_mbox_t;
+
+_Static_assert(sizeof(uct_gda_ft_mbox_t) == 64, "mailbox size");
+
+typedef enum {
+    UCT_GDA_FT_GUARD_IDLE,        /* healthy, or waiting to retry */
+    UCT_GDA_FT_GUARD_REQUESTED,   /* asked the peer to re-arm */
+    UCT_GDA_FT_GUARD_ANSWERED,    /* re-armed for the peer, awaits its probe */
+    UCT_GDA_FT_GUARD_PROBING,     /* our probe of the primary is in flight */
+    UCT_GDA_FT_GUARD_RECOVERING   /* probe passed, quiet window running */
+} uct_gda_ft_guard_state_t;
+
+typedef struct uct_gda_ft_ep_guard {
+    uct_gda_ft_mbox_t        *mbox;          /* ours, written by the peer */
+    struct uct_gda_ft_memh   *mbox_memh;
+    uint64_t                  peer_mbox;     /* 0: the peer has none */
+    uint32_t                  peer_mbox_rkey[UCT_GDA_FT_NUM_PATHS];
+    uint8_t                   fenced[UCT_GDA_FT_NUM_PATHS];
+    uct_gda_ft_guard_state_t  state;
+    uint32_t                  epoch;          /* current attempt */
+    uint32_t                  seen_req_epoch; /* last request answered */
+    uint32_t                  my_psn;
+    uint64_t                  started_ns;     /* of the current step */
+    uint64_t                  next_try_ns;
+    uint64_t                  backoff_ns;
+    uint64_t                  recover_at_ns;
+    uint64_t                  failback_ns;    /* last failback */
+} uct_gda_ft_ep_guard_t;
+
+
 enum {
     UCT_GDA_FT_EP_FLAG_CONNECTED  = UCS_BIT(0),
     UCT_GDA_FT_EP_FLAG_ACTIVE     = UCS_BIT(1), /* in iface->active_eps */
@@ -129,6 +176,7 @@ struct uct_gda_ft_ep {
     ucs_list_link_t          active;    /* iface->active_eps */
     ucs_list_link_t          ready;     /* iface->ready_eps */
     gda_ft_dev_ep_counters_t reported;  /* counters already logged */
+    uct_gda_ft_ep_guard_t    guard;     /* fence and failback */
 };
 
 
@@ -158,6 +206,9 @@ struct uct_gda_ft_iface {
     unsigned                outstanding; /* logged operations, all eps */
     size_t                  dev_addr_len;
     uint64_t                last_deadline_check_ns;
+    uint64_t                last_guard_ns;
+    pthread_mutex_t         eps_lock;    /* eps: the counters command
+                                            reads it from another thread */
     struct {
         uint64_t            deadline_ns; /* 0: no deadline */
         uint8_t             timeout;     /* IB encoding */
@@ -176,6 +227,11 @@ struct uct_gda_ft_iface {
         size_t              max_msg;
         unsigned            max_rd_atomic;
         int                 failover;
+        int                 failback;
+        int                 strict_fence;
+        uint64_t            recovery_ns;
+        uint64_t            rearm_backoff_ns;
+        uint64_t            rearm_backoff_max_ns;
         int                 soft_yield;  /* yield when polling finds
                                             nothing: the HCA is a thread */
     } config;
@@ -202,6 +258,10 @@ unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface);
 
 /* Polls both CQs and applies their CQEs to the endpoints; no callbacks */
 unsigned uct_gda_ft_iface_poll_cqs(uct_gda_ft_iface_t *iface, int *drained);
+
+/* Guardian (uct_gda_ft_guard.c) */
+void uct_gda_ft_iface_guard_init(uct_gda_ft_iface_t *iface);
+void uct_gda_ft_iface_guard_cleanup(uct_gda_ft_iface_t *iface);
 
 /* Marks an endpoint as having completions to deliver */
 void uct_gda_ft_iface_ep_ready(uct_gda_ft_iface_t *iface,

@@ -14,6 +14,7 @@
 
 #include <ucs/algorithm/crc.h>
 #include <arpa/inet.h>
+#include <endian.h>
 #include <string.h>
 
 
@@ -328,6 +329,9 @@ uct_gda_ft_wire_ep_addr_pack(const uct_gda_ft_ep_addr_info_t *info,
     wire.flags   = info->has_backup ? UCT_GDA_FT_WIRE_F_BACKUP : 0;
     uct_gda_ft_wire_put_qpn(wire.qpn[0], info->qpn[0]);
     uct_gda_ft_wire_put_qpn(wire.qpn[1], info->qpn[1]);
+    wire.mbox_va      = htobe64(info->mbox_va);
+    wire.mbox_rkey[0] = htonl(info->mbox_rkey[0]);
+    wire.mbox_rkey[1] = htonl(info->mbox_rkey[1]);
     memcpy(buf, &wire, sizeof(wire));
     return UCS_OK;
 }
@@ -342,7 +346,7 @@ ucs_status_t uct_gda_ft_wire_ep_addr_unpack(const void *buf, size_t length,
 
     if ((buf == NULL) || (length < sizeof(wire))) {
         UCT_GDA_FT_WIRE_FAIL(UCS_ERR_MESSAGE_TRUNCATED,
-                             "endpoint address is shorter than 8 bytes");
+                             "endpoint address is shorter than 24 bytes");
     }
 
     memcpy(&wire, buf, sizeof(wire));
@@ -373,8 +377,11 @@ ucs_status_t uct_gda_ft_wire_ep_addr_unpack(const void *buf, size_t length,
                              "backup flag");
     }
 
-    info->qpn[0]     = qpn[0];
-    info->qpn[1]     = qpn[1];
-    info->has_backup = has_backup;
+    info->qpn[0]       = qpn[0];
+    info->qpn[1]       = qpn[1];
+    info->has_backup   = has_backup;
+    info->mbox_va      = be64toh(wire.mbox_va);
+    info->mbox_rkey[0] = ntohl(wire.mbox_rkey[0]);
+    info->mbox_rkey[1] = ntohl(wire.mbox_rkey[1]);
     return UCS_OK;
 }

@@ -108,6 +108,9 @@ typedef struct uct_gda_ft_wire_ep_addr {
     uint8_t  version;    /*  0: UCT_GDA_FT_WIRE_VERSION */
     uint8_t  flags;      /*  1: UCT_GDA_FT_WIRE_F_BACKUP */
     uint8_t  qpn[2][3];  /*  2: primary, backup; 24-bit big-endian */
+    uint64_t mbox_va;    /*  8: the endpoint's failback mailbox, big-endian;
+                                0: the endpoint does not fail back */
+    uint32_t mbox_rkey[2]; /* 16: its rkey on each path, big-endian */
 } UCS_S_PACKED uct_gda_ft_wire_ep_addr_t;
 
 
@@ -119,7 +122,9 @@ _Static_assert(sizeof(uct_gda_ft_wire_dev_addr_ipv4_t) == 10,
                "wire dev_addr ipv4 size");
 _Static_assert(sizeof(uct_gda_ft_wire_dev_addr_gid_t) == 30,
                "wire dev_addr gid size");
-_Static_assert(sizeof(uct_gda_ft_wire_ep_addr_t) == 8, "wire ep_addr size");
+_Static_assert(sizeof(uct_gda_ft_wire_ep_addr_t) == 24, "wire ep_addr size");
+_Static_assert(offsetof(uct_gda_ft_wire_ep_addr_t, mbox_va) == 8,
+               "wire ep_addr mailbox offset");
 _Static_assert(offsetof(uct_gda_ft_wire_rkey_t, check) == 12,
                "wire rkey check offset");
 _Static_assert(offsetof(uct_gda_ft_wire_dev_addr_gid_t, iid) == 14,
@@ -143,6 +148,8 @@ typedef struct uct_gda_ft_dev_addr_info {
 typedef struct uct_gda_ft_ep_addr_info {
     uint32_t qpn[2];
     int      has_backup;
+    uint64_t mbox_va;      /* 0: no failback mailbox */
+    uint32_t mbox_rkey[2];
 } uct_gda_ft_ep_addr_info_t;
 
 

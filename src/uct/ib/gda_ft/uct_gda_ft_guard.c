@@ -1,0 +1,430 @@
+/*
+ * gda_ft guardian: the host half of failover (DESIGN §5 rules 3, 6 and 7).
+ *
+ * - Fence: as soon as a path is abandoned its QP goes to ERR, so hardware
+ *   retransmission cannot deliver stale data later; in strict mode the
+ *   replay waits for that fence.
+ * - Failback: while an endpoint runs on its backup and the local primary
+ *   port is up, it asks the peer, over the backup path, to re-arm the
+ *   primary QP pair with fresh PSNs (a request and an acknowledgement
+ *   written into each side's mailbox), re-arms its own QP, probes the
+ *   primary, and after a quiet recovery window moves traffic back. Failed
+ *   attempts back off exponentially, and a path that fails again soon after
+ *   failing back keeps its longer back-off: flapping is damped.
+ * - Visibility: counters per endpoint, printed by "gda_ft_softctl counters".
+ *
+ * It runs in the interface progress, the endpoints' only poster.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "uct_gda_ft_ep.h"
+#include "gda_ft_soft.h"
+
+#include <ucs/debug/log.h>
+#include <ucs/sys/string.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/random.h>
+
+/* Which side initiates when both want to re-arm: the lower primary QPN */
+static int uct_gda_ft_guard_is_initiator(uct_gda_ft_ep_t *ep)
+{
+    return ep->path[UCT_GDA_FT_PATH_PRIMARY].qp->qpn <
+           ep->path[UCT_GDA_FT_PATH_PRIMARY].dest_qpn;
+}
+
+static uint32_t uct_gda_ft_guard_new_psn(void)
+{
+    uint32_t psn;
+
+    if (getrandom(&psn, sizeof(psn), 0) != sizeof(psn)) {
+        psn = (uint32_t)random();
+    }
+    return psn & 0xffffff;
+}
+
+static int uct_gda_ft_guard_port_up(uct_gda_ft_iface_t *iface)
+{
+    uct_gda_ft_iface_path_t *ipath = &iface->path[UCT_GDA_FT_PATH_PRIMARY];
+    gda_ft_hca_port_attr_t attr;
+
+    return (gda_ft_hca_port_query(ipath->dev->hca, ipath->port_num,
+                                  &attr) == UCS_OK) &&
+           (attr.state == GDA_FT_HCA_PORT_ACTIVE);
+}
+
+/*
+ * Writes a 32-bit field of the peer's mailbox over the backup path, the one
+ * known to work while the primary pair is re-armed (the primary may be our
+ * active path when the peer asks and ours looked healthy). Posted like a
+ * probe: should the backup fail too, the write is not moved anywhere.
+ */
+static ucs_status_t uct_gda_ft_guard_write(uct_gda_ft_ep_t *ep,
+                                           size_t offset, uint32_t value)
+{
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    gda_ft_dev_status_t status;
+
+    status = gda_ft_ep_probe(&ep->dev, UCT_GDA_FT_PATH_BACKUP, &value,
+                             sizeof(value), ep->guard.peer_mbox + offset,
+                             ep->guard.peer_mbox_rkey, 0);
+    if (status != GDA_FT_DEV_OK) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    uct_gda_ft_ep_posted_no_ring(iface, ep);
+    return UCS_OK;
+}
+
+/* Request first, epoch last: RC writes land in order */
+static ucs_status_t uct_gda_ft_guard_send(uct_gda_ft_ep_t *ep,
+                                          size_t psn_offset, uint32_t psn,
+                                          size_t epoch_offset, uint32_t epoch)
+{
+    ucs_status_t status;
+
+    status = uct_gda_ft_guard_write(ep, psn_offset, psn);
+    if (status == UCS_OK) {
+        status = uct_gda_ft_guard_write(ep, epoch_offset, epoch);
+    }
+    return status;
+}
+
+/* Back to RESET, then INIT (for the initiator) or all the way to RTS */
+static ucs_status_t uct_gda_ft_guard_rearm_qp(uct_gda_ft_ep_t *ep,
+                                              int to_rts, uint32_t rq_psn,
+                                              uint32_t sq_psn)
+{
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_path_t *path = &ep->path[UCT_GDA_FT_PATH_PRIMARY];
+    gda_ft_hca_qp_attr_t attr;
+    ucs_status_t status;
+
+    status = gda_ft_hca_qp_modify(path->qp, GDA_FT_HCA_QP_RESET, NULL);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    /* A fresh ring: the QP starts where the producer index is (0) */
+    path->dbrec[GDA_FT_MLX5_RCV_DBR] = 0;
+    path->dbrec[GDA_FT_MLX5_SND_DBR] = 0;
+    gda_ft_dev_sq_init(&ep->dev.sq[UCT_GDA_FT_PATH_PRIMARY], path->sq_buf,
+                       iface->config.sq_wqebbs, path->qp->qpn, path->dbrec,
+                       path->qp->uar, path->qp->wake_fd,
+                       iface->config.max_inline);
+    ep->guard.fenced[UCT_GDA_FT_PATH_PRIMARY] = 0;
+
+    uct_gda_ft_ep_qp_attr(ep, UCT_GDA_FT_PATH_PRIMARY, rq_psn, sq_psn, &attr);
+    status = gda_ft_hca_qp_modify(path->qp, GDA_FT_HCA_QP_INIT, &attr);
+    if ((status != UCS_OK) || !to_rts) {
+        return status;
+    }
+
+    status = gda_ft_hca_qp_modify(path->qp, GDA_FT_HCA_QP_RTR, &attr);
+    if (status == UCS_OK) {
+        status = gda_ft_hca_qp_modify(path->qp, GDA_FT_HCA_QP_RTS, &attr);
+    }
+    return status;
+}
+
+static void uct_gda_ft_guard_fail_attempt(uct_gda_ft_ep_t *ep, uint64_t now,
+                                          const char *why)
+{
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_guard_t *g  = &ep->guard;
+
+    g->state       = UCT_GDA_FT_GUARD_IDLE;
+    g->backoff_ns  = ucs_min(g->backoff_ns * 2,
+                             iface->config.rearm_backoff_max_ns);
+    g->next_try_ns = now + g->backoff_ns;
+    ucs_debug("gda_ft: ep %p: failback attempt %u failed (%s); next in "
+              "%.0f ms", ep, g->epoch, why, g->backoff_ns / 1e6);
+}
+
+static void uct_gda_ft_guard_probe_done(uct_gda_ft_op_t *op,
+                                        ucs_status_t status)
+{
+    uct_gda_ft_ep_t *ep      = op->ep;
+    uct_gda_ft_ep_guard_t *g = &ep->guard;
+    uint64_t now             = gda_ft_dev_now_ns();
+
+    ucs_mpool_put_inline(op);
+    if (g->state != UCT_GDA_FT_GUARD_PROBING) {
+        return;
+    }
+
+    if (status != UCS_OK) {
+        uct_gda_ft_guard_fail_attempt(ep, now, "probe of the primary failed");
+        return;
+    }
+
+    g->state          = UCT_GDA_FT_GUARD_RECOVERING;
+    g->recover_at_ns  = now + uct_gda_ft_ep_iface(ep)->config.recovery_ns;
+    ucs_debug("gda_ft: ep %p: primary path answers again; failback after the"
+              " recovery window", ep);
+}
+
+/* Probes the re-armed primary by writing the epoch into the peer's
+ * mailbox over it */
+static void uct_gda_ft_guard_probe(uct_gda_ft_ep_t *ep, uint64_t now)
+{
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_guard_t *g  = &ep->guard;
+    uint32_t epoch            = g->epoch;
+    gda_ft_dev_status_t status;
+    uct_gda_ft_op_t *op;
+
+    op = ucs_mpool_get_inline(&iface->op_mp);
+    if (op == NULL) {
+        uct_gda_ft_guard_fail_attempt(ep, now, "no descriptor for the probe");
+        return;
+    }
+
+    op->handler = uct_gda_ft_guard_probe_done;
+    op->comp    = NULL;
+    op->ep      = ep;
+    op->raddr   = g->peer_mbox + ucs_offsetof(uct_gda_ft_mbox_t, probe_epoch);
+    status      = gda_ft_ep_probe(&ep->dev, UCT_GDA_FT_PATH_PRIMARY, &epoch,
+                                  sizeof(epoch), op->raddr,
+                                  g->peer_mbox_rkey, (uintptr_t)op);
+    if (status != GDA_FT_DEV_OK) {
+        ucs_mpool_put_inline(op);
+        uct_gda_ft_guard_fail_attempt(ep, now, "cannot post the probe");
+        return;
+    }
+
+    uct_gda_ft_ep_posted_no_ring(iface, ep);
+    g->state = UCT_GDA_FT_GUARD_PROBING;
+}
+
+/* The peer asks us to re-arm our end of the primary pair */
+static void uct_gda_ft_guard_answer(uct_gda_ft_ep_t *ep, uint64_t now)
+{
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_guard_t *g  = &ep->guard;
+    uct_gda_ft_mbox_t *mbox   = g->mbox;
+    uint32_t epoch            = mbox->req_epoch;
+    uint32_t psn;
+    int in_place;
+
+    g->seen_req_epoch = epoch;
+    if ((g->state == UCT_GDA_FT_GUARD_REQUESTED) &&
+        uct_gda_ft_guard_is_initiator(ep)) {
+        return;     /* both asked: ours wins, the peer answers it */
+    }
+
+    if (!uct_gda_ft_guard_port_up(iface)) {
+        return;     /* the initiator retries after its back-off */
+    }
+
+    /* Operations still on our primary move to the backup first; an idle
+     * primary is re-armed in place and keeps the traffic */
+    in_place = !ep->dev.path_failed[UCT_GDA_FT_PATH_PRIMARY] &&
+               !gda_ft_ep_path_busy(&ep->dev, UCT_GDA_FT_PATH_PRIMARY);
+    if (!in_place && !ep->dev.path_failed[UCT_GDA_FT_PATH_PRIMARY]) {
+        uct_gda_ft_ep_path_event(ep, UCT_GDA_FT_PATH_PRIMARY,
+                                 gda_ft_ep_switch(&ep->dev,
+                                                  UCT_GDA_FT_PATH_PRIMARY),
+                                 NULL);
+        if (ep->dev.state == GDA_FT_EP_NO_PATH) {
+            return;
+        }
+    }
+
+    psn = uct_gda_ft_guard_new_psn();
+    if ((uct_gda_ft_guard_rearm_qp(ep, 1, mbox->req_psn, psn) != UCS_OK) ||
+        (uct_gda_ft_guard_send(ep, ucs_offsetof(uct_gda_ft_mbox_t, ack_psn),
+                               psn,
+                               ucs_offsetof(uct_gda_ft_mbox_t, ack_epoch),
+                               epoch) != UCS_OK)) {
+        uct_gda_ft_guard_fail_attempt(ep, now, "cannot answer the peer");
+        return;
+    }
+
+    /* Our side probes once the initiator's probe shows the pair is up */
+    g->epoch      = epoch;
+    g->state      = in_place ? UCT_GDA_FT_GUARD_IDLE :
+                               UCT_GDA_FT_GUARD_ANSWERED;
+    g->started_ns = now;
+}
+
+static void uct_gda_ft_guard_request(uct_gda_ft_ep_t *ep, uint64_t now)
+{
+    uct_gda_ft_ep_guard_t *g = &ep->guard;
+
+    g->epoch  = ucs_max(g->epoch, g->seen_req_epoch) + 1;
+    g->my_psn = uct_gda_ft_guard_new_psn();
+    if ((uct_gda_ft_guard_rearm_qp(ep, 0, 0, 0) != UCS_OK) ||
+        (uct_gda_ft_guard_send(ep, ucs_offsetof(uct_gda_ft_mbox_t, req_psn),
+                               g->my_psn,
+                               ucs_offsetof(uct_gda_ft_mbox_t, req_epoch),
+                               g->epoch) != UCS_OK)) {
+        uct_gda_ft_guard_fail_attempt(ep, now, "cannot send the request");
+        return;
+    }
+
+    g->state      = UCT_GDA_FT_GUARD_REQUESTED;
+    g->started_ns = now;
+    ucs_debug("gda_ft: ep %p: asking the peer to re-arm the primary path "
+              "(attempt %u)", ep, g->epoch);
+}
+
+/* The peer acknowledged: finish our end of the pair and probe it */
+static void uct_gda_ft_guard_acknowledged(uct_gda_ft_ep_t *ep, uint64_t now)
+{
+    uct_gda_ft_ep_path_t *path = &ep->path[UCT_GDA_FT_PATH_PRIMARY];
+    uct_gda_ft_ep_guard_t *g   = &ep->guard;
+    gda_ft_hca_qp_attr_t attr;
+
+    uct_gda_ft_ep_qp_attr(ep, UCT_GDA_FT_PATH_PRIMARY, g->mbox->ack_psn,
+                          g->my_psn, &attr);
+    if ((gda_ft_hca_qp_modify(path->qp, GDA_FT_HCA_QP_RTR, &attr) !=
+         UCS_OK) ||
+        (gda_ft_hca_qp_modify(path->qp, GDA_FT_HCA_QP_RTS, &attr) !=
+         UCS_OK)) {
+        uct_gda_ft_guard_fail_attempt(ep, now, "cannot re-arm our QP");
+        return;
+    }
+    uct_gda_ft_guard_probe(ep, now);
+}
+
+static void uct_gda_ft_guard_failback(uct_gda_ft_ep_t *ep, uint64_t now)
+{
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_guard_t *g  = &ep->guard;
+
+    gda_ft_ep_failback(&ep->dev);
+    g->state          = UCT_GDA_FT_GUARD_IDLE;
+    g->failback_ns    = now;
+    ep->reported      = ep->dev.counters;
+    ucs_diag("gda_ft: ep %p: primary path to peer QP 0x%x is back: traffic "
+             "returns to it (failback %u)", ep,
+             ep->path[UCT_GDA_FT_PATH_PRIMARY].dest_qpn,
+             ep->dev.counters.failbacks);
+    (void)iface;
+}
+
+void uct_gda_ft_ep_guard_on_switch(uct_gda_ft_ep_t *ep, unsigned path)
+{
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_guard_t *g  = &ep->guard;
+    uint64_t now              = gda_ft_dev_now_ns();
+    unsigned p;
+
+    /* Fence every abandoned QP now (rule 3), then replay if strict */
+    for (p = 0; p < UCT_GDA_FT_NUM_PATHS; ++p) {
+        if (ep->dev.path_failed[p] && !g->fenced[p] &&
+            (ep->path[p].qp != NULL) &&
+            (gda_ft_hca_qp_modify(ep->path[p].qp, GDA_FT_HCA_QP_ERR, NULL) ==
+             UCS_OK)) {
+            g->fenced[p] = 1;
+            ++ep->dev.counters.fences;
+        }
+    }
+    gda_ft_ep_replay_pending(&ep->dev);
+
+    if (path != UCT_GDA_FT_PATH_PRIMARY) {
+        return;
+    }
+
+    /* A failure soon after a failback keeps the longer back-off */
+    if ((g->failback_ns != 0) &&
+        ((now - g->failback_ns) < 10 * iface->config.recovery_ns)) {
+        g->backoff_ns = ucs_min(g->backoff_ns * 2,
+                                iface->config.rearm_backoff_max_ns);
+    } else {
+        g->backoff_ns = iface->config.rearm_backoff_ns;
+    }
+    g->state       = UCT_GDA_FT_GUARD_IDLE;
+    g->next_try_ns = now + g->backoff_ns;
+}
+
+void uct_gda_ft_ep_guard_progress(uct_gda_ft_ep_t *ep, uint64_t now)
+{
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_guard_t *g  = &ep->guard;
+    uct_gda_ft_mbox_t *mbox   = g->mbox;
+
+    if ((mbox == NULL) || (g->peer_mbox == 0) ||
+        !(ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ||
+        (ep->path[UCT_GDA_FT_PATH_BACKUP].qp == NULL) ||
+        (ep->dev.state == GDA_FT_EP_NO_PATH)) {
+        return;
+    }
+
+    if (mbox->req_epoch != g->seen_req_epoch) {
+        uct_gda_ft_guard_answer(ep, now);
+    }
+
+    switch (g->state) {
+    case UCT_GDA_FT_GUARD_IDLE:
+        if (iface->config.failback && ep->dev.path_failed[0] &&
+            (now >= g->next_try_ns) && uct_gda_ft_guard_port_up(iface)) {
+            uct_gda_ft_guard_request(ep, now);
+        }
+        break;
+    case UCT_GDA_FT_GUARD_REQUESTED:
+        if (mbox->ack_epoch == g->epoch) {
+            uct_gda_ft_guard_acknowledged(ep, now);
+        } else if ((now - g->started_ns) > iface->config.recovery_ns) {
+            uct_gda_ft_guard_fail_attempt(ep, now, "no answer from the peer");
+        }
+        break;
+    case UCT_GDA_FT_GUARD_ANSWERED:
+        if (mbox->probe_epoch == g->epoch) {
+            uct_gda_ft_guard_probe(ep, now);
+        } else if ((now - g->started_ns) > iface->config.recovery_ns) {
+            uct_gda_ft_guard_fail_attempt(ep, now, "no probe from the peer");
+        }
+        break;
+    case UCT_GDA_FT_GUARD_RECOVERING:
+        if (ep->dev.state != GDA_FT_EP_FAILED_OVER) {
+            g->state = UCT_GDA_FT_GUARD_IDLE;
+        } else if (now >= g->recover_at_ns) {
+            uct_gda_ft_guard_failback(ep, now);
+        }
+        break;
+    default:  /* PROBING: the probe's completion moves on */
+        break;
+    }
+}
+
+/* "counters": one line per endpoint of the interface */
+static void uct_gda_ft_guard_ctl_counters(void *arg, int argc, char **argv,
+                                          char *reply, size_t max)
+{
+    uct_gda_ft_iface_t *iface = arg;
+    const gda_ft_dev_ep_counters_t *c;
+    uct_gda_ft_ep_t *ep;
+    size_t len = 0;
+
+    pthread_mutex_lock(&iface->eps_lock);
+    ucs_list_for_each(ep, &iface->eps, list) {
+        c    = &ep->dev.counters;
+        len += snprintf(reply + len, (len < max) ? max - len : 0,
+                        "%s ep %p peer QP 0x%x/0x%x: path %s, switches %u "
+                        "replays %u fences %u in_doubt %u failbacks %u "
+                        "no_path %u op_errors %u\n",
+                        iface->path[0].dev->hca->attr.info.name, ep,
+                        ep->path[0].dest_qpn, ep->path[1].dest_qpn,
+                        (ep->dev.state == GDA_FT_EP_NO_PATH) ? "none" :
+                        (ep->dev.active == 0) ? "primary" : "backup",
+                        c->switches, c->replays, c->fences, c->in_doubt,
+                        c->failbacks, c->no_path, c->op_errors);
+    }
+    pthread_mutex_unlock(&iface->eps_lock);
+}
+
+void uct_gda_ft_iface_guard_init(uct_gda_ft_iface_t *iface)
+{
+    if (gda_ft_soft_is_soft_dev(iface->path[0].dev->hca)) {
+        gda_ft_soft_ctl_register("counters", uct_gda_ft_guard_ctl_counters,
+                                 iface);
+    }
+}
+
+void uct_gda_ft_iface_guard_cleanup(uct_gda_ft_iface_t *iface)
+{
+    gda_ft_soft_ctl_unregister(uct_gda_ft_guard_ctl_counters, iface);
+}
