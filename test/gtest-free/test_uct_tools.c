@@ -276,9 +276,10 @@ static void tools_parse_final(const char *out, perf_result_t *r)
  * client (gda0/gda1 on 127.0.0.3/.4): same device names, other addresses,
  * as two hosts would have. Both must exit 0; returns the client's result.
  */
-static void tools_perftest(const char *args, const char *extra_env,
-                           unsigned long iters, const char *client_expect,
-                           perf_result_t *r)
+static void tools_perftest_ex(const char *args, const char *extra_env,
+                              const char *server_env, unsigned long iters,
+                              const char *client_expect, perf_result_t *r,
+                              char **client_out)
 {
     char senv[1024], cenv[1024], cmd[4096], log[256];
     char *out = malloc(TOOLS_OUT_MAX), *sout = malloc(TOOLS_OUT_MAX);
@@ -291,6 +292,10 @@ static void tools_perftest(const char *args, const char *extra_env,
 
     tools_env(senv, sizeof(senv), "gda", 2, 1, extra_env);
     tools_env(cenv, sizeof(cenv), "gda", 2, 3, extra_env);
+    if (server_env != NULL) {
+        strncat(senv, " ", sizeof(senv) - strlen(senv) - 1);
+        strncat(senv, server_env, sizeof(senv) - strlen(senv) - 1);
+    }
     snprintf(log, sizeof(log), "/tmp/gda_ft_perftest_server.%d.log",
              (int)getpid());
 
@@ -361,10 +366,57 @@ static void tools_perftest(const char *args, const char *extra_env,
     GDA_FT_ASSERT_EQ(r->iters, iters);
     GDA_FT_ASSERT(r->lat_avg > 0);
     GDA_FT_ASSERT(r->mr_overall > 0);
-    free(out);
+    if (client_out != NULL) {
+        *client_out = out;
+    } else {
+        free(out);
+    }
     free(sout);
 }
 
+static void tools_perftest(const char *args, const char *extra_env,
+                           unsigned long iters, const char *client_expect,
+                           perf_result_t *r)
+{
+    tools_perftest_ex(args, extra_env, NULL, iters, client_expect, r, NULL);
+}
+
+static unsigned tools_count(const char *out, const char *text)
+{
+    unsigned count = 0;
+
+    for (; (out = strstr(out, text)) != NULL; out += strlen(text)) {
+        ++count;
+    }
+    return count;
+}
+
+/*
+ * The server's primary port goes down 300 ms into the run and returns at
+ * 1.3 s: the run finishes without an error, the client switched exactly
+ * once, and failed back once.
+ */
+static void tools_perftest_failover(const char *args, const char *env,
+                                    unsigned long iters)
+{
+    char full_env[1024];
+    perf_result_t r;
+    char *out;
+
+    snprintf(full_env, sizeof(full_env), "%s UCX_LOG_LEVEL=diag "
+             "UCX_GDA_FT_DEADLINE=200ms UCX_GDA_FT_RECOVERY_WINDOW=100ms "
+             "UCX_GDA_FT_REARM_BACKOFF=50ms", env);
+    tools_perftest_ex(args, full_env,
+                      "UCX_GDA_FT_SOFT_FAULTS='300ms:gda0:1:down;"
+                      "1300ms:gda0:1:up'", iters, NULL, &r, &out);
+    if ((tools_count(out, "switched to the backup path") != 1) ||
+        (tools_count(out, "traffic returns to it") != 1)) {
+        printf("%s\n", out);
+        GDA_FT_FAIL("expected one switch and one failback in the client "
+                    "output above");
+    }
+    free(out);
+}
 #define UCT_ARGS "-x gda_ft -d gda0:1 -w 100"
 
 GDA_FT_TEST_TIMEOUT(uct_perftest, put_bw_short_bcopy_zcopy, 240)
@@ -444,4 +496,16 @@ GDA_FT_TEST_TIMEOUT(ucp_perftest, get_and_atomic_add, 240)
                    &r);
     tools_perftest("-t ucp_fadd -n 2000 " UCP_ARGS, UCP_ENV, 2000, UCP_AMO,
                    &r);
+}
+
+GDA_FT_TEST_TIMEOUT(uct_perftest, put_bw_through_failover_and_back, 240)
+{
+    tools_perftest_failover("-t put_bw -D zcopy -s 65536 -n 25000 " UCT_ARGS,
+                            "", 25000);
+}
+
+GDA_FT_TEST_TIMEOUT(ucp_perftest, put_bw_through_failover_and_back, 240)
+{
+    tools_perftest_failover("-t ucp_put_bw -s 65536 -n 40000 " UCP_ARGS,
+                            "UCX_TLS=gda_ft,tcp UCX_NET_DEVICES=all", 40000);
 }

@@ -256,6 +256,15 @@ static void uct_gda_ft_ep_op_failed(uct_gda_ft_ep_t *ep,
     }
 }
 
+/* The failure of an operation nobody waited for, once */
+static ucs_status_t uct_gda_ft_ep_take_unreported(uct_gda_ft_ep_t *ep)
+{
+    ucs_status_t status = ep->unreported_status;
+
+    ep->unreported_status = UCS_OK;
+    return status;
+}
+
 unsigned uct_gda_ft_ep_deliver_one(uct_gda_ft_ep_t *ep)
 {
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
@@ -274,8 +283,15 @@ unsigned uct_gda_ft_ep_deliver_one(uct_gda_ft_ep_t *ep)
         }
         /* the endpoint has room again: let its pending requests in */
         ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
-        if (op.user != 0) {
-            desc = (uct_gda_ft_op_t*)(uintptr_t)op.user;
+        desc = (uct_gda_ft_op_t*)(uintptr_t)op.user;
+        if ((status != UCS_OK) && (status != UCS_ERR_CANCELED) &&
+            ((desc == NULL) || (desc->comp == NULL))) {
+            /* Nobody waits for this operation (a posted atomic in doubt):
+             * the next flush reports that not everything before it was
+             * applied */
+            ep->unreported_status = status;
+        }
+        if (desc != NULL) {
             desc->handler(desc, status);
         }
         return 1;
@@ -288,7 +304,8 @@ unsigned uct_gda_ft_ep_deliver_one(uct_gda_ft_ep_t *ep)
             ucs_queue_pull_non_empty(&ep->flush_q);
             status = ((ep->dev.state == GDA_FT_EP_NO_PATH) &&
                       !(ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED)) ?
-                     UCS_ERR_ENDPOINT_TIMEOUT : UCS_OK;
+                     UCS_ERR_ENDPOINT_TIMEOUT :
+                     uct_gda_ft_ep_take_unreported(ep);
             comp   = desc->comp;
             ucs_mpool_put_inline(desc);
             uct_invoke_completion(comp, status);
@@ -961,7 +978,7 @@ ucs_status_t uct_gda_ft_ep_flush(uct_ep_h tl_ep, unsigned flags,
     if ((gda_ft_ep_outstanding(&ep->dev) == 0) &&
         ucs_queue_is_empty(&ep->flush_q)) {
         UCT_TL_EP_STAT_FLUSH(&ep->super);
-        return UCS_OK;
+        return uct_gda_ft_ep_take_unreported(ep);
     }
 
     if (comp != NULL) {
@@ -1315,8 +1332,9 @@ UCS_CLASS_INIT_FUNC(uct_gda_ft_ep_t, const uct_ep_params_t *params)
 
     UCS_CLASS_CALL_SUPER_INIT(uct_base_ep_t, &iface->super);
 
-    self->flags     = 0;
-    self->cancel_sn = 0;
+    self->flags             = 0;
+    self->cancel_sn         = 0;
+    self->unreported_status = UCS_OK;
     memset(self->path, 0, sizeof(self->path));
     memset(&self->reported, 0, sizeof(self->reported));
     memset(self->dev.sq, 0, sizeof(self->dev.sq));

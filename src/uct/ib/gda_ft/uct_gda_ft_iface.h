@@ -177,6 +177,7 @@ struct uct_gda_ft_ep {
     ucs_list_link_t          ready;     /* iface->ready_eps */
     gda_ft_dev_ep_counters_t reported;  /* counters already logged */
     uct_gda_ft_ep_guard_t    guard;     /* fence and failback */
+    ucs_status_t             unreported_status; /* for the next flush */
 };
 
 
