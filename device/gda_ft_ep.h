@@ -217,28 +217,53 @@ gda_ft_ep_log_commit(gda_ft_dev_ep_t *ep, gda_ft_dev_op_t *op,
 
 /* ---- operations ---------------------------------------------------------- */
 
+/* Why no log entry could be had */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_ep_no_entry_status(const gda_ft_dev_ep_t *ep)
+{
+    return (ep->state == GDA_FT_EP_NO_PATH) ? GDA_FT_DEV_NO_PATH :
+                                              GDA_FT_DEV_NO_RESOURCE;
+}
+
+/* RDMA WRITE or READ of a registered buffer on the active path */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_ep_rdma(gda_ft_dev_ep_t *ep, uint8_t kind, uint8_t opcode,
+               uint64_t laddr, const uint32_t *lkey, uint32_t length,
+               uint64_t raddr, const uint32_t *rkey, uint64_t user)
+{
+    gda_ft_dev_op_t *op = gda_ft_ep_log_begin(ep, kind, lkey, rkey, user);
+    uint16_t idx        = 0;
+    gda_ft_dev_status_t status;
+
+    if (op == NULL) {
+        return gda_ft_ep_no_entry_status(ep);
+    }
+    /* the post writes idx: call it before reading idx */
+    status = gda_ft_sq_post_rdma(&ep->sq[ep->active], opcode, laddr,
+                                 lkey[ep->active], length, raddr,
+                                 rkey[ep->active], 0, GDA_FT_WQE_SIGNALED,
+                                 &idx);
+    return gda_ft_ep_log_commit(ep, op, status, idx,
+                                GDA_FT_OP_F_HAS_RADDR |
+                                ((length != 0) ? GDA_FT_OP_F_HAS_DATA : 0));
+}
+
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_ep_put(gda_ft_dev_ep_t *ep, uint64_t laddr, const uint32_t *lkey,
               uint32_t length, uint64_t raddr, const uint32_t *rkey,
               uint64_t user)
 {
-    gda_ft_dev_op_t *op = gda_ft_ep_log_begin(ep, GDA_FT_OP_PUT, lkey, rkey,
-                                              user);
-    uint16_t idx        = 0;
-    gda_ft_dev_status_t status;
+    return gda_ft_ep_rdma(ep, GDA_FT_OP_PUT, GDA_FT_MLX5_OPCODE_RDMA_WRITE,
+                          laddr, lkey, length, raddr, rkey, user);
+}
 
-    if (op == NULL) {
-        return (ep->state == GDA_FT_EP_NO_PATH) ? GDA_FT_DEV_NO_PATH :
-                                                  GDA_FT_DEV_NO_RESOURCE;
-    }
-    /* the post writes idx: call it before reading idx */
-    status = gda_ft_sq_post_rdma_write(&ep->sq[ep->active], laddr,
-                                       lkey[ep->active], length, raddr,
-                                       rkey[ep->active], GDA_FT_WQE_SIGNALED,
-                                       &idx);
-    return gda_ft_ep_log_commit(ep, op, status, idx,
-                                GDA_FT_OP_F_HAS_RADDR |
-                                ((length != 0) ? GDA_FT_OP_F_HAS_DATA : 0));
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_ep_get(gda_ft_dev_ep_t *ep, uint64_t laddr, const uint32_t *lkey,
+              uint32_t length, uint64_t raddr, const uint32_t *rkey,
+              uint64_t user)
+{
+    return gda_ft_ep_rdma(ep, GDA_FT_OP_GET, GDA_FT_MLX5_OPCODE_RDMA_READ,
+                          laddr, lkey, length, raddr, rkey, user);
 }
 
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
@@ -251,37 +276,13 @@ gda_ft_ep_put_inline(gda_ft_dev_ep_t *ep, const void *data, uint32_t length,
     gda_ft_dev_status_t status;
 
     if (op == NULL) {
-        return (ep->state == GDA_FT_EP_NO_PATH) ? GDA_FT_DEV_NO_PATH :
-                                                  GDA_FT_DEV_NO_RESOURCE;
+        return gda_ft_ep_no_entry_status(ep);
     }
     status = gda_ft_sq_post_rdma_write_inline(&ep->sq[ep->active], data,
                                               length, raddr,
                                               rkey[ep->active],
                                               GDA_FT_WQE_SIGNALED, &idx);
     return gda_ft_ep_log_commit(ep, op, status, idx, GDA_FT_OP_F_HAS_RADDR);
-}
-
-GDA_FT_DEV_FUNC gda_ft_dev_status_t
-gda_ft_ep_get(gda_ft_dev_ep_t *ep, uint64_t laddr, const uint32_t *lkey,
-              uint32_t length, uint64_t raddr, const uint32_t *rkey,
-              uint64_t user)
-{
-    gda_ft_dev_op_t *op = gda_ft_ep_log_begin(ep, GDA_FT_OP_GET, lkey, rkey,
-                                              user);
-    uint16_t idx        = 0;
-    gda_ft_dev_status_t status;
-
-    if (op == NULL) {
-        return (ep->state == GDA_FT_EP_NO_PATH) ? GDA_FT_DEV_NO_PATH :
-                                                  GDA_FT_DEV_NO_RESOURCE;
-    }
-    status = gda_ft_sq_post_rdma_read(&ep->sq[ep->active], laddr,
-                                      lkey[ep->active], length, raddr,
-                                      rkey[ep->active], GDA_FT_WQE_SIGNALED,
-                                      &idx);
-    return gda_ft_ep_log_commit(ep, op, status, idx,
-                                GDA_FT_OP_F_HAS_RADDR |
-                                ((length != 0) ? GDA_FT_OP_F_HAS_DATA : 0));
 }
 
 /* Atomic opcodes of gda_ft_ep_atomic() */
@@ -310,8 +311,7 @@ gda_ft_ep_atomic(gda_ft_dev_ep_t *ep, unsigned kind, unsigned size,
     uint16_t idx        = 0;
 
     if (op == NULL) {
-        return (ep->state == GDA_FT_EP_NO_PATH) ? GDA_FT_DEV_NO_PATH :
-                                                  GDA_FT_DEV_NO_RESOURCE;
+        return gda_ft_ep_no_entry_status(ep);
     }
 
     switch (kind) {
@@ -367,8 +367,7 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_ep_nop(gda_ft_dev_ep_t *ep,
     gda_ft_dev_status_t status;
 
     if (op == NULL) {
-        return (ep->state == GDA_FT_EP_NO_PATH) ? GDA_FT_DEV_NO_PATH :
-                                                  GDA_FT_DEV_NO_RESOURCE;
+        return gda_ft_ep_no_entry_status(ep);
     }
     status = gda_ft_sq_post_nop(&ep->sq[ep->active], GDA_FT_WQE_SIGNALED,
                                 &idx);
@@ -685,8 +684,7 @@ gda_ft_ep_probe(gda_ft_dev_ep_t *ep, uint8_t path, const void *data,
     op         = gda_ft_ep_log_begin(ep, GDA_FT_OP_PROBE, NULL, rkey, user);
     ep->active = active;
     if (op == NULL) {
-        return (ep->state == GDA_FT_EP_NO_PATH) ? GDA_FT_DEV_NO_PATH :
-                                                  GDA_FT_DEV_NO_RESOURCE;
+        return gda_ft_ep_no_entry_status(ep);
     }
 
     status = gda_ft_sq_post_rdma_write_inline(&ep->sq[path], data, length,

