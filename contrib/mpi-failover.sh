@@ -1,0 +1,188 @@
+#!/bin/sh
+#
+# Runs the MPI failover test (test/mpi/gda_ft_mpi_test) on 2 ranks of this
+# host over the gda_ft UCX transport on software HCAs, with rank 1's primary
+# soft port failing in the middle of the run (fault schedule), and checks
+# the result.
+#
+#   contrib/mpi-failover.sh                    # port down at 1.5 s
+#   contrib/mpi-failover.sh --mode none        # no failure
+#   contrib/mpi-failover.sh --mode updown      # down at 1.5 s, up at 3 s
+#   contrib/mpi-failover.sh -- --fence --no-acc   # arguments of the program
+#
+# Each rank declares its own soft HCAs (MPMD: one app context per rank):
+#   rank 0: r0a=127.0.0.1:P,r0b=127.0.0.2:P   rank 1: r1a=127.0.0.3:P,r1b=127.0.0.4:P
+# and runs with the plugin preloaded, UCX_TLS=gda_ft,tcp (tcp for wireup and
+# active messages) and Open MPI's UCX components:
+#   --mca pml ucx --mca osc ucx --mca pml_ucx_tls any --mca pml_ucx_devices any
+# (Open MPI 4.1 enables pml ucx only for its own list of transports and
+# devices, mlx5-like ones, unless told "any"; Debian's openmpi-mca-params.conf
+# also disables pml ucx and osc ucx by default, which --mca overrides.)
+# With --pml ob1, point-to-point messages go over Open MPI's TCP BTL and only
+# the one-sided operations (osc ucx) over gda_ft.
+#
+# UCX_MAX_RNDV_RAILS=0 (--rndv-rails) by default: UCX 1.13 cannot wire up a
+# tag-matching endpoint (pml ucx) whose rendezvous lanes are gda_ft with tcp
+# as the only other transport. It sends wireup messages on the last
+# point-to-point lane (ucp_wireup_select_wireup_msg_lane), a gda_ft lane
+# there, which needs an auxiliary transport (AM, CONNECT_TO_IFACE, async
+# callbacks on the peer); tcp lacks UCT_IFACE_FLAG_CB_ASYNC, so ucp_ep_create
+# fails with "no auxiliary transport ... Unsupported operation" in MPI_Init.
+# With no rendezvous rails, pml ucx uses tcp alone and osc ucx (RMA and
+# atomics, whose endpoints list the gda_ft lanes first) uses gda_ft.
+#
+# Exit status: 0 when the program passes and, with a fault, the transport
+# logged a switch to the backup path; 1 when not; 77 when mpirun, the program
+# or the plugin is missing; 2 on a usage error.
+#
+set -u
+
+usage() {
+    cat <<EOF
+Usage: $0 [OPTIONS] [-- PROGRAM_ARGS...]
+  -m, --mode MODE    none | down (default) | updown: rank 1's primary port
+  -a, --at TIME      when it goes down, schedule time (default 1500ms)
+  -u, --up TIME      updown: when it comes back (default 3s)
+  -p, --pml PML      ucx (default) | ob1 (messages over Open MPI's TCP BTL)
+  -r, --rndv-rails N UCX_MAX_RNDV_RAILS (default 0, see above)
+  -t, --time SEC     minimum run time of the program (default 5)
+  -n, --iters N      minimum iterations of the program (default 200)
+  -B, --build DIR    build tree (default: \$GDA_FT_BUILD_DIR, else <src>/build)
+  -k, --keep         keep the log file
+  -q, --quiet        print only the summary lines
+  -h, --help
+Environment: MPIRUN (default: mpirun from PATH), MPIRUN_ARGS (more options).
+EOF
+}
+
+script_dir=$(cd "$(dirname "$0")" && pwd)
+src_dir=$(cd "$script_dir/.." && pwd)
+build_dir=${GDA_FT_BUILD_DIR:-$src_dir/build}
+mode=down
+fault_at=1500ms
+up_at=3s
+pml=ucx
+rndv_rails=0
+min_time=5
+iters=200
+keep=0
+quiet=0
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+    -m|--mode)  mode=$2; shift 2 ;;
+    -a|--at)    fault_at=$2; shift 2 ;;
+    -u|--up)    up_at=$2; shift 2 ;;
+    -p|--pml)   pml=$2; shift 2 ;;
+    -r|--rndv-rails) rndv_rails=$2; shift 2 ;;
+    -t|--time)  min_time=$2; shift 2 ;;
+    -n|--iters) iters=$2; shift 2 ;;
+    -B|--build) build_dir=$2; shift 2 ;;
+    -k|--keep)  keep=1; shift ;;
+    -q|--quiet) quiet=1; shift ;;
+    -h|--help)  usage; exit 0 ;;
+    --)         shift; break ;;
+    *)          usage >&2; exit 2 ;;
+    esac
+done
+
+case "$mode" in none|down|updown) ;; *) usage >&2; exit 2 ;; esac
+case "$pml" in ucx|ob1) ;; *) usage >&2; exit 2 ;; esac
+
+# a build tree's .libs, or the directory itself (as gda_ft-run.sh takes it)
+case "$build_dir" in
+*/.libs) build_dir=$(dirname "$build_dir") ;;
+esac
+
+mpirun=${MPIRUN:-$(command -v mpirun || true)}
+if [ -z "$mpirun" ] || [ ! -x "$mpirun" ]; then
+    echo "mpi-failover: SKIP: mpirun not found (install openmpi-bin)" >&2
+    exit 77
+fi
+prog=$build_dir/test/mpi/gda_ft_mpi_test
+if [ ! -x "$prog" ]; then
+    echo "mpi-failover: SKIP: $prog not built (configure did not find" \
+         "mpicc, or 'make build-tests' was not run)" >&2
+    exit 77
+fi
+lib=$build_dir/.libs/libuct_gda_ft.so
+if [ ! -f "$lib" ]; then
+    echo "mpi-failover: SKIP: $lib not built ('make all')" >&2
+    exit 77
+fi
+
+port=$((20000 + $$ % 40000))
+dev0="r0a=127.0.0.1:$port,r0b=127.0.0.2:$port"
+dev1="r1a=127.0.0.3:$port,r1b=127.0.0.4:$port"
+case "$mode" in
+none)   faults="" ;;
+down)   faults="$fault_at:r1a:1:down" ;;
+updown) faults="$fault_at:r1a:1:down;$up_at:r1a:1:up" ;;
+esac
+
+# Open MPI 4.1 applies the -x options before the first app context only to
+# that context: every context gets the whole list
+common="-x UCX_TLS=gda_ft,tcp -x LD_PRELOAD=$lib
+        -x UCX_GDA_FT_SOFT_CTL_DIR=${UCX_GDA_FT_SOFT_CTL_DIR:-}
+        -x UCX_NET_DEVICES=${UCX_NET_DEVICES:-all}
+        -x UCX_MAX_RNDV_RAILS=$rndv_rails
+        -x UCX_LOG_LEVEL=${UCX_LOG_LEVEL:-warn}"
+args="-n $iters -t $min_time $*"
+
+# nothing may hang: the run is killed after the minimum time plus 2 minutes
+limit=$(awk -v t="$min_time" 'BEGIN { printf "%d", t + 120 }')
+log=$(mktemp /tmp/gda_ft_mpi_failover.XXXXXX.log)
+# shellcheck disable=SC2086
+set -- "$mpirun" --allow-run-as-root --oversubscribe --bind-to none \
+    --mca pml "$pml" --mca osc ucx --mca btl self,tcp \
+    --mca pml_ucx_tls any --mca pml_ucx_devices any \
+    ${MPIRUN_ARGS:-} \
+    -np 1 $common -x UCX_GDA_FT_SOFT_DEVICES="$dev0" \
+        "$prog" $args \
+    : -np 1 $common -x UCX_GDA_FT_SOFT_DEVICES="$dev1" \
+        -x UCX_GDA_FT_SOFT_FAULTS="$faults" \
+        "$prog" $args
+
+[ $quiet -eq 1 ] || echo "mpi-failover: $*"
+if [ $quiet -eq 1 ]; then
+    timeout "$limit" "$@" >"$log" 2>&1
+    echo $? >"$log.rc"
+else
+    { timeout "$limit" "$@" 2>&1; echo $? >"$log.rc"; } | tee "$log"
+fi
+rc=$(cat "$log.rc")
+rm -f "$log.rc"
+
+switches=$(grep -c "switched to the backup path" "$log")
+in_doubt=$(grep -c "is in doubt" "$log")
+result=FAIL
+if [ "$rc" -eq 0 ] && grep -q "MPI failover test: RESULT PASS" "$log"; then
+    result=PASS
+fi
+
+reason=""
+if grep -q "no auxiliary transport" "$log"; then
+    reason="UCX could not wire up the ranks over gda_ft,tcp (no auxiliary transport)"
+elif [ "$rc" -eq 124 ]; then
+    reason="mpirun killed after $limit s: a hang"
+    keep=1
+elif grep -q "an RMA call of iteration" "$log"; then
+    reason="an MPI one-sided call failed at the failover ($in_doubt atomics in doubt)"
+elif [ "$mode" != none ] && [ "$switches" -eq 0 ] && [ $result = PASS ]; then
+    reason="no switch to the backup path was logged (did the run end before $fault_at?)"
+    result=FAIL
+elif [ $result != PASS ]; then
+    reason="mpirun exit $rc, see the log"
+    keep=1
+fi
+
+echo "mpi-failover: mode=$mode pml=$pml rndv_rails=$rndv_rails result=$result" \
+     "exit=$rc switches=$switches" \
+     "atomics_in_doubt=$in_doubt${reason:+ reason=\"$reason\"}"
+if [ $keep -eq 1 ]; then
+    echo "mpi-failover: log $log"
+else
+    rm -f "$log"
+fi
+[ $result = PASS ] && exit 0
+exit 1

@@ -1,0 +1,400 @@
+/*
+ * UCP over gda_ft through a port failure: runs test/ucp/gda_ft_ucp_failover
+ * (a server and a client process, two soft HCAs each, UCX_TLS=gda_ft,tcp)
+ * through contrib/gda_ft-run.sh with the plugin of this build tree, and
+ * checks its exit status and summary lines:
+ *
+ *   [client] SUMMARY client mode=... puts_err=N amo_err=N ... ep_error=...
+ *   [server] SUMMARY server ... slots_bad=N guard_bad=N counter_ok=0|1 ...
+ *   [client] FAILOVER fault_at_iter=I interruption_ms=T err_after_ms=T
+ *   [launcher] RESULT PASS|FAIL
+ *
+ * and the transport's failover log lines (UCX WARN "switched to the backup
+ * path" per switch, ERROR "no other path is left" when both paths died),
+ * plus its counters when it offers a "counters" control command.
+ */
+#include "gda_ft_test.h"
+
+#include <ctype.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+
+#define UFO_OUT_MAX     (1024 * 1024)
+#define UFO_SWITCH_LINE "switched to the backup path"
+#define UFO_NOPATH_LINE "no other path is left"
+
+
+typedef struct {
+    char *out;
+    int   exit_code;
+} ufo_run_t;
+
+static void ufo_check_prereq(void)
+{
+    char path[1024];
+    struct stat st;
+
+    snprintf(path, sizeof(path), "%s/test/ucp/gda_ft_ucp_failover",
+             gda_ft_test_builddir());
+    if (stat(path, &st) != 0) {
+        GDA_FT_FAIL("%s is missing: build it with 'make build-tests'", path);
+    }
+    snprintf(path, sizeof(path), "%s/.libs/libuct_gda_ft.so",
+             gda_ft_test_builddir());
+    if (stat(path, &st) != 0) {
+        GDA_FT_FAIL("%s is missing: build it with 'make all'", path);
+    }
+}
+
+/*
+ * Runs the program with args; extra_env: more assignments, or "". The
+ * whole output (both processes, UCX logs included) goes to r->out. With
+ * --timeout 30 the program gives up on a hung operation after 30 s and its
+ * launcher kills both sides after 30 * 2 + 30 + 30 s, within the test's
+ * timeout.
+ */
+static void ufo_run(const char *args, const char *extra_env, ufo_run_t *r)
+{
+    char cmd[4096];
+    size_t len = 0, n;
+    FILE *pipe;
+    int ret;
+
+    ufo_check_prereq();
+    r->out = malloc(UFO_OUT_MAX);
+    GDA_FT_ASSERT(r->out != NULL);
+
+    snprintf(cmd, sizeof(cmd),
+             "env -u UCX_GDA_FT_SOFT_FAULTS -u UCX_GDA_FT_SOFT_DEVICES "
+             "GDA_FT_BUILD_DIR='%s/.libs' UCX_GDA_FT_SOFT_CTL_DIR= "
+             "UCX_TLS=gda_ft,tcp UCX_NET_DEVICES=all UCX_LOG_LEVEL=warn %s "
+             "%s/contrib/gda_ft-run.sh %s/test/ucp/gda_ft_ucp_failover %s "
+             "--timeout 30 2>&1", gda_ft_test_builddir(), extra_env,
+             gda_ft_test_srcdir(), gda_ft_test_builddir(), args);
+    pipe = popen(cmd, "r");
+    GDA_FT_ASSERT(pipe != NULL);
+    while ((len + 1 < UFO_OUT_MAX) &&
+           ((n = fread(r->out + len, 1, UFO_OUT_MAX - len - 1, pipe)) > 0)) {
+        len += n;
+    }
+    r->out[len] = '\0';
+    ret = pclose(pipe);
+    GDA_FT_ASSERT(WIFEXITED(ret));
+    r->exit_code = WEXITSTATUS(ret);
+}
+
+static void ufo_fail(const ufo_run_t *r, const char *fmt, const char *what)
+{
+    printf("%s\n", r->out);
+    GDA_FT_FAIL(fmt, what);
+}
+
+static void ufo_expect(const ufo_run_t *r, const char *text)
+{
+    if (strstr(r->out, text) == NULL) {
+        ufo_fail(r, "the output above does not contain \"%s\"", text);
+    }
+}
+
+static unsigned ufo_count(const char *out, const char *text)
+{
+    unsigned count = 0;
+    const char *p  = out;
+
+    while ((p = strstr(p, text)) != NULL) {
+        ++count;
+        p += strlen(text);
+    }
+    return count;
+}
+
+/*
+ * Value of "key=" in the line that starts with prefix ("[client] SUMMARY");
+ * the word after '=' is copied to value
+ */
+static int ufo_field(const ufo_run_t *r, const char *prefix, const char *key,
+                     char *value, size_t max)
+{
+    const char *line = strstr(r->out, prefix), *p, *end;
+    char pattern[64];
+    size_t n;
+
+    if (line == NULL) {
+        return 0;
+    }
+    end = strchr(line, '\n');
+    snprintf(pattern, sizeof(pattern), " %s=", key);
+    p = strstr(line, pattern);
+    if ((p == NULL) || ((end != NULL) && (p > end))) {
+        return 0;
+    }
+    p += strlen(pattern);
+    n  = strcspn(p, " \n");
+    if (n >= max) {
+        n = max - 1;
+    }
+    memcpy(value, p, n);
+    value[n] = '\0';
+    return 1;
+}
+
+static long long ufo_num(const ufo_run_t *r, const char *prefix,
+                         const char *key)
+{
+    char value[64], what[128];
+
+    if (!ufo_field(r, prefix, key, value, sizeof(value))) {
+        snprintf(what, sizeof(what), "%s ... %s=", prefix, key);
+        ufo_fail(r, "the output above has no \"%s\"", what);
+    }
+    return strtoll(value, NULL, 10);
+}
+
+static double ufo_double(const ufo_run_t *r, const char *prefix,
+                         const char *key)
+{
+    char value[64], what[128];
+
+    if (!ufo_field(r, prefix, key, value, sizeof(value))) {
+        snprintf(what, sizeof(what), "%s ... %s=", prefix, key);
+        ufo_fail(r, "the output above has no \"%s\"", what);
+    }
+    return strtod(value, NULL);
+}
+
+/*
+ * A counter of the transport's "counters" control command output, "NAME=N"
+ * or "NAME: N" on a "counters:" line, summed over the lines of the
+ * client; -1 when the transport does not offer one.
+ */
+static long long ufo_counter(const ufo_run_t *r, const char *name)
+{
+    const char *p = r->out, *line, *end, *q;
+    long long sum = -1;
+
+    while ((line = strstr(p, "[client] counters: ")) != NULL) {
+        end = strchr(line, '\n');
+        q   = strstr(line, name);
+        if ((q != NULL) && ((end == NULL) || (q < end))) {
+            q += strlen(name);
+            while ((*q == ' ') || (*q == '=') || (*q == ':')) {
+                ++q;
+            }
+            if (isdigit((unsigned char)*q)) {
+                sum = ((sum < 0) ? 0 : sum) + strtoll(q, NULL, 10);
+            }
+        }
+        p = (end != NULL) ? end : line + 1;
+    }
+    return sum;
+}
+
+/* Exit status 0, every byte and the counter verified, no put failed */
+static void ufo_expect_pass(const ufo_run_t *r)
+{
+    if (r->exit_code != 0) {
+        ufo_fail(r, "gda_ft_ucp_failover failed (output above)%s", "");
+    }
+    ufo_expect(r, "[client] RESULT PASS");
+    ufo_expect(r, "[server] RESULT PASS");
+    ufo_expect(r, "[launcher] RESULT PASS");
+    GDA_FT_ASSERT_EQ(ufo_num(r, "[server] SUMMARY", "slots_bad"), 0);
+    GDA_FT_ASSERT_EQ(ufo_num(r, "[server] SUMMARY", "guard_bad"), 0);
+    GDA_FT_ASSERT_EQ(ufo_num(r, "[server] SUMMARY", "counter_ok"), 1);
+    /* the whole region: slots up to 3 MiB, guards, the counter */
+    GDA_FT_ASSERT(ufo_num(r, "[server] SUMMARY", "bytes_checked") >
+                  (3ll << 20));
+    GDA_FT_ASSERT_EQ(ufo_num(r, "[client] SUMMARY", "puts_err"), 0);
+    GDA_FT_ASSERT_EQ(ufo_num(r, "[client] SUMMARY", "fetch_dups"), 0);
+    /* a flush may fail only to report posted atomics in doubt */
+    GDA_FT_ASSERT_EQ(ufo_num(r, "[client] SUMMARY", "flush_errors"),
+                     ufo_num(r, "[client] SUMMARY", "flush_errors_amo"));
+}
+
+/* A run through a failover: pass, one switch, counter exact modulo the
+ * atomics reported in doubt */
+static void ufo_expect_failover(const ufo_run_t *r, long long min_iters)
+{
+    long long amo_ok, amo_err, counter, switches, iters;
+
+    ufo_expect_pass(r);
+    iters = ufo_num(r, "[client] SUMMARY", "iters");
+    GDA_FT_ASSERT(iters >= min_iters);
+    GDA_FT_ASSERT_EQ(ufo_num(r, "[client] SUMMARY", "puts_ok"), iters);
+    amo_ok  = ufo_num(r, "[client] SUMMARY", "amo_ok");
+    amo_err = ufo_num(r, "[client] SUMMARY", "amo_err");
+    counter = ufo_num(r, "[server] SUMMARY", "counter");
+    GDA_FT_ASSERT_EQ(amo_ok + amo_err, iters);
+    GDA_FT_ASSERT(counter >= amo_ok);
+    GDA_FT_ASSERT(counter <= amo_ok + amo_err);
+
+    /* the transport logged exactly one switch, and no lost path */
+    if (ufo_count(r->out, UFO_SWITCH_LINE) != 1) {
+        ufo_fail(r, "expected exactly one \"%s\" line", UFO_SWITCH_LINE);
+    }
+    GDA_FT_ASSERT_EQ(ufo_count(r->out, UFO_NOPATH_LINE), 0);
+    switches = ufo_counter(r, "switches");
+    if (switches >= 0) {
+        GDA_FT_ASSERT_EQ(switches, 1);
+    }
+    printf("failover: %lld increments in doubt, counter %lld, "
+           "interruption %.1f ms, transport counters %s\n", amo_err,
+           counter, ufo_double(r, "[client] FAILOVER", "interruption_ms"),
+           (switches >= 0) ? "checked" : "not offered");
+}
+
+
+/* ---- no failure ---------------------------------------------------------- */
+
+GDA_FT_TEST_TIMEOUT(ucp_failover, no_failure, 180)
+{
+    ufo_run_t r;
+
+    ufo_run("--mode none -n 300", "", &r);
+    ufo_expect_pass(&r);
+    GDA_FT_ASSERT_EQ(ufo_num(&r, "[client] SUMMARY", "iters"), 300);
+    GDA_FT_ASSERT_EQ(ufo_num(&r, "[client] SUMMARY", "puts_ok"), 300);
+    GDA_FT_ASSERT_EQ(ufo_num(&r, "[client] SUMMARY", "amo_ok"), 300);
+    GDA_FT_ASSERT_EQ(ufo_num(&r, "[client] SUMMARY", "amo_err"), 0);
+    GDA_FT_ASSERT_EQ(ufo_num(&r, "[server] SUMMARY", "counter"), 300);
+    /* every slot, 1 byte to 3 MiB, holds its last generation */
+    GDA_FT_ASSERT_EQ(ufo_num(&r, "[server] SUMMARY", "slots_ok"),
+                     ufo_num(&r, "[server] SUMMARY", "slots"));
+    GDA_FT_ASSERT_EQ(ufo_count(r.out, UFO_SWITCH_LINE), 0);
+    GDA_FT_ASSERT(strstr(r.out, "UCX  ERROR") == NULL);
+    free(r.out);
+}
+
+
+/* ---- primary port down --------------------------------------------------- */
+
+/* Fetching atomics: each one completes with its own status */
+GDA_FT_TEST_TIMEOUT(ucp_failover, primary_down_fetching_atomics, 180)
+{
+    ufo_run_t r;
+
+    ufo_run("--mode down -n 400 -f 130 --amo fetch", "", &r);
+    ufo_expect_failover(&r, 400);
+    free(r.out);
+}
+
+/*
+ * Posted atomics (no reply) and fetching ones in turns: a posted increment
+ * has no completion of its own, so one that is in doubt after the failover
+ * must make the next flush fail (the program then counts every posted
+ * increment since the previous flush as in doubt); a flush that succeeds
+ * promises that every increment before it was applied exactly once.
+ */
+GDA_FT_TEST_TIMEOUT(ucp_failover, primary_down_posted_atomics, 180)
+{
+    ufo_run_t r;
+
+    ufo_run("--mode down -n 400 -f 130 --amo mixed", "", &r);
+    ufo_expect_failover(&r, 400);
+    free(r.out);
+}
+
+/* The port taken down by gda_ft_softctl through the control socket */
+GDA_FT_TEST_TIMEOUT(ucp_failover, primary_down_by_softctl, 180)
+{
+    char env[1024], dir[] = "/tmp/gda_ft_ucpfo.XXXXXX", path[1024];
+    struct stat st;
+    ufo_run_t r;
+
+    snprintf(path, sizeof(path), "%s/src/tools/gda_ft_softctl",
+             gda_ft_test_builddir());
+    if (stat(path, &st) != 0) {
+        GDA_FT_FAIL("%s is missing: build it with 'make all'", path);
+    }
+    GDA_FT_ASSERT(mkdtemp(dir) != NULL);
+    snprintf(env, sizeof(env), "UCX_GDA_FT_SOFT_CTL_DIR=%s", dir);
+    ufo_run("--mode down -n 400 -f 130 --amo fetch --fault-via softctl",
+            env, &r);
+    rmdir(dir);
+    ufo_expect(&r, "port s0 1 down 2>&1 -> exit 0");
+    ufo_expect_failover(&r, 400);
+    free(r.out);
+}
+
+/* The port taken down by the server's fault schedule, 300 ms after start */
+GDA_FT_TEST_TIMEOUT(ucp_failover, primary_down_by_schedule, 240)
+{
+    ufo_run_t r;
+
+    ufo_run("--mode down -n 3000 --amo fetch --fault-via env "
+            "--server-faults 300ms:s0:1:down", "", &r);
+    /* the run must still have been going at 300 ms */
+    ufo_expect_pass(&r);
+    if (ufo_count(r.out, UFO_SWITCH_LINE) != 1) {
+        ufo_fail(&r, "expected exactly one \"%s\" line (is the run shorter "
+                 "than the 300 ms schedule?)", UFO_SWITCH_LINE);
+    }
+    GDA_FT_ASSERT_EQ(ufo_num(&r, "[client] SUMMARY", "puts_ok"), 3000);
+    free(r.out);
+}
+
+
+/* ---- failback ------------------------------------------------------------ */
+
+GDA_FT_TEST_TIMEOUT(ucp_failover, primary_down_then_up, 240)
+{
+    long long failbacks;
+    ufo_run_t r;
+
+    /* 2 s after the port is up: the recovery window (500 ms by default)
+     * and the re-arm backoff have passed */
+    ufo_run("--mode updown -n 900 -f 200 -u 450 --after-up 2 --amo fetch",
+            "", &r);
+    ufo_expect_failover(&r, 900);
+    ufo_expect(&r, "ok: s0 port 1 up");
+    /* DESIGN §5 rule 6: traffic returns to the primary; visible only
+     * through the transport's counters */
+    failbacks = ufo_counter(&r, "failbacks");
+    if (failbacks >= 0) {
+        GDA_FT_ASSERT_EQ(failbacks, 1);
+        ufo_expect(&r, "path primary");
+        GDA_FT_ASSERT(strstr(r.out, "[client] counters: ") != NULL);
+    } else {
+        printf("failback not checked: the transport offers no counters\n");
+    }
+    free(r.out);
+}
+
+
+/* ---- both ports down ----------------------------------------------------- */
+
+/*
+ * Both paths gone: the endpoint's error handler runs within a bounded time
+ * after the fault, every operation completes (with an error), the program
+ * exits cleanly, and what the client saw succeed is in the server's memory
+ */
+GDA_FT_TEST_TIMEOUT(ucp_failover, both_ports_down_error_in_bounded_time, 180)
+{
+    char value[64];
+    ufo_run_t r;
+
+    ufo_run("--mode both -n 400 -f 130 --err-bound 20", "", &r);
+    if (r.exit_code != 0) {
+        ufo_fail(&r, "gda_ft_ucp_failover failed (output above)%s", "");
+    }
+    ufo_expect(&r, "[client] RESULT PASS");
+    ufo_expect(&r, "[server] RESULT PASS");
+    ufo_expect(&r, "[client] endpoint error handler: ");
+    GDA_FT_ASSERT(ufo_field(&r, "[client] SUMMARY", "ep_error", value,
+                            sizeof(value)));
+    GDA_FT_ASSERT(strcmp(value, "none") != 0);
+    GDA_FT_ASSERT(ufo_double(&r, "[client] FAILOVER", "err_after_ms") >= 0);
+    GDA_FT_ASSERT(ufo_double(&r, "[client] FAILOVER", "err_after_ms") <
+                  20000.0);
+    GDA_FT_ASSERT(ufo_num(&r, "[client] SUMMARY", "iters") < 400);
+    GDA_FT_ASSERT_EQ(ufo_num(&r, "[server] SUMMARY", "slots_bad"), 0);
+    GDA_FT_ASSERT_EQ(ufo_num(&r, "[server] SUMMARY", "guard_bad"), 0);
+    GDA_FT_ASSERT_EQ(ufo_num(&r, "[server] SUMMARY", "counter_ok"), 1);
+    GDA_FT_ASSERT_EQ(ufo_num(&r, "[client] SUMMARY", "fetch_dups"), 0);
+    GDA_FT_ASSERT(ufo_count(r.out, UFO_NOPATH_LINE) >= 1);
+    printf("both ports down: endpoint error after %.1f ms\n",
+           ufo_double(&r, "[client] FAILOVER", "err_after_ms"));
+    free(r.out);
+}
