@@ -49,6 +49,16 @@ if [ -z "$lib" ]; then
 fi
 
 lib=$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib")
+# A sanitizer build of the plugin needs its runtime first in the library
+# list of the (uninstrumented) program, whose own leaks are not ours
+asan=$(ldd "$lib" 2>/dev/null | awk '/libasan\.so/ {print $3; exit}')
+if [ -n "$asan" ]; then
+    case ":${LD_PRELOAD:-}:" in
+    *"$asan"*) ;;
+    *) LD_PRELOAD="$asan${LD_PRELOAD:+:$LD_PRELOAD}" ;;
+    esac
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+fi
 # after the caller's preloads: a sanitizer runtime must stay first
 LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$lib"
 export LD_PRELOAD
