@@ -513,9 +513,11 @@ uct_gda_ft_ep_zcopy_iov(uct_gda_ft_iface_t *iface, const uct_iov_t *iov,
     return UCS_OK;
 }
 
-ucs_status_t uct_gda_ft_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
-                                     size_t iovcnt, uint64_t remote_addr,
-                                     uct_rkey_t rkey, uct_completion_t *comp)
+/* put_zcopy and get_zcopy: one registered buffer, RDMA WRITE or READ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gda_ft_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
+                    uint64_t remote_addr, uct_rkey_t rkey,
+                    uct_completion_t *comp, int is_put)
 {
     uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
@@ -526,8 +528,9 @@ ucs_status_t uct_gda_ft_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
     uint32_t length;
     uint64_t laddr;
 
-    status = uct_gda_ft_ep_zcopy_iov(iface, iov, iovcnt, "put_zcopy", &laddr,
-                                     &length, lkeys);
+    status = uct_gda_ft_ep_zcopy_iov(iface, iov, iovcnt,
+                                     is_put ? "put_zcopy" : "get_zcopy",
+                                     &laddr, &length, lkeys);
     if (status != UCS_OK) {
         return status;
     }
@@ -542,8 +545,12 @@ ucs_status_t uct_gda_ft_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
     }
 
     uct_gda_ft_rkeys(rkey, rkeys);
-    dev_status = gda_ft_ep_put(&ep->dev, laddr, lkeys, length, remote_addr,
-                               rkeys, (uintptr_t)desc);
+    dev_status = gda_ft_ep_rdma(&ep->dev,
+                                is_put ? GDA_FT_OP_PUT : GDA_FT_OP_GET,
+                                is_put ? GDA_FT_MLX5_OPCODE_RDMA_WRITE :
+                                         GDA_FT_MLX5_OPCODE_RDMA_READ,
+                                laddr, lkeys, length, remote_addr, rkeys,
+                                (uintptr_t)desc);
     status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
     if (ucs_unlikely(status != UCS_OK)) {
         if (desc != NULL) {
@@ -552,8 +559,20 @@ ucs_status_t uct_gda_ft_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
         return status;
     }
 
-    UCT_TL_EP_STAT_OP(&ep->super, PUT, ZCOPY, length);
+    if (is_put) {
+        UCT_TL_EP_STAT_OP(&ep->super, PUT, ZCOPY, length);
+    } else {
+        UCT_TL_EP_STAT_OP(&ep->super, GET, ZCOPY, length);
+    }
     return UCS_INPROGRESS;
+}
+
+ucs_status_t uct_gda_ft_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                     size_t iovcnt, uint64_t remote_addr,
+                                     uct_rkey_t rkey, uct_completion_t *comp)
+{
+    return uct_gda_ft_ep_zcopy(tl_ep, iov, iovcnt, remote_addr, rkey, comp,
+                               1);
 }
 
 
@@ -603,43 +622,8 @@ ucs_status_t uct_gda_ft_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
                                      size_t iovcnt, uint64_t remote_addr,
                                      uct_rkey_t rkey, uct_completion_t *comp)
 {
-    uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
-    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
-    uint32_t rkeys[UCT_GDA_FT_NUM_PATHS], lkeys[UCT_GDA_FT_NUM_PATHS];
-    uct_gda_ft_op_t *desc     = NULL;
-    gda_ft_dev_status_t dev_status;
-    ucs_status_t status;
-    uint32_t length;
-    uint64_t laddr;
-
-    status = uct_gda_ft_ep_zcopy_iov(iface, iov, iovcnt, "get_zcopy", &laddr,
-                                     &length, lkeys);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
-    if (comp != NULL) {
-        desc = uct_gda_ft_op_get(&iface->op_mp, ep, uct_gda_ft_op_complete,
-                                 comp, remote_addr);
-        if (ucs_unlikely(desc == NULL)) {
-            return UCS_ERR_NO_RESOURCE;
-        }
-    }
-
-    uct_gda_ft_rkeys(rkey, rkeys);
-    dev_status = gda_ft_ep_get(&ep->dev, laddr, lkeys, length, remote_addr,
-                               rkeys, (uintptr_t)desc);
-    status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
-    if (ucs_unlikely(status != UCS_OK)) {
-        if (desc != NULL) {
-            ucs_mpool_put_inline(desc);
-        }
-        return status;
-    }
-
-    UCT_TL_EP_STAT_OP(&ep->super, GET, ZCOPY, length);
-    return UCS_INPROGRESS;
+    return uct_gda_ft_ep_zcopy(tl_ep, iov, iovcnt, remote_addr, rkey, comp,
+                               0);
 }
 
 
