@@ -1504,3 +1504,59 @@ GDA_FT_TEST(uct_ops, failback_after_port_returns)
     GDA_FT_ASSERT_EQ(t.node[NODE_B].errors, 0);
     test_uct_cleanup(&t);
 }
+
+/* Puts until *counter, a field of *c (A's counters, refreshed), reaches
+ * the value; returns how long it took */
+static double test_put_until(test_uct_t *t, unsigned *slot,
+                             test_counters_t *c, const uint32_t *counter,
+                             uint32_t value)
+{
+    double start = soft_now_sec(), end;
+
+    do {
+        test_put_word(t, *slot % 512, 5000 + *slot);
+        ++*slot;
+        for (end = soft_now_sec() + 0.005; soft_now_sec() < end;) {
+            test_progress(t);
+        }
+        GDA_FT_ASSERT_OK(t->query_counters(t->node[NODE_A].ep, c));
+        GDA_FT_ASSERT(soft_now_sec() < start + 20);
+    } while (*counter < value);
+    return soft_now_sec() - start;
+}
+
+GDA_FT_TEST(uct_ops, failback_is_damped_when_the_path_flaps)
+{
+    test_counters_t a = {0};
+    double first, second;
+    unsigned slot = 0;
+    test_uct_t t;
+
+    /* back-off 200 ms and recovery window 100 ms: a failback comes at
+     * least 300 ms after its failover; a path failing again within ten
+     * recovery windows of a failback waits twice as long (>= 500 ms).
+     * Timed from when the test sees the switch: a few ms later than it. */
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms",
+                 "UCX_GDA_FT_RECOVERY_WINDOW=100ms",
+                 "UCX_GDA_FT_REARM_BACKOFF=200ms", NULL);
+    test_uct_setup(&t);
+
+    test_port_set(&t, "tsoft0", 0);
+    test_put_until(&t, &slot, &a, &a.switches, 1);
+    test_port_set(&t, "tsoft0", 1);
+    first = test_put_until(&t, &slot, &a, &a.failbacks, 1);
+
+    /* the path flaps right after failing back */
+    test_port_set(&t, "tsoft0", 0);
+    test_put_until(&t, &slot, &a, &a.switches, 2);
+    test_port_set(&t, "tsoft0", 1);
+    second = test_put_until(&t, &slot, &a, &a.failbacks, 2);
+
+    printf("failback after %.0f ms, after the flap %.0f ms\n", first * 1e3,
+           second * 1e3);
+    GDA_FT_ASSERT(first >= 0.3 - 0.02);
+    GDA_FT_ASSERT(second >= 0.5 - 0.02);
+    GDA_FT_ASSERT_EQ(a.no_path, 0);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
+    test_uct_cleanup(&t);
+}
