@@ -12,11 +12,14 @@
 
 #include "gda_ft_test.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,9 +35,22 @@ static unsigned tools_udp_port(void)
     return 21000 + (getpid() % 20000);
 }
 
+/* A TCP port free right now, for one perftest server: a fixed one may be
+ * taken by another connection (the ephemeral range) or still linger from
+ * the previous run */
 static unsigned tools_tcp_port(void)
 {
-    return 41000 + (getpid() % 20000);
+    struct sockaddr_in addr = {.sin_family = AF_INET};
+    socklen_t len           = sizeof(addr);
+    int fd;
+
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    GDA_FT_ASSERT(fd >= 0);
+    GDA_FT_ASSERT(bind(fd, (struct sockaddr*)&addr, sizeof(addr)) == 0);
+    GDA_FT_ASSERT(getsockname(fd, (struct sockaddr*)&addr, &len) == 0);
+    close(fd);
+    return ntohs(addr.sin_port);
 }
 
 /*
