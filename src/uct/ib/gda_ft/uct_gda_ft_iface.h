@@ -9,11 +9,12 @@
  * operations are posted, completed, failed over and replayed by it, and the
  * interface only turns its completions into UCT completions.
  *
- * Failover hook points (for the host-only machinery: fencing the abandoned
- * QP, failback handshake, guardian thread, counters CLI) are marked
- * "FAILOVER HOOK" in uct_gda_ft_ep.c; each endpoint keeps both HCA QP
- * handles and the peer's addresses in uct_gda_ft_ep_t::path[], and its path
- * state in uct_gda_ft_ep_t::dev (active, state, path_failed, counters).
+ * The host half of failover (fencing the abandoned QP, the failback
+ * handshake, the counters command) is the guardian, uct_gda_ft_guard.c: it
+ * runs from the interface progress and after every switch. Each endpoint
+ * keeps both HCA QP handles and the peer's addresses in
+ * uct_gda_ft_ep_t::path[], its path state in uct_gda_ft_ep_t::dev (active,
+ * state, path_failed, counters) and its guardian state in ::guard.
  */
 #ifndef UCT_GDA_FT_IFACE_H_
 #define UCT_GDA_FT_IFACE_H_
