@@ -439,14 +439,38 @@ ucs_status_t uct_gda_ft_ep_put_short(uct_ep_h tl_ep, const void *buffer,
     return uct_gda_ft_ep_post_done(iface, ep, status);
 }
 
+/* put_bcopy and get_bcopy: RDMA WRITE from, or READ into, the payload of a
+ * registered bounce descriptor; the descriptor goes back on failure */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gda_ft_ep_post_bcopy(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
+                         uct_gda_ft_op_t *desc, uint8_t kind, uint32_t length,
+                         uint64_t remote_addr, uct_rkey_t rkey)
+{
+    uint32_t rkeys[UCT_GDA_FT_NUM_PATHS];
+    gda_ft_dev_status_t dev_status;
+    ucs_status_t status;
+
+    uct_gda_ft_rkeys(rkey, rkeys);
+    dev_status = gda_ft_ep_rdma(&ep->dev, kind,
+                                (kind == GDA_FT_OP_PUT) ?
+                                GDA_FT_MLX5_OPCODE_RDMA_WRITE :
+                                GDA_FT_MLX5_OPCODE_RDMA_READ,
+                                (uintptr_t)uct_gda_ft_op_payload(desc),
+                                desc->lkey, length, remote_addr, rkeys,
+                                (uintptr_t)desc);
+    status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+    }
+    return status;
+}
+
 ssize_t uct_gda_ft_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
                                 void *arg, uint64_t remote_addr,
                                 uct_rkey_t rkey)
 {
     uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
-    uint32_t rkeys[UCT_GDA_FT_NUM_PATHS];
-    gda_ft_dev_status_t dev_status;
     uct_gda_ft_op_t *desc;
     ucs_status_t status;
     size_t length;
@@ -466,14 +490,9 @@ ssize_t uct_gda_ft_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    uct_gda_ft_rkeys(rkey, rkeys);
-    dev_status = gda_ft_ep_put(&ep->dev,
-                               (uintptr_t)uct_gda_ft_op_payload(desc),
-                               desc->lkey, (uint32_t)length, remote_addr,
-                               rkeys, (uintptr_t)desc);
-    status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
+    status = uct_gda_ft_ep_post_bcopy(iface, ep, desc, GDA_FT_OP_PUT,
+                                      (uint32_t)length, remote_addr, rkey);
     if (ucs_unlikely(status != UCS_OK)) {
-        ucs_mpool_put_inline(desc);
         return status;
     }
 
@@ -586,8 +605,6 @@ ucs_status_t uct_gda_ft_ep_get_bcopy(uct_ep_h tl_ep,
 {
     uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
-    uint32_t rkeys[UCT_GDA_FT_NUM_PATHS];
-    gda_ft_dev_status_t dev_status;
     uct_gda_ft_op_t *desc;
     ucs_status_t status;
 
@@ -603,14 +620,9 @@ ucs_status_t uct_gda_ft_ep_get_bcopy(uct_ep_h tl_ep,
     desc->get.arg       = arg;
     desc->get.length    = length;
 
-    uct_gda_ft_rkeys(rkey, rkeys);
-    dev_status = gda_ft_ep_get(&ep->dev,
-                               (uintptr_t)uct_gda_ft_op_payload(desc),
-                               desc->lkey, (uint32_t)length, remote_addr,
-                               rkeys, (uintptr_t)desc);
-    status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
+    status = uct_gda_ft_ep_post_bcopy(iface, ep, desc, GDA_FT_OP_GET,
+                                      (uint32_t)length, remote_addr, rkey);
     if (ucs_unlikely(status != UCS_OK)) {
-        ucs_mpool_put_inline(desc);
         return status;
     }
 
