@@ -13,6 +13,12 @@
  * it completes as GDA_FT_DEV_IN_DOUBT (rule 4). With both paths gone every
  * incomplete operation completes as GDA_FT_DEV_NO_PATH (rule 5).
  *
+ * Every operation also records the PSNs it occupies on its path. When the
+ * peer can say which PSN its end of the abandoned path expected next (after
+ * fencing it), gda_ft_ep_replay_resolved() completes what the peer executed
+ * and replays only the rest: atomics and sends then happen exactly once, and
+ * only a fetching atomic whose reply was lost stays in doubt.
+ *
  * Fencing the abandoned QP and re-arming it for failback need the host
  * (verbs-like calls); gda_ft_ep_failback() is the datapath half of it.
  *
@@ -59,7 +65,8 @@ enum {
 enum {
     GDA_FT_OP_F_DONE   = 1u << 0,
     GDA_FT_OP_F_HAS_RADDR = 1u << 1, /* WQE has a raddr segment */
-    GDA_FT_OP_F_HAS_DATA  = 1u << 2  /* WQE has a pointer data segment */
+    GDA_FT_OP_F_HAS_DATA  = 1u << 2, /* WQE has a pointer data segment */
+    GDA_FT_OP_F_FETCH     = 1u << 3  /* an atomic whose old value is wanted */
 };
 
 typedef struct gda_ft_dev_op {
@@ -74,9 +81,11 @@ typedef struct gda_ft_dev_op {
     uint32_t rkey[2];     /* 16: remote key on each path */
     uint64_t post_ns;     /* 24: when it was (re)posted */
     uint64_t user;        /* 32: caller's cookie */
+    uint32_t psn;         /* 40: first PSN on its path (24 bits) */
+    uint32_t npkts;       /* 44: PSNs it occupies (0 for a NOP) */
 } gda_ft_dev_op_t;
 
-GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_op_t) == 40, dev_op_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_op_t) == 48, dev_op_size);
 
 typedef struct gda_ft_dev_ep_counters {
     uint32_t switches;    /* moves to the other path */
@@ -86,7 +95,7 @@ typedef struct gda_ft_dev_ep_counters {
     uint32_t no_path;     /* operations failed for lack of a path */
     uint32_t fences;      /* abandoned QPs moved to ERR (by the host) */
     uint32_t op_errors;   /* operations failed by their own fault */
-    uint32_t reserved;
+    uint32_t confirmed;   /* lost completions the peer confirmed executed */
 } gda_ft_dev_ep_counters_t;
 
 typedef struct gda_ft_dev_ep {
@@ -99,15 +108,16 @@ typedef struct gda_ft_dev_ep {
     uint32_t                 log_mask;      /*   8: log size - 1 */
     uint32_t                 log_head;      /*  12: oldest not popped */
     uint32_t                 log_tail;      /*  16: next free */
-    uint32_t                 reserved1;     /*  20 */
+    uint32_t                 mtu;           /*  20: path MTU, 0 = unknown */
     uint64_t                 deadline_ns;   /*  24: 0 = no deadline */
     gda_ft_dev_op_t         *log;           /*  32 */
     uint64_t                 last_cqe_ns[2];/*  40: last completion per path */
     gda_ft_dev_ep_counters_t counters;      /*  56 */
     gda_ft_dev_sq_t          sq[2];         /*  88 */
+    uint32_t                 next_psn[2];   /* 216: next PSN of each QP */
 } gda_ft_dev_ep_t;
 
-GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_ep_t) == 216, dev_ep_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_ep_t) == 224, dev_ep_size);
 GDA_FT_STATIC_ASSERT(offsetof(gda_ft_dev_ep_t, sq) == 88, dev_ep_sq_offset);
 
 
@@ -146,7 +156,9 @@ GDA_FT_DEV_FUNC void gda_ft_dev_ep_init(gda_ft_dev_ep_t *ep,
     ep->log_mask       = log_size - 1;
     ep->log_head       = 0;
     ep->log_tail       = 0;
-    ep->reserved1      = 0;
+    ep->mtu            = 0;
+    ep->next_psn[0]    = 0;
+    ep->next_psn[1]    = 0;
     ep->deadline_ns    = deadline_ns;
     ep->log            = log;
     ep->last_cqe_ns[0] = 0;
@@ -154,6 +166,26 @@ GDA_FT_DEV_FUNC void gda_ft_dev_ep_init(gda_ft_dev_ep_t *ep,
     for (i = 0; i < sizeof(ep->counters) / sizeof(uint32_t); ++i) {
         ((uint32_t*)&ep->counters)[i] = 0;
     }
+}
+
+/* PSNs are 24-bit sequence numbers */
+GDA_FT_DEV_FUNC uint32_t gda_ft_dev_psn_add(uint32_t psn, uint32_t n)
+{
+    return (psn + n) & 0xffffff;
+}
+
+GDA_FT_DEV_FUNC int32_t gda_ft_dev_psn_diff(uint32_t a, uint32_t b)
+{
+    return ((int32_t)((a - b) << 8)) >> 8;
+}
+
+/* Packets (PSNs) a message of `length` bytes occupies on the wire */
+GDA_FT_DEV_FUNC uint32_t gda_ft_ep_npkts(const gda_ft_dev_ep_t *ep,
+                                         uint32_t length)
+{
+    uint32_t mtu = (ep->mtu != 0) ? ep->mtu : 4096;
+
+    return (length == 0) ? 1 : (length + mtu - 1) / mtu;
 }
 
 GDA_FT_DEV_FUNC gda_ft_dev_op_t *gda_ft_ep_op(const gda_ft_dev_ep_t *ep,
@@ -198,11 +230,23 @@ gda_ft_ep_log_begin(gda_ft_dev_ep_t *ep, uint8_t kind, const uint32_t *lkey,
     return op;
 }
 
-/* Commits the entry reserved by gda_ft_ep_log_begin() after a post */
+/* Gives op the next npkts PSNs of the path it is posted on */
+GDA_FT_DEV_FUNC void gda_ft_ep_take_psns(gda_ft_dev_ep_t *ep,
+                                         gda_ft_dev_op_t *op, uint32_t npkts)
+{
+    op->psn                = ep->next_psn[op->path];
+    op->npkts              = npkts;
+    ep->next_psn[op->path] = gda_ft_dev_psn_add(op->psn, npkts);
+}
+
+/*
+ * Commits the entry reserved by gda_ft_ep_log_begin() after a post of a
+ * message of npkts packets on the wire
+ */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_ep_log_commit(gda_ft_dev_ep_t *ep, gda_ft_dev_op_t *op,
                      gda_ft_dev_status_t post_status, uint16_t wqe_idx,
-                     unsigned op_flags)
+                     unsigned op_flags, uint32_t npkts)
 {
     if (post_status != GDA_FT_DEV_OK) {
         return post_status;  /* entry stays free */
@@ -210,6 +254,7 @@ gda_ft_ep_log_commit(gda_ft_dev_ep_t *ep, gda_ft_dev_op_t *op,
     op->wqe_idx = wqe_idx;
     op->flags   = (uint8_t)op_flags;
     op->post_ns = gda_ft_dev_now_ns();
+    gda_ft_ep_take_psns(ep, op, npkts);
     ++ep->log_tail;
     return GDA_FT_DEV_OK;
 }
@@ -245,7 +290,8 @@ gda_ft_ep_rdma(gda_ft_dev_ep_t *ep, uint8_t kind, uint8_t opcode,
                                  &idx);
     return gda_ft_ep_log_commit(ep, op, status, idx,
                                 GDA_FT_OP_F_HAS_RADDR |
-                                ((length != 0) ? GDA_FT_OP_F_HAS_DATA : 0));
+                                ((length != 0) ? GDA_FT_OP_F_HAS_DATA : 0),
+                                gda_ft_ep_npkts(ep, length));
 }
 
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
@@ -282,7 +328,8 @@ gda_ft_ep_put_inline(gda_ft_dev_ep_t *ep, const void *data, uint32_t length,
                                               length, raddr,
                                               rkey[ep->active],
                                               GDA_FT_WQE_SIGNALED, &idx);
-    return gda_ft_ep_log_commit(ep, op, status, idx, GDA_FT_OP_F_HAS_RADDR);
+    return gda_ft_ep_log_commit(ep, op, status, idx, GDA_FT_OP_F_HAS_RADDR,
+                                gda_ft_ep_npkts(ep, length));
 }
 
 /* Atomic opcodes of gda_ft_ep_atomic() */
@@ -290,7 +337,10 @@ enum {
     GDA_FT_ATOMIC_FADD64 = 0,  /* operand[0] = add */
     GDA_FT_ATOMIC_CSWAP64,     /* operand[0] = compare, [1] = swap */
     GDA_FT_ATOMIC_MASKED_CS,   /* compare, swap, compare_mask, swap_mask */
-    GDA_FT_ATOMIC_MASKED_FA    /* add, field boundary */
+    GDA_FT_ATOMIC_MASKED_FA,   /* add, field boundary */
+    /* Flag: the caller does not want the old value, so an atomic the peer
+     * is known to have executed completes without it after a failover */
+    GDA_FT_ATOMIC_F_POSTED = 1u << 8
 };
 
 /*
@@ -314,7 +364,7 @@ gda_ft_ep_atomic(gda_ft_dev_ep_t *ep, unsigned kind, unsigned size,
         return gda_ft_ep_no_entry_status(ep);
     }
 
-    switch (kind) {
+    switch (kind & ~GDA_FT_ATOMIC_F_POSTED) {
     case GDA_FT_ATOMIC_FADD64:
         status = gda_ft_sq_post_atomic_fa(sq, laddr, lk, raddr, rk,
                                           operand[0], GDA_FT_WQE_SIGNALED,
@@ -354,7 +404,9 @@ gda_ft_ep_atomic(gda_ft_dev_ep_t *ep, unsigned kind, unsigned size,
     }
 
     return gda_ft_ep_log_commit(ep, op, status, idx,
-                                GDA_FT_OP_F_HAS_RADDR | GDA_FT_OP_F_HAS_DATA);
+                                GDA_FT_OP_F_HAS_RADDR | GDA_FT_OP_F_HAS_DATA |
+                                ((kind & GDA_FT_ATOMIC_F_POSTED) ? 0 :
+                                 GDA_FT_OP_F_FETCH), 1);
 }
 
 /* A signalled NOP: completes after everything posted before it */
@@ -371,7 +423,7 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_ep_nop(gda_ft_dev_ep_t *ep,
     }
     status = gda_ft_sq_post_nop(&ep->sq[ep->active], GDA_FT_WQE_SIGNALED,
                                 &idx);
-    return gda_ft_ep_log_commit(ep, op, status, idx, 0);
+    return gda_ft_ep_log_commit(ep, op, status, idx, 0, 0);
 }
 
 /* Rings the doorbell of the active path (and of the other one if used) */
@@ -405,6 +457,9 @@ GDA_FT_DEV_FUNC void gda_ft_ep_op_done(gda_ft_dev_ep_t *ep,
 {
     op->status  = (uint8_t)status;
     op->flags  |= GDA_FT_OP_F_DONE;
+    if (op->kind == GDA_FT_OP_PROBE) {
+        return;     /* the host's own traffic: not counted */
+    }
     if (status == GDA_FT_DEV_IN_DOUBT) {
         ++ep->counters.in_doubt;
     } else if (status == GDA_FT_DEV_NO_PATH) {
@@ -415,8 +470,8 @@ GDA_FT_DEV_FUNC void gda_ft_ep_op_done(gda_ft_dev_ep_t *ep,
 GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_ep_switch(gda_ft_dev_ep_t *ep,
                                                      uint8_t failed_path);
 
-GDA_FT_DEV_FUNC gda_ft_dev_status_t
-gda_ft_ep_replay_from(gda_ft_dev_ep_t *ep, uint8_t failed_path);
+GDA_FT_DEV_FUNC void gda_ft_ep_replay_from(gda_ft_dev_ep_t *ep,
+                                           uint8_t failed_path);
 
 /* Error syndromes that blame the operation, not the path to the peer */
 GDA_FT_DEV_FUNC int gda_ft_ep_syndrome_is_op_error(uint8_t syndrome)
@@ -451,6 +506,11 @@ gda_ft_ep_handle_cqe(gda_ft_dev_ep_t *ep, uint8_t path,
     int found = 0;
 
     if (gda_ft_cq_opcode_is_error(info->opcode)) {
+        if (ep->replay_pending & (1u << path)) {
+            /* flush of a path already abandoned: its operations await a
+             * deferred replay */
+            return GDA_FT_DEV_OK;
+        }
         for (idx = ep->log_head; idx != ep->log_tail; ++idx) {
             op = gda_ft_ep_op(ep, idx);
             if ((op->flags & GDA_FT_OP_F_DONE) || (op->path != path)) {
@@ -565,6 +625,7 @@ gda_ft_ep_replay_op(gda_ft_dev_ep_t *ep, gda_ft_dev_op_t *op, uint8_t to)
     op->path    = to;
     op->wqe_idx = idx;
     op->post_ns = gda_ft_dev_now_ns();
+    gda_ft_ep_take_psns(ep, op, op->npkts);
     ++op->replays;
     ++ep->counters.replays;
     return GDA_FT_DEV_OK;
@@ -604,18 +665,33 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_ep_switch(gda_ft_dev_ep_t *ep,
 
     if (ep->flags & GDA_FT_EP_F_DEFER_REPLAY) {
         ep->replay_pending |= (uint8_t)(1u << failed_path);
-        return GDA_FT_DEV_PATH_SWITCHED;
+    } else {
+        gda_ft_ep_replay_from(ep, failed_path);
     }
-    return gda_ft_ep_replay_from(ep, failed_path);
+    return GDA_FT_DEV_PATH_SWITCHED;
 }
 
 /*
- * Moves every operation outstanding on failed_path to the other path, in
- * order. Atomics complete in doubt, probes fail; both are never posted
- * again.
+ * Whether the peer executed op, given the PSN its end of op's path expected
+ * next after it was fenced: every packet of op lies below it
  */
-GDA_FT_DEV_FUNC gda_ft_dev_status_t
-gda_ft_ep_replay_from(gda_ft_dev_ep_t *ep, uint8_t failed_path)
+GDA_FT_DEV_FUNC int gda_ft_ep_op_executed(const gda_ft_dev_op_t *op,
+                                          uint32_t epsn)
+{
+    return gda_ft_dev_psn_diff(gda_ft_dev_psn_add(op->psn, op->npkts),
+                               epsn) <= 0;
+}
+
+/*
+ * Settles what failed_path left outstanding, in order. With the peer's word
+ * (known != 0: epsn is what its fenced end of the path expected next), an
+ * operation it executed is complete, except that a get and a fetching
+ * atomic lost their data on the way back: the get is replayed, the atomic
+ * is in doubt. Without it, atomics are in doubt and the rest is replayed.
+ * Probes fail either way: they test a path, not the peer.
+ */
+GDA_FT_DEV_FUNC void gda_ft_ep_settle(gda_ft_dev_ep_t *ep, uint8_t failed_path,
+                                      int known, uint32_t epsn)
 {
     uint8_t other = (uint8_t)(1 - failed_path);
     gda_ft_dev_op_t *op;
@@ -627,13 +703,23 @@ gda_ft_ep_replay_from(gda_ft_dev_ep_t *ep, uint8_t failed_path)
         if ((op->flags & GDA_FT_OP_F_DONE) || (op->path != failed_path)) {
             continue;
         }
-        if (op->kind == GDA_FT_OP_ATOMIC) {
-            /* It may or may not have been applied: never apply it twice */
-            gda_ft_ep_op_done(ep, op, GDA_FT_DEV_IN_DOUBT);
-            continue;
-        }
         if (op->kind == GDA_FT_OP_PROBE) {
             gda_ft_ep_op_done(ep, op, GDA_FT_DEV_ERROR);  /* path is bad */
+            continue;
+        }
+        if (known && gda_ft_ep_op_executed(op, epsn) &&
+            (op->kind != GDA_FT_OP_GET)) {
+            if (op->flags & GDA_FT_OP_F_FETCH) {
+                gda_ft_ep_op_done(ep, op, GDA_FT_DEV_IN_DOUBT);
+            } else {
+                gda_ft_ep_op_done(ep, op, GDA_FT_DEV_OK);
+                ++ep->counters.confirmed;
+            }
+            continue;
+        }
+        if (!known && (op->kind == GDA_FT_OP_ATOMIC)) {
+            /* It may or may not have been applied: never apply it twice */
+            gda_ft_ep_op_done(ep, op, GDA_FT_DEV_IN_DOUBT);
             continue;
         }
         if (gda_ft_ep_replay_op(ep, op, other) != GDA_FT_DEV_OK) {
@@ -645,10 +731,32 @@ gda_ft_ep_replay_from(gda_ft_dev_ep_t *ep, uint8_t failed_path)
 
     /* The abandoned ring will never complete anything: forget it */
     ep->sq[failed_path].ci = ep->sq[failed_path].pi;
+    ep->replay_pending    &= (uint8_t)~(1u << failed_path);
     if (replayed) {
         gda_ft_sq_ring_db(&ep->sq[other]);
     }
-    return GDA_FT_DEV_PATH_SWITCHED;
+}
+
+/* Replays what failed_path left outstanding, not knowing what the peer
+ * executed: atomics complete in doubt */
+GDA_FT_DEV_FUNC void gda_ft_ep_replay_from(gda_ft_dev_ep_t *ep,
+                                           uint8_t failed_path)
+{
+    gda_ft_ep_settle(ep, failed_path, 0, 0);
+}
+
+/*
+ * Deferred replay with the peer's word: it fenced its end of failed_path
+ * and reports the PSN that end expected next. Needs ep->mtu.
+ */
+GDA_FT_DEV_FUNC void gda_ft_ep_replay_resolved(gda_ft_dev_ep_t *ep,
+                                               uint8_t failed_path,
+                                               uint32_t epsn)
+{
+    if ((ep->replay_pending & (1u << failed_path)) &&
+        (ep->state != GDA_FT_EP_NO_PATH)) {
+        gda_ft_ep_settle(ep, failed_path, ep->mtu != 0, epsn);
+    }
 }
 
 /* Strict fencing: the host fenced the abandoned QPs, now replay */
@@ -691,7 +799,8 @@ gda_ft_ep_probe(gda_ft_dev_ep_t *ep, uint8_t path, const void *data,
                                               raddr, rkey[path],
                                               GDA_FT_WQE_SIGNALED, &idx);
     status = gda_ft_ep_log_commit(ep, op, status, idx,
-                                  GDA_FT_OP_F_HAS_RADDR);
+                                  GDA_FT_OP_F_HAS_RADDR,
+                                  gda_ft_ep_npkts(ep, length));
     if (status == GDA_FT_DEV_OK) {
         gda_ft_sq_ring_db(&ep->sq[path]);
     }
@@ -719,8 +828,9 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_ep_check_deadline(
 
     for (idx = ep->log_head; idx != ep->log_tail; ++idx) {
         op = gda_ft_ep_op(ep, idx);
-        if (op->flags & GDA_FT_OP_F_DONE) {
-            continue;
+        if ((op->flags & GDA_FT_OP_F_DONE) ||
+            (ep->replay_pending & (1u << op->path))) {
+            continue;   /* done, or awaiting a deferred replay */
         }
         since = (op->post_ns > ep->last_cqe_ns[op->path]) ? op->post_ns :
                 ep->last_cqe_ns[op->path];

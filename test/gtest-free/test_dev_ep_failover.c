@@ -30,6 +30,7 @@ typedef struct ft_setup {
 static void ft_init(ft_setup_t *s, size_t len, uint64_t deadline_ns,
                     const soft_conn_params_t *params)
 {
+    gda_ft_hca_qp_query_attr_t qattr;
     gda_ft_hca_mr_t *mr;
     char name[16];
     unsigned i;
@@ -60,8 +61,14 @@ static void ft_init(ft_setup_t *s, size_t len, uint64_t deadline_ns,
     }
 
     gda_ft_dev_ep_init(&s->ep, s->log, LOG_SIZE, deadline_ns);
-    s->ep.sq[0] = s->a[0].sq;
-    s->ep.sq[1] = s->a[1].sq;
+    for (i = 0; i < 2; ++i) {
+        s->ep.sq[i] = s->a[i].sq;
+        /* the PSN accounting starts where the QPs do */
+        GDA_FT_ASSERT_OK(gda_ft_hca_qp_query(s->a[i].qp, &qattr));
+        GDA_FT_ASSERT_EQ(qattr.state, GDA_FT_HCA_QP_RTS);
+        s->ep.next_psn[i] = qattr.sq_psn;
+        s->ep.mtu         = qattr.path_mtu;
+    }
 }
 
 static void ft_fini(ft_setup_t *s)
@@ -442,6 +449,132 @@ GDA_FT_TEST(dev_ep_failover, strict_mode_replays_after_fence)
         GDA_FT_ASSERT_EQ(ft_wait_one(&s, i, 5), GDA_FT_DEV_PATH_SWITCHED);
     }
     GDA_FT_ASSERT_MEM_EQ(s.dst, s.src, s.len);
+    ft_fini(&s);
+}
+
+/* Deferred switch: waits until the deadline moved new posts to the backup */
+static void ft_wait_deferred_switch(ft_setup_t *s)
+{
+    double deadline = soft_now_sec() + 5;
+
+    while (s->ep.replay_pending == 0) {
+        ft_progress(s);
+        GDA_FT_ASSERT(soft_now_sec() < deadline);
+        usleep(100);
+    }
+    GDA_FT_ASSERT_EQ(s->ep.active, GDA_FT_PATH_BACKUP);
+    GDA_FT_ASSERT_EQ(s->ep.counters.replays, 0);
+}
+
+/*
+ * Both fences of a resolution, as the two guardians do them: A's end of the
+ * failed path, then B's, whose QP then reports the PSN it expected next
+ */
+static uint32_t ft_fence_both(ft_setup_t *s, unsigned path)
+{
+    gda_ft_hca_qp_query_attr_t attr;
+
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_modify(s->a[path].qp, GDA_FT_HCA_QP_ERR,
+                                          NULL));
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_modify(s->b[path].qp, GDA_FT_HCA_QP_ERR,
+                                          NULL));
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_query(s->b[path].qp, &attr));
+    GDA_FT_ASSERT_EQ(attr.state, GDA_FT_HCA_QP_ERR);
+    return attr.rq_psn;
+}
+
+/* A fetch-add, a posted add and a put, users 1, 2, 3 */
+static void ft_post_atomics_and_put(ft_setup_t *s, uint64_t *counter)
+{
+    uint64_t operand[4] = {7, 0, 0, 0};
+
+    GDA_FT_ASSERT_EQ(gda_ft_ep_atomic(&s->ep, GDA_FT_ATOMIC_FADD64, 8,
+                                      operand, (uintptr_t)s->src, s->lkey,
+                                      (uintptr_t)counter, s->rkey, 1),
+                     GDA_FT_DEV_OK);
+    operand[0] = 100;
+    GDA_FT_ASSERT_EQ(gda_ft_ep_atomic(&s->ep, GDA_FT_ATOMIC_FADD64 |
+                                      GDA_FT_ATOMIC_F_POSTED, 8, operand,
+                                      (uintptr_t)s->src + 8, s->lkey,
+                                      (uintptr_t)counter, s->rkey, 2),
+                     GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(gda_ft_ep_put(&s->ep, (uintptr_t)s->src + 4096, s->lkey,
+                                   3 * 4096, (uintptr_t)s->dst + 4096,
+                                   s->rkey, 3),
+                     GDA_FT_DEV_OK);
+    gda_ft_ep_ring(&s->ep);
+}
+
+GDA_FT_TEST(dev_ep_failover, resolution_replays_what_the_peer_never_saw)
+{
+    soft_conn_params_t params = ft_slow_hw_params();
+    uint64_t *counter;
+    uint32_t epsn;
+    ft_setup_t s;
+
+    ft_init(&s, 4 * 4096, FT_DEADLINE_NS, &params);
+    s.ep.flags |= GDA_FT_EP_F_DEFER_REPLAY;
+    counter    = (uint64_t*)s.dst;
+    counter[0] = 1000;
+
+    /* the PSNs move on the primary first */
+    GDA_FT_ASSERT_EQ(gda_ft_ep_nop(&s.ep, 0), GDA_FT_DEV_OK);
+    ft_put_chunk(&s, 3, 4096);
+    gda_ft_ep_ring(&s.ep);
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 0, 5), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 3, 5), GDA_FT_DEV_OK);
+
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(s.dev[2], 1, 0));
+    ft_post_atomics_and_put(&s, counter);
+    ft_wait_deferred_switch(&s);
+
+    /* B saw none of them: all three go again, the atomics too */
+    epsn = ft_fence_both(&s, GDA_FT_PATH_PRIMARY);
+    GDA_FT_ASSERT_EQ(epsn, s.log[0].psn + 1);  /* the NOP takes no PSN */
+    gda_ft_ep_replay_resolved(&s.ep, GDA_FT_PATH_PRIMARY, epsn);
+    GDA_FT_ASSERT_EQ(s.ep.replay_pending, 0);
+    GDA_FT_ASSERT_EQ(s.ep.counters.replays, 3);
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 1, 5), GDA_FT_DEV_PATH_SWITCHED);
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 2, 5), GDA_FT_DEV_PATH_SWITCHED);
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 3, 5), GDA_FT_DEV_PATH_SWITCHED);
+    GDA_FT_ASSERT_EQ(be64toh(((uint64_t*)s.src)[0]), 1000);
+    GDA_FT_ASSERT_EQ(counter[0], 1107);
+    GDA_FT_ASSERT_MEM_EQ(s.dst + 4096, s.src + 4096, 3 * 4096);
+    GDA_FT_ASSERT_EQ(s.ep.counters.in_doubt, 0);
+    GDA_FT_ASSERT_EQ(s.ep.counters.confirmed, 0);
+    ft_fini(&s);
+}
+
+GDA_FT_TEST(dev_ep_failover, resolution_confirms_what_the_peer_executed)
+{
+    soft_conn_params_t params = ft_slow_hw_params();
+    gda_ft_soft_fault_t fault = {0};
+    uint64_t *counter;
+    ft_setup_t s;
+
+    ft_init(&s, 4 * 4096, FT_DEADLINE_NS, &params);
+    s.ep.flags |= GDA_FT_EP_F_DEFER_REPLAY;
+    counter    = (uint64_t*)s.dst;
+    counter[0] = 1000;
+
+    /* B executes all three, every answer to A is lost */
+    fault.ack_loss = 1;
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(s.dev[2], 1, &fault));
+    ft_post_atomics_and_put(&s, counter);
+    ft_wait_deferred_switch(&s);
+
+    gda_ft_ep_replay_resolved(&s.ep, GDA_FT_PATH_PRIMARY,
+                              ft_fence_both(&s, GDA_FT_PATH_PRIMARY));
+    GDA_FT_ASSERT_EQ(s.ep.counters.replays, 0);
+    /* the fetch-add's old value is lost: in doubt, not applied again; the
+     * posted add and the put are complete */
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 1, 5), GDA_FT_DEV_IN_DOUBT);
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 2, 5), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 3, 5), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(s.ep.counters.in_doubt, 1);
+    GDA_FT_ASSERT_EQ(s.ep.counters.confirmed, 2);
+    GDA_FT_ASSERT_EQ(counter[0], 1107);
+    GDA_FT_ASSERT_MEM_EQ(s.dst + 4096, s.src + 4096, 3 * 4096);
     ft_fini(&s);
 }
 

@@ -33,6 +33,8 @@ typedef ucs_status_t (*query_counters_func_t)(uct_ep_h, test_counters_t*);
 typedef ucs_status_t (*query_iface_counters_func_t)(uct_iface_h,
                                                     test_counters_t*);
 typedef gda_ft_hca_dev_t *(*soft_dev_find_func_t)(const char*);
+typedef ucs_status_t (*soft_port_set_fault_func_t)(
+        gda_ft_hca_dev_t*, uint8_t, const gda_ft_soft_fault_t*);
 typedef ucs_status_t (*soft_port_set_up_func_t)(gda_ft_hca_dev_t*, uint8_t,
                                                 int);
 
@@ -1107,6 +1109,23 @@ static void test_port_set(test_uct_t *t, const char *dev, int up)
     GDA_FT_ASSERT_OK(set_up(hca, 1, up));
 }
 
+/* Loses every answer (ACKs, read and atomic responses) a port sends */
+static void test_port_lose_answers(test_uct_t *t, const char *dev)
+{
+    soft_dev_find_func_t find = (soft_dev_find_func_t)dlsym(
+            t->plugin, "gda_ft_soft_dev_find");
+    soft_port_set_fault_func_t set_fault = (soft_port_set_fault_func_t)dlsym(
+            t->plugin, "gda_ft_soft_port_set_fault");
+    gda_ft_soft_fault_t fault = {0};
+    gda_ft_hca_dev_t *hca;
+
+    GDA_FT_ASSERT((find != NULL) && (set_fault != NULL));
+    hca = find(dev);
+    GDA_FT_ASSERT(hca != NULL);
+    fault.ack_loss = 1;
+    GDA_FT_ASSERT_OK(set_fault(hca, 1, &fault));
+}
+
 /* A failover before the fault would make the rest meaningless */
 static void test_assert_no_switch(test_uct_t *t, const char *when)
 {
@@ -1194,30 +1213,62 @@ GDA_FT_TEST(uct_ops, primary_down_fails_over_without_loss)
     test_uct_cleanup(&t);
 }
 
-GDA_FT_TEST(uct_ops, atomic_lost_with_primary_completes_in_doubt)
+/* An atomic posted into a dead primary: the peer never saw it */
+static void test_atomic_into_dead_primary(test_uct_t *t, uint64_t *result,
+                                          test_comp_t *comp)
+{
+    uint64_t value = 1000;
+
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t->node[NODE_A].ep, &value, 8,
+                                      raddr_b(t, 0), rkey_b(t)));
+    GDA_FT_ASSERT_OK(test_flush(t));
+    test_assert_no_switch(t, "warm-up");
+
+    test_port_set(t, "tsoft0", 0);
+    test_comp_init(comp, 1);
+    GDA_FT_ASSERT_EQ(uct_ep_atomic64_fetch(t->node[NODE_A].ep,
+                                           UCT_ATOMIC_OP_ADD, 1, result,
+                                           raddr_b(t, 0), rkey_b(t),
+                                           &comp->super),
+                     UCS_INPROGRESS);
+    TEST_WAIT(t, comp->calls == 1, 5000);
+}
+
+GDA_FT_TEST(uct_ops, atomic_lost_with_primary_is_replayed_once)
 {
     test_counters_t counters;
     test_comp_t comp;
-    uint64_t result = 0, value = 0;
+    uint64_t result = 0;
     test_uct_t t;
 
-    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms",
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms", NULL);
+    test_uct_setup(&t);
+    test_atomic_into_dead_primary(&t, &result, &comp);
+
+    /* B said it never executed it: it went over the backup, once */
+    GDA_FT_ASSERT_OK(comp.super.status);
+    GDA_FT_ASSERT_EQ(result, 1000);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_EQ(((uint64_t*)t.node[NODE_B].buf)[0], 1001);
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+    GDA_FT_ASSERT_EQ(counters.switches, 1);
+    GDA_FT_ASSERT_EQ(counters.in_doubt, 0);
+    GDA_FT_ASSERT(counters.replays >= 1);
+    test_uct_cleanup(&t);
+}
+
+GDA_FT_TEST(uct_ops, atomic_lost_without_resolution_completes_in_doubt)
+{
+    test_counters_t counters;
+    test_comp_t comp;
+    uint64_t result = 0;
+    test_uct_t t;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms", "UCX_GDA_FT_RESOLVE=n",
                  NULL);
     test_uct_setup(&t);
+    test_atomic_into_dead_primary(&t, &result, &comp);
 
-    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
-                                      raddr_b(&t, 0), rkey_b(&t)));
-    GDA_FT_ASSERT_OK(test_flush(&t));
-    test_assert_no_switch(&t, "warm-up");
-
-    test_port_set(&t, "tsoft0", 0);
-    test_comp_init(&comp, 1);
-    GDA_FT_ASSERT_EQ(uct_ep_atomic64_fetch(t.node[NODE_A].ep,
-                                           UCT_ATOMIC_OP_ADD, 1, &result,
-                                           raddr_b(&t, 0), rkey_b(&t),
-                                           &comp.super),
-                     UCS_INPROGRESS);
-    TEST_WAIT(&t, comp.calls == 1, 5000);
     /* never retried: an error, not a second application */
     GDA_FT_ASSERT_EQ(comp.super.status, UCS_ERR_IO_ERROR);
     GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
@@ -1233,8 +1284,47 @@ GDA_FT_TEST(uct_ops, atomic_lost_with_primary_completes_in_doubt)
                      UCS_INPROGRESS);
     TEST_WAIT(&t, comp.calls == 1, 5000);
     GDA_FT_ASSERT_OK(comp.super.status);
-    GDA_FT_ASSERT_EQ(*(uint64_t*)(t.node[NODE_B].buf + 8), 5);
-    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_EQ(((uint64_t*)t.node[NODE_B].buf)[0], 1000);
+    test_uct_cleanup(&t);
+}
+
+GDA_FT_TEST(uct_ops, atomic_executed_with_lost_reply_is_in_doubt)
+{
+    test_counters_t counters;
+    test_comp_t comp;
+    uint64_t result = 0, value = 1000;
+    test_uct_t t;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms", NULL);
+    test_uct_setup(&t);
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 0), rkey_b(&t)));
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    test_assert_no_switch(&t, "warm-up");
+
+    /* B executes both atomics; its answers never reach A */
+    test_port_lose_answers(&t, "tsoft2");
+    test_comp_init(&comp, 1);
+    GDA_FT_ASSERT_EQ(uct_ep_atomic64_fetch(t.node[NODE_A].ep,
+                                           UCT_ATOMIC_OP_ADD, 1, &result,
+                                           raddr_b(&t, 0), rkey_b(&t),
+                                           &comp.super),
+                     UCS_INPROGRESS);
+    GDA_FT_ASSERT_OK(uct_ep_atomic64_post(t.node[NODE_A].ep,
+                                          UCT_ATOMIC_OP_ADD, 10,
+                                          raddr_b(&t, 0), rkey_b(&t)));
+    TEST_WAIT(&t, comp.calls == 1, 5000);
+
+    /* the old value is lost: the fetch is in doubt, never applied twice;
+     * the posted add is known applied, so the flush succeeds */
+    GDA_FT_ASSERT_EQ(comp.super.status, UCS_ERR_IO_ERROR);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_EQ(((uint64_t*)t.node[NODE_B].buf)[0], 1011);
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+    GDA_FT_ASSERT_EQ(counters.switches, 1);
+    GDA_FT_ASSERT_EQ(counters.in_doubt, 1);
+    GDA_FT_ASSERT_EQ(counters.confirmed, 1);
     test_uct_cleanup(&t);
 }
 
@@ -1492,14 +1582,21 @@ GDA_FT_TEST(uct_ops, failback_after_port_returns)
     for (end = i + 20; i < end; ++i) {
         test_put_word(&t, i, 1000 + i);
     }
+    /* A asked B to fence its end of the primary (resolution), so B left
+     * it too, and returns to it with A */
+    start = soft_now_sec();
+    do {
+        test_progress(&t);
+        GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_B].ep, &b));
+        GDA_FT_ASSERT(soft_now_sec() < start + 10);
+    } while (b.failbacks == 0);
     GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &a));
-    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_B].ep, &b));
     GDA_FT_ASSERT_EQ(a.switches, 1);
     GDA_FT_ASSERT_EQ(a.failbacks, 1);
     GDA_FT_ASSERT_EQ(a.no_path, 0);
     GDA_FT_ASSERT_EQ(b.no_path, 0);
-    /* B's idle primary was re-armed in place: it never switched */
-    GDA_FT_ASSERT_EQ(b.switches, 0);
+    GDA_FT_ASSERT_EQ(b.switches, 1);
+    GDA_FT_ASSERT_EQ(b.failbacks, 1);
     GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
     GDA_FT_ASSERT_EQ(t.node[NODE_B].errors, 0);
     test_uct_cleanup(&t);

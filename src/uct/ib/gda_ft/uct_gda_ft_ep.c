@@ -75,8 +75,11 @@ uct_gda_ft_ep_check_res(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
                UCS_ERR_ENDPOINT_TIMEOUT : UCS_ERR_NOT_CONNECTED;
     }
 
+    /* After a switch, what the failed path left goes first: new operations
+     * wait until the guardian has replayed it (keeps the order) */
     if (ucs_unlikely(!uct_gda_ft_ep_has_tx_resources(iface, ep) ||
-                     !uct_gda_ft_iface_has_tx_resources(iface))) {
+                     !uct_gda_ft_iface_has_tx_resources(iface) ||
+                     (ep->dev.replay_pending != 0))) {
         return UCS_ERR_NO_RESOURCE;
     }
     return UCS_OK;
@@ -336,13 +339,16 @@ unsigned uct_gda_ft_ep_deliver_one(uct_gda_ft_ep_t *ep)
 
 void uct_gda_ft_ep_path_event(uct_gda_ft_ep_t *ep, unsigned path,
                               gda_ft_dev_status_t status,
-                              const gda_ft_dev_cqe_info_t *info)
+                              const gda_ft_dev_cqe_info_t *info,
+                              const char *why)
 {
     uct_gda_ft_iface_t *iface          = uct_gda_ft_ep_iface(ep);
     const gda_ft_dev_ep_counters_t *cn = &ep->dev.counters;
     char reason[96];
 
-    if ((info != NULL) && gda_ft_cq_opcode_is_error(info->opcode)) {
+    if (why != NULL) {
+        ucs_snprintf_zero(reason, sizeof(reason), "%s", why);
+    } else if ((info != NULL) && gda_ft_cq_opcode_is_error(info->opcode)) {
         ucs_snprintf_zero(reason, sizeof(reason), "error completion %s",
                           gda_ft_hca_syndrome_str(info->syndrome));
     } else {
@@ -353,14 +359,12 @@ void uct_gda_ft_ep_path_event(uct_gda_ft_ep_t *ep, unsigned path,
 
     if (status == GDA_FT_DEV_PATH_SWITCHED) {
         ucs_warn("gda_ft: ep %p: %s path to peer QP 0x%x failed (%s): "
-                 "switched to the %s path, %u operations replayed, %u "
-                 "atomics in doubt", ep, uct_gda_ft_path_name(path),
+                 "switched to the %s path", ep, uct_gda_ft_path_name(path),
                  ep->path[path].dest_qpn, reason,
-                 uct_gda_ft_path_name(ep->dev.active),
-                 cn->replays - ep->reported.replays,
-                 cn->in_doubt - ep->reported.in_doubt);
-        /* Fence the abandoned QP (and replay now in strict mode); failback
-         * is scheduled (uct_gda_ft_guard.c) */
+                 uct_gda_ft_path_name(ep->dev.active));
+        /* Fence the abandoned QP; the guardian settles what it left (at
+         * once, or after the fence and the peer's word) and schedules the
+         * failback (uct_gda_ft_guard.c) */
         uct_gda_ft_ep_guard_on_switch(ep, path);
     } else if (status == GDA_FT_DEV_NO_PATH) {
         ucs_error("gda_ft: ep %p: %s path to peer QP 0x%x failed (%s) and "
@@ -384,9 +388,10 @@ void uct_gda_ft_ep_check_deadline(uct_gda_ft_ep_t *ep, uint64_t now_ns)
 
     status = gda_ft_ep_check_deadline(&ep->dev, now_ns);
     if (status == GDA_FT_DEV_PATH_SWITCHED) {
-        uct_gda_ft_ep_path_event(ep, 1 - ep->dev.active, status, NULL);
+        uct_gda_ft_ep_path_event(ep, 1 - ep->dev.active, status, NULL,
+                                 NULL);
     } else if (status == GDA_FT_DEV_NO_PATH) {
-        uct_gda_ft_ep_path_event(ep, active, status, NULL);
+        uct_gda_ft_ep_path_event(ep, active, status, NULL, NULL);
     }
 }
 
@@ -413,6 +418,9 @@ uct_gda_ft_iface_query_counters(uct_iface_h tl_iface,
         counters->in_doubt  += ep->dev.counters.in_doubt;
         counters->failbacks += ep->dev.counters.failbacks;
         counters->no_path   += ep->dev.counters.no_path;
+        counters->fences    += ep->dev.counters.fences;
+        counters->op_errors += ep->dev.counters.op_errors;
+        counters->confirmed += ep->dev.counters.confirmed;
     }
     return UCS_OK;
 }
@@ -752,6 +760,9 @@ uct_gda_ft_ep_atomic(uct_ep_h tl_ep, unsigned opcode, unsigned size,
     desc->atomic.opcode = (uint8_t)opcode;
 
     uct_gda_ft_rkeys(rkey, rkeys);
+    if (result == NULL) {
+        kind |= GDA_FT_ATOMIC_F_POSTED;
+    }
     dev_status = gda_ft_ep_atomic(&ep->dev, kind, size, operand,
                                   (uintptr_t)uct_gda_ft_op_payload(desc),
                                   desc->lkey, remote_addr, rkeys,
@@ -1098,6 +1109,32 @@ static ucs_status_t uct_gda_ft_ep_connect_path(uct_gda_ft_ep_t *ep,
     return status;
 }
 
+/*
+ * The datapath counts the PSNs of every operation (a failover asks the peer
+ * which it executed): it needs the MTU the QPs really use, the same on both
+ * paths. Without it a failover settles without the peer's word.
+ */
+static void uct_gda_ft_ep_learn_mtu(uct_gda_ft_ep_t *ep)
+{
+    gda_ft_hca_qp_query_attr_t attr;
+    unsigned path, mtu = 0;
+
+    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+        if (ep->dev.path_failed[path]) {
+            continue;   /* no backup */
+        }
+        if ((gda_ft_hca_qp_query(ep->path[path].qp, &attr) != UCS_OK) ||
+            (attr.path_mtu == 0) || ((mtu != 0) && (attr.path_mtu != mtu))) {
+            ucs_debug("gda_ft: ep %p: path MTUs unknown or different: "
+                      "failovers settle without the peer", ep);
+            mtu = 0;
+            break;
+        }
+        mtu = attr.path_mtu;
+    }
+    ep->dev.mtu = mtu;
+}
+
 ucs_status_t uct_gda_ft_ep_connect_to_ep(uct_ep_h tl_ep,
                                          const uct_device_addr_t *dev_addr,
                                          const uct_ep_addr_t *ep_addr)
@@ -1163,6 +1200,7 @@ ucs_status_t uct_gda_ft_ep_connect_to_ep(uct_ep_h tl_ep,
                   "no");
     }
 
+    uct_gda_ft_ep_learn_mtu(ep);
     ep->flags |= UCT_GDA_FT_EP_FLAG_CONNECTED;
     ucs_debug("gda_ft: ep %p connected: primary QP 0x%x -> 0x%x, backup QP "
               "0x%x -> 0x%x%s", ep,
@@ -1346,13 +1384,15 @@ UCS_CLASS_INIT_FUNC(uct_gda_ft_ep_t, const uct_ep_params_t *params)
 
     gda_ft_dev_ep_init(&self->dev, self->log, iface->config.log_size,
                        iface->config.deadline_ns);
-    if (iface->config.strict_fence) {
+    if (iface->config.strict_fence || iface->config.resolve) {
+        /* the guardian replays, after the fence (and the peer's word) */
         self->dev.flags |= GDA_FT_EP_F_DEFER_REPLAY;
     }
 
     memset(&self->guard, 0, sizeof(self->guard));
     self->guard.backoff_ns = iface->config.rearm_backoff_ns;
-    if (iface->config.failback && uct_gda_ft_iface_has_backup(iface)) {
+    if ((iface->config.failback || iface->config.resolve) &&
+        uct_gda_ft_iface_has_backup(iface)) {
         status = uct_gda_ft_ep_mbox_alloc(self, iface);
         if (status != UCS_OK) {
             goto err_free_log;

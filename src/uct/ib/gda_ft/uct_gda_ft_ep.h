@@ -108,10 +108,12 @@ unsigned uct_gda_ft_ep_deliver_one(uct_gda_ft_ep_t *ep);
 /* Deadline check of an endpoint with operations in flight; no callbacks */
 void uct_gda_ft_ep_check_deadline(uct_gda_ft_ep_t *ep, uint64_t now_ns);
 
-/* Called with the datapath's verdict after a CQE or a deadline check */
+/* Called with the datapath's verdict after a CQE, a deadline check or a
+ * guardian's decision (why: its reason; NULL: the CQE or the deadline) */
 void uct_gda_ft_ep_path_event(uct_gda_ft_ep_t *ep, unsigned path,
                               gda_ft_dev_status_t status,
-                              const gda_ft_dev_cqe_info_t *info);
+                              const gda_ft_dev_cqe_info_t *info,
+                              const char *why);
 
 /* Bookkeeping of an operation posted, and rung, outside the ep operations
  * (the guardian's mailbox writes and probes) */

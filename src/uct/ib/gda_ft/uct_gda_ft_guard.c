@@ -4,6 +4,11 @@
  * - Fence: as soon as a path is abandoned its QP goes to ERR, so hardware
  *   retransmission cannot deliver stale data later; in strict mode the
  *   replay waits for that fence.
+ * - Resolution: with RESOLVE, the replay also waits for the peer's word.
+ *   Over the path that works we ask it to fence its end of the failed path
+ *   and to write back the PSN that end expected next; what lies below was
+ *   executed and is not replayed (exactly-once atomics and sends). The
+ *   peer's end is then dead too, so it leaves the path as well.
  * - Failback: while an endpoint runs on its backup and the local primary
  *   port is up, it asks the peer, over the backup path, to re-arm the
  *   primary QP pair with fresh PSNs (a request and an acknowledgement
@@ -56,18 +61,19 @@ static int uct_gda_ft_guard_port_up(uct_gda_ft_iface_t *iface)
 }
 
 /*
- * Writes a 32-bit field of the peer's mailbox over the backup path, the one
- * known to work while the primary pair is re-armed (the primary may be our
- * active path when the peer asks and ours looked healthy). Posted like a
- * probe: should the backup fail too, the write is not moved anywhere.
+ * Writes a 32-bit field of the peer's mailbox over `path`: the backup for
+ * the failback handshake, the one known to work while the primary pair is
+ * re-armed (the primary may be our active path when the peer asks and ours
+ * looked healthy); the surviving path for a resolution. Posted like a
+ * probe: should that path fail too, the write is not moved anywhere.
  */
-static ucs_status_t uct_gda_ft_guard_write(uct_gda_ft_ep_t *ep,
+static ucs_status_t uct_gda_ft_guard_write(uct_gda_ft_ep_t *ep, unsigned path,
                                            size_t offset, uint32_t value)
 {
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
     gda_ft_dev_status_t status;
 
-    status = gda_ft_ep_probe(&ep->dev, UCT_GDA_FT_PATH_BACKUP, &value,
+    status = gda_ft_ep_probe(&ep->dev, path, &value,
                              sizeof(value), ep->guard.peer_mbox + offset,
                              ep->guard.peer_mbox_rkey, 0);
     if (status != GDA_FT_DEV_OK) {
@@ -78,15 +84,15 @@ static ucs_status_t uct_gda_ft_guard_write(uct_gda_ft_ep_t *ep,
 }
 
 /* Request first, epoch last: RC writes land in order */
-static ucs_status_t uct_gda_ft_guard_send(uct_gda_ft_ep_t *ep,
-                                          size_t psn_offset, uint32_t psn,
+static ucs_status_t uct_gda_ft_guard_send(uct_gda_ft_ep_t *ep, unsigned path,
+                                          size_t arg_offset, uint32_t arg,
                                           size_t epoch_offset, uint32_t epoch)
 {
     ucs_status_t status;
 
-    status = uct_gda_ft_guard_write(ep, psn_offset, psn);
+    status = uct_gda_ft_guard_write(ep, path, arg_offset, arg);
     if (status == UCS_OK) {
-        status = uct_gda_ft_guard_write(ep, epoch_offset, epoch);
+        status = uct_gda_ft_guard_write(ep, path, epoch_offset, epoch);
     }
     return status;
 }
@@ -125,6 +131,7 @@ static ucs_status_t uct_gda_ft_guard_rearm_qp(uct_gda_ft_ep_t *ep,
     if (status == UCS_OK) {
         status = gda_ft_hca_qp_modify(path->qp, GDA_FT_HCA_QP_RTS, &attr);
     }
+    ep->dev.next_psn[UCT_GDA_FT_PATH_PRIMARY] = sq_psn;
     return status;
 }
 
@@ -226,7 +233,7 @@ static void uct_gda_ft_guard_answer(uct_gda_ft_ep_t *ep, uint64_t now)
         uct_gda_ft_ep_path_event(ep, UCT_GDA_FT_PATH_PRIMARY,
                                  gda_ft_ep_switch(&ep->dev,
                                                   UCT_GDA_FT_PATH_PRIMARY),
-                                 NULL);
+                                 NULL, "the peer re-arms it");
         if (ep->dev.state == GDA_FT_EP_NO_PATH) {
             return;
         }
@@ -234,7 +241,8 @@ static void uct_gda_ft_guard_answer(uct_gda_ft_ep_t *ep, uint64_t now)
 
     psn = uct_gda_ft_guard_new_psn();
     if ((uct_gda_ft_guard_rearm_qp(ep, 1, mbox->req_psn, psn) != UCS_OK) ||
-        (uct_gda_ft_guard_send(ep, ucs_offsetof(uct_gda_ft_mbox_t, ack_psn),
+        (uct_gda_ft_guard_send(ep, UCT_GDA_FT_PATH_BACKUP,
+                               ucs_offsetof(uct_gda_ft_mbox_t, ack_psn),
                                psn,
                                ucs_offsetof(uct_gda_ft_mbox_t, ack_epoch),
                                epoch) != UCS_OK)) {
@@ -256,7 +264,8 @@ static void uct_gda_ft_guard_request(uct_gda_ft_ep_t *ep, uint64_t now)
     g->epoch  = ucs_max(g->epoch, g->seen_req_epoch) + 1;
     g->my_psn = uct_gda_ft_guard_new_psn();
     if ((uct_gda_ft_guard_rearm_qp(ep, 0, 0, 0) != UCS_OK) ||
-        (uct_gda_ft_guard_send(ep, ucs_offsetof(uct_gda_ft_mbox_t, req_psn),
+        (uct_gda_ft_guard_send(ep, UCT_GDA_FT_PATH_BACKUP,
+                               ucs_offsetof(uct_gda_ft_mbox_t, req_psn),
                                g->my_psn,
                                ucs_offsetof(uct_gda_ft_mbox_t, req_epoch),
                                g->epoch) != UCS_OK)) {
@@ -286,6 +295,7 @@ static void uct_gda_ft_guard_acknowledged(uct_gda_ft_ep_t *ep, uint64_t now)
         uct_gda_ft_guard_fail_attempt(ep, now, "cannot re-arm our QP");
         return;
     }
+    ep->dev.next_psn[UCT_GDA_FT_PATH_PRIMARY] = g->my_psn;
     uct_gda_ft_guard_probe(ep, now);
 }
 
@@ -305,6 +315,126 @@ static void uct_gda_ft_guard_failback(uct_gda_ft_ep_t *ep, uint64_t now)
     (void)iface;
 }
 
+/* Reports how the operations a failed path left were settled, once */
+static void uct_gda_ft_guard_settled(uct_gda_ft_ep_t *ep, unsigned path,
+                                     const char *how)
+{
+    const gda_ft_dev_ep_counters_t *c = &ep->dev.counters;
+    unsigned in_doubt = c->in_doubt - ep->reported.in_doubt;
+
+    ucs_log(in_doubt ? UCS_LOG_LEVEL_WARN : UCS_LOG_LEVEL_DIAG,
+            "gda_ft: ep %p: %s path settled %s: %u operations replayed, %u "
+            "confirmed executed by the peer, %u atomics in doubt", ep,
+            (path == UCT_GDA_FT_PATH_PRIMARY) ? "primary" : "backup", how,
+            c->replays - ep->reported.replays,
+            c->confirmed - ep->reported.confirmed, in_doubt);
+    ep->reported = *c;
+}
+
+static int uct_gda_ft_guard_can_resolve(uct_gda_ft_ep_t *ep, unsigned path)
+{
+    return uct_gda_ft_ep_iface(ep)->config.resolve &&
+           (ep->guard.mbox != NULL) && (ep->guard.peer_mbox != 0) &&
+           (ep->dev.mtu != 0) && !ep->guard.resolving &&
+           gda_ft_ep_path_busy(&ep->dev, path);
+}
+
+/*
+ * Asks the peer, over the other path, to fence its end of `path` and to
+ * tell which PSN it expected next there. Replays at once if it cannot ask.
+ */
+static void uct_gda_ft_guard_ask_fence(uct_gda_ft_ep_t *ep, unsigned path,
+                                       uint64_t now)
+{
+    uct_gda_ft_ep_guard_t *g = &ep->guard;
+
+    if (uct_gda_ft_guard_send(ep, 1 - path,
+                              ucs_offsetof(uct_gda_ft_mbox_t, fence_path),
+                              path,
+                              ucs_offsetof(uct_gda_ft_mbox_t, fence_epoch),
+                              ++g->fence_epoch) != UCS_OK) {
+        gda_ft_ep_replay_pending(&ep->dev);
+        uct_gda_ft_guard_settled(ep, path, "without the peer (cannot ask)");
+        return;
+    }
+    g->resolving        = (uint8_t)(path + 1);
+    g->resolve_start_ns = now;
+}
+
+/* The peer asks us to fence our end of a path it left, and for its PSN */
+static void uct_gda_ft_guard_fence_for_peer(uct_gda_ft_ep_t *ep)
+{
+    uct_gda_ft_ep_guard_t *g = &ep->guard;
+    uint32_t epoch           = g->mbox->fence_epoch;
+    uint32_t path            = g->mbox->fence_path;
+    uint32_t psn             = UCT_GDA_FT_PSN_UNKNOWN;
+    gda_ft_hca_qp_query_attr_t attr;
+
+    g->seen_fence_epoch = epoch;
+    if ((path >= UCT_GDA_FT_NUM_PATHS) || (ep->path[path].qp == NULL)) {
+        ucs_diag("gda_ft: ep %p: ignoring the peer's fence request for "
+                 "path %u", ep, path);
+        return;
+    }
+
+    if (!ep->dev.path_failed[path]) {
+        /* It left the path: we leave it too, fencing our QP */
+        uct_gda_ft_ep_path_event(ep, path, gda_ft_ep_switch(&ep->dev, path),
+                                 NULL, "the peer left it");
+        if (ep->dev.state == GDA_FT_EP_NO_PATH) {
+            return;
+        }
+    }
+
+    /* A QP re-armed since it failed (a failback under way) knows nothing
+     * of the operations the peer asks about */
+    if (g->fenced[path] &&
+        (gda_ft_hca_qp_query(ep->path[path].qp, &attr) == UCS_OK)) {
+        psn = attr.rq_psn;
+    }
+    if (uct_gda_ft_guard_send(ep, 1 - path,
+                              ucs_offsetof(uct_gda_ft_mbox_t, fenced_psn),
+                              psn,
+                              ucs_offsetof(uct_gda_ft_mbox_t, fenced_epoch),
+                              epoch) != UCS_OK) {
+        ucs_diag("gda_ft: ep %p: cannot answer the peer's fence request",
+                 ep);
+    }
+}
+
+/* Waits for the peer's answer; settles with it, or without it in time */
+static void uct_gda_ft_guard_resolve(uct_gda_ft_ep_t *ep, uint64_t now)
+{
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_guard_t *g  = &ep->guard;
+    unsigned path             = g->resolving - 1;
+    uint64_t timeout          = iface->config.deadline_ns ?
+                                iface->config.deadline_ns :
+                                iface->config.recovery_ns;
+    uint32_t psn;
+
+    if (g->mbox->fenced_epoch == g->fence_epoch) {
+        psn = g->mbox->fenced_psn;
+        if (psn == UCT_GDA_FT_PSN_UNKNOWN) {
+            gda_ft_ep_replay_pending(&ep->dev);
+            uct_gda_ft_guard_settled(ep, path, "without the peer (it does "
+                                     "not know)");
+        } else {
+            gda_ft_ep_replay_resolved(&ep->dev, path, psn);
+            uct_gda_ft_guard_settled(ep, path, "with the peer's word");
+        }
+    } else if ((now - g->resolve_start_ns) > timeout) {
+        gda_ft_ep_replay_pending(&ep->dev);
+        uct_gda_ft_guard_settled(ep, path, "without the peer (no answer)");
+    } else {
+        return;
+    }
+
+    g->resolving = 0;
+    uct_gda_ft_iface_ep_ready(iface, ep);
+    ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
+}
+
 void uct_gda_ft_ep_guard_on_switch(uct_gda_ft_ep_t *ep, unsigned path)
 {
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
@@ -322,7 +452,17 @@ void uct_gda_ft_ep_guard_on_switch(uct_gda_ft_ep_t *ep, unsigned path)
             ++ep->dev.counters.fences;
         }
     }
-    gda_ft_ep_replay_pending(&ep->dev);
+
+    if (ep->dev.state == GDA_FT_EP_NO_PATH) {
+        g->resolving = 0;
+        ep->dev.replay_pending = 0;
+    } else if (uct_gda_ft_guard_can_resolve(ep, path) &&
+               (ep->dev.replay_pending & (1u << path))) {
+        uct_gda_ft_guard_ask_fence(ep, path, now);
+    } else if (!g->resolving) {
+        gda_ft_ep_replay_pending(&ep->dev);
+        uct_gda_ft_guard_settled(ep, path, "at once");
+    }
 
     if (path != UCT_GDA_FT_PATH_PRIMARY) {
         return;
@@ -351,6 +491,18 @@ void uct_gda_ft_ep_guard_progress(uct_gda_ft_ep_t *ep, uint64_t now)
         (ep->path[UCT_GDA_FT_PATH_BACKUP].qp == NULL) ||
         (ep->dev.state == GDA_FT_EP_NO_PATH)) {
         return;
+    }
+
+    if (mbox->fence_epoch != g->seen_fence_epoch) {
+        uct_gda_ft_guard_fence_for_peer(ep);
+        if (ep->dev.state == GDA_FT_EP_NO_PATH) {
+            return;
+        }
+    }
+
+    if (g->resolving) {
+        uct_gda_ft_guard_resolve(ep, now);
+        return;     /* no failback before the failover is settled */
     }
 
     if (mbox->req_epoch != g->seen_req_epoch) {
@@ -405,13 +557,14 @@ static void uct_gda_ft_guard_ctl_counters(void *arg, int argc, char **argv,
         len += snprintf(reply + len, (len < max) ? max - len : 0,
                         "%s ep %p peer QP 0x%x/0x%x: path %s, switches %u "
                         "replays %u fences %u in_doubt %u failbacks %u "
-                        "no_path %u op_errors %u\n",
+                        "no_path %u op_errors %u confirmed %u\n",
                         iface->path[0].dev->hca->attr.info.name, ep,
                         ep->path[0].dest_qpn, ep->path[1].dest_qpn,
                         (ep->dev.state == GDA_FT_EP_NO_PATH) ? "none" :
                         (ep->dev.active == 0) ? "primary" : "backup",
                         c->switches, c->replays, c->fences, c->in_doubt,
-                        c->failbacks, c->no_path, c->op_errors);
+                        c->failbacks, c->no_path, c->op_errors,
+                        c->confirmed);
     }
     pthread_mutex_unlock(&iface->eps_lock);
 }

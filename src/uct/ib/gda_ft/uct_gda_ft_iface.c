@@ -71,6 +71,16 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      ucs_offsetof(uct_gda_ft_iface_config_t, strict_fence),
      UCS_CONFIG_TYPE_BOOL},
 
+    {"RESOLVE", "y",
+     "After a failover, ask the peer (over the path that works) to fence its\n"
+     "end of the failed path and report the PSN it expected next there, and\n"
+     "replay only what it did not execute: atomics and sends in flight then\n"
+     "happen exactly once, and only a fetching atomic whose reply was lost\n"
+     "completes in doubt. New operations wait for the answer (one round trip\n"
+     "on the backup path); without one within DEADLINE, atomics in flight\n"
+     "complete in doubt and the rest is replayed. n: replay at once.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, resolve), UCS_CONFIG_TYPE_BOOL},
+
     {"DEADLINE", "auto",
      "A path that completes nothing for this long while operations are\n"
      "outstanding on it is failed over. auto: 100ms, 1.5x the default\n"
@@ -342,7 +352,7 @@ unsigned uct_gda_ft_iface_poll_cqs(uct_gda_ft_iface_t *iface, int *drained)
             status = gda_ft_ep_handle_cqe(&ep->dev, path, &info);
             if ((status == GDA_FT_DEV_PATH_SWITCHED) ||
                 (status == GDA_FT_DEV_NO_PATH)) {
-                uct_gda_ft_ep_path_event(ep, path, status, &info);
+                uct_gda_ft_ep_path_event(ep, path, status, &info, NULL);
             } else {
                 uct_gda_ft_iface_ep_ready(iface, ep);
             }
@@ -395,8 +405,9 @@ unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface)
         }
     }
 
-    /* Guardian: mailboxes and failback, about once a millisecond */
-    if (iface->config.failback) {
+    /* Guardian: mailboxes, resolution and failback, about once a
+     * millisecond */
+    if (iface->config.failback || iface->config.resolve) {
         now = gda_ft_dev_now_ns();
         if ((now - iface->last_guard_ns) > 1000000) {
             iface->last_guard_ns = now;
@@ -716,6 +727,7 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     iface->config.failover      = config->failover;
     iface->config.failback      = config->failover && config->failback;
     iface->config.strict_fence  = config->strict_fence;
+    iface->config.resolve       = config->failover && config->resolve;
     iface->config.recovery_ns   = (uint64_t)(config->recovery_window * 1e9);
     iface->config.rearm_backoff_ns     = (uint64_t)(config->rearm_backoff *
                                                     1e9);

@@ -62,6 +62,7 @@ typedef struct uct_gda_ft_iface_config {
     int                      failover;
     int                      failback;
     int                      strict_fence;
+    int                      resolve;
     double                   recovery_window;
     double                   rearm_backoff;
     double                   rearm_backoff_max;
@@ -123,8 +124,15 @@ typedef struct uct_gda_ft_mbox {
     volatile uint32_t ack_epoch;   /* the peer re-armed for our request */
     volatile uint32_t ack_psn;     /* the peer's new send PSN */
     volatile uint32_t probe_epoch; /* written over the re-armed primary */
-    uint32_t          reserved[11];
+    volatile uint32_t fence_epoch; /* the peer asks us to fence a path */
+    volatile uint32_t fence_path;  /* which one */
+    volatile uint32_t fenced_epoch;/* the peer fenced its end for us */
+    volatile uint32_t fenced_psn;  /* the PSN it expected next there, or
+                                      UCT_GDA_FT_PSN_UNKNOWN */
+    uint32_t          reserved[7];
 } uct_gda_ft_mbox_t;
+
+#define UCT_GDA_FT_PSN_UNKNOWN 0xffffffffu
 
 _Static_assert(sizeof(uct_gda_ft_mbox_t) == 64, "mailbox size");
 
@@ -151,6 +159,12 @@ typedef struct uct_gda_ft_ep_guard {
     uint64_t                  backoff_ns;
     uint64_t                  recover_at_ns;
     uint64_t                  failback_ns;    /* last failback */
+    /* Resolution of a failover: which of the failed path's operations the
+     * peer executed */
+    uint32_t                  fence_epoch;      /* our last question */
+    uint32_t                  seen_fence_epoch; /* the peer's, answered */
+    uint8_t                   resolving;        /* path asked about + 1 */
+    uint64_t                  resolve_start_ns;
 } uct_gda_ft_ep_guard_t;
 
 
@@ -231,6 +245,7 @@ struct uct_gda_ft_iface {
         int                 failover;
         int                 failback;
         int                 strict_fence;
+        int                 resolve;
         uint64_t            recovery_ns;
         uint64_t            rearm_backoff_ns;
         uint64_t            rearm_backoff_max_ns;

@@ -317,6 +317,15 @@ ucs_status_t gda_ft_hca_qp_modify(gda_ft_hca_qp_t *qp,
     return qp->dev->provider->qp_modify(qp, state, attr);
 }
 
+ucs_status_t gda_ft_hca_qp_query(gda_ft_hca_qp_t *qp,
+                                 gda_ft_hca_qp_query_attr_t *attr)
+{
+    if ((qp == NULL) || (attr == NULL)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return qp->dev->provider->qp_query(qp, attr);
+}
+
 void gda_ft_hca_qp_destroy(gda_ft_hca_qp_t *qp)
 {
     if (qp != NULL) {

@@ -168,6 +168,15 @@ typedef struct gda_ft_hca_qp_attr {
 } gda_ft_hca_qp_attr_t;
 
 
+/* What a QP reports of itself (verbs' ibv_query_qp subset) */
+typedef struct gda_ft_hca_qp_query_attr {
+    gda_ft_hca_qp_state_t state;
+    uint32_t              sq_psn;   /* next PSN the send queue will use */
+    uint32_t              rq_psn;   /* next PSN the receive side expects */
+    unsigned              path_mtu; /* bytes per packet, 0 before RTR */
+} gda_ft_hca_qp_query_attr_t;
+
+
 /* Public part of the objects; providers embed them in larger structs */
 struct gda_ft_hca_dev {
     const gda_ft_hca_provider_t *provider;
@@ -240,6 +249,8 @@ struct gda_ft_hca_provider {
     ucs_status_t (*qp_modify)(gda_ft_hca_qp_t *qp,
                               gda_ft_hca_qp_state_t state,
                               const gda_ft_hca_qp_attr_t *attr);
+    ucs_status_t (*qp_query)(gda_ft_hca_qp_t *qp,
+                             gda_ft_hca_qp_query_attr_t *attr);
     void         (*qp_destroy)(gda_ft_hca_qp_t *qp);
 };
 
@@ -282,6 +293,8 @@ ucs_status_t gda_ft_hca_qp_create(gda_ft_hca_pd_t *pd,
 ucs_status_t gda_ft_hca_qp_modify(gda_ft_hca_qp_t *qp,
                                   gda_ft_hca_qp_state_t state,
                                   const gda_ft_hca_qp_attr_t *attr);
+ucs_status_t gda_ft_hca_qp_query(gda_ft_hca_qp_t *qp,
+                                 gda_ft_hca_qp_query_attr_t *attr);
 void gda_ft_hca_qp_destroy(gda_ft_hca_qp_t *qp);
 
 /* RESET/INIT -> INIT -> RTR -> RTS with one set of parameters */

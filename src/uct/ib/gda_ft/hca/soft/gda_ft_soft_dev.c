@@ -843,6 +843,21 @@ out:
     return status;
 }
 
+static ucs_status_t gda_ft_soft_qp_query(gda_ft_hca_qp_t *hca_qp,
+                                         gda_ft_hca_qp_query_attr_t *attr)
+{
+    gda_ft_soft_qp_t *qp = gda_ft_soft_qp(hca_qp);
+
+    /* under the engine lock: a request being executed has moved epsn */
+    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    attr->state    = qp->super.state;
+    attr->sq_psn   = qp->next_psn;
+    attr->rq_psn   = qp->epsn;
+    attr->path_mtu = qp->mtu;
+    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    return UCS_OK;
+}
+
 static void gda_ft_soft_qp_destroy(gda_ft_hca_qp_t *hca_qp)
 {
     gda_ft_soft_qp_t *qp = gda_ft_soft_qp(hca_qp);
@@ -876,6 +891,7 @@ const gda_ft_hca_provider_t gda_ft_soft_provider = {
     .cq_destroy    = gda_ft_soft_cq_destroy,
     .qp_create     = gda_ft_soft_qp_create,
     .qp_modify     = gda_ft_soft_qp_modify,
+    .qp_query      = gda_ft_soft_qp_query,
     .qp_destroy    = gda_ft_soft_qp_destroy
 };
 
