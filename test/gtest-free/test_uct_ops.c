@@ -12,10 +12,14 @@
 #include "gda_ft_test.h"
 #include "soft_harness.h"
 #include "gda_ft_ep.h"
+#include <uct/ib/gda_ft/uct_gda_ft_wire.h>
 
 #include <uct/api/uct.h>
 #include <ucs/async/async.h>
 #include <alloca.h>
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <sys/socket.h>
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <time.h>
@@ -275,10 +279,17 @@ static void test_uct_cleanup(test_uct_t *t)
     }
 }
 
+/* Progresses both nodes (a node closed by its test has no worker) */
 static unsigned test_progress(test_uct_t *t)
 {
-    return uct_worker_progress(t->node[NODE_A].worker) +
-           uct_worker_progress(t->node[NODE_B].worker);
+    unsigned i, count = 0;
+
+    for (i = 0; i < 2; ++i) {
+        if (t->node[i].worker != NULL) {
+            count += uct_worker_progress(t->node[i].worker);
+        }
+    }
+    return count;
 }
 
 /* Progresses until *cond is non-zero; fails after timeout_ms */
@@ -326,6 +337,228 @@ static uct_rkey_t rkey_b(test_uct_t *t)
     return t->rkey[NODE_B].rkey;
 }
 
+
+/* ---- out-of-band wireup channel ------------------------------------------ */
+
+/* UCX 1.13 names no synchronous flag: a handler without ASYNC is one */
+#define TEST_CB_SYNC 0
+
+typedef struct {
+    unsigned  calls;
+    uint32_t  next;      /* sequence number expected next */
+    unsigned  bad;       /* out of order or wrong content */
+    pthread_t thread;    /* that ran the last call */
+} test_oob_rx_t;
+
+typedef struct {
+    uint32_t seq;
+    size_t   length;
+} test_oob_msg_t;
+
+static uint8_t test_oob_byte(uint32_t seq, size_t i)
+{
+    return (uint8_t)(seq * 7 + i);
+}
+
+static size_t test_oob_pack(void *dest, void *arg)
+{
+    const test_oob_msg_t *msg = arg;
+    uint8_t *p                = dest;
+    size_t i;
+
+    memcpy(p, &msg->seq, sizeof(msg->seq));
+    for (i = sizeof(msg->seq); i < msg->length; ++i) {
+        p[i] = test_oob_byte(msg->seq, i);
+    }
+    return msg->length;
+}
+
+static ucs_status_t test_oob_am_cb(void *arg, void *data, size_t length,
+                                   unsigned flags)
+{
+    test_oob_rx_t *rx = arg;
+    const uint8_t *p  = data;
+    uint32_t seq;
+    size_t i;
+
+    memcpy(&seq, p, sizeof(seq));
+    rx->bad += (seq != rx->next);
+    for (i = sizeof(seq); i < length; ++i) {
+        rx->bad += (p[i] != test_oob_byte(seq, i));
+    }
+    ++rx->next;
+    rx->thread = pthread_self();
+    __atomic_add_fetch(&rx->calls, 1, __ATOMIC_RELEASE);
+    return UCS_OK;
+}
+
+static void test_oob_send(test_uct_t *t, uint8_t am_id, uint32_t seq,
+                          size_t length)
+{
+    test_oob_msg_t msg = {seq, length};
+
+    GDA_FT_ASSERT_EQ(uct_ep_am_bcopy(t->node[NODE_A].ep, am_id, test_oob_pack,
+                                     &msg, 0), (ssize_t)length);
+}
+
+/* A's endpoint to B's interface, both the out-of-band channel */
+static void test_oob_setup(test_uct_t *t)
+{
+    uint8_t dev_addr[64], iface_addr[64];
+    uct_ep_params_t ep_params;
+
+    test_uct_env(t, 4, NULL);
+    test_node_open(t, &t->node[NODE_A], "gda_ft_tsoft0", "tsoft0:oob");
+    test_node_open(t, &t->node[NODE_B], "gda_ft_tsoft2", "tsoft2:oob");
+    GDA_FT_ASSERT(t->node[NODE_B].iface_attr.cap.flags &
+                  UCT_IFACE_FLAG_CONNECT_TO_IFACE);
+    GDA_FT_ASSERT(t->node[NODE_B].iface_attr.cap.flags &
+                  UCT_IFACE_FLAG_CB_ASYNC);
+
+    GDA_FT_ASSERT_OK(uct_iface_get_device_address(
+            t->node[NODE_B].iface, (uct_device_addr_t*)dev_addr));
+    GDA_FT_ASSERT_OK(uct_iface_get_address(t->node[NODE_B].iface,
+                                           (uct_iface_addr_t*)iface_addr));
+    GDA_FT_ASSERT(uct_iface_is_reachable(t->node[NODE_A].iface,
+                                         (uct_device_addr_t*)dev_addr,
+                                         (uct_iface_addr_t*)iface_addr));
+    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+                           UCT_EP_PARAM_FIELD_DEV_ADDR |
+                           UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    ep_params.iface      = t->node[NODE_A].iface;
+    ep_params.dev_addr   = (uct_device_addr_t*)dev_addr;
+    ep_params.iface_addr = (uct_iface_addr_t*)iface_addr;
+    GDA_FT_ASSERT_OK(uct_ep_create(&ep_params, &t->node[NODE_A].ep));
+}
+
+static void test_oob_cleanup(test_uct_t *t)
+{
+    test_node_close(t, &t->node[NODE_A]);
+    if (t->node[NODE_B].iface != NULL) {
+        test_node_close(t, &t->node[NODE_B]);
+    }
+}
+
+GDA_FT_TEST(uct_oob, messages_arrive_in_order_sync_and_async)
+{
+    test_oob_rx_t sync_rx = {0}, async_rx = {0};
+    double deadline;
+    test_uct_t t;
+    uint32_t i;
+
+    test_oob_setup(&t);
+    GDA_FT_ASSERT_OK(uct_iface_set_am_handler(t.node[NODE_B].iface, 5,
+                                              test_oob_am_cb, &sync_rx,
+                                              TEST_CB_SYNC));
+    GDA_FT_ASSERT_OK(uct_iface_set_am_handler(t.node[NODE_B].iface, 6,
+                                              test_oob_am_cb, &async_rx,
+                                              UCT_CB_FLAG_ASYNC));
+
+    /* every size up to the largest, in order, run by B's progress */
+    for (i = 0; i < 300; ++i) {
+        test_oob_send(&t, 5, i, (i == 299) ? UCT_GDA_FT_OOB_MAX_PAYLOAD :
+                                sizeof(uint32_t) + (i * 331) % 65000);
+    }
+    TEST_WAIT(&t, sync_rx.calls == 300, 10000);
+    GDA_FT_ASSERT_EQ(sync_rx.bad, 0);
+    GDA_FT_ASSERT(pthread_equal(sync_rx.thread, pthread_self()));
+
+    /* an asynchronous handler runs without B's progress, in UCX's async
+     * thread */
+    for (i = 0; i < 10; ++i) {
+        test_oob_send(&t, 6, i, 100 + i);
+    }
+    deadline = soft_now_sec() + 10;
+    while (__atomic_load_n(&async_rx.calls, __ATOMIC_ACQUIRE) < 10) {
+        GDA_FT_ASSERT(soft_now_sec() < deadline);
+        usleep(1000);
+    }
+    GDA_FT_ASSERT_EQ(async_rx.bad, 0);
+    GDA_FT_ASSERT(!pthread_equal(async_rx.thread, pthread_self()));
+    GDA_FT_ASSERT_EQ(sync_rx.calls, 300);
+    test_oob_cleanup(&t);
+}
+
+GDA_FT_TEST(uct_oob, malformed_stream_and_addresses_are_refused)
+{
+    uint8_t dev_addr[64], iface_addr[64], junk[64];
+    test_oob_rx_t rx = {0};
+    struct sockaddr_in sa;
+    uct_ep_params_t ep_params;
+    uct_ep_h ep;
+    test_uct_t t;
+    int fd;
+
+    test_oob_setup(&t);
+    GDA_FT_ASSERT_OK(uct_iface_set_am_handler(t.node[NODE_B].iface, 5,
+                                              test_oob_am_cb, &rx,
+                                              TEST_CB_SYNC));
+    GDA_FT_ASSERT_OK(uct_iface_get_device_address(
+            t.node[NODE_B].iface, (uct_device_addr_t*)dev_addr));
+    GDA_FT_ASSERT_OK(uct_iface_get_address(t.node[NODE_B].iface,
+                                           (uct_iface_addr_t*)iface_addr));
+
+    /* a stranger connects to B's listener and sends junk: B drops that
+     * connection and nothing else */
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    memcpy(&sa.sin_addr, dev_addr + 2, 4);
+    memcpy(&sa.sin_port, iface_addr, 2);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    GDA_FT_ASSERT(fd >= 0);
+    GDA_FT_ASSERT_EQ(connect(fd, (struct sockaddr*)&sa, sizeof(sa)), 0);
+    memset(junk, 0x5a, sizeof(junk));
+    GDA_FT_ASSERT_EQ(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+    TEST_WAIT(&t, recv(fd, junk, sizeof(junk), MSG_DONTWAIT) == 0, 5000);
+    close(fd);
+
+    test_oob_send(&t, 5, 0, 64);
+    TEST_WAIT(&t, rx.calls == 1, 5000);
+    GDA_FT_ASSERT_EQ(rx.bad, 0);
+
+    /* an HCA's device address is not reachable over the channel, and an
+     * endpoint to garbage is refused */
+    memset(junk, 0, sizeof(junk));
+    junk[0] = 1;
+    junk[1] = 0x02;     /* an IPv4-form HCA address */
+    GDA_FT_ASSERT(!uct_iface_is_reachable(t.node[NODE_A].iface,
+                                          (uct_device_addr_t*)junk,
+                                          (uct_iface_addr_t*)iface_addr));
+    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+                           UCT_EP_PARAM_FIELD_DEV_ADDR |
+                           UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    ep_params.iface      = t.node[NODE_A].iface;
+    ep_params.dev_addr   = (uct_device_addr_t*)junk;
+    ep_params.iface_addr = (uct_iface_addr_t*)iface_addr;
+    GDA_FT_ASSERT(uct_ep_create(&ep_params, &ep) != UCS_OK);
+    test_oob_cleanup(&t);
+}
+
+GDA_FT_TEST(uct_oob, peer_gone_is_an_endpoint_error)
+{
+    test_oob_rx_t rx = {0};
+    test_oob_msg_t msg = {0, 8};
+    test_uct_t t;
+
+    test_oob_setup(&t);
+    GDA_FT_ASSERT_OK(uct_iface_set_am_handler(t.node[NODE_B].iface, 5,
+                                              test_oob_am_cb, &rx,
+                                              TEST_CB_SYNC));
+    test_oob_send(&t, 5, 0, 8);
+    TEST_WAIT(&t, rx.calls == 1, 5000);
+
+    /* B goes away: A's error handler hears of it once */
+    test_node_close(&t, &t.node[NODE_B]);
+    t.node[NODE_B].iface  = NULL;
+    t.node[NODE_B].worker = NULL;
+    TEST_WAIT(&t, t.node[NODE_A].errors == 1, 5000);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].last_error, UCS_ERR_CONNECTION_RESET);
+    GDA_FT_ASSERT_EQ(uct_ep_am_bcopy(t.node[NODE_A].ep, 5, test_oob_pack,
+                                     &msg, 0), UCS_ERR_CONNECTION_RESET);
+    uct_worker_progress(t.node[NODE_A].worker);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 1);
+    test_oob_cleanup(&t);
+}
 
 /* ---- resources ----------------------------------------------------------- */
 

@@ -525,7 +525,24 @@ GDA_FT_TEST(uct_wire, ep_addr_rejects_malformed)
 
 /* ---- fuzzing ------------------------------------------------------------- */
 
-typedef enum { BLOB_RKEY, BLOB_DEV_ADDR, BLOB_EP_ADDR } blob_t;
+typedef enum {
+    BLOB_RKEY, BLOB_DEV_ADDR, BLOB_EP_ADDR,
+    BLOB_OOB_ADDR,  /* out-of-band device address (6) + iface address (2) */
+    BLOB_OOB_HDR
+} blob_t;
+
+#define OOB_DEV_LEN  sizeof(uct_gda_ft_wire_oob_dev_addr_t)
+
+/* An out-of-band address of len bytes: its device part, then its port */
+static ucs_status_t oob_addr_unpack(const uint8_t *buf, size_t len,
+                                    uint32_t *ip, uint16_t *port,
+                                    const char **reason)
+{
+    size_t dev_len = (len < OOB_DEV_LEN) ? len : OOB_DEV_LEN;
+
+    return uct_gda_ft_wire_oob_addr_unpack(buf, dev_len, buf + dev_len,
+                                           len - dev_len, ip, port, reason);
+}
 
 /* Largest encoding of a blob */
 static size_t blob_size(blob_t blob)
@@ -533,6 +550,8 @@ static size_t blob_size(blob_t blob)
     switch (blob) {
     case BLOB_RKEY:     return sizeof(uct_gda_ft_wire_rkey_t);
     case BLOB_DEV_ADDR: return UCT_GDA_FT_WIRE_DEV_ADDR_MAX;
+    case BLOB_OOB_ADDR: return OOB_DEV_LEN + sizeof(uint16_t);
+    case BLOB_OOB_HDR:  return sizeof(uct_gda_ft_wire_oob_hdr_t);
     default:            return sizeof(uct_gda_ft_wire_ep_addr_t);
     }
 }
@@ -551,8 +570,29 @@ static int blob_check(blob_t blob, const uint8_t *buf, size_t len)
     const char *reason = NULL;
     size_t packed      = blob_size(blob);
     ucs_status_t status;
+    uint32_t ip, length;
+    uint16_t port;
+    uint8_t am_id;
 
     switch (blob) {
+    case BLOB_OOB_ADDR:
+        status = oob_addr_unpack(buf, len, &ip, &port, &reason);
+        if (status == UCS_OK) {
+            GDA_FT_ASSERT_OK(uct_gda_ft_wire_oob_addr_pack(
+                    ip, port, again, OOB_DEV_LEN, again + OOB_DEV_LEN,
+                    sizeof(port)));
+        }
+        break;
+    case BLOB_OOB_HDR:
+        status = uct_gda_ft_wire_oob_hdr_unpack(buf, len, &am_id, &length,
+                                                &reason);
+        if (status == UCS_OK) {
+            GDA_FT_ASSERT(am_id < UCT_GDA_FT_WIRE_AM_ID_MAX);
+            GDA_FT_ASSERT(length <= UCT_GDA_FT_OOB_MAX_PAYLOAD);
+            uct_gda_ft_wire_oob_hdr_pack(am_id, length,
+                                         (uct_gda_ft_wire_oob_hdr_t*)again);
+        }
+        break;
     case BLOB_RKEY:
         status = uct_gda_ft_wire_rkey_unpack(buf, len, &rkey, &reason);
         if (status == UCS_OK) {
@@ -602,6 +642,17 @@ static size_t blob_valid(blob_t blob, uint8_t *buf)
                                      1 + (test_wire_rand() & 0xfffffe)}, 1};
 
     switch (blob) {
+    case BLOB_OOB_ADDR:
+        GDA_FT_ASSERT_OK(uct_gda_ft_wire_oob_addr_pack(
+                (uint32_t)test_wire_rand() | 1, (uint16_t)test_wire_rand() | 1,
+                buf, OOB_DEV_LEN, buf + OOB_DEV_LEN, sizeof(uint16_t)));
+        return blob_size(blob);
+    case BLOB_OOB_HDR:
+        uct_gda_ft_wire_oob_hdr_pack(test_wire_rand() % UCT_GDA_FT_WIRE_AM_ID_MAX,
+                                     test_wire_rand() %
+                                     (UCT_GDA_FT_OOB_MAX_PAYLOAD + 1),
+                                     (uct_gda_ft_wire_oob_hdr_t*)buf);
+        return blob_size(blob);
     case BLOB_RKEY:
         GDA_FT_ASSERT_OK(uct_gda_ft_wire_rkey_pack(&rkey, buf, WIRE_MAX_LEN));
         return sizeof(uct_gda_ft_wire_rkey_t);
@@ -689,6 +740,88 @@ GDA_FT_TEST(uct_wire, fuzz_ep_addr)
     blob_fuzz(BLOB_EP_ADDR, iters, &random_ok, &mutated_ok);
     printf("%u endpoint addresses: %u random and %u mutated accepted\n",
            iters, random_ok, mutated_ok);
+}
+
+GDA_FT_TEST(uct_wire, fuzz_oob_addr)
+{
+    unsigned iters = test_wire_fuzz_iters(300000), random_ok, mutated_ok;
+
+    blob_fuzz(BLOB_OOB_ADDR, iters, &random_ok, &mutated_ok);
+    printf("%u out-of-band addresses: %u random and %u mutated accepted\n",
+           iters, random_ok, mutated_ok);
+}
+
+GDA_FT_TEST(uct_wire, fuzz_oob_hdr)
+{
+    unsigned iters = test_wire_fuzz_iters(300000), random_ok, mutated_ok;
+
+    blob_fuzz(BLOB_OOB_HDR, iters, &random_ok, &mutated_ok);
+    printf("%u out-of-band message headers: %u random and %u mutated "
+           "accepted\n", iters, random_ok, mutated_ok);
+}
+
+GDA_FT_TEST(uct_wire, oob_addr_and_hca_addr_refuse_each_other)
+{
+    uct_gda_ft_dev_addr_info_t dev = make_dev_addr_ipv4(1), out;
+    uint8_t buf[WIRE_MAX_LEN];
+    const char *reason;
+    uint32_t ip;
+    uint16_t port;
+
+    /* an HCA's device address is no out-of-band address... */
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_dev_addr_pack(&dev, buf, sizeof(buf)));
+    GDA_FT_ASSERT_EQ(oob_addr_unpack(buf, blob_size(BLOB_OOB_ADDR), &ip, &port,
+                                     &reason), UCS_ERR_INVALID_PARAM);
+    printf("HCA address as out-of-band: %s\n", reason);
+
+    /* ...and the other way round, from the header alone */
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_oob_addr_pack(
+            htonl(0x7f000001), htons(4000), buf, OOB_DEV_LEN,
+            buf + OOB_DEV_LEN, sizeof(port)));
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_dev_addr_unpack(buf, 2, &out, &reason),
+                     UCS_ERR_INVALID_PARAM);
+    printf("out-of-band address as HCA: %s\n", reason);
+
+    /* a zero address or port cannot be packed or unpacked */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_oob_addr_pack(0, htons(1), buf,
+                                                   OOB_DEV_LEN,
+                                                   buf + OOB_DEV_LEN, 2),
+                     UCS_ERR_INVALID_PARAM);
+    memset(buf + OOB_DEV_LEN, 0, 2);
+    GDA_FT_ASSERT_EQ(oob_addr_unpack(buf, blob_size(BLOB_OOB_ADDR), &ip, &port,
+                                     &reason), UCS_ERR_INVALID_PARAM);
+}
+
+GDA_FT_TEST(uct_wire, oob_hdr_refuses_bad_id_length_magic)
+{
+    uct_gda_ft_wire_oob_hdr_t hdr;
+    const char *reason;
+    uint32_t length;
+    uint8_t am_id;
+
+    uct_gda_ft_wire_oob_hdr_pack(63, UCT_GDA_FT_OOB_MAX_PAYLOAD, &hdr);
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_oob_hdr_unpack(&hdr, sizeof(hdr), &am_id,
+                                                    &length, &reason));
+    GDA_FT_ASSERT_EQ(am_id, 63);
+    GDA_FT_ASSERT_EQ(length, UCT_GDA_FT_OOB_MAX_PAYLOAD);
+    GDA_FT_ASSERT_EQ(ntohl(hdr.length), UCT_GDA_FT_OOB_MAX_PAYLOAD);
+
+    uct_gda_ft_wire_oob_hdr_pack(64, 1, &hdr);
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_oob_hdr_unpack(&hdr, sizeof(hdr), &am_id,
+                                                    &length, &reason),
+                     UCS_ERR_INVALID_PARAM);
+    uct_gda_ft_wire_oob_hdr_pack(1, UCT_GDA_FT_OOB_MAX_PAYLOAD + 1, &hdr);
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_oob_hdr_unpack(&hdr, sizeof(hdr), &am_id,
+                                                    &length, &reason),
+                     UCS_ERR_INVALID_PARAM);
+    uct_gda_ft_wire_oob_hdr_pack(1, 1, &hdr);
+    hdr.magic = 'x';
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_oob_hdr_unpack(&hdr, sizeof(hdr), &am_id,
+                                                    &length, &reason),
+                     UCS_ERR_INVALID_PARAM);
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_oob_hdr_unpack(&hdr, 7, &am_id, &length,
+                                                    &reason),
+                     UCS_ERR_MESSAGE_TRUNCATED);
 }
 
 /* The tests above under valgrind: no invalid or uninitialized read */

@@ -6,6 +6,7 @@
 #endif
 
 #include "uct_gda_ft_ep.h"
+#include "uct_gda_ft_oob.h"
 #include "gda_ft_soft.h"
 
 #include <ucs/arch/bitops.h>
@@ -964,9 +965,10 @@ uct_gda_ft_query_tl_devices(uct_md_h tl_md,
 {
     uct_gda_ft_md_t *md = ucs_derived_of(tl_md, uct_gda_ft_md_t);
     uct_tl_device_resource_t *devices;
-    unsigned port;
+    unsigned port, count;
+    uint32_t ipv4;
 
-    devices = ucs_calloc(md->num_ports, sizeof(*devices),
+    devices = ucs_calloc(md->num_ports + 1, sizeof(*devices),
                          "gda_ft_tl_devices");
     if (devices == NULL) {
         return UCS_ERR_NO_MEMORY;
@@ -981,9 +983,35 @@ uct_gda_ft_query_tl_devices(uct_md_h tl_md,
         devices[port - 1].sys_device = UCS_SYS_DEVICE_ID_UNKNOWN;
     }
 
+    /* The out-of-band wireup channel, where the HCA has an IPv4 address */
+    count = md->num_ports;
+    if (uct_gda_ft_oob_ipv4(tl_md, &ipv4) == UCS_OK) {
+        ucs_snprintf_zero(devices[count].name, sizeof(devices->name), "%s:%s",
+                          md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca->attr.info.name,
+                          UCT_GDA_FT_OOB_DEV_SUFFIX);
+        devices[count].type       = UCT_DEVICE_TYPE_NET;
+        devices[count].sys_device = UCS_SYS_DEVICE_ID_UNKNOWN;
+        ++count;
+    }
+
     *tl_devices_p     = devices;
-    *num_tl_devices_p = md->num_ports;
+    *num_tl_devices_p = count;
     return UCS_OK;
+}
+
+/* A device of the transport is an HCA port or the out-of-band channel */
+static ucs_status_t uct_gda_ft_iface_open(uct_md_h md, uct_worker_h worker,
+                                          const uct_iface_params_t *params,
+                                          const uct_iface_config_t *config,
+                                          uct_iface_h *iface_p)
+{
+    if ((params->field_mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE) &&
+        (params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE) &&
+        uct_gda_ft_oob_is_dev_name(params->mode.device.dev_name)) {
+        return uct_gda_ft_oob_iface_open(md, worker, params, config, iface_p);
+    }
+    return UCS_CLASS_NEW_FUNC_NAME(uct_gda_ft_iface_t)(md, worker, params,
+                                                       config, iface_p);
 }
 
 uct_iface_ops_t uct_gda_ft_iface_ops = {
@@ -1024,10 +1052,18 @@ uct_iface_ops_t uct_gda_ft_iface_ops = {
     .iface_is_reachable       = uct_gda_ft_iface_is_reachable
 };
 
-UCT_TL_DEFINE_ENTRY(&uct_gda_ft_component, gda_ft,
-                    uct_gda_ft_query_tl_devices, uct_gda_ft_iface_t,
-                    UCT_GDA_FT_CONFIG_PREFIX, uct_gda_ft_iface_config_table,
-                    uct_gda_ft_iface_config_t);
+/* UCT_TL_DEFINE_ENTRY, with an open function that picks the device kind */
+uct_tl_t UCT_TL_NAME(gda_ft) = {
+    .name          = "gda_ft",
+    .query_devices = uct_gda_ft_query_tl_devices,
+    .iface_open    = uct_gda_ft_iface_open,
+    .config = {
+        .name      = "gda_ft transport",
+        .prefix    = UCT_GDA_FT_CONFIG_PREFIX,
+        .table     = uct_gda_ft_iface_config_table,
+        .size      = sizeof(uct_gda_ft_iface_config_t),
+    }
+};
 
 /* Registers the component and the transport when the library is loaded
  * (linked or LD_PRELOADed): UCX 1.13 loads only its own modules */

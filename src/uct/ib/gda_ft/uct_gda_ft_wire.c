@@ -385,3 +385,116 @@ ucs_status_t uct_gda_ft_wire_ep_addr_unpack(const void *buf, size_t length,
     info->mbox_rkey[1] = ntohl(wire.mbox_rkey[1]);
     return UCS_OK;
 }
+
+
+/* ---- out-of-band channel ------------------------------------------------- */
+
+ucs_status_t uct_gda_ft_wire_oob_addr_pack(uint32_t ipv4_be, uint16_t port_be,
+                                           void *dev_buf, size_t dev_max,
+                                           void *iface_buf, size_t iface_max)
+{
+    uct_gda_ft_wire_oob_dev_addr_t wire;
+
+    if ((dev_max < sizeof(wire)) || (iface_max < sizeof(port_be))) {
+        return UCS_ERR_BUFFER_TOO_SMALL;
+    }
+    if ((ipv4_be == 0) || (port_be == 0)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    wire.version = UCT_GDA_FT_WIRE_VERSION;
+    wire.flags   = UCT_GDA_FT_WIRE_F_OOB;
+    memcpy(wire.ipv4, &ipv4_be, sizeof(wire.ipv4));
+    memcpy(dev_buf, &wire, sizeof(wire));
+    memcpy(iface_buf, &port_be, sizeof(port_be));
+    return UCS_OK;
+}
+
+ucs_status_t uct_gda_ft_wire_oob_addr_unpack(const void *dev_buf,
+                                             size_t dev_length,
+                                             const void *iface_buf,
+                                             size_t iface_length,
+                                             uint32_t *ipv4_be,
+                                             uint16_t *port_be,
+                                             const char **reason_p)
+{
+    uct_gda_ft_wire_oob_dev_addr_t wire;
+    uint16_t port;
+    uint32_t ip;
+
+    if ((dev_buf == NULL) || (iface_buf == NULL) ||
+        (dev_length < sizeof(wire)) || (iface_length < sizeof(port))) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_MESSAGE_TRUNCATED,
+                             "out-of-band address is shorter than 6 + 2 "
+                             "bytes");
+    }
+
+    /* the two header bytes first: an HCA's address is no longer */
+    memcpy(&wire, dev_buf, 2);
+    if (wire.version != UCT_GDA_FT_WIRE_VERSION) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_UNSUPPORTED,
+                             "out-of-band address of another gda_ft wire "
+                             "version");
+    }
+    if (wire.flags != UCT_GDA_FT_WIRE_F_OOB) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "not an out-of-band address");
+    }
+
+    memcpy(&wire, dev_buf, sizeof(wire));
+    memcpy(&ip, wire.ipv4, sizeof(ip));
+    memcpy(&port, iface_buf, sizeof(port));
+    if ((ip == 0) || (port == 0)) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "out-of-band address with a zero IPv4 address "
+                             "or port");
+    }
+
+    *ipv4_be = ip;
+    *port_be = port;
+    return UCS_OK;
+}
+
+void uct_gda_ft_wire_oob_hdr_pack(uint8_t am_id, uint32_t length,
+                                  uct_gda_ft_wire_oob_hdr_t *hdr)
+{
+    hdr->magic    = UCT_GDA_FT_OOB_MAGIC;
+    hdr->version  = UCT_GDA_FT_WIRE_VERSION;
+    hdr->am_id    = am_id;
+    hdr->reserved = 0;
+    hdr->length   = htonl(length);
+}
+
+ucs_status_t uct_gda_ft_wire_oob_hdr_unpack(const void *buf, size_t length,
+                                            uint8_t *am_id,
+                                            uint32_t *payload_length,
+                                            const char **reason_p)
+{
+    uct_gda_ft_wire_oob_hdr_t hdr;
+    uint32_t len;
+
+    if ((buf == NULL) || (length < sizeof(hdr))) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_MESSAGE_TRUNCATED,
+                             "out-of-band message shorter than its header");
+    }
+
+    memcpy(&hdr, buf, sizeof(hdr));
+    len = ntohl(hdr.length);
+    if ((hdr.magic != UCT_GDA_FT_OOB_MAGIC) ||
+        (hdr.version != UCT_GDA_FT_WIRE_VERSION) || (hdr.reserved != 0)) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "not a gda_ft out-of-band message");
+    }
+    if (hdr.am_id >= UCT_GDA_FT_WIRE_AM_ID_MAX) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "out-of-band message with an invalid AM id");
+    }
+    if (len > UCT_GDA_FT_OOB_MAX_PAYLOAD) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "out-of-band message longer than 64 KiB");
+    }
+
+    *am_id          = hdr.am_id;
+    *payload_length = len;
+    return UCS_OK;
+}

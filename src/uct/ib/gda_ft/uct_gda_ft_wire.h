@@ -10,6 +10,9 @@
  *    and LIDs;
  *  - the endpoint address (uct_ep_get_address): both QP numbers.
  *
+ * The out-of-band wireup channel (uct_gda_ft_oob.c) adds its own address and
+ * the header of each message on its TCP connections.
+ *
  * Every blob starts with a version byte; multi-byte fields are big-endian;
  * reserved bits and bytes are zero. The unpack functions take the length of
  * the buffer they are given, never read past it, and refuse short, foreign,
@@ -45,7 +48,9 @@ enum {
     UCT_GDA_FT_WIRE_F_BACKUP = 1u << 0,
     /* Device address forms, exactly one of them */
     UCT_GDA_FT_WIRE_F_IPV4   = 1u << 1,
-    UCT_GDA_FT_WIRE_F_GID    = 1u << 2
+    UCT_GDA_FT_WIRE_F_GID    = 1u << 2,
+    /* The device address of an out-of-band channel, never of an HCA */
+    UCT_GDA_FT_WIRE_F_OOB    = 1u << 7
 };
 
 #define UCT_GDA_FT_WIRE_F_ALL      UCT_GDA_FT_WIRE_F_BACKUP
@@ -114,7 +119,36 @@ typedef struct uct_gda_ft_wire_ep_addr {
 } UCS_S_PACKED uct_gda_ft_wire_ep_addr_t;
 
 
+/*
+ * Out-of-band channel: the device address says where it listens (6 bytes),
+ * the interface address on which TCP port (2 bytes, big-endian). Its flags
+ * byte is UCT_GDA_FT_WIRE_F_OOB, which an HCA's device address refuses.
+ */
+typedef struct uct_gda_ft_wire_oob_dev_addr {
+    uint8_t  version;    /*  0: UCT_GDA_FT_WIRE_VERSION */
+    uint8_t  flags;      /*  1: UCT_GDA_FT_WIRE_F_OOB */
+    uint8_t  ipv4[4];    /*  2: network byte order */
+} UCS_S_PACKED uct_gda_ft_wire_oob_dev_addr_t;
+
+/* Every message on an out-of-band connection: this header, then length
+ * bytes of active message payload */
+typedef struct uct_gda_ft_wire_oob_hdr {
+    uint8_t  magic;      /*  0: UCT_GDA_FT_OOB_MAGIC */
+    uint8_t  version;    /*  1: UCT_GDA_FT_WIRE_VERSION */
+    uint8_t  am_id;      /*  2: < UCT_AM_ID_MAX */
+    uint8_t  reserved;   /*  3: 0 */
+    uint32_t length;     /*  4: payload bytes, big-endian */
+} UCS_S_PACKED uct_gda_ft_wire_oob_hdr_t;
+
+#define UCT_GDA_FT_OOB_MAGIC        0x6fu   /* 'o' */
+#define UCT_GDA_FT_WIRE_AM_ID_MAX   64      /* UCT_AM_ID_MAX */
+#define UCT_GDA_FT_OOB_MAX_PAYLOAD  (64 * 1024)
+
+
 /* File-scope size checks (UCS_STATIC_ASSERT works only inside functions) */
+_Static_assert(sizeof(uct_gda_ft_wire_oob_dev_addr_t) == 6,
+               "wire oob dev_addr size");
+_Static_assert(sizeof(uct_gda_ft_wire_oob_hdr_t) == 8, "wire oob header size");
 _Static_assert(sizeof(uct_gda_ft_wire_rkey_t) == 16, "wire rkey size");
 _Static_assert(sizeof(uct_gda_ft_wire_dev_addr_hdr_t) == 2,
                "wire dev_addr header size");
@@ -190,6 +224,30 @@ ucs_status_t uct_gda_ft_wire_dev_addr_unpack(const void *buf, size_t length,
 
 ucs_status_t uct_gda_ft_wire_ep_addr_unpack(const void *buf, size_t length,
                                             uct_gda_ft_ep_addr_info_t *info,
+                                            const char **reason_p);
+
+
+/* Out-of-band channel: address (IPv4 and port in network byte order) */
+ucs_status_t uct_gda_ft_wire_oob_addr_pack(uint32_t ipv4_be, uint16_t port_be,
+                                           void *dev_buf, size_t dev_max,
+                                           void *iface_buf, size_t iface_max);
+
+ucs_status_t uct_gda_ft_wire_oob_addr_unpack(const void *dev_buf,
+                                             size_t dev_length,
+                                             const void *iface_buf,
+                                             size_t iface_length,
+                                             uint32_t *ipv4_be,
+                                             uint16_t *port_be,
+                                             const char **reason_p);
+
+void uct_gda_ft_wire_oob_hdr_pack(uint8_t am_id, uint32_t length,
+                                  uct_gda_ft_wire_oob_hdr_t *hdr);
+
+/* UCS_ERR_INVALID_PARAM: not a message of this channel, an AM id or a
+ * length out of range; the stream cannot be trusted any more */
+ucs_status_t uct_gda_ft_wire_oob_hdr_unpack(const void *buf, size_t length,
+                                            uint8_t *am_id,
+                                            uint32_t *payload_length,
                                             const char **reason_p);
 
 

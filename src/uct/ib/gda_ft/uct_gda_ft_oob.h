@@ -1,0 +1,43 @@
+/*
+ * gda_ft UCT transport: the out-of-band wireup channel.
+ *
+ * gda_ft endpoints connect to endpoints (RC QPs), so UCP must exchange
+ * their addresses before they work: it sends its wireup messages over an
+ * auxiliary transport that connects to interfaces and runs callbacks
+ * asynchronously (UD for rc_mlx5). A software HCA has no UD, and UCX's tcp
+ * makes no asynchronous callbacks, so UCX 1.13 finds no auxiliary transport
+ * for endpoints whose wireup lane is gda_ft (tag matching with gda_ft
+ * rendezvous lanes, or gda_ft alone).
+ *
+ * Each gda_ft memory domain therefore also offers the device "<hca>:oob": a
+ * TCP listener on the HCA's IPv4 address. Its endpoints connect to
+ * interfaces and send active messages (bcopy) as framed messages on a TCP
+ * connection, reliable and in order; received messages run their handlers
+ * from an asynchronous event handler when the handler allows it
+ * (UCT_CB_FLAG_ASYNC: UCP's wireup) and from progress otherwise. Its
+ * performance estimates are poor on purpose: UCP uses it for wireup only
+ * when a better transport carries the data.
+ */
+#ifndef UCT_GDA_FT_OOB_H_
+#define UCT_GDA_FT_OOB_H_
+
+#include <uct/base/uct_iface.h>
+
+
+/* Device name suffix of the channel: "<hca>:oob" */
+#define UCT_GDA_FT_OOB_DEV_SUFFIX  "oob"
+
+/* Whether a device name is an out-of-band channel's */
+int uct_gda_ft_oob_is_dev_name(const char *dev_name);
+
+/* Opens the channel's interface on the MD's primary HCA */
+ucs_status_t uct_gda_ft_oob_iface_open(uct_md_h md, uct_worker_h worker,
+                                       const uct_iface_params_t *params,
+                                       const uct_iface_config_t *config,
+                                       uct_iface_h *iface_p);
+
+/* The IPv4 address (network order) the channel of this HCA listens on;
+ * UCS_ERR_UNSUPPORTED when its first port's GID is not IPv4-mapped */
+ucs_status_t uct_gda_ft_oob_ipv4(uct_md_h md, uint32_t *ipv4_be);
+
+#endif
