@@ -423,7 +423,8 @@ static void uct_gda_ft_guard_resolve(uct_gda_ft_ep_t *ep, uint64_t now)
             gda_ft_ep_replay_resolved(&ep->dev, path, psn);
             uct_gda_ft_guard_settled(ep, path, "with the peer's word");
         }
-    } else if ((now - g->resolve_start_ns) > timeout) {
+    } else if ((int64_t)(now - g->resolve_start_ns) > (int64_t)timeout) {
+        /* signed: the question may be younger than this pass's `now` */
         gda_ft_ep_replay_pending(&ep->dev);
         uct_gda_ft_guard_settled(ep, path, "without the peer (no answer)");
     } else {

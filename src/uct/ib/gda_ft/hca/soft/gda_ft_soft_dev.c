@@ -298,7 +298,7 @@ static ucs_status_t gda_ft_soft_port_open(gda_ft_soft_port_t *port)
 {
     struct epoll_event ev = {0};
     char addr_str[32];
-    int fd, bufsize = 4 << 20;
+    int fd, bufsize = 4 << 20, on = 1;
 
     inet_ntop(AF_INET, &port->addr.sin_addr, addr_str, sizeof(addr_str));
     fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -317,6 +317,9 @@ static ucs_status_t gda_ft_soft_port_open(gda_ft_soft_port_t *port)
                    sizeof(bufsize)) < 0) {
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize));
     }
+    /* Arrival times: a port that goes down still handles what reached it
+     * before (gda_ft_soft_rx) */
+    setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on));
     if (bind(fd, (struct sockaddr*)&port->addr, sizeof(port->addr)) < 0) {
         ucs_error("%s: port %u: cannot bind %s:%u: %m",
                   port->dev->super.attr.info.name, port->num, addr_str,
@@ -509,6 +512,14 @@ static void gda_ft_soft_dev_close(gda_ft_hca_dev_t *hca_dev)
 int gda_ft_soft_port_is_up(gda_ft_soft_port_t *port)
 {
     return port->admin_up && port->link_up;
+}
+
+uint64_t gda_ft_soft_realtime_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 static ucs_status_t gda_ft_soft_port_query(gda_ft_hca_dev_t *hca_dev,

@@ -97,7 +97,8 @@ void gda_ft_soft_sendto(gda_ft_soft_port_t *port, uint32_t dst_ip,
 void gda_ft_soft_tx(gda_ft_soft_port_t *port, uint32_t dst_ip, void *pkt,
                     size_t len, int is_response)
 {
-    if (!gda_ft_soft_port_is_up(port)) {
+    if (!gda_ft_soft_port_is_up(port) &&
+        (gda_ft_soft_engine.late_port != port)) {
         ++port->stats.fault_dropped;
         return;
     }
@@ -117,9 +118,30 @@ static gda_ft_soft_qp_t *gda_ft_soft_qp_lookup(uint32_t qpn)
            kh_val(&gda_ft_soft_engine.qp_hash, iter);
 }
 
+/*
+ * A link failure loses what is on the wire, as on hardware: a datagram that
+ * reached the port before it went down is handled (an HCA would have done so
+ * at once; the engine thread may have been descheduled), and what it makes
+ * the port send leaves too (gda_ft_soft_tx). Without an arrival time, or a
+ * time of the failure, it is dropped.
+ */
+static int gda_ft_soft_rx_port_up(gda_ft_soft_port_t *port,
+                                  uint64_t arrival_ns)
+{
+    if (gda_ft_soft_port_is_up(port)) {
+        return 1;
+    }
+    if ((port->down_ns != 0) && (arrival_ns != 0) &&
+        (arrival_ns < port->down_ns)) {
+        gda_ft_soft_engine.late_port = port;
+        return 1;
+    }
+    return 0;
+}
+
 static void gda_ft_soft_rx(gda_ft_soft_port_t *port,
                            const struct sockaddr_in *src, const void *buf,
-                           size_t len)
+                           size_t len, uint64_t arrival_ns)
 {
     gda_ft_roce_parse_result_t result;
     gda_ft_roce_pkt_t pkt;
@@ -128,7 +150,7 @@ static void gda_ft_soft_rx(gda_ft_soft_port_t *port,
     ++port->stats.rx_pkts;
     port->stats.rx_bytes += len;
 
-    if (!gda_ft_soft_port_is_up(port)) {
+    if (!gda_ft_soft_rx_port_up(port, arrival_ns)) {
         ++port->stats.fault_dropped;
         return;
     }
@@ -167,11 +189,30 @@ static void gda_ft_soft_rx(gda_ft_soft_port_t *port,
     }
 }
 
+/* The kernel's arrival time of a datagram (SO_TIMESTAMPNS), or 0 */
+static uint64_t gda_ft_soft_rx_arrival_ns(struct msghdr *msg)
+{
+    struct cmsghdr *cmsg;
+    struct timespec ts;
+
+    for (cmsg = CMSG_FIRSTHDR(msg); cmsg != NULL;
+         cmsg = CMSG_NXTHDR(msg, cmsg)) {
+        if ((cmsg->cmsg_level == SOL_SOCKET) &&
+            (cmsg->cmsg_type == SCM_TIMESTAMPNS)) {
+            memcpy(&ts, CMSG_DATA(cmsg), sizeof(ts));
+            return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+        }
+    }
+    return 0;
+}
+
 /* Receives up to one batch on a port; returns the number of datagrams */
 static int gda_ft_soft_rx_port(gda_ft_soft_port_t *port)
 {
     static uint8_t bufs[GDA_FT_SOFT_RX_BATCH][GDA_FT_SOFT_PKT_MAX];
     static struct sockaddr_in srcs[GDA_FT_SOFT_RX_BATCH];
+    static uint8_t cmsgs[GDA_FT_SOFT_RX_BATCH]
+                        [CMSG_SPACE(sizeof(struct timespec))];
     struct mmsghdr msgs[GDA_FT_SOFT_RX_BATCH];
     struct iovec iovs[GDA_FT_SOFT_RX_BATCH];
     int i, count;
@@ -188,6 +229,8 @@ static int gda_ft_soft_rx_port(gda_ft_soft_port_t *port)
         msgs[i].msg_hdr.msg_iovlen  = 1;
         msgs[i].msg_hdr.msg_name    = &srcs[i];
         msgs[i].msg_hdr.msg_namelen = sizeof(srcs[i]);
+        msgs[i].msg_hdr.msg_control    = cmsgs[i];
+        msgs[i].msg_hdr.msg_controllen = sizeof(cmsgs[i]);
     }
 
     count = recvmmsg(port->fd, msgs, GDA_FT_SOFT_RX_BATCH, MSG_DONTWAIT,
@@ -201,7 +244,9 @@ static int gda_ft_soft_rx_port(gda_ft_soft_port_t *port)
             ++port->stats.rx_malformed;   /* larger than any valid packet */
             continue;
         }
-        gda_ft_soft_rx(port, &srcs[i], bufs[i], msgs[i].msg_len);
+        gda_ft_soft_rx(port, &srcs[i], bufs[i], msgs[i].msg_len,
+                       gda_ft_soft_rx_arrival_ns(&msgs[i].msg_hdr));
+        gda_ft_soft_engine.late_port = NULL;
     }
     return count;
 }

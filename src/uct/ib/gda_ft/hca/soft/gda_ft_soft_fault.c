@@ -46,6 +46,7 @@ static void gda_ft_soft_port_update(gda_ft_soft_port_t *port)
     }
 
     port->reported_up = up;
+    port->down_ns     = up ? 0 : gda_ft_soft_realtime_ns();
     ucs_debug("%s: port %u is %s", port->dev->super.attr.info.name,
               port->num, up ? "ACTIVE" : "DOWN");
     gda_ft_soft_dev_post_event(port->dev, up ? GDA_FT_HCA_EVENT_PORT_ACTIVE :

@@ -46,6 +46,8 @@ typedef struct gda_ft_soft_port {
     int                       admin_up;   /* fault injection */
     int                       link_up;    /* netdev carrier, when known */
     int                       reported_up;/* state of the last port event */
+    uint64_t                  down_ns;    /* CLOCK_REALTIME when it went
+                                             down; 0 while up or unknown */
     gda_ft_soft_fault_t       fault;
     gda_ft_soft_port_stats_t  stats;
 } gda_ft_soft_port_t;
@@ -220,6 +222,9 @@ struct gda_ft_soft_engine {
     uint64_t                   last_link_check_ns;
     uint64_t                   rng;
     ucs_list_link_t            delayed;
+    /* A port that is down, while the engine handles a packet that reached
+     * it before: what the packet makes the port send leaves too */
+    gda_ft_soft_port_t        *late_port;
     gda_ft_soft_sched_event_t *sched;
     unsigned                   sched_count;
     gda_ft_soft_config_t       config;
@@ -247,6 +252,8 @@ ucs_status_t gda_ft_soft_parse_devices(const char *spec,
                                        unsigned *count_p,
                                        struct sockaddr_in (*addrs)[GDA_FT_HCA_MAX_PORTS]);
 int gda_ft_soft_port_is_up(gda_ft_soft_port_t *port);
+/* CLOCK_REALTIME, the clock of the sockets' arrival timestamps */
+uint64_t gda_ft_soft_realtime_ns(void);
 
 /* Memory access with the type of the MR (gda_ft_soft_mem.c) */
 ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
