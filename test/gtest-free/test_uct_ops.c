@@ -1902,15 +1902,20 @@ GDA_FT_TEST(uct_ops, am_short_and_bcopy_sizes)
     test_uct_cleanup(&t);
 }
 
-/* Streams n messages; A's primary port goes down after `down_at` of them */
+/* Streams n messages; after `fault_at` of them A's primary port goes down
+ * (lose_answers = 0), or B's primary port starts to lose its ACKs: B
+ * receives what A then sends there, A never learns it */
 static void test_am_stream_failover(test_uct_t *t, test_am_rx_t *rx,
-                                    unsigned n, unsigned down_at)
+                                    unsigned n, unsigned fault_at,
+                                    int lose_answers)
 {
     unsigned i;
 
     test_am_set_handler(t, NODE_B, test_am_stream_cb, rx);
     for (i = 0; i < n; ++i) {
-        if (i == down_at) {
+        if ((i == fault_at) && lose_answers) {
+            test_port_lose_answers(t, "tsoft2");
+        } else if (i == fault_at) {
             test_port_set(t, "tsoft0", 0);
         }
         test_am_stream_send(t, i);
@@ -1934,7 +1939,7 @@ GDA_FT_TEST(uct_ops, am_stream_survives_failover_exactly_once)
 
     test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms", NULL);
     test_uct_setup(&t);
-    test_am_stream_failover(&t, rx, 2000, 500);
+    test_am_stream_failover(&t, rx, 2000, 500, 0);
 
     GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
     GDA_FT_ASSERT_EQ(counters.switches, 1);
@@ -1945,7 +1950,7 @@ GDA_FT_TEST(uct_ops, am_stream_survives_failover_exactly_once)
     GDA_FT_ASSERT_EQ(b.gaps, 0);
     GDA_FT_ASSERT_EQ(b.received, 2000);
     GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
-    printf("replays %u, confirmed %u, held back for order %u\n",
+    printf("replays %u, confirmed %u, arrived out of order %u\n",
            counters.replays, counters.confirmed, b.reordered);
     free(rx);
     test_uct_cleanup(&t);
@@ -1961,17 +1966,18 @@ GDA_FT_TEST(uct_ops, am_stream_dedups_replays_without_resolution)
     test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms", "UCX_GDA_FT_RESOLVE=n",
                  NULL);
     test_uct_setup(&t);
-    test_am_stream_failover(&t, rx, 2000, 500);
+    test_am_stream_failover(&t, rx, 2000, 500, 1);
 
     GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
     GDA_FT_ASSERT_EQ(counters.switches, 1);
     GDA_FT_ASSERT(counters.replays >= 1);
     test_am_counters(&t, NODE_B, &b);
-    /* whatever was replayed and had arrived before was dropped */
+    /* B had received what A replayed: every copy was dropped */
     GDA_FT_ASSERT_EQ(b.received, 2000);
     GDA_FT_ASSERT_EQ(b.gaps, 0);
+    GDA_FT_ASSERT(b.duplicates >= 1);
     GDA_FT_ASSERT(b.duplicates <= counters.replays);
-    printf("replays %u, duplicates dropped %u, held back for order %u\n",
+    printf("replays %u, duplicates dropped %u, arrived out of order %u\n",
            counters.replays, b.duplicates, b.reordered);
     free(rx);
     test_uct_cleanup(&t);
@@ -2031,8 +2037,35 @@ GDA_FT_TEST(uct_ops, am_stream_keeps_order_through_failback)
     GDA_FT_ASSERT_EQ(b.received, i);
     GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
     GDA_FT_ASSERT_EQ(t.node[NODE_B].errors, 0);
-    printf("%u messages, failback after %u, held back for order %u\n", i,
+    printf("%u messages, failback after %u, arrived out of order %u\n", i,
            i - extra, b.reordered);
+    free(rx);
+    test_uct_cleanup(&t);
+}
+
+/* B executes what A sent on the primary, its ACKs are lost: the peer's word
+ * completes those sends, none is sent twice */
+GDA_FT_TEST(uct_ops, am_stream_lost_acks_resolved_exactly_once)
+{
+    test_am_counters_t b;
+    test_counters_t counters;
+    test_am_rx_t *rx = calloc(1, sizeof(*rx));
+    test_uct_t t;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms", NULL);
+    test_uct_setup(&t);
+    test_am_stream_failover(&t, rx, 2000, 500, 1);
+
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+    test_am_counters(&t, NODE_B, &b);
+    printf("replays %u, confirmed %u, duplicates %u, arrived out of order "
+           "%u\n", counters.replays, counters.confirmed, b.duplicates,
+           b.reordered);
+    GDA_FT_ASSERT_EQ(counters.switches, 1);
+    GDA_FT_ASSERT(counters.confirmed >= 1);
+    GDA_FT_ASSERT_EQ(b.duplicates, 0);
+    GDA_FT_ASSERT_EQ(b.gaps, 0);
+    GDA_FT_ASSERT_EQ(b.received, 2000);
     free(rx);
     test_uct_cleanup(&t);
 }

@@ -210,7 +210,7 @@ typedef struct uct_gda_ft_am_counters {
     uint32_t sent;        /* messages posted */
     uint32_t received;    /* messages delivered to the AM handlers */
     uint32_t duplicates;  /* replayed copies dropped */
-    uint32_t reordered;   /* held until an earlier one arrived */
+    uint32_t reordered;   /* arrived before an earlier one */
     uint32_t gaps;        /* sequence gaps given up on (must stay 0) */
 } uct_gda_ft_am_counters_t;
 
@@ -219,6 +219,7 @@ typedef struct uct_gda_ft_am_counters {
 typedef struct uct_gda_ft_ep_am {
     uint32_t                 tx_seq;      /* of the next message sent */
     uint32_t                 rx_seq;      /* next one to deliver */
+    uint32_t                 rx_arrival;  /* after the latest arrived */
     ucs_queue_head_t         held;        /* received, not yet delivered */
     unsigned                 num_held;
     uct_gda_ft_am_counters_t counters;
