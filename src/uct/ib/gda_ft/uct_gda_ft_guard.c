@@ -575,14 +575,17 @@ static void uct_gda_ft_guard_ctl_counters(void *arg, int argc, char **argv,
         len += snprintf(reply + len, (len < max) ? max - len : 0,
                         "%s ep %p peer QP 0x%x/0x%x: path %s, switches %u "
                         "replays %u fences %u in_doubt %u failbacks %u "
-                        "no_path %u op_errors %u confirmed %u\n",
+                        "no_path %u op_errors %u confirmed %u am_sent %u "
+                        "am_received %u am_duplicates %u am_gaps %u\n",
                         iface->path[0].dev->hca->attr.info.name, ep,
                         ep->path[0].dest_qpn, ep->path[1].dest_qpn,
                         (ep->dev.state == GDA_FT_EP_NO_PATH) ? "none" :
                         (ep->dev.active == 0) ? "primary" : "backup",
                         c->switches, c->replays, c->fences, c->in_doubt,
                         c->failbacks, c->no_path, c->op_errors,
-                        c->confirmed);
+                        c->confirmed, ep->am.counters.sent,
+                        ep->am.counters.received, ep->am.counters.duplicates,
+                        ep->am.counters.gaps);
     }
     pthread_mutex_unlock(&iface->eps_lock);
 }
