@@ -115,7 +115,8 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
 
     {"LOG_SIZE", "256",
      "Operations an endpoint keeps in flight (rounded up to a power of 2):\n"
-     "the size of its operation log, which failover replays from.",
+     "the size of its operation log, which failover replays from. Above 8,\n"
+     "two entries are kept for the failover guardian's own messages.",
      ucs_offsetof(uct_gda_ft_iface_config_t, log_size), UCS_CONFIG_TYPE_UINT},
 
     {"TX_QUEUE_LEN", "auto",
