@@ -332,6 +332,53 @@ gda_ft_ep_put_inline(gda_ft_dev_ep_t *ep, const void *data, uint32_t length,
                                 gda_ft_ep_npkts(ep, length));
 }
 
+/*
+ * SEND with immediate of a registered buffer (one pointer data segment) on
+ * the active path: the peer's next receive WQE takes the data, its CQE the
+ * immediate (host order here). Replayed like a put; with the peer's word
+ * after a failover (RESOLVE) a send it executed is not sent again, without
+ * it the receiver must drop duplicates (the UCT AM header carries a
+ * sequence number in the immediate for that).
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_ep_send(gda_ft_dev_ep_t *ep, uint64_t laddr, const uint32_t *lkey,
+               uint32_t length, uint32_t imm, uint64_t user)
+{
+    gda_ft_dev_op_t *op = gda_ft_ep_log_begin(ep, GDA_FT_OP_SEND, lkey, NULL,
+                                              user);
+    uint16_t idx        = 0;
+    gda_ft_dev_status_t status;
+
+    if (op == NULL) {
+        return gda_ft_ep_no_entry_status(ep);
+    }
+    status = gda_ft_sq_post_send_imm(&ep->sq[ep->active], laddr,
+                                     (lkey != NULL) ? lkey[ep->active] : 0,
+                                     length, imm, GDA_FT_WQE_SIGNALED, &idx);
+    return gda_ft_ep_log_commit(ep, op, status, idx,
+                                (length != 0) ? GDA_FT_OP_F_HAS_DATA : 0,
+                                gda_ft_ep_npkts(ep, length));
+}
+
+/* SEND with immediate of up to sq->max_inline bytes copied into the WQE */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_ep_send_inline(gda_ft_dev_ep_t *ep, const void *data, uint32_t length,
+                      uint32_t imm, uint64_t user)
+{
+    gda_ft_dev_op_t *op = gda_ft_ep_log_begin(ep, GDA_FT_OP_SEND, NULL, NULL,
+                                              user);
+    uint16_t idx        = 0;
+    gda_ft_dev_status_t status;
+
+    if (op == NULL) {
+        return gda_ft_ep_no_entry_status(ep);
+    }
+    status = gda_ft_sq_post_send_inline_imm(&ep->sq[ep->active], data, length,
+                                            imm, GDA_FT_WQE_SIGNALED, &idx);
+    return gda_ft_ep_log_commit(ep, op, status, idx, 0,
+                                gda_ft_ep_npkts(ep, length));
+}
+
 /* Atomic opcodes of gda_ft_ep_atomic() */
 enum {
     GDA_FT_ATOMIC_FADD64 = 0,  /* operand[0] = add */

@@ -386,12 +386,14 @@ gda_ft_sq_post_rdma_read(gda_ft_dev_sq_t *sq, uint64_t laddr, uint32_t lkey,
                                length, raddr, rkey, 0, flags, wqe_idx_p);
 }
 
-/* ctrl [+ raddr] + inline: RDMA WRITE or SEND of up to sq->max_inline
- * bytes copied into the WQE */
+/* ctrl [+ raddr] + inline: RDMA WRITE or SEND (+IMM) of up to
+ * sq->max_inline bytes copied into the WQE; imm in host order (the
+ * receiver's CQE carries it), left zero by opcodes without one */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
-gda_ft_sq_post_inline(gda_ft_dev_sq_t *sq, uint8_t opcode, int with_raddr,
-                      const void *data, uint32_t length, uint64_t raddr,
-                      uint32_t rkey, unsigned flags, uint16_t *wqe_idx_p)
+gda_ft_sq_post_inline_imm(gda_ft_dev_sq_t *sq, uint8_t opcode,
+                          int with_raddr, const void *data, uint32_t length,
+                          uint64_t raddr, uint32_t rkey, uint32_t imm,
+                          unsigned flags, uint16_t *wqe_idx_p)
 {
     unsigned            hdr_ds = with_raddr ? 2 : 1;
     unsigned            ds;
@@ -412,8 +414,17 @@ gda_ft_sq_post_inline(gda_ft_dev_sq_t *sq, uint8_t opcode, int with_raddr,
         gda_ft_wqe_set_raddr(gda_ft_wqe_seg(sq, wqe_idx, 1), raddr, rkey);
     }
     gda_ft_wqe_set_inline(sq, wqe_idx, hdr_ds, data, length);
-    gda_ft_sq_finish_wqe(sq, wqe_idx, opcode, 0, ds, flags, 0, wqe_idx_p);
+    gda_ft_sq_finish_wqe(sq, wqe_idx, opcode, 0, ds, flags, imm, wqe_idx_p);
     return GDA_FT_DEV_OK;
+}
+
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_sq_post_inline(gda_ft_dev_sq_t *sq, uint8_t opcode, int with_raddr,
+                      const void *data, uint32_t length, uint64_t raddr,
+                      uint32_t rkey, unsigned flags, uint16_t *wqe_idx_p)
+{
+    return gda_ft_sq_post_inline_imm(sq, opcode, with_raddr, data, length,
+                                     raddr, rkey, 0, flags, wqe_idx_p);
 }
 
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
@@ -433,6 +444,15 @@ gda_ft_sq_post_send_inline(gda_ft_dev_sq_t *sq, const void *data,
 {
     return gda_ft_sq_post_inline(sq, GDA_FT_MLX5_OPCODE_SEND, 0, data, length,
                                  0, 0, flags, wqe_idx_p);
+}
+
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_sq_post_send_inline_imm(gda_ft_dev_sq_t *sq, const void *data,
+                               uint32_t length, uint32_t imm, unsigned flags,
+                               uint16_t *wqe_idx_p)
+{
+    return gda_ft_sq_post_inline_imm(sq, GDA_FT_MLX5_OPCODE_SEND_IMM, 0, data,
+                                     length, 0, 0, imm, flags, wqe_idx_p);
 }
 
 /* ctrl [+ data]: SEND (+IMM) from registered memory */

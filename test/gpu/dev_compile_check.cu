@@ -31,6 +31,8 @@ gda_ft_dev_compile_check(gda_ft_dev_sq_t *sq, gda_ft_dev_rq_t *rq,
     acc |= gda_ft_sq_post_send(sq, laddr, lkey, 64, 0, &idx);
     acc |= gda_ft_sq_post_send_inline(sq, payload, sizeof(payload), 0, &idx);
     acc |= gda_ft_sq_post_send_imm(sq, laddr, lkey, 64, 7, 0, &idx);
+    acc |= gda_ft_sq_post_send_inline_imm(sq, payload, sizeof(payload), 9, 0,
+                                          &idx);
     acc |= gda_ft_sq_post_atomic_fa(sq, laddr, lkey, raddr, rkey, 1, 0, &idx);
     acc |= gda_ft_sq_post_atomic_cs(sq, laddr, lkey, raddr, rkey, 0, 1, 0,
                                     &idx);
@@ -90,6 +92,9 @@ gda_ft_dev_ep_compile_check(gda_ft_dev_ep_t *ep, gda_ft_dev_op_t *log,
     acc |= gda_ft_ep_atomic(ep, GDA_FT_ATOMIC_MASKED_CS, 4, operand, laddr,
                             lkey, raddr, rkey, 5);
     acc |= gda_ft_ep_nop(ep, 6);
+    acc |= gda_ft_ep_send(ep, laddr, lkey, 64, (7u << 6) | 3, 7);
+    acc |= gda_ft_ep_send_inline(ep, payload, sizeof(payload), (8u << 6) | 3,
+                                 8);
     gda_ft_ep_ring(ep);
     if (gda_ft_cq_poll_ring(cq, &info) != GDA_FT_DEV_INPROGRESS) {
         acc |= gda_ft_ep_handle_cqe(ep, GDA_FT_PATH_PRIMARY, &info);

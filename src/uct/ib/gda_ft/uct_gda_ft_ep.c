@@ -48,10 +48,21 @@ static UCS_F_ALWAYS_INLINE void uct_gda_ft_rkeys(uct_rkey_t rkey,
             uct_gda_ft_wire_rkey_path(rkey, UCT_GDA_FT_PATH_BACKUP);
 }
 
+/* Log entries the endpoint operations leave to the guardian: with a full
+ * log it could not ask the peer what a failed path executed (two mailbox
+ * writes), and every send and atomic in flight would be settled without
+ * the peer's word. Tiny logs (tests) keep none. */
+#define UCT_GDA_FT_GUARD_LOG_RESERVE 2
+
 static UCS_F_ALWAYS_INLINE int
 uct_gda_ft_ep_has_tx_resources(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
 {
-    return (gda_ft_ep_outstanding(&ep->dev) < iface->config.log_size) &&
+    unsigned reserve = (iface->config.log_size >
+                        (4 * UCT_GDA_FT_GUARD_LOG_RESERVE)) ?
+                       UCT_GDA_FT_GUARD_LOG_RESERVE : 0;
+
+    return ((gda_ft_ep_outstanding(&ep->dev) + reserve) <
+            iface->config.log_size) &&
            (gda_ft_sq_free_wqebbs(&ep->dev.sq[ep->dev.active]) >=
             iface->config.op_wqebbs);
 }
@@ -76,10 +87,12 @@ uct_gda_ft_ep_check_res(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
     }
 
     /* After a switch, what the failed path left goes first: new operations
-     * wait until the guardian has replayed it (keeps the order) */
+     * wait until the guardian has replayed it (keeps the order); before a
+     * failback, until the backup path has completed what it carries */
     if (ucs_unlikely(!uct_gda_ft_ep_has_tx_resources(iface, ep) ||
                      !uct_gda_ft_iface_has_tx_resources(iface) ||
-                     (ep->dev.replay_pending != 0))) {
+                     (ep->dev.replay_pending != 0) ||
+                     (ep->flags & UCT_GDA_FT_EP_FLAG_FAILBACK_DRAIN))) {
         return UCS_ERR_NO_RESOURCE;
     }
     return UCS_OK;
@@ -211,6 +224,358 @@ static void uct_gda_ft_op_atomic_fetch(uct_gda_ft_op_t *op,
 }
 
 
+/* ---- receive queues ------------------------------------------------------ */
+
+/*
+ * Every QP of an endpoint has a receive queue of RX_QUEUE_LEN WQEs of one
+ * data segment, each naming a SEG_SIZE buffer of iface->rx_mp (registered
+ * on both HCAs: a path posts with its own lkey). path->rx_desc[] remembers
+ * the buffer at each RQ index, so that a CQE's wqe_counter finds it.
+ */
+
+/* Posts a buffer on the RQ of a path; the doorbell is the caller's */
+static ucs_status_t uct_gda_ft_ep_rx_post(uct_gda_ft_iface_t *iface,
+                                          uct_gda_ft_ep_t *ep, unsigned path,
+                                          uct_gda_ft_op_t *desc)
+{
+    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
+    gda_ft_dev_sge_t sge;
+    uint16_t idx;
+
+    sge.addr   = (uintptr_t)uct_gda_ft_op_payload(desc);
+    sge.length = (uint32_t)iface->config.seg_size;
+    sge.lkey   = desc->lkey[path];
+    if (gda_ft_rq_post(&ep_path->rq, &sge, 1, &idx) != GDA_FT_DEV_OK) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    desc->ep = ep;
+    ep_path->rx_desc[idx & ep_path->rq.wqe_mask] = desc;
+    return UCS_OK;
+}
+
+static UCS_F_ALWAYS_INLINE int uct_gda_ft_ep_rx_qp_alive(uct_gda_ft_ep_t *ep,
+                                                         unsigned path)
+{
+    gda_ft_hca_qp_t *qp = ep->path[path].qp;
+
+    return (qp != NULL) && (qp->state != GDA_FT_HCA_QP_RESET) &&
+           (qp->state != GDA_FT_HCA_QP_ERR);
+}
+
+/* A delivered (or dropped) message's buffer goes back on the QP it came
+ * from; to the pool if that QP is gone or its RQ was refilled meanwhile */
+static void uct_gda_ft_ep_rx_repost(uct_gda_ft_iface_t *iface,
+                                    uct_gda_ft_ep_t *ep, unsigned path,
+                                    uct_gda_ft_op_t *desc)
+{
+    if (!uct_gda_ft_ep_rx_qp_alive(ep, path) ||
+        (uct_gda_ft_ep_rx_post(iface, ep, path, desc) != UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+        return;
+    }
+    gda_ft_rq_ring_db(&ep->path[path].rq);
+}
+
+/* Fills the RQ of a path with fresh buffers */
+static ucs_status_t uct_gda_ft_ep_rx_fill(uct_gda_ft_iface_t *iface,
+                                          uct_gda_ft_ep_t *ep, unsigned path)
+{
+    gda_ft_dev_rq_t *rq = &ep->path[path].rq;
+    uct_gda_ft_op_t *desc;
+    ucs_status_t status = UCS_OK;
+
+    while ((uint16_t)(rq->pi - rq->ci) < rq->wqe_cnt) {
+        desc = ucs_mpool_get_inline(&iface->rx_mp);
+        if (desc == NULL) {
+            ucs_error("gda_ft: ep %p: no receive buffer for the %s QP (%u of "
+                      "%u posted)", ep, uct_gda_ft_path_name(path),
+                      (uint16_t)(rq->pi - rq->ci), rq->wqe_cnt);
+            status = UCS_ERR_NO_MEMORY;
+            break;
+        }
+        status = uct_gda_ft_ep_rx_post(iface, ep, path, desc);
+        ucs_assert_always(status == UCS_OK);
+    }
+    gda_ft_rq_ring_db(rq);
+    return status;
+}
+
+/* Returns the buffers posted on the RQ of a path to the pool */
+static void uct_gda_ft_ep_rx_release(uct_gda_ft_ep_t *ep, unsigned path)
+{
+    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
+    gda_ft_dev_rq_t *rq           = &ep_path->rq;
+    uct_gda_ft_op_t **slot;
+
+    if (ep_path->rx_desc == NULL) {
+        return;
+    }
+    for (; rq->ci != rq->pi; rq->ci = (uint16_t)(rq->ci + 1)) {
+        slot = &ep_path->rx_desc[rq->ci & rq->wqe_mask];
+        if (*slot != NULL) {
+            ucs_mpool_put_inline(*slot);
+            *slot = NULL;
+        }
+    }
+}
+
+void uct_gda_ft_ep_rx_rearm(uct_gda_ft_ep_t *ep, unsigned path)
+{
+    uct_gda_ft_iface_t *iface     = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
+
+    /* What the QP received before its RESET is in the receive CQ: take it
+     * (it is delivered later, in order), then forget the old ring */
+    uct_gda_ft_iface_poll_rx(iface, path, UINT_MAX);
+    uct_gda_ft_ep_rx_release(ep, path);
+    ep_path->dbrec[GDA_FT_MLX5_RCV_DBR] = 0;
+    gda_ft_dev_rq_init(&ep_path->rq, ep_path->rq_buf,
+                       iface->config.rx_queue_len, GDA_FT_MLX5_DS_SIZE,
+                       ep_path->dbrec);
+    (void)uct_gda_ft_ep_rx_fill(iface, ep, path);
+}
+
+
+/* ---- active messages: receive -------------------------------------------- */
+
+/* 26-bit sequence numbers: a - b, wrap-safe */
+static UCS_F_ALWAYS_INLINE int32_t uct_gda_ft_am_seq_diff(uint32_t a,
+                                                          uint32_t b)
+{
+    return ((int32_t)((a - b) << UCT_GDA_FT_AM_ID_BITS)) >>
+           UCT_GDA_FT_AM_ID_BITS;
+}
+
+static int uct_gda_ft_ep_am_is_held(uct_gda_ft_ep_t *ep, uint32_t seq)
+{
+    uct_gda_ft_op_t *desc;
+
+    ucs_queue_for_each(desc, &ep->am.held, queue) {
+        if (desc->sn == seq) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * A receive completion of one of the endpoint's QPs. Messages are kept in
+ * ep->am.held and delivered by uct_gda_ft_ep_am_deliver() in sequence
+ * order: the two paths of an endpoint are two QPs with no order between
+ * them, and a failover may replay a message the peer already received (no
+ * resolution) or hand the rest of the stream to the other path while the
+ * first still has completions to poll. A sequence number below the next
+ * expected one is such a duplicate and is dropped.
+ */
+static void uct_gda_ft_ep_rx_cqe(uct_gda_ft_iface_t *iface,
+                                 uct_gda_ft_ep_t *ep, unsigned path,
+                                 const gda_ft_dev_cqe_info_t *info)
+{
+    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
+    gda_ft_dev_rq_t *rq           = &ep_path->rq;
+    uct_gda_ft_op_t **slot;
+    uct_gda_ft_op_t *desc;
+    uint32_t seq;
+    int32_t diff;
+
+    if ((ep_path->rx_desc == NULL) ||
+        !GDA_FT_U16_LE(rq->ci, info->wqe_counter) ||
+        !GDA_FT_U16_LT(info->wqe_counter, rq->pi)) {
+        /* of a receive queue since re-armed */
+        ucs_trace("gda_ft: ep %p: stale receive CQE %u on the %s QP", ep,
+                  info->wqe_counter, uct_gda_ft_path_name(path));
+        return;
+    }
+
+    /* Receive completions come in RQ order */
+    while (rq->ci != info->wqe_counter) {
+        ucs_debug("gda_ft: ep %p: receive WQE %u of the %s QP completed "
+                  "without a CQE", ep, rq->ci, uct_gda_ft_path_name(path));
+        slot = &ep_path->rx_desc[rq->ci & rq->wqe_mask];
+        ucs_mpool_put_inline(*slot);
+        *slot  = NULL;
+        rq->ci = (uint16_t)(rq->ci + 1);
+    }
+    slot   = &ep_path->rx_desc[rq->ci & rq->wqe_mask];
+    desc   = *slot;
+    *slot  = NULL;
+    rq->ci = (uint16_t)(rq->ci + 1);
+
+    if (gda_ft_cq_opcode_is_error(info->opcode)) {
+        if (info->syndrome == GDA_FT_MLX5_SYND_WR_FLUSH_ERR) {
+            ucs_mpool_put_inline(desc);   /* the QP left: no repost */
+            return;
+        }
+        ucs_error("gda_ft: ep %p: receive error on the %s QP 0x%x: %s", ep,
+                  uct_gda_ft_path_name(path), ep_path->qp->qpn,
+                  gda_ft_hca_syndrome_str(info->syndrome));
+        uct_gda_ft_ep_rx_repost(iface, ep, path, desc);
+        return;
+    }
+
+    if (ucs_unlikely(info->opcode != GDA_FT_MLX5_CQE_RESP_SEND_IMM)) {
+        ucs_error("gda_ft: ep %p: unexpected receive completion opcode %u "
+                  "on the %s QP 0x%x: message dropped", ep, info->opcode,
+                  uct_gda_ft_path_name(path), ep_path->qp->qpn);
+        uct_gda_ft_ep_rx_repost(iface, ep, path, desc);
+        return;
+    }
+
+    seq  = info->imm >> UCT_GDA_FT_AM_ID_BITS;
+    diff = uct_gda_ft_am_seq_diff(seq, ep->am.rx_seq);
+    if ((diff < 0) ||
+        ((ep->am.num_held != 0) && uct_gda_ft_ep_am_is_held(ep, seq))) {
+        ucs_trace("gda_ft: ep %p: duplicate active message seq %u on the %s "
+                  "path dropped", ep, seq, uct_gda_ft_path_name(path));
+        ++ep->am.counters.duplicates;
+        uct_gda_ft_ep_rx_repost(iface, ep, path, desc);
+        return;
+    }
+
+    diff = uct_gda_ft_am_seq_diff(seq, ep->am.rx_arrival);
+    if (diff >= 0) {
+        if (diff > 0) {
+            ++ep->am.counters.reordered;  /* overtook an earlier one */
+        }
+        ep->am.rx_arrival = (seq + 1) & UCT_GDA_FT_AM_SEQ_MASK;
+    }
+    desc->sn        = seq;
+    desc->rx.length = info->byte_cnt;
+    desc->rx.imm    = info->imm;
+    desc->rx.path   = (uint8_t)path;
+    ucs_queue_push(&ep->am.held, &desc->queue);
+    ++ep->am.num_held;
+    uct_gda_ft_iface_ep_ready(iface, ep);
+}
+
+unsigned uct_gda_ft_iface_poll_rx(uct_gda_ft_iface_t *iface, unsigned path,
+                                  unsigned max)
+{
+    uct_gda_ft_iface_path_t *ipath = &iface->path[path];
+    gda_ft_dev_cqe_info_t info;
+    unsigned count;
+    khiter_t iter;
+
+    if (ipath->rx_cq == NULL) {
+        return 0;
+    }
+
+    for (count = 0; count < max; ++count) {
+        if (gda_ft_cq_poll_ring(&ipath->rx_dcq, &info) ==
+            GDA_FT_DEV_INPROGRESS) {
+            break;
+        }
+
+        iter = kh_get(uct_gda_ft_qp, &iface->qp_hash,
+                      uct_gda_ft_qp_key(path, info.qpn));
+        if (iter == kh_end(&iface->qp_hash)) {
+            ucs_trace("gda_ft: iface %p: receive CQE of unknown %s QP 0x%x",
+                      iface, uct_gda_ft_path_name(path), info.qpn);
+            continue;
+        }
+        uct_gda_ft_ep_rx_cqe(iface, kh_val(&iface->qp_hash, iter), path,
+                             &info);
+    }
+    return count;
+}
+
+/* The held message with the next sequence number, if it has arrived */
+static uct_gda_ft_op_t *uct_gda_ft_ep_am_take_next(uct_gda_ft_ep_t *ep)
+{
+    uct_gda_ft_op_t *desc;
+    ucs_queue_iter_t iter;
+
+    ucs_queue_for_each_safe(desc, iter, &ep->am.held, queue) {
+        if (desc->sn == ep->am.rx_seq) {
+            ucs_queue_del_iter(&ep->am.held, iter);
+            --ep->am.num_held;
+            return desc;
+        }
+    }
+    return NULL;
+}
+
+/*
+ * A gap that does not fill: more messages wait than one receive queue
+ * holds, so the missing one is not merely queued behind on the other path.
+ * Never happens while the peer replays what it did not see; should it,
+ * delivery resumes at the oldest message held.
+ */
+static int uct_gda_ft_ep_am_resync(uct_gda_ft_ep_t *ep)
+{
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_op_t *desc;
+    uint32_t oldest;
+
+    if (ep->am.num_held <= iface->config.rx_queue_len) {
+        return 0;
+    }
+
+    oldest = ucs_queue_head_elem_non_empty(&ep->am.held, uct_gda_ft_op_t,
+                                           queue)->sn;
+    ucs_queue_for_each(desc, &ep->am.held, queue) {
+        if (uct_gda_ft_am_seq_diff(desc->sn, oldest) < 0) {
+            oldest = desc->sn;
+        }
+    }
+
+    if (ep->am.counters.gaps++ == 0) {
+        ucs_error("gda_ft: ep %p: active messages %u..%u never arrived (%u "
+                  "later ones wait); delivery resumes at %u", ep,
+                  ep->am.rx_seq,
+                  (unsigned)((oldest - 1) & UCT_GDA_FT_AM_SEQ_MASK),
+                  ep->am.num_held, oldest);
+    }
+    ep->am.rx_seq = oldest;
+    return 1;
+}
+
+unsigned uct_gda_ft_ep_am_deliver(uct_gda_ft_ep_t *ep)
+{
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_op_t *desc;
+    unsigned path;
+
+    desc = uct_gda_ft_ep_am_take_next(ep);
+    if ((desc == NULL) && uct_gda_ft_ep_am_resync(ep)) {
+        desc = uct_gda_ft_ep_am_take_next(ep);
+    }
+    if (desc == NULL) {
+        return 0;
+    }
+
+    ep->am.rx_seq = (ep->am.rx_seq + 1) & UCT_GDA_FT_AM_SEQ_MASK;
+    ++ep->am.counters.received;
+    path = desc->rx.path;
+
+    /* The handler may destroy the endpoint: its cleanup clears
+     * am_dispatch_ep, and the buffer then goes back to the pool */
+    iface->am_dispatch_ep = ep;
+    uct_iface_invoke_am(&iface->super,
+                        desc->rx.imm & UCT_GDA_FT_AM_ID_MASK,
+                        uct_gda_ft_op_payload(desc), desc->rx.length, 0);
+    ep                    = iface->am_dispatch_ep;
+    iface->am_dispatch_ep = NULL;
+    if (ep != NULL) {
+        uct_gda_ft_ep_rx_repost(iface, ep, path, desc);
+    } else {
+        ucs_mpool_put_inline(desc);
+    }
+    return 1;
+}
+
+ucs_status_t
+uct_gda_ft_ep_query_am_counters(uct_ep_h tl_ep,
+                                uct_gda_ft_am_counters_t *counters)
+{
+    uct_gda_ft_ep_t *ep = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+
+    *counters = ep->am.counters;
+    return UCS_OK;
+}
+
+
 /* ---- completions and failures -------------------------------------------- */
 
 static ucs_status_t uct_gda_ft_ep_op_status(uct_gda_ft_ep_t *ep,
@@ -276,6 +641,10 @@ unsigned uct_gda_ft_ep_deliver_one(uct_gda_ft_ep_t *ep)
     uct_gda_ft_op_t *desc;
     gda_ft_dev_op_t op;
     ucs_status_t status;
+
+    if (ucs_unlikely(ep->am.num_held != 0) && uct_gda_ft_ep_am_deliver(ep)) {
+        return 1;
+    }
 
     if (gda_ft_ep_pop(&ep->dev, &op)) {
         ucs_assert(iface->outstanding > 0);
@@ -514,6 +883,126 @@ ssize_t uct_gda_ft_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
     UCT_TL_EP_STAT_OP(&ep->super, PUT, BCOPY, length);
     return length;
 }
+
+/* ---- active messages: send ----------------------------------------------- */
+
+static UCS_F_ALWAYS_INLINE uint32_t uct_gda_ft_ep_am_imm(uct_gda_ft_ep_t *ep,
+                                                         uint8_t id)
+{
+    return (ep->am.tx_seq << UCT_GDA_FT_AM_ID_BITS) | id;
+}
+
+static UCS_F_ALWAYS_INLINE void uct_gda_ft_ep_am_sent(uct_gda_ft_ep_t *ep)
+{
+    ep->am.tx_seq = (ep->am.tx_seq + 1) & UCT_GDA_FT_AM_SEQ_MASK;
+    ++ep->am.counters.sent;
+}
+
+/* SEND of the payload of a bounce descriptor, which goes back on failure */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gda_ft_ep_post_am_bcopy(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
+                            uct_gda_ft_op_t *desc, uint8_t id,
+                            uint32_t length)
+{
+    gda_ft_dev_status_t dev_status;
+    ucs_status_t status;
+
+    dev_status = gda_ft_ep_send(&ep->dev,
+                                (uintptr_t)uct_gda_ft_op_payload(desc),
+                                desc->lkey, length,
+                                uct_gda_ft_ep_am_imm(ep, id),
+                                (uintptr_t)desc);
+    status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+        return status;
+    }
+    uct_gda_ft_ep_am_sent(ep);
+    return UCS_OK;
+}
+
+ucs_status_t uct_gda_ft_ep_am_short(uct_ep_h tl_ep, uint8_t id,
+                                    uint64_t header, const void *payload,
+                                    unsigned length)
+{
+    uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uint32_t total            = sizeof(header) + length;
+    uint8_t data[GDA_FT_WQE_MAX_INLINE];
+    gda_ft_dev_status_t dev_status;
+    uct_gda_ft_op_t *desc;
+    ucs_status_t status;
+
+    UCT_CHECK_AM_ID(id);
+    UCT_CHECK_LENGTH(total, 0, iface->config.am_max_short, "am_short");
+    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
+
+    if (total <= iface->config.max_inline) {
+        memcpy(data, &header, sizeof(header));
+        memcpy(data + sizeof(header), payload, length);
+        dev_status = gda_ft_ep_send_inline(&ep->dev, data, total,
+                                           uct_gda_ft_ep_am_imm(ep, id), 0);
+        status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
+        if (ucs_unlikely(status != UCS_OK)) {
+            return status;
+        }
+        uct_gda_ft_ep_am_sent(ep);
+    } else {
+        /* more than the HCAs take inline: through a bounce buffer */
+        desc = uct_gda_ft_op_get(&iface->tx_mp, ep, uct_gda_ft_op_release,
+                                 NULL, 0);
+        if (ucs_unlikely(desc == NULL)) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        memcpy(uct_gda_ft_op_payload(desc), &header, sizeof(header));
+        memcpy(UCS_PTR_BYTE_OFFSET(uct_gda_ft_op_payload(desc),
+                                   sizeof(header)), payload, length);
+        status = uct_gda_ft_ep_post_am_bcopy(iface, ep, desc, id, total);
+        if (ucs_unlikely(status != UCS_OK)) {
+            return status;
+        }
+    }
+
+    UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, total);
+    return UCS_OK;
+}
+
+ssize_t uct_gda_ft_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
+                               uct_pack_callback_t pack_cb, void *arg,
+                               unsigned flags)
+{
+    uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_op_t *desc;
+    ucs_status_t status;
+    size_t length;
+
+    UCT_CHECK_AM_ID(id);
+    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
+    desc = uct_gda_ft_op_get(&iface->tx_mp, ep, uct_gda_ft_op_release, NULL,
+                             0);
+    if (ucs_unlikely(desc == NULL)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    length = pack_cb(uct_gda_ft_op_payload(desc), arg);
+    if (ucs_unlikely(length > iface->config.seg_size)) {
+        ucs_error("gda_ft: am_bcopy packed %zu bytes into a %zu-byte "
+                  "segment", length, iface->config.seg_size);
+        ucs_mpool_put_inline(desc);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    status = uct_gda_ft_ep_post_am_bcopy(iface, ep, desc, id,
+                                         (uint32_t)length);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, length);
+    return length;
+}
+
 
 /* Local buffer of a zero-copy operation; max_iov is 1 */
 static UCS_F_ALWAYS_INLINE ucs_status_t
@@ -1241,25 +1730,44 @@ static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
 {
     uct_gda_ft_iface_path_t *ipath = &iface->path[path];
     uct_gda_ft_ep_path_t *ep_path  = &ep->path[path];
+    unsigned rx_len                = iface->config.rx_queue_len;
     gda_ft_hca_qp_init_attr_t init;
     gda_ft_hca_qp_attr_t attr;
     ucs_status_t status;
     khiter_t iter;
     int ret;
 
-    ep_path->sq_buf = uct_gda_ft_ep_alloc_ring(
+    /* Every receive WQE may complete into the path's receive CQ */
+    if ((ipath->rx_reserved + rx_len) > iface->config.rx_cq_len) {
+        ucs_error("gda_ft: the %s receive CQ (UCX_GDA_FT_RX_CQ_LEN=%u) has "
+                  "no room for the %u receive WQEs of another endpoint "
+                  "(UCX_GDA_FT_RX_QUEUE_LEN): it serves at most %u",
+                  uct_gda_ft_path_name(path), iface->config.rx_cq_len,
+                  rx_len, iface->config.rx_cq_len / rx_len);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    ep_path->sq_buf  = uct_gda_ft_ep_alloc_ring(
             (size_t)iface->config.sq_wqebbs * GDA_FT_MLX5_WQE_BB, "a SQ");
-    ep_path->dbrec  = uct_gda_ft_ep_alloc_ring(64, "a doorbell record");
-    if ((ep_path->sq_buf == NULL) || (ep_path->dbrec == NULL)) {
+    ep_path->rq_buf  = uct_gda_ft_ep_alloc_ring(
+            (size_t)rx_len * GDA_FT_MLX5_DS_SIZE, "a RQ");
+    ep_path->dbrec   = uct_gda_ft_ep_alloc_ring(64, "a doorbell record");
+    ep_path->rx_desc = ucs_calloc(rx_len, sizeof(*ep_path->rx_desc),
+                                  "gda_ft_rx_desc");
+    if ((ep_path->sq_buf == NULL) || (ep_path->rq_buf == NULL) ||
+        (ep_path->dbrec == NULL) || (ep_path->rx_desc == NULL)) {
         status = UCS_ERR_NO_MEMORY;
         goto err_free;
     }
 
     memset(&init, 0, sizeof(init));
     init.send_cq      = ipath->cq;
-    init.recv_cq      = NULL;
+    init.recv_cq      = ipath->rx_cq;
     init.sq_buf       = ep_path->sq_buf;
     init.sq_wqebb_cnt = iface->config.sq_wqebbs;
+    init.rq_buf       = ep_path->rq_buf;
+    init.rq_wqe_cnt   = rx_len;
+    init.rq_wqe_size  = GDA_FT_MLX5_DS_SIZE;   /* one data segment */
     init.dbrec        = ep_path->dbrec;
     init.ring_mem     = GDA_FT_HCA_MEM_HOST;
     init.port_num     = ipath->port_num;
@@ -1290,17 +1798,54 @@ static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
                        iface->config.sq_wqebbs, ep_path->qp->qpn,
                        ep_path->dbrec, ep_path->qp->uar,
                        ep_path->qp->wake_fd, iface->config.max_inline);
+
+    /* Receive buffers go up in INIT, before RTR: the first SEND finds
+     * them (the QP takes the RQ producer index at RESET -> INIT) */
+    gda_ft_dev_rq_init(&ep_path->rq, ep_path->rq_buf, rx_len,
+                       GDA_FT_MLX5_DS_SIZE, ep_path->dbrec);
+    ipath->rx_reserved += rx_len;
+    status = uct_gda_ft_ep_rx_fill(iface, ep, path);
+    if (status != UCS_OK) {
+        goto err_release_rx;
+    }
     return UCS_OK;
 
+err_release_rx:
+    uct_gda_ft_ep_rx_release(ep, path);
+    ipath->rx_reserved -= rx_len;
+    kh_del(uct_gda_ft_qp, &iface->qp_hash, iter);
 err_destroy:
     gda_ft_hca_qp_destroy(ep_path->qp);
     ep_path->qp = NULL;
 err_free:
+    ucs_free(ep_path->rx_desc);
     free(ep_path->dbrec);
+    free(ep_path->rq_buf);
     free(ep_path->sq_buf);
-    ep_path->dbrec  = NULL;
-    ep_path->sq_buf = NULL;
+    ep_path->rx_desc = NULL;
+    ep_path->dbrec   = NULL;
+    ep_path->rq_buf  = NULL;
+    ep_path->sq_buf  = NULL;
     return status;
+}
+
+/* The receive buffers of a path whose QP is destroyed go back to the pool;
+ * call after the receive CQ was drained of its completions */
+static void uct_gda_ft_ep_rx_cleanup(uct_gda_ft_ep_t *ep,
+                                     uct_gda_ft_iface_t *iface,
+                                     unsigned path)
+{
+    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
+
+    if (ep_path->rx_desc == NULL) {
+        return;
+    }
+    uct_gda_ft_ep_rx_release(ep, path);
+    iface->path[path].rx_reserved -= iface->config.rx_queue_len;
+    ucs_free(ep_path->rx_desc);
+    free(ep_path->rq_buf);
+    ep_path->rx_desc = NULL;
+    ep_path->rq_buf  = NULL;
 }
 
 static void uct_gda_ft_ep_destroy_qp(uct_gda_ft_ep_t *ep,
@@ -1381,6 +1926,8 @@ UCS_CLASS_INIT_FUNC(uct_gda_ft_ep_t, const uct_ep_params_t *params)
     memset(self->dev.sq, 0, sizeof(self->dev.sq));
     ucs_arbiter_group_init(&self->arb_group);
     ucs_queue_head_init(&self->flush_q);
+    memset(&self->am, 0, sizeof(self->am));
+    ucs_queue_head_init(&self->am.held);
 
     self->log = ucs_calloc(iface->config.log_size, sizeof(*self->log),
                            "gda_ft_op_log");
@@ -1434,6 +1981,10 @@ err_destroy_qps:
     for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
         uct_gda_ft_ep_destroy_qp(self, iface, path);
     }
+    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+        /* nothing was received: the QPs were never connected */
+        uct_gda_ft_ep_rx_cleanup(self, iface, path);
+    }
     uct_gda_ft_ep_mbox_free(self, iface);
 err_free_log:
     ucs_free(self->log);
@@ -1478,6 +2029,21 @@ UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_ep_t)
     do {
         uct_gda_ft_iface_poll_cqs(iface, &drained);
     } while (!drained);
+
+    /* Receive completions of the other endpoints wait in them; ours are
+     * dropped, and our buffers, posted or held, go back */
+    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+        uct_gda_ft_iface_poll_rx(iface, path, UINT_MAX);
+        uct_gda_ft_ep_rx_cleanup(self, iface, path);
+    }
+    while (!ucs_queue_is_empty(&self->am.held)) {
+        desc = ucs_queue_pull_elem_non_empty(&self->am.held, uct_gda_ft_op_t,
+                                             queue);
+        ucs_mpool_put_inline(desc);
+    }
+    if (iface->am_dispatch_ep == self) {
+        iface->am_dispatch_ep = NULL;   /* destroyed by its AM handler */
+    }
 
     /* Operations still in flight are dropped without completion */
     for (idx = self->dev.log_head; idx != self->dev.log_tail; ++idx) {

@@ -125,6 +125,28 @@ void uct_gda_ft_ep_qp_attr(uct_gda_ft_ep_t *ep, unsigned path,
                            uint32_t rq_psn, uint32_t sq_psn,
                            gda_ft_hca_qp_attr_t *attr);
 
+/* Active messages over SEND/RECV with immediate */
+ucs_status_t uct_gda_ft_ep_am_short(uct_ep_h tl_ep, uint8_t id,
+                                    uint64_t header, const void *payload,
+                                    unsigned length);
+ssize_t uct_gda_ft_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
+                               uct_pack_callback_t pack_cb, void *arg,
+                               unsigned flags);
+
+/* Delivers the next active message of the endpoint if it has arrived;
+ * returns 0 otherwise. Same rules as uct_gda_ft_ep_deliver_one(). */
+unsigned uct_gda_ft_ep_am_deliver(uct_gda_ft_ep_t *ep);
+
+/* After the QP of a path went RESET -> INIT again (failback re-arm): takes
+ * what it received before from the receive CQ, returns the buffers it had
+ * posted, resets its receive ring and posts fresh buffers; before RTR */
+void uct_gda_ft_ep_rx_rearm(uct_gda_ft_ep_t *ep, unsigned path);
+
+/* Active-message counters of an endpoint, for tests and the counters CLI */
+ucs_status_t
+uct_gda_ft_ep_query_am_counters(uct_ep_h tl_ep,
+                                uct_gda_ft_am_counters_t *counters);
+
 /* Guardian (uct_gda_ft_guard.c): after a switch, and from progress */
 void uct_gda_ft_ep_guard_on_switch(uct_gda_ft_ep_t *ep, unsigned path);
 void uct_gda_ft_ep_guard_progress(uct_gda_ft_ep_t *ep, uint64_t now);

@@ -123,8 +123,15 @@ static ucs_status_t uct_gda_ft_guard_rearm_qp(uct_gda_ft_ep_t *ep,
 
     uct_gda_ft_ep_qp_attr(ep, UCT_GDA_FT_PATH_PRIMARY, rq_psn, sq_psn, &attr);
     status = gda_ft_hca_qp_modify(path->qp, GDA_FT_HCA_QP_INIT, &attr);
-    if ((status != UCS_OK) || !to_rts) {
+    if (status != UCS_OK) {
         return status;
+    }
+
+    /* Fresh receive buffers, posted in INIT (the QP takes the RQ producer
+     * index at RESET -> INIT) and before RTR */
+    uct_gda_ft_ep_rx_rearm(ep, UCT_GDA_FT_PATH_PRIMARY);
+    if (!to_rts) {
+        return UCS_OK;
     }
 
     status = gda_ft_hca_qp_modify(path->qp, GDA_FT_HCA_QP_RTR, &attr);
@@ -304,7 +311,10 @@ static void uct_gda_ft_guard_failback(uct_gda_ft_ep_t *ep, uint64_t now)
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
     uct_gda_ft_ep_guard_t *g  = &ep->guard;
 
+    ep->flags        &= ~UCT_GDA_FT_EP_FLAG_FAILBACK_DRAIN;
     gda_ft_ep_failback(&ep->dev);
+    /* posts that waited for the backup to drain may go now */
+    ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
     g->state          = UCT_GDA_FT_GUARD_IDLE;
     g->failback_ns    = now;
     ep->reported      = ep->dev.counters;
@@ -312,7 +322,6 @@ static void uct_gda_ft_guard_failback(uct_gda_ft_ep_t *ep, uint64_t now)
              "returns to it (failback %u)", ep,
              ep->path[UCT_GDA_FT_PATH_PRIMARY].dest_qpn,
              ep->dev.counters.failbacks);
-    (void)iface;
 }
 
 /* Reports how the operations a failed path left were settled, once */
@@ -533,8 +542,17 @@ void uct_gda_ft_ep_guard_progress(uct_gda_ft_ep_t *ep, uint64_t now)
         break;
     case UCT_GDA_FT_GUARD_RECOVERING:
         if (ep->dev.state != GDA_FT_EP_FAILED_OVER) {
-            g->state = UCT_GDA_FT_GUARD_IDLE;
-        } else if (now >= g->recover_at_ns) {
+            g->state   = UCT_GDA_FT_GUARD_IDLE;
+            ep->flags &= ~UCT_GDA_FT_EP_FLAG_FAILBACK_DRAIN;
+            ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
+        } else if (now < g->recover_at_ns) {
+            break;
+        } else if (gda_ft_ep_path_busy(&ep->dev, UCT_GDA_FT_PATH_BACKUP)) {
+            /* Two QPs keep no order between them: what the backup still
+             * carries (an active message, a put before a flag) completes
+             * before anything is posted on the primary */
+            ep->flags |= UCT_GDA_FT_EP_FLAG_FAILBACK_DRAIN;
+        } else {
             uct_gda_ft_guard_failback(ep, now);
         }
         break;
@@ -558,14 +576,17 @@ static void uct_gda_ft_guard_ctl_counters(void *arg, int argc, char **argv,
         len += snprintf(reply + len, (len < max) ? max - len : 0,
                         "%s ep %p peer QP 0x%x/0x%x: path %s, switches %u "
                         "replays %u fences %u in_doubt %u failbacks %u "
-                        "no_path %u op_errors %u confirmed %u\n",
+                        "no_path %u op_errors %u confirmed %u am_sent %u "
+                        "am_received %u am_duplicates %u am_gaps %u\n",
                         iface->path[0].dev->hca->attr.info.name, ep,
                         ep->path[0].dest_qpn, ep->path[1].dest_qpn,
                         (ep->dev.state == GDA_FT_EP_NO_PATH) ? "none" :
                         (ep->dev.active == 0) ? "primary" : "backup",
                         c->switches, c->replays, c->fences, c->in_doubt,
                         c->failbacks, c->no_path, c->op_errors,
-                        c->confirmed);
+                        c->confirmed, ep->am.counters.sent,
+                        ep->am.counters.received, ep->am.counters.duplicates,
+                        ep->am.counters.gaps);
     }
     pthread_mutex_unlock(&iface->eps_lock);
 }

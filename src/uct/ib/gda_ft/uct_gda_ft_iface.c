@@ -116,7 +116,8 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
 
     {"LOG_SIZE", "256",
      "Operations an endpoint keeps in flight (rounded up to a power of 2):\n"
-     "the size of its operation log, which failover replays from.",
+     "the size of its operation log, which failover replays from. Above 8,\n"
+     "two entries are kept for the failover guardian's own messages.",
      ucs_offsetof(uct_gda_ft_iface_config_t, log_size), UCS_CONFIG_TYPE_UINT},
 
     {"TX_QUEUE_LEN", "auto",
@@ -133,17 +134,36 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      "flushed completions of an abandoned path.",
      ucs_offsetof(uct_gda_ft_iface_config_t, cq_len), UCS_CONFIG_TYPE_UINT},
 
+    {"RX_QUEUE_LEN", "64",
+     "Receive queue length of each QP (a power of 2): active messages the\n"
+     "peer may send before it must wait for the receiver's progress. Each\n"
+     "endpoint posts this many SEG_SIZE buffers on its primary QP and as many\n"
+     "on its backup QP, so that a failover finds the backup ready.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, rx_queue_len),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"RX_CQ_LEN", "16384",
+     "Receive completion queue length per path (a power of 2). Every receive\n"
+     "WQE may complete into it, so it bounds the endpoints of an interface\n"
+     "to RX_CQ_LEN / RX_QUEUE_LEN. Send completions have their own CQ\n"
+     "(TX_CQ_LEN): a flood of messages never delays them, nor the failover\n"
+     "deadline that depends on them.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, rx_cq_len), UCS_CONFIG_TYPE_UINT},
+
     {"TX_MAX_POLL", "16",
      "Completions polled per path in one progress call.",
      ucs_offsetof(uct_gda_ft_iface_config_t, max_poll), UCS_CONFIG_TYPE_UINT},
 
     {"MAX_INLINE", "128",
-     "Largest put_short: data copied into the WQE (limited by the HCAs).",
+     "Largest put_short: data copied into the WQE (limited by the HCAs);\n"
+     "also the largest am_short (header included) sent inline, a larger one\n"
+     "(up to 128 bytes) goes through a bounce buffer.",
      ucs_offsetof(uct_gda_ft_iface_config_t, max_inline),
      UCS_CONFIG_TYPE_MEMUNITS},
 
     {"SEG_SIZE", "8k",
-     "Size of the bounce buffers of put_bcopy and get_bcopy.",
+     "Size of the bounce buffers of put_bcopy, get_bcopy and am_bcopy, and\n"
+     "of the receive buffers of active messages (the largest am_bcopy).",
      ucs_offsetof(uct_gda_ft_iface_config_t, seg_size),
      UCS_CONFIG_TYPE_MEMUNITS},
 
@@ -156,6 +176,10 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
     UCT_IFACE_MPOOL_CONFIG_FIELDS("TX_", -1, 64, "bounce",
                                   ucs_offsetof(uct_gda_ft_iface_config_t,
                                                tx_mp), ""),
+
+    UCT_IFACE_MPOOL_CONFIG_FIELDS("RX_", -1, 256, "receive",
+                                  ucs_offsetof(uct_gda_ft_iface_config_t,
+                                               rx_mp), ""),
 
     {NULL}
 };
@@ -249,6 +273,8 @@ static ucs_status_t uct_gda_ft_iface_query(uct_iface_h tl_iface,
                       UCT_IFACE_FLAG_PUT_ZCOPY |
                       UCT_IFACE_FLAG_GET_BCOPY |
                       UCT_IFACE_FLAG_GET_ZCOPY |
+                      UCT_IFACE_FLAG_AM_SHORT |
+                      UCT_IFACE_FLAG_AM_BCOPY |
                       UCT_IFACE_FLAG_ATOMIC_DEVICE |
                       UCT_IFACE_FLAG_PENDING |
                       UCT_IFACE_FLAG_CB_SYNC |
@@ -278,6 +304,17 @@ static ucs_status_t uct_gda_ft_iface_query(uct_iface_h tl_iface,
     attr->cap.get.opt_zcopy_align = UCS_SYS_PCI_MAX_PAYLOAD;
     attr->cap.get.align_mtu       = iface->config.path_mtu;
     attr->cap.get.max_iov         = 1;
+
+    /* Active messages: SEND with immediate into SEG_SIZE receive buffers;
+     * am_short counts its 8-byte header */
+    attr->cap.am.max_short       = iface->config.am_max_short;
+    attr->cap.am.max_bcopy       = iface->config.seg_size;
+    attr->cap.am.min_zcopy       = 0;
+    attr->cap.am.max_zcopy       = 0;
+    attr->cap.am.opt_zcopy_align = 1;
+    attr->cap.am.align_mtu       = iface->config.path_mtu;
+    attr->cap.am.max_hdr         = 0;
+    attr->cap.am.max_iov         = 1;
 
     attr->device_addr_len = iface->dev_addr_len;
     attr->iface_addr_len  = 0;
@@ -370,11 +407,15 @@ unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface)
 {
     uct_gda_ft_iface_t *iface = ucs_derived_of(tl_iface, uct_gda_ft_iface_t);
     uct_gda_ft_ep_t *ep, *tmp;
-    unsigned count, rounds;
+    unsigned count, rounds, path;
     uint64_t now;
     int drained;
 
     count = uct_gda_ft_iface_poll_cqs(iface, &drained);
+    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+        count += uct_gda_ft_iface_poll_rx(iface, path,
+                                          iface->config.max_poll);
+    }
 
     /*
      * Deadlines only after the CQs are drained: a completion the HCA has
@@ -636,8 +677,39 @@ uct_gda_ft_iface_open_path(uct_gda_ft_iface_t *iface, unsigned path,
                   dev->hca->attr.info.name, ucs_status_string(status));
         goto err_free_buf;
     }
+
+    /*
+     * Receive completions get a CQ of their own: send CQEs keep the whole
+     * TX CQ (half for operations in flight, half for the flushes of an
+     * abandoned path), a burst of messages cannot delay the send
+     * completions the failover deadline watches, and the send CQ drains of
+     * endpoint destruction and flush never run into active messages.
+     */
+    size = (size_t)iface->config.rx_cq_len * GDA_FT_MLX5_CQE_SIZE;
+    if (posix_memalign(&ipath->rx_cq_buf, ucs_get_page_size(), size) != 0) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err_destroy_cq;
+    }
+    gda_ft_cq_init_buf(ipath->rx_cq_buf, iface->config.rx_cq_len);
+    gda_ft_dev_cq_init(&ipath->rx_dcq, ipath->rx_cq_buf,
+                       iface->config.rx_cq_len, 0);
+    cq_attr.buf     = ipath->rx_cq_buf;
+    cq_attr.cqe_cnt = iface->config.rx_cq_len;
+    status = gda_ft_hca_cq_create(dev->hca, &cq_attr, &ipath->rx_cq);
+    if (status != UCS_OK) {
+        ucs_error("gda_ft: failed to create a receive CQ on %s: %s",
+                  dev->hca->attr.info.name, ucs_status_string(status));
+        goto err_free_rx_buf;
+    }
+    ipath->rx_reserved = 0;
     return UCS_OK;
 
+err_free_rx_buf:
+    free(ipath->rx_cq_buf);
+    ipath->rx_cq_buf = NULL;
+err_destroy_cq:
+    gda_ft_hca_cq_destroy(ipath->cq);
+    ipath->cq = NULL;
 err_free_buf:
     free(ipath->cq_buf);
     ipath->cq_buf = NULL;
@@ -654,11 +726,15 @@ static void uct_gda_ft_iface_close_path(uct_gda_ft_iface_t *iface,
     if (ipath->dev == NULL) {
         return;
     }
+    gda_ft_hca_cq_destroy(ipath->rx_cq);
+    free(ipath->rx_cq_buf);
     gda_ft_hca_cq_destroy(ipath->cq);
     free(ipath->cq_buf);
-    ipath->cq     = NULL;
-    ipath->cq_buf = NULL;
-    ipath->dev    = NULL;
+    ipath->rx_cq     = NULL;
+    ipath->rx_cq_buf = NULL;
+    ipath->cq        = NULL;
+    ipath->cq_buf    = NULL;
+    ipath->dev       = NULL;
 }
 
 /* Sizes of the queues from the configuration and the HCAs' limits */
@@ -697,6 +773,21 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
         return UCS_ERR_INVALID_PARAM;
     }
 
+    if ((config->rx_queue_len == 0) || !ucs_is_pow2(config->rx_queue_len) ||
+        (config->rx_queue_len > ucs_min(pattr->max_rq_wqe,
+                                        battr->max_rq_wqe)) ||
+        (config->rx_queue_len > 32768) ||
+        (config->rx_cq_len < config->rx_queue_len) ||
+        !ucs_is_pow2(config->rx_cq_len)) {
+        ucs_error("gda_ft: RX_QUEUE_LEN=%u (a power of 2, 1..%u) and "
+                  "RX_CQ_LEN=%u (a power of 2, at least RX_QUEUE_LEN) out "
+                  "of range", config->rx_queue_len,
+                  ucs_min(32768, ucs_min(pattr->max_rq_wqe,
+                                         battr->max_rq_wqe)),
+                  config->rx_cq_len);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
     max_inline = ucs_min(config->max_inline,
                          ucs_min(pattr->max_inline, battr->max_inline));
     max_inline = ucs_min(max_inline, GDA_FT_WQE_MAX_INLINE);
@@ -723,6 +814,11 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     iface->config.max_inline    = max_inline;
     iface->config.seg_size      = config->seg_size;
     iface->config.cq_len        = config->cq_len;
+    iface->config.rx_queue_len  = config->rx_queue_len;
+    iface->config.rx_cq_len     = config->rx_cq_len;
+    iface->config.am_max_short  = ucs_min(config->seg_size,
+                                          ucs_max(max_inline,
+                                                  UCT_GDA_FT_AM_MIN_SHORT));
     iface->config.max_poll      = config->max_poll;
     iface->config.max_outstanding = config->cq_len / 2;
     iface->config.failover      = config->failover;
@@ -891,6 +987,17 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
         goto err_cleanup_tx_mp;
     }
 
+    status = uct_gda_ft_iface_mp_init(self, &self->rx_mp,
+                                      self->config.seg_size,
+                                      config->rx_mp.bufs_grow ?
+                                      config->rx_mp.bufs_grow : 256,
+                                      config->rx_mp.max_bufs,
+                                      "gda_ft_rx_desc");
+    if (status != UCS_OK) {
+        goto err_cleanup_op_mp;
+    }
+    self->am_dispatch_ep = NULL;
+
     if (!config->failover) {
         ucs_snprintf_zero(self->backup_desc, sizeof(self->backup_desc),
                           "%s (failover disabled by UCX_GDA_FT_FAILOVER=n)",
@@ -915,6 +1022,8 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
               self->config.timeout, self->config.retry_count);
     return UCS_OK;
 
+err_cleanup_op_mp:
+    ucs_mpool_cleanup(&self->op_mp, 1);
 err_cleanup_tx_mp:
     ucs_mpool_cleanup(&self->tx_mp, 1);
 err_close_backup:
@@ -938,6 +1047,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_iface_t)
                  ucs_list_length(&self->eps));
     }
 
+    ucs_mpool_cleanup(&self->rx_mp, 1);
     ucs_mpool_cleanup(&self->op_mp, 1);
     ucs_mpool_cleanup(&self->tx_mp, 1);
     pthread_mutex_destroy(&self->eps_lock);
@@ -1016,6 +1126,8 @@ static ucs_status_t uct_gda_ft_iface_open(uct_md_h md, uct_worker_h worker,
 
 uct_iface_ops_t uct_gda_ft_iface_ops = {
     .ep_put_short             = uct_gda_ft_ep_put_short,
+    .ep_am_short              = uct_gda_ft_ep_am_short,
+    .ep_am_bcopy              = uct_gda_ft_ep_am_bcopy,
     .ep_put_bcopy             = uct_gda_ft_ep_put_bcopy,
     .ep_put_zcopy             = uct_gda_ft_ep_put_zcopy,
     .ep_get_bcopy             = uct_gda_ft_ep_get_bcopy,

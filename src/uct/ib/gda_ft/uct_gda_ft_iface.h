@@ -40,6 +40,18 @@
 /* Payload room of the small registered descriptors (atomic results) */
 #define UCT_GDA_FT_OP_PAYLOAD      16
 
+/*
+ * Active messages: SEND with immediate, immediate = seq << 6 | am_id. The
+ * sequence number (26 bits, per endpoint) lets the receiver deliver every
+ * message exactly once and in order across failovers and failbacks.
+ */
+#define UCT_GDA_FT_AM_ID_BITS      6
+#define UCT_GDA_FT_AM_ID_MASK      (UCS_MASK(UCT_GDA_FT_AM_ID_BITS))
+#define UCT_GDA_FT_AM_SEQ_BITS     (32 - UCT_GDA_FT_AM_ID_BITS)
+#define UCT_GDA_FT_AM_SEQ_MASK     (UCS_MASK(UCT_GDA_FT_AM_SEQ_BITS))
+/* am_short through a bounce buffer when the HCAs allow less inline */
+#define UCT_GDA_FT_AM_MIN_SHORT    128
+
 
 typedef struct uct_gda_ft_iface uct_gda_ft_iface_t;
 typedef struct uct_gda_ft_ep    uct_gda_ft_ep_t;
@@ -56,6 +68,8 @@ typedef struct uct_gda_ft_iface_config {
     unsigned long            tx_queue_len;  /* WQEBBs per send queue */
     unsigned                 log_size;      /* operations per endpoint */
     unsigned                 cq_len;
+    unsigned                 rx_queue_len;  /* receive WQEs per QP */
+    unsigned                 rx_cq_len;
     unsigned                 max_poll;
     size_t                   max_inline;
     size_t                   seg_size;
@@ -68,6 +82,7 @@ typedef struct uct_gda_ft_iface_config {
     double                   rearm_backoff_max;
     int                      print_backup;  /* ucs_on_off_auto_value_t */
     uct_iface_mpool_config_t tx_mp;
+    uct_iface_mpool_config_t rx_mp;
 } uct_gda_ft_iface_config_t;
 
 
@@ -94,6 +109,12 @@ struct uct_gda_ft_op {
             size_t                length;
         } get;
         struct {
+            uint32_t              length; /* bytes received */
+            uint32_t              imm;    /* seq << 6 | am_id */
+            uint8_t               path;   /* QP it was received on */
+        } rx;                             /* receive buffers: sn = seq,
+                                             queue: ep->am.held */
+        struct {
             void                 *result;
             uint8_t               size;
             uint8_t               opcode;  /* UCT_ATOMIC_OP_*, or
@@ -107,6 +128,9 @@ struct uct_gda_ft_op {
 typedef struct uct_gda_ft_ep_path {
     gda_ft_hca_qp_t *qp;          /* NULL: this endpoint has no such path */
     void            *sq_buf;
+    void            *rq_buf;
+    gda_ft_dev_rq_t  rq;          /* receive queue: one buffer per WQE */
+    uct_gda_ft_op_t **rx_desc;    /* [RQ index & mask]: buffer posted there */
     uint32_t        *dbrec;
     uint32_t         dest_qpn;    /* valid once connected */
     uint8_t          dest_gid[GDA_FT_HCA_GID_LEN];
@@ -174,8 +198,32 @@ enum {
     UCT_GDA_FT_EP_FLAG_READY      = UCS_BIT(2), /* in iface->ready_eps */
     UCT_GDA_FT_EP_FLAG_ERR_REPORTED = UCS_BIT(3),
     UCT_GDA_FT_EP_FLAG_CANCELED   = UCS_BIT(4), /* flush(CANCEL) was done */
-    UCT_GDA_FT_EP_FLAG_FENCE      = UCS_BIT(5)  /* fence the next post */
+    UCT_GDA_FT_EP_FLAG_FENCE      = UCS_BIT(5), /* fence the next post */
+    /* A failback waits for the backup path to complete what it carries, so
+     * that nothing posted on the primary overtakes it: new posts wait */
+    UCT_GDA_FT_EP_FLAG_FAILBACK_DRAIN = UCS_BIT(6)
 };
+
+
+/* Active-message counters of an endpoint (receive side) */
+typedef struct uct_gda_ft_am_counters {
+    uint32_t sent;        /* messages posted */
+    uint32_t received;    /* messages delivered to the AM handlers */
+    uint32_t duplicates;  /* replayed copies dropped */
+    uint32_t reordered;   /* arrived before an earlier one */
+    uint32_t gaps;        /* sequence gaps given up on (must stay 0) */
+} uct_gda_ft_am_counters_t;
+
+
+/* Active-message state of an endpoint */
+typedef struct uct_gda_ft_ep_am {
+    uint32_t                 tx_seq;      /* of the next message sent */
+    uint32_t                 rx_seq;      /* next one to deliver */
+    uint32_t                 rx_arrival;  /* after the latest arrived */
+    ucs_queue_head_t         held;        /* received, not yet delivered */
+    unsigned                 num_held;
+    uct_gda_ft_am_counters_t counters;
+} uct_gda_ft_ep_am_t;
 
 
 struct uct_gda_ft_ep {
@@ -192,6 +240,7 @@ struct uct_gda_ft_ep {
     ucs_list_link_t          ready;     /* iface->ready_eps */
     gda_ft_dev_ep_counters_t reported;  /* counters already logged */
     uct_gda_ft_ep_guard_t    guard;     /* fence and failback */
+    uct_gda_ft_ep_am_t       am;        /* active messages */
     ucs_status_t             unreported_status; /* for the next flush */
 };
 
@@ -206,6 +255,11 @@ typedef struct uct_gda_ft_iface_path {
     gda_ft_hca_cq_t       *cq;
     void                  *cq_buf;
     gda_ft_dev_cq_t        dcq;
+    gda_ft_hca_cq_t       *rx_cq;    /* receive completions of its QPs */
+    void                  *rx_cq_buf;
+    gda_ft_dev_cq_t        rx_dcq;
+    unsigned               rx_reserved; /* RX_QUEUE_LEN per endpoint:
+                                           bounds the CQEs in rx_cq */
 } uct_gda_ft_iface_path_t;
 
 
@@ -219,6 +273,10 @@ struct uct_gda_ft_iface {
     ucs_arbiter_t           arbiter;
     ucs_mpool_t             tx_mp;       /* bounce buffers, registered */
     ucs_mpool_t             op_mp;       /* descriptors, registered */
+    ucs_mpool_t             rx_mp;       /* receive buffers, registered */
+    /* The endpoint whose active message is being delivered; cleared if the
+     * handler destroys it (the buffer then goes back to the pool) */
+    uct_gda_ft_ep_t        *am_dispatch_ep;
     unsigned                outstanding; /* logged operations, all eps */
     size_t                  dev_addr_len;
     uint64_t                last_deadline_check_ns;
@@ -236,6 +294,9 @@ struct uct_gda_ft_iface {
         unsigned            sq_wqebbs;
         unsigned            op_wqebbs;   /* largest WQE of any operation */
         unsigned            cq_len;
+        unsigned            rx_queue_len;
+        unsigned            rx_cq_len;
+        unsigned            am_max_short;
         unsigned            max_outstanding;
         unsigned            max_poll;
         unsigned            max_inline;
@@ -275,6 +336,11 @@ unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface);
 
 /* Polls both CQs and applies their CQEs to the endpoints; no callbacks */
 unsigned uct_gda_ft_iface_poll_cqs(uct_gda_ft_iface_t *iface, int *drained);
+
+/* Polls the receive CQ of a path: messages wait in their endpoint for
+ * uct_gda_ft_ep_deliver_one(); no callbacks */
+unsigned uct_gda_ft_iface_poll_rx(uct_gda_ft_iface_t *iface, unsigned path,
+                                  unsigned max);
 
 /* Guardian (uct_gda_ft_guard.c) */
 void uct_gda_ft_iface_guard_init(uct_gda_ft_iface_t *iface);
