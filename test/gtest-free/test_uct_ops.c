@@ -589,10 +589,14 @@ GDA_FT_TEST(uct_ops, resources_and_capabilities)
 
     GDA_FT_ASSERT_OK(uct_md_query_tl_resources(t.node[NODE_A].md, &tls,
                                                &num_tls));
-    GDA_FT_ASSERT_EQ(num_tls, 1);
-    GDA_FT_ASSERT(!strcmp(tls[0].tl_name, "gda_ft"));
+    /* the HCA port and the out-of-band wireup channel next to it */
+    GDA_FT_ASSERT_EQ(num_tls, 2);
+    for (i = 0; i < 2; ++i) {
+        GDA_FT_ASSERT(!strcmp(tls[i].tl_name, "gda_ft"));
+        GDA_FT_ASSERT_EQ(tls[i].dev_type, UCT_DEVICE_TYPE_NET);
+    }
     GDA_FT_ASSERT(!strcmp(tls[0].dev_name, "tsoft0:1"));
-    GDA_FT_ASSERT_EQ(tls[0].dev_type, UCT_DEVICE_TYPE_NET);
+    GDA_FT_ASSERT(!strcmp(tls[1].dev_name, "tsoft0:oob"));
     uct_release_tl_resource_list(tls);
 
     GDA_FT_ASSERT_EQ(t.node[NODE_A].md_attr.rkey_packed_size, 16);
