@@ -12,8 +12,8 @@
 #
 # Each rank declares its own soft HCAs (MPMD: one app context per rank):
 #   rank 0: r0a=127.0.0.1:P,r0b=127.0.0.2:P   rank 1: r1a=127.0.0.3:P,r1b=127.0.0.4:P
-# and runs with the plugin preloaded, UCX_TLS=gda_ft,tcp (tcp for wireup and
-# active messages) and Open MPI's UCX components:
+# and runs with the plugin preloaded, UCX_TLS=gda_ft,tcp (--tls) and Open
+# MPI's UCX components:
 #   --mca pml ucx --mca osc ucx --mca pml_ucx_tls any --mca pml_ucx_devices any
 # (Open MPI 4.1 enables pml ucx only for its own list of transports and
 # devices, mlx5-like ones, unless told "any"; Debian's openmpi-mca-params.conf
@@ -21,15 +21,10 @@
 # With --pml ob1, point-to-point messages go over Open MPI's TCP BTL and only
 # the one-sided operations (osc ucx) over gda_ft.
 #
-# UCX_MAX_RNDV_RAILS=0 (--rndv-rails) by default: UCX 1.13 cannot wire up a
-# tag-matching endpoint (pml ucx) whose rendezvous lanes are gda_ft with tcp
-# as the only other transport. It sends wireup messages on the last
-# point-to-point lane (ucp_wireup_select_wireup_msg_lane), a gda_ft lane
-# there, which needs an auxiliary transport (AM, CONNECT_TO_IFACE, async
-# callbacks on the peer); tcp lacks UCT_IFACE_FLAG_CB_ASYNC, so ucp_ep_create
-# fails with "no auxiliary transport ... Unsupported operation" in MPI_Init.
-# With no rendezvous rails, pml ucx uses tcp alone and osc ucx (RMA and
-# atomics, whose endpoints list the gda_ft lanes first) uses gda_ft.
+# gda_ft carries active messages (eager messages) and rendezvous data, and
+# UCX wires its endpoints up over gda_ft's out-of-band channel (device
+# <hca>:oob), so --tls gda_ft alone works too. --rndv-rails N sets
+# UCX_MAX_RNDV_RAILS (UCX's default otherwise).
 #
 # Exit status: 0 when the program passes and, with a fault, the transport
 # logged a switch to the backup path; 1 when not; 77 when mpirun, the program
@@ -44,7 +39,8 @@ Usage: $0 [OPTIONS] [-- PROGRAM_ARGS...]
   -a, --at TIME      when it goes down, schedule time (default 1500ms)
   -u, --up TIME      updown: when it comes back (default 3s)
   -p, --pml PML      ucx (default) | ob1 (messages over Open MPI's TCP BTL)
-  -r, --rndv-rails N UCX_MAX_RNDV_RAILS (default 0, see above)
+  -r, --rndv-rails N UCX_MAX_RNDV_RAILS (default: UCX's)
+  -l, --tls TLS      UCX_TLS (default gda_ft,tcp)
   -t, --time SEC     minimum run time of the program (default 5)
   -n, --iters N      minimum iterations of the program (default 200)
   -B, --build DIR    build tree (default: \$GDA_FT_BUILD_DIR, else <src>/build)
@@ -62,7 +58,8 @@ mode=down
 fault_at=1500ms
 up_at=3s
 pml=ucx
-rndv_rails=0
+rndv_rails=default
+tls=gda_ft,tcp
 min_time=5
 iters=200
 keep=0
@@ -75,6 +72,7 @@ while [ $# -gt 0 ]; do
     -u|--up)    up_at=$2; shift 2 ;;
     -p|--pml)   pml=$2; shift 2 ;;
     -r|--rndv-rails) rndv_rails=$2; shift 2 ;;
+    -l|--tls)   tls=$2; shift 2 ;;
     -t|--time)  min_time=$2; shift 2 ;;
     -n|--iters) iters=$2; shift 2 ;;
     -B|--build) build_dir=$2; shift 2 ;;
@@ -122,11 +120,20 @@ esac
 
 # Open MPI 4.1 applies the -x options before the first app context only to
 # that context: every context gets the whole list
-common="-x UCX_TLS=gda_ft,tcp -x LD_PRELOAD=$lib
+common="-x UCX_TLS=$tls -x LD_PRELOAD=$lib
         -x UCX_GDA_FT_SOFT_CTL_DIR=${UCX_GDA_FT_SOFT_CTL_DIR:-}
         -x UCX_NET_DEVICES=${UCX_NET_DEVICES:-all}
-        -x UCX_MAX_RNDV_RAILS=$rndv_rails
         -x UCX_LOG_LEVEL=${UCX_LOG_LEVEL:-warn}"
+if [ "$rndv_rails" != default ]; then
+    common="$common -x UCX_MAX_RNDV_RAILS=$rndv_rails"
+fi
+# other gda_ft settings of the caller's environment reach both ranks
+for var in $(env | sed -n 's/^\(UCX_GDA_FT_[A-Z0-9_]*\)=.*/\1/p'); do
+    case "$var" in
+    UCX_GDA_FT_SOFT_DEVICES|UCX_GDA_FT_SOFT_FAULTS|UCX_GDA_FT_SOFT_CTL_DIR) ;;
+    *) common="$common -x $var" ;;
+    esac
+done
 args="-n $iters -t $min_time $*"
 
 # nothing may hang: the run is killed after the minimum time plus 2 minutes
@@ -162,7 +169,7 @@ fi
 
 reason=""
 if grep -q "no auxiliary transport" "$log"; then
-    reason="UCX could not wire up the ranks over gda_ft,tcp (no auxiliary transport)"
+    reason="UCX could not wire up the ranks over $tls (no auxiliary transport)"
 elif [ "$rc" -eq 124 ]; then
     reason="mpirun killed after $limit s: a hang"
     keep=1
@@ -176,7 +183,8 @@ elif [ $result != PASS ]; then
     keep=1
 fi
 
-echo "mpi-failover: mode=$mode pml=$pml rndv_rails=$rndv_rails result=$result" \
+echo "mpi-failover: mode=$mode pml=$pml tls=$tls rndv_rails=$rndv_rails" \
+     "result=$result" \
      "exit=$rc switches=$switches" \
      "atomics_in_doubt=$in_doubt${reason:+ reason=\"$reason\"}"
 if [ $keep -eq 1 ]; then

@@ -637,6 +637,11 @@ gda_ft_ep_replay_op(gda_ft_dev_ep_t *ep, gda_ft_dev_op_t *op, uint8_t to)
     uint8_t *dst, *src;
     uint16_t idx;
 
+    if (GDA_FT_MLX5_CTRL_WQE_IDX(ctrl) != op->wqe_idx) {
+        /* the old ring no longer holds this operation's WQE */
+        return GDA_FT_DEV_ERROR;
+    }
+
     status = gda_ft_sq_reserve(to_sq, ds, &idx);
     if (status != GDA_FT_DEV_OK) {
         return status;

@@ -268,6 +268,19 @@ GDA_FT_TEST_TIMEOUT(ucp_failover, no_failure, 180)
 }
 
 
+/*
+ * gda_ft alone (UCX_TLS=gda_ft): active messages over SEND/RECV on gda_ft's
+ * QPs, wireup over its out-of-band channel, no tcp anywhere
+ */
+GDA_FT_TEST_TIMEOUT(ucp_failover, gda_ft_alone_primary_down, 180)
+{
+    ufo_run_t r;
+
+    ufo_run("--mode down -n 400 -f 130 --amo fetch", "UCX_TLS=gda_ft", &r);
+    ufo_expect_failover(&r, 400);
+    free(r.out);
+}
+
 /* ---- primary port down --------------------------------------------------- */
 
 /* Fetching atomics: each one completes with its own status */

@@ -70,6 +70,7 @@ static struct {
     int    acc;
     int    p2p;
     size_t max_size;
+    int    origin;      /* the only rank that does RMA; -1: both */
     int    fault_rank;
     long   fault_at;
     long   up_at;
@@ -81,6 +82,7 @@ static struct {
     .acc        = 1,
     .p2p        = 1,
     .max_size   = 2u << 20,
+    .origin     = -1,
     .fault_rank = -1,
     .fault_at   = -1,
     .up_at      = -1,
@@ -227,6 +229,17 @@ static void check_slot(int s, long last, long doubt, uint8_t *exp1,
     }
 }
 
+/* A target-only rank's part of the origin's fence epochs */
+static int target_fences(long it)
+{
+    int rc = MPI_Win_fence(0, win);
+
+    if ((it % GET_EVERY) == GET_EVERY - 1) {
+        rc |= MPI_Win_fence(0, win);
+    }
+    return rc;
+}
+
 static void usage(void)
 {
     printf("Usage: gda_ft_mpi_test [-n ITERS] [-t SECONDS] [-s MAX_PUT] "
@@ -238,6 +251,8 @@ static void usage(void)
            "  --fence      active target (MPI_Win_fence) instead of "
            "lock/flush/unlock\n"
            "  --no-acc     no MPI_Accumulate\n"
+           "  --origin R   only rank R puts, accumulates and gets (the other\n"
+           "               is a target only; fences stay collective)\n"
            "  --no-p2p     no MPI_Sendrecv\n"
            "  -F RANK -f I rank RANK takes its first soft port down at "
            "iteration I\n"
@@ -250,6 +265,7 @@ int main(int argc, char **argv)
         {"fence",  no_argument, NULL, 'e'},
         {"no-acc", no_argument, NULL, 'A'},
         {"no-p2p", no_argument, NULL, 'P'},
+        {"origin", required_argument, NULL, 'O'},
         {"help",   no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}
     };
@@ -279,6 +295,7 @@ int main(int argc, char **argv)
         case 'e': opt.fence = 1; break;
         case 'A': opt.acc = 0; break;
         case 'P': opt.p2p = 0; break;
+        case 'O': opt.origin = atoi(optarg); break;
         case 'v': opt.verbose = 1; break;
         case 'h':
             if (rank == 0) usage();
@@ -361,8 +378,19 @@ int main(int argc, char **argv)
             soft_port("up");
         }
 
-        /* RMA: a put into the peer's slot and an increment of its counter */
+        /* RMA: a put into the peer's slot and an increment of its counter;
+         * a target-only rank joins the fences and nothing else */
         s = it % NSLOTS;
+        if ((opt.origin >= 0) && (opt.origin != rank)) {
+            if (opt.fence && (target_fences(it) != MPI_SUCCESS)) {
+                printf("rank %d: ERROR MPI_Win_fence of iteration %ld "
+                       "failed\n", rank, it);
+                fflush(stdout);
+                ++rma_failures;
+                stop = 1;
+            }
+            goto rma_done;
+        }
         fill(src, slot_size(s), rank, it, 0);
         if (!opt.fence) {
             rc |= MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, win);
@@ -410,6 +438,7 @@ int main(int argc, char **argv)
             mine.last_it[s] = it;
             mine.acc_ok    += opt.acc;
         }
+rma_done:
 
         /* point to point */
         if (opt.p2p) {

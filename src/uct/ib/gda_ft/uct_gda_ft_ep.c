@@ -73,6 +73,20 @@ uct_gda_ft_iface_has_tx_resources(uct_gda_ft_iface_t *iface)
     return iface->outstanding < iface->config.max_outstanding;
 }
 
+/*
+ * Whether the endpoint takes an operation now. After a switch, what the
+ * failed path left goes first: new operations wait until the guardian has
+ * replayed it (keeps the order); before a failback, until the backup path
+ * has completed what it carries.
+ */
+static UCS_F_ALWAYS_INLINE int
+uct_gda_ft_ep_can_post(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
+{
+    return uct_gda_ft_ep_has_tx_resources(iface, ep) &&
+           (ep->dev.replay_pending == 0) &&
+           !(ep->flags & UCT_GDA_FT_EP_FLAG_FAILBACK_DRAIN);
+}
+
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_gda_ft_ep_check_res(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
 {
@@ -86,13 +100,8 @@ uct_gda_ft_ep_check_res(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
                UCS_ERR_ENDPOINT_TIMEOUT : UCS_ERR_NOT_CONNECTED;
     }
 
-    /* After a switch, what the failed path left goes first: new operations
-     * wait until the guardian has replayed it (keeps the order); before a
-     * failback, until the backup path has completed what it carries */
-    if (ucs_unlikely(!uct_gda_ft_ep_has_tx_resources(iface, ep) ||
-                     !uct_gda_ft_iface_has_tx_resources(iface) ||
-                     (ep->dev.replay_pending != 0) ||
-                     (ep->flags & UCT_GDA_FT_EP_FLAG_FAILBACK_DRAIN))) {
+    if (ucs_unlikely(!uct_gda_ft_ep_can_post(iface, ep) ||
+                     !uct_gda_ft_iface_has_tx_resources(iface))) {
         return UCS_ERR_NO_RESOURCE;
     }
     return UCS_OK;
@@ -1338,7 +1347,9 @@ ucs_status_t uct_gda_ft_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
     uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
 
-    if (uct_gda_ft_ep_has_tx_resources(iface, ep) &&
+    /* the same test as the operations': a request told to retry at once
+     * must find room (a replay or a failback in the way is no room) */
+    if (uct_gda_ft_ep_can_post(iface, ep) &&
         uct_gda_ft_iface_has_tx_resources(iface)) {
         return UCS_ERR_BUSY;
     }
@@ -1348,7 +1359,7 @@ ucs_status_t uct_gda_ft_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
     uct_pending_req_arb_group_push(&ep->arb_group, req);
     UCT_TL_EP_STAT_PEND(&ep->super);
 
-    if (uct_gda_ft_ep_has_tx_resources(iface, ep)) {
+    if (uct_gda_ft_ep_can_post(iface, ep)) {
         /* only the interface is short: the ep may go once it has room */
         ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
     }

@@ -338,6 +338,10 @@ static void uct_gda_ft_guard_settled(uct_gda_ft_ep_t *ep, unsigned path,
             c->replays - ep->reported.replays,
             c->confirmed - ep->reported.confirmed, in_doubt);
     ep->reported = *c;
+
+    /* operations held back by the replay may go now */
+    ucs_arbiter_group_schedule(&uct_gda_ft_ep_iface(ep)->arbiter,
+                               &ep->arb_group);
 }
 
 static int uct_gda_ft_guard_can_resolve(uct_gda_ft_ep_t *ep, unsigned path)
@@ -442,7 +446,6 @@ static void uct_gda_ft_guard_resolve(uct_gda_ft_ep_t *ep, uint64_t now)
 
     g->resolving = 0;
     uct_gda_ft_iface_ep_ready(iface, ep);
-    ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
 }
 
 void uct_gda_ft_ep_guard_on_switch(uct_gda_ft_ep_t *ep, unsigned path)

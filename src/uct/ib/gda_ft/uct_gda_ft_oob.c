@@ -6,6 +6,13 @@
  * thread, or a signal, or progress in poll mode); progress takes the same
  * context's lock, so the two never run together. Sends write the socket
  * from the caller's thread and touch nothing the handlers use.
+ *
+ * File descriptors: UCX names an event handler by its fd, and an event
+ * that found the context busy waits in the context's "missed" queue under
+ * that number even after the handler is removed. Were the fd closed, the
+ * number could come back as another async context's handler and the late
+ * event would reach it (UCX asserts on that). So a connection that ends is
+ * shut down, not closed, and its fd is closed with the interface.
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
@@ -46,13 +53,16 @@ typedef struct uct_gda_ft_oob_iface {
     uint16_t         port_be;
     ucs_list_link_t  conns;     /* accepted connections (receive side) */
     ucs_list_link_t  eps;       /* endpoints (send side) */
+    int             *retired_fds; /* of destroyed endpoints, see above */
+    unsigned         num_retired;
 } uct_gda_ft_oob_iface_t;
 
 /* An accepted connection: what the peer's endpoint sends us */
 typedef struct uct_gda_ft_oob_conn {
     ucs_list_link_t         list;
     uct_gda_ft_oob_iface_t *iface;
-    int                     fd;       /* -1: closed, freed by progress */
+    int                     fd;
+    int                     closed;   /* ended: no handler, shut down */
     uint8_t                *buf;      /* received, not yet dispatched */
     size_t                  length;
     size_t                  size;
@@ -114,13 +124,13 @@ ucs_status_t uct_gda_ft_oob_ipv4(uct_md_h tl_md, uint32_t *ipv4_be)
 
 /* ---- receive side -------------------------------------------------------- */
 
-/* Closes a connection; progress frees it (a handler may be running it) */
+/* Ends a connection: its fd stays open until the interface closes */
 static void uct_gda_ft_oob_conn_close(uct_gda_ft_oob_conn_t *conn)
 {
-    if (conn->fd >= 0) {
+    if (!conn->closed) {
         ucs_async_remove_handler(conn->fd, 0);
-        close(conn->fd);
-        conn->fd = -1;
+        shutdown(conn->fd, SHUT_RDWR);
+        conn->closed = 1;
     }
 }
 
@@ -176,7 +186,7 @@ static void uct_gda_ft_oob_conn_read(uct_gda_ft_oob_conn_t *conn)
     uint8_t *buf;
     ssize_t ret;
 
-    while (conn->fd >= 0) {
+    while (!conn->closed) {
         if (conn->size - conn->length < room) {
             /* the buffer holds at least one whole message more */
             buf = ucs_realloc(conn->buf, conn->length + room,
@@ -238,22 +248,27 @@ static void uct_gda_ft_oob_accept_event(int fd, ucs_event_set_types_t events,
             close(conn_fd);
             continue;
         }
-        conn->iface = iface;
-        conn->fd    = conn_fd;
+        conn->iface  = iface;
+        conn->fd     = conn_fd;
+        conn->closed = 0;
         setsockopt(conn_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         ucs_list_add_tail(&iface->conns, &conn->list);
         if (uct_gda_ft_oob_watch(iface, conn_fd, uct_gda_ft_oob_conn_event,
                                  conn) != UCS_OK) {
             ucs_error("gda_ft oob: cannot watch connection fd %d", conn_fd);
-            close(conn_fd);
-            conn->fd = -1;
+            shutdown(conn_fd, SHUT_RDWR);
+            conn->closed = 1;
         }
     }
 }
 
+/* With the interface: its handler is gone (or removed now, waiting) */
 static void uct_gda_ft_oob_conn_free(uct_gda_ft_oob_conn_t *conn)
 {
-    uct_gda_ft_oob_conn_close(conn);
+    if (!conn->closed) {
+        ucs_async_remove_handler(conn->fd, 1);
+    }
+    close(conn->fd);
     ucs_list_del(&conn->list);
     ucs_free(conn->buf);
     ucs_free(conn);
@@ -264,17 +279,19 @@ static unsigned uct_gda_ft_oob_iface_progress(uct_iface_h tl_iface)
     uct_gda_ft_oob_iface_t *iface = ucs_derived_of(tl_iface,
                                                    uct_gda_ft_oob_iface_t);
     ucs_async_context_t *async    = uct_gda_ft_oob_async(iface);
-    uct_gda_ft_oob_conn_t *conn, *tmp;
+    uct_gda_ft_oob_conn_t *conn;
     uct_gda_ft_oob_ep_t *ep;
     unsigned count = 0;
     int reported;
 
     UCS_ASYNC_BLOCK(async);
-    ucs_list_for_each_safe(conn, tmp, &iface->conns, list) {
+    ucs_list_for_each(conn, &iface->conns, list) {
         uct_gda_ft_oob_conn_read(conn);
         count += uct_gda_ft_oob_conn_dispatch(conn, 0);
-        if ((conn->fd < 0) && (conn->length == 0)) {
-            uct_gda_ft_oob_conn_free(conn);
+        if (conn->closed && (conn->length == 0) && (conn->buf != NULL)) {
+            ucs_free(conn->buf);    /* nothing more will come */
+            conn->buf  = NULL;
+            conn->size = 0;
         }
     }
     UCS_ASYNC_UNBLOCK(async);
@@ -310,19 +327,41 @@ static void uct_gda_ft_oob_ep_failed(uct_gda_ft_oob_ep_t *ep, const char *what)
     }
 }
 
-/* The peer never writes to our endpoint's socket: readable means closed */
-static void uct_gda_ft_oob_ep_event(int fd, ucs_event_set_types_t events,
-                                    void *arg)
+/* The peer never writes to our endpoint's socket: readable means closed;
+ * returns whether it is */
+static int uct_gda_ft_oob_ep_closed(uct_gda_ft_oob_ep_t *ep)
 {
-    uct_gda_ft_oob_ep_t *ep = arg;
     uint8_t byte;
     ssize_t ret;
 
-    ret = recv(fd, &byte, sizeof(byte), MSG_DONTWAIT | MSG_PEEK);
+    ret = recv(ep->fd, &byte, sizeof(byte), MSG_DONTWAIT | MSG_PEEK);
     if ((ret == 0) || ((ret < 0) && (errno != EAGAIN) && (errno != EINTR))) {
-        ucs_async_remove_handler(fd, 0);
         uct_gda_ft_oob_ep_failed(ep, "closed by the peer");
+        return 1;
     }
+    return 0;
+}
+
+static void uct_gda_ft_oob_ep_event(int fd, ucs_event_set_types_t events,
+                                    void *arg)
+{
+    if (uct_gda_ft_oob_ep_closed(arg)) {
+        ucs_async_remove_handler(fd, 0);
+    }
+}
+
+/* UCP checks its wireup endpoints while the wireup runs: a peer process
+ * that is gone has closed the connection; progress reports it */
+static ucs_status_t uct_gda_ft_oob_ep_check(uct_ep_h tl_ep, unsigned flags,
+                                            uct_completion_t *comp)
+{
+    uct_gda_ft_oob_ep_t *ep = ucs_derived_of(tl_ep, uct_gda_ft_oob_ep_t);
+
+    UCT_EP_KEEPALIVE_CHECK_PARAM(flags, comp);
+    if (!ep->failed) {
+        uct_gda_ft_oob_ep_closed(ep);
+    }
+    return UCS_OK;
 }
 
 /* Writes everything, waiting while the socket buffer is full */
@@ -496,9 +535,21 @@ err_free:
 
 static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_oob_ep_t)
 {
+    uct_gda_ft_oob_iface_t *iface = uct_gda_ft_oob_ep_iface(self);
+    int *fds;
+
     ucs_async_remove_handler(self->fd, 1);
     ucs_list_del(&self->list);
-    close(self->fd);
+    shutdown(self->fd, SHUT_RDWR);  /* the peer sees the end now */
+    fds = ucs_realloc(iface->retired_fds,
+                      (iface->num_retired + 1) * sizeof(*fds),
+                      "gda_ft_oob_fds");
+    if (fds != NULL) {
+        iface->retired_fds                      = fds;
+        iface->retired_fds[iface->num_retired++] = self->fd;
+    } else {
+        close(self->fd);    /* no room to remember it */
+    }
     ucs_free(self->buf);
 }
 
@@ -522,7 +573,8 @@ static ucs_status_t uct_gda_ft_oob_iface_query(uct_iface_h tl_iface,
                       UCT_IFACE_FLAG_PENDING |
                       UCT_IFACE_FLAG_CB_SYNC |
                       UCT_IFACE_FLAG_CB_ASYNC |
-                      UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE;
+                      UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE |
+                      UCT_IFACE_FLAG_EP_CHECK;
     attr->cap.am.max_bcopy = UCT_GDA_FT_OOB_MAX_PAYLOAD;
     attr->cap.am.max_iov   = 1;
     attr->device_addr_len  = sizeof(uct_gda_ft_wire_oob_dev_addr_t);
@@ -648,6 +700,8 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_oob_iface_t, uct_md_h tl_md,
 
     ucs_list_head_init(&self->conns);
     ucs_list_head_init(&self->eps);
+    self->retired_fds = NULL;
+    self->num_retired = 0;
 
     status = uct_gda_ft_oob_ipv4(tl_md, &self->ipv4_be);
     if (status != UCS_OK) {
@@ -677,15 +731,17 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_oob_iface_t, uct_md_h tl_md,
 static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_oob_iface_t)
 {
     uct_gda_ft_oob_conn_t *conn, *tmp;
+    unsigned i;
 
     ucs_async_remove_handler(self->listen_fd, 1);
     close(self->listen_fd);
     ucs_list_for_each_safe(conn, tmp, &self->conns, list) {
-        if (conn->fd >= 0) {
-            ucs_async_remove_handler(conn->fd, 1);
-        }
         uct_gda_ft_oob_conn_free(conn);
     }
+    for (i = 0; i < self->num_retired; ++i) {
+        close(self->retired_fds[i]);
+    }
+    ucs_free(self->retired_fds);
     if (!ucs_list_is_empty(&self->eps)) {
         ucs_warn("gda_ft oob: iface %p closed with endpoints open", self);
     }
@@ -715,6 +771,7 @@ static uct_iface_ops_t uct_gda_ft_oob_iface_ops = {
     .ep_flush                 = uct_gda_ft_oob_ep_flush,
     .ep_fence                 = (uct_ep_fence_func_t)
                                 ucs_empty_function_return_success,
+    .ep_check                 = uct_gda_ft_oob_ep_check,
     .ep_create                = UCS_CLASS_NEW_FUNC_NAME(uct_gda_ft_oob_ep_t),
     .ep_destroy               = UCS_CLASS_DELETE_FUNC_NAME(uct_gda_ft_oob_ep_t),
     .iface_flush              = uct_gda_ft_oob_iface_flush,

@@ -12,6 +12,7 @@
 
 #include <ucs/debug/log.h>
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <string.h>
 
 /* RNR NAK timer field sent to requesters */
@@ -102,25 +103,33 @@ static gda_ft_soft_mr_t *gda_ft_soft_resp_check_rkey(gda_ft_soft_qp_t *qp,
     };
     gda_ft_soft_mr_t *mr;
     uint64_t start, end;
+    const char *why;
 
     if (len == 0) {
         return &zero_length_mr;
     }
 
     mr = gda_ft_soft_mr_lookup(rkey);
-
-    if ((mr == NULL) || (mr->super.pd != qp->super.pd) ||
-        ((qp->access & access) != access) ||
-        ((mr->super.access & access) != access)) {
-        return NULL;
+    if (mr == NULL) {
+        why = "no such key";
+    } else if (mr->super.pd != qp->super.pd) {
+        why = "key of another protection domain";
+    } else if (((qp->access & access) != access) ||
+               ((mr->super.access & access) != access)) {
+        why = "access not allowed";
+    } else {
+        start = (uintptr_t)mr->super.addr;
+        end   = start + mr->super.length;
+        if ((va >= start) && (va + len >= va) && (va + len <= end)) {
+            return mr;
+        }
+        why = "out of the region's bounds";
     }
 
-    start = (uintptr_t)mr->super.addr;
-    end   = start + mr->super.length;
-    if ((va < start) || (va + len < va) || (va + len > end)) {
-        return NULL;
-    }
-    return mr;
+    ucs_diag("%s: QP 0x%x refuses a remote access of %" PRIu64 " bytes at "
+             "0x%" PRIx64 " with rkey 0x%x: %s", qp->super.dev->attr.info.name,
+             qp->super.qpn, len, va, rkey, why);
+    return NULL;
 }
 
 /* Receive WQE available? */
