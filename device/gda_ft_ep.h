@@ -547,10 +547,9 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_ep_handle_cqe(gda_ft_dev_ep_t *ep, uint8_t path,
                      const gda_ft_dev_cqe_info_t *info)
 {
-    uint16_t first = 0;
+    uint16_t ci, span;
     gda_ft_dev_op_t *op;
     uint32_t idx;
-    int found = 0;
 
     if (gda_ft_cq_opcode_is_error(info->opcode)) {
         if (ep->replay_pending & (1u << path)) {
@@ -576,21 +575,22 @@ gda_ft_ep_handle_cqe(gda_ft_dev_ep_t *ep, uint8_t path,
         return GDA_FT_DEV_OK;   /* flush of an abandoned path */
     }
 
-    gda_ft_sq_retire(&ep->sq[path], info->wqe_counter);
+    /* The CQE completes the ring's WQEs from its oldest one (ci) through
+     * wqe_counter. Match operations by ring position, not log order: a
+     * deferred replay appends old operations behind the guardian's newer
+     * probes. A CQE outside the ring (of a ring since reset) completes
+     * nothing. */
+    ci = ep->sq[path].ci;
+    if (!gda_ft_sq_retire(&ep->sq[path], info->wqe_counter)) {
+        return GDA_FT_DEV_OK;
+    }
+    span = (uint16_t)(info->wqe_counter - ci);
     ep->last_cqe_ns[path] = gda_ft_dev_now_ns();
     for (idx = ep->log_head; idx != ep->log_tail; ++idx) {
         op = gda_ft_ep_op(ep, idx);
-        if ((op->flags & GDA_FT_OP_F_DONE) || (op->path != path)) {
+        if ((op->flags & GDA_FT_OP_F_DONE) || (op->path != path) ||
+            ((uint16_t)(op->wqe_idx - ci) > span)) {
             continue;
-        }
-        if (!found) {
-            first = op->wqe_idx;
-            found = 1;
-        }
-        /* distance from the oldest outstanding WQE of this path */
-        if ((uint16_t)(op->wqe_idx - first) >
-            (uint16_t)(info->wqe_counter - first)) {
-            break;
         }
         gda_ft_ep_op_done(ep, op, (op->replays > 0) ?
                                   GDA_FT_DEV_PATH_SWITCHED : GDA_FT_DEV_OK);

@@ -578,6 +578,58 @@ GDA_FT_TEST(dev_ep_failover, resolution_confirms_what_the_peer_executed)
     ft_fini(&s);
 }
 
+/*
+ * The guardian writes to the peer over the surviving path before the
+ * deferred replay, so the backup ring holds its newer probes ahead of the
+ * older operations replayed behind them: a completion is matched by ring
+ * position, and the probe's does not complete the replayed get early
+ */
+GDA_FT_TEST(dev_ep_failover, replay_behind_probes_completes_in_ring_order)
+{
+    soft_conn_params_t params = ft_slow_hw_params();
+    const size_t half         = 64 * 1024;
+    uint64_t word             = 0x77;
+    gda_ft_dev_op_t op;
+    ft_setup_t s;
+    unsigned i;
+
+    ft_init(&s, 2 * half, FT_DEADLINE_NS, &params);
+    s.ep.flags |= GDA_FT_EP_F_DEFER_REPLAY;
+    soft_fill(s.dst + half, half, 77);      /* what the get reads */
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(s.dev[2], 1, 0));
+
+    /* puts of the first half, a get of the second half into the source */
+    for (i = 0; i < 4; ++i) {
+        ft_put_chunk(&s, i, 4096);
+    }
+    GDA_FT_ASSERT_EQ(gda_ft_ep_get(&s.ep, (uintptr_t)s.src + half, s.lkey,
+                                   half, (uintptr_t)s.dst + half, s.rkey, 4),
+                     GDA_FT_DEV_OK);
+    gda_ft_ep_ring(&s.ep);
+    ft_wait_deferred_switch(&s);
+
+    /* the guardian's question goes out first, then the replay */
+    GDA_FT_ASSERT_EQ(gda_ft_ep_probe(&s.ep, GDA_FT_PATH_BACKUP, &word,
+                                     sizeof(word), (uintptr_t)s.dst + 2 * half
+                                     - sizeof(word), s.rkey, 9),
+                     GDA_FT_DEV_OK);
+    gda_ft_ep_replay_resolved(&s.ep, GDA_FT_PATH_PRIMARY,
+                              ft_fence_both(&s, GDA_FT_PATH_PRIMARY));
+    GDA_FT_ASSERT_EQ(s.ep.counters.replays, 5);
+
+    for (i = 0; i < 4; ++i) {
+        GDA_FT_ASSERT_EQ(ft_wait_one(&s, i, 5), GDA_FT_DEV_PATH_SWITCHED);
+    }
+    /* popped only once its data is there */
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 4, 5), GDA_FT_DEV_PATH_SWITCHED);
+    GDA_FT_ASSERT_MEM_EQ(s.src + half, s.dst + half,
+                         half - sizeof(word));
+    GDA_FT_ASSERT_EQ(ft_wait_one(&s, 9, 5), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT(!gda_ft_ep_pop(&s.ep, &op));
+    GDA_FT_ASSERT_MEM_EQ(s.dst, s.src, 4 * 4096);
+    ft_fini(&s);
+}
+
 GDA_FT_TEST(dev_ep_failover, probe_tests_an_inactive_path)
 {
     soft_conn_params_t params = ft_slow_hw_params();

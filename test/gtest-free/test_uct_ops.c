@@ -1771,6 +1771,92 @@ static void test_put_word(test_uct_t *t, unsigned slot, uint64_t value)
     GDA_FT_ASSERT_EQ(((uint64_t*)t->node[NODE_B].buf)[slot], value);
 }
 
+/* Retries an operation while the endpoint has no room */
+#define TEST_POST(_t, _call) \
+    ({ \
+        ucs_status_t __status; \
+        while ((__status = (_call)) == UCS_ERR_NO_RESOURCE) { \
+            test_progress(_t); \
+        } \
+        __status; \
+    })
+
+/*
+ * The pattern of MPI one-sided epochs through a failover: a put of a block,
+ * a get of a word elsewhere, a get of the block back, flushed; every get
+ * must read its own remote address, before and after the switch
+ */
+GDA_FT_TEST(uct_ops, puts_and_gets_keep_their_addresses_through_failover)
+{
+    const size_t block = 8193, word_off = 0, block_off = 65536;
+    const uint64_t word = 0x1122334455667788ull;
+    uint8_t *src, *back;
+    test_unpack_arg_t arg;
+    test_counters_t counters;
+    uint64_t got;
+    test_comp_t comp;
+    uct_iov_t iov;
+    test_uct_t t;
+    ucs_status_t status;
+    unsigned it;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms", NULL);
+    test_uct_setup(&t);
+    memcpy(t.node[NODE_B].buf + word_off, &word, sizeof(word));
+    src  = t.node[NODE_A].buf;
+    back = t.node[NODE_A].buf + 2 * block_off;
+    iov.memh   = t.node[NODE_A].memh;
+    iov.stride = 0;
+    iov.count  = 1;
+
+    for (it = 0; it < 120; ++it) {
+        if (it == 40) {
+            test_port_set(&t, "tsoft0", 0);
+        }
+        soft_fill(src, block, it);
+        memset(back, 0, block);
+        got = 0;
+        test_comp_init(&comp, 3);
+
+        iov.buffer = src;
+        iov.length = block;
+        status = TEST_POST(&t, uct_ep_put_zcopy(t.node[NODE_A].ep, &iov, 1,
+                                                raddr_b(&t, block_off),
+                                                rkey_b(&t), &comp.super));
+        GDA_FT_ASSERT_EQ(status, UCS_INPROGRESS);
+        arg.dest   = (uint8_t*)&got;
+        arg.length = sizeof(got);
+        arg.calls  = 0;
+        status = TEST_POST(&t, uct_ep_get_bcopy(t.node[NODE_A].ep,
+                                                test_unpack_cb, &arg,
+                                                sizeof(got),
+                                                raddr_b(&t, word_off),
+                                                rkey_b(&t), &comp.super));
+        GDA_FT_ASSERT_EQ(status, UCS_INPROGRESS);
+        /* the get of the block must see the put before it: fence */
+        GDA_FT_ASSERT_OK(uct_ep_fence(t.node[NODE_A].ep, 0));
+        iov.buffer = back;
+        status = TEST_POST(&t, uct_ep_get_zcopy(t.node[NODE_A].ep, &iov, 1,
+                                                raddr_b(&t, block_off),
+                                                rkey_b(&t), &comp.super));
+        GDA_FT_ASSERT_EQ(status, UCS_INPROGRESS);
+        TEST_WAIT(&t, comp.calls == 1, 10000);
+        GDA_FT_ASSERT_OK(comp.super.status);
+        if (got != word) {
+            GDA_FT_FAIL("iteration %u: the word read 0x%lx", it,
+                        (unsigned long)got);
+        }
+        if (memcmp(back, src, block)) {
+            GDA_FT_FAIL("iteration %u: the block read back differs", it);
+        }
+    }
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+    GDA_FT_ASSERT_EQ(counters.switches, 1);
+    printf("replays %u, confirmed %u\n", counters.replays,
+           counters.confirmed);
+    test_uct_cleanup(&t);
+}
+
 GDA_FT_TEST(uct_ops, failback_after_port_returns)
 {
     test_counters_t a, b;

@@ -87,6 +87,26 @@ uct_gda_ft_ep_can_post(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
            !(ep->flags & UCT_GDA_FT_EP_FLAG_FAILBACK_DRAIN);
 }
 
+/*
+ * Whether an operation or a flush must wait in the pending queue: no room,
+ * or older requests wait there (an operation must not overtake them, and a
+ * flush must cover them)
+ */
+static UCS_F_ALWAYS_INLINE int
+uct_gda_ft_ep_pending_ahead(uct_gda_ft_ep_t *ep)
+{
+    return !(ep->flags & UCT_GDA_FT_EP_FLAG_IN_PENDING) &&
+           !ucs_arbiter_group_is_empty(&ep->arb_group);
+}
+
+static UCS_F_ALWAYS_INLINE int
+uct_gda_ft_ep_must_queue(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
+{
+    return !uct_gda_ft_ep_can_post(iface, ep) ||
+           !uct_gda_ft_iface_has_tx_resources(iface) ||
+           uct_gda_ft_ep_pending_ahead(ep);
+}
+
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_gda_ft_ep_check_res(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
 {
@@ -100,8 +120,7 @@ uct_gda_ft_ep_check_res(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
                UCS_ERR_ENDPOINT_TIMEOUT : UCS_ERR_NOT_CONNECTED;
     }
 
-    if (ucs_unlikely(!uct_gda_ft_ep_can_post(iface, ep) ||
-                     !uct_gda_ft_iface_has_tx_resources(iface))) {
+    if (ucs_unlikely(uct_gda_ft_ep_must_queue(iface, ep))) {
         return UCS_ERR_NO_RESOURCE;
     }
     return UCS_OK;
@@ -1347,10 +1366,10 @@ ucs_status_t uct_gda_ft_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
     uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
 
-    /* the same test as the operations': a request told to retry at once
-     * must find room (a replay or a failback in the way is no room) */
-    if (uct_gda_ft_ep_can_post(iface, ep) &&
-        uct_gda_ft_iface_has_tx_resources(iface)) {
+    /* the same test as the operations' and the flush's: a request told
+     * to retry at once must find room (a replay or a failback in the way
+     * is no room) */
+    if (!uct_gda_ft_ep_must_queue(iface, ep)) {
         return UCS_ERR_BUSY;
     }
 
@@ -1379,7 +1398,9 @@ uct_gda_ft_ep_process_pending(ucs_arbiter_t *arbiter,
     ucs_status_t status;
 
     ucs_trace_data("gda_ft: progressing pending request %p", req);
-    status = req->func(req);
+    ep->flags |= UCT_GDA_FT_EP_FLAG_IN_PENDING;
+    status     = req->func(req);
+    ep->flags &= ~UCT_GDA_FT_EP_FLAG_IN_PENDING;
     ucs_trace_data("gda_ft: pending request %p returned %s", req,
                    ucs_status_string(status));
 
@@ -1482,11 +1503,17 @@ ucs_status_t uct_gda_ft_ep_flush(uct_ep_h tl_ep, unsigned flags,
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
     uct_gda_ft_op_t *desc;
 
-    /* Pending requests are not posted yet: ordering the flush after them,
-     * and purging them before a cancel, is the caller's business (a flush
-     * dispatched from the pending queue is itself in it) */
+    /* Purging the pending requests before a cancel is the caller's
+     * business */
     if (ucs_unlikely(flags & UCT_FLUSH_FLAG_CANCEL)) {
         uct_gda_ft_ep_cancel(ep);
+    } else if (uct_gda_ft_ep_pending_ahead(ep) ||
+               (uct_gda_ft_ep_must_queue(iface, ep) &&
+                (gda_ft_ep_outstanding(&ep->dev) > 0))) {
+        /* A flush covers what was posted before it: requests still in the
+         * pending queue, or those a replay holds back, go first (UCP
+         * queues the flush behind them) */
+        return UCS_ERR_NO_RESOURCE;
     }
 
     if ((gda_ft_ep_outstanding(&ep->dev) == 0) &&

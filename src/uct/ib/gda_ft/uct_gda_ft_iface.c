@@ -490,11 +490,21 @@ static ucs_status_t uct_gda_ft_iface_flush(uct_iface_h tl_iface,
                                            uct_completion_t *comp)
 {
     uct_gda_ft_iface_t *iface = ucs_derived_of(tl_iface, uct_gda_ft_iface_t);
+    uct_gda_ft_ep_t *ep;
 
     UCT_CHECK_PARAM(comp == NULL, "gda_ft: iface flush with a completion is "
                     "not supported");
     UCT_CHECK_PARAM(!(flags & UCT_FLUSH_FLAG_CANCEL),
                     "gda_ft: iface flush with CANCEL is not supported");
+
+    /* requests waiting in pending queues are not flushed yet either */
+    ucs_list_for_each(ep, &iface->eps, list) {
+        if (!ucs_arbiter_group_is_empty(&ep->arb_group)) {
+            UCT_TL_IFACE_STAT_FLUSH_WAIT(ucs_derived_of(tl_iface,
+                                                        uct_base_iface_t));
+            return UCS_INPROGRESS;
+        }
+    }
 
     if (iface->outstanding == 0) {
         UCT_TL_IFACE_STAT_FLUSH(ucs_derived_of(tl_iface, uct_base_iface_t));

@@ -201,7 +201,10 @@ enum {
     UCT_GDA_FT_EP_FLAG_FENCE      = UCS_BIT(5), /* fence the next post */
     /* A failback waits for the backup path to complete what it carries, so
      * that nothing posted on the primary overtakes it: new posts wait */
-    UCT_GDA_FT_EP_FLAG_FAILBACK_DRAIN = UCS_BIT(6)
+    UCT_GDA_FT_EP_FLAG_FAILBACK_DRAIN = UCS_BIT(6),
+    /* Its pending queue is being dispatched: the request running is the
+     * oldest one left, and it may post */
+    UCT_GDA_FT_EP_FLAG_IN_PENDING = UCS_BIT(7)
 };
 
 
