@@ -79,9 +79,9 @@ static void mpifo_expect_pass(const char *out)
 
 /*
  * The configuration of the issue: pml ucx and osc ucx over gda_ft,tcp.
- * The script sets UCX_MAX_RNDV_RAILS=0 (see contrib/mpi-failover.sh: with
- * rendezvous lanes on gda_ft, UCX 1.13 cannot wire up pml ucx's endpoints),
- * so messages travel over tcp and one-sided operations over gda_ft.
+ * UCP picks gda_ft for every lane (active messages over SEND/RECV,
+ * rendezvous and one-sided over RDMA) and wires it up over gda_ft's
+ * out-of-band channel; tcp is in no lane.
  */
 
 GDA_FT_TEST_TIMEOUT(mpi_failover, no_failure, 240)
@@ -95,30 +95,40 @@ GDA_FT_TEST_TIMEOUT(mpi_failover, no_failure, 240)
 
 /*
  * Rank 1's primary port goes down at 1.5 s of a 5 s run of MPI_Put,
- * MPI_Accumulate and MPI_Get in lock/flush/unlock epochs and MPI_Sendrecv:
- * everything goes on over the backup path and the result is exact. Open
- * MPI's osc ucx takes its locks and makes accumulates atomic with UCP
- * atomics, so an atomic in flight at the failure must not fail an MPI call.
+ * MPI_Accumulate and MPI_Get in lock/flush/unlock epochs and MPI_Sendrecv
+ * (eager messages as gda_ft active messages, rendezvous over gda_ft's
+ * RDMA): everything goes on over the backup path and the result is exact.
+ * Open MPI's osc ucx takes its locks and makes accumulates atomic with UCP
+ * atomics, so atomics in flight at the failure must not fail an MPI call:
+ * the peer tells which of them it executed.
  */
-/* Known gaps of the transport run only with GDA_FT_RUN_KNOWN_GAPS=1, so
- * that they stay visible (as skips) without turning CI red */
-static void mpifo_known_gap(const char *why)
-{
-    const char *run = getenv("GDA_FT_RUN_KNOWN_GAPS");
-
-    if ((run == NULL) || strcmp(run, "1")) {
-        GDA_FT_SKIP("known gap, run with GDA_FT_RUN_KNOWN_GAPS=1: %s", why);
-    }
-}
-
 GDA_FT_TEST_TIMEOUT(mpi_failover, port_down_put_accumulate, 240)
 {
-    char *out;
+    char *out = mpifo_run("--mode down -a 1500ms -t 5 -n 200");
 
-    mpifo_known_gap("an osc ucx lock or accumulate atomic in flight at the "
-                    "failure completes in doubt (UCS_ERR_IO_ERROR) and the "
-                    "MPI call fails (about 3 runs in 4)");
-    out = mpifo_run("--mode down -a 1500ms -t 5 -n 200");
+    mpifo_expect_pass(out);
+    GDA_FT_ASSERT(mpifo_field(out, "switches") >= 1);
+    GDA_FT_ASSERT_EQ(mpifo_field(out, "atomics_in_doubt"), 0);
+    free(out);
+}
+
+/* Only rank 0 is an origin: the failing port is the target's */
+GDA_FT_TEST_TIMEOUT(mpi_failover, port_down_accumulate_into_failed_target,
+                    240)
+{
+    char *out = mpifo_run("--mode down -a 1500ms -t 5 -n 200 -- "
+                          "--origin 0");
+
+    mpifo_expect_pass(out);
+    GDA_FT_ASSERT(mpifo_field(out, "switches") >= 1);
+    GDA_FT_ASSERT_EQ(mpifo_field(out, "atomics_in_doubt"), 0);
+    free(out);
+}
+
+/* UCX_TLS=gda_ft alone: wireup over its out-of-band channel */
+GDA_FT_TEST_TIMEOUT(mpi_failover, gda_ft_alone_port_down, 240)
+{
+    char *out = mpifo_run("--tls gda_ft --mode down -a 1500ms -t 5 -n 200");
 
     mpifo_expect_pass(out);
     GDA_FT_ASSERT(mpifo_field(out, "switches") >= 1);
@@ -149,17 +159,10 @@ GDA_FT_TEST_TIMEOUT(mpi_failover, port_down_then_up_fence_puts, 240)
     free(out);
 }
 
-/* Rendezvous messages over gda_ft too (two rails, UCX's default): needs
- * UCX to wire up tag-matching endpoints whose last lane is gda_ft */
-GDA_FT_TEST_TIMEOUT(mpi_failover, no_failure_rendezvous_over_gda_ft, 240)
+/* Rendezvous messages over two rails, both gda_ft HCAs, without failure */
+GDA_FT_TEST_TIMEOUT(mpi_failover, no_failure_rendezvous_two_rails, 240)
 {
-    char *out;
-
-    mpifo_known_gap("UCX 1.13 sends wireup messages on the last lane of a "
-                    "tag endpoint, a gda_ft rendezvous lane, which then "
-                    "needs an auxiliary transport; gda_ft has no active "
-                    "messages and tcp cannot be one");
-    out = mpifo_run("--mode none --rndv-rails 2 -t 2 -n 200");
+    char *out = mpifo_run("--mode none --rndv-rails 2 -t 2 -n 200");
 
     mpifo_expect_pass(out);
     free(out);
