@@ -877,17 +877,17 @@ uct_gda_ft_ep_post_bcopy(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
     return status;
 }
 
-ssize_t uct_gda_ft_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
-                                void *arg, uint64_t remote_addr,
-                                uct_rkey_t rkey)
+/* A bounce descriptor packed by the caller's callback (put and AM bcopy);
+ * returns the packed length, or a negative status */
+static UCS_F_ALWAYS_INLINE ssize_t
+uct_gda_ft_ep_bcopy_pack(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
+                         uct_pack_callback_t pack_cb, void *arg,
+                         uint64_t remote_addr, const char *name,
+                         uct_gda_ft_op_t **desc_p)
 {
-    uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
-    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
     uct_gda_ft_op_t *desc;
-    ucs_status_t status;
     size_t length;
 
-    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
     desc = uct_gda_ft_op_get(&iface->tx_mp, ep, uct_gda_ft_op_release, NULL,
                              remote_addr);
     if (ucs_unlikely(desc == NULL)) {
@@ -896,10 +896,31 @@ ssize_t uct_gda_ft_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
 
     length = pack_cb(uct_gda_ft_op_payload(desc), arg);
     if (ucs_unlikely(length > iface->config.seg_size)) {
-        ucs_error("gda_ft: put_bcopy packed %zu bytes into a %zu-byte "
-                  "segment", length, iface->config.seg_size);
+        ucs_error("gda_ft: %s packed %zu bytes into a %zu-byte segment", name,
+                  length, iface->config.seg_size);
         ucs_mpool_put_inline(desc);
         return UCS_ERR_INVALID_PARAM;
+    }
+
+    *desc_p = desc;
+    return length;
+}
+
+ssize_t uct_gda_ft_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
+                                void *arg, uint64_t remote_addr,
+                                uct_rkey_t rkey)
+{
+    uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_op_t *desc;
+    ucs_status_t status;
+    ssize_t length;
+
+    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
+    length = uct_gda_ft_ep_bcopy_pack(iface, ep, pack_cb, arg, remote_addr,
+                                      "put_bcopy", &desc);
+    if (ucs_unlikely(length < 0)) {
+        return length;
     }
 
     status = uct_gda_ft_ep_post_bcopy(iface, ep, desc, GDA_FT_OP_PUT,
@@ -1003,22 +1024,14 @@ ssize_t uct_gda_ft_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
     uct_gda_ft_op_t *desc;
     ucs_status_t status;
-    size_t length;
+    ssize_t length;
 
     UCT_CHECK_AM_ID(id);
     UCT_GDA_FT_EP_CHECK_RES(iface, ep);
-    desc = uct_gda_ft_op_get(&iface->tx_mp, ep, uct_gda_ft_op_release, NULL,
-                             0);
-    if (ucs_unlikely(desc == NULL)) {
-        return UCS_ERR_NO_RESOURCE;
-    }
-
-    length = pack_cb(uct_gda_ft_op_payload(desc), arg);
-    if (ucs_unlikely(length > iface->config.seg_size)) {
-        ucs_error("gda_ft: am_bcopy packed %zu bytes into a %zu-byte "
-                  "segment", length, iface->config.seg_size);
-        ucs_mpool_put_inline(desc);
-        return UCS_ERR_INVALID_PARAM;
+    length = uct_gda_ft_ep_bcopy_pack(iface, ep, pack_cb, arg, 0, "am_bcopy",
+                                      &desc);
+    if (ucs_unlikely(length < 0)) {
+        return length;
     }
 
     status = uct_gda_ft_ep_post_am_bcopy(iface, ep, desc, id,

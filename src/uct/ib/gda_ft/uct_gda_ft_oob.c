@@ -683,11 +683,9 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_oob_iface_t, uct_md_h tl_md,
 {
     ucs_status_t status;
 
-    UCT_CHECK_PARAM(params->field_mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE,
-                    "UCT_IFACE_PARAM_FIELD_OPEN_MODE is not defined");
-    if (!(params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE)) {
-        ucs_error("gda_ft oob: only UCT_IFACE_OPEN_MODE_DEVICE is supported");
-        return UCS_ERR_UNSUPPORTED;
+    status = uct_gda_ft_check_open_mode(params);
+    if (status != UCS_OK) {
+        return status;
     }
 
     UCS_CLASS_CALL_SUPER_INIT(

@@ -24,6 +24,19 @@
 #include <uct/base/uct_iface.h>
 
 
+/* Both kinds of gda_ft interface open on a device only */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gda_ft_check_open_mode(const uct_iface_params_t *params)
+{
+    UCT_CHECK_PARAM(params->field_mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE,
+                    "UCT_IFACE_PARAM_FIELD_OPEN_MODE is not defined");
+    if (!(params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE)) {
+        ucs_error("gda_ft: only UCT_IFACE_OPEN_MODE_DEVICE is supported");
+        return UCS_ERR_UNSUPPORTED;
+    }
+    return UCS_OK;
+}
+
 /* Device name suffix of the channel: "<hca>:oob" */
 #define UCT_GDA_FT_OOB_DEV_SUFFIX  "oob"
 
