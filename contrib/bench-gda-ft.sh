@@ -25,6 +25,9 @@
 #   UCP ucp_put_bw -s 65536, ucp_put_lat -s 8 with UCX_TLS=gda_ft,tcp
 #       (failover y and n; the client's log must show rma(gda_ft/gda0:1))
 #       and with UCX_TLS=tcp
+#   UCP tag_bw -s 65536 (rendezvous), tag_lat -s 8 (eager, active
+#       messages) with UCX_TLS=gda_ft alone (failover y and n; the log must
+#       show tag(gda_ft/gda0:1)) and with UCX_TLS=tcp
 # The variants of each test take turns, the one that goes first rotating
 # with the repetition. Bandwidth: overall MB/s (2^20 bytes/s); latency:
 # the median half round trip (ucx_perftest's 50th percentile), usec.
@@ -167,15 +170,16 @@ perf_env() {
 # perf_run NAME VARIANT LEVEL ARGS...: appends "REP NAME VARIANT VALUE"
 # (VALUE: "fail" when the run failed) and "REP NAME VARIANT switches N"
 perf_run() {
-    local name=$1 variant=$2 level=$3 log i senv cenv final value sw
+    local name=$1 variant=$2 level=$3 log i senv cenv final value sw tls lane
     shift 3
     port=$(( port + 1 ))
     log=$logs/perf.$rep.$name.$variant
     senv=$(perf_env "$variant" server)
     cenv=$(perf_env "$variant" client)
-    if [ "$level" = ucp ] && [ "$variant" != tcp ]; then
-        senv="$senv UCX_TLS=gda_ft,tcp UCX_NET_DEVICES=all"
-        cenv="$cenv UCX_TLS=gda_ft,tcp UCX_NET_DEVICES=all UCX_LOG_LEVEL=info"
+    if [ "$level" != uct ] && [ "$variant" != tcp ]; then
+        tls=$([ "$level" = tag ] && echo gda_ft || echo gda_ft,tcp)
+        senv="$senv UCX_TLS=$tls UCX_NET_DEVICES=all"
+        cenv="$cenv UCX_TLS=$tls UCX_NET_DEVICES=all UCX_LOG_LEVEL=info"
     fi
     # shellcheck disable=SC2086
     env $senv timeout $perf_timeout "$run" ucx_perftest -p $port "$@" \
@@ -200,10 +204,12 @@ perf_run() {
         *lat*) value=$(echo "$final" | awk '{print $3}') ;;
         esac
         [ -n "$value" ] || value=fail
-        if [ "$level" = ucp ] && [ "$variant" != tcp ] &&
-           ! grep -q 'rma(gda_ft/gda0:1)' "$log"; then
+        lane=$([ "$level" = tag ] && echo 'tag(gda_ft/gda0:1' ||
+               echo 'rma(gda_ft/gda0:1)')
+        if [ "$level" != uct ] && [ "$variant" != tcp ] &&
+           ! grep -qF "$lane" "$log"; then
             echo "bench-gda-ft.sh: $name $variant: UCP did not choose" \
-                 "gda_ft for RMA (see $log)" >&2
+                 "gda_ft ($lane, see $log)" >&2
             value=fail
         fi
     else
@@ -241,6 +247,10 @@ perf_test() {
         ucp_bw)  perf_run $name $v ucp -t ucp_put_bw -s 65536 \
                           -n $bw_iters -w $bw_warmup ;;
         ucp_lat) perf_run $name $v ucp -t ucp_put_lat -s 8 \
+                          -n $lat_iters -w $lat_warmup ;;
+        tag_bw)  perf_run $name $v tag -t tag_bw -s 65536 \
+                          -n $bw_iters -w $bw_warmup ;;
+        tag_lat) perf_run $name $v tag -t tag_lat -s 8 \
                           -n $lat_iters -w $lat_warmup ;;
         esac
     done
@@ -315,6 +325,8 @@ for rep in $(seq "$reps"); do
     perf_test uct_lat "on off"
     perf_test ucp_bw  "on off tcp"
     perf_test ucp_lat "on off tcp"
+    perf_test tag_bw  "on off tcp"
+    perf_test tag_lat "on off tcp"
 done
 perf_end=$(date +%s)
 for fo_i in $(seq "$fo_runs"); do
@@ -413,6 +425,8 @@ awk '
         row("UCT put_lat short 8 B", "usec", "uct_lat")
         row("UCP put_bw 64 KiB", "MB/s", "ucp_bw")
         row("UCP put_lat 8 B", "usec", "ucp_lat")
+        row("UCP tag_bw 64 KiB (rndv)", "MB/s", "tag_bw")
+        row("UCP tag_lat 8 B (eager)", "usec", "tag_lat")
         print ""
         print "paired: the median over the repetitions of the ratio of the two runs of one repetition"
         print ""
@@ -422,6 +436,8 @@ awk '
         prow("UCT put_lat short 8 B", "uct_lat")
         prow("UCP put_bw 64 KiB", "ucp_bw")
         prow("UCP put_lat 8 B", "ucp_lat")
+        prow("UCP tag_bw 64 KiB (rndv)", "tag_bw")
+        prow("UCP tag_lat 8 B (eager)", "tag_lat")
         print ""
         printf "failover-on perftest runs that switched to the backup path with no fault injected: %d of %d%s\n",
                sw_runs, runs_on, sw_list

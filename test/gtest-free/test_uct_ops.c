@@ -2164,8 +2164,8 @@ GDA_FT_TEST(uct_ops, am_short_and_bcopy_sizes)
     GDA_FT_ASSERT_EQ(attr->cap.am.max_hdr, 0);
 
     rx  = calloc(1, sizeof(*rx));
-    src = malloc(seg_size + 1);
-    soft_fill(src, seg_size + 1, 99);
+    src = malloc(seg_size + 8);     /* messages start at src + i, i < 8 */
+    soft_fill(src, seg_size + 8, 99);
     test_am_set_handler(&t, NODE_B, test_am_cb, rx);
 
     /* am_short: 8-byte header + payload, inline and not */

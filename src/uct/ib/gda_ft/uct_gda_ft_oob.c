@@ -173,8 +173,10 @@ static unsigned uct_gda_ft_oob_conn_dispatch(uct_gda_ft_oob_conn_t *conn,
         ++count;
     }
 
-    memmove(conn->buf, conn->buf + offset, conn->length - offset);
-    conn->length -= offset;
+    if (offset > 0) {
+        memmove(conn->buf, conn->buf + offset, conn->length - offset);
+        conn->length -= offset;
+    }
     return count;
 }
 
