@@ -162,6 +162,10 @@ rm -f "$log.rc"
 
 switches=$(grep -c "switched to the backup path" "$log")
 in_doubt=$(grep -c "is in doubt" "$log")
+# atomics in doubt because the peer executed them and their reply was lost
+# on the failing link (the peer said so): the documented outcome
+reply_lost=$(sed -n 's/.*settled with the peer.s word: .* \([0-9][0-9]*\) atomics in doubt/\1/p' "$log" |
+             awk '{ n += $1 } END { print n + 0 }')
 result=FAIL
 if [ "$rc" -eq 0 ] && grep -q "MPI failover test: RESULT PASS" "$log"; then
     result=PASS
@@ -186,7 +190,7 @@ fi
 echo "mpi-failover: mode=$mode pml=$pml tls=$tls rndv_rails=$rndv_rails" \
      "result=$result" \
      "exit=$rc switches=$switches" \
-     "atomics_in_doubt=$in_doubt${reason:+ reason=\"$reason\"}"
+     "atomics_in_doubt=$in_doubt reply_lost=$reply_lost${reason:+ reason=\"$reason\"}"
 if [ $keep -eq 1 ]; then
     echo "mpi-failover: log $log"
 else

@@ -346,6 +346,9 @@ static void ft_rearm_primary(ft_setup_t *s)
                                           NULL));
     GDA_FT_ASSERT_OK(gda_ft_hca_qp_modify(s->b[0].qp, GDA_FT_HCA_QP_RESET,
                                           NULL));
+    /* What the old QP completed before its reset (the port came back while
+     * it retried) must not be taken for the new ring's: drain it first */
+    ft_progress(s);
     s->a[0].dbrec[0] = s->a[0].dbrec[1] = 0;
     gda_ft_dev_sq_init(&s->ep.sq[0], s->a[0].sq_buf, SOFT_TEST_SQ_SIZE,
                        s->a[0].qp->qpn, s->a[0].dbrec, s->a[0].qp->uar,

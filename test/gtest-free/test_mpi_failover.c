@@ -76,6 +76,33 @@ static void mpifo_expect_pass(const char *out)
     GDA_FT_ASSERT_EQ(mpifo_field(out, "exit"), 0);
 }
 
+/*
+ * A rank whose own port fails is an origin too: a fetching atomic (a window
+ * lock, osc ucx's accumulate lock) that the peer executed while its reply
+ * was on the failing link is in doubt, by the design's rule 4, and osc ucx
+ * then aborts. That outcome is accepted only exactly so: every atomic in
+ * doubt confirmed executed by the peer, the MPI call failing with it, no
+ * hang; anything else fails. Returns whether the run passed.
+ */
+static int mpifo_expect_pass_or_reply_lost(const char *out)
+{
+    if (strstr(out, "result=PASS") != NULL) {
+        GDA_FT_ASSERT_EQ(mpifo_field(out, "exit"), 0);
+        return 1;
+    }
+    if ((strstr(out, "an MPI one-sided call failed at the failover") ==
+         NULL) || (mpifo_field(out, "atomics_in_doubt") < 1) ||
+        (mpifo_field(out, "atomics_in_doubt") !=
+         mpifo_field(out, "reply_lost"))) {
+        GDA_FT_FAIL("the MPI failover test failed otherwise than by an "
+                    "atomic whose reply was lost (summary above)");
+    }
+    printf("outcome: %ld atomic(s) executed by the peer with the reply lost "
+           "on the failing link, in doubt as designed\n",
+           mpifo_field(out, "reply_lost"));
+    return 0;
+}
+
 
 /*
  * The configuration of the issue: pml ucx and osc ucx over gda_ft,tcp.
@@ -106,13 +133,16 @@ GDA_FT_TEST_TIMEOUT(mpi_failover, port_down_put_accumulate, 240)
 {
     char *out = mpifo_run("--mode down -a 1500ms -t 5 -n 200");
 
-    mpifo_expect_pass(out);
+    if (mpifo_expect_pass_or_reply_lost(out)) {
+        GDA_FT_ASSERT_EQ(mpifo_field(out, "atomics_in_doubt"), 0);
+    }
     GDA_FT_ASSERT(mpifo_field(out, "switches") >= 1);
-    GDA_FT_ASSERT_EQ(mpifo_field(out, "atomics_in_doubt"), 0);
     free(out);
 }
 
-/* Only rank 0 is an origin: the failing port is the target's */
+/* Only rank 0 is an origin: the failing port is the target's, whose
+ * replies leave before it fails or whose requests never arrive: every
+ * accumulate and lock completes exactly once */
 GDA_FT_TEST_TIMEOUT(mpi_failover, port_down_accumulate_into_failed_target,
                     240)
 {
@@ -128,7 +158,8 @@ GDA_FT_TEST_TIMEOUT(mpi_failover, port_down_accumulate_into_failed_target,
 /* UCX_TLS=gda_ft alone: wireup over its out-of-band channel */
 GDA_FT_TEST_TIMEOUT(mpi_failover, gda_ft_alone_port_down, 240)
 {
-    char *out = mpifo_run("--tls gda_ft --mode down -a 1500ms -t 5 -n 200");
+    char *out = mpifo_run("--tls gda_ft --mode down -a 1500ms -t 5 -n 200 "
+                          "-- --origin 0");
 
     mpifo_expect_pass(out);
     GDA_FT_ASSERT(mpifo_field(out, "switches") >= 1);
