@@ -1771,6 +1771,67 @@ static void test_put_word(test_uct_t *t, unsigned slot, uint64_t value)
     GDA_FT_ASSERT_EQ(((uint64_t*)t->node[NODE_B].buf)[slot], value);
 }
 
+/*
+ * While a failover settles (the peer has not answered yet) the endpoint is
+ * held: operations return NO_RESOURCE, pending_add queues (it must not
+ * answer BUSY, or UCP retries at once forever), and a flush waits behind
+ * the queued requests; once the peer answers, all of it goes, in order
+ */
+GDA_FT_TEST(uct_ops, settling_failover_holds_posts_and_flushes)
+{
+    test_counters_t counters = {0};
+    uint64_t value = 5;
+    test_pending_t req;
+    test_comp_t comp;
+    double deadline;
+    test_uct_t t;
+    unsigned i;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms", NULL);
+    test_uct_setup(&t);
+    test_port_set(&t, "tsoft0", 0);
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 0), rkey_b(&t)));
+
+    /* only A progresses: it switches and asks B, who cannot answer */
+    deadline = soft_now_sec() + 10;
+    while (counters.switches == 0) {
+        uct_worker_progress(t.node[NODE_A].worker);
+        GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+        GDA_FT_ASSERT(soft_now_sec() < deadline);
+        usleep(100);
+    }
+
+    GDA_FT_ASSERT_EQ(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 8), rkey_b(&t)),
+                     UCS_ERR_NO_RESOURCE);
+    req.super.func = test_pending_cb;
+    req.t          = &t;
+    req.value      = 77;
+    req.offset     = 64;
+    req.calls      = 0;
+    req.purged     = 0;
+    GDA_FT_ASSERT_OK(uct_ep_pending_add(t.node[NODE_A].ep, &req.super, 0));
+    test_comp_init(&comp, 1);
+    GDA_FT_ASSERT_EQ(uct_ep_flush(t.node[NODE_A].ep, 0, &comp.super),
+                     UCS_ERR_NO_RESOURCE);
+    for (i = 0; i < 50; ++i) {
+        uct_worker_progress(t.node[NODE_A].worker);
+        usleep(1000);
+    }
+    GDA_FT_ASSERT_EQ(req.calls, 0);
+
+    /* B answers: the put is replayed once, then the queued request runs */
+    TEST_WAIT(&t, req.calls == 1, 10000);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_EQ(((uint64_t*)t.node[NODE_B].buf)[0], 5);
+    GDA_FT_ASSERT_EQ(((uint64_t*)(t.node[NODE_B].buf + 64))[0], 77);
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+    GDA_FT_ASSERT_EQ(counters.switches, 1);
+    GDA_FT_ASSERT_EQ(counters.replays, 1);
+    test_uct_cleanup(&t);
+}
+
 /* Retries an operation while the endpoint has no room */
 #define TEST_POST(_t, _call) \
     ({ \
