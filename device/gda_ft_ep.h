@@ -898,8 +898,8 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_ep_check_deadline(
  * Datapath half of failback: the host re-armed the primary QP (RESET ->
  * RTS with fresh PSNs on both sides, its CQ drained of the old QP's
  * completions and then its ring reset to index 0: a CQE names only a ring
- * index) and probed it. New posts go to the primary again; what is outstanding on the backup
- * completes there.
+ * index) and probed it. New posts go to the primary again; what is
+ * outstanding on the backup completes there.
  */
 GDA_FT_DEV_FUNC void gda_ft_ep_failback(gda_ft_dev_ep_t *ep)
 {

@@ -648,7 +648,8 @@ static size_t blob_valid(blob_t blob, uint8_t *buf)
                 buf, OOB_DEV_LEN, buf + OOB_DEV_LEN, sizeof(uint16_t)));
         return blob_size(blob);
     case BLOB_OOB_HDR:
-        uct_gda_ft_wire_oob_hdr_pack(test_wire_rand() % UCT_GDA_FT_WIRE_AM_ID_MAX,
+        uct_gda_ft_wire_oob_hdr_pack(test_wire_rand() %
+                                     UCT_GDA_FT_WIRE_AM_ID_MAX,
                                      test_wire_rand() %
                                      (UCT_GDA_FT_OOB_MAX_PAYLOAD + 1),
                                      (uct_gda_ft_wire_oob_hdr_t*)buf);
