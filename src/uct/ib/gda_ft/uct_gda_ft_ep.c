@@ -48,21 +48,10 @@ static UCS_F_ALWAYS_INLINE void uct_gda_ft_rkeys(uct_rkey_t rkey,
             uct_gda_ft_wire_rkey_path(rkey, UCT_GDA_FT_PATH_BACKUP);
 }
 
-/* Log entries the endpoint operations leave to the guardian: with a full
- * log it could not ask the peer what a failed path executed (two mailbox
- * writes), and every send and atomic in flight would be settled without
- * the peer's word. Tiny logs (tests) keep none. */
-#define UCT_GDA_FT_GUARD_LOG_RESERVE 2
-
 static UCS_F_ALWAYS_INLINE int
 uct_gda_ft_ep_has_tx_resources(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
 {
-    unsigned reserve = (iface->config.log_size >
-                        (4 * UCT_GDA_FT_GUARD_LOG_RESERVE)) ?
-                       UCT_GDA_FT_GUARD_LOG_RESERVE : 0;
-
-    return ((gda_ft_ep_outstanding(&ep->dev) + reserve) <
-            iface->config.log_size) &&
+    return (gda_ft_ep_outstanding(&ep->dev) < iface->config.ep_max_ops) &&
            (gda_ft_sq_free_wqebbs(&ep->dev.sq[ep->dev.active]) >=
             iface->config.op_wqebbs);
 }

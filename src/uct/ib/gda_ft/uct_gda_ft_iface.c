@@ -26,6 +26,12 @@
 
 /* ---- configuration ------------------------------------------------------- */
 
+/* Log entries the endpoint operations leave to the guardian: with a full
+ * log it could not ask the peer what a failed path executed (two mailbox
+ * writes), and every send and atomic in flight would be settled without
+ * the peer's word. Tiny logs (tests) keep none. */
+#define UCT_GDA_FT_GUARD_LOG_RESERVE 2
+
 /* DEADLINE=auto, see its documentation below */
 #define UCT_GDA_FT_DEADLINE_HW_NS    (100000000ull)   /* 100 ms */
 #define UCT_GDA_FT_DEADLINE_SOFT_NS  (1000000000ull)  /* 1 s */
@@ -821,6 +827,10 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     iface->config.rnr_retry     = config->rnr_retry;
     iface->config.traffic_class = config->traffic_class;
     iface->config.log_size      = ucs_roundup_pow2((unsigned)config->log_size);
+    iface->config.ep_max_ops    = iface->config.log_size -
+                                  ((iface->config.log_size >
+                                    4 * UCT_GDA_FT_GUARD_LOG_RESERVE) ?
+                                   UCT_GDA_FT_GUARD_LOG_RESERVE : 0);
     iface->config.max_inline    = max_inline;
     iface->config.seg_size      = config->seg_size;
     iface->config.cq_len        = config->cq_len;

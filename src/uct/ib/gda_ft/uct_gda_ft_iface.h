@@ -294,6 +294,7 @@ struct uct_gda_ft_iface {
         uint8_t             traffic_class;
         unsigned            path_mtu;
         unsigned            log_size;
+        unsigned            ep_max_ops;  /* log entries operations may use */
         unsigned            sq_wqebbs;
         unsigned            op_wqebbs;   /* largest WQE of any operation */
         unsigned            cq_len;
