@@ -29,7 +29,8 @@ typedef enum {
     GDA_FT_DEV_PATH_SWITCHED = 3, /* done, after moving to the backup path */
     GDA_FT_DEV_IN_DOUBT      = 4, /* atomic whose outcome cannot be known */
     GDA_FT_DEV_NO_PATH       = 5, /* both paths to the peer are gone */
-    GDA_FT_DEV_ERROR         = 6  /* error completion or invalid argument */
+    GDA_FT_DEV_ERROR         = 6, /* error completion or invalid argument */
+    GDA_FT_DEV_TIMEOUT       = 7  /* a wait ran out of the caller's time */
 } gda_ft_dev_status_t;
 
 
@@ -145,6 +146,7 @@ GDA_FT_DEV_FUNC const char *gda_ft_dev_status_str(gda_ft_dev_status_t status)
     case GDA_FT_DEV_IN_DOUBT:      return "in doubt";
     case GDA_FT_DEV_NO_PATH:       return "no path";
     case GDA_FT_DEV_ERROR:         return "error";
+    case GDA_FT_DEV_TIMEOUT:       return "timeout";
     }
     return "unknown";
 }

@@ -129,12 +129,17 @@ void soft_ep_destroy(soft_ep_t *ep)
     free(ep->dbrec);
 }
 
-void soft_ep_gid(soft_ep_t *ep, uint8_t *gid)
+void soft_test_gid(gda_ft_hca_dev_t *dev, uint8_t port, uint8_t *gid)
 {
     gda_ft_hca_port_attr_t attr;
 
-    GDA_FT_ASSERT_OK(gda_ft_hca_port_query(ep->dev, ep->port, &attr));
+    GDA_FT_ASSERT_OK(gda_ft_hca_port_query(dev, port, &attr));
     memcpy(gid, attr.gid, GDA_FT_HCA_GID_LEN);
+}
+
+void soft_ep_gid(soft_ep_t *ep, uint8_t *gid)
+{
+    soft_test_gid(ep->dev, ep->port, gid);
 }
 
 void soft_ep_connect(soft_ep_t *ep, uint32_t dest_qpn, const uint8_t *gid,

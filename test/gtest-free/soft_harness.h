@@ -59,6 +59,9 @@ void soft_ep_pair_connect(soft_ep_t *a, soft_ep_t *b,
                           const soft_conn_params_t *params);
 void soft_ep_gid(soft_ep_t *ep, uint8_t *gid);
 
+/* GID of a device's port */
+void soft_test_gid(gda_ft_hca_dev_t *dev, uint8_t port, uint8_t *gid);
+
 /* Registers buf on the endpoint's PD (closing the device releases it) */
 gda_ft_hca_mr_t *soft_mr(soft_ep_t *ep, void *buf, size_t len,
                          unsigned access);

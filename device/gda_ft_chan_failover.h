@@ -1,0 +1,588 @@
+/*
+ * gda_ft device datapath: failover of a concurrent channel, decided and
+ * carried out by whichever poster or waiter finds the path dead (DESIGN
+ * §5, §6.3).
+ *
+ *  1. Detection (gda_ft_chan_progress): an error CQE, or no completion
+ *     progress for DEADLINE since the later of the oldest outstanding
+ *     WQE's post and the last completion. Large transfers are cut into
+ *     signalled chunks (max_chunk), so progress is judged chunk by chunk.
+ *  2. The detecting thread wins a CAS on the channel state, freezes the
+ *     reservation word (its old value is the freeze index F) and waits
+ *     until `ready` reaches F.
+ *  3. It moves the window [completed, F) to the other path, one WQE for
+ *     one WQE, in order: a WQE to run again is copied with QPN, lkey and
+ *     rkey rewritten; a WQE settled without running (the peer executed it,
+ *     or it failed alone, or it is in doubt) becomes a NOP of the same
+ *     size. Logical indices do not change, PSNs are assigned anew.
+ *  4. When the window holds a signal or an atomic, the host's resolution
+ *     is awaited first (switch record in the mailbox; the host fences the
+ *     abandoned QP, asks the peer for the PSN its end expected, answers).
+ *     What the peer executed is complete; a fetching atomic among it whose
+ *     reply never came is IN_DOUBT. Without an answer within resolve_ns,
+ *     signals and atomics are in doubt: never applied twice.
+ *  5. It unfreezes with a new epoch. With no path left, the channel stays
+ *     frozen in NO_PATH and every wait returns NO_PATH.
+ *
+ * Failback is the same move, backup to primary, once the host re-armed the
+ * primary QP and what the backup holds has completed.
+ */
+#ifndef GDA_FT_CHAN_FAILOVER_H_
+#define GDA_FT_CHAN_FAILOVER_H_
+
+#include "gda_ft_chan_post.h"
+
+/* Error syndromes that blame one WQE, not the path to the peer */
+GDA_FT_DEV_FUNC int gda_ft_chan_syndrome_is_op_error(uint8_t syndrome)
+{
+    switch (syndrome) {
+    case GDA_FT_MLX5_SYND_LOCAL_LENGTH_ERR:
+    case GDA_FT_MLX5_SYND_LOCAL_QP_OP_ERR:
+    case GDA_FT_MLX5_SYND_LOCAL_PROT_ERR:
+    case GDA_FT_MLX5_SYND_LOCAL_ACCESS_ERR:
+    case GDA_FT_MLX5_SYND_REMOTE_INVAL_REQ_ERR:
+    case GDA_FT_MLX5_SYND_REMOTE_ACCESS_ERR:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Why an error CQE makes the channel leave its path */
+GDA_FT_DEV_FUNC unsigned gda_ft_chan_error_why(uint8_t syndrome)
+{
+    if (gda_ft_chan_syndrome_is_op_error(syndrome)) {
+        return GDA_FT_CHAN_WHY_OP_ERROR;
+    }
+    if ((syndrome == GDA_FT_MLX5_SYND_TRANSPORT_RETRY_EXC_ERR) ||
+        (syndrome == GDA_FT_MLX5_SYND_RNR_RETRY_EXC_ERR)) {
+        return GDA_FT_CHAN_WHY_RETRY;
+    }
+    return GDA_FT_CHAN_WHY_ERR_CQE;
+}
+
+/* Records the first failure a wait will report */
+GDA_FT_DEV_FUNC void gda_ft_chan_note_error(gda_ft_chan_t *chan,
+                                            gda_ft_dev_status_t status,
+                                            uint8_t syndrome)
+{
+    gda_ft_atomic_cas32(&chan->error, 0,
+                        GDA_FT_DEV_RESULT(status, syndrome, 0));
+}
+
+GDA_FT_DEV_FUNC void gda_ft_chan_slot_fail(gda_ft_chan_t *chan,
+                                           gda_ft_chan_slot_t *slot,
+                                           gda_ft_dev_status_t status)
+{
+    slot->flags  |= GDA_FT_CHAN_SLOT_FAILED;
+    slot->status  = (uint8_t)status;
+    gda_ft_chan_note_error(chan, status, slot->syndrome);
+}
+
+/* Copies the WQE at seq from path `from` into path `to`, same logical
+ * index, rewriting its index, QPN and keys */
+GDA_FT_DEV_FUNC void gda_ft_chan_copy_wqe(gda_ft_chan_t *chan, uint8_t from,
+                                          uint8_t to, uint64_t seq,
+                                          const gda_ft_chan_slot_t *slot)
+{
+    gda_ft_chan_path_t *op = &chan->path[from];
+    gda_ft_chan_path_t *np = &chan->path[to];
+    const gda_ft_mlx5_ctrl_seg_t *ctrl =
+            (const gda_ft_mlx5_ctrl_seg_t*)gda_ft_chan_seg(op, seq, 0);
+    unsigned ds = GDA_FT_MLX5_CTRL_DS(ctrl), seg;
+    gda_ft_mlx5_raddr_seg_t *raddr;
+    gda_ft_mlx5_data_seg_t *data;
+
+    for (seg = 1; seg < ds; ++seg) {
+        gda_ft_wqe_copy_bytes(gda_ft_chan_seg(np, seq, seg),
+                              gda_ft_chan_seg(op, seq, seg),
+                              GDA_FT_MLX5_DS_SIZE);
+    }
+    if (slot->flags & GDA_FT_CHAN_SLOT_RADDR) {
+        raddr       = (gda_ft_mlx5_raddr_seg_t*)gda_ft_chan_seg(np, seq, 1);
+        raddr->rkey = gda_ft_htobe32(slot->rkey[to]);
+    }
+    if (slot->flags & GDA_FT_CHAN_SLOT_DATA) {
+        /* the local buffer is the last segment of every such WQE */
+        data       = (gda_ft_mlx5_data_seg_t*)gda_ft_chan_seg(np, seq,
+                                                              ds - 1);
+        data->lkey = gda_ft_htobe32(slot->lkey[to]);
+    }
+    gda_ft_wqe_set_ctrl(gda_ft_chan_seg(np, seq, 0),
+                        GDA_FT_MLX5_CTRL_OPCODE(ctrl),
+                        GDA_FT_MLX5_CTRL_OPMOD(ctrl),
+                        (uint16_t)gda_ft_chan_ring_idx(np, seq), np->sq.qpn,
+                        ds, ctrl->fm_ce_se, gda_ft_be32toh(ctrl->imm));
+}
+
+/* A NOP as large as the WQE it stands for (it keeps logical indices) */
+GDA_FT_DEV_FUNC void gda_ft_chan_write_nop(gda_ft_chan_path_t *p,
+                                           uint64_t seq, unsigned wqebbs)
+{
+    gda_ft_chan_set_ctrl(p, seq, GDA_FT_MLX5_OPCODE_NOP,
+                         wqebbs * (GDA_FT_MLX5_WQE_BB / GDA_FT_MLX5_DS_SIZE),
+                         1);
+}
+
+/* Whether the peer executed a WQE, given the PSN its fenced end expected */
+GDA_FT_DEV_FUNC int gda_ft_chan_executed(const gda_ft_chan_slot_t *slot,
+                                         uint32_t epsn)
+{
+    return gda_ft_chan_psn_diff(gda_ft_chan_psn_add(slot->psn, slot->npkts),
+                                epsn) <= 0;
+}
+
+/* Whether [from, to) holds a WQE that must run exactly once */
+GDA_FT_DEV_FUNC int gda_ft_chan_window_needs_resolve(gda_ft_chan_t *chan,
+                                                     gda_ft_chan_path_t *p,
+                                                     uint64_t seq,
+                                                     uint64_t end)
+{
+    gda_ft_chan_slot_t *slot;
+
+    for (; seq < end; seq += slot->wqebbs) {
+        slot = gda_ft_chan_slot(chan, p, seq);
+        if (!(slot->flags & GDA_FT_CHAN_SLOT_FAILED) &&
+            ((slot->kind == GDA_FT_CHAN_OP_SIGNAL) ||
+             (slot->kind == GDA_FT_CHAN_OP_ATOMIC))) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Writes the switch record and, when resolve, waits for the host's answer
+ * while late completions of the old path still count. Returns 1 with
+ * *epsn_p when the peer's word came.
+ */
+GDA_FT_DEV_FUNC int gda_ft_chan_ask_host(gda_ft_chan_t *chan, uint8_t from,
+                                         unsigned why, uint64_t freeze,
+                                         int resolve, uint32_t *epsn_p)
+{
+    gda_ft_chan_mbox_t *mbox = chan->mbox;
+    gda_ft_chan_path_t *p    = &chan->path[from];
+    uint64_t completed       = gda_ft_chan_completed(chan);
+    uint64_t start           = gda_ft_chan_now_ns();
+    gda_ft_chan_record_t *rec;
+    uint64_t err_seq;
+    uint32_t seq;
+    uint8_t synd;
+
+    if (mbox == NULL) {
+        return 0;
+    }
+    /* the host answers records without resolution at once: room comes */
+    seq = mbox->req_seq + 1;
+    while ((seq - gda_ft_atomic_load_acq32(&mbox->ans_seq)) >
+           GDA_FT_CHAN_MBOX_RECORDS) {
+        if ((gda_ft_chan_now_ns() - start) > chan->resolve_ns) {
+            return 0;   /* the host is gone: decide alone */
+        }
+        gda_ft_cpu_relax();
+    }
+    rec            = &mbox->rec[seq % GDA_FT_CHAN_MBOX_RECORDS];
+    rec->epoch     = (uint32_t)GDA_FT_CHAN_WORD_EPOCH(chan->word);
+    rec->failed    = from;
+    rec->why       = why;
+    rec->freeze    = freeze;
+    rec->first_psn = (completed < freeze) ?
+                     gda_ft_chan_slot(chan, p, completed)->psn : p->next_psn;
+    rec->resolve   = (uint32_t)resolve;
+    gda_ft_atomic_store_rel32(&mbox->req_seq, seq);
+    if (!resolve) {
+        return 0;
+    }
+
+    start = gda_ft_chan_now_ns();
+    while (gda_ft_atomic_load_acq32(&mbox->ans_seq) != seq) {
+        gda_ft_chan_poll_path(chan, from, &err_seq, &synd);
+        if ((gda_ft_chan_now_ns() - start) > chan->resolve_ns) {
+            return 0;
+        }
+        gda_ft_cpu_relax();
+    }
+    /* completions written before the host fenced the QP still count */
+    gda_ft_chan_poll_path(chan, from, &err_seq, &synd);
+    if (!gda_ft_atomic_load_acq32(&mbox->ans_known)) {
+        return 0;
+    }
+    *epsn_p = gda_ft_atomic_load_acq32(&mbox->ans_epsn);
+    return 1;
+}
+
+/*
+ * Settles one WQE of the window on the way from `from` to `to`: 1 when it
+ * must run again there, 0 when it is done (a NOP takes its place).
+ */
+GDA_FT_DEV_FUNC int gda_ft_chan_settle(gda_ft_chan_t *chan,
+                                       gda_ft_chan_slot_t *slot, int asked,
+                                       int known, uint32_t epsn)
+{
+    int once = (slot->kind == GDA_FT_CHAN_OP_SIGNAL) ||
+               (slot->kind == GDA_FT_CHAN_OP_ATOMIC);
+
+    if ((slot->flags & GDA_FT_CHAN_SLOT_FAILED) ||
+        (slot->kind == GDA_FT_CHAN_OP_NOP)) {
+        return 0;
+    }
+    if (slot->kind == GDA_FT_CHAN_OP_GET) {
+        return 1;        /* its data never came back: read again */
+    }
+    if (known && gda_ft_chan_executed(slot, epsn)) {
+        if (slot->kind == GDA_FT_CHAN_OP_ATOMIC) {
+            /* executed, the old value lost with the reply */
+            gda_ft_atomic_fetch_add32(&chan->counters.in_doubt, 1);
+            gda_ft_chan_slot_fail(chan, slot, GDA_FT_DEV_IN_DOUBT);
+        } else {
+            gda_ft_atomic_fetch_add32(&chan->counters.confirmed, 1);
+        }
+        return 0;
+    }
+    if (once && asked && !known) {
+        /* may or may not have run: never run it twice */
+        gda_ft_atomic_fetch_add32(&chan->counters.in_doubt, 1);
+        gda_ft_chan_slot_fail(chan, slot, GDA_FT_DEV_IN_DOUBT);
+        return 0;
+    }
+    return 1;
+}
+
+/*
+ * A collapsed CQ often ends holding a flush error rather than the root
+ * cause. An error that names no culprit strikes the oldest WQE still to
+ * run; one that follows it onto the other path is that WQE's fault: it
+ * fails alone. Returns 1 when slot fails (a NOP takes its place).
+ */
+GDA_FT_DEV_FUNC int gda_ft_chan_strike(gda_ft_chan_t *chan,
+                                       gda_ft_chan_slot_t *slot,
+                                       int *strike_p)
+{
+    if (!*strike_p) {
+        return 0;
+    }
+    *strike_p = 0;
+    if (++slot->strikes < 2) {
+        return 0;
+    }
+    gda_ft_chan_slot_fail(chan, slot, GDA_FT_DEV_ERROR);
+    gda_ft_atomic_fetch_add32(&chan->counters.op_errors, 1);
+    return 1;
+}
+
+/* Fails everything outstanding: both paths are gone */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_no_path(gda_ft_chan_t *chan,
+                                                        uint8_t from,
+                                                        uint64_t freeze)
+{
+    gda_ft_chan_path_t *p = &chan->path[from];
+    gda_ft_chan_slot_t *slot;
+    uint64_t seq;
+
+    for (seq = gda_ft_chan_completed(chan); seq < freeze;
+         seq += slot->wqebbs) {
+        slot = gda_ft_chan_slot(chan, p, seq);
+        if (!(slot->flags & GDA_FT_CHAN_SLOT_FAILED)) {
+            slot->flags  |= GDA_FT_CHAN_SLOT_FAILED;
+            slot->status  = GDA_FT_DEV_NO_PATH;
+        }
+    }
+    gda_ft_chan_note_error(chan, GDA_FT_DEV_NO_PATH, 0);
+    gda_ft_atomic_fetch_add32(&chan->counters.no_path, 1);
+    gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_NO_PATH);
+    return GDA_FT_DEV_NO_PATH;   /* the word stays FROZEN */
+}
+
+/* Applies the host's re-arm of path p (QP reset to RTS, ring at 0) */
+GDA_FT_DEV_FUNC void gda_ft_chan_apply_rearm(gda_ft_chan_t *chan, uint8_t p,
+                                             uint32_t rearm)
+{
+    gda_ft_chan_path_t *path = &chan->path[p];
+
+    path->next_psn   = gda_ft_atomic_load_acq32(&chan->mbox->rearm_psn[p]);
+    path->ring_next  = 0;
+    path->failed     = 0;
+    gda_ft_atomic_store_rel32(&path->seen_rearm, rearm);
+}
+
+/*
+ * The other path failed too. It is usable again if the host re-armed it
+ * meanwhile. If its ports are up (it was left for an error completion, or
+ * on a deadline that a stall, not a dead link, caused), the host re-arms
+ * it soon: wait for that, within resolve_ns. With its link down, give up
+ * at once: both paths are gone. Returns 1 when path p is usable again.
+ */
+GDA_FT_DEV_FUNC int gda_ft_chan_wait_rearm(gda_ft_chan_t *chan, uint8_t p)
+{
+    uint64_t start = gda_ft_chan_now_ns();
+    uint32_t rearm;
+
+    if (chan->mbox == NULL) {
+        return 0;
+    }
+    for (;;) {
+        rearm = gda_ft_atomic_load_acq32(&chan->mbox->rearm[p]);
+        if (rearm != chan->path[p].seen_rearm) {
+            gda_ft_chan_apply_rearm(chan, p, rearm);
+            return 1;
+        }
+        if (!gda_ft_atomic_load_acq32(&chan->mbox->link_up[p]) ||
+            ((gda_ft_chan_now_ns() - start) > chan->resolve_ns)) {
+            return 0;
+        }
+        gda_ft_cpu_relax();
+    }
+}
+
+/*
+ * With the channel frozen at `freeze` and published up to it: moves the
+ * window [completed, freeze) from path `from` to the other path and
+ * unfreezes there. The caller owns the SWITCHING state.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
+                 uint64_t freeze)
+{
+    uint8_t to             = (uint8_t)(1 - from);
+    gda_ft_chan_path_t *op = &chan->path[from];
+    gda_ft_chan_path_t *np = &chan->path[to];
+    gda_ft_chan_slot_t *oslot, *nslot;
+    uint64_t completed, seq, now, last = 0;
+    uint32_t epsn  = 0, epoch = (uint32_t)GDA_FT_CHAN_WORD_EPOCH(chan->word);
+    int strike     = (why == GDA_FT_CHAN_WHY_ERR_CQE);
+    int asked, known = 0;
+
+    if (why != GDA_FT_CHAN_WHY_FAILBACK) {
+        op->failed = why;
+        if (np->failed && !gda_ft_chan_wait_rearm(chan, to)) {
+            gda_ft_chan_ask_host(chan, from, why, freeze, 0, &epsn);
+            return gda_ft_chan_no_path(chan, from, freeze);
+        }
+    }
+
+    /* an error that names no culprit: the peer's word tells what ran */
+    completed = gda_ft_chan_completed(chan);
+    asked     = (why == GDA_FT_CHAN_WHY_ERR_CQE) ||
+                gda_ft_chan_window_needs_resolve(chan, op, completed, freeze);
+    known     = gda_ft_chan_ask_host(chan, from, why, freeze, asked, &epsn);
+    if (known) {
+        gda_ft_atomic_fetch_add32(&chan->counters.resolved, 1);
+    }
+    /* late completions counted while the host answered are final now */
+    completed = gda_ft_chan_completed(chan);
+
+    np->ring_off = completed - np->ring_next;
+    now          = gda_ft_chan_now_ns();
+    for (seq = completed; seq < freeze; seq += oslot->wqebbs) {
+        oslot  = gda_ft_chan_slot(chan, op, seq);
+        nslot  = gda_ft_chan_slot(chan, np, seq);
+        *nslot = *oslot;
+        if (gda_ft_chan_settle(chan, nslot, asked, known, epsn) &&
+            !gda_ft_chan_strike(chan, nslot, &strike)) {
+            gda_ft_chan_copy_wqe(chan, from, to, seq, nslot);
+            gda_ft_atomic_fetch_add32(&chan->counters.replays, 1);
+        } else {
+            gda_ft_chan_write_nop(np, seq, nslot->wqebbs);
+            nslot->kind  = GDA_FT_CHAN_OP_NOP;
+            nslot->npkts = 0;
+        }
+        last = seq;
+    }
+    if (freeze != completed) {
+        gda_ft_chan_stamp(chan, np, completed, freeze, now);
+        gda_ft_chan_ring_db(np, freeze, last);
+    }
+    np->ring_next = gda_ft_chan_ring_idx(np, freeze);
+    op->ring_next = gda_ft_chan_ring_idx(op, freeze);
+
+    gda_ft_atomic_fetch_add32((why == GDA_FT_CHAN_WHY_FAILBACK) ?
+                              &chan->counters.failbacks :
+                              &chan->counters.switches, 1);
+    gda_ft_atomic_max64(&chan->last_progress_ns, now);
+    /* pollers still reading the old path's CQE can no longer count */
+    gda_ft_atomic_store_rel64(&chan->completed,
+                              GDA_FT_CHAN_WORD(epoch + 1, completed));
+    gda_ft_atomic_store_rel32(&chan->active, to);
+    gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_ACTIVE);
+    gda_ft_atomic_store_rel64(&chan->word,
+                              GDA_FT_CHAN_WORD(epoch + 1, freeze));
+    return GDA_FT_DEV_PATH_SWITCHED;
+}
+
+/* Takes the channel for a switch: state CAS, freeze, publication drained.
+ * Returns 1 with *freeze_p, or 0 when another thread owns it already */
+GDA_FT_DEV_FUNC int gda_ft_chan_freeze(gda_ft_chan_t *chan,
+                                       uint64_t *freeze_p)
+{
+    uint64_t w;
+
+    if (gda_ft_atomic_cas32(&chan->state, GDA_FT_CHAN_ACTIVE,
+                            GDA_FT_CHAN_SWITCHING) != GDA_FT_CHAN_ACTIVE) {
+        return 0;
+    }
+    gda_ft_chan_acquire_fence();
+    w = gda_ft_atomic_fetch_or64(&chan->word, GDA_FT_CHAN_FROZEN);
+    *freeze_p = GDA_FT_CHAN_WORD_INDEX(w);
+    while (gda_ft_atomic_load_acq64(&chan->ready) != *freeze_p) {
+        gda_ft_cpu_relax();
+    }
+    return 1;
+}
+
+/*
+ * Leaves path `from` for the other one. err_seq/synd: the error CQE that
+ * caused it (why ERR_CQE or OP_ERROR). Returns PATH_SWITCHED, NO_PATH, or
+ * INPROGRESS when another thread is switching or the path is no longer
+ * the active one.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_chan_switch(gda_ft_chan_t *chan, uint8_t from, unsigned why,
+                   uint64_t err_seq, uint8_t synd)
+{
+    gda_ft_chan_slot_t *slot;
+    uint64_t freeze;
+
+    if (!gda_ft_chan_freeze(chan, &freeze)) {
+        return GDA_FT_DEV_INPROGRESS;
+    }
+    if (gda_ft_atomic_load_acq32(&chan->active) != from) {
+        /* someone switched already */
+        gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_ACTIVE);
+        gda_ft_atomic_store_rel64(&chan->word, chan->word &
+                                               ~GDA_FT_CHAN_FROZEN);
+        return GDA_FT_DEV_INPROGRESS;
+    }
+
+    if (why == GDA_FT_CHAN_WHY_OP_ERROR) {
+        /* that WQE fails alone; its QP is in ERR, the rest moves */
+        slot           = gda_ft_chan_slot(chan, &chan->path[from], err_seq);
+        slot->syndrome = synd;
+        gda_ft_chan_slot_fail(chan, slot, GDA_FT_DEV_ERROR);
+        gda_ft_atomic_fetch_add32(&chan->counters.op_errors, 1);
+    } else if ((from == GDA_FT_CHAN_PRIMARY) && (chan->health != NULL)) {
+        /* the other channels to this peer follow at their next post */
+        gda_ft_atomic_store_rel32(&chan->seen_fail_gen,
+                (why == GDA_FT_CHAN_WHY_PEER) ?
+                gda_ft_atomic_load_acq32(&chan->health->fail_gen) :
+                gda_ft_atomic_fetch_add32(&chan->health->fail_gen, 1) + 1);
+    }
+    return gda_ft_chan_move(chan, from, why, freeze);
+}
+
+/*
+ * Acts on the host's re-arm notices: a re-armed backup is usable again; a
+ * re-armed primary takes the traffic back once what the backup holds has
+ * completed (within a deadline; if not, the backup is the path that
+ * failed, and the move replays it).
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_check_rearm(
+        gda_ft_chan_t *chan)
+{
+    unsigned why = GDA_FT_CHAN_WHY_FAILBACK;
+    uint64_t freeze, start, err_seq;
+    uint32_t rearm[2], active;
+    uint8_t p, synd;
+
+    if (chan->mbox == NULL) {
+        return GDA_FT_DEV_OK;
+    }
+    for (p = 0; p < GDA_FT_CHAN_NUM_PATHS; ++p) {
+        rearm[p] = gda_ft_atomic_load_acq32(&chan->mbox->rearm[p]);
+    }
+    if ((rearm[0] == gda_ft_atomic_load_acq32(&chan->path[0].seen_rearm)) &&
+        (rearm[1] == gda_ft_atomic_load_acq32(&chan->path[1].seen_rearm))) {
+        return GDA_FT_DEV_OK;
+    }
+    if (!gda_ft_chan_freeze(chan, &freeze)) {
+        return GDA_FT_DEV_INPROGRESS;
+    }
+
+    /* a notice about the path in use is stale: the host re-arms only
+     * paths that were left */
+    active = chan->active;
+    gda_ft_atomic_store_rel32(&chan->path[active].seen_rearm, rearm[active]);
+    if (rearm[1] != chan->path[1].seen_rearm) {
+        gda_ft_chan_apply_rearm(chan, GDA_FT_CHAN_BACKUP, rearm[1]);
+    }
+    if (rearm[0] == chan->path[0].seen_rearm) {
+        gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_ACTIVE);
+        gda_ft_atomic_store_rel64(&chan->word, chan->word &
+                                               ~GDA_FT_CHAN_FROZEN);
+        return GDA_FT_DEV_OK;
+    }
+
+    gda_ft_chan_apply_rearm(chan, GDA_FT_CHAN_PRIMARY, rearm[0]);
+    if (chan->health != NULL) {
+        /* the failures seen so far are what the re-arm repaired */
+        gda_ft_atomic_store_rel32(&chan->seen_fail_gen,
+                gda_ft_atomic_load_acq32(&chan->health->fail_gen));
+    }
+    start = gda_ft_chan_now_ns();
+    while (gda_ft_chan_completed(chan) != freeze) {
+        if (gda_ft_chan_poll_path(chan, GDA_FT_CHAN_BACKUP, &err_seq,
+                                  &synd) == GDA_FT_DEV_ERROR) {
+            why = GDA_FT_CHAN_WHY_ERR_CQE;
+            break;
+        }
+        if ((gda_ft_chan_now_ns() - start) > chan->deadline_ns) {
+            why = GDA_FT_CHAN_WHY_DEADLINE;
+            break;
+        }
+        gda_ft_cpu_relax();
+    }
+    return gda_ft_chan_move(chan, GDA_FT_CHAN_BACKUP, why, freeze);
+}
+
+/*
+ * One progress pass of a waiter: completions of the active path, failure
+ * detection, the peer's health, the host's re-arm notices. Returns
+ * NO_PATH when the channel has no path, else OK / PATH_SWITCHED.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_progress(gda_ft_chan_t *chan)
+{
+    uint32_t state = gda_ft_atomic_load_acq32(&chan->state);
+    uint64_t completed, ready, since, post_ns, err_seq, now;
+    uint8_t active, synd;
+    gda_ft_dev_status_t status;
+
+    if (state == GDA_FT_CHAN_NO_PATH) {
+        return GDA_FT_DEV_NO_PATH;
+    }
+    if (state != GDA_FT_CHAN_ACTIVE) {
+        return GDA_FT_DEV_OK;    /* a switch is under way */
+    }
+
+    active = (uint8_t)gda_ft_atomic_load_acq32(&chan->active);
+    status = gda_ft_chan_poll_path(chan, active, &err_seq, &synd);
+    if (status == GDA_FT_DEV_ERROR) {
+        return gda_ft_chan_switch(chan, active, gda_ft_chan_error_why(synd),
+                                  err_seq, synd);
+    }
+
+    if ((active == GDA_FT_CHAN_PRIMARY) && (chan->health != NULL) &&
+        (gda_ft_atomic_load_acq32(&chan->health->fail_gen) !=
+         gda_ft_atomic_load_acq32(&chan->seen_fail_gen))) {
+        return gda_ft_chan_switch(chan, active, GDA_FT_CHAN_WHY_PEER, 0, 0);
+    }
+
+    /* the clock first: a poster preempted between reading the progress
+     * stamps and the clock would blame the path for its own absence */
+    now       = gda_ft_chan_now_ns();
+    completed = gda_ft_chan_completed(chan);
+    ready     = gda_ft_atomic_load_acq64(&chan->ready);
+    if ((completed != ready) && (chan->deadline_ns != 0)) {
+        post_ns = gda_ft_atomic_load_acq64(
+                &gda_ft_chan_slot(chan, &chan->path[active],
+                                  completed)->post_ns);
+        since   = gda_ft_atomic_load_acq64(&chan->last_progress_ns);
+        since   = (post_ns > since) ? post_ns : since;
+        if ((now > since) && ((now - since) > chan->deadline_ns)) {
+            return gda_ft_chan_switch(chan, active, GDA_FT_CHAN_WHY_DEADLINE,
+                                      0, 0);
+        }
+        return GDA_FT_DEV_OK;
+    }
+    return gda_ft_chan_check_rearm(chan);
+}
+
+#endif

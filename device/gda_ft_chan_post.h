@@ -1,0 +1,477 @@
+/*
+ * gda_ft device datapath: posting into a concurrent channel (DESIGN §6.2)
+ * and reading its completions.
+ *
+ * A post is three steps, none of which holds anything while it waits for
+ * ring space:
+ *   1. reserve: one CAS on the reservation word takes n WQEBBs, if the
+ *      channel is not FROZEN and the ring has room beyond `completed`;
+ *   2. write:   the WQEs and their slots, at ring index logical - ring_off
+ *      of the path read after the reservation (it cannot change before
+ *      the reservation is published: a switch waits for that);
+ *   3. publish: in ring order, when `ready` reaches the reservation: PSNs,
+ *      post time, doorbell record, doorbell, then `ready` moves on.
+ *
+ * Completions: every path has a collapsed CQ. Any thread may read it and
+ * raise `completed` with an atomic max; a CQE is turned into a logical
+ * index through a wrap-safe 16-bit difference from `completed`.
+ */
+#ifndef GDA_FT_CHAN_POST_H_
+#define GDA_FT_CHAN_POST_H_
+
+#include "gda_ft_chan_types.h"
+#include "gda_ft_dev_atomic.h"
+#include "gda_ft_cq.h"
+
+#if !GDA_FT_ON_DEVICE
+#  include <time.h>
+#endif
+
+/* One operation of a post, as the channel functions take it */
+typedef struct gda_ft_chan_op {
+    uint8_t  kind;        /* GDA_FT_CHAN_OP_* */
+    uint8_t  opcode;      /* GDA_FT_MLX5_OPCODE_* */
+    uint8_t  inl;         /* put: data inline from `operand` (<= 16 bytes) */
+    uint8_t  reserved;
+    uint32_t length;      /* put/get bytes; 8 for 64-bit atomics */
+    uint64_t laddr;       /* local buffer (atomics: where the old value
+                             lands, big-endian) */
+    uint32_t lkey[2];
+    uint64_t raddr;
+    uint32_t rkey[2];
+    uint64_t operand[2];  /* atomics: add or swap, compare; inline data */
+} gda_ft_chan_op_t;
+
+
+/* Monotonic nanoseconds: %globaltimer on the GPU, CLOCK_MONOTONIC here */
+GDA_FT_DEV_FUNC uint64_t gda_ft_chan_now_ns(void)
+{
+#if GDA_FT_ON_DEVICE
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+#else
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+/* After a successful CAS, before reading what the unfreezer published */
+GDA_FT_DEV_FUNC void gda_ft_chan_acquire_fence(void)
+{
+#if GDA_FT_ON_DEVICE
+    __threadfence();   /* atomicCAS itself is relaxed */
+#endif
+}
+
+GDA_FT_DEV_FUNC uint32_t gda_ft_chan_psn_add(uint32_t psn, uint32_t n)
+{
+    return (psn + n) & 0xffffff;
+}
+
+GDA_FT_DEV_FUNC int32_t gda_ft_chan_psn_diff(uint32_t a, uint32_t b)
+{
+    return ((int32_t)((a - b) << 8)) >> 8;
+}
+
+/* Ring index (64-bit, free-running) of a logical index on path p */
+GDA_FT_DEV_FUNC uint64_t gda_ft_chan_ring_idx(const gda_ft_chan_path_t *p,
+                                              uint64_t seq)
+{
+    return seq - p->ring_off;
+}
+
+GDA_FT_DEV_FUNC gda_ft_chan_slot_t *
+gda_ft_chan_slot(const gda_ft_chan_t *chan, const gda_ft_chan_path_t *p,
+                 uint64_t seq)
+{
+    return &p->slots[gda_ft_chan_ring_idx(p, seq) & (chan->wqebb_cnt - 1)];
+}
+
+GDA_FT_DEV_FUNC void *gda_ft_chan_seg(const gda_ft_chan_path_t *p,
+                                      uint64_t seq, unsigned seg)
+{
+    return gda_ft_wqe_seg(&p->sq, (uint16_t)gda_ft_chan_ring_idx(p, seq),
+                          seg);
+}
+
+/* `completed` holds the epoch it counts in beside the logical index, so
+ * that a poller that read the CQE of a path the channel has since left
+ * cannot move it: its update fails on the epoch */
+GDA_FT_DEV_FUNC uint64_t gda_ft_chan_completed(const gda_ft_chan_t *chan)
+{
+    return GDA_FT_CHAN_WORD_INDEX(gda_ft_atomic_load_acq64(&chan->completed));
+}
+
+/* Raises `completed` to end if it still counts in epoch; returns 1 when it
+ * moved */
+GDA_FT_DEV_FUNC int gda_ft_chan_complete_to(gda_ft_chan_t *chan,
+                                            uint64_t epoch, uint64_t end)
+{
+    uint64_t old = gda_ft_atomic_load_acq64(&chan->completed), found;
+
+    while ((GDA_FT_CHAN_WORD_EPOCH(old) == epoch) &&
+           (GDA_FT_CHAN_WORD_INDEX(old) < end)) {
+        found = gda_ft_atomic_cas64(&chan->completed, old,
+                                    GDA_FT_CHAN_WORD(epoch, end));
+        if (found == old) {
+            return 1;
+        }
+        old = found;
+    }
+    return 0;
+}
+
+/* Packets an operation occupies on the wire */
+GDA_FT_DEV_FUNC uint16_t gda_ft_chan_npkts(const gda_ft_chan_t *chan,
+                                           const gda_ft_chan_op_t *op,
+                                           uint32_t length)
+{
+    uint32_t mtu = (chan->mtu != 0) ? chan->mtu : 4096;
+
+    if ((op->kind == GDA_FT_CHAN_OP_SIGNAL) ||
+        (op->kind == GDA_FT_CHAN_OP_ATOMIC) || (length == 0)) {
+        return 1;
+    }
+    return (uint16_t)((length + mtu - 1) / mtu);
+}
+
+/* Segments of one WQE of op carrying `length` bytes */
+GDA_FT_DEV_FUNC unsigned gda_ft_chan_op_ds(const gda_ft_chan_op_t *op,
+                                           uint32_t length)
+{
+    switch (op->kind) {
+    case GDA_FT_CHAN_OP_SIGNAL:
+    case GDA_FT_CHAN_OP_ATOMIC:
+        return 4;                          /* ctrl raddr atomic data */
+    default:
+        if (op->inl) {
+            return 2 + gda_ft_wqe_inline_ds(length);
+        }
+        return (length != 0) ? 3 : 2;      /* ctrl raddr [data] */
+    }
+}
+
+/* WQEs a put or get of op->length bytes is cut into */
+GDA_FT_DEV_FUNC uint32_t gda_ft_chan_op_wqes(const gda_ft_chan_t *chan,
+                                             const gda_ft_chan_op_t *op)
+{
+    if (((op->kind != GDA_FT_CHAN_OP_PUT) &&
+         (op->kind != GDA_FT_CHAN_OP_GET)) || op->inl ||
+        (op->length <= chan->max_chunk)) {
+        return 1;
+    }
+    return (op->length + chan->max_chunk - 1) / chan->max_chunk;
+}
+
+/* WQEBBs of the whole operation */
+GDA_FT_DEV_FUNC uint32_t gda_ft_chan_op_wqebbs(const gda_ft_chan_t *chan,
+                                               const gda_ft_chan_op_t *op)
+{
+    uint32_t nwqe = gda_ft_chan_op_wqes(chan, op);
+
+    if (nwqe == 1) {
+        return gda_ft_wqe_ds_to_wqebbs(gda_ft_chan_op_ds(op, op->length));
+    }
+    return nwqe * gda_ft_wqe_ds_to_wqebbs(gda_ft_chan_op_ds(op, 1));
+}
+
+/* Whether an operation is well formed; keys of both paths are needed */
+GDA_FT_DEV_FUNC int gda_ft_chan_op_valid(const gda_ft_chan_t *chan,
+                                         const gda_ft_chan_op_t *op)
+{
+    if (op->inl) {
+        return (op->kind == GDA_FT_CHAN_OP_PUT) &&
+               (op->length <= sizeof(op->operand));
+    }
+    return (op->kind >= GDA_FT_CHAN_OP_PUT) &&
+           (op->kind <= GDA_FT_CHAN_OP_ATOMIC) &&
+           gda_ft_wqe_length_valid(op->length) &&
+           (gda_ft_chan_op_wqebbs(chan, op) <= chan->wqebb_cnt / 2);
+}
+
+
+/* ---- 1. reserve ---------------------------------------------------------- */
+
+/*
+ * Takes n WQEBBs. Returns OK with *seq_p, NO_RESOURCE when the ring is full
+ * (retire completions and try again), INPROGRESS while a switch holds the
+ * channel FROZEN, NO_PATH when both paths are gone.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_chan_reserve(gda_ft_chan_t *chan, uint32_t n, uint64_t *seq_p)
+{
+    uint64_t w, idx, completed;
+
+    w = gda_ft_atomic_load_acq64(&chan->word);
+    for (;;) {
+        if (w & GDA_FT_CHAN_FROZEN) {
+            return (gda_ft_atomic_load_acq32(&chan->state) ==
+                    GDA_FT_CHAN_NO_PATH) ? GDA_FT_DEV_NO_PATH :
+                                           GDA_FT_DEV_INPROGRESS;
+        }
+        idx       = GDA_FT_CHAN_WORD_INDEX(w);
+        completed = gda_ft_chan_completed(chan);
+        if ((idx + n - completed) > chan->wqebb_cnt) {
+            return GDA_FT_DEV_NO_RESOURCE;
+        }
+        if (gda_ft_atomic_cas64(&chan->word, w, w + n) == w) {
+            gda_ft_chan_acquire_fence();
+            *seq_p = idx;
+            return GDA_FT_DEV_OK;
+        }
+        w = gda_ft_atomic_load_acq64(&chan->word);
+    }
+}
+
+
+/* ---- 2. write ------------------------------------------------------------ */
+
+GDA_FT_DEV_FUNC void gda_ft_chan_set_ctrl(gda_ft_chan_path_t *p, uint64_t seq,
+                                          uint8_t opcode, unsigned ds,
+                                          int signaled)
+{
+    gda_ft_wqe_set_ctrl(gda_ft_chan_seg(p, seq, 0), opcode, 0,
+                        (uint16_t)gda_ft_chan_ring_idx(p, seq), p->sq.qpn, ds,
+                        signaled ? GDA_FT_MLX5_WQE_CTRL_CQ_UPDATE : 0, 0);
+}
+
+/*
+ * Writes one WQE of op at logical index seq on path `path`: bytes
+ * [offset, offset + length) of a put or get, or the whole atomic.
+ * Returns its WQEBBs.
+ */
+GDA_FT_DEV_FUNC unsigned
+gda_ft_chan_write_wqe(gda_ft_chan_t *chan, uint8_t path,
+                      const gda_ft_chan_op_t *op, uint64_t seq,
+                      uint32_t offset, uint32_t length, int signaled)
+{
+    gda_ft_chan_path_t *p    = &chan->path[path];
+    gda_ft_chan_slot_t *slot = gda_ft_chan_slot(chan, p, seq);
+    unsigned ds              = gda_ft_chan_op_ds(op, length);
+    uint8_t  flags           = GDA_FT_CHAN_SLOT_RADDR;
+
+    gda_ft_wqe_set_raddr(gda_ft_chan_seg(p, seq, 1), op->raddr + offset,
+                         op->rkey[path]);
+    if ((op->kind == GDA_FT_CHAN_OP_SIGNAL) ||
+        (op->kind == GDA_FT_CHAN_OP_ATOMIC)) {
+        gda_ft_wqe_set_atomic(gda_ft_chan_seg(p, seq, 2), op->operand[0],
+                              op->operand[1]);
+        gda_ft_wqe_set_data(gda_ft_chan_seg(p, seq, 3), sizeof(uint64_t),
+                            op->lkey[path], op->laddr);
+        flags |= GDA_FT_CHAN_SLOT_DATA;
+    } else if (op->inl) {
+        gda_ft_wqe_set_inline(&p->sq, (uint16_t)gda_ft_chan_ring_idx(p, seq),
+                              2, op->operand, length);
+    } else if (length != 0) {
+        gda_ft_wqe_set_data(gda_ft_chan_seg(p, seq, 2), length,
+                            op->lkey[path], op->laddr + offset);
+        flags |= GDA_FT_CHAN_SLOT_DATA;
+    }
+    gda_ft_chan_set_ctrl(p, seq, op->opcode, ds, signaled);
+
+    slot->lkey[0]  = op->lkey[0];
+    slot->lkey[1]  = op->lkey[1];
+    slot->rkey[0]  = op->rkey[0];
+    slot->rkey[1]  = op->rkey[1];
+    slot->npkts    = gda_ft_chan_npkts(chan, op, length);
+    slot->kind     = op->kind;
+    slot->flags    = flags;
+    slot->wqebbs   = (uint8_t)gda_ft_wqe_ds_to_wqebbs(ds);
+    slot->status   = GDA_FT_DEV_OK;
+    slot->syndrome = 0;
+    slot->strikes  = 0;
+    /* pollers read seq without a turn: the slot's other fields first */
+    gda_ft_atomic_store_rel64(&slot->seq, seq);
+    return slot->wqebbs;
+}
+
+/*
+ * Writes every WQE of op from seq on; a put or get longer than max_chunk
+ * is cut into chunks, each signalled so that the deadline judges progress
+ * chunk by chunk (a long transfer is not a dead path). The last WQE is
+ * signalled when last_signaled. Returns the logical index after it, and
+ * in *last_p that of its last WQE.
+ */
+GDA_FT_DEV_FUNC uint64_t gda_ft_chan_write_op(gda_ft_chan_t *chan,
+                                              uint8_t path,
+                                              const gda_ft_chan_op_t *op,
+                                              uint64_t seq, int last_signaled,
+                                              uint64_t *last_p)
+{
+    uint32_t nwqe = gda_ft_chan_op_wqes(chan, op);
+    uint32_t i, offset, length;
+
+    for (i = 0; i < nwqe; ++i) {
+        *last_p = seq;
+        offset = i * chan->max_chunk;
+        length = (nwqe == 1) ? op->length :
+                 ((op->length - offset < chan->max_chunk) ?
+                  (op->length - offset) : chan->max_chunk);
+        seq   += gda_ft_chan_write_wqe(chan, path, op, seq, offset, length,
+                                       (i + 1 < nwqe) || last_signaled);
+    }
+    return seq;
+}
+
+
+/* ---- 3. publish ---------------------------------------------------------- */
+
+/* Doorbell record, then the doorbell with the last WQE's first 8 bytes */
+GDA_FT_DEV_FUNC void gda_ft_chan_ring_db(gda_ft_chan_path_t *p,
+                                         uint64_t end_seq, uint64_t last_seq)
+{
+    const uint64_t *ctrl = (const uint64_t*)gda_ft_chan_seg(p, last_seq, 0);
+
+    gda_ft_dev_fence_store();
+    /* a release store: the WQEs are visible to whoever reads it */
+    gda_ft_atomic_store_rel32((uint32_t*)&p->sq.dbrec[GDA_FT_MLX5_SND_DBR],
+                              gda_ft_htobe32((uint16_t)
+                                             gda_ft_chan_ring_idx(p,
+                                                                  end_seq)));
+    gda_ft_dev_fence_mmio();
+    gda_ft_dev_write_once_u64(p->sq.uar, *ctrl);
+#if !GDA_FT_ON_DEVICE
+    gda_ft_dev_fence_mmio();
+#endif
+    gda_ft_sq_wake(&p->sq);
+}
+
+/*
+ * Gives the WQEs in [seq, end) their PSNs on path p, in ring order, and
+ * their post time. Only the thread whose turn it is (or the switcher,
+ * with the channel frozen) calls it. Returns the last WQE's index.
+ */
+GDA_FT_DEV_FUNC uint64_t gda_ft_chan_stamp(gda_ft_chan_t *chan,
+                                           gda_ft_chan_path_t *p,
+                                           uint64_t seq, uint64_t end,
+                                           uint64_t now)
+{
+    gda_ft_chan_slot_t *slot;
+    uint64_t last = seq;
+    uint32_t psn  = p->next_psn;
+
+    for (; seq != end; seq += slot->wqebbs) {
+        slot          = gda_ft_chan_slot(chan, p, seq);
+        slot->psn     = psn;
+        gda_ft_atomic_store_rel64(&slot->post_ns, now);
+        psn           = gda_ft_chan_psn_add(psn, slot->npkts);
+        last          = seq;
+    }
+    p->next_psn = psn;
+    return last;
+}
+
+/*
+ * Publishes the reservation [seq, end) on `path`: waits for its turn (the
+ * posters before it are writing, never waiting on anything), then PSNs,
+ * doorbell, and ready moves to end.
+ */
+GDA_FT_DEV_FUNC void gda_ft_chan_publish(gda_ft_chan_t *chan, uint8_t path,
+                                         uint64_t seq, uint64_t end)
+{
+    gda_ft_chan_path_t *p = &chan->path[path];
+    uint64_t last;
+
+    while (gda_ft_atomic_load_acq64(&chan->ready) != seq) {
+        gda_ft_cpu_relax();
+    }
+    last = gda_ft_chan_stamp(chan, p, seq, end, gda_ft_chan_now_ns());
+    gda_ft_chan_ring_db(p, end, last);
+    gda_ft_atomic_store_rel64(&chan->ready, end);
+}
+
+
+/* ---- completions --------------------------------------------------------- */
+
+/* Reads the collapsed CQE's last word: wqe_counter, signature, op_own */
+GDA_FT_DEV_FUNC uint8_t gda_ft_chan_read_cqe_tail(const gda_ft_chan_path_t *p,
+                                                  uint16_t *counter_p)
+{
+    const volatile gda_ft_mlx5_cqe64_t *cqe =
+            (const volatile gda_ft_mlx5_cqe64_t*)p->cqe;
+    /* one acquire load: the HCA writes this word last, in one store */
+    uint32_t tail = gda_ft_atomic_load_acq32(
+            (const uint32_t*)&cqe->wqe_counter);
+    uint8_t  bytes[4];
+
+    gda_ft_wqe_copy_bytes(bytes, &tail, sizeof(bytes));
+    *counter_p = (uint16_t)((bytes[0] << 8) | bytes[1]);
+    return bytes[3];
+}
+
+/*
+ * Reads path p's CQE and raises `completed`. Returns OK when it moved,
+ * INPROGRESS when nothing is new, ERROR for an error CQE with its logical
+ * index in *err_seq_p and its syndrome in *synd_p (everything before it
+ * completed: an error CQE names the first WQE that failed).
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_chan_poll_path(gda_ft_chan_t *chan, uint8_t path, uint64_t *err_seq_p,
+                      uint8_t *synd_p)
+{
+    gda_ft_chan_path_t *p = &chan->path[path];
+    const gda_ft_mlx5_err_cqe_t *err;
+    uint64_t cword, epoch, completed, ready, ring_c, seq, end;
+    gda_ft_chan_slot_t *slot;
+    uint16_t counter, counter2;
+    int16_t ahead;
+    uint8_t op_own;
+
+    cword     = gda_ft_atomic_load_acq64(&chan->completed);
+    epoch     = GDA_FT_CHAN_WORD_EPOCH(cword);
+    completed = GDA_FT_CHAN_WORD_INDEX(cword);
+    op_own    = gda_ft_chan_read_cqe_tail(p, &counter);
+    if ((op_own >> 4) == GDA_FT_MLX5_CQE_INVALID) {
+        return GDA_FT_DEV_INPROGRESS;
+    }
+
+    ready     = gda_ft_atomic_load_acq64(&chan->ready);
+    ring_c    = gda_ft_chan_ring_idx(p, completed);
+    ahead     = (int16_t)(uint16_t)(counter - (uint16_t)ring_c);
+    seq       = completed + ahead;
+    if ((ahead < 0) || (seq >= ready)) {
+        return GDA_FT_DEV_INPROGRESS;   /* already counted, or stale */
+    }
+
+    if (gda_ft_cq_opcode_is_error(op_own >> 4)) {
+        /* the syndrome must belong to the CQE whose counter was read: a
+         * later error (a flush) may be overwriting it */
+        err     = (const gda_ft_mlx5_err_cqe_t*)p->cqe;
+        *synd_p = gda_ft_dev_read_once_u8(&err->syndrome);
+        gda_ft_dev_fence_load();
+        if ((gda_ft_chan_read_cqe_tail(p, &counter2) != op_own) ||
+            (counter2 != counter)) {
+            return GDA_FT_DEV_INPROGRESS;   /* read it again next time */
+        }
+        *err_seq_p = seq;
+        if (*synd_p != GDA_FT_MLX5_SYND_WR_FLUSH_ERR) {
+            /* the first failure: everything before it completed (a flush
+             * error names a WQE that never ran, and says nothing of those
+             * before it) */
+            gda_ft_chan_complete_to(chan, epoch, seq);
+        }
+        return GDA_FT_DEV_ERROR;
+    }
+
+    slot = gda_ft_chan_slot(chan, p, seq);
+    if (gda_ft_atomic_load_acq64(&slot->seq) != seq) {
+        return GDA_FT_DEV_INPROGRESS;   /* not the start of a WQE: stale */
+    }
+    end = seq + slot->wqebbs;
+    if (!gda_ft_chan_complete_to(chan, epoch, end)) {
+        return GDA_FT_DEV_INPROGRESS;
+    }
+    gda_ft_atomic_max64(&chan->last_progress_ns, gda_ft_chan_now_ns());
+    if (p->cq_dbrec != NULL) {
+        /* publish the consumer index, as mlx5 hardware needs; racing
+         * pollers may leave an older one, which only delays overrun
+         * checks that a collapsed CQ does not make */
+        gda_ft_atomic_store_rel32((uint32_t*)p->cq_dbrec, gda_ft_htobe32(
+                (uint32_t)gda_ft_chan_ring_idx(p, end) & 0xffffff));
+    }
+    return GDA_FT_DEV_OK;
+}
+
+#endif

@@ -1,0 +1,223 @@
+/*
+ * gda_ft device datapath: layout of a concurrent channel (DESIGN §6).
+ *
+ * A channel is one primary RC QP and one backup RC QP to one peer, each
+ * with its own send ring, collapsed CQ and per-slot metadata. Any number of
+ * posters (GPU threads, warps, CPU threads) post into it at once:
+ *
+ *  - word:      FROZEN | epoch | logical WQEBB index. A poster reserves
+ *               WQEBBs with one CAS that checks FROZEN and ring space
+ *               against `completed`; it never holds a reservation while
+ *               waiting for space.
+ *  - ready:     logical index published up to. Posters publish in ring
+ *               order: each waits for ready to reach its reservation, then
+ *               assigns its WQEs' PSNs, stamps them, rings the doorbell and
+ *               advances ready.
+ *  - completed: logical index completed up to, raised (atomic max) by
+ *               whoever reads a CQE.
+ *
+ * Logical indices run on across path switches: a WQE keeps its logical
+ * index when it is replayed on the other path (the switch copies the
+ * window [completed, freeze) in order, one WQE for one WQE), so requests
+ * never need remapping: logical = ring index + path.ring_off.
+ *
+ * The host and the GPU meet only through the host-mapped mailbox: the GPU
+ * writes switch records, the host writes answers and re-arm notices, each
+ * field with a single writer.
+ */
+#ifndef GDA_FT_CHAN_TYPES_H_
+#define GDA_FT_CHAN_TYPES_H_
+
+#include "gda_ft_dev_types.h"
+
+#define GDA_FT_CHAN_NUM_PATHS     2
+#define GDA_FT_CHAN_PRIMARY       0
+#define GDA_FT_CHAN_BACKUP        1
+
+/* The reservation word */
+#define GDA_FT_CHAN_FROZEN        (1ull << 63)
+#define GDA_FT_CHAN_EPOCH_SHIFT   48
+#define GDA_FT_CHAN_EPOCH_MASK    0x7fffull
+#define GDA_FT_CHAN_INDEX_MASK    ((1ull << GDA_FT_CHAN_EPOCH_SHIFT) - 1)
+
+#define GDA_FT_CHAN_WORD(_epoch, _index) \
+    ((((uint64_t)(_epoch) & GDA_FT_CHAN_EPOCH_MASK) << \
+      GDA_FT_CHAN_EPOCH_SHIFT) | ((uint64_t)(_index) & GDA_FT_CHAN_INDEX_MASK))
+#define GDA_FT_CHAN_WORD_EPOCH(_w) \
+    (((_w) >> GDA_FT_CHAN_EPOCH_SHIFT) & GDA_FT_CHAN_EPOCH_MASK)
+#define GDA_FT_CHAN_WORD_INDEX(_w) ((_w) & GDA_FT_CHAN_INDEX_MASK)
+
+/* Largest ring: wqe_counter in a CQE is 16 bits, and a ring index is
+ * recovered from it by a wrap-safe 16-bit difference, which holds while
+ * fewer than 2^15 WQEBBs are outstanding */
+#define GDA_FT_CHAN_MAX_WQEBBS    16384
+
+/* Channel states */
+enum {
+    GDA_FT_CHAN_ACTIVE    = 0, /* posting on `active` */
+    GDA_FT_CHAN_SWITCHING = 1, /* one thread owns a switch or failback */
+    GDA_FT_CHAN_NO_PATH   = 2  /* both paths failed: everything fails */
+};
+
+/* Kind of the WQE that starts at a slot */
+enum {
+    GDA_FT_CHAN_OP_NONE   = 0, /* not the first WQEBB of a WQE */
+    GDA_FT_CHAN_OP_PUT    = 1, /* RDMA WRITE: idempotent, replayed */
+    GDA_FT_CHAN_OP_GET    = 2, /* RDMA READ: replayed even if executed */
+    GDA_FT_CHAN_OP_SIGNAL = 3, /* non-fetching atomic add: exactly once */
+    GDA_FT_CHAN_OP_ATOMIC = 4, /* fetching atomic: exactly once or in doubt */
+    GDA_FT_CHAN_OP_NOP    = 5  /* stands for a WQE settled by a switch */
+};
+
+/* Slot flags */
+enum {
+    GDA_FT_CHAN_SLOT_RADDR  = 1u << 0, /* WQE has a raddr segment (seg 1) */
+    GDA_FT_CHAN_SLOT_DATA   = 1u << 1, /* last segment is a pointer data seg */
+    GDA_FT_CHAN_SLOT_FAILED = 1u << 2  /* `status` holds its failure */
+};
+
+/* Why a switch happens (switch record, counters) */
+enum {
+    GDA_FT_CHAN_WHY_DEADLINE = 1, /* no progress for DEADLINE */
+    GDA_FT_CHAN_WHY_ERR_CQE  = 2, /* error CQE naming no culprit (a flush):
+                                     the port may well be up */
+    GDA_FT_CHAN_WHY_OP_ERROR = 3, /* error CQE blaming one WQE */
+    GDA_FT_CHAN_WHY_PEER     = 4, /* another channel to the peer switched */
+    GDA_FT_CHAN_WHY_FAILBACK = 5, /* the host re-armed the primary */
+    GDA_FT_CHAN_WHY_RETRY    = 6  /* the HCA gave up retrying: path dead */
+};
+
+/*
+ * Per-WQE metadata beside the ring, indexed like the ring. The WQE itself
+ * stays in the ring until completed and is the replay log.
+ */
+typedef struct gda_ft_chan_slot {
+    uint32_t lkey[2];     /*  0: local key on each path */
+    uint32_t rkey[2];     /*  8: remote key on each path */
+    uint64_t post_ns;     /* 16: when it was published (or replayed) */
+    uint64_t seq;         /* 24: its logical index */
+    uint32_t psn;         /* 32: first PSN on its path */
+    uint16_t npkts;       /* 36: PSNs it occupies */
+    uint8_t  kind;        /* 38: GDA_FT_CHAN_OP_* */
+    uint8_t  flags;       /* 39: GDA_FT_CHAN_SLOT_* */
+    uint8_t  wqebbs;      /* 40: size of the WQE */
+    uint8_t  status;      /* 41: gda_ft_dev_status_t when FAILED */
+    uint8_t  syndrome;    /* 42: of an error CQE */
+    uint8_t  strikes;     /* 43: error switches it was the oldest WQE of */
+    uint8_t  reserved[4]; /* 44 */
+} gda_ft_chan_slot_t;
+
+/* One path of a channel: an RC QP's send ring and its collapsed CQ */
+typedef struct gda_ft_chan_path {
+    gda_ft_dev_sq_t     sq;         /*  0: ring, dbrec, uar, qpn, wake_fd;
+                                       its pi/ci are not used here */
+    uint8_t            *cqe;        /* 64: collapsed CQE (64 bytes) */
+    volatile uint32_t  *cq_dbrec;   /* 72: CQ consumer index record (BE),
+                                       or NULL */
+    gda_ft_chan_slot_t *slots;      /* 80: wqebb_cnt entries */
+    uint64_t            ring_off;   /* 88: logical = ring index + ring_off */
+    uint64_t            ring_next;  /* 96: ring index of its next WQE */
+    uint32_t            next_psn;   /* 104: PSN of its next packet */
+    uint32_t            failed;     /* 108: GDA_FT_CHAN_WHY_* of the switch
+                                       away from it, 0 once re-armed */
+    uint32_t            seen_rearm; /* 112: mailbox rearm count applied */
+    uint32_t            reserved[3];/* 116 */
+} gda_ft_chan_path_t;
+
+/* One switch record: what the poster that switched tells the host */
+typedef struct gda_ft_chan_record {
+    uint32_t epoch;          /*  0: epoch the switch leaves */
+    uint32_t failed;         /*  4: path left */
+    uint32_t why;            /*  8: GDA_FT_CHAN_WHY_* */
+    uint32_t first_psn;      /* 12: first PSN whose fate is asked */
+    uint64_t freeze;         /* 16: logical freeze index */
+    uint32_t resolve;        /* 24: 1: the poster awaits the peer's word */
+    uint32_t reserved;       /* 28 */
+} gda_ft_chan_record_t;
+
+/* Records the poster may write ahead of the host's answers */
+#define GDA_FT_CHAN_MBOX_RECORDS 8
+
+/*
+ * Mailbox between the GPU (or CPU poster) and the host guardian, in
+ * host-mapped memory. Each field has one writer. The poster writes record
+ * req_seq at rec[req_seq % RECORDS], then req_seq (release); the host
+ * handles records in order and publishes ans_seq (release) after the
+ * answer to that record.
+ */
+typedef struct gda_ft_chan_mbox {
+    uint32_t             req_seq;      /*  0: poster: records written */
+    uint32_t             ans_seq;      /*  4: host: records handled */
+    uint32_t             ans_known;    /*  8: host: 1: ans_epsn is the
+                                          peer's word on record ans_seq */
+    uint32_t             ans_epsn;     /* 12: PSN the peer's fenced end
+                                          expected */
+    uint32_t             rearm[2];     /* 16: host: bumped each time it
+                                          re-armed a path (QP RESET->RTS,
+                                          ring at 0) */
+    uint32_t             rearm_psn[2]; /* 24: its first PSN after re-arm */
+    gda_ft_chan_record_t rec[GDA_FT_CHAN_MBOX_RECORDS]; /* 32 */
+    uint32_t             link_up[2];   /* 288: host: both ports of the path
+                                          are up (a re-arm will come) */
+} gda_ft_chan_mbox_t;
+
+/* Path health of one peer, shared by all channels to it */
+typedef struct gda_ft_chan_health {
+    uint32_t fail_gen;       /* bumped when a channel finds the primary
+                                dead: the others follow at their next post */
+    uint32_t reserved[3];
+} gda_ft_chan_health_t;
+
+typedef struct gda_ft_chan_counters {
+    uint32_t switches;       /* moves to the other path */
+    uint32_t replays;        /* WQEs posted again */
+    uint32_t resolved;       /* switches settled with the peer's word */
+    uint32_t confirmed;      /* WQEs the peer said it executed */
+    uint32_t in_doubt;       /* fetching atomics whose reply was lost */
+    uint32_t failbacks;      /* returns to the primary */
+    uint32_t no_path;        /* times both paths were found dead */
+    uint32_t op_errors;      /* WQEs failed by their own fault */
+} gda_ft_chan_counters_t;
+
+typedef struct gda_ft_chan {
+    uint64_t                word;          /*   0: reservation word */
+    uint64_t                ready;         /*   8: published before it */
+    uint64_t                completed;     /*  16: epoch | completed before
+                                              it (as in `word`) */
+    uint64_t                last_progress_ns; /* 24: last completion seen */
+    uint32_t                state;         /*  32: GDA_FT_CHAN_* */
+    uint32_t                active;        /*  36: path of this epoch */
+    uint32_t                wqebb_cnt;     /*  40: ring size, both paths */
+    uint32_t                mtu;           /*  44: path MTU (PSN count) */
+    uint64_t                deadline_ns;   /*  48: no progress for it:
+                                              the path is dead; 0: never */
+    uint64_t                resolve_ns;    /*  56: wait for the peer's word */
+    gda_ft_chan_health_t   *health;        /*  64: per peer, shared */
+    gda_ft_chan_mbox_t     *mbox;          /*  72: host-mapped */
+    gda_ft_chan_counters_t  counters;      /*  80 */
+    uint32_t                error;         /* 112: first failure seen by a
+                                              wait: GDA_FT_DEV_RESULT() */
+    uint32_t                seen_fail_gen; /* 116: health->fail_gen applied */
+    uint16_t                version;       /* 120: GDA_FT_DEV_VERSION */
+    uint16_t                id;            /* 122: channel id */
+    uint32_t                max_chunk;     /* 124: bytes per WQE of a put or
+                                              get: larger ones are cut into
+                                              signalled chunks */
+    uint64_t                scratch_addr;  /* 128: 8 bytes for the result
+                                              of a non-fetching add */
+    uint32_t                scratch_lkey[2]; /* 136 */
+    gda_ft_chan_path_t      path[2];       /* 144 */
+} gda_ft_chan_t;
+
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_slot_t) == 48, chan_slot_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_path_t) == 128, chan_path_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_record_t) == 32, chan_record_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_mbox_t) == 296, chan_mbox_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_counters_t) == 32,
+                     chan_counters_size);
+GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_t, counters) == 80,
+                     chan_counters_offset);
+GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_t, path) == 144, chan_path_offset);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_t) == 400, chan_size);
+
+#endif

@@ -1,0 +1,544 @@
+/*
+ * gda_ft device API: what a CUDA kernel (or a CPU thread) calls to post
+ * RDMA into a peer's memory and survive the loss of a port (DESIGN §6.5).
+ *
+ * Shaped like UCX's device API (ucp_device_*: memory lists, channel ids,
+ * thread and warp levels, request handles), so that porting is a rename:
+ *
+ *   gda_ft_dev_put_single   ~ ucp_device_put_single
+ *   gda_ft_dev_put_signal   ~ ucp_device_put_multi (data, then the signal)
+ *   gda_ft_dev_signal       ~ ucp_device_counter_inc
+ *   gda_ft_dev_progress     ~ ucp_device_progress_req
+ *
+ * Every call returns a gda_ft_dev_status_t: OK, INPROGRESS, NO_RESOURCE,
+ * IN_DOUBT, NO_PATH, TIMEOUT, ERROR (syndrome in the channel's `error`). A
+ * path switch is not an error: it shows in the request (PATH_SWITCHED is
+ * never returned by the posting calls) and in the channel's counters.
+ *
+ * Thread level: each calling thread posts its own operation. Warp level
+ * (GPU only, the *_warp functions): every active lane brings its own
+ * operation; the lowest lane reserves room for all of them with one CAS,
+ * every lane writes its WQE, and one doorbell announces the batch.
+ * gda_ft_dev_post() is the batch entry CPU threads use for the same path.
+ */
+#ifndef GDA_FT_DEVICE_API_H_
+#define GDA_FT_DEVICE_API_H_
+
+#include "gda_ft_chan_failover.h"
+
+/* One registered buffer pair: local part and the peer's part */
+typedef struct gda_ft_dev_mem_elem {
+    uint64_t laddr;      /*  0 */
+    uint64_t raddr;      /*  8 */
+    uint64_t length;     /* 16: bytes valid at both */
+    uint32_t lkey[2];    /* 24: on the primary and the backup HCA */
+    uint32_t rkey[2];    /* 32 */
+} gda_ft_dev_mem_elem_t;
+
+typedef struct gda_ft_dev_mem_list {
+    uint16_t               version;  /* 0: GDA_FT_DEV_VERSION */
+    uint16_t               reserved;
+    uint32_t               count;    /* 4 */
+    gda_ft_dev_mem_elem_t *elems;    /* 8 */
+} gda_ft_dev_mem_list_t;
+
+/* Device endpoint: the channels to one peer */
+typedef struct gda_ft_dev_endpoint {
+    uint16_t       version;       /* 0: GDA_FT_DEV_VERSION */
+    uint16_t       num_channels;  /* 2 */
+    uint32_t       reserved;
+    gda_ft_chan_t *channels;      /* 8 */
+} gda_ft_dev_endpoint_t;
+
+/* Handle of a posted operation: complete when `completed` passes end */
+typedef struct gda_ft_dev_request {
+    gda_ft_chan_t *chan;
+    uint64_t       seq;          /* logical index of its last WQE */
+    uint64_t       end;          /* logical index after it */
+} gda_ft_dev_request_t;
+
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_mem_elem_t) == 40, dev_mem_elem_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_mem_list_t) == 16, dev_mem_list_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_endpoint_t) == 16, dev_endpoint_size);
+
+/* How long a post may wait for a switch or for ring space: two deadlines
+ * and the resolution, as a wait for both paths to fail would take */
+GDA_FT_DEV_FUNC uint64_t gda_ft_dev_post_wait_ns(const gda_ft_chan_t *chan)
+{
+    uint64_t deadline = (chan->deadline_ns != 0) ? chan->deadline_ns :
+                        1000000000ull;
+
+    return 4 * deadline + chan->resolve_ns;
+}
+
+/*
+ * Reserves room for n WQEBBs, helping progress while the ring is full and
+ * waiting while a switch holds the channel. Returns OK, NO_PATH or TIMEOUT.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_reserve_wait(gda_ft_chan_t *chan, uint32_t n, uint64_t *seq_p,
+                        uint8_t *path_p)
+{
+    uint64_t start = 0, now;
+    gda_ft_dev_status_t status;
+
+    for (;;) {
+        if ((chan->health != NULL) &&
+            (gda_ft_atomic_load_acq32(&chan->health->fail_gen) !=
+             gda_ft_atomic_load_acq32(&chan->seen_fail_gen)) &&
+            (gda_ft_atomic_load_acq32(&chan->active) ==
+             GDA_FT_CHAN_PRIMARY)) {
+            gda_ft_chan_progress(chan);   /* follow the peer's switch */
+        }
+        status = gda_ft_chan_reserve(chan, n, seq_p);
+        if (status == GDA_FT_DEV_OK) {
+            *path_p = (uint8_t)gda_ft_atomic_load_acq32(&chan->active);
+            return GDA_FT_DEV_OK;
+        }
+        if (status == GDA_FT_DEV_NO_PATH) {
+            return status;
+        }
+        if (status == GDA_FT_DEV_NO_RESOURCE) {
+            gda_ft_chan_progress(chan);
+        }
+        now = gda_ft_chan_now_ns();
+        if (start == 0) {
+            start = now;
+        } else if ((now - start) > gda_ft_dev_post_wait_ns(chan)) {
+            return GDA_FT_DEV_TIMEOUT;
+        }
+        gda_ft_cpu_relax();
+    }
+}
+
+GDA_FT_DEV_FUNC void gda_ft_dev_request_set(gda_ft_dev_request_t *req,
+                                            gda_ft_chan_t *chan,
+                                            uint64_t last, uint64_t end)
+{
+    if (req != NULL) {
+        req->chan = chan;
+        req->seq  = last;
+        req->end  = end;
+    }
+}
+
+/*
+ * Posts n operations on one channel: one reservation, one doorbell, the
+ * last WQE signalled (and every chunk of a long transfer).
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_post(gda_ft_chan_t *chan, const gda_ft_chan_op_t *ops, unsigned n,
+                gda_ft_dev_request_t *req)
+{
+    uint64_t seq, end, last = 0;
+    uint32_t wqebbs = 0;
+    gda_ft_dev_status_t status;
+    uint8_t path;
+    unsigned i;
+
+    for (i = 0; i < n; ++i) {
+        if (!gda_ft_chan_op_valid(chan, &ops[i])) {
+            return GDA_FT_DEV_ERROR;
+        }
+        wqebbs += gda_ft_chan_op_wqebbs(chan, &ops[i]);
+    }
+    if ((n == 0) || (wqebbs > chan->wqebb_cnt / 2)) {
+        return GDA_FT_DEV_ERROR;
+    }
+
+    status = gda_ft_dev_reserve_wait(chan, wqebbs, &seq, &path);
+    if (status != GDA_FT_DEV_OK) {
+        return status;
+    }
+    end = seq;
+    for (i = 0; i < n; ++i) {
+        end = gda_ft_chan_write_op(chan, path, &ops[i], end, i + 1 == n,
+                                   &last);
+    }
+    gda_ft_chan_publish(chan, path, seq, end);
+    gda_ft_dev_request_set(req, chan, last, end);
+    return GDA_FT_DEV_OK;
+}
+
+
+/* ---- building operations from a memory list ----------------------------- */
+
+GDA_FT_DEV_FUNC gda_ft_chan_t *
+gda_ft_dev_channel(const gda_ft_dev_endpoint_t *ep, unsigned channel_id)
+{
+    return (channel_id < ep->num_channels) ? &ep->channels[channel_id] :
+                                             NULL;
+}
+
+/* Fills op's addresses and keys from element idx; 0 when out of bounds */
+GDA_FT_DEV_FUNC int gda_ft_dev_op_mem(gda_ft_chan_op_t *op,
+                                      const gda_ft_dev_mem_list_t *ml,
+                                      unsigned idx, uint64_t loff,
+                                      uint64_t roff, uint64_t length)
+{
+    const gda_ft_dev_mem_elem_t *e;
+
+    if (idx >= ml->count) {
+        return 0;
+    }
+    e = &ml->elems[idx];
+    if ((loff > e->length) || (length > e->length - loff) ||
+        (roff > e->length) || (length > e->length - roff)) {
+        return 0;
+    }
+    op->laddr    = e->laddr + loff;
+    op->raddr    = e->raddr + roff;
+    op->lkey[0]  = e->lkey[0];
+    op->lkey[1]  = e->lkey[1];
+    op->rkey[0]  = e->rkey[0];
+    op->rkey[1]  = e->rkey[1];
+    op->length   = (uint32_t)length;
+    op->inl      = 0;
+    op->reserved = 0;
+    op->operand[0] = 0;
+    op->operand[1] = 0;
+    return 1;
+}
+
+GDA_FT_DEV_FUNC int gda_ft_dev_op_rdma(gda_ft_chan_op_t *op, uint8_t kind,
+                                       const gda_ft_dev_mem_list_t *ml,
+                                       unsigned idx, uint64_t loff,
+                                       uint64_t roff, uint64_t length)
+{
+    op->kind   = kind;
+    op->opcode = (kind == GDA_FT_CHAN_OP_GET) ?
+                 GDA_FT_MLX5_OPCODE_RDMA_READ : GDA_FT_MLX5_OPCODE_RDMA_WRITE;
+    return (length >> 31 == 0) &&
+           gda_ft_dev_op_mem(op, ml, idx, loff, roff, length);
+}
+
+/* A 64-bit atomic on element idx at roff; the old value lands at loff */
+GDA_FT_DEV_FUNC int gda_ft_dev_op_atomic(gda_ft_chan_op_t *op, uint8_t kind,
+                                         uint8_t opcode,
+                                         const gda_ft_dev_mem_list_t *ml,
+                                         unsigned idx, uint64_t loff,
+                                         uint64_t roff, uint64_t operand0,
+                                         uint64_t operand1)
+{
+    if (!gda_ft_dev_op_mem(op, ml, idx, loff, roff, sizeof(uint64_t)) ||
+        (roff % sizeof(uint64_t) != 0)) {
+        return 0;
+    }
+    op->kind       = kind;
+    op->opcode     = opcode;
+    op->operand[0] = operand0;
+    op->operand[1] = operand1;
+    return 1;
+}
+
+/* A non-fetching add: the old value goes to the channel's scratch word */
+GDA_FT_DEV_FUNC int gda_ft_dev_op_signal(gda_ft_chan_op_t *op,
+                                         const gda_ft_chan_t *chan,
+                                         const gda_ft_dev_mem_list_t *ml,
+                                         unsigned sig_idx, uint64_t sig_off,
+                                         uint64_t inc)
+{
+    if (!gda_ft_dev_op_atomic(op, GDA_FT_CHAN_OP_SIGNAL,
+                              GDA_FT_MLX5_OPCODE_ATOMIC_FA, ml, sig_idx, 0,
+                              sig_off, inc, 0)) {
+        return 0;
+    }
+    op->laddr   = chan->scratch_addr;
+    op->lkey[0] = chan->scratch_lkey[0];
+    op->lkey[1] = chan->scratch_lkey[1];
+    return 1;
+}
+
+
+/* ---- thread level ------------------------------------------------------- */
+
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_put_single(const gda_ft_dev_endpoint_t *ep,
+                      const gda_ft_dev_mem_list_t *ml, unsigned idx,
+                      uint64_t loff, uint64_t roff, uint64_t length,
+                      unsigned channel_id, gda_ft_dev_request_t *req)
+{
+    gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
+    gda_ft_chan_op_t op;
+
+    if ((chan == NULL) ||
+        !gda_ft_dev_op_rdma(&op, GDA_FT_CHAN_OP_PUT, ml, idx, loff, roff,
+                            length)) {
+        return GDA_FT_DEV_ERROR;
+    }
+    return gda_ft_dev_post(chan, &op, 1, req);
+}
+
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_get(const gda_ft_dev_endpoint_t *ep,
+               const gda_ft_dev_mem_list_t *ml, unsigned idx, uint64_t loff,
+               uint64_t roff, uint64_t length, unsigned channel_id,
+               gda_ft_dev_request_t *req)
+{
+    gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
+    gda_ft_chan_op_t op;
+
+    if ((chan == NULL) ||
+        !gda_ft_dev_op_rdma(&op, GDA_FT_CHAN_OP_GET, ml, idx, loff, roff,
+                            length)) {
+        return GDA_FT_DEV_ERROR;
+    }
+    return gda_ft_dev_post(chan, &op, 1, req);
+}
+
+/* Up to 16 bytes of the caller's data, carried inside the WQE */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_put_inline(const gda_ft_dev_endpoint_t *ep,
+                      const gda_ft_dev_mem_list_t *ml, unsigned idx,
+                      const void *data, uint32_t length, uint64_t roff,
+                      unsigned channel_id, gda_ft_dev_request_t *req)
+{
+    gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
+    gda_ft_chan_op_t op;
+
+    if ((chan == NULL) || (length > sizeof(op.operand)) ||
+        !gda_ft_dev_op_rdma(&op, GDA_FT_CHAN_OP_PUT, ml, idx, 0, roff,
+                            length)) {
+        return GDA_FT_DEV_ERROR;
+    }
+    op.inl = 1;
+    gda_ft_wqe_copy_bytes(op.operand, data, length);
+    return gda_ft_dev_post(chan, &op, 1, req);
+}
+
+/* RDMA WRITE, then a non-fetching add on the signal word: ordered, one
+ * reservation, one doorbell */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_put_signal(const gda_ft_dev_endpoint_t *ep,
+                      const gda_ft_dev_mem_list_t *ml, unsigned idx,
+                      uint64_t loff, uint64_t roff, uint64_t length,
+                      unsigned sig_idx, uint64_t sig_off, uint64_t inc,
+                      unsigned channel_id, gda_ft_dev_request_t *req)
+{
+    gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
+    gda_ft_chan_op_t ops[2];
+
+    if ((chan == NULL) ||
+        !gda_ft_dev_op_rdma(&ops[0], GDA_FT_CHAN_OP_PUT, ml, idx, loff, roff,
+                            length) ||
+        !gda_ft_dev_op_signal(&ops[1], chan, ml, sig_idx, sig_off, inc)) {
+        return GDA_FT_DEV_ERROR;
+    }
+    return gda_ft_dev_post(chan, ops, 2, req);
+}
+
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_signal(const gda_ft_dev_endpoint_t *ep,
+                  const gda_ft_dev_mem_list_t *ml, unsigned sig_idx,
+                  uint64_t sig_off, uint64_t inc, unsigned channel_id,
+                  gda_ft_dev_request_t *req)
+{
+    gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
+    gda_ft_chan_op_t op;
+
+    if ((chan == NULL) ||
+        !gda_ft_dev_op_signal(&op, chan, ml, sig_idx, sig_off, inc)) {
+        return GDA_FT_DEV_ERROR;
+    }
+    return gda_ft_dev_post(chan, &op, 1, req);
+}
+
+/* The old value lands big-endian at loff of element idx's local buffer;
+ * gda_ft_dev_fetched() reads it once the request is complete */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_atomic_fetch_add(const gda_ft_dev_endpoint_t *ep,
+                            const gda_ft_dev_mem_list_t *ml, unsigned idx,
+                            uint64_t loff, uint64_t roff, uint64_t value,
+                            unsigned channel_id, gda_ft_dev_request_t *req)
+{
+    gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
+    gda_ft_chan_op_t op;
+
+    if ((chan == NULL) ||
+        !gda_ft_dev_op_atomic(&op, GDA_FT_CHAN_OP_ATOMIC,
+                              GDA_FT_MLX5_OPCODE_ATOMIC_FA, ml, idx, loff,
+                              roff, value, 0)) {
+        return GDA_FT_DEV_ERROR;
+    }
+    return gda_ft_dev_post(chan, &op, 1, req);
+}
+
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_atomic_cswap(const gda_ft_dev_endpoint_t *ep,
+                        const gda_ft_dev_mem_list_t *ml, unsigned idx,
+                        uint64_t loff, uint64_t roff, uint64_t compare,
+                        uint64_t swap, unsigned channel_id,
+                        gda_ft_dev_request_t *req)
+{
+    gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
+    gda_ft_chan_op_t op;
+
+    if ((chan == NULL) ||
+        !gda_ft_dev_op_atomic(&op, GDA_FT_CHAN_OP_ATOMIC,
+                              GDA_FT_MLX5_OPCODE_ATOMIC_CS, ml, idx, loff,
+                              roff, swap, compare)) {
+        return GDA_FT_DEV_ERROR;
+    }
+    return gda_ft_dev_post(chan, &op, 1, req);
+}
+
+GDA_FT_DEV_FUNC uint64_t gda_ft_dev_fetched(const void *result)
+{
+    return gda_ft_be64toh(*(const volatile uint64_t*)result);
+}
+
+
+/* ---- completion --------------------------------------------------------- */
+
+/* Outcome of a request whose WQEs completed: a settled failure in its
+ * slot (on either path: it may have been settled by a switch) or OK */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_request_outcome(const gda_ft_dev_request_t *req)
+{
+    const gda_ft_chan_t *chan = req->chan;
+    const gda_ft_chan_slot_t *slot;
+    uint8_t p;
+
+    for (p = 0; p < GDA_FT_CHAN_NUM_PATHS; ++p) {
+        slot = gda_ft_chan_slot(chan, &chan->path[p], req->seq);
+        if ((gda_ft_atomic_load_acq64((uint64_t*)&slot->seq) == req->seq) &&
+            (slot->flags & GDA_FT_CHAN_SLOT_FAILED)) {
+            return (gda_ft_dev_status_t)slot->status;
+        }
+    }
+    return GDA_FT_DEV_OK;
+}
+
+/* One check of a request: OK, INPROGRESS, IN_DOUBT, NO_PATH or ERROR */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_progress(gda_ft_dev_request_t *req)
+{
+    gda_ft_chan_t *chan = req->chan;
+    gda_ft_dev_status_t status;
+
+    if (gda_ft_chan_completed(chan) >= req->end) {
+        return gda_ft_dev_request_outcome(req);
+    }
+    status = gda_ft_chan_progress(chan);
+    if (status == GDA_FT_DEV_NO_PATH) {
+        return status;
+    }
+    return (gda_ft_chan_completed(chan) >= req->end) ?
+           gda_ft_dev_request_outcome(req) : GDA_FT_DEV_INPROGRESS;
+}
+
+/*
+ * Waits until everything posted on the channel before the call completed.
+ * Returns OK, NO_PATH, TIMEOUT (timeout_ns, 0: none), or the first failure
+ * of an operation since the last quiet (IN_DOUBT, ERROR), which it clears.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_quiet(const gda_ft_dev_endpoint_t *ep, unsigned channel_id,
+                 uint64_t timeout_ns)
+{
+    gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
+    uint64_t target, start;
+    uint32_t error;
+
+    if (chan == NULL) {
+        return GDA_FT_DEV_ERROR;
+    }
+    target = GDA_FT_CHAN_WORD_INDEX(gda_ft_atomic_load_acq64(&chan->word));
+    start  = gda_ft_chan_now_ns();
+    while (gda_ft_chan_completed(chan) < target) {
+        if (gda_ft_chan_progress(chan) == GDA_FT_DEV_NO_PATH) {
+            return GDA_FT_DEV_NO_PATH;
+        }
+        if ((timeout_ns != 0) &&
+            ((gda_ft_chan_now_ns() - start) > timeout_ns)) {
+            return GDA_FT_DEV_TIMEOUT;
+        }
+        gda_ft_cpu_relax();
+    }
+    error = gda_ft_atomic_load_acq32(&chan->error);
+    if ((error != 0) &&
+        (gda_ft_atomic_cas32(&chan->error, error, 0) == error)) {
+        return GDA_FT_DEV_RESULT_STATUS(error);
+    }
+    return GDA_FT_DEV_OK;
+}
+
+/* Waits until the 64-bit word a peer's signals add to reaches value */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_wait_signal(const uint64_t *signal, uint64_t value,
+                       uint64_t timeout_ns)
+{
+    uint64_t start = gda_ft_chan_now_ns();
+
+    while (gda_ft_atomic_load_acq64(signal) < value) {
+        if ((timeout_ns != 0) &&
+            ((gda_ft_chan_now_ns() - start) > timeout_ns)) {
+            return GDA_FT_DEV_TIMEOUT;
+        }
+        gda_ft_cpu_relax();
+    }
+    return GDA_FT_DEV_OK;
+}
+
+
+/* ---- warp level (GPU) --------------------------------------------------- */
+
+#if GDA_FT_ON_DEVICE
+/*
+ * Every active lane posts its own operation; one reservation (by the
+ * lowest lane), one doorbell, the batch's last WQE signalled. Every lane's
+ * request completes with the batch.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_post_warp(gda_ft_chan_t *chan, const gda_ft_chan_op_t *op,
+                     gda_ft_dev_request_t *req)
+{
+    unsigned mask   = __activemask();
+    unsigned lane   = threadIdx.x % 32;
+    unsigned leader = __ffs(mask) - 1;
+    unsigned last   = 31 - __clz(mask);
+    uint32_t mine   = gda_ft_chan_op_valid(chan, op) ?
+                      gda_ft_chan_op_wqebbs(chan, op) : 0;
+    uint32_t before = 0, total, v;
+    unsigned long long seq = 0;
+    gda_ft_dev_status_t status = GDA_FT_DEV_OK;
+    uint64_t last_wqe;
+    uint8_t path = 0;
+    int i;
+
+    if (__any_sync(mask, mine == 0)) {
+        return GDA_FT_DEV_ERROR;
+    }
+    /* exclusive prefix sum of the lanes' sizes, in lane order */
+    for (i = 1; i < 32; i <<= 1) {
+        v = __shfl_up_sync(mask, before + mine, i);
+        if ((lane >= (unsigned)i) && (mask & (1u << (lane - i)))) {
+            before = v;
+        }
+    }
+    total = __shfl_sync(mask, before + mine, last);
+
+    if (lane == leader) {
+        status = (total > chan->wqebb_cnt / 2) ? GDA_FT_DEV_ERROR :
+                 gda_ft_dev_reserve_wait(chan, total, (uint64_t*)&seq, &path);
+    }
+    status = (gda_ft_dev_status_t)__shfl_sync(mask, (int)status, leader);
+    if (status != GDA_FT_DEV_OK) {
+        return status;
+    }
+    seq  = __shfl_sync(mask, seq, leader);
+    path = (uint8_t)__shfl_sync(mask, (int)path, leader);
+
+    gda_ft_chan_write_op(chan, path, op, seq + before, lane == last,
+                         &last_wqe);
+    __syncwarp(mask);
+    if (lane == leader) {
+        gda_ft_chan_publish(chan, path, seq, seq + total);
+    }
+    __syncwarp(mask);
+    gda_ft_dev_request_set(req, chan, last_wqe, seq + total);
+    return GDA_FT_DEV_OK;
+}
+#endif
+
+#endif

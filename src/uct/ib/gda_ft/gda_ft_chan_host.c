@@ -1,0 +1,412 @@
+/*
+ * Host half of a concurrent device channel: resources and guardian.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "gda_ft_chan_host.h"
+#include "gda_ft_cq.h"
+#include "gda_ft_dev_atomic.h"
+
+#include <ucs/debug/log.h>
+#include <string.h>
+
+#define GDA_FT_CHAN_SCRATCH_SIZE 64
+#define GDA_FT_CHAN_DBREC_SIZE   64
+
+/* Fresh PSNs for a re-armed path: anywhere in the 24-bit space, so that a
+ * stale packet of the old incarnation is out of window */
+static uint32_t gda_ft_chan_host_fresh_psn(gda_ft_chan_host_t *ch,
+                                           unsigned path, uint64_t now_ns)
+{
+    return (uint32_t)((now_ns >> 10) * 2654435761u + ch->chan.id * 97 +
+                      path) & 0xffffff;
+}
+
+static void gda_ft_chan_host_free_path(gda_ft_chan_host_t *ch,
+                                       gda_ft_chan_host_path_t *p)
+{
+    const gda_ft_chan_host_mem_t *mem = &ch->params.mem;
+
+    if (p->qp != NULL) {
+        gda_ft_hca_qp_destroy(p->qp);
+    }
+    if (p->cq != NULL) {
+        gda_ft_hca_cq_destroy(p->cq);
+    }
+    if (p->sq_buf != NULL) {
+        mem->free(p->sq_buf, mem->arg);
+    }
+    if (p->cqe != NULL) {
+        mem->free(p->cqe, mem->arg);
+    }
+    if (p->dbrec != NULL) {
+        mem->free(p->dbrec, mem->arg);
+    }
+    if (p->slots != NULL) {
+        mem->free(p->slots, mem->arg);
+    }
+}
+
+static ucs_status_t gda_ft_chan_host_init_path(gda_ft_chan_host_t *ch,
+                                               unsigned path)
+{
+    const gda_ft_chan_host_mem_t *mem = &ch->params.mem;
+    gda_ft_chan_host_path_t *p        = &ch->path[path];
+    gda_ft_chan_path_t *dp            = &ch->chan.path[path];
+    unsigned wqebbs                   = ch->params.wqebb_cnt;
+    gda_ft_hca_cq_attr_t cq_attr      = {0};
+    gda_ft_hca_qp_init_attr_t qp_attr = {0};
+    volatile uint64_t *uar;
+    ucs_status_t status;
+
+    p->sq_buf = mem->alloc(wqebbs * GDA_FT_MLX5_WQE_BB, mem->arg);
+    p->cqe    = mem->alloc(GDA_FT_MLX5_CQE_SIZE, mem->arg);
+    p->dbrec  = mem->alloc(GDA_FT_CHAN_DBREC_SIZE, mem->arg);
+    p->slots  = mem->alloc(wqebbs * sizeof(gda_ft_chan_slot_t), mem->arg);
+    if ((p->sq_buf == NULL) || (p->cqe == NULL) || (p->dbrec == NULL) ||
+        (p->slots == NULL)) {
+        ucs_error("gda_ft channel %u: out of memory for path %u rings",
+                  ch->chan.id, path);
+        return UCS_ERR_NO_MEMORY;
+    }
+    gda_ft_cq_init_buf(p->cqe, 1);
+
+    cq_attr.buf      = p->cqe;
+    cq_attr.cqe_cnt  = 1;
+    cq_attr.flags    = GDA_FT_HCA_CQ_COLLAPSED;
+    cq_attr.mem_type = mem->type;
+    status = gda_ft_hca_cq_create(p->pd->dev, &cq_attr, &p->cq);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    qp_attr.send_cq      = p->cq;
+    qp_attr.sq_buf       = p->sq_buf;
+    qp_attr.sq_wqebb_cnt = wqebbs;
+    qp_attr.dbrec        = p->dbrec;
+    qp_attr.ring_mem     = mem->type;
+    qp_attr.port_num     = p->port;
+    status = gda_ft_hca_qp_create(p->pd, &qp_attr, &p->qp);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    /* A kernel cannot reach the provider's doorbell register unless the
+     * provider maps it for the GPU (mlx5: cuMemHostRegister of the UAR);
+     * the software HCA reads the doorbell record, so with rings mapped
+     * into the GPU the doorbell write lands beside the record instead. */
+    uar = (mem->type == GDA_FT_HCA_MEM_HOST) ? p->qp->uar :
+          (volatile uint64_t*)(p->dbrec + 2);
+    gda_ft_dev_sq_init(&dp->sq, p->sq_buf, wqebbs, p->qp->qpn, p->dbrec, uar,
+                       (mem->type == GDA_FT_HCA_MEM_HOST) ? p->qp->wake_fd :
+                                                            -1,
+                       p->pd->dev->attr.max_inline);
+    dp->cqe        = p->cqe;
+    dp->cq_dbrec   = NULL;    /* the collapsed CQ of the soft HCA has none */
+    dp->slots      = p->slots;
+    dp->ring_off   = 0;
+    dp->ring_next  = 0;
+    dp->next_psn   = 0;
+    dp->failed     = 0;
+    dp->seen_rearm = 0;
+    p->window_ns   = ch->params.recovery_ns;
+    return UCS_OK;
+}
+
+ucs_status_t gda_ft_chan_host_init(gda_ft_chan_host_t *ch,
+                                   gda_ft_hca_pd_t *const *pd,
+                                   const uint8_t *port, unsigned id,
+                                   gda_ft_chan_health_t *health,
+                                   const gda_ft_chan_host_params_t *params)
+{
+    const gda_ft_chan_host_mem_t *mem = &params->mem;
+    gda_ft_hca_mr_attr_t mr_attr;
+    ucs_status_t status;
+    unsigned path;
+
+    if ((params->wqebb_cnt < 64) ||
+        (params->wqebb_cnt > GDA_FT_CHAN_MAX_WQEBBS) ||
+        (params->wqebb_cnt & (params->wqebb_cnt - 1)) ||
+        (params->max_chunk == 0)) {
+        ucs_error("gda_ft channel %u: ring size %u must be a power of 2 in "
+                  "[64, %u], chunk size %u non-zero", id, params->wqebb_cnt,
+                  GDA_FT_CHAN_MAX_WQEBBS, params->max_chunk);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    memset(ch, 0, sizeof(*ch));
+    ch->params                = *params;
+    ch->chan.version          = GDA_FT_DEV_VERSION;
+    ch->chan.id               = (uint16_t)id;
+    ch->chan.wqebb_cnt        = params->wqebb_cnt;
+    ch->chan.deadline_ns      = params->deadline_ns;
+    ch->chan.resolve_ns       = params->resolve_ns;
+    ch->chan.max_chunk        = params->max_chunk;
+    ch->chan.health           = health;
+    ch->chan.active           = GDA_FT_CHAN_PRIMARY;
+    ch->chan.state            = GDA_FT_CHAN_ACTIVE;
+    ch->chan.seen_fail_gen    = (health != NULL) ? health->fail_gen : 0;
+
+    ch->mbox    = mem->alloc(sizeof(*ch->mbox), mem->arg);
+    ch->scratch = mem->alloc(GDA_FT_CHAN_SCRATCH_SIZE, mem->arg);
+    if ((ch->mbox == NULL) || (ch->scratch == NULL)) {
+        ucs_error("gda_ft channel %u: out of memory for its mailbox", id);
+        status = UCS_ERR_NO_MEMORY;
+        goto err;
+    }
+    ch->chan.mbox         = ch->mbox;
+    ch->chan.scratch_addr = (uintptr_t)ch->scratch;
+
+    for (path = 0; path < GDA_FT_CHAN_NUM_PATHS; ++path) {
+        ch->path[path].pd   = pd[path];
+        ch->path[path].port = port[path];
+        status = gda_ft_chan_host_init_path(ch, path);
+        if (status != UCS_OK) {
+            goto err;
+        }
+
+        mr_attr.addr     = ch->scratch;
+        mr_attr.length   = GDA_FT_CHAN_SCRATCH_SIZE;
+        mr_attr.access   = GDA_FT_HCA_ACCESS_LOCAL_WRITE;
+        mr_attr.mem_type = mem->type;
+        status = gda_ft_hca_mr_reg(pd[path], &mr_attr,
+                                   &ch->scratch_mr[path]);
+        if (status != UCS_OK) {
+            goto err;
+        }
+        ch->chan.scratch_lkey[path] = ch->scratch_mr[path]->lkey;
+    }
+    return UCS_OK;
+
+err:
+    gda_ft_chan_host_cleanup(ch);
+    return status;
+}
+
+void gda_ft_chan_host_cleanup(gda_ft_chan_host_t *ch)
+{
+    const gda_ft_chan_host_mem_t *mem = &ch->params.mem;
+    unsigned path;
+
+    for (path = 0; path < GDA_FT_CHAN_NUM_PATHS; ++path) {
+        if (ch->scratch_mr[path] != NULL) {
+            gda_ft_hca_mr_dereg(ch->scratch_mr[path]);
+            ch->scratch_mr[path] = NULL;
+        }
+        gda_ft_chan_host_free_path(ch, &ch->path[path]);
+        memset(&ch->path[path], 0, sizeof(ch->path[path]));
+    }
+    if (ch->mbox != NULL) {
+        mem->free(ch->mbox, mem->arg);
+        ch->mbox = NULL;
+    }
+    if (ch->scratch != NULL) {
+        mem->free(ch->scratch, mem->arg);
+        ch->scratch = NULL;
+    }
+}
+
+ucs_status_t gda_ft_chan_host_connect(gda_ft_chan_host_t *ch, unsigned path,
+                                      const gda_ft_hca_qp_attr_t *attr)
+{
+    ucs_status_t status;
+
+    status = gda_ft_hca_qp_connect(ch->path[path].qp, attr);
+    if (status != UCS_OK) {
+        return status;
+    }
+    ch->path[path].conn          = *attr;
+    ch->chan.path[path].next_psn = attr->sq_psn & 0xffffff;
+    ch->chan.mtu                 = attr->path_mtu;
+    return UCS_OK;
+}
+
+ucs_status_t gda_ft_chan_host_fence_qp(gda_ft_hca_qp_t *qp, uint32_t *epsn_p)
+{
+    gda_ft_hca_qp_query_attr_t qattr;
+    ucs_status_t status;
+
+    status = gda_ft_hca_qp_modify(qp, GDA_FT_HCA_QP_ERR, NULL);
+    if (status != UCS_OK) {
+        return status;
+    }
+    status = gda_ft_hca_qp_query(qp, &qattr);
+    if (status != UCS_OK) {
+        return status;
+    }
+    *epsn_p = qattr.rq_psn;
+    return UCS_OK;
+}
+
+/* Handles switch record seq: fence, and the peer's word when asked */
+static void gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
+                                    const gda_ft_chan_peer_ops_t *peer,
+                                    void *arg, uint32_t seq)
+{
+    gda_ft_chan_mbox_t *mbox         = ch->mbox;
+    const gda_ft_chan_record_t *rec  =
+            &mbox->rec[seq % GDA_FT_CHAN_MBOX_RECORDS];
+    unsigned failed                  = rec->failed;
+    uint32_t epsn                    = 0;
+    uint32_t known                   = 0;
+
+    ++ch->counters.records;
+    if (failed >= GDA_FT_CHAN_NUM_PATHS) {
+        ucs_error("gda_ft channel %u: switch record %u names path %u",
+                  ch->chan.id, seq, failed);
+    } else if (rec->why != GDA_FT_CHAN_WHY_FAILBACK) {
+        /* Fence our end first: nothing of the abandoned QP may land
+         * later. A backup left by a failback stays connected. */
+        if (gda_ft_hca_qp_modify(ch->path[failed].qp, GDA_FT_HCA_QP_ERR,
+                                 NULL) == UCS_OK) {
+            ++ch->counters.fences;
+        }
+        ch->path[failed].needs_rearm = 1;
+        /* a QP error on a port that is up needs no recovery window */
+        ch->path[failed].rearm_now   = (rec->why ==
+                                        GDA_FT_CHAN_WHY_OP_ERROR) ||
+                                       (rec->why == GDA_FT_CHAN_WHY_ERR_CQE);
+        ch->path[failed].up_since_ns = 0;
+
+        if (rec->resolve && (peer->fence(arg, ch, failed, &epsn) == UCS_OK)) {
+            known = 1;
+            ++ch->counters.resolved;
+        }
+        ucs_diag("gda_ft channel %u: left path %u (reason %u) at index "
+                 "%lu; peer's word: %s (expected PSN 0x%x)", ch->chan.id,
+                 failed, rec->why, (unsigned long)rec->freeze,
+                 known ? "known" : "none", epsn);
+    }
+
+    mbox->ans_known = known;
+    mbox->ans_epsn  = epsn;
+    gda_ft_atomic_store_rel32(&mbox->ans_seq, seq);
+}
+
+/* RESET -> RTS of our QP of `path` and the peer's, with fresh PSNs; the
+ * ring restarts at index 0 and the CQE is empty again */
+static ucs_status_t gda_ft_chan_host_rearm(gda_ft_chan_host_t *ch,
+                                           const gda_ft_chan_peer_ops_t *peer,
+                                           void *arg, unsigned path,
+                                           uint64_t now_ns)
+{
+    gda_ft_chan_host_path_t *p = &ch->path[path];
+    gda_ft_hca_qp_attr_t local = p->conn, remote;
+    ucs_status_t status;
+
+    local.sq_psn = gda_ft_chan_host_fresh_psn(ch, path, now_ns);
+    remote       = local;
+    status       = peer->rearm(arg, ch, path, &local, &remote);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = gda_ft_hca_qp_modify(p->qp, GDA_FT_HCA_QP_RESET, NULL);
+    if (status != UCS_OK) {
+        return status;
+    }
+    p->dbrec[GDA_FT_MLX5_RCV_DBR] = 0;
+    p->dbrec[GDA_FT_MLX5_SND_DBR] = 0;
+    gda_ft_cq_init_buf(p->cqe, 1);
+    local.dest_qpn = remote.dest_qpn;
+    local.rq_psn   = remote.rq_psn;
+    status = gda_ft_hca_qp_connect(p->qp, &local);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    p->conn        = local;
+    p->needs_rearm = 0;
+    p->rearmed_ns  = now_ns;
+    ++ch->counters.rearms;
+    ch->mbox->rearm_psn[path] = local.sq_psn;
+    gda_ft_atomic_store_rel32(&ch->mbox->rearm[path],
+                              ch->mbox->rearm[path] + 1);
+    ucs_diag("gda_ft channel %u: path %u re-armed (PSN 0x%x)", ch->chan.id,
+             path, local.sq_psn);
+    return UCS_OK;
+}
+
+/* Whether the ports at both ends of a path are up */
+static uint32_t gda_ft_chan_host_link_up(gda_ft_chan_host_t *ch,
+                                         const gda_ft_chan_peer_ops_t *peer,
+                                         void *arg, unsigned path)
+{
+    gda_ft_chan_host_path_t *p = &ch->path[path];
+    gda_ft_hca_port_attr_t attr;
+
+    return (gda_ft_hca_port_query(p->pd->dev, p->port, &attr) == UCS_OK) &&
+           (attr.state == GDA_FT_HCA_PORT_ACTIVE) &&
+           peer->port_up(arg, ch, path);
+}
+
+/* Whether both ends of a path have been up for its recovery window; a path
+ * that fails again soon after a re-arm waits twice as long next time */
+static int gda_ft_chan_host_path_ready(gda_ft_chan_host_t *ch,
+                                       const gda_ft_chan_peer_ops_t *peer,
+                                       void *arg, unsigned path,
+                                       uint64_t now_ns)
+{
+    gda_ft_chan_host_path_t *p = &ch->path[path];
+
+    if (!ch->mbox->link_up[path]) {
+        if ((p->up_since_ns != 0) && (p->rearmed_ns != 0) &&
+            ((now_ns - p->rearmed_ns) < 4 * p->window_ns)) {
+            p->window_ns *= 2;    /* flapping: damp */
+        }
+        p->up_since_ns = 0;
+        return 0;
+    }
+    if (p->up_since_ns == 0) {
+        p->up_since_ns = now_ns;
+    }
+    return p->rearm_now || ((now_ns - p->up_since_ns) >= p->window_ns);
+}
+
+int gda_ft_chan_host_guard(gda_ft_chan_host_t *ch,
+                           const gda_ft_chan_peer_ops_t *peer, void *arg,
+                           uint64_t now_ns)
+{
+    uint32_t seq = gda_ft_atomic_load_acq32(&ch->mbox->req_seq);
+    const gda_ft_chan_record_t *rec;
+    int work     = 0;
+    uint32_t next;
+    unsigned path;
+
+    /* Records in order. One that asks for the peer's word waits a grace
+     * period first: completions of the abandoned QP that come late still
+     * count until it is fenced (a slow path is not a dead one). */
+    while (ch->handled_seq != seq) {
+        next = ch->handled_seq + 1;
+        rec  = &ch->mbox->rec[next % GDA_FT_CHAN_MBOX_RECORDS];
+        if (next != ch->pending_seq) {
+            ch->pending_seq = next;
+            ch->pending_ns  = now_ns;
+        }
+        if (rec->resolve && (now_ns - ch->pending_ns < ch->params.grace_ns)) {
+            break;
+        }
+        gda_ft_chan_host_answer(ch, peer, arg, next);
+        ch->handled_seq = next;
+        work            = 1;
+    }
+
+    for (path = 0; path < GDA_FT_CHAN_NUM_PATHS; ++path) {
+        gda_ft_atomic_store_rel32(&ch->mbox->link_up[path],
+                                  gda_ft_chan_host_link_up(ch, peer, arg,
+                                                           path));
+    }
+    for (path = 0; path < GDA_FT_CHAN_NUM_PATHS; ++path) {
+        if (ch->path[path].needs_rearm &&
+            gda_ft_chan_host_path_ready(ch, peer, arg, path, now_ns)) {
+            if (gda_ft_chan_host_rearm(ch, peer, arg, path, now_ns) !=
+                UCS_OK) {
+                ch->path[path].up_since_ns = 0;   /* try again later */
+            }
+            work = 1;
+        }
+    }
+    return work;
+}

@@ -1,0 +1,125 @@
+/*
+ * Host half of a concurrent device channel (DESIGN §6.4): the two RC QPs
+ * and their rings, and the guardian that answers the poster's switch
+ * records, fences abandoned QPs, resolves with the peer and re-arms failed
+ * paths for failback.
+ *
+ * It speaks to HCAs through the provider interface only, and to the peer
+ * through gda_ft_chan_peer_ops_t, which the caller implements (UCT over
+ * its out-of-band channel; the tests directly, both ends being local).
+ * The host and the poster meet only through the channel's mailbox.
+ */
+#ifndef GDA_FT_CHAN_HOST_H_
+#define GDA_FT_CHAN_HOST_H_
+
+#include "gda_ft_hca.h"
+#include "gda_ft_chan_types.h"
+
+/* Where rings, CQEs, slots and the mailbox live: host memory for CPU
+ * posters, host memory mapped into the GPU for kernels */
+typedef struct gda_ft_chan_host_mem {
+    void               *(*alloc)(size_t size, void *arg); /* zeroed, 64-byte
+                                                              aligned */
+    void                (*free)(void *ptr, void *arg);
+    void                 *arg;
+    gda_ft_hca_mem_type_t type;
+} gda_ft_chan_host_mem_t;
+
+typedef struct gda_ft_chan_host_params {
+    unsigned               wqebb_cnt;   /* ring size, power of 2 */
+    uint64_t               deadline_ns; /* 0: never switch on silence */
+    uint64_t               resolve_ns;  /* wait for the peer's word */
+    uint32_t               max_chunk;   /* bytes per put/get WQE */
+    uint64_t               recovery_ns; /* a failed path must stay up this
+                                           long before it is re-armed */
+    uint64_t               grace_ns;    /* completions of an abandoned QP
+                                           still count this long before it
+                                           is fenced (a slow path is not a
+                                           dead one) */
+    gda_ft_chan_host_mem_t mem;
+} gda_ft_chan_host_params_t;
+
+typedef struct gda_ft_chan_host_path {
+    gda_ft_hca_pd_t     *pd;
+    uint8_t              port;
+    gda_ft_hca_cq_t     *cq;
+    gda_ft_hca_qp_t     *qp;
+    void                *sq_buf;
+    void                *cqe;
+    uint32_t            *dbrec;
+    gda_ft_chan_slot_t  *slots;
+    gda_ft_hca_qp_attr_t conn;        /* how it was last connected */
+    int                  needs_rearm; /* left by the poster, not re-armed */
+    int                  rearm_now;   /* left for an error completion: the
+                                         port is fine, no recovery wait */
+    uint64_t             up_since_ns; /* port seen up since, 0: down */
+    uint64_t             window_ns;   /* recovery window now (damped) */
+    uint64_t             rearmed_ns;  /* last re-arm */
+} gda_ft_chan_host_path_t;
+
+typedef struct gda_ft_chan_host_counters {
+    uint32_t records;    /* switch records handled */
+    uint32_t fences;     /* abandoned QPs moved to ERR */
+    uint32_t resolved;   /* answers with the peer's word */
+    uint32_t rearms;     /* paths re-armed */
+} gda_ft_chan_host_counters_t;
+
+typedef struct gda_ft_chan_host {
+    gda_ft_chan_t               chan;   /* the poster's view */
+    gda_ft_chan_mbox_t         *mbox;
+    void                       *scratch;
+    gda_ft_hca_mr_t            *scratch_mr[2];
+    gda_ft_chan_host_path_t     path[2];
+    gda_ft_chan_host_params_t   params;
+    uint32_t                    handled_seq;
+    uint32_t                    pending_seq;  /* record seen, not answered */
+    uint64_t                    pending_ns;   /* when it was seen */
+    gda_ft_chan_host_counters_t counters;
+} gda_ft_chan_host_t;
+
+/* What the guardian asks of the peer's end of a channel path */
+typedef struct gda_ft_chan_peer_ops {
+    /* Move the peer's QP of `path` to ERR and report the PSN it expected
+     * next */
+    ucs_status_t (*fence)(void *arg, gda_ft_chan_host_t *ch, unsigned path,
+                          uint32_t *epsn_p);
+    /* Re-arm the peer's QP of `path` towards ours (qpn, first PSN we send:
+     * local->sq_psn), and fill in what ours needs: remote->dest_qpn,
+     * remote->rq_psn (the first PSN the peer sends) */
+    ucs_status_t (*rearm)(void *arg, gda_ft_chan_host_t *ch, unsigned path,
+                          const gda_ft_hca_qp_attr_t *local,
+                          gda_ft_hca_qp_attr_t *remote);
+    /* Whether the peer's port of `path` is up */
+    int          (*port_up)(void *arg, gda_ft_chan_host_t *ch,
+                            unsigned path);
+} gda_ft_chan_peer_ops_t;
+
+/* pd[path], port[path]: the primary and the backup HCA */
+ucs_status_t gda_ft_chan_host_init(gda_ft_chan_host_t *ch,
+                                   gda_ft_hca_pd_t *const *pd,
+                                   const uint8_t *port, unsigned id,
+                                   gda_ft_chan_health_t *health,
+                                   const gda_ft_chan_host_params_t *params);
+
+void gda_ft_chan_host_cleanup(gda_ft_chan_host_t *ch);
+
+/* Brings the QP of `path` to RTS with attr (dest_qpn, dest_gid, PSNs,
+ * timers); the channel starts counting PSNs at attr->sq_psn */
+ucs_status_t gda_ft_chan_host_connect(gda_ft_chan_host_t *ch, unsigned path,
+                                      const gda_ft_hca_qp_attr_t *attr);
+
+/*
+ * One pass of the guardian: answers a new switch record (fence, resolve),
+ * re-arms failed paths whose ports stayed up for the recovery window.
+ * Returns 1 when it did something.
+ */
+int gda_ft_chan_host_guard(gda_ft_chan_host_t *ch,
+                           const gda_ft_chan_peer_ops_t *peer, void *arg,
+                           uint64_t now_ns);
+
+/* Fences a QP and reports the PSN its receive side expected next: what
+ * the peer's end does in gda_ft_chan_peer_ops_t.fence */
+ucs_status_t gda_ft_chan_host_fence_qp(gda_ft_hca_qp_t *qp,
+                                       uint32_t *epsn_p);
+
+#endif

@@ -1,0 +1,308 @@
+/*
+ * Test world of concurrent device channels over software HCAs.
+ */
+#include "chan_harness.h"
+#include "soft_harness.h"
+#include "gda_ft_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void *chan_host_alloc(size_t size, void *arg)
+{
+    void *ptr;
+
+    (void)arg;
+    if (posix_memalign(&ptr, 64, (size + 63) & ~(size_t)63) != 0) {
+        return NULL;
+    }
+    memset(ptr, 0, size);
+    return ptr;
+}
+
+static void chan_host_free(void *ptr, void *arg)
+{
+    (void)arg;
+    free(ptr);
+}
+
+const gda_ft_chan_host_mem_t chan_host_mem = {
+    chan_host_alloc, chan_host_free, NULL, GDA_FT_HCA_MEM_HOST
+};
+
+/* Sanitizer builds run everything slower: stretch the time limits */
+static uint64_t chan_time_scale(void)
+{
+    const char *scale = getenv("GDA_FT_TEST_TIMEOUT_SCALE");
+
+    return ((scale != NULL) && (atoi(scale) > 1)) ? atoi(scale) : 1;
+}
+
+void chan_world_default_params(chan_world_params_t *params)
+{
+    memset(params, 0, sizeof(*params));
+    params->nchan       = 2;
+    params->data_len    = 1024 * 1024;
+    params->signal_len  = 4096;
+    params->counter_len = 64 * 1024;
+    params->wqebb_cnt   = 4096;
+    params->deadline_ns = 100000000ull; /* a 2-core machine stalls the
+                                            software HCA for ~20 ms at times */
+    params->resolve_ns  = 200000000ull;
+    params->recovery_ns = 20000000ull;
+    params->grace_ns    = 5000000ull;
+    params->max_chunk   = 64 * 1024;
+    params->first_psn   = 0xfffe00;   /* every test crosses the PSN wrap */
+    params->timeout     = 10;         /* 4.2 ms, 7 retries: 29 ms: the
+                                         software HCA drops datagrams when
+                                         its socket buffers fill */
+    params->retry_cnt   = 7;
+    params->mem         = chan_host_mem;
+    chan_world_scale(params, chan_time_scale());
+}
+
+void chan_world_scale(chan_world_params_t *params, uint64_t scale)
+{
+    params->deadline_ns *= scale;
+    params->resolve_ns  *= scale;
+    params->recovery_ns *= scale;
+    params->grace_ns    *= scale;
+}
+
+/* ---- the peer's end, for the guardian (both ends are in this process) */
+
+static ucs_status_t chan_peer_fence(void *arg, gda_ft_chan_host_t *ch,
+                                    unsigned path, uint32_t *epsn_p)
+{
+    chan_world_t *w = (chan_world_t*)arg;
+
+    return gda_ft_chan_host_fence_qp(w->b[ch->chan.id].path[path].qp,
+                                     epsn_p);
+}
+
+static ucs_status_t chan_peer_rearm(void *arg, gda_ft_chan_host_t *ch,
+                                    unsigned path,
+                                    const gda_ft_hca_qp_attr_t *local,
+                                    gda_ft_hca_qp_attr_t *remote)
+{
+    chan_world_t *w           = (chan_world_t*)arg;
+    gda_ft_chan_host_t *peer  = &w->b[ch->chan.id];
+    gda_ft_hca_qp_attr_t attr = peer->path[path].conn;
+    ucs_status_t status;
+
+    status = gda_ft_hca_qp_modify(peer->path[path].qp, GDA_FT_HCA_QP_RESET,
+                                  NULL);
+    if (status != UCS_OK) {
+        return status;
+    }
+    attr.dest_qpn = ch->path[path].qp->qpn;
+    attr.rq_psn   = local->sq_psn;
+    attr.sq_psn   = (local->sq_psn + 0x1234) & 0xffffff;
+    status = gda_ft_chan_host_connect(peer, path, &attr);
+    if (status != UCS_OK) {
+        return status;
+    }
+    remote->dest_qpn = peer->path[path].qp->qpn;
+    remote->rq_psn   = attr.sq_psn;
+    return UCS_OK;
+}
+
+static int chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch, unsigned path)
+{
+    chan_world_t *w = (chan_world_t*)arg;
+    gda_ft_hca_port_attr_t attr;
+
+    (void)ch;
+    return (gda_ft_hca_port_query(w->dev[2 + path], 1, &attr) == UCS_OK) &&
+           (attr.state == GDA_FT_HCA_PORT_ACTIVE);
+}
+
+static const gda_ft_chan_peer_ops_t chan_peer_ops = {
+    chan_peer_fence, chan_peer_rearm, chan_peer_port_up
+};
+
+/* ---- setup ------------------------------------------------------------- */
+
+static void *chan_world_alloc(chan_world_t *w, size_t size)
+{
+    void *ptr = w->params.mem.alloc(size, w->params.mem.arg);
+
+    GDA_FT_ASSERT(ptr != NULL);
+    return ptr;
+}
+
+static uint32_t chan_world_reg(chan_world_t *w, unsigned dev, void *buf,
+                               size_t len, unsigned access, int remote)
+{
+    gda_ft_hca_mr_attr_t attr = {buf, len, access, w->params.mem.type};
+    gda_ft_hca_mr_t *mr;
+
+    GDA_FT_ASSERT_OK(gda_ft_hca_mr_reg(w->pd[dev], &attr, &mr));
+    return remote ? mr->rkey : mr->lkey;
+}
+
+static void chan_world_elem(chan_world_t *w, unsigned idx, void *local,
+                            void *remote, size_t len)
+{
+    gda_ft_dev_mem_elem_t *e = &w->elems[idx];
+    unsigned p;
+
+    e->laddr  = (uintptr_t)local;
+    e->raddr  = (uintptr_t)remote;
+    e->length = len;
+    for (p = 0; p < 2; ++p) {
+        e->lkey[p] = chan_world_reg(w, p, local, len,
+                                    GDA_FT_HCA_ACCESS_LOCAL_WRITE, 0);
+        e->rkey[p] = chan_world_reg(w, 2 + p, remote, len,
+                                    GDA_FT_HCA_ACCESS_ALL, 1);
+    }
+}
+
+static void chan_world_connect(chan_world_t *w, unsigned i, unsigned path)
+{
+    gda_ft_chan_host_t *a     = &w->a[i], *b = &w->b[i];
+    gda_ft_hca_qp_attr_t attr = {0};
+
+    attr.access             = GDA_FT_HCA_ACCESS_ALL;
+    attr.path_mtu           = 1024;
+    attr.max_dest_rd_atomic = 16;
+    attr.max_rd_atomic      = 16;
+    attr.timeout            = w->params.timeout;
+    attr.retry_cnt          = w->params.retry_cnt;
+    attr.rnr_retry          = 7;
+    attr.rq_psn             = w->params.first_psn;
+    attr.sq_psn             = w->params.first_psn;
+
+    attr.dest_qpn = b->path[path].qp->qpn;
+    soft_test_gid(w->dev[2 + path], 1, attr.dest_gid);
+    GDA_FT_ASSERT_OK(gda_ft_chan_host_connect(a, path, &attr));
+    attr.dest_qpn = a->path[path].qp->qpn;
+    soft_test_gid(w->dev[path], 1, attr.dest_gid);
+    GDA_FT_ASSERT_OK(gda_ft_chan_host_connect(b, path, &attr));
+}
+
+void chan_world_init(chan_world_t *w, const chan_world_params_t *params)
+{
+    gda_ft_chan_host_params_t hp = {0};
+    gda_ft_hca_pd_t *pd[2];
+    uint8_t ports[2]             = {1, 1};
+    char name[16];
+    unsigned i, p;
+
+    GDA_FT_ASSERT(params->nchan <= CHAN_WORLD_MAX_CHANNELS);
+    memset(w, 0, sizeof(*w));
+    w->params = *params;
+    soft_test_env(4, NULL);
+    for (i = 0; i < 4; ++i) {
+        snprintf(name, sizeof(name), "tsoft%u", i);
+        w->dev[i] = soft_open(name);
+        GDA_FT_ASSERT_OK(gda_ft_hca_pd_alloc(w->dev[i], &w->pd[i]));
+    }
+
+    w->health = chan_world_alloc(w, sizeof(*w->health));
+    hp.wqebb_cnt   = params->wqebb_cnt;
+    hp.deadline_ns = params->deadline_ns;
+    hp.resolve_ns  = params->resolve_ns;
+    hp.max_chunk   = params->max_chunk;
+    hp.recovery_ns = params->recovery_ns;
+    hp.grace_ns    = params->grace_ns;
+    hp.mem         = params->mem;
+    for (i = 0; i < params->nchan; ++i) {
+        pd[0] = w->pd[0];
+        pd[1] = w->pd[1];
+        GDA_FT_ASSERT_OK(gda_ft_chan_host_init(&w->a[i], pd, ports, i,
+                                               w->health, &hp));
+        pd[0] = w->pd[2];
+        pd[1] = w->pd[3];
+        GDA_FT_ASSERT_OK(gda_ft_chan_host_init(&w->b[i], pd, ports, i, NULL,
+                                               &hp));
+        for (p = 0; p < 2; ++p) {
+            chan_world_connect(w, i, p);
+        }
+    }
+
+    w->src      = chan_world_alloc(w, params->data_len);
+    w->dst      = chan_world_alloc(w, params->data_len);
+    w->signals  = chan_world_alloc(w, params->signal_len);
+    w->results  = chan_world_alloc(w, params->counter_len);
+    w->counters = chan_world_alloc(w, params->counter_len);
+    soft_fill(w->src, params->data_len, 7);
+    w->elems = chan_world_alloc(w, CHAN_ELEM_COUNT * sizeof(*w->elems));
+    chan_world_elem(w, CHAN_ELEM_DATA, w->src, w->dst, params->data_len);
+    chan_world_elem(w, CHAN_ELEM_SIGNAL, w->results, w->signals,
+                    params->signal_len < params->counter_len ?
+                    params->signal_len : params->counter_len);
+    chan_world_elem(w, CHAN_ELEM_COUNTER, w->results, w->counters,
+                    params->counter_len);
+    w->ml.version = GDA_FT_DEV_VERSION;
+    w->ml.count   = CHAN_ELEM_COUNT;
+    w->ml.elems   = w->elems;
+
+    w->chans = chan_world_alloc(w, params->nchan * sizeof(*w->chans));
+    for (i = 0; i < params->nchan; ++i) {
+        w->chans[i] = w->a[i].chan;
+    }
+    w->ep.version      = GDA_FT_DEV_VERSION;
+    w->ep.num_channels = (uint16_t)params->nchan;
+    w->ep.channels     = w->chans;
+}
+
+void chan_world_fini(chan_world_t *w)
+{
+    const gda_ft_chan_host_mem_t *mem = &w->params.mem;
+    unsigned i;
+
+    chan_world_guard_stop(w);
+    for (i = 0; i < w->params.nchan; ++i) {
+        gda_ft_chan_host_cleanup(&w->a[i]);
+        gda_ft_chan_host_cleanup(&w->b[i]);
+    }
+    for (i = 0; i < 4; ++i) {
+        gda_ft_hca_close(w->dev[i]);  /* releases PDs and MRs */
+    }
+    mem->free(w->src, mem->arg);
+    mem->free(w->dst, mem->arg);
+    mem->free(w->signals, mem->arg);
+    mem->free(w->results, mem->arg);
+    mem->free(w->counters, mem->arg);
+    mem->free(w->elems, mem->arg);
+    mem->free(w->chans, mem->arg);
+    mem->free(w->health, mem->arg);
+}
+
+static void *chan_world_guard_loop(void *arg)
+{
+    chan_world_t *w = (chan_world_t*)arg;
+    unsigned i;
+
+    while (!__atomic_load_n(&w->guard_stop, __ATOMIC_ACQUIRE)) {
+        for (i = 0; i < w->params.nchan; ++i) {
+            gda_ft_chan_host_guard(&w->a[i], &chan_peer_ops, w,
+                                   gda_ft_chan_now_ns());
+        }
+        usleep(20);
+    }
+    return NULL;
+}
+
+void chan_world_guard_start(chan_world_t *w)
+{
+    GDA_FT_ASSERT_EQ(pthread_create(&w->guard_thread, NULL,
+                                    chan_world_guard_loop, w), 0);
+    w->guard_running = 1;
+}
+
+void chan_world_guard_stop(chan_world_t *w)
+{
+    if (w->guard_running) {
+        __atomic_store_n(&w->guard_stop, 1, __ATOMIC_RELEASE);
+        pthread_join(w->guard_thread, NULL);
+        w->guard_running = 0;
+    }
+}
+
+void chan_world_port(chan_world_t *w, unsigned path, int up)
+{
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(w->dev[2 + path], 1, up));
+}

@@ -1,0 +1,98 @@
+/*
+ * Test world of concurrent device channels over software HCAs: side A
+ * posts (primary tsoft0, backup tsoft1), side B is the target (primary
+ * tsoft2, backup tsoft3), `nchan` channels, and a guardian thread running
+ * the host half of every channel. Memory comes from the caller's
+ * allocator: plain host memory for the CPU tests, host memory mapped into
+ * the GPU for the kernel tests.
+ */
+#ifndef GDA_FT_CHAN_HARNESS_H_
+#define GDA_FT_CHAN_HARNESS_H_
+
+#include "gda_ft_chan_host.h"
+#include "gda_ft_device_api.h"
+
+#include <pthread.h>
+
+#define CHAN_WORLD_MAX_CHANNELS 16
+
+/* Elements of the world's memory list */
+enum {
+    CHAN_ELEM_DATA    = 0, /* A's src -> B's dst */
+    CHAN_ELEM_SIGNAL  = 1, /* B's signal words (local side unused) */
+    CHAN_ELEM_COUNTER = 2, /* A's fetch results <- B's counters */
+    CHAN_ELEM_COUNT
+};
+
+typedef struct chan_world_params {
+    unsigned               nchan;
+    size_t                 data_len;     /* bytes of src and dst */
+    size_t                 signal_len;   /* bytes of signal words */
+    size_t                 counter_len;  /* bytes of results / counters */
+    unsigned               wqebb_cnt;
+    uint64_t               deadline_ns;
+    uint64_t               resolve_ns;
+    uint64_t               recovery_ns;
+    uint64_t               grace_ns;
+    uint32_t               max_chunk;
+    uint32_t               first_psn;    /* of every QP (near 2^24: wrap) */
+    uint8_t                timeout;      /* QP retransmission timer */
+    uint8_t                retry_cnt;
+    gda_ft_chan_host_mem_t mem;
+} chan_world_params_t;
+
+typedef struct chan_world {
+    chan_world_params_t    params;
+    gda_ft_hca_dev_t      *dev[4];
+    gda_ft_hca_pd_t       *pd[4];
+    gda_ft_chan_health_t  *health;
+    gda_ft_chan_host_t     a[CHAN_WORLD_MAX_CHANNELS];
+    gda_ft_chan_host_t     b[CHAN_WORLD_MAX_CHANNELS];
+    gda_ft_chan_t         *chans;        /* posters' view of a[i].chan */
+    uint8_t               *src, *dst;
+    uint64_t              *signals;      /* on B */
+    uint64_t              *results;      /* on A */
+    uint64_t              *counters;     /* on B */
+    gda_ft_dev_mem_elem_t *elems;
+    gda_ft_dev_mem_list_t  ml;
+    gda_ft_dev_endpoint_t  ep;
+    pthread_t              guard_thread;
+    int                    guard_stop;
+    int                    guard_running;
+} chan_world_t;
+
+/* Defaults: 2 channels, 1 MiB data, 4096-WQEBB rings, 100 ms deadline */
+void chan_world_default_params(chan_world_params_t *params);
+
+/* Multiplies every time limit (GDA_FT_TEST_TIMEOUT_SCALE does it for the
+ * defaults) */
+void chan_world_scale(chan_world_params_t *params, uint64_t scale);
+
+/* Host memory allocator (aligned, zeroed) */
+extern const gda_ft_chan_host_mem_t chan_host_mem;
+
+/* Opens the devices, builds and connects the channels; fails the test on
+ * error. The posters' channel array is w->chans (host memory). */
+void chan_world_init(chan_world_t *w, const chan_world_params_t *params);
+void chan_world_fini(chan_world_t *w);
+
+/* The guardian thread: gda_ft_chan_host_guard() on every channel */
+void chan_world_guard_start(chan_world_t *w);
+void chan_world_guard_stop(chan_world_t *w);
+
+/* Takes B's (target's) port of `path` down or up */
+void chan_world_port(chan_world_t *w, unsigned path, int up);
+
+/* Sum of a counter over the posters' channels */
+#define CHAN_WORLD_SUM(_w, _field) \
+    ({ \
+        uint32_t _sum = 0; \
+        unsigned _i; \
+        for (_i = 0; _i < (_w)->params.nchan; ++_i) { \
+            _sum += __atomic_load_n(&(_w)->chans[_i].counters._field, \
+                                    __ATOMIC_ACQUIRE); \
+        } \
+        _sum; \
+    })
+
+#endif

@@ -1,0 +1,558 @@
+/*
+ * The concurrent device channel (device/gda_ft_device_api.h) compiled for
+ * the CPU: many pthreads posting puts, put_signals, signals and fetch-adds
+ * into shared channels over software HCAs, with the target's primary port
+ * failing and coming back, both ports failing, operations failing alone,
+ * and long transfers on a short deadline. Every byte, signal and fetched
+ * value is checked; slots must never be handed out twice and PSNs must
+ * follow ring order.
+ */
+#include "chan_harness.h"
+#include "soft_harness.h"
+#include "gda_ft_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define WORKER_MAX_POSTS  8192
+#define WORKER_MAX_FADDS  512
+#define WORKER_BLOCK      4096
+
+typedef struct chan_worker {
+    chan_world_t *w;
+    unsigned      id;
+    unsigned      nthreads;
+    unsigned      iters;
+    unsigned      chan;
+    unsigned      signals;        /* signal adds that completed OK */
+    unsigned      fadds;          /* fetch-adds posted */
+    unsigned      in_doubt;       /* fetch-adds reported IN_DOUBT */
+    uint64_t      fetched[WORKER_MAX_FADDS];
+    uint8_t       fetched_ok[WORKER_MAX_FADDS];
+    uint64_t      res_start[WORKER_MAX_POSTS];
+    uint64_t      res_end[WORKER_MAX_POSTS];
+    unsigned      nres;
+    gda_ft_dev_status_t failure;  /* first unexpected status */
+    unsigned      fail_iter;
+    uint64_t      end_ns;         /* when it stopped */
+} chan_worker_t;
+
+static size_t worker_region(const chan_worker_t *wk)
+{
+    return wk->w->params.data_len / wk->nthreads;
+}
+
+/* Where iteration i of a worker writes, and how much */
+static void worker_put_geometry(const chan_worker_t *wk, unsigned i,
+                                uint64_t *off_p, uint32_t *len_p)
+{
+    size_t blocks = worker_region(wk) / WORKER_BLOCK;
+
+    *off_p = wk->id * worker_region(wk) + (i % blocks) * WORKER_BLOCK;
+    *len_p = 8 + ((i * 97 + wk->id * 13) % (WORKER_BLOCK - 8));
+}
+
+static void worker_record(chan_worker_t *wk, const gda_ft_dev_request_t *req,
+                          unsigned wqebbs)
+{
+    if (wk->nres == WORKER_MAX_POSTS) {
+        return;     /* a run until failure: nothing to verify */
+    }
+    wk->res_start[wk->nres] = req->end - wqebbs;
+    wk->res_end[wk->nres]   = req->end;
+    ++wk->nres;
+}
+
+static gda_ft_dev_status_t worker_wait(gda_ft_dev_request_t *req)
+{
+    gda_ft_dev_status_t status;
+
+    do {
+        status = gda_ft_dev_progress(req);
+    } while (status == GDA_FT_DEV_INPROGRESS);
+    return status;
+}
+
+/* One iteration: returns the post's status */
+static gda_ft_dev_status_t worker_step(chan_worker_t *wk, unsigned i)
+{
+    chan_world_t *w = wk->w;
+    gda_ft_chan_op_t ops[4];
+    gda_ft_dev_request_t req;
+    gda_ft_dev_status_t status;
+    uint64_t off, loff;
+    uint32_t len;
+    unsigned k, slot;
+
+    worker_put_geometry(wk, i, &off, &len);
+    switch (i % 8) {
+    case 4:
+        status = gda_ft_dev_put_signal(&w->ep, &w->ml, CHAN_ELEM_DATA, off,
+                                       off, len, CHAN_ELEM_SIGNAL,
+                                       wk->id * 8, 1, wk->chan, &req);
+        if (status == GDA_FT_DEV_OK) {
+            worker_record(wk, &req, 2);
+            ++wk->signals;
+        }
+        return status;
+    case 5:
+        status = gda_ft_dev_signal(&w->ep, &w->ml, CHAN_ELEM_SIGNAL,
+                                   wk->id * 8, 1, wk->chan, &req);
+        if (status == GDA_FT_DEV_OK) {
+            worker_record(wk, &req, 1);
+            ++wk->signals;
+        }
+        return status;
+    case 6:
+        slot   = wk->fadds++ % WORKER_MAX_FADDS;
+        loff   = (wk->id * WORKER_MAX_FADDS + slot) * sizeof(uint64_t);
+        status = gda_ft_dev_atomic_fetch_add(&w->ep, &w->ml,
+                                             CHAN_ELEM_COUNTER, loff, 0, 1,
+                                             wk->chan, &req);
+        if (status != GDA_FT_DEV_OK) {
+            return status;
+        }
+        worker_record(wk, &req, 1);
+        status = worker_wait(&req);
+        if (status == GDA_FT_DEV_OK) {
+            wk->fetched[slot]    = gda_ft_dev_fetched(
+                    (uint8_t*)w->results + loff);
+            wk->fetched_ok[slot] = 1;
+        } else if (status == GDA_FT_DEV_IN_DOUBT) {
+            ++wk->in_doubt;
+            status = GDA_FT_DEV_OK;
+        }
+        return status;
+    case 7:
+        /* a batch, as a warp posts: one reservation, one doorbell */
+        for (k = 0; k < 4; ++k) {
+            worker_put_geometry(wk, i + k * 8, &off, &len);
+            GDA_FT_ASSERT(gda_ft_dev_op_rdma(&ops[k], GDA_FT_CHAN_OP_PUT,
+                                             &w->ml, CHAN_ELEM_DATA, off,
+                                             off, len));
+        }
+        status = gda_ft_dev_post(&w->chans[wk->chan], ops, 4, &req);
+        if (status == GDA_FT_DEV_OK) {
+            worker_record(wk, &req, 4);
+        }
+        return status;
+    default:
+        status = gda_ft_dev_put_single(&w->ep, &w->ml, CHAN_ELEM_DATA, off,
+                                       off, len, wk->chan, &req);
+        if (status == GDA_FT_DEV_OK) {
+            worker_record(wk, &req, 1);
+        }
+        return status;
+    }
+}
+
+/* Quiet reports the first failure since the last quiet on the channel: a
+ * fetch-add in doubt was counted already when its request reported it */
+static gda_ft_dev_status_t worker_quiet(chan_worker_t *wk)
+{
+    gda_ft_dev_status_t status = gda_ft_dev_quiet(&wk->w->ep, wk->chan, 0);
+
+    return (status == GDA_FT_DEV_IN_DOUBT) ? GDA_FT_DEV_OK : status;
+}
+
+static void *worker_run(void *arg)
+{
+    chan_worker_t *wk = (chan_worker_t*)arg;
+    gda_ft_dev_status_t status;
+    unsigned i;
+
+    for (i = 0; i < wk->iters; ++i) {
+        status = worker_step(wk, i);
+        if ((status == GDA_FT_DEV_OK) && ((i % 256) == 255)) {
+            status = worker_quiet(wk);
+        }
+        if (status != GDA_FT_DEV_OK) {
+            wk->failure   = status;
+            wk->fail_iter = i;
+            break;
+        }
+    }
+    if (wk->failure == GDA_FT_DEV_OK) {
+        wk->failure = worker_quiet(wk);
+    }
+    wk->end_ns = gda_ft_chan_now_ns();
+    return NULL;
+}
+
+static void workers_start(chan_world_t *w, chan_worker_t *wk, pthread_t *th,
+                          unsigned n, unsigned iters)
+{
+    unsigned t;
+
+    for (t = 0; t < n; ++t) {
+        memset(&wk[t], 0, sizeof(wk[t]));
+        wk[t].w        = w;
+        wk[t].id       = t;
+        wk[t].nthreads = n;
+        wk[t].iters    = iters;
+        wk[t].chan     = t % w->params.nchan;
+        GDA_FT_ASSERT_EQ(pthread_create(&th[t], NULL, worker_run, &wk[t]),
+                         0);
+    }
+}
+
+static void workers_join(pthread_t *th, unsigned n)
+{
+    unsigned t;
+
+    for (t = 0; t < n; ++t) {
+        pthread_join(th[t], NULL);
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Every byte written, every signal, every fetched value; no slot twice */
+static void workers_verify(chan_world_t *w, chan_worker_t *wk, unsigned n)
+{
+    uint64_t *starts, total_fadds = 0, off;
+    unsigned t, i, c, k, nvals = 0, nres;
+    uint32_t len;
+    uint8_t *written = calloc(1, w->params.data_len);
+    uint64_t *vals;
+
+    for (t = 0; t < n; ++t) {
+        if (wk[t].failure != GDA_FT_DEV_OK) {
+            printf("worker %u failed at iteration %u: switches %u "
+                   "op_errors %u no_path %u in_doubt %u error 0x%x\n", t,
+                   wk[t].fail_iter, CHAN_WORLD_SUM(w, switches),
+                   CHAN_WORLD_SUM(w, op_errors), CHAN_WORLD_SUM(w, no_path),
+                   CHAN_WORLD_SUM(w, in_doubt), w->chans[wk[t].chan].error);
+        }
+        GDA_FT_ASSERT_EQ(wk[t].failure, GDA_FT_DEV_OK);
+        GDA_FT_ASSERT(wk[t].nres < WORKER_MAX_POSTS);
+        GDA_FT_ASSERT(wk[t].fadds <= WORKER_MAX_FADDS);
+        for (i = 0; i < wk[t].iters; ++i) {
+            for (k = 0; k < (((i % 8) == 7) ? 4u : 1u); ++k) {
+                worker_put_geometry(&wk[t], i + k * 8, &off, &len);
+                if (((i % 8) == 5) || ((i % 8) == 6)) {
+                    continue;
+                }
+                memset(written + off, 1, len);
+            }
+        }
+        GDA_FT_ASSERT_EQ(w->signals[t], wk[t].signals);
+        total_fadds += wk[t].fadds;
+    }
+    for (off = 0; off < w->params.data_len; ++off) {
+        if (written[off] && (w->dst[off] != w->src[off])) {
+            GDA_FT_FAIL("byte %lu differs", (unsigned long)off);
+        }
+    }
+    free(written);
+
+    /* every fetch-add ran exactly once; none returned a value twice */
+    GDA_FT_ASSERT_EQ(w->counters[0], total_fadds);
+    vals = calloc(total_fadds + 1, sizeof(*vals));
+    for (t = 0; t < n; ++t) {
+        for (i = 0; i < wk[t].fadds; ++i) {
+            if (wk[t].fetched_ok[i]) {
+                GDA_FT_ASSERT(wk[t].fetched[i] < total_fadds);
+                vals[nvals++] = wk[t].fetched[i];
+            }
+        }
+    }
+    qsort(vals, nvals, sizeof(*vals), cmp_u64);
+    for (i = 1; i < nvals; ++i) {
+        GDA_FT_ASSERT_NE(vals[i], vals[i - 1]);
+    }
+    free(vals);
+
+    /* reservations of each channel tile [0, word) without overlap */
+    for (c = 0; c < w->params.nchan; ++c) {
+        starts = calloc(WORKER_MAX_POSTS * n, 2 * sizeof(uint64_t));
+        nres   = 0;
+        for (t = 0; t < n; ++t) {
+            if (wk[t].chan != c) {
+                continue;
+            }
+            for (i = 0; i < wk[t].nres; ++i) {
+                starts[2 * nres]     = wk[t].res_start[i];
+                starts[2 * nres + 1] = wk[t].res_end[i];
+                ++nres;
+            }
+        }
+        qsort(starts, nres, 2 * sizeof(uint64_t), cmp_u64);
+        for (i = 0; i < nres; ++i) {
+            GDA_FT_ASSERT_EQ(starts[2 * i], (i == 0) ? 0 :
+                                            starts[2 * i - 1]);
+        }
+        GDA_FT_ASSERT_EQ(starts[2 * nres - 1],
+                         GDA_FT_CHAN_WORD_INDEX(w->chans[c].word));
+        free(starts);
+    }
+}
+
+/* PSNs follow ring order on the active path and end where the QP is */
+static void chan_verify_psns(chan_world_t *w, unsigned c)
+{
+    gda_ft_chan_t *chan = &w->chans[c];
+    gda_ft_chan_path_t *p = &chan->path[chan->active];
+    uint64_t end = GDA_FT_CHAN_WORD_INDEX(chan->word), seq;
+    uint64_t start = (end > chan->wqebb_cnt) ? end - chan->wqebb_cnt : 0;
+    gda_ft_hca_qp_query_attr_t qattr;
+    gda_ft_chan_slot_t *slot, *prev = NULL;
+
+    /* from the first WQE of this path's incarnation within the window */
+    if (start < p->ring_off) {
+        start = p->ring_off;
+    }
+    while ((start < end) && (gda_ft_chan_slot(chan, p, start)->seq != start)) {
+        ++start;
+    }
+    for (seq = start; seq < end; seq += slot->wqebbs) {
+        slot = gda_ft_chan_slot(chan, p, seq);
+        GDA_FT_ASSERT_EQ(slot->seq, seq);
+        if (prev != NULL) {
+            GDA_FT_ASSERT_EQ(slot->psn, gda_ft_chan_psn_add(prev->psn,
+                                                            prev->npkts));
+        }
+        prev = slot;
+    }
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_query(w->a[c].path[chan->active].qp,
+                                         &qattr));
+    GDA_FT_ASSERT_EQ(qattr.sq_psn, p->next_psn);
+}
+
+/* Whether every channel is back on its primary */
+static int chans_on_primary(chan_world_t *w)
+{
+    unsigned c;
+
+    for (c = 0; c < w->params.nchan; ++c) {
+        if ((__atomic_load_n(&w->chans[c].state, __ATOMIC_ACQUIRE) !=
+             GDA_FT_CHAN_ACTIVE) ||
+            (__atomic_load_n(&w->chans[c].active, __ATOMIC_ACQUIRE) !=
+             GDA_FT_CHAN_PRIMARY)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Channel and QP state, printed when a test gives up waiting */
+static void chans_dump(chan_world_t *w)
+{
+    gda_ft_hca_qp_query_attr_t qa, qb;
+    gda_ft_chan_t *ch;
+    uint16_t cnt[2];
+    uint8_t own[2];
+    unsigned c, p;
+
+    for (c = 0; c < w->params.nchan; ++c) {
+        ch = &w->chans[c];
+        for (p = 0; p < 2; ++p) {
+            own[p] = gda_ft_chan_read_cqe_tail(&ch->path[p], &cnt[p]);
+        }
+        printf("chan %u: state %u active %u word 0x%lx ready %lu completed "
+               "0x%lx failed %u/%u cqe 0x%x:%u 0x%x:%u records %u/%u\n", c,
+               ch->state, ch->active, (unsigned long)ch->word,
+               (unsigned long)ch->ready, (unsigned long)ch->completed,
+               ch->path[0].failed, ch->path[1].failed, own[0], cnt[0],
+               own[1], cnt[1], ch->mbox->req_seq, ch->mbox->ans_seq);
+        for (p = 0; p < 2; ++p) {
+            gda_ft_hca_qp_query(w->a[c].path[p].qp, &qa);
+            gda_ft_hca_qp_query(w->b[c].path[p].qp, &qb);
+            printf("chan %u path %u: A state %d sq_psn 0x%x; B state %d "
+                   "rq_psn 0x%x; channel's next PSN 0x%x\n", c, p, qa.state,
+                   qa.sq_psn, qb.state, qb.rq_psn, ch->path[p].next_psn);
+        }
+    }
+}
+
+/* Keeps calling progress until every channel failed back, or 10 s */
+static void chans_wait_failback(chan_world_t *w, uint32_t failbacks)
+{
+    double deadline = soft_now_sec() + 10;
+    unsigned c;
+
+    while ((CHAN_WORLD_SUM(w, failbacks) < failbacks) ||
+           !chans_on_primary(w)) {
+        for (c = 0; c < w->params.nchan; ++c) {
+            gda_ft_chan_progress(&w->chans[c]);
+        }
+        if (soft_now_sec() > deadline) {
+            chans_dump(w);
+            GDA_FT_FAIL("%u of %u failbacks in 10 s",
+                        CHAN_WORLD_SUM(w, failbacks), failbacks);
+        }
+        usleep(100);
+    }
+}
+
+GDA_FT_TEST_TIMEOUT(dev_chan, many_threads_one_channel_no_fault, 120)
+{
+    chan_world_params_t params;
+    chan_worker_t wk[8];
+    pthread_t th[8];
+    chan_world_t w;
+
+    chan_world_default_params(&params);
+    params.nchan = 1;
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+    workers_start(&w, wk, th, 8, 600);
+    workers_join(th, 8);
+    workers_verify(&w, wk, 8);
+    chan_verify_psns(&w, 0);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, switches), 0);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, in_doubt), 0);
+    chan_world_fini(&w);
+}
+
+GDA_FT_TEST_TIMEOUT(dev_chan, primary_down_mid_run_and_back, 180)
+{
+    chan_world_params_t params;
+    chan_worker_t wk[8];
+    pthread_t th[8];
+    chan_world_t w;
+    unsigned c;
+
+    chan_world_default_params(&params);
+    params.nchan = 4;
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+    workers_start(&w, wk, th, 8, 1200);
+    usleep(30000);
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
+    usleep(300000);
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 1);
+    workers_join(th, 8);
+    chans_wait_failback(&w, params.nchan);
+    for (c = 0; c < params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w.ep, c, 1000000000ull),
+                         GDA_FT_DEV_OK);
+    }
+    workers_verify(&w, wk, 8);
+    for (c = 0; c < params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(w.chans[c].active, GDA_FT_CHAN_PRIMARY);
+        GDA_FT_ASSERT(w.chans[c].counters.switches >= 1);
+        GDA_FT_ASSERT_EQ(w.chans[c].counters.failbacks,
+                         w.chans[c].counters.switches);
+        chan_verify_psns(&w, c);
+    }
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, no_path), 0);
+    printf("switches %u replays %u resolved %u confirmed %u in doubt %u "
+           "failbacks %u\n", CHAN_WORLD_SUM(&w, switches),
+           CHAN_WORLD_SUM(&w, replays), CHAN_WORLD_SUM(&w, resolved),
+           CHAN_WORLD_SUM(&w, confirmed), CHAN_WORLD_SUM(&w, in_doubt),
+           CHAN_WORLD_SUM(&w, failbacks));
+    chan_world_fini(&w);
+}
+
+GDA_FT_TEST_TIMEOUT(dev_chan, both_ports_down_no_path_within_two_deadlines,
+                    60)
+{
+    chan_world_params_t params;
+    chan_worker_t wk[4];
+    pthread_t th[4];
+    chan_world_t w;
+    uint64_t down_ns;
+    unsigned t;
+
+    chan_world_default_params(&params);
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+    workers_start(&w, wk, th, 4, 1000000);
+    usleep(20000);
+    down_ns = gda_ft_chan_now_ns();
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
+    chan_world_port(&w, GDA_FT_CHAN_BACKUP, 0);
+    workers_join(th, 4);
+    for (t = 0; t < 4; ++t) {
+        GDA_FT_ASSERT_EQ(wk[t].failure, GDA_FT_DEV_NO_PATH);
+        printf("worker %u: NO_PATH after %.1f ms\n", t,
+               (wk[t].end_ns - down_ns) / 1e6);
+        /* two deadlines, the host's answer, and a loaded machine */
+        GDA_FT_ASSERT(wk[t].end_ns - down_ns <
+                      2 * params.deadline_ns + 100000000ull);
+    }
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, no_path), params.nchan);
+    chan_world_fini(&w);
+}
+
+GDA_FT_TEST_TIMEOUT(dev_chan, operation_error_fails_alone, 60)
+{
+    chan_world_params_t params;
+    gda_ft_dev_request_t req;
+    gda_ft_chan_op_t op;
+    chan_world_t w;
+    unsigned round;
+
+    chan_world_default_params(&params);
+    params.nchan = 1;
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+
+    /* two bad puts in a row: the second comes while the first's QP is
+     * being re-armed, and must still fail alone */
+    for (round = 0; round < 2; ++round) {
+        GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA,
+                                               0, 0, 4096, 0, NULL),
+                         GDA_FT_DEV_OK);
+        GDA_FT_ASSERT(gda_ft_dev_op_rdma(&op, GDA_FT_CHAN_OP_PUT, &w.ml,
+                                         CHAN_ELEM_DATA, 4096, 4096, 64));
+        op.rkey[0] ^= 0x5a5a;   /* bad on both paths */
+        op.rkey[1] ^= 0x5a5a;
+        GDA_FT_ASSERT_EQ(gda_ft_dev_post(&w.chans[0], &op, 1, &req),
+                         GDA_FT_DEV_OK);
+        GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA,
+                                               8192, 8192, 4096, 0, NULL),
+                         GDA_FT_DEV_OK);
+        GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_ERROR);
+        GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w.ep, 0, 1000000000ull),
+                         GDA_FT_DEV_ERROR);
+        GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w.ep, 0, 1000000000ull),
+                         GDA_FT_DEV_OK);
+    }
+    GDA_FT_ASSERT_MEM_EQ(w.dst, w.src, 4096);
+    GDA_FT_ASSERT_MEM_EQ(w.dst + 8192, w.src + 8192, 4096);
+    GDA_FT_ASSERT_EQ(w.dst[4096], 0);
+    GDA_FT_ASSERT_EQ(w.chans[0].counters.op_errors, 2);
+    GDA_FT_ASSERT_EQ(w.chans[0].counters.no_path, 0);
+    chan_world_fini(&w);
+}
+
+GDA_FT_TEST_TIMEOUT(dev_chan, long_transfers_on_short_deadline_no_switch, 120)
+{
+    chan_world_params_t params;
+    gda_ft_dev_request_t req;
+    uint64_t start, took = 0;
+    chan_world_t w;
+    unsigned i;
+
+    chan_world_default_params(&params);
+    params.nchan       = 1;
+    params.data_len    = 16 * 1024 * 1024;
+    params.deadline_ns = params.deadline_ns * 3 / 10;   /* 30 ms */
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+
+    for (i = 0; i < 4; ++i) {
+        start = gda_ft_chan_now_ns();
+        GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA,
+                                               0, 0, params.data_len, 0,
+                                               &req),
+                         GDA_FT_DEV_OK);
+        GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_OK);
+        took = gda_ft_chan_now_ns() - start;
+        printf("16 MiB put: %.1f ms (deadline %.1f ms)\n", took / 1e6,
+               params.deadline_ns / 1e6);
+    }
+    /* the test means something only if a transfer outlasts the deadline */
+    GDA_FT_ASSERT(took > params.deadline_ns);
+    GDA_FT_ASSERT_MEM_EQ(w.dst, w.src, params.data_len);
+    GDA_FT_ASSERT_EQ(w.chans[0].counters.switches, 0);
+    chan_world_fini(&w);
+}
