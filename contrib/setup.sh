@@ -4,17 +4,19 @@
 # packages already present are not reinstalled, the UCX source is fetched
 # once, and the build tree is reused.
 #
-#   contrib/setup.sh [--asan] [--no-build]
+#   contrib/setup.sh [--asan|--tsan] [--no-build]
 #
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${GDA_FT_BUILD_DIR:-$top/build}
 asan=no
+tsan=no
 do_build=yes
 for arg in "$@"; do
     case $arg in
     --asan)     asan=yes; build_dir=${GDA_FT_BUILD_DIR:-$top/build-asan} ;;
+    --tsan)     tsan=yes; build_dir=${GDA_FT_BUILD_DIR:-$top/build-tsan} ;;
     --no-build) do_build=no ;;
     *) echo "setup.sh: unknown option '$arg'" >&2; exit 1 ;;
     esac
@@ -82,6 +84,7 @@ cd "$build_dir"
 if [ ! -f Makefile ]; then
     conf_args="--with-ucx-src=$ucx_src"
     [ $asan = yes ] && conf_args="$conf_args --enable-asan"
+    [ $tsan = yes ] && conf_args="$conf_args --enable-tsan"
     "$top/configure" $conf_args >configure.log 2>&1 ||
         { tail -20 configure.log; echo "setup: configure failed" >&2; exit 1; }
 fi

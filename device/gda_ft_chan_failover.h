@@ -124,6 +124,30 @@ GDA_FT_DEV_FUNC void gda_ft_chan_write_nop(gda_ft_chan_path_t *p,
                          1);
 }
 
+/* Writes a settled slot where readers that hold no turn (a request's
+ * outcome) may look: its index last, as a poster does */
+GDA_FT_DEV_FUNC void gda_ft_chan_slot_publish(gda_ft_chan_slot_t *dst,
+                                              const gda_ft_chan_slot_t *src)
+{
+    uint64_t seq = src->seq;
+
+    gda_ft_atomic_store_rel64(&dst->seq, UINT64_MAX);
+    gda_ft_atomic_store_rel64(&dst->post_ns, src->post_ns);
+    dst->lkey[0]  = src->lkey[0];
+    dst->lkey[1]  = src->lkey[1];
+    dst->rkey[0]  = src->rkey[0];
+    dst->rkey[1]  = src->rkey[1];
+    dst->psn      = src->psn;
+    dst->npkts    = src->npkts;
+    dst->kind     = src->kind;
+    dst->flags    = src->flags;
+    dst->wqebbs   = src->wqebbs;
+    dst->status   = src->status;
+    dst->syndrome = src->syndrome;
+    dst->strikes  = src->strikes;
+    gda_ft_atomic_store_rel64(&dst->seq, seq);
+}
+
 /* Whether the peer executed a WQE, given the PSN its fenced end expected */
 GDA_FT_DEV_FUNC int gda_ft_chan_executed(const gda_ft_chan_slot_t *slot,
                                          uint32_t epsn)
@@ -346,7 +370,7 @@ gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
     uint8_t to             = (uint8_t)(1 - from);
     gda_ft_chan_path_t *op = &chan->path[from];
     gda_ft_chan_path_t *np = &chan->path[to];
-    gda_ft_chan_slot_t *oslot, *nslot;
+    gda_ft_chan_slot_t *oslot, *nslot, slot;
     uint64_t completed, seq, now, last = 0;
     uint32_t epsn  = 0, epoch = (uint32_t)GDA_FT_CHAN_WORD_EPOCH(chan->word);
     int strike     = (why == GDA_FT_CHAN_WHY_ERR_CQE);
@@ -371,21 +395,22 @@ gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
     /* late completions counted while the host answered are final now */
     completed = gda_ft_chan_completed(chan);
 
-    np->ring_off = completed - np->ring_next;
+    gda_ft_atomic_store_rel64(&np->ring_off, completed - np->ring_next);
     now          = gda_ft_chan_now_ns();
     for (seq = completed; seq < freeze; seq += oslot->wqebbs) {
-        oslot  = gda_ft_chan_slot(chan, op, seq);
-        nslot  = gda_ft_chan_slot(chan, np, seq);
-        *nslot = *oslot;
-        if (gda_ft_chan_settle(chan, nslot, asked, known, epsn) &&
-            !gda_ft_chan_strike(chan, nslot, &strike)) {
-            gda_ft_chan_copy_wqe(chan, from, to, seq, nslot);
+        oslot = gda_ft_chan_slot(chan, op, seq);
+        nslot = gda_ft_chan_slot(chan, np, seq);
+        slot  = *oslot;
+        if (gda_ft_chan_settle(chan, &slot, asked, known, epsn) &&
+            !gda_ft_chan_strike(chan, &slot, &strike)) {
+            gda_ft_chan_copy_wqe(chan, from, to, seq, &slot);
             gda_ft_atomic_fetch_add32(&chan->counters.replays, 1);
         } else {
-            gda_ft_chan_write_nop(np, seq, nslot->wqebbs);
-            nslot->kind  = GDA_FT_CHAN_OP_NOP;
-            nslot->npkts = 0;
+            gda_ft_chan_write_nop(np, seq, slot.wqebbs);
+            slot.kind  = GDA_FT_CHAN_OP_NOP;
+            slot.npkts = 0;
         }
+        gda_ft_chan_slot_publish(nslot, &slot);
         last = seq;
     }
     if (freeze != completed) {

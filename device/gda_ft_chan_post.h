@@ -79,7 +79,10 @@ GDA_FT_DEV_FUNC int32_t gda_ft_chan_psn_diff(uint32_t a, uint32_t b)
 GDA_FT_DEV_FUNC uint64_t gda_ft_chan_ring_idx(const gda_ft_chan_path_t *p,
                                               uint64_t seq)
 {
-    return seq - p->ring_off;
+    /* a switch rewrites the offset of the path it moves to while stale
+     * readers (a request's outcome, a preempted poller) may look at it:
+     * what they compute is checked against the slot's own index */
+    return seq - gda_ft_atomic_load_rlx64(&p->ring_off);
 }
 
 GDA_FT_DEV_FUNC gda_ft_chan_slot_t *

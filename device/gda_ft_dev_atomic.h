@@ -76,6 +76,12 @@ GDA_FT_DEV_FUNC uint32_t gda_ft_atomic_load_acq32(const uint32_t *p)
     return v;
 }
 
+/* A word that may change under the reader, who needs no order with it */
+GDA_FT_DEV_FUNC uint64_t gda_ft_atomic_load_rlx64(const uint64_t *p)
+{
+    return *(const volatile uint64_t*)p;
+}
+
 GDA_FT_DEV_FUNC void gda_ft_atomic_store_rel64(uint64_t *p, uint64_t v)
 {
     asm volatile("st.release.sys.u64 [%0], %1;"
@@ -146,6 +152,11 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_atomic_load_acq64(const uint64_t *p)
 GDA_FT_DEV_FUNC uint32_t gda_ft_atomic_load_acq32(const uint32_t *p)
 {
     return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+GDA_FT_DEV_FUNC uint64_t gda_ft_atomic_load_rlx64(const uint64_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
 GDA_FT_DEV_FUNC void gda_ft_atomic_store_rel64(uint64_t *p, uint64_t v)

@@ -285,6 +285,21 @@ static void gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
     gda_ft_atomic_store_rel32(&mbox->ans_seq, seq);
 }
 
+/* Empties a collapsed CQE that a poster may still be reading: the word it
+ * reads first (counter, op_own) says INVALID in one store, before the rest
+ * is cleared */
+static void gda_ft_chan_host_reset_cqe(void *buf)
+{
+    gda_ft_mlx5_cqe64_t *cqe = (gda_ft_mlx5_cqe64_t*)buf;
+    gda_ft_mlx5_cqe64_t empty;
+    uint32_t tail;
+
+    gda_ft_cq_init_buf(&empty, 1);
+    memcpy(&tail, &empty.wqe_counter, sizeof(tail));
+    gda_ft_atomic_store_rel32((uint32_t*)&cqe->wqe_counter, tail);
+    memset(cqe, 0, offsetof(gda_ft_mlx5_cqe64_t, wqe_counter));
+}
+
 /* RESET -> RTS of our QP of `path` and the peer's, with fresh PSNs; the
  * ring restarts at index 0 and the CQE is empty again */
 static ucs_status_t gda_ft_chan_host_rearm(gda_ft_chan_host_t *ch,
@@ -309,7 +324,7 @@ static ucs_status_t gda_ft_chan_host_rearm(gda_ft_chan_host_t *ch,
     }
     p->dbrec[GDA_FT_MLX5_RCV_DBR] = 0;
     p->dbrec[GDA_FT_MLX5_SND_DBR] = 0;
-    gda_ft_cq_init_buf(p->cqe, 1);
+    gda_ft_chan_host_reset_cqe(p->cqe);
     local.dest_qpn = remote.dest_qpn;
     local.rq_psn   = remote.rq_psn;
     status = gda_ft_hca_qp_connect(p->qp, &local);

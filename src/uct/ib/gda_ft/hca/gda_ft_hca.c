@@ -256,14 +256,17 @@ ucs_status_t gda_ft_hca_qp_modify(gda_ft_hca_qp_t *qp,
                                   gda_ft_hca_qp_state_t state,
                                   const gda_ft_hca_qp_attr_t *attr)
 {
-    gda_ft_hca_qp_state_t cur = qp->state;
+    gda_ft_hca_qp_state_t cur;
     int valid;
 
+    /* RESET and ERR are reachable from anywhere: the state, which the HCA
+     * may be changing (a QP that fails by itself), is not read for them */
+    if ((state == GDA_FT_HCA_QP_RESET) || (state == GDA_FT_HCA_QP_ERR)) {
+        return qp->dev->provider->qp_modify(qp, state, attr);
+    }
+
+    cur = qp->state;
     switch (state) {
-    case GDA_FT_HCA_QP_RESET:
-    case GDA_FT_HCA_QP_ERR:
-        valid = 1;
-        break;
     case GDA_FT_HCA_QP_INIT:
         valid = (cur == GDA_FT_HCA_QP_RESET) || (cur == GDA_FT_HCA_QP_INIT);
         break;

@@ -703,6 +703,7 @@ void gda_ft_soft_cq_write(gda_ft_soft_cq_t *cq, uint8_t opcode,
     gda_ft_mlx5_cqe64_t cqe;
     gda_ft_mlx5_err_cqe_t *err;
     gda_ft_mlx5_cqe64_t *dst;
+    uint32_t tail;
     uint8_t owner;
 
     memset(&cqe, 0, sizeof(cqe));
@@ -725,12 +726,15 @@ void gda_ft_soft_cq_write(gda_ft_soft_cq_t *cq, uint8_t opcode,
             !!(cq->pi & attr->cqe_cnt);
     dst   = (gda_ft_mlx5_cqe64_t*)attr->buf + index;
 
-    /* Everything but op_own first; op_own last, after a release fence, as
-     * hardware makes the CQE valid only when all of it is written. */
-    memcpy(dst, &cqe, offsetof(gda_ft_mlx5_cqe64_t, op_own));
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-    __atomic_store_n(&dst->op_own, (uint8_t)((opcode << 4) | owner),
-                     __ATOMIC_RELEASE);
+    /* The body first; then wqe_counter, signature and op_own together in
+     * one release store, as hardware makes the CQE valid only when all of
+     * it is written. A poller of a collapsed CQ reads that word in one
+     * load: it never sees a new op_own with an old counter, or the
+     * reverse. */
+    cqe.op_own = (uint8_t)((opcode << 4) | owner);
+    memcpy(&tail, &cqe.wqe_counter, sizeof(tail));
+    memcpy(dst, &cqe, offsetof(gda_ft_mlx5_cqe64_t, wqe_counter));
+    __atomic_store_n((uint32_t*)&dst->wqe_counter, tail, __ATOMIC_RELEASE);
     ++cq->pi;
 }
 
@@ -785,6 +789,9 @@ static ucs_status_t gda_ft_soft_qp_create(gda_ft_hca_pd_t *pd,
     qp->super.qpn = qpn;
     gda_ft_soft_qp_reset_state(qp);
     ucs_list_add_tail(&gda_ft_soft_engine.qps, &qp->list);
+    if (attr->ring_mem != GDA_FT_HCA_MEM_HOST) {
+        ++gda_ft_soft_engine.device_qps;
+    }
     pthread_mutex_unlock(&gda_ft_soft_engine.lock);
 
     *qp_p = &qp->super;
@@ -881,6 +888,9 @@ static void gda_ft_soft_qp_destroy(gda_ft_hca_qp_t *hca_qp)
     }
     ucs_list_del(&qp->list);
     gda_ft_soft_qp_reset_state(qp);
+    if (hca_qp->init.ring_mem != GDA_FT_HCA_MEM_HOST) {
+        --gda_ft_soft_engine.device_qps;
+    }
     pthread_mutex_unlock(&gda_ft_soft_engine.lock);
     free(qp->ops);
     free(qp);

@@ -4,7 +4,8 @@
  * It receives datagrams, reads doorbell records, runs the requester and
  * responder state machines and the retransmission timers. It spins while
  * there is traffic and sleeps in epoll_wait() when idle: CPU posters wake it
- * through an eventfd, GPU posters are noticed by the periodic idle poll.
+ * through an eventfd; while any QP has rings a GPU posts into (not in host
+ * memory), it never sleeps, since a kernel cannot write an eventfd.
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
@@ -323,17 +324,19 @@ static void *gda_ft_soft_engine_thread(void *arg)
 {
     uint64_t spin_ns = (uint64_t)(gda_ft_soft_engine.config.spin_time * 1e9);
     uint64_t now, next_timer;
-    int work;
+    int work, device;
 
-    while (!gda_ft_soft_engine.stop) {
+    while (!__atomic_load_n(&gda_ft_soft_engine.stop, __ATOMIC_ACQUIRE)) {
         pthread_mutex_lock(&gda_ft_soft_engine.lock);
-        now  = gda_ft_soft_now_ns();
-        work = gda_ft_soft_engine_progress(now, &next_timer);
+        now    = gda_ft_soft_now_ns();
+        work   = gda_ft_soft_engine_progress(now, &next_timer);
+        device = gda_ft_soft_engine.device_qps != 0;
         pthread_mutex_unlock(&gda_ft_soft_engine.lock);
 
         if (work) {
             gda_ft_soft_engine.last_busy_ns = now;
-        } else if ((now - gda_ft_soft_engine.last_busy_ns) < spin_ns) {
+        } else if (device ||
+                   ((now - gda_ft_soft_engine.last_busy_ns) < spin_ns)) {
             sched_yield();
         } else {
             gda_ft_soft_engine_sleep(now, next_timer);
@@ -435,7 +438,7 @@ void gda_ft_soft_engine_put(void)
         pthread_mutex_unlock(&engine->lock);
         return;
     }
-    engine->stop = 1;
+    __atomic_store_n(&engine->stop, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&engine->lock);
 
     gda_ft_soft_engine_wake();

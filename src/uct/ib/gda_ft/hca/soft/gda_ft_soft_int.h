@@ -206,7 +206,7 @@ struct gda_ft_soft_engine {
     pthread_mutex_t            lock;
     pthread_t                  thread;
     int                        thread_started;
-    volatile int               stop;
+    int                        stop;           /* atomic */
     int                        epfd;
     int                        wake_fd;
     int                        ctl_fd;
@@ -219,6 +219,9 @@ struct gda_ft_soft_engine {
     uint32_t                   next_qpn;
     uint64_t                   start_ns;
     uint64_t                   last_busy_ns;
+    /* QPs whose rings a GPU posts into: it cannot write an eventfd, so
+     * the engine keeps polling their doorbell records while any exists */
+    unsigned                   device_qps;
     uint64_t                   last_link_check_ns;
     uint64_t                   rng;
     ucs_list_link_t            delayed;

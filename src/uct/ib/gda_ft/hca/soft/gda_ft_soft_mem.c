@@ -14,19 +14,35 @@
 #include <pthread.h>
 #include <string.h>
 
-/* cudaMemcpy(dst, src, count, cudaMemcpyDefault) */
-typedef int (*gda_ft_cuda_memcpy_func_t)(void*, const void*, size_t, int);
-#define GDA_FT_CUDA_MEMCPY_DEFAULT 4
+/*
+ * CUDA runtime entry points, by hand: cudaMemcpyAsync on the engine's own
+ * non-blocking stream, then cudaStreamSynchronize of that stream alone. A
+ * plain cudaMemcpy waits for every kernel on a blocking stream, and a
+ * kernel that spins on its completions would then never finish.
+ */
+typedef int (*gda_ft_cuda_stream_create_func_t)(void **stream,
+                                                unsigned flags);
+typedef int (*gda_ft_cuda_memcpy_async_func_t)(void*, const void*, size_t,
+                                               int, void *stream);
+typedef int (*gda_ft_cuda_stream_sync_func_t)(void *stream);
+#define GDA_FT_CUDA_MEMCPY_DEFAULT   4
+#define GDA_FT_CUDA_STREAM_NONBLOCKING 1
 
-static gda_ft_cuda_memcpy_func_t gda_ft_soft_cuda_memcpy;
+static struct {
+    gda_ft_cuda_memcpy_async_func_t memcpy_async;
+    gda_ft_cuda_stream_sync_func_t  stream_sync;
+    void                           *stream;
+} gda_ft_soft_cuda;
 static pthread_once_t gda_ft_soft_cuda_once = PTHREAD_ONCE_INIT;
 
 static void gda_ft_soft_cuda_load(void)
 {
     static const char *names[] = {"libcudart.so", "libcudart.so.13",
                                   "libcudart.so.12", NULL};
+    gda_ft_cuda_stream_create_func_t stream_create;
     void *handle = NULL;
     const char **name;
+    int ret;
 
     for (name = names; (*name != NULL) && (handle == NULL); ++name) {
         handle = dlopen(*name, RTLD_NOW | RTLD_GLOBAL);
@@ -37,8 +53,25 @@ static void gda_ft_soft_cuda_load(void)
                   "(libcudart) could be loaded");
         return;
     }
-    gda_ft_soft_cuda_memcpy = (gda_ft_cuda_memcpy_func_t)dlsym(handle,
-                                                               "cudaMemcpy");
+    stream_create = (gda_ft_cuda_stream_create_func_t)
+                    dlsym(handle, "cudaStreamCreateWithFlags");
+    gda_ft_soft_cuda.memcpy_async = (gda_ft_cuda_memcpy_async_func_t)
+                                    dlsym(handle, "cudaMemcpyAsync");
+    gda_ft_soft_cuda.stream_sync  = (gda_ft_cuda_stream_sync_func_t)
+                                    dlsym(handle, "cudaStreamSynchronize");
+    if ((stream_create == NULL) || (gda_ft_soft_cuda.memcpy_async == NULL) ||
+        (gda_ft_soft_cuda.stream_sync == NULL)) {
+        ucs_error("soft HCA: the CUDA runtime lacks cudaMemcpyAsync or "
+                  "its stream calls");
+        gda_ft_soft_cuda.memcpy_async = NULL;
+        return;
+    }
+    ret = stream_create(&gda_ft_soft_cuda.stream,
+                        GDA_FT_CUDA_STREAM_NONBLOCKING);
+    if (ret != 0) {
+        ucs_error("soft HCA: cudaStreamCreateWithFlags failed: %d", ret);
+        gda_ft_soft_cuda.memcpy_async = NULL;
+    }
 }
 
 ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
@@ -58,14 +91,19 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
     }
 
     pthread_once(&gda_ft_soft_cuda_once, gda_ft_soft_cuda_load);
-    if (gda_ft_soft_cuda_memcpy == NULL) {
+    if (gda_ft_soft_cuda.memcpy_async == NULL) {
         return UCS_ERR_UNSUPPORTED;
     }
 
-    ret = gda_ft_soft_cuda_memcpy(dst, src, len, GDA_FT_CUDA_MEMCPY_DEFAULT);
+    ret = gda_ft_soft_cuda.memcpy_async(dst, src, len,
+                                        GDA_FT_CUDA_MEMCPY_DEFAULT,
+                                        gda_ft_soft_cuda.stream);
+    if (ret == 0) {
+        ret = gda_ft_soft_cuda.stream_sync(gda_ft_soft_cuda.stream);
+    }
     if (ret != 0) {
-        ucs_error("soft HCA: cudaMemcpy(%p, %p, %zu) failed: %d", dst, src,
-                  len, ret);
+        ucs_error("soft HCA: cudaMemcpyAsync(%p, %p, %zu) failed: %d", dst,
+                  src, len, ret);
         return UCS_ERR_IO_ERROR;
     }
     return UCS_OK;
