@@ -31,6 +31,18 @@ const gda_ft_chan_host_mem_t chan_host_mem = {
     chan_host_alloc, chan_host_free, NULL, GDA_FT_HCA_MEM_HOST
 };
 
+static void chan_host_copy(void *dst, const void *src, size_t len)
+{
+    memcpy(dst, src, len);
+}
+
+const chan_world_mem_t chan_world_host_mem = {
+    {chan_host_alloc, chan_host_free, NULL, GDA_FT_HCA_MEM_HOST},
+    {chan_host_alloc, chan_host_free, NULL, GDA_FT_HCA_MEM_HOST},
+    {chan_host_alloc, chan_host_free, NULL, GDA_FT_HCA_MEM_HOST},
+    chan_host_copy
+};
+
 /* Sanitizer builds run everything slower: stretch the time limits */
 static uint64_t chan_time_scale(void)
 {
@@ -58,7 +70,7 @@ void chan_world_default_params(chan_world_params_t *params)
                                          software HCA drops datagrams when
                                          its socket buffers fill */
     params->retry_cnt   = 7;
-    params->mem         = chan_host_mem;
+    params->mem         = chan_world_host_mem;
     chan_world_scale(params, chan_time_scale());
 }
 
@@ -124,28 +136,40 @@ static const gda_ft_chan_peer_ops_t chan_peer_ops = {
 
 /* ---- setup ------------------------------------------------------------- */
 
-static void *chan_world_alloc(chan_world_t *w, size_t size)
+static void *chan_world_alloc(const gda_ft_chan_host_mem_t *mem, size_t size)
 {
-    void *ptr = w->params.mem.alloc(size, w->params.mem.arg);
+    void *ptr = mem->alloc(size, mem->arg);
 
     GDA_FT_ASSERT(ptr != NULL);
+    return ptr;
+}
+
+/* Allocates poster or data memory holding a copy of host bytes */
+static void *chan_world_alloc_copy(chan_world_t *w,
+                                   const gda_ft_chan_host_mem_t *mem,
+                                   const void *src, size_t size)
+{
+    void *ptr = chan_world_alloc(mem, size);
+
+    w->params.mem.copy(ptr, src, size);
     return ptr;
 }
 
 static uint32_t chan_world_reg(chan_world_t *w, unsigned dev, void *buf,
                                size_t len, unsigned access, int remote)
 {
-    gda_ft_hca_mr_attr_t attr = {buf, len, access, w->params.mem.type};
+    gda_ft_hca_mr_attr_t attr = {buf, len, access, w->params.mem.data.type};
     gda_ft_hca_mr_t *mr;
 
     GDA_FT_ASSERT_OK(gda_ft_hca_mr_reg(w->pd[dev], &attr, &mr));
     return remote ? mr->rkey : mr->lkey;
 }
 
-static void chan_world_elem(chan_world_t *w, unsigned idx, void *local,
-                            void *remote, size_t len)
+static void chan_world_elem(chan_world_t *w, gda_ft_dev_mem_elem_t *elems,
+                            unsigned idx, void *local, void *remote,
+                            size_t len)
 {
-    gda_ft_dev_mem_elem_t *e = &w->elems[idx];
+    gda_ft_dev_mem_elem_t *e = &elems[idx];
     unsigned p;
 
     e->laddr  = (uintptr_t)local;
@@ -184,8 +208,12 @@ static void chan_world_connect(chan_world_t *w, unsigned i, unsigned path)
 
 void chan_world_init(chan_world_t *w, const chan_world_params_t *params)
 {
+    gda_ft_dev_mem_elem_t elems[CHAN_ELEM_COUNT];
+    gda_ft_chan_t chans[CHAN_WORLD_MAX_CHANNELS];
+    gda_ft_chan_health_t health  = {0};
     gda_ft_chan_host_params_t hp = {0};
     gda_ft_hca_pd_t *pd[2];
+    uint8_t *pattern;
     uint8_t ports[2]             = {1, 1};
     char name[16];
     unsigned i, p;
@@ -200,14 +228,15 @@ void chan_world_init(chan_world_t *w, const chan_world_params_t *params)
         GDA_FT_ASSERT_OK(gda_ft_hca_pd_alloc(w->dev[i], &w->pd[i]));
     }
 
-    w->health = chan_world_alloc(w, sizeof(*w->health));
+    w->health = chan_world_alloc_copy(w, &params->mem.poster, &health,
+                                      sizeof(health));
     hp.wqebb_cnt   = params->wqebb_cnt;
     hp.deadline_ns = params->deadline_ns;
     hp.resolve_ns  = params->resolve_ns;
     hp.max_chunk   = params->max_chunk;
     hp.recovery_ns = params->recovery_ns;
     hp.grace_ns    = params->grace_ns;
-    hp.mem         = params->mem;
+    hp.mem         = params->mem.rings;
     for (i = 0; i < params->nchan; ++i) {
         pd[0] = w->pd[0];
         pd[1] = w->pd[1];
@@ -222,27 +251,33 @@ void chan_world_init(chan_world_t *w, const chan_world_params_t *params)
         }
     }
 
-    w->src      = chan_world_alloc(w, params->data_len);
-    w->dst      = chan_world_alloc(w, params->data_len);
-    w->signals  = chan_world_alloc(w, params->signal_len);
-    w->results  = chan_world_alloc(w, params->counter_len);
-    w->counters = chan_world_alloc(w, params->counter_len);
-    soft_fill(w->src, params->data_len, 7);
-    w->elems = chan_world_alloc(w, CHAN_ELEM_COUNT * sizeof(*w->elems));
-    chan_world_elem(w, CHAN_ELEM_DATA, w->src, w->dst, params->data_len);
-    chan_world_elem(w, CHAN_ELEM_SIGNAL, w->results, w->signals,
+    pattern = malloc(params->data_len);
+    soft_fill(pattern, params->data_len, 7);
+    w->src      = chan_world_alloc_copy(w, &params->mem.data, pattern,
+                                        params->data_len);
+    free(pattern);
+    w->dst      = chan_world_alloc(&params->mem.data, params->data_len);
+    w->signals  = chan_world_alloc(&params->mem.data, params->signal_len);
+    w->results  = chan_world_alloc(&params->mem.data, params->counter_len);
+    w->counters = chan_world_alloc(&params->mem.data, params->counter_len);
+    chan_world_elem(w, elems, CHAN_ELEM_DATA, w->src, w->dst,
+                    params->data_len);
+    chan_world_elem(w, elems, CHAN_ELEM_SIGNAL, w->results, w->signals,
                     params->signal_len < params->counter_len ?
                     params->signal_len : params->counter_len);
-    chan_world_elem(w, CHAN_ELEM_COUNTER, w->results, w->counters,
+    chan_world_elem(w, elems, CHAN_ELEM_COUNTER, w->results, w->counters,
                     params->counter_len);
+    w->elems      = chan_world_alloc_copy(w, &params->mem.poster, elems,
+                                          sizeof(elems));
     w->ml.version = GDA_FT_DEV_VERSION;
     w->ml.count   = CHAN_ELEM_COUNT;
     w->ml.elems   = w->elems;
 
-    w->chans = chan_world_alloc(w, params->nchan * sizeof(*w->chans));
     for (i = 0; i < params->nchan; ++i) {
-        w->chans[i] = w->a[i].chan;
+        chans[i] = w->a[i].chan;
     }
+    w->chans = chan_world_alloc_copy(w, &params->mem.poster, chans,
+                                     params->nchan * sizeof(*chans));
     w->ep.version      = GDA_FT_DEV_VERSION;
     w->ep.num_channels = (uint16_t)params->nchan;
     w->ep.channels     = w->chans;
@@ -250,7 +285,8 @@ void chan_world_init(chan_world_t *w, const chan_world_params_t *params)
 
 void chan_world_fini(chan_world_t *w)
 {
-    const gda_ft_chan_host_mem_t *mem = &w->params.mem;
+    const gda_ft_chan_host_mem_t *data   = &w->params.mem.data;
+    const gda_ft_chan_host_mem_t *poster = &w->params.mem.poster;
     unsigned i;
 
     chan_world_guard_stop(w);
@@ -261,14 +297,14 @@ void chan_world_fini(chan_world_t *w)
     for (i = 0; i < 4; ++i) {
         gda_ft_hca_close(w->dev[i]);  /* releases PDs and MRs */
     }
-    mem->free(w->src, mem->arg);
-    mem->free(w->dst, mem->arg);
-    mem->free(w->signals, mem->arg);
-    mem->free(w->results, mem->arg);
-    mem->free(w->counters, mem->arg);
-    mem->free(w->elems, mem->arg);
-    mem->free(w->chans, mem->arg);
-    mem->free(w->health, mem->arg);
+    data->free(w->src, data->arg);
+    data->free(w->dst, data->arg);
+    data->free(w->signals, data->arg);
+    data->free(w->results, data->arg);
+    data->free(w->counters, data->arg);
+    poster->free(w->elems, poster->arg);
+    poster->free(w->chans, poster->arg);
+    poster->free(w->health, poster->arg);
 }
 
 static void *chan_world_guard_loop(void *arg)

@@ -24,6 +24,19 @@ enum {
     CHAN_ELEM_COUNT
 };
 
+/*
+ * Where the world's memory lives. CPU tests: host memory for all three.
+ * Kernel tests: rings in host memory mapped into the GPU (the software HCA
+ * reads them), the posters' shared words and the data in GPU memory.
+ */
+typedef struct chan_world_mem {
+    gda_ft_chan_host_mem_t rings;   /* rings, CQEs, slots, mailboxes */
+    gda_ft_chan_host_mem_t poster;  /* channels, health, memory list */
+    gda_ft_chan_host_mem_t data;    /* src, dst, signals, counters, results */
+    /* copies between host memory and any of the above */
+    void                 (*copy)(void *dst, const void *src, size_t len);
+} chan_world_mem_t;
+
 typedef struct chan_world_params {
     unsigned               nchan;
     size_t                 data_len;     /* bytes of src and dst */
@@ -38,7 +51,7 @@ typedef struct chan_world_params {
     uint32_t               first_psn;    /* of every QP (near 2^24: wrap) */
     uint8_t                timeout;      /* QP retransmission timer */
     uint8_t                retry_cnt;
-    gda_ft_chan_host_mem_t mem;
+    chan_world_mem_t       mem;
 } chan_world_params_t;
 
 typedef struct chan_world {
@@ -48,7 +61,8 @@ typedef struct chan_world {
     gda_ft_chan_health_t  *health;
     gda_ft_chan_host_t     a[CHAN_WORLD_MAX_CHANNELS];
     gda_ft_chan_host_t     b[CHAN_WORLD_MAX_CHANNELS];
-    gda_ft_chan_t         *chans;        /* posters' view of a[i].chan */
+    gda_ft_chan_t         *chans;        /* posters' view of a[i].chan, in
+                                            poster memory */
     uint8_t               *src, *dst;
     uint64_t              *signals;      /* on B */
     uint64_t              *results;      /* on A */
@@ -71,8 +85,11 @@ void chan_world_scale(chan_world_params_t *params, uint64_t scale);
 /* Host memory allocator (aligned, zeroed) */
 extern const gda_ft_chan_host_mem_t chan_host_mem;
 
+/* Host memory for everything */
+extern const chan_world_mem_t chan_world_host_mem;
+
 /* Opens the devices, builds and connects the channels; fails the test on
- * error. The posters' channel array is w->chans (host memory). */
+ * error. The posters' channel array is w->chans (poster memory). */
 void chan_world_init(chan_world_t *w, const chan_world_params_t *params);
 void chan_world_fini(chan_world_t *w);
 

@@ -147,7 +147,7 @@ ucs_status_t gda_ft_chan_host_init(gda_ft_chan_host_t *ch,
     ch->chan.health           = health;
     ch->chan.active           = GDA_FT_CHAN_PRIMARY;
     ch->chan.state            = GDA_FT_CHAN_ACTIVE;
-    ch->chan.seen_fail_gen    = (health != NULL) ? health->fail_gen : 0;
+    ch->chan.seen_fail_gen    = 0;   /* health starts zeroed */
 
     ch->mbox    = mem->alloc(sizeof(*ch->mbox), mem->arg);
     ch->scratch = mem->alloc(GDA_FT_CHAN_SCRATCH_SIZE, mem->arg);

@@ -1,0 +1,535 @@
+/*
+ * Kernels posting through concurrent device channels over software HCAs,
+ * with the target's ports failing under them (DESIGN §6). One process,
+ * one GPU: the kernels post on side A; side B is memory the software HCA
+ * writes; the guardian (host half) runs in a thread. The rings live in
+ * host memory mapped into the GPU, the channels and the data in GPU
+ * memory.
+ *
+ *   gda_ft_gpu_chan [-s SCENARIO] [-b BLOCKS] [-w WARPS] [-i ITERS]
+ *
+ * Scenarios: warp_fault (warp-level posts, primary down mid-run and back),
+ * thread_fault (thread-level), both_down (both ports down: every waiter
+ * gets NO_PATH, the kernel exits), all (default). Prints one line per
+ * check and "N passed, N failed"; exits 77 without a GPU.
+ */
+extern "C" {
+#include "chan_harness.h"
+#include "soft_harness.h"
+#include "gda_ft_test.h"
+}
+
+#include <cuda_runtime.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GPU_LANES_PUT   30       /* lanes 0..29 put, 30 signals, 31 adds */
+#define GPU_REGION      256      /* bytes each (warp, lane) writes */
+#define GPU_SKIP        77
+
+static unsigned gpu_passed, gpu_failed;
+
+/* ---- what the test harness asks of its runner --------------------------- */
+
+extern "C" void gda_ft_test_fail(const char *file, int line,
+                                 const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stdout, "FAIL %s:%d: ", file, line);
+    va_start(ap, fmt);
+    vfprintf(stdout, fmt, ap);
+    va_end(ap);
+    fprintf(stdout, "\n%u passed, %u failed\n", gpu_passed, gpu_failed + 1);
+    exit(1);
+}
+
+extern "C" void gda_ft_test_skip(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vfprintf(stdout, fmt, ap);
+    va_end(ap);
+    exit(GPU_SKIP);
+}
+
+#define GPU_CHECK_CUDA(_call) \
+    do { \
+        cudaError_t _e = (_call); \
+        if (_e != cudaSuccess) { \
+            GDA_FT_FAIL("%s: %s", #_call, cudaGetErrorString(_e)); \
+        } \
+    } while (0)
+
+static void gpu_check(int ok, const char *what)
+{
+    printf("%s %s\n", ok ? "ok  " : "FAIL", what);
+    if (ok) {
+        ++gpu_passed;
+    } else {
+        ++gpu_failed;
+    }
+}
+
+/* ---- memory ------------------------------------------------------------- */
+
+static void *gpu_alloc_mapped(size_t size, void *arg)
+{
+    void *ptr;
+
+    (void)arg;
+    if (cudaHostAlloc(&ptr, size, cudaHostAllocMapped) != cudaSuccess) {
+        return NULL;
+    }
+    memset(ptr, 0, size);
+    return ptr;  /* unified addressing: the GPU uses the same pointer */
+}
+
+static void gpu_free_mapped(void *ptr, void *arg)
+{
+    (void)arg;
+    cudaFreeHost(ptr);
+}
+
+static void *gpu_alloc_device(size_t size, void *arg)
+{
+    void *ptr;
+
+    (void)arg;
+    if ((cudaMalloc(&ptr, size) != cudaSuccess) ||
+        (cudaMemset(ptr, 0, size) != cudaSuccess)) {
+        return NULL;
+    }
+    return ptr;
+}
+
+static void gpu_free_device(void *ptr, void *arg)
+{
+    (void)arg;
+    cudaFree(ptr);
+}
+
+static void gpu_copy(void *dst, const void *src, size_t len)
+{
+    GPU_CHECK_CUDA(cudaMemcpy(dst, src, len, cudaMemcpyDefault));
+}
+
+static const chan_world_mem_t gpu_mem = {
+    {gpu_alloc_mapped, gpu_free_mapped, NULL, GDA_FT_HCA_MEM_HOST_MAPPED},
+    {gpu_alloc_device, gpu_free_device, NULL, GDA_FT_HCA_MEM_CUDA},
+    {gpu_alloc_device, gpu_free_device, NULL, GDA_FT_HCA_MEM_CUDA},
+    gpu_copy
+};
+
+/* ---- kernels ------------------------------------------------------------ */
+
+typedef struct gpu_out {
+    uint32_t status;       /* first failure of the warp, or OK */
+    uint32_t signals;      /* signal adds that completed */
+    uint32_t iters;        /* iterations done */
+    uint32_t reserved;
+} gpu_out_t;
+
+/* fetch-add outcome per (warp, iteration) */
+enum { GPU_FADD_NONE = 0, GPU_FADD_OK = 1, GPU_FADD_DOUBT = 2 };
+
+__device__ static void gpu_lane_op(gda_ft_chan_op_t *op,
+                                   const gda_ft_chan_t *chan,
+                                   const gda_ft_dev_mem_list_t *ml,
+                                   unsigned warp, unsigned lane,
+                                   unsigned it, unsigned iters)
+{
+    uint64_t off = ((uint64_t)warp * GPU_LANES_PUT + lane) * GPU_REGION;
+    uint32_t len = 8 + ((it * 31 + lane * 7) % (GPU_REGION - 8));
+
+    if (lane < GPU_LANES_PUT) {
+        gda_ft_dev_op_rdma(op, GDA_FT_CHAN_OP_PUT, ml, CHAN_ELEM_DATA, off,
+                           off, len);
+    } else if (lane == GPU_LANES_PUT) {
+        gda_ft_dev_op_signal(op, chan, ml, CHAN_ELEM_SIGNAL, warp * 8, 1);
+    } else {
+        gda_ft_dev_op_atomic(op, GDA_FT_CHAN_OP_ATOMIC,
+                             GDA_FT_MLX5_OPCODE_ATOMIC_FA, ml,
+                             CHAN_ELEM_COUNTER,
+                             ((uint64_t)warp * iters + it) * 8, 0, 1, 0);
+    }
+}
+
+/*
+ * Every warp: per iteration, 30 puts, a signal and a fetch-add, posted by
+ * its lanes (warp level: one reservation and doorbell; thread level: each
+ * lane on its own), then the fetch-add awaited.
+ */
+__global__ void gpu_post_kernel(gda_ft_dev_endpoint_t ep,
+                                gda_ft_dev_mem_list_t ml, unsigned iters,
+                                int warp_level, gpu_out_t *out,
+                                uint8_t *fadd)
+{
+    unsigned lane = threadIdx.x % 32;
+    unsigned warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    gda_ft_chan_t *chan = &ep.channels[warp % ep.num_channels];
+    gda_ft_dev_request_t req;
+    gda_ft_dev_status_t status = GDA_FT_DEV_OK;
+    gda_ft_chan_op_t op;
+    unsigned it, signals = 0;
+
+    for (it = 0; it < iters; ++it) {
+        gpu_lane_op(&op, chan, &ml, warp, lane, it, iters);
+        status = warp_level ? gda_ft_dev_post_warp(chan, &op, &req) :
+                              gda_ft_dev_post(chan, &op, 1, &req);
+        if ((status == GDA_FT_DEV_OK) && (lane >= GPU_LANES_PUT)) {
+            do {
+                status = gda_ft_dev_progress(&req);
+            } while (status == GDA_FT_DEV_INPROGRESS);
+            if (lane == GPU_LANES_PUT + 1) {
+                fadd[warp * iters + it] = (status == GDA_FT_DEV_IN_DOUBT) ?
+                                          GPU_FADD_DOUBT : GPU_FADD_OK;
+            } else if (status == GDA_FT_DEV_OK) {
+                ++signals;
+            }
+            if (status == GDA_FT_DEV_IN_DOUBT) {
+                status = GDA_FT_DEV_OK;   /* reported, counted: go on */
+            }
+        }
+        status = (gda_ft_dev_status_t)__reduce_max_sync(0xffffffff,
+                                                        (unsigned)status);
+        if (status != GDA_FT_DEV_OK) {
+            break;
+        }
+    }
+    if ((status == GDA_FT_DEV_OK) && (lane == 0)) {
+        status = gda_ft_dev_quiet(&ep, warp % ep.num_channels, 0);
+        if (status == GDA_FT_DEV_IN_DOUBT) {
+            status = GDA_FT_DEV_OK;
+        }
+    }
+    if (lane == GPU_LANES_PUT) {
+        out[warp].signals = signals;
+    }
+    if (lane == 0) {
+        out[warp].status = status;
+        out[warp].iters   = it;
+    }
+}
+
+/* Waits (device side) until every channel is back on its primary */
+__global__ void gpu_failback_kernel(gda_ft_dev_endpoint_t ep,
+                                    uint64_t timeout_ns, int *done)
+{
+    uint64_t start = gda_ft_chan_now_ns();
+    gda_ft_chan_t *chan;
+    unsigned c, on_primary;
+
+    do {
+        on_primary = 0;
+        for (c = 0; c < ep.num_channels; ++c) {
+            chan = &ep.channels[c];
+            gda_ft_chan_progress(chan);
+            on_primary += (gda_ft_atomic_load_acq32(&chan->state) ==
+                           GDA_FT_CHAN_ACTIVE) &&
+                          (gda_ft_atomic_load_acq32(&chan->active) ==
+                           GDA_FT_CHAN_PRIMARY);
+        }
+    } while ((on_primary < ep.num_channels) &&
+             (gda_ft_chan_now_ns() - start < timeout_ns));
+    *done = (on_primary == ep.num_channels);
+}
+
+/* ---- scenarios ---------------------------------------------------------- */
+
+typedef struct gpu_run {
+    unsigned blocks, warps_per_block, iters;
+} gpu_run_t;
+
+static double gpu_now(void)
+{
+    return soft_now_sec();
+}
+
+static void gpu_world_init(chan_world_t *w, const gpu_run_t *run,
+                           uint64_t deadline_ns)
+{
+    chan_world_params_t params;
+    unsigned warps = run->blocks * run->warps_per_block;
+
+    chan_world_default_params(&params);
+    params.nchan       = 4;
+    params.mem         = gpu_mem;
+    params.data_len    = (size_t)warps * GPU_LANES_PUT * GPU_REGION;
+    params.signal_len  = (size_t)warps * 8;
+    params.counter_len = (size_t)warps * run->iters * 8;
+    params.deadline_ns = deadline_ns;
+    params.grace_ns    = deadline_ns / 10;
+    chan_world_init(w, &params);
+    chan_world_guard_start(w);
+}
+
+static void gpu_chans_host(chan_world_t *w, gda_ft_chan_t *chans)
+{
+    gpu_copy(chans, w->chans, w->params.nchan * sizeof(*chans));
+}
+
+/* Runs the posting kernel with the target's ports changed on the way:
+ * down_mask after down_ms, back up after up_ms (0: never) */
+static void gpu_run_kernel(chan_world_t *w, const gpu_run_t *run,
+                           int warp_level, unsigned down_mask,
+                           unsigned down_ms, unsigned up_ms,
+                           gpu_out_t *out_host, uint8_t *fadd_host,
+                           double *t_down, double *t_end)
+{
+    unsigned warps = run->blocks * run->warps_per_block, p;
+    cudaStream_t stream;
+    gpu_out_t *out;
+    uint8_t *fadd;
+
+    GPU_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    GPU_CHECK_CUDA(cudaMalloc(&out, warps * sizeof(*out)));
+    GPU_CHECK_CUDA(cudaMalloc(&fadd, (size_t)warps * run->iters));
+    GPU_CHECK_CUDA(cudaMemset(out, 0, warps * sizeof(*out)));
+    GPU_CHECK_CUDA(cudaMemset(fadd, 0, (size_t)warps * run->iters));
+
+    gpu_post_kernel<<<run->blocks, run->warps_per_block * 32, 0, stream>>>(
+            w->ep, w->ml, run->iters, warp_level, out, fadd);
+    GPU_CHECK_CUDA(cudaGetLastError());
+    *t_down = 0;
+    if (down_mask != 0) {
+        usleep(down_ms * 1000);
+        *t_down = gpu_now();
+        for (p = 0; p < 2; ++p) {
+            if (down_mask & (1u << p)) {
+                chan_world_port(w, p, 0);
+            }
+        }
+        if (up_ms != 0) {
+            usleep(up_ms * 1000);
+            for (p = 0; p < 2; ++p) {
+                if (down_mask & (1u << p)) {
+                    chan_world_port(w, p, 1);
+                }
+            }
+        }
+    }
+    GPU_CHECK_CUDA(cudaStreamSynchronize(stream));
+    *t_end = gpu_now();
+    gpu_copy(out_host, out, warps * sizeof(*out));
+    gpu_copy(fadd_host, fadd, (size_t)warps * run->iters);
+    cudaFree(out);
+    cudaFree(fadd);
+    cudaStreamDestroy(stream);
+}
+
+static int gpu_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Bytes, signals, fetched values, counters of a run that must succeed */
+static void gpu_verify(chan_world_t *w, const gpu_run_t *run,
+                       const gpu_out_t *out, const uint8_t *fadd,
+                       const char *name)
+{
+    unsigned warps = run->blocks * run->warps_per_block;
+    size_t len = w->params.data_len, nfadd = (size_t)warps * run->iters;
+    uint8_t *src = (uint8_t*)malloc(len), *dst = (uint8_t*)malloc(len);
+    uint64_t *sig = (uint64_t*)malloc(warps * 8);
+    uint64_t *res = (uint64_t*)malloc(nfadd * 8), counter, *vals;
+    size_t i, nvals = 0, doubt = 0;
+    unsigned wp, lane, it, maxlen, bad = 0, ok_status = 1, sig_ok = 1;
+    char what[160];
+
+    gpu_copy(src, w->src, len);
+    gpu_copy(dst, w->dst, len);
+    gpu_copy(sig, w->signals, warps * 8);
+    gpu_copy(res, w->results, nfadd * 8);
+    gpu_copy(&counter, w->counters, 8);
+
+    for (wp = 0; wp < warps; ++wp) {
+        ok_status &= (out[wp].status == GDA_FT_DEV_OK) &&
+                     (out[wp].iters == run->iters);
+        sig_ok    &= (sig[wp] == run->iters) &&
+                     (out[wp].signals == run->iters);
+        for (lane = 0; lane < GPU_LANES_PUT; ++lane) {
+            for (maxlen = 0, it = 0; it < run->iters; ++it) {
+                uint32_t l = 8 + ((it * 31 + lane * 7) % (GPU_REGION - 8));
+                maxlen = (l > maxlen) ? l : maxlen;
+            }
+            i    = ((size_t)wp * GPU_LANES_PUT + lane) * GPU_REGION;
+            bad += (memcmp(src + i, dst + i, maxlen) != 0);
+        }
+    }
+    vals = (uint64_t*)malloc(nfadd * sizeof(*vals));
+    for (i = 0; i < nfadd; ++i) {
+        if (fadd[i] == GPU_FADD_OK) {
+            vals[nvals++] = __builtin_bswap64(res[i]);
+        }
+        doubt += (fadd[i] == GPU_FADD_DOUBT);
+    }
+    qsort(vals, nvals, sizeof(*vals), gpu_cmp_u64);
+    for (i = 1; i < nvals; ++i) {
+        if ((vals[i] == vals[i - 1]) || (vals[i] >= nfadd)) {
+            break;
+        }
+    }
+
+    snprintf(what, sizeof(what), "%s: every warp finished all %u iterations",
+             name, run->iters);
+    gpu_check(ok_status, what);
+    snprintf(what, sizeof(what), "%s: every byte of %u warps x %u lanes "
+             "exact (%u regions differ)", name, warps, GPU_LANES_PUT, bad);
+    gpu_check(bad == 0, what);
+    snprintf(what, sizeof(what), "%s: every signal exact", name);
+    gpu_check(sig_ok, what);
+    snprintf(what, sizeof(what), "%s: counter %lu == %zu fetch-adds (each "
+             "ran once; %zu in doubt)", name, (unsigned long)counter, nfadd,
+             doubt);
+    gpu_check(counter == nfadd, what);
+    snprintf(what, sizeof(what), "%s: %zu fetched values, none twice", name,
+             nvals);
+    gpu_check((nvals + doubt == nfadd) && ((nvals < 2) || (i == nvals)),
+              what);
+    free(src);
+    free(dst);
+    free(sig);
+    free(res);
+    free(vals);
+}
+
+static void gpu_counters(chan_world_t *w, gda_ft_chan_counters_t *sum,
+                         unsigned *on_primary)
+{
+    gda_ft_chan_t chans[CHAN_WORLD_MAX_CHANNELS];
+    unsigned c;
+
+    gpu_chans_host(w, chans);
+    memset(sum, 0, sizeof(*sum));
+    *on_primary = 0;
+    for (c = 0; c < w->params.nchan; ++c) {
+        sum->switches  += chans[c].counters.switches;
+        sum->replays   += chans[c].counters.replays;
+        sum->resolved  += chans[c].counters.resolved;
+        sum->confirmed += chans[c].counters.confirmed;
+        sum->in_doubt  += chans[c].counters.in_doubt;
+        sum->failbacks += chans[c].counters.failbacks;
+        sum->no_path   += chans[c].counters.no_path;
+        *on_primary    += (chans[c].active == GDA_FT_CHAN_PRIMARY);
+    }
+}
+
+static void gpu_fault_scenario(const gpu_run_t *run, int warp_level)
+{
+    const char *name = warp_level ? "warp_fault" : "thread_fault";
+    unsigned warps = run->blocks * run->warps_per_block, on_primary;
+    gpu_out_t *out = (gpu_out_t*)calloc(warps, sizeof(*out));
+    uint8_t *fadd = (uint8_t*)calloc((size_t)warps * run->iters, 1);
+    gda_ft_chan_counters_t sum;
+    double t_down, t_end, t0 = gpu_now();
+    int *done_dev, done = 0;
+    char what[200];
+    chan_world_t w;
+
+    gpu_world_init(&w, run, 20000000ull);
+    gpu_run_kernel(&w, run, warp_level, 1u << GDA_FT_CHAN_PRIMARY, 100,
+                   300, out, fadd, &t_down, &t_end);
+    printf("%s: %u warps x %u iterations in %.3f s\n", name, warps,
+           run->iters, t_end - t0);
+
+    GPU_CHECK_CUDA(cudaMalloc(&done_dev, sizeof(int)));
+    gpu_failback_kernel<<<1, 1>>>(w.ep, 10000000000ull, done_dev);
+    GPU_CHECK_CUDA(cudaDeviceSynchronize());
+    gpu_copy(&done, done_dev, sizeof(int));
+    cudaFree(done_dev);
+
+    gpu_verify(&w, run, out, fadd, name);
+    gpu_counters(&w, &sum, &on_primary);
+    printf("%s: switches %u replays %u resolved %u confirmed %u in doubt %u "
+           "failbacks %u no_path %u\n", name, sum.switches, sum.replays,
+           sum.resolved, sum.confirmed, sum.in_doubt, sum.failbacks,
+           sum.no_path);
+    snprintf(what, sizeof(what), "%s: every channel switched (%u switches, "
+             "4 channels)", name, sum.switches);
+    gpu_check(sum.switches >= w.params.nchan, what);
+    snprintf(what, sizeof(what), "%s: every channel failed back (%u of %u "
+             "on the primary, %u failbacks)", name, on_primary,
+             w.params.nchan, sum.failbacks);
+    gpu_check(done && (on_primary == w.params.nchan) &&
+              (sum.failbacks == sum.switches), what);
+    gpu_check(sum.no_path == 0, "no channel lost both paths");
+    chan_world_fini(&w);
+    free(out);
+    free(fadd);
+}
+
+static void gpu_both_down_scenario(const gpu_run_t *run)
+{
+    unsigned warps = run->blocks * run->warps_per_block, wp, no_path = 0;
+    gpu_out_t *out = (gpu_out_t*)calloc(warps, sizeof(*out));
+    uint64_t deadline_ns = 20000000ull;
+    gpu_run_t long_run = *run;
+    double t_down, t_end;
+    uint8_t *fadd;
+    char what[200];
+    chan_world_t w;
+
+    long_run.iters = 100000;   /* runs until the ports go */
+    fadd = (uint8_t*)calloc((size_t)warps * long_run.iters, 1);
+    gpu_world_init(&w, &long_run, deadline_ns);
+    gpu_run_kernel(&w, &long_run, 1, 3, 100, 0, out, fadd, &t_down,
+                   &t_end);
+    for (wp = 0; wp < warps; ++wp) {
+        no_path += (out[wp].status == GDA_FT_DEV_NO_PATH);
+    }
+    snprintf(what, sizeof(what), "both_down: %u of %u warps got NO_PATH",
+             no_path, warps);
+    gpu_check(no_path == warps, what);
+    /* two deadlines, the host's answer, and the kernel's exit */
+    snprintf(what, sizeof(what), "both_down: the kernel exited %.1f ms "
+             "after the ports went down (2 deadlines: %.1f ms)",
+             (t_end - t_down) * 1e3, 2 * deadline_ns / 1e6);
+    gpu_check((t_end - t_down) < 2 * deadline_ns / 1e9 + 0.1, what);
+    chan_world_fini(&w);
+    free(out);
+    free(fadd);
+}
+
+int main(int argc, char **argv)
+{
+    gpu_run_t run = {64, 8, 8};
+    const char *scenario = "all";
+    int count = 0, opt;
+
+    while ((opt = getopt(argc, argv, "s:b:w:i:")) != -1) {
+        switch (opt) {
+        case 's': scenario = optarg; break;
+        case 'b': run.blocks = atoi(optarg); break;
+        case 'w': run.warps_per_block = atoi(optarg); break;
+        case 'i': run.iters = atoi(optarg); break;
+        default:
+            fprintf(stderr, "usage: %s [-s warp_fault|thread_fault|"
+                    "both_down|all] [-b BLOCKS] [-w WARPS] [-i ITERS]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    if ((cudaGetDeviceCount(&count) != cudaSuccess) || (count == 0)) {
+        printf("SKIP: no CUDA device\n");
+        return GPU_SKIP;
+    }
+
+    if (!strcmp(scenario, "all") || !strcmp(scenario, "warp_fault")) {
+        gpu_fault_scenario(&run, 1);
+    }
+    if (!strcmp(scenario, "all") || !strcmp(scenario, "thread_fault")) {
+        gpu_fault_scenario(&run, 0);
+    }
+    if (!strcmp(scenario, "all") || !strcmp(scenario, "both_down")) {
+        gpu_both_down_scenario(&run);
+    }
+    printf("%u passed, %u failed\n", gpu_passed, gpu_failed);
+    return (gpu_failed == 0) ? 0 : 1;
+}

@@ -1,0 +1,50 @@
+/*
+ * Kernels posting through device channels (test/gpu/gda_ft_gpu_chan.cu):
+ * run where a GPU and the program exist, skipped with the reason where not
+ * (CI has no GPU). The program checks every byte, signal and fetched value
+ * itself and prints one line per check.
+ */
+#include "gda_ft_test.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define GPU_PROGRAM_SKIP 77
+
+static void gpu_run_program(const char *args)
+{
+    char path[512], cmd[768];
+    int status;
+
+    snprintf(path, sizeof(path), "%s/test/gpu/gda_ft_gpu_chan",
+             gda_ft_test_builddir());
+    if (access(path, X_OK) != 0) {
+        GDA_FT_SKIP("%s was not built (no nvcc, or a sanitizer build)",
+                    path);
+    }
+    snprintf(cmd, sizeof(cmd), "%s %s 2>&1", path, args);
+    fflush(stdout);
+    status = system(cmd);
+    GDA_FT_ASSERT(WIFEXITED(status));
+    if (WEXITSTATUS(status) == GPU_PROGRAM_SKIP) {
+        GDA_FT_SKIP("no CUDA device on this machine");
+    }
+    GDA_FT_ASSERT_EQ(WEXITSTATUS(status), 0);
+}
+
+GDA_FT_TEST_TIMEOUT(gpu, warp_posts_primary_down_and_back, 300)
+{
+    gpu_run_program("-s warp_fault");
+}
+
+GDA_FT_TEST_TIMEOUT(gpu, thread_posts_primary_down_and_back, 300)
+{
+    gpu_run_program("-s thread_fault");
+}
+
+GDA_FT_TEST_TIMEOUT(gpu, both_ports_down_kernels_exit, 300)
+{
+    gpu_run_program("-s both_down");
+}
