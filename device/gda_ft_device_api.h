@@ -73,13 +73,15 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_dev_post_wait_ns(const gda_ft_chan_t *chan)
 
 /*
  * Reserves room for n WQEBBs, helping progress while the ring is full and
- * waiting while a switch holds the channel. Returns OK, NO_PATH or TIMEOUT.
+ * waiting while a switch holds the channel. A full ring that drains is
+ * waited for however long it takes (many posters share it); one that stops
+ * draining for post_wait_ns gives TIMEOUT. Returns OK, NO_PATH or TIMEOUT.
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_dev_reserve_wait(gda_ft_chan_t *chan, uint32_t n, uint64_t *seq_p,
                         uint8_t *path_p)
 {
-    uint64_t start = 0, now;
+    uint64_t start = 0, seen = 0, now, completed;
     gda_ft_dev_status_t status;
 
     for (;;) {
@@ -101,9 +103,11 @@ gda_ft_dev_reserve_wait(gda_ft_chan_t *chan, uint32_t n, uint64_t *seq_p,
         if (status == GDA_FT_DEV_NO_RESOURCE) {
             gda_ft_chan_progress(chan);
         }
-        now = gda_ft_chan_now_ns();
-        if (start == 0) {
+        now       = gda_ft_chan_now_ns();
+        completed = gda_ft_atomic_load_acq64(&chan->completed);
+        if ((start == 0) || (completed != seen)) {
             start = now;
+            seen  = completed;
         } else if ((now - start) > gda_ft_dev_post_wait_ns(chan)) {
             return GDA_FT_DEV_TIMEOUT;
         }
@@ -499,24 +503,24 @@ gda_ft_dev_post_warp(gda_ft_chan_t *chan, const gda_ft_chan_op_t *op,
     unsigned last   = 31 - __clz(mask);
     uint32_t mine   = gda_ft_chan_op_valid(chan, op) ?
                       gda_ft_chan_op_wqebbs(chan, op) : 0;
-    uint32_t before = 0, total, v;
+    uint32_t before = 0, total = 0, v;
     unsigned long long seq = 0;
     gda_ft_dev_status_t status = GDA_FT_DEV_OK;
     uint64_t last_wqe;
+    unsigned bits, src;
     uint8_t path = 0;
-    int i;
 
     if (__any_sync(mask, mine == 0)) {
         return GDA_FT_DEV_ERROR;
     }
-    /* exclusive prefix sum of the lanes' sizes, in lane order */
-    for (i = 1; i < 32; i <<= 1) {
-        v = __shfl_up_sync(mask, before + mine, i);
-        if ((lane >= (unsigned)i) && (mask & (1u << (lane - i)))) {
-            before = v;
-        }
+    /* where each lane's WQEs start: the sizes of the active lanes below
+     * it, for any set of active lanes */
+    for (bits = mask; bits != 0; bits &= bits - 1) {
+        src    = __ffs(bits) - 1;
+        v      = __shfl_sync(mask, mine, src);
+        before += (src < lane) ? v : 0;
+        total  += v;
     }
-    total = __shfl_sync(mask, before + mine, last);
 
     if (lane == leader) {
         status = (total > chan->wqebb_cnt / 2) ? GDA_FT_DEV_ERROR :

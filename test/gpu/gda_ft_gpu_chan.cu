@@ -29,6 +29,7 @@ extern "C" {
 #define GPU_LANES_PUT   30       /* lanes 0..29 put, 30 signals, 31 adds */
 #define GPU_REGION      256      /* bytes each (warp, lane) writes */
 #define GPU_SKIP        77
+#define GPU_WATCHDOG_S  60       /* a kernel that runs longer is stuck */
 
 static unsigned gpu_passed, gpu_failed;
 
@@ -75,6 +76,15 @@ static void gpu_check(int ok, const char *what)
     }
 }
 
+static const char *gda_ft_dev_status_str_host(unsigned status)
+{
+    static const char *names[] = {"ok", "in progress", "no resource",
+                                  "path switched", "in doubt", "no path",
+                                  "error", "timeout"};
+
+    return (status < 8) ? names[status] : "unknown";
+}
+
 /* ---- memory ------------------------------------------------------------- */
 
 static void *gpu_alloc_mapped(size_t size, void *arg)
@@ -118,9 +128,15 @@ static void gpu_copy(void *dst, const void *src, size_t len)
     GPU_CHECK_CUDA(cudaMemcpy(dst, src, len, cudaMemcpyDefault));
 }
 
+/* The bulk data in host memory mapped into the GPU: the software HCA moves
+ * it with plain copies, where GPU memory costs a CUDA copy and a stream
+ * synchronization per packet, which with tens of thousands of puts in
+ * flight slows the engine past the deadline. Signals, counters and fetch
+ * results live in GPU memory (the CUDA copy path). */
 static const chan_world_mem_t gpu_mem = {
     {gpu_alloc_mapped, gpu_free_mapped, NULL, GDA_FT_HCA_MEM_HOST_MAPPED},
     {gpu_alloc_device, gpu_free_device, NULL, GDA_FT_HCA_MEM_CUDA},
+    {gpu_alloc_mapped, gpu_free_mapped, NULL, GDA_FT_HCA_MEM_HOST_MAPPED},
     {gpu_alloc_device, gpu_free_device, NULL, GDA_FT_HCA_MEM_CUDA},
     gpu_copy
 };
@@ -264,14 +280,27 @@ static void gpu_world_init(chan_world_t *w, const gpu_run_t *run,
     params.counter_len = (size_t)warps * run->iters * 8;
     params.deadline_ns = deadline_ns;
     params.grace_ns    = deadline_ns / 10;
+    /* the software HCA sends a window in one burst over loopback UDP; a
+     * smaller window keeps a replay from overflowing the socket buffers */
+    params.wqebb_cnt   = 512;
     chan_world_init(w, &params);
     chan_world_guard_start(w);
 }
 
+/* Reads the channels; works beside a running kernel (own stream) */
 static void gpu_chans_host(chan_world_t *w, gda_ft_chan_t *chans)
 {
-    gpu_copy(chans, w->chans, w->params.nchan * sizeof(*chans));
+    cudaStream_t stream;
+
+    GPU_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    GPU_CHECK_CUDA(cudaMemcpyAsync(chans, w->chans,
+                                   w->params.nchan * sizeof(*chans),
+                                   cudaMemcpyDefault, stream));
+    GPU_CHECK_CUDA(cudaStreamSynchronize(stream));
+    cudaStreamDestroy(stream);
 }
+
+static void gpu_dump(chan_world_t *w);
 
 /* Runs the posting kernel with the target's ports changed on the way:
  * down_mask after down_ms, back up after up_ms (0: never) */
@@ -285,6 +314,8 @@ static void gpu_run_kernel(chan_world_t *w, const gpu_run_t *run,
     cudaStream_t stream;
     gpu_out_t *out;
     uint8_t *fadd;
+
+    double t_start = gpu_now();
 
     GPU_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     GPU_CHECK_CUDA(cudaMalloc(&out, warps * sizeof(*out)));
@@ -313,6 +344,18 @@ static void gpu_run_kernel(chan_world_t *w, const gpu_run_t *run,
             }
         }
     }
+    /* a kernel that does not return is a failure to diagnose, not wait
+     * for: the channels are read beside it on another stream */
+    while (cudaStreamQuery(stream) == cudaErrorNotReady) {
+        if ((gpu_now() - t_start) > GPU_WATCHDOG_S) {
+            printf("FAIL the kernel did not return in %d s\n",
+                   GPU_WATCHDOG_S);
+            gpu_dump(w);
+            fflush(stdout);
+            _exit(1);
+        }
+        usleep(1000);
+    }
     GPU_CHECK_CUDA(cudaStreamSynchronize(stream));
     *t_end = gpu_now();
     gpu_copy(out_host, out, warps * sizeof(*out));
@@ -327,6 +370,22 @@ static int gpu_cmp_u64(const void *a, const void *b)
     uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
 
     return (x > y) - (x < y);
+}
+
+/* How many warps ended with each status */
+static void gpu_print_statuses(const gpu_out_t *out, unsigned warps)
+{
+    unsigned count[8] = {0}, wp, st;
+
+    for (wp = 0; wp < warps; ++wp) {
+        ++count[(out[wp].status < 8) ? out[wp].status : 7];
+    }
+    for (st = 0; st < 8; ++st) {
+        if (count[st] != 0) {
+            printf("  %u warps ended with %s\n", count[st],
+                   gda_ft_dev_status_str_host(st));
+        }
+    }
 }
 
 /* Bytes, signals, fetched values, counters of a run that must succeed */
@@ -380,6 +439,9 @@ static void gpu_verify(chan_world_t *w, const gpu_run_t *run,
     snprintf(what, sizeof(what), "%s: every warp finished all %u iterations",
              name, run->iters);
     gpu_check(ok_status, what);
+    if (!ok_status) {
+        gpu_print_statuses(out, warps);
+    }
     snprintf(what, sizeof(what), "%s: every byte of %u warps x %u lanes "
              "exact (%u regions differ)", name, warps, GPU_LANES_PUT, bad);
     gpu_check(bad == 0, what);
@@ -421,6 +483,58 @@ static void gpu_counters(chan_world_t *w, gda_ft_chan_counters_t *sum,
     }
 }
 
+/* Channel states and the newest switch records, for a run that failed */
+static void gpu_dump(chan_world_t *w)
+{
+    gda_ft_chan_t chans[CHAN_WORLD_MAX_CHANNELS];
+    const gda_ft_chan_mbox_t *mbox;
+    const gda_ft_chan_record_t *rec;
+    unsigned c, r;
+
+    gpu_chans_host(w, chans);
+    for (c = 0; c < 4; ++c) {
+        gda_ft_soft_port_stats_t st = soft_port_stats(w->dev[c], 1);
+
+        printf("tsoft%u: tx %lu rx %lu dropped %lu out_of_seq %lu dup %lu "
+               "naks %lu retransmits %lu bad_state %lu\n", c,
+               (unsigned long)st.tx_pkts, (unsigned long)st.rx_pkts,
+               (unsigned long)st.fault_dropped,
+               (unsigned long)st.rx_out_of_seq,
+               (unsigned long)st.rx_duplicate, (unsigned long)st.tx_naks,
+               (unsigned long)st.retransmits, (unsigned long)st.rx_bad_state);
+    }
+    for (c = 0; c < w->params.nchan; ++c) {
+        mbox = w->a[c].mbox;
+        printf("chan %u: state %u active %u word 0x%lx ready %lu completed "
+               "0x%lx failed %u/%u seen_rearm %u/%u rearm %u/%u link %u/%u "
+               "records %u answered %u\n", c, chans[c].state,
+               chans[c].active, (unsigned long)chans[c].word,
+               (unsigned long)chans[c].ready,
+               (unsigned long)chans[c].completed, chans[c].path[0].failed,
+               chans[c].path[1].failed, chans[c].path[0].seen_rearm,
+               chans[c].path[1].seen_rearm, mbox->rearm[0], mbox->rearm[1],
+               mbox->link_up[0], mbox->link_up[1], mbox->req_seq,
+               mbox->ans_seq);
+        for (r = 0; r < 2; ++r) {
+            gda_ft_hca_qp_query_attr_t qa, qb;
+
+            gda_ft_hca_qp_query(w->a[c].path[r].qp, &qa);
+            gda_ft_hca_qp_query(w->b[c].path[r].qp, &qb);
+            printf("  path %u: A state %d sq_psn 0x%x, B state %d rq_psn "
+                   "0x%x, channel's next PSN 0x%x\n", r, qa.state,
+                   qa.sq_psn, qb.state, qb.rq_psn,
+                   chans[c].path[r].next_psn);
+        }
+        for (r = 1; (r <= mbox->req_seq) && (r <= GDA_FT_CHAN_MBOX_RECORDS);
+             ++r) {
+            rec = &mbox->rec[r % GDA_FT_CHAN_MBOX_RECORDS];
+            printf("  record %u: left path %u why %u freeze %lu resolve %u\n",
+                   r, rec->failed, rec->why, (unsigned long)rec->freeze,
+                   rec->resolve);
+        }
+    }
+}
+
 static void gpu_fault_scenario(const gpu_run_t *run, int warp_level)
 {
     const char *name = warp_level ? "warp_fault" : "thread_fault";
@@ -433,7 +547,7 @@ static void gpu_fault_scenario(const gpu_run_t *run, int warp_level)
     char what[200];
     chan_world_t w;
 
-    gpu_world_init(&w, run, 20000000ull);
+    gpu_world_init(&w, run, 100000000ull);
     gpu_run_kernel(&w, run, warp_level, 1u << GDA_FT_CHAN_PRIMARY, 100,
                    300, out, fadd, &t_down, &t_end);
     printf("%s: %u warps x %u iterations in %.3f s\n", name, warps,
@@ -460,6 +574,9 @@ static void gpu_fault_scenario(const gpu_run_t *run, int warp_level)
     gpu_check(done && (on_primary == w.params.nchan) &&
               (sum.failbacks == sum.switches), what);
     gpu_check(sum.no_path == 0, "no channel lost both paths");
+    if (gpu_failed != 0) {
+        gpu_dump(&w);
+    }
     chan_world_fini(&w);
     free(out);
     free(fadd);
@@ -468,22 +585,27 @@ static void gpu_fault_scenario(const gpu_run_t *run, int warp_level)
 static void gpu_both_down_scenario(const gpu_run_t *run)
 {
     unsigned warps = run->blocks * run->warps_per_block, wp, no_path = 0;
+    unsigned min_iter = ~0u, max_iter = 0;
     gpu_out_t *out = (gpu_out_t*)calloc(warps, sizeof(*out));
-    uint64_t deadline_ns = 20000000ull;
+    uint64_t deadline_ns = 100000000ull;
     gpu_run_t long_run = *run;
     double t_down, t_end;
     uint8_t *fadd;
     char what[200];
     chan_world_t w;
 
-    long_run.iters = 100000;   /* runs until the ports go */
+    long_run.iters = 2000;     /* runs until the ports go */
     fadd = (uint8_t*)calloc((size_t)warps * long_run.iters, 1);
     gpu_world_init(&w, &long_run, deadline_ns);
     gpu_run_kernel(&w, &long_run, 1, 3, 100, 0, out, fadd, &t_down,
                    &t_end);
     for (wp = 0; wp < warps; ++wp) {
-        no_path += (out[wp].status == GDA_FT_DEV_NO_PATH);
+        no_path  += (out[wp].status == GDA_FT_DEV_NO_PATH);
+        min_iter  = (out[wp].iters < min_iter) ? out[wp].iters : min_iter;
+        max_iter  = (out[wp].iters > max_iter) ? out[wp].iters : max_iter;
     }
+    printf("both_down: warps stopped after %u to %u iterations\n", min_iter,
+           max_iter);
     snprintf(what, sizeof(what), "both_down: %u of %u warps got NO_PATH",
              no_path, warps);
     gpu_check(no_path == warps, what);
@@ -492,6 +614,9 @@ static void gpu_both_down_scenario(const gpu_run_t *run)
              "after the ports went down (2 deadlines: %.1f ms)",
              (t_end - t_down) * 1e3, 2 * deadline_ns / 1e6);
     gpu_check((t_end - t_down) < 2 * deadline_ns / 1e9 + 0.1, what);
+    if (gpu_failed != 0) {
+        gpu_dump(&w);
+    }
     chan_world_fini(&w);
     free(out);
     free(fadd);

@@ -40,6 +40,7 @@ const chan_world_mem_t chan_world_host_mem = {
     {chan_host_alloc, chan_host_free, NULL, GDA_FT_HCA_MEM_HOST},
     {chan_host_alloc, chan_host_free, NULL, GDA_FT_HCA_MEM_HOST},
     {chan_host_alloc, chan_host_free, NULL, GDA_FT_HCA_MEM_HOST},
+    {chan_host_alloc, chan_host_free, NULL, GDA_FT_HCA_MEM_HOST},
     chan_host_copy
 };
 
@@ -156,9 +157,10 @@ static void *chan_world_alloc_copy(chan_world_t *w,
 }
 
 static uint32_t chan_world_reg(chan_world_t *w, unsigned dev, void *buf,
-                               size_t len, unsigned access, int remote)
+                               size_t len, gda_ft_hca_mem_type_t type,
+                               unsigned access, int remote)
 {
-    gda_ft_hca_mr_attr_t attr = {buf, len, access, w->params.mem.data.type};
+    gda_ft_hca_mr_attr_t attr = {buf, len, access, type};
     gda_ft_hca_mr_t *mr;
 
     GDA_FT_ASSERT_OK(gda_ft_hca_mr_reg(w->pd[dev], &attr, &mr));
@@ -166,8 +168,8 @@ static uint32_t chan_world_reg(chan_world_t *w, unsigned dev, void *buf,
 }
 
 static void chan_world_elem(chan_world_t *w, gda_ft_dev_mem_elem_t *elems,
-                            unsigned idx, void *local, void *remote,
-                            size_t len)
+                            unsigned idx, const gda_ft_chan_host_mem_t *mem,
+                            void *local, void *remote, size_t len)
 {
     gda_ft_dev_mem_elem_t *e = &elems[idx];
     unsigned p;
@@ -176,9 +178,9 @@ static void chan_world_elem(chan_world_t *w, gda_ft_dev_mem_elem_t *elems,
     e->raddr  = (uintptr_t)remote;
     e->length = len;
     for (p = 0; p < 2; ++p) {
-        e->lkey[p] = chan_world_reg(w, p, local, len,
+        e->lkey[p] = chan_world_reg(w, p, local, len, mem->type,
                                     GDA_FT_HCA_ACCESS_LOCAL_WRITE, 0);
-        e->rkey[p] = chan_world_reg(w, 2 + p, remote, len,
+        e->rkey[p] = chan_world_reg(w, 2 + p, remote, len, mem->type,
                                     GDA_FT_HCA_ACCESS_ALL, 1);
     }
 }
@@ -257,16 +259,17 @@ void chan_world_init(chan_world_t *w, const chan_world_params_t *params)
                                         params->data_len);
     free(pattern);
     w->dst      = chan_world_alloc(&params->mem.data, params->data_len);
-    w->signals  = chan_world_alloc(&params->mem.data, params->signal_len);
-    w->results  = chan_world_alloc(&params->mem.data, params->counter_len);
-    w->counters = chan_world_alloc(&params->mem.data, params->counter_len);
-    chan_world_elem(w, elems, CHAN_ELEM_DATA, w->src, w->dst,
-                    params->data_len);
-    chan_world_elem(w, elems, CHAN_ELEM_SIGNAL, w->results, w->signals,
+    w->signals  = chan_world_alloc(&params->mem.words, params->signal_len);
+    w->results  = chan_world_alloc(&params->mem.words, params->counter_len);
+    w->counters = chan_world_alloc(&params->mem.words, params->counter_len);
+    chan_world_elem(w, elems, CHAN_ELEM_DATA, &params->mem.data, w->src,
+                    w->dst, params->data_len);
+    chan_world_elem(w, elems, CHAN_ELEM_SIGNAL, &params->mem.words,
+                    w->results, w->signals,
                     params->signal_len < params->counter_len ?
                     params->signal_len : params->counter_len);
-    chan_world_elem(w, elems, CHAN_ELEM_COUNTER, w->results, w->counters,
-                    params->counter_len);
+    chan_world_elem(w, elems, CHAN_ELEM_COUNTER, &params->mem.words,
+                    w->results, w->counters, params->counter_len);
     w->elems      = chan_world_alloc_copy(w, &params->mem.poster, elems,
                                           sizeof(elems));
     w->ml.version = GDA_FT_DEV_VERSION;
@@ -286,6 +289,7 @@ void chan_world_init(chan_world_t *w, const chan_world_params_t *params)
 void chan_world_fini(chan_world_t *w)
 {
     const gda_ft_chan_host_mem_t *data   = &w->params.mem.data;
+    const gda_ft_chan_host_mem_t *words  = &w->params.mem.words;
     const gda_ft_chan_host_mem_t *poster = &w->params.mem.poster;
     unsigned i;
 
@@ -299,9 +303,9 @@ void chan_world_fini(chan_world_t *w)
     }
     data->free(w->src, data->arg);
     data->free(w->dst, data->arg);
-    data->free(w->signals, data->arg);
-    data->free(w->results, data->arg);
-    data->free(w->counters, data->arg);
+    words->free(w->signals, words->arg);
+    words->free(w->results, words->arg);
+    words->free(w->counters, words->arg);
     poster->free(w->elems, poster->arg);
     poster->free(w->chans, poster->arg);
     poster->free(w->health, poster->arg);

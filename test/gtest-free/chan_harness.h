@@ -27,12 +27,15 @@ enum {
 /*
  * Where the world's memory lives. CPU tests: host memory for all three.
  * Kernel tests: rings in host memory mapped into the GPU (the software HCA
- * reads them), the posters' shared words and the data in GPU memory.
+ * reads them), the posters' shared words in GPU memory, the data where
+ * the test wants it (the software HCA copies GPU memory through the CUDA
+ * runtime, a few microseconds a packet).
  */
 typedef struct chan_world_mem {
     gda_ft_chan_host_mem_t rings;   /* rings, CQEs, slots, mailboxes */
     gda_ft_chan_host_mem_t poster;  /* channels, health, memory list */
-    gda_ft_chan_host_mem_t data;    /* src, dst, signals, counters, results */
+    gda_ft_chan_host_mem_t data;    /* src and dst */
+    gda_ft_chan_host_mem_t words;   /* signals, counters, fetch results */
     /* copies between host memory and any of the above */
     void                 (*copy)(void *dst, const void *src, size_t len);
 } chan_world_mem_t;

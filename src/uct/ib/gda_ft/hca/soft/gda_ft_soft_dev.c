@@ -366,7 +366,7 @@ static ucs_status_t gda_ft_soft_dev_open(const gda_ft_hca_dev_info_t *info,
         return status;
     }
 
-    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_lock();
     if (gda_ft_soft_dev_find(info->name) != NULL) {
         ucs_error("soft HCA %s is already open in this process", info->name);
         status = UCS_ERR_BUSY;
@@ -490,7 +490,7 @@ static void gda_ft_soft_dev_close(gda_ft_hca_dev_t *hca_dev)
     gda_ft_soft_delayed_t *delayed, *tmp;
     unsigned p;
 
-    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_lock();
     gda_ft_soft_dev_release_mrs(dev);
     ucs_list_for_each_safe(delayed, tmp, &gda_ft_soft_engine.delayed, list) {
         if (delayed->port->dev == dev) {
@@ -530,7 +530,7 @@ static ucs_status_t gda_ft_soft_port_query(gda_ft_hca_dev_t *hca_dev,
     gda_ft_soft_port_t *port = &dev->ports[port_num - 1];
 
     memset(attr, 0, sizeof(*attr));
-    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_lock();
     attr->state      = gda_ft_soft_port_is_up(port) ? GDA_FT_HCA_PORT_ACTIVE :
                                                       GDA_FT_HCA_PORT_DOWN;
     pthread_mutex_unlock(&gda_ft_soft_engine.lock);
@@ -565,7 +565,7 @@ static ucs_status_t gda_ft_soft_get_event(gda_ft_hca_dev_t *hca_dev,
     ucs_status_t status    = UCS_ERR_NO_ELEM;
     uint64_t value;
 
-    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_lock();
     if (dev->event_head != dev->event_tail) {
         *event = dev->events[dev->event_head++ % GDA_FT_SOFT_EVENT_QUEUE];
         status = UCS_OK;
@@ -593,7 +593,7 @@ static ucs_status_t gda_ft_soft_pd_alloc(gda_ft_hca_dev_t *hca_dev,
     }
 
     pd->dev = hca_dev;
-    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_lock();
     pd->pdn = dev->next_pdn++;
     pthread_mutex_unlock(&gda_ft_soft_engine.lock);
     *pd_p = pd;
@@ -634,7 +634,7 @@ static ucs_status_t gda_ft_soft_mr_reg(gda_ft_hca_pd_t *pd,
     mr->super.access   = attr->access;
     mr->super.mem_type = attr->mem_type;
 
-    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_lock();
     /* Keys are random so that a peer cannot guess another MR's key */
     do {
         key = gda_ft_soft_random_u32();
@@ -658,7 +658,7 @@ static void gda_ft_soft_mr_dereg(gda_ft_hca_mr_t *mr)
 {
     khiter_t iter;
 
-    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_lock();
     iter = kh_get(gda_ft_soft_mr, &gda_ft_soft_engine.mr_hash, mr->lkey);
     if (iter != kh_end(&gda_ft_soft_engine.mr_hash)) {
         kh_del(gda_ft_soft_mr, &gda_ft_soft_engine.mr_hash, iter);
@@ -681,7 +681,7 @@ static ucs_status_t gda_ft_soft_cq_create(gda_ft_hca_dev_t *dev,
 
     cq->super.dev  = dev;
     cq->super.attr = *attr;
-    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_lock();
     cq->super.cqn  = next_cqn++;
     pthread_mutex_unlock(&gda_ft_soft_engine.lock);
     *cq_p          = &cq->super;
@@ -772,7 +772,7 @@ static ucs_status_t gda_ft_soft_qp_create(gda_ft_hca_pd_t *pd,
     qp->super.uar     = &qp->uar_word;
     qp->super.wake_fd = gda_ft_soft_engine.wake_fd;
 
-    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_lock();
     do {
         qpn = gda_ft_soft_random_u32() & 0xffffff;
     } while ((qpn < 2) ||
@@ -806,7 +806,7 @@ static ucs_status_t gda_ft_soft_qp_modify(gda_ft_hca_qp_t *hca_qp,
     ucs_status_t status  = UCS_OK;
     uint32_t ip;
 
-    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_lock();
     switch (state) {
     case GDA_FT_HCA_QP_RESET:
         gda_ft_soft_qp_reset_state(qp);
@@ -867,7 +867,7 @@ static ucs_status_t gda_ft_soft_qp_query(gda_ft_hca_qp_t *hca_qp,
     gda_ft_soft_qp_t *qp = gda_ft_soft_qp(hca_qp);
 
     /* under the engine lock: a request being executed has moved epsn */
-    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_lock();
     attr->state    = qp->super.state;
     attr->sq_psn   = qp->next_psn;
     attr->rq_psn   = qp->epsn;
@@ -881,7 +881,7 @@ static void gda_ft_soft_qp_destroy(gda_ft_hca_qp_t *hca_qp)
     gda_ft_soft_qp_t *qp = gda_ft_soft_qp(hca_qp);
     khiter_t iter;
 
-    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_lock();
     iter = kh_get(gda_ft_soft_qp, &gda_ft_soft_engine.qp_hash, hca_qp->qpn);
     if (iter != kh_end(&gda_ft_soft_engine.qp_hash)) {
         kh_del(gda_ft_soft_qp, &gda_ft_soft_engine.qp_hash, iter);

@@ -332,6 +332,10 @@ static void *gda_ft_soft_engine_thread(void *arg)
         work   = gda_ft_soft_engine_progress(now, &next_timer);
         device = gda_ft_soft_engine.device_qps != 0;
         pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+        while (__atomic_load_n(&gda_ft_soft_engine.lock_waiters,
+                               __ATOMIC_ACQUIRE) != 0) {
+            sched_yield();   /* a control call waits: let it in */
+        }
 
         if (work) {
             gda_ft_soft_engine.last_busy_ns = now;

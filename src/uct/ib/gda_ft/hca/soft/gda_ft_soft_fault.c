@@ -73,7 +73,7 @@ ucs_status_t gda_ft_soft_port_set_up(gda_ft_hca_dev_t *dev, uint8_t port_num,
 {
     ucs_status_t status;
 
-    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_lock();
     status = gda_ft_soft_port_set_up_locked(dev, port_num, up);
     pthread_mutex_unlock(&gda_ft_soft_engine.lock);
     gda_ft_soft_engine_wake();
@@ -98,7 +98,7 @@ ucs_status_t gda_ft_soft_port_set_fault(gda_ft_hca_dev_t *dev,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_lock();
     port = gda_ft_soft_port_get(dev, port_num);
     if (port != NULL) {
         port->fault = *fault;
@@ -112,7 +112,7 @@ ucs_status_t gda_ft_soft_port_stats(gda_ft_hca_dev_t *dev, uint8_t port_num,
 {
     gda_ft_soft_port_t *port;
 
-    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_lock();
     port = gda_ft_soft_port_get(dev, port_num);
     if (port != NULL) {
         *stats = port->stats;
@@ -462,7 +462,7 @@ ucs_status_t gda_ft_soft_ctl_register(const char *name,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_lock();
     for (i = 0; i < GDA_FT_SOFT_CTL_MAX_EXT; ++i) {
         if (gda_ft_soft_ctl_exts[i].func == NULL) {
             strcpy(gda_ft_soft_ctl_exts[i].name, name);
@@ -480,7 +480,7 @@ void gda_ft_soft_ctl_unregister(gda_ft_soft_ctl_func_t func, void *arg)
 {
     unsigned i;
 
-    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_lock();
     for (i = 0; i < GDA_FT_SOFT_CTL_MAX_EXT; ++i) {
         if ((gda_ft_soft_ctl_exts[i].func == func) &&
             (gda_ft_soft_ctl_exts[i].arg == arg)) {
@@ -607,7 +607,7 @@ ucs_status_t gda_ft_soft_ctl_exec(const char *cmd, char *reply, size_t max)
         return UCS_ERR_NO_MEMORY;
     }
 
-    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_lock();
     status = gda_ft_soft_ctl_exec_locked(copy, reply, max);
     pthread_mutex_unlock(&gda_ft_soft_engine.lock);
     free(copy);

@@ -222,6 +222,9 @@ struct gda_ft_soft_engine {
     /* QPs whose rings a GPU posts into: it cannot write an eventfd, so
      * the engine keeps polling their doorbell records while any exists */
     unsigned                   device_qps;
+    /* threads other than the engine waiting for the lock: the engine,
+     * which would otherwise take it back at once, lets them in first */
+    unsigned                   lock_waiters;
     uint64_t                   last_link_check_ns;
     uint64_t                   rng;
     ucs_list_link_t            delayed;
@@ -236,6 +239,15 @@ struct gda_ft_soft_engine {
 
 /* Engine (gda_ft_soft_engine.c) */
 extern gda_ft_soft_engine_t gda_ft_soft_engine;
+
+/* Takes the engine lock from a thread other than the engine's: ahead of
+ * the engine, which is busy for as long as GPU-posted rings exist */
+static inline void gda_ft_soft_engine_lock(void)
+{
+    __atomic_fetch_add(&gda_ft_soft_engine.lock_waiters, 1, __ATOMIC_ACQ_REL);
+    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    __atomic_fetch_sub(&gda_ft_soft_engine.lock_waiters, 1, __ATOMIC_ACQ_REL);
+}
 ucs_status_t gda_ft_soft_engine_get(void);
 void gda_ft_soft_engine_put(void);
 void gda_ft_soft_engine_wake(void);
