@@ -2454,3 +2454,231 @@ GDA_FT_TEST(uct_ops, am_stream_lost_acks_resolved_exactly_once)
     free(rx);
     test_uct_cleanup(&t);
 }
+
+
+/* ---- conformance with UCX's expectations --------------------------------- */
+
+typedef struct {
+    uint64_t    cap;        /* 0: always called */
+    size_t      offset;     /* in uct_iface_ops_t */
+    const char *name;
+} test_op_t;
+
+#define TEST_OP(_cap, _op) \
+    {(_cap), offsetof(uct_iface_ops_t, _op), #_op}
+
+/* UCX calls an operation through the interface's table without a check:
+ * every one it may call for a capability the interface claims is set */
+static void test_assert_ops_for_caps(uct_iface_h iface,
+                                     const uct_iface_attr_t *attr)
+{
+    static const test_op_t ops[] = {
+        TEST_OP(0, ep_flush),
+        TEST_OP(0, ep_fence),
+        TEST_OP(0, ep_create),
+        TEST_OP(0, ep_destroy),
+        TEST_OP(0, ep_pending_add),
+        TEST_OP(0, ep_pending_purge),
+        TEST_OP(0, iface_flush),
+        TEST_OP(0, iface_fence),
+        TEST_OP(0, iface_progress_enable),
+        TEST_OP(0, iface_progress_disable),
+        TEST_OP(0, iface_progress),
+        TEST_OP(0, iface_event_fd_get),
+        TEST_OP(0, iface_event_arm),
+        TEST_OP(0, iface_close),
+        TEST_OP(0, iface_query),
+        TEST_OP(0, iface_get_device_address),
+        TEST_OP(0, iface_get_address),
+        TEST_OP(0, iface_is_reachable),
+        TEST_OP(UCT_IFACE_FLAG_PUT_SHORT, ep_put_short),
+        TEST_OP(UCT_IFACE_FLAG_PUT_BCOPY, ep_put_bcopy),
+        TEST_OP(UCT_IFACE_FLAG_PUT_ZCOPY, ep_put_zcopy),
+        TEST_OP(UCT_IFACE_FLAG_GET_SHORT, ep_get_short),
+        TEST_OP(UCT_IFACE_FLAG_GET_BCOPY, ep_get_bcopy),
+        TEST_OP(UCT_IFACE_FLAG_GET_ZCOPY, ep_get_zcopy),
+        TEST_OP(UCT_IFACE_FLAG_AM_SHORT, ep_am_short),
+        TEST_OP(UCT_IFACE_FLAG_AM_SHORT, ep_am_short_iov),
+        TEST_OP(UCT_IFACE_FLAG_AM_BCOPY, ep_am_bcopy),
+        TEST_OP(UCT_IFACE_FLAG_AM_ZCOPY, ep_am_zcopy),
+        TEST_OP(UCT_IFACE_FLAG_ATOMIC_DEVICE, ep_atomic_cswap64),
+        TEST_OP(UCT_IFACE_FLAG_ATOMIC_DEVICE, ep_atomic_cswap32),
+        TEST_OP(UCT_IFACE_FLAG_ATOMIC_DEVICE, ep_atomic32_post),
+        TEST_OP(UCT_IFACE_FLAG_ATOMIC_DEVICE, ep_atomic64_post),
+        TEST_OP(UCT_IFACE_FLAG_ATOMIC_DEVICE, ep_atomic32_fetch),
+        TEST_OP(UCT_IFACE_FLAG_ATOMIC_DEVICE, ep_atomic64_fetch),
+        TEST_OP(UCT_IFACE_FLAG_PENDING, ep_pending_add),
+        TEST_OP(UCT_IFACE_FLAG_EP_CHECK, ep_check),
+        TEST_OP(UCT_IFACE_FLAG_CONNECT_TO_EP, ep_get_address),
+        TEST_OP(UCT_IFACE_FLAG_CONNECT_TO_EP, ep_connect_to_ep),
+        TEST_OP(UCT_IFACE_FLAG_CONNECT_TO_IFACE, iface_get_address),
+        TEST_OP(UCT_IFACE_FLAG_TAG_EAGER_SHORT, ep_tag_eager_short),
+        TEST_OP(UCT_IFACE_FLAG_TAG_EAGER_BCOPY, ep_tag_eager_bcopy),
+        TEST_OP(UCT_IFACE_FLAG_TAG_EAGER_ZCOPY, ep_tag_eager_zcopy),
+        TEST_OP(UCT_IFACE_FLAG_TAG_RNDV_ZCOPY, ep_tag_rndv_zcopy)
+    };
+    unsigned i;
+
+    for (i = 0; i < sizeof(ops) / sizeof(ops[0]); ++i) {
+        if (((ops[i].cap == 0) || (attr->cap.flags & ops[i].cap)) &&
+            (*(void**)UCS_PTR_BYTE_OFFSET(&iface->ops, ops[i].offset) ==
+             NULL)) {
+            GDA_FT_FAIL("the interface claims capability 0x%" PRIx64
+                        " but has no %s", ops[i].cap, ops[i].name);
+        }
+    }
+}
+
+GDA_FT_TEST(uct_conform, claimed_capabilities_have_their_operations)
+{
+    test_uct_t t;
+
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+    test_assert_ops_for_caps(t.node[NODE_A].iface,
+                             &t.node[NODE_A].iface_attr);
+    test_uct_cleanup(&t);
+
+    test_oob_setup(&t);
+    test_assert_ops_for_caps(t.node[NODE_A].iface,
+                             &t.node[NODE_A].iface_attr);
+    test_oob_cleanup(&t);
+}
+
+/* Splits data[0..length) into iovcnt entries of uneven sizes, some empty */
+static void test_iov_split(uct_iov_t *iov, size_t iovcnt, uint8_t *data,
+                           size_t length)
+{
+    size_t i, offset = 0, part;
+
+    for (i = 0; i < iovcnt; ++i) {
+        part = (i == iovcnt - 1) ? (length - offset) :
+               ((i % 3 == 1) ? 0 : ucs_min(length - offset, 3 + 5 * i));
+        iov[i].buffer = data + offset;
+        iov[i].length = part;
+        iov[i].memh   = UCT_MEM_HANDLE_NULL;
+        iov[i].stride = 0;
+        iov[i].count  = 1;
+        offset       += part;
+    }
+}
+
+typedef struct {
+    uct_pending_req_t super;
+    test_uct_t       *t;
+    uint64_t          seq;
+    unsigned          calls;
+} test_am_iov_req_t;
+
+/* Message `seq` of a stream (see test_am_stream_cb) in two iov entries */
+static ucs_status_t test_am_iov_send_seq(test_uct_t *t, uint64_t seq)
+{
+    uint8_t payload[24];
+    uct_iov_t iov[2];
+
+    soft_fill(payload, sizeof(payload), (unsigned)seq);
+    test_iov_split(iov, 1, (uint8_t*)&seq, sizeof(seq));
+    test_iov_split(iov + 1, 1, payload, sizeof(payload));
+    return uct_ep_am_short_iov(t->node[NODE_A].ep, TEST_AM_ID, iov, 2);
+}
+
+static ucs_status_t test_am_iov_pending_cb(uct_pending_req_t *self)
+{
+    test_am_iov_req_t *req = ucs_container_of(self, test_am_iov_req_t,
+                                              super);
+    ucs_status_t status;
+
+    status = test_am_iov_send_seq(req->t, req->seq);
+    req->calls += (status == UCS_OK);
+    return status;
+}
+
+/* UCP's active messages send through am_short_iov: every size up to
+ * max_short in 1..max_iov entries arrives as their concatenation, inline
+ * and through a bounce buffer; the limits are checked; a full endpoint
+ * says NO_RESOURCE and its pending queue sends in order */
+GDA_FT_TEST(uct_conform, am_short_iov_sizes_limits_and_pending)
+{
+    size_t sizes[] = {0, 1, 7, 8, 31, 32, 33, 0};
+    test_am_iov_req_t reqs[4];
+    const uct_iface_attr_t *attr;
+    uct_iov_t iov[16];
+    uint8_t src[256];
+    test_am_rx_t *rx;
+    size_t s, n, max_iov, sent = 0;
+    ucs_status_t status;
+    uint64_t seq;
+    test_uct_t t;
+    unsigned i;
+
+    /* inline up to 32 bytes, longer ones through a bounce buffer */
+    test_uct_env(&t, 4, "UCX_GDA_FT_MAX_INLINE=32", "UCX_GDA_FT_LOG_SIZE=16",
+                 NULL);
+    test_uct_setup(&t);
+    attr    = &t.node[NODE_A].iface_attr;
+    max_iov = attr->cap.am.max_iov;
+    GDA_FT_ASSERT(attr->cap.flags & UCT_IFACE_FLAG_AM_SHORT);
+    GDA_FT_ASSERT(t.node[NODE_A].iface->ops.ep_am_short_iov != NULL);
+    GDA_FT_ASSERT(max_iov >= 4);    /* UCP's AM header, data, user header,
+                                       reply footer */
+    GDA_FT_ASSERT(max_iov < sizeof(iov) / sizeof(iov[0]));
+    sizes[7] = attr->cap.am.max_short;
+    GDA_FT_ASSERT(sizes[7] <= sizeof(src));
+
+    rx = calloc(1, sizeof(*rx));
+    soft_fill(src, sizeof(src), 5);
+    test_am_set_handler(&t, NODE_B, test_am_cb, rx);
+    for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); ++s) {
+        for (n = 1; n <= max_iov; ++n) {
+            test_iov_split(iov, n, src + n, sizes[s]);
+            while ((status = uct_ep_am_short_iov(t.node[NODE_A].ep,
+                                                 TEST_AM_ID, iov, n)) ==
+                   UCS_ERR_NO_RESOURCE) {
+                test_progress(&t);
+            }
+            GDA_FT_ASSERT_OK(status);
+            ++sent;
+            TEST_WAIT(&t, rx->count == sent, 5000);
+            GDA_FT_ASSERT_EQ(rx->last_len, sizes[s]);
+            GDA_FT_ASSERT_MEM_EQ(rx->last, src + n, sizes[s]);
+        }
+    }
+    GDA_FT_ASSERT_EQ(rx->errors, 0);
+
+    /* the limits: too long, too many entries, a bad id */
+    test_iov_split(iov, 2, src, sizes[7] + 1);
+    GDA_FT_ASSERT_EQ(uct_ep_am_short_iov(t.node[NODE_A].ep, TEST_AM_ID, iov,
+                                         2), UCS_ERR_INVALID_PARAM);
+    test_iov_split(iov, max_iov + 1, src, 16);
+    GDA_FT_ASSERT_EQ(uct_ep_am_short_iov(t.node[NODE_A].ep, TEST_AM_ID, iov,
+                                         max_iov + 1), UCS_ERR_INVALID_PARAM);
+    test_iov_split(iov, 1, src, 16);
+    GDA_FT_ASSERT_EQ(uct_ep_am_short_iov(t.node[NODE_A].ep, UCT_AM_ID_MAX,
+                                         iov, 1), UCS_ERR_INVALID_PARAM);
+
+    /* a full endpoint: NO_RESOURCE, then the pending queue sends, in
+     * order after what was posted */
+    test_am_set_handler(&t, NODE_B, test_am_stream_cb, rx);
+    for (seq = 0; (status = test_am_iov_send_seq(&t, seq)) == UCS_OK;
+         ++seq) {
+        GDA_FT_ASSERT(seq < 1000);
+    }
+    GDA_FT_ASSERT_EQ(status, UCS_ERR_NO_RESOURCE);
+    for (i = 0; i < 4; ++i) {
+        reqs[i].super.func = test_am_iov_pending_cb;
+        reqs[i].t          = &t;
+        reqs[i].seq        = seq + i;
+        reqs[i].calls      = 0;
+        GDA_FT_ASSERT_OK(uct_ep_pending_add(t.node[NODE_A].ep,
+                                            &reqs[i].super, 0));
+    }
+    TEST_WAIT(&t, rx->count == seq + 4, 10000);
+    for (i = 0; i < 4; ++i) {
+        GDA_FT_ASSERT_EQ(reqs[i].calls, 1);
+    }
+    GDA_FT_ASSERT_EQ(rx->errors, 0);
+    GDA_FT_ASSERT_EQ(rx->next, seq + 4);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    free(rx);
+    test_uct_cleanup(&t);
+}

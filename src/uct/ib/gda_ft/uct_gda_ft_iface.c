@@ -320,7 +320,7 @@ static ucs_status_t uct_gda_ft_iface_query(uct_iface_h tl_iface,
     attr->cap.am.opt_zcopy_align = 1;
     attr->cap.am.align_mtu       = iface->config.path_mtu;
     attr->cap.am.max_hdr         = 0;
-    attr->cap.am.max_iov         = 1;
+    attr->cap.am.max_iov         = UCT_GDA_FT_AM_MAX_IOV; /* am_short_iov */
 
     attr->device_addr_len = iface->dev_addr_len;
     attr->iface_addr_len  = 0;
@@ -1145,6 +1145,7 @@ static ucs_status_t uct_gda_ft_iface_open(uct_md_h md, uct_worker_h worker,
 uct_iface_ops_t uct_gda_ft_iface_ops = {
     .ep_put_short             = uct_gda_ft_ep_put_short,
     .ep_am_short              = uct_gda_ft_ep_am_short,
+    .ep_am_short_iov          = uct_gda_ft_ep_am_short_iov,
     .ep_am_bcopy              = uct_gda_ft_ep_am_bcopy,
     .ep_put_bcopy             = uct_gda_ft_ep_put_bcopy,
     .ep_put_zcopy             = uct_gda_ft_ep_put_zcopy,

@@ -51,6 +51,9 @@
 #define UCT_GDA_FT_AM_SEQ_MASK     (UCS_MASK(UCT_GDA_FT_AM_SEQ_BITS))
 /* am_short through a bounce buffer when the HCAs allow less inline */
 #define UCT_GDA_FT_AM_MIN_SHORT    128
+/* Most iov entries of am_short_iov (cap.am.max_iov): they are copied into
+ * the WQE or a bounce buffer; UCP's active messages use up to four */
+#define UCT_GDA_FT_AM_MAX_IOV      8
 
 
 typedef struct uct_gda_ft_iface uct_gda_ft_iface_t;
