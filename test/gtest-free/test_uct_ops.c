@@ -2682,3 +2682,91 @@ GDA_FT_TEST(uct_conform, am_short_iov_sizes_limits_and_pending)
     free(rx);
     test_uct_cleanup(&t);
 }
+
+static unsigned test_log_warnings;
+static char     test_log_last[256];
+
+/* Counts UCX warnings and errors, keeps the last one */
+static ucs_log_func_rc_t
+test_log_count_handler(const char *file, unsigned line, const char *function,
+                       ucs_log_level_t level,
+                       const ucs_log_component_config_t *comp_conf,
+                       const char *message, va_list ap)
+{
+    if (level <= UCS_LOG_LEVEL_WARN) {
+        ++test_log_warnings;
+        vsnprintf(test_log_last, sizeof(test_log_last), message, ap);
+        printf("%s:%u %s\n", file, line, test_log_last);
+    }
+    return UCS_LOG_FUNC_RC_CONTINUE;
+}
+
+/* Closes a node and forgets it; UCX warns when its worker still has
+ * callbacks, or its async context handlers */
+static void test_node_close_checked(test_uct_t *t, test_node_t *node)
+{
+    if (node->ep != NULL) {
+        uct_ep_destroy(node->ep);
+        node->ep = NULL;
+    }
+    GDA_FT_ASSERT_OK(uct_md_mem_dereg(node->md, node->memh));
+    free(node->buf);
+    uct_iface_close(node->iface);
+    node->iface = NULL;
+    uct_worker_destroy(node->worker);
+    node->worker = NULL;
+    ucs_async_context_destroy(node->async);
+    uct_md_close(node->md);
+}
+
+/* The out-of-band interface leaves nothing behind: its progress callback
+ * leaves the worker, its listener's and connections' handlers the async
+ * context; UCX warns of either at cleanup (and a callback left behind
+ * would run on freed memory). Both orders: B closes with A's connection
+ * open, or after A's endpoint closed it. */
+GDA_FT_TEST(uct_conform, oob_iface_close_leaves_no_callback_or_handler)
+{
+    test_oob_rx_t sync_rx, async_rx;
+    double deadline;
+    test_uct_t t;
+    unsigned order;
+    uint32_t i;
+
+    for (order = 0; order < 2; ++order) {
+        memset(&sync_rx, 0, sizeof(sync_rx));
+        memset(&async_rx, 0, sizeof(async_rx));
+        test_oob_setup(&t);
+        GDA_FT_ASSERT_OK(uct_iface_set_am_handler(t.node[NODE_B].iface, 5,
+                                                  test_oob_am_cb, &sync_rx,
+                                                  TEST_CB_SYNC));
+        GDA_FT_ASSERT_OK(uct_iface_set_am_handler(t.node[NODE_B].iface, 6,
+                                                  test_oob_am_cb, &async_rx,
+                                                  UCT_CB_FLAG_ASYNC));
+        for (i = 0; i < 10; ++i) {
+            test_oob_send(&t, 5, i, 64);
+            test_oob_send(&t, 6, i, 64);
+        }
+        TEST_WAIT(&t, sync_rx.calls == 10, 10000);
+        deadline = soft_now_sec() + 10;
+        while (__atomic_load_n(&async_rx.calls, __ATOMIC_ACQUIRE) < 10) {
+            GDA_FT_ASSERT(soft_now_sec() < deadline);
+            usleep(1000);
+        }
+
+        test_log_warnings = 0;
+        ucs_log_push_handler(test_log_count_handler);
+        if (order == 1) {
+            /* B sees the end of the connection before it closes */
+            uct_ep_destroy(t.node[NODE_A].ep);
+            t.node[NODE_A].ep = NULL;
+            deadline = soft_now_sec() + 0.1;
+            while (soft_now_sec() < deadline) {
+                test_progress(&t);
+            }
+        }
+        test_node_close_checked(&t, &t.node[NODE_B]);
+        test_node_close_checked(&t, &t.node[NODE_A]);
+        ucs_log_pop_handler();
+        GDA_FT_ASSERT_EQ(test_log_warnings, 0);
+    }
+}

@@ -733,6 +733,9 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_oob_iface_t)
     uct_gda_ft_oob_conn_t *conn, *tmp;
     unsigned i;
 
+    /* the worker must not call our progress once we are gone */
+    uct_base_iface_progress_disable(&self->super.super,
+                                    UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     ucs_async_remove_handler(self->listen_fd, 1);
     close(self->listen_fd);
     ucs_list_for_each_safe(conn, tmp, &self->conns, list) {
