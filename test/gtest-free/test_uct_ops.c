@@ -392,13 +392,18 @@ static ucs_status_t test_oob_am_cb(void *arg, void *data, size_t length,
     return UCS_OK;
 }
 
+/* Sends from A, progressing both sides while A's queue is full */
 static void test_oob_send(test_uct_t *t, uint8_t am_id, uint32_t seq,
                           size_t length)
 {
     test_oob_msg_t msg = {seq, length};
+    ssize_t ret;
 
-    GDA_FT_ASSERT_EQ(uct_ep_am_bcopy(t->node[NODE_A].ep, am_id, test_oob_pack,
-                                     &msg, 0), (ssize_t)length);
+    while ((ret = uct_ep_am_bcopy(t->node[NODE_A].ep, am_id, test_oob_pack,
+                                  &msg, 0)) == UCS_ERR_NO_RESOURCE) {
+        test_progress(t);
+    }
+    GDA_FT_ASSERT_EQ(ret, (ssize_t)length);
 }
 
 /* A's endpoint to B's interface, both the out-of-band channel */
@@ -2769,4 +2774,174 @@ GDA_FT_TEST(uct_conform, oob_iface_close_leaves_no_callback_or_handler)
         ucs_log_pop_handler();
         GDA_FT_ASSERT_EQ(test_log_warnings, 0);
     }
+}
+
+typedef struct {
+    uct_pending_req_t super;
+    test_uct_t       *t;
+    uint32_t          seq;
+    size_t            length;
+    unsigned          calls;
+} test_oob_req_t;
+
+static ucs_status_t test_oob_pending_cb(uct_pending_req_t *self)
+{
+    test_oob_req_t *req = ucs_container_of(self, test_oob_req_t, super);
+    test_oob_msg_t msg  = {req->seq, req->length};
+    ssize_t ret;
+
+    ret = uct_ep_am_bcopy(req->t->node[NODE_A].ep, 5, test_oob_pack, &msg, 0);
+    if (ret < 0) {
+        return (ucs_status_t)ret;
+    }
+    ++req->calls;
+    return UCS_OK;
+}
+
+static size_t test_rss_bytes(void)
+{
+    unsigned long size, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+
+    GDA_FT_ASSERT(f != NULL);
+    GDA_FT_ASSERT_EQ(fscanf(f, "%lu %lu", &size, &resident), 2);
+    fclose(f);
+    return resident * sysconf(_SC_PAGESIZE);
+}
+
+/* A receiver whose handler waits for its progress, which does not come:
+ * the sender's queue fills up to OOB_TX_QUEUE, am_bcopy then says
+ * NO_RESOURCE (neither side's memory grows), pending requests and the
+ * flush wait; with the receiver's progress everything arrives in order */
+GDA_FT_TEST(uct_conform, oob_full_queue_is_no_resource_and_pending_works)
+{
+    test_oob_rx_t rx = {0};
+    test_oob_msg_t msg;
+    test_oob_req_t reqs[4];
+    size_t rss_before, rss_growth;
+    uint32_t sent, i;
+    test_uct_t t;
+    ssize_t ret;
+
+    setenv("UCX_GDA_FT_OOB_TX_QUEUE", "256k", 1);
+    setenv("UCX_GDA_FT_OOB_TX_MAX_MSGS", "1000000", 1);
+    test_oob_setup(&t);
+    GDA_FT_ASSERT(t.node[NODE_A].iface_attr.cap.flags &
+                  UCT_IFACE_FLAG_PENDING);
+    GDA_FT_ASSERT_OK(uct_iface_set_am_handler(t.node[NODE_B].iface, 5,
+                                              test_oob_am_cb, &rx,
+                                              TEST_CB_SYNC));
+
+    /* nothing to wait for: pending_add refuses */
+    reqs[0].super.func = test_oob_pending_cb;
+    GDA_FT_ASSERT_EQ(uct_ep_pending_add(t.node[NODE_A].ep, &reqs[0].super, 0),
+                     UCS_ERR_BUSY);
+
+    /* largest messages, only A progresses: TCP buffers what B does not
+     * read, then A's queue fills (2048 would be 128 MiB) */
+    rss_before = test_rss_bytes();
+    for (sent = 0; sent < 2048; ++sent) {
+        msg.seq    = sent;
+        msg.length = UCT_GDA_FT_OOB_MAX_PAYLOAD;
+        ret        = uct_ep_am_bcopy(t.node[NODE_A].ep, 5, test_oob_pack,
+                                     &msg, 0);
+        if (ret == UCS_ERR_NO_RESOURCE) {
+            break;
+        }
+        GDA_FT_ASSERT_EQ(ret, UCT_GDA_FT_OOB_MAX_PAYLOAD);
+        uct_worker_progress(t.node[NODE_A].worker);
+    }
+    rss_growth = test_rss_bytes() - rss_before;
+    printf("%u largest messages taken before NO_RESOURCE, RSS grew by %zu "
+           "KiB\n", sent, rss_growth / 1024);
+    GDA_FT_ASSERT(sent < 2048);
+    GDA_FT_ASSERT(rss_growth < 16 * 1024 * 1024);
+    GDA_FT_ASSERT_EQ(rx.calls, 0);
+
+    /* requests wait in order, the flush waits behind them */
+    for (i = 0; i < 4; ++i) {
+        reqs[i].super.func = test_oob_pending_cb;
+        reqs[i].t          = &t;
+        reqs[i].seq        = sent + i;
+        reqs[i].length     = 100 + i;
+        reqs[i].calls      = 0;
+        GDA_FT_ASSERT_OK(uct_ep_pending_add(t.node[NODE_A].ep,
+                                            &reqs[i].super, 0));
+    }
+    GDA_FT_ASSERT_EQ(uct_ep_flush(t.node[NODE_A].ep, 0, NULL),
+                     UCS_ERR_NO_RESOURCE);
+    msg.seq    = 0;
+    msg.length = 8;
+    GDA_FT_ASSERT_EQ(uct_ep_am_bcopy(t.node[NODE_A].ep, 5, test_oob_pack,
+                                     &msg, 0), UCS_ERR_NO_RESOURCE);
+
+    /* B progresses: everything arrives, in order, once */
+    TEST_WAIT(&t, rx.calls == sent + 4, 30000);
+    TEST_WAIT(&t, uct_ep_flush(t.node[NODE_A].ep, 0, NULL) == UCS_OK, 5000);
+    for (i = 0; i < 4; ++i) {
+        GDA_FT_ASSERT_EQ(reqs[i].calls, 1);
+    }
+    GDA_FT_ASSERT_EQ(rx.bad, 0);
+    GDA_FT_ASSERT_EQ(rx.next, sent + 4);
+    test_oob_cleanup(&t);
+}
+
+/* A receiver that keeps up by itself (asynchronous handler): the sender
+ * still takes no more than OOB_TX_MAX_MSGS messages between two of its
+ * progress calls, as UCX's am_tx_max_bufs expects */
+GDA_FT_TEST(uct_conform, oob_messages_between_progress_are_bounded)
+{
+    test_oob_rx_t rx = {0};
+    test_oob_msg_t msg = {0, 8};
+    uct_iface_config_t *config;
+    uct_iface_params_t params;
+    uct_iface_h iface;
+    double deadline;
+    test_uct_t t;
+    uint32_t sent;
+    ssize_t ret;
+
+    setenv("UCX_GDA_FT_OOB_TX_MAX_MSGS", "32", 1);
+    test_oob_setup(&t);
+    GDA_FT_ASSERT_OK(uct_iface_set_am_handler(t.node[NODE_B].iface, 5,
+                                              test_oob_am_cb, &rx,
+                                              UCT_CB_FLAG_ASYNC));
+    for (sent = 0; sent < 1000; ++sent) {
+        msg.seq = sent;
+        ret     = uct_ep_am_bcopy(t.node[NODE_A].ep, 5, test_oob_pack, &msg,
+                                  0);
+        if (ret == UCS_ERR_NO_RESOURCE) {
+            break;
+        }
+        GDA_FT_ASSERT_EQ(ret, 8);
+    }
+    GDA_FT_ASSERT_EQ(sent, 32);
+
+    /* A's progress finds them written: the next one goes out */
+    uct_worker_progress(t.node[NODE_A].worker);
+    msg.seq = sent++;
+    GDA_FT_ASSERT_EQ(uct_ep_am_bcopy(t.node[NODE_A].ep, 5, test_oob_pack,
+                                     &msg, 0), 8);
+    deadline = soft_now_sec() + 10;
+    while (__atomic_load_n(&rx.calls, __ATOMIC_ACQUIRE) < sent) {
+        GDA_FT_ASSERT(soft_now_sec() < deadline);
+        usleep(1000);
+    }
+    GDA_FT_ASSERT_EQ(rx.bad, 0);
+
+    /* a queue that cannot hold a largest message is refused */
+    GDA_FT_ASSERT_OK(uct_md_iface_config_read(t.node[NODE_A].md, "gda_ft",
+                                              NULL, NULL, &config));
+    GDA_FT_ASSERT_OK(uct_config_modify(config, "OOB_TX_QUEUE", "64k"));
+    memset(&params, 0, sizeof(params));
+    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                                  UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = "gda_ft";
+    params.mode.device.dev_name = "tsoft0:oob";
+    GDA_FT_ASSERT_EQ(uct_iface_open(t.node[NODE_A].md, t.node[NODE_A].worker,
+                                    &params, config, &iface),
+                     UCS_ERR_INVALID_PARAM);
+    uct_config_release(config);
+    test_oob_cleanup(&t);
 }

@@ -179,6 +179,21 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      ucs_offsetof(uct_gda_ft_iface_config_t, print_backup),
      UCS_CONFIG_TYPE_ON_OFF_AUTO},
 
+    {"OOB_TX_QUEUE", "1m",
+     "Out-of-band channel (device <hca>:oob): bytes an endpoint holds that\n"
+     "its socket has not taken yet. am_bcopy returns UCS_ERR_NO_RESOURCE\n"
+     "while a largest message (64 KiB and its 8-byte header) would not fit,\n"
+     "until the interface progress has written them; at least that much.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, oob_tx_queue),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"OOB_TX_MAX_MSGS", "256",
+     "Out-of-band channel: messages an endpoint sends before the interface\n"
+     "progress finds them all written to its socket. am_bcopy returns\n"
+     "UCS_ERR_NO_RESOURCE beyond it, and pending requests wait for progress.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, oob_tx_max_msgs),
+     UCS_CONFIG_TYPE_UINT},
+
     UCT_IFACE_MPOOL_CONFIG_FIELDS("TX_", -1, 64, "bounce",
                                   ucs_offsetof(uct_gda_ft_iface_config_t,
                                                tx_mp), ""),

@@ -84,6 +84,8 @@ typedef struct uct_gda_ft_iface_config {
     double                   rearm_backoff;
     double                   rearm_backoff_max;
     int                      print_backup;  /* ucs_on_off_auto_value_t */
+    size_t                   oob_tx_queue;  /* out-of-band channel: bytes */
+    unsigned                 oob_tx_max_msgs;
     uct_iface_mpool_config_t tx_mp;
     uct_iface_mpool_config_t rx_mp;
 } uct_gda_ft_iface_config_t;
