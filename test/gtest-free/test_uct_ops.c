@@ -2945,3 +2945,75 @@ GDA_FT_TEST(uct_conform, oob_messages_between_progress_are_bounded)
     uct_config_release(config);
     test_oob_cleanup(&t);
 }
+
+/* Opens another interface on a node's device with AM alignment parameters
+ * (field_mask: which of them), closes it; returns the status */
+static ucs_status_t test_open_aligned(test_uct_t *t, test_node_t *node,
+                                      uint64_t field_mask, size_t align,
+                                      size_t offset)
+{
+    uct_iface_config_t *config;
+    uct_iface_params_t params;
+    ucs_status_t status;
+    uct_iface_h iface;
+
+    GDA_FT_ASSERT_OK(uct_md_iface_config_read(node->md, "gda_ft", NULL, NULL,
+                                              &config));
+    memset(&params, 0, sizeof(params));
+    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                                  UCT_IFACE_PARAM_FIELD_DEVICE | field_mask;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = "gda_ft";
+    params.mode.device.dev_name = node->dev_name;
+    params.am_alignment         = align;
+    params.am_align_offset      = offset;
+    status = uct_iface_open(node->md, node->worker, &params, config, &iface);
+    uct_config_release(config);
+    if (status == UCS_OK) {
+        uct_iface_close(iface);
+    }
+    return status;
+}
+
+/* UCX's uct_p2p_am_alignment.invalid_align and invalid_offset, and what
+ * UCP asks for, on both kinds of interface */
+static void test_am_alignment_params(test_uct_t *t)
+{
+    const uint64_t align  = UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT;
+    const uint64_t offset = UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET;
+    test_node_t *node     = &t->node[NODE_A];
+
+    /* not a power of 2 */
+    GDA_FT_ASSERT_EQ(test_open_aligned(t, node, align, 0, 0),
+                     UCS_ERR_INVALID_PARAM);
+    GDA_FT_ASSERT_EQ(test_open_aligned(t, node, align, 3, 1),
+                     UCS_ERR_INVALID_PARAM);
+    GDA_FT_ASSERT_EQ(test_open_aligned(t, node, align | offset, 24, 0),
+                     UCS_ERR_INVALID_PARAM);
+    /* an offset without an alignment */
+    GDA_FT_ASSERT_EQ(test_open_aligned(t, node, offset, 0, 11),
+                     UCS_ERR_INVALID_PARAM);
+    GDA_FT_ASSERT_EQ(test_open_aligned(t, node, offset, 8, 8),
+                     UCS_ERR_INVALID_PARAM);
+    GDA_FT_ASSERT_EQ(test_open_aligned(t, node, offset, 8, 11),
+                     UCS_ERR_INVALID_PARAM);
+    /* valid: with and without an offset, and UCP's header offset (8) with
+     * a smaller alignment */
+    GDA_FT_ASSERT_OK(test_open_aligned(t, node, align, 64, 0));
+    GDA_FT_ASSERT_OK(test_open_aligned(t, node, align | offset, 4096, 100));
+    GDA_FT_ASSERT_OK(test_open_aligned(t, node, align | offset, 2, 8));
+}
+
+GDA_FT_TEST(uct_conform, am_alignment_params_are_checked)
+{
+    test_uct_t t;
+
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+    test_am_alignment_params(&t);
+    test_uct_cleanup(&t);
+
+    test_oob_setup(&t);
+    test_am_alignment_params(&t);
+    test_oob_cleanup(&t);
+}

@@ -926,6 +926,11 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
         return status;
     }
 
+    status = uct_gda_ft_check_am_alignment(params, config->seg_size);
+    if (status != UCS_OK) {
+        return status;
+    }
+
     UCS_CLASS_CALL_SUPER_INIT(
             uct_base_iface_t, &uct_gda_ft_iface_ops,
             &uct_gda_ft_iface_internal_ops, tl_md, worker, params,
