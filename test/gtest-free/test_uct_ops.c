@@ -101,13 +101,17 @@ static ucs_status_t test_err_handler(void *arg, uct_ep_h ep,
     return UCS_OK;
 }
 
+/* The plugin test_uct_env() loads; a test may pick the one built with
+ * UCX's data tracing compiled in */
+static const char *test_uct_plugin = "libuct_gda_ft.so";
+
 static void *test_uct_load_plugin(void)
 {
     char path[1024];
     void *handle;
 
-    snprintf(path, sizeof(path), "%s/.libs/libuct_gda_ft.so",
-             gda_ft_test_builddir());
+    snprintf(path, sizeof(path), "%s/.libs/%s", gda_ft_test_builddir(),
+             test_uct_plugin);
     handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (handle == NULL) {
         GDA_FT_FAIL("cannot load the plugin %s: %s", path, dlerror());
@@ -3016,4 +3020,139 @@ GDA_FT_TEST(uct_conform, am_alignment_params_are_checked)
     test_oob_setup(&t);
     test_am_alignment_params(&t);
     test_oob_cleanup(&t);
+}
+
+typedef struct {
+    unsigned send;      /* UCT_AM_TRACE_TYPE_SEND calls */
+    unsigned recv;
+    unsigned bad;       /* wrong id, length or content */
+    size_t   length;    /* expected of every message */
+} test_tracer_t;
+
+static void test_am_tracer(void *arg, uct_am_trace_type_t type, uint8_t id,
+                           const void *data, size_t length, char *buffer,
+                           size_t max)
+{
+    test_tracer_t *tr = arg;
+    uint8_t expect[256];
+
+    soft_fill(expect, sizeof(expect), 77);
+    tr->bad += (id != TEST_AM_ID) || (length != tr->length) ||
+               (length > sizeof(expect)) || memcmp(data, expect, length);
+    if (type == UCT_AM_TRACE_TYPE_SEND) {
+        ++tr->send;
+    } else if (type == UCT_AM_TRACE_TYPE_RECV) {
+        ++tr->recv;
+    } else {
+        ++tr->bad;
+    }
+    snprintf(buffer, max, "test tracer");
+}
+
+static char test_trace_log[65536];
+
+/* Keeps the data-trace messages, prints nothing */
+static ucs_log_func_rc_t
+test_trace_log_handler(const char *file, unsigned line, const char *function,
+                       ucs_log_level_t level,
+                       const ucs_log_component_config_t *comp_conf,
+                       const char *message, va_list ap)
+{
+    size_t used = strlen(test_trace_log);
+    char buf[512];
+
+    if (level != UCS_LOG_LEVEL_TRACE_DATA) {
+        return (level <= UCS_LOG_LEVEL_WARN) ? UCS_LOG_FUNC_RC_CONTINUE :
+                                                UCS_LOG_FUNC_RC_STOP;
+    }
+    vsnprintf(buf, sizeof(buf), message, ap);
+    snprintf(test_trace_log + used, sizeof(test_trace_log) - used, "%s\n",
+             buf);
+    return UCS_LOG_FUNC_RC_STOP;
+}
+
+static void test_trace_expect(const char *text)
+{
+    if (strstr(test_trace_log, text) == NULL) {
+        GDA_FT_FAIL("no trace with '%s' in:\n%s", text, test_trace_log);
+    }
+}
+
+/*
+ * With logging on (UCX_LOG_LEVEL=trace_data in a build that keeps it), UCX
+ * traces every active message sent and received through the interface's
+ * AM tracer and ucs_trace_data(), and its tests count them: am_short,
+ * am_short_iov and am_bcopy on the HCA interface, am_bcopy on the
+ * out-of-band one, one SEND at the sender, one RECV at the receiver, each
+ * with the id, the length and the bytes of the message.
+ */
+GDA_FT_TEST(uct_conform, am_send_and_receive_are_traced)
+{
+    test_tracer_t tx = {0}, rx = {0};
+    test_am_rx_t *am_rx;
+    test_am_pack_t pack;
+    uint8_t src[256];
+    uct_iov_t iov[2];
+    test_uct_t t;
+
+    /* UCX_LOG_LEVEL=trace_data, which libucs read when it loaded */
+    ucs_global_opts.log_component.log_level = UCS_LOG_LEVEL_TRACE_DATA;
+    ucs_log_push_handler(test_trace_log_handler);
+    test_uct_plugin = "libuct_gda_ft_trace.so";
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+    soft_fill(src, sizeof(src), 77);
+    am_rx = calloc(1, sizeof(*am_rx));
+    test_am_set_handler(&t, NODE_B, test_am_cb, am_rx);
+    uct_iface_set_am_tracer(t.node[NODE_A].iface, test_am_tracer, &tx);
+    uct_iface_set_am_tracer(t.node[NODE_B].iface, test_am_tracer, &rx);
+
+    tx.length = rx.length = 40;
+    test_am_short(&t, *(uint64_t*)src, src + 8, 32);
+    test_iov_split(iov, 2, src, 40);
+    GDA_FT_ASSERT_OK(uct_ep_am_short_iov(t.node[NODE_A].ep, TEST_AM_ID, iov,
+                                         2));
+    TEST_WAIT(&t, am_rx->count == 2, 5000);
+    tx.length = rx.length = 200;
+    test_am_bcopy(&t, src, 200);
+    TEST_WAIT(&t, am_rx->count == 3, 5000);
+    GDA_FT_ASSERT_EQ(tx.send, 3);
+    GDA_FT_ASSERT_EQ(tx.recv, 0);
+    GDA_FT_ASSERT_EQ(rx.recv, 3);
+    GDA_FT_ASSERT_EQ(rx.send, 0);
+    GDA_FT_ASSERT_EQ(tx.bad + rx.bad, 0);
+    uct_iface_set_am_tracer(t.node[NODE_A].iface, NULL, NULL);
+    uct_iface_set_am_tracer(t.node[NODE_B].iface, NULL, NULL);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    free(am_rx);
+    test_uct_cleanup(&t);
+
+    /* the out-of-band channel */
+    memset(&tx, 0, sizeof(tx));
+    memset(&rx, 0, sizeof(rx));
+    test_oob_setup(&t);
+    am_rx = calloc(1, sizeof(*am_rx));
+    test_am_set_handler(&t, NODE_B, test_am_cb, am_rx);
+    uct_iface_set_am_tracer(t.node[NODE_A].iface, test_am_tracer, &tx);
+    uct_iface_set_am_tracer(t.node[NODE_B].iface, test_am_tracer, &rx);
+    tx.length = rx.length = 100;
+    pack.src    = src;
+    pack.length = 100;
+    GDA_FT_ASSERT_EQ(uct_ep_am_bcopy(t.node[NODE_A].ep, TEST_AM_ID,
+                                     test_am_pack, &pack, 0), 100);
+    TEST_WAIT(&t, am_rx->count == 1, 5000);
+    GDA_FT_ASSERT_EQ(tx.send, 1);
+    GDA_FT_ASSERT_EQ(rx.recv, 1);
+    GDA_FT_ASSERT_EQ(tx.bad + rx.bad, 0);
+    free(am_rx);
+    test_oob_cleanup(&t);
+
+    /* and ucs_trace_data() logged them, with what the tracer wrote */
+    ucs_log_pop_handler();
+    test_trace_expect("TX: ep");
+    test_trace_expect("AM_SHORT_IOV");
+    test_trace_expect("AM_BCOPY");
+    test_trace_expect("RX: ep");
+    test_trace_expect("RX: fd");
+    test_trace_expect("test tracer");
 }

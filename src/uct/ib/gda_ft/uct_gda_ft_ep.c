@@ -553,6 +553,7 @@ unsigned uct_gda_ft_ep_am_deliver(uct_gda_ft_ep_t *ep)
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
     uct_gda_ft_op_t *desc;
     unsigned path;
+    uint8_t am_id;
 
     desc = uct_gda_ft_ep_am_take_next(ep);
     if ((desc == NULL) && uct_gda_ft_ep_am_resync(ep)) {
@@ -564,14 +565,19 @@ unsigned uct_gda_ft_ep_am_deliver(uct_gda_ft_ep_t *ep)
 
     ep->am.rx_seq = (ep->am.rx_seq + 1) & UCT_GDA_FT_AM_SEQ_MASK;
     ++ep->am.counters.received;
-    path = desc->rx.path;
+    path  = desc->rx.path;
+    am_id = desc->rx.imm & UCT_GDA_FT_AM_ID_MASK;
+    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, am_id,
+                       uct_gda_ft_op_payload(desc), desc->rx.length,
+                       "RX: ep %p AM seq %u on the %s path", ep,
+                       desc->rx.imm >> UCT_GDA_FT_AM_ID_BITS,
+                       uct_gda_ft_path_name(path));
 
     /* The handler may destroy the endpoint: its cleanup clears
      * am_dispatch_ep, and the buffer then goes back to the pool */
     iface->am_dispatch_ep = ep;
-    uct_iface_invoke_am(&iface->super,
-                        desc->rx.imm & UCT_GDA_FT_AM_ID_MASK,
-                        uct_gda_ft_op_payload(desc), desc->rx.length, 0);
+    uct_iface_invoke_am(&iface->super, am_id, uct_gda_ft_op_payload(desc),
+                        desc->rx.length, 0);
     ep                    = iface->am_dispatch_ep;
     iface->am_dispatch_ep = NULL;
     if (ep != NULL) {
@@ -1001,6 +1007,9 @@ uct_gda_ft_ep_am_short_common(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
         if (ucs_unlikely(status != UCS_OK)) {
             return status;
         }
+        uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_SEND, id, data,
+                           total, "TX: ep %p AM_SHORT%s seq %u", ep,
+                           (iov == NULL) ? "" : "_IOV", ep->am.tx_seq);
         uct_gda_ft_ep_am_sent(ep);
     } else {
         /* more than the HCAs take inline: through a bounce buffer */
@@ -1011,6 +1020,10 @@ uct_gda_ft_ep_am_short_common(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
         }
         uct_gda_ft_ep_am_short_pack(uct_gda_ft_op_payload(desc), header,
                                     payload, length, iov, iovcnt);
+        uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_SEND, id,
+                           uct_gda_ft_op_payload(desc), total,
+                           "TX: ep %p AM_SHORT%s seq %u (bounce)", ep,
+                           (iov == NULL) ? "" : "_IOV", ep->am.tx_seq);
         status = uct_gda_ft_ep_post_am_bcopy(iface, ep, desc, id, total);
         if (ucs_unlikely(status != UCS_OK)) {
             return status;
@@ -1068,6 +1081,9 @@ ssize_t uct_gda_ft_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
         return length;
     }
 
+    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_SEND, id,
+                       uct_gda_ft_op_payload(desc), length,
+                       "TX: ep %p AM_BCOPY seq %u", ep, ep->am.tx_seq);
     status = uct_gda_ft_ep_post_am_bcopy(iface, ep, desc, id,
                                          (uint32_t)length);
     if (ucs_unlikely(status != UCS_OK)) {

@@ -196,6 +196,11 @@ static unsigned uct_gda_ft_oob_conn_dispatch(uct_gda_ft_oob_conn_t *conn,
         if (async && !(iface->super.am[am_id].flags & UCT_CB_FLAG_ASYNC)) {
             break;
         }
+        uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, am_id,
+                           conn->buf + offset +
+                           sizeof(uct_gda_ft_wire_oob_hdr_t), length,
+                           "RX: fd %d AM_BCOPY%s", conn->fd,
+                           async ? " (async)" : "");
         uct_iface_invoke_am(&iface->super, am_id,
                             conn->buf + offset +
                             sizeof(uct_gda_ft_wire_oob_hdr_t), length, 0);
@@ -403,6 +408,8 @@ static ucs_status_t uct_gda_ft_oob_ep_tx_write(uct_gda_ft_oob_ep_t *ep)
         ret = send(ep->fd, ep->tx_buf + ep->tx_offset,
                    ep->tx_length - ep->tx_offset, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (ret > 0) {
+            ucs_trace_data("gda_ft oob: ep %p fd %d wrote %zd of %zu bytes",
+                           ep, ep->fd, ret, ep->tx_length - ep->tx_offset);
             ep->tx_offset += ret;
         } else if ((ret < 0) && (errno == EINTR)) {
             continue;
@@ -495,6 +502,10 @@ static ssize_t uct_gda_ft_oob_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
         goto out;
     }
     uct_gda_ft_wire_oob_hdr_pack(id, length, (uct_gda_ft_wire_oob_hdr_t*)msg);
+    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_SEND, id,
+                       msg + sizeof(uct_gda_ft_wire_oob_hdr_t), length,
+                       "TX: ep %p fd %d AM_BCOPY, %zu bytes queued before",
+                       ep, ep->fd, uct_gda_ft_oob_ep_unwritten(ep));
     ep->tx_length += sizeof(uct_gda_ft_wire_oob_hdr_t) + length;
     ++ep->tx_msgs;
 
