@@ -3156,3 +3156,47 @@ GDA_FT_TEST(uct_conform, am_send_and_receive_are_traced)
     test_trace_expect("RX: fd");
     test_trace_expect("test tracer");
 }
+
+/* The MD reports what UCX's IB MDs report: no allocation of its own
+ * (uct_mem_alloc() passes it over for another method) and no limit on the
+ * buffers its transports move (UCX's tests skip every transfer larger than
+ * max_alloc / 2.5) */
+GDA_FT_TEST(uct_conform, md_max_alloc_and_flags_agree)
+{
+    uct_alloc_method_t methods[] = {UCT_ALLOC_METHOD_MD,
+                                    UCT_ALLOC_METHOD_HEAP};
+    uct_mem_alloc_params_t params;
+    uct_allocated_memory_t mem;
+    const uct_md_attr_t *attr;
+    size_t length = 4 * 1024 * 1024;
+    uct_mem_h memh;
+    test_uct_t t;
+
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+    attr = &t.node[NODE_A].md_attr;
+    GDA_FT_ASSERT(!(attr->cap.flags & UCT_MD_FLAG_ALLOC));
+    GDA_FT_ASSERT_EQ(attr->cap.alloc_mem_types, 0);
+    GDA_FT_ASSERT(attr->cap.max_alloc == ULONG_MAX);
+    GDA_FT_ASSERT(attr->cap.max_reg == ULONG_MAX);
+    GDA_FT_ASSERT(attr->cap.max_alloc / 2.5 >=
+                  t.node[NODE_A].iface_attr.cap.put.max_zcopy);
+
+    /* UCX allocates by another method, and the MD registers it */
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCT_MEM_ALLOC_PARAM_FIELD_FLAGS |
+                        UCT_MEM_ALLOC_PARAM_FIELD_MDS |
+                        UCT_MEM_ALLOC_PARAM_FIELD_NAME;
+    params.flags      = UCT_MD_MEM_ACCESS_ALL;
+    params.mds.mds    = &t.node[NODE_A].md;
+    params.mds.count  = 1;
+    params.name       = "test";
+    GDA_FT_ASSERT_OK(uct_mem_alloc(length, methods, 2, &params, &mem));
+    GDA_FT_ASSERT_EQ(mem.method, UCT_ALLOC_METHOD_HEAP);
+    GDA_FT_ASSERT_OK(uct_md_mem_reg(t.node[NODE_A].md, mem.address,
+                                    mem.length, UCT_MD_MEM_ACCESS_ALL,
+                                    &memh));
+    GDA_FT_ASSERT_OK(uct_md_mem_dereg(t.node[NODE_A].md, memh));
+    GDA_FT_ASSERT_OK(uct_mem_free(&mem));
+    test_uct_cleanup(&t);
+}
