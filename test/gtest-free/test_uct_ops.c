@@ -3200,3 +3200,76 @@ GDA_FT_TEST(uct_conform, md_max_alloc_and_flags_agree)
     GDA_FT_ASSERT_OK(uct_mem_free(&mem));
     test_uct_cleanup(&t);
 }
+
+static unsigned test_log_switch_diags;
+
+/* Counts warnings (test_log_warnings) and the diagnostics that report a
+ * switch to the backup path, prints nothing else */
+static ucs_log_func_rc_t
+test_log_level_handler(const char *file, unsigned line, const char *function,
+                       ucs_log_level_t level,
+                       const ucs_log_component_config_t *comp_conf,
+                       const char *message, va_list ap)
+{
+    char buf[512];
+
+    vsnprintf(buf, sizeof(buf), message, ap);
+    if (level <= UCS_LOG_LEVEL_WARN) {
+        ++test_log_warnings;
+        printf("%s: %s\n", ucs_log_level_names[level], buf);
+    } else if ((level == UCS_LOG_LEVEL_DIAG) &&
+               (strstr(buf, "switched to the backup path") != NULL)) {
+        ++test_log_switch_diags;
+    }
+    return UCS_LOG_FUNC_RC_STOP;
+}
+
+/*
+ * A switch to the backup path that the endpoint survives is what gda_ft is
+ * for: UCX's convention for such an event is a diagnostic (UCX's own
+ * peer-failure tests fail on any warning), and the counters keep the
+ * record. Warnings and errors stay for what the user must know: atomics in
+ * doubt, no path left.
+ */
+GDA_FT_TEST(uct_conform, survived_switch_is_a_diagnostic_not_a_warning)
+{
+    test_counters_t counters;
+    uint64_t value = 7;
+    test_uct_t t;
+    ucs_status_t status;
+    unsigned i;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms", NULL);
+    test_uct_setup(&t);
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 0), rkey_b(&t)));
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    test_assert_no_switch(&t, "warm-up");
+
+    ucs_global_opts.log_component.log_level = UCS_LOG_LEVEL_DIAG;
+    test_log_warnings     = 0;
+    test_log_switch_diags = 0;
+    ucs_log_push_handler(test_log_level_handler);
+    test_port_set(&t, "tsoft0", 0);
+    for (i = 0; i < 100; ++i) {
+        value = 0x2000 + i;
+        while ((status = uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                          raddr_b(&t, 8 * i), rkey_b(&t))) ==
+               UCS_ERR_NO_RESOURCE) {
+            test_progress(&t);
+        }
+        GDA_FT_ASSERT_OK(status);
+    }
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    ucs_log_pop_handler();
+
+    for (i = 0; i < 100; ++i) {
+        GDA_FT_ASSERT_EQ(((uint64_t*)t.node[NODE_B].buf)[i], 0x2000 + i);
+    }
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+    GDA_FT_ASSERT_EQ(counters.switches, 1);
+    GDA_FT_ASSERT_EQ(counters.in_doubt, 0);
+    GDA_FT_ASSERT_EQ(test_log_switch_diags, 1);
+    GDA_FT_ASSERT_EQ(test_log_warnings, 0);
+    test_uct_cleanup(&t);
+}

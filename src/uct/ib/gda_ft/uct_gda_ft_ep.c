@@ -757,7 +757,10 @@ void uct_gda_ft_ep_path_event(uct_gda_ft_ep_t *ep, unsigned path,
                  uct_gda_ft_path_name(ep->dev.active));
         uct_gda_ft_ep_guard_on_switch(ep, path);
     } else if (status == GDA_FT_DEV_PATH_SWITCHED) {
-        ucs_warn("gda_ft: ep %p: %s path to peer QP 0x%x failed (%s): "
+        /* Expected and survived: a diagnostic, as UCX reports such events;
+         * the counters keep the record, and what the user must know (in
+         * doubt, no path left) is a warning or an error */
+        ucs_diag("gda_ft: ep %p: %s path to peer QP 0x%x failed (%s): "
                  "switched to the %s path", ep, uct_gda_ft_path_name(path),
                  ep->path[path].dest_qpn, reason,
                  uct_gda_ft_path_name(ep->dev.active));
