@@ -3273,3 +3273,71 @@ GDA_FT_TEST(uct_conform, survived_switch_is_a_diagnostic_not_a_warning)
     GDA_FT_ASSERT_EQ(test_log_warnings, 0);
     test_uct_cleanup(&t);
 }
+
+static char test_log_errors[2048];
+
+/* Keeps the errors, prints nothing */
+static ucs_log_func_rc_t
+test_log_error_handler(const char *file, unsigned line, const char *function,
+                       ucs_log_level_t level,
+                       const ucs_log_component_config_t *comp_conf,
+                       const char *message, va_list ap)
+{
+    size_t used = strlen(test_log_errors);
+
+    if (level == UCS_LOG_LEVEL_ERROR) {
+        vsnprintf(test_log_errors + used, sizeof(test_log_errors) - used,
+                  message, ap);
+        used = strlen(test_log_errors);
+        snprintf(test_log_errors + used, sizeof(test_log_errors) - used,
+                 "\n");
+    }
+    return UCS_LOG_FUNC_RC_STOP;
+}
+
+/* A second process given the same soft device (its UDP address taken, here
+ * by a socket of ours): opening the MD fails as busy, with an error that
+ * names the address and port and says what to do */
+GDA_FT_TEST(uct_conform, soft_address_in_use_is_a_clear_error)
+{
+    uct_md_config_t *md_config;
+    struct sockaddr_in sa;
+    char expect[64];
+    const char *spec;
+    ucs_status_t status;
+    uct_md_h md;
+    test_uct_t t;
+    int fd;
+
+    test_uct_env(&t, 4, NULL);
+    spec = getenv("UCX_GDA_FT_SOFT_DEVICES");   /* tsoft0=127.0.0.1:PORT */
+    GDA_FT_ASSERT(spec != NULL);
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family      = AF_INET;
+    sa.sin_addr.s_addr = htonl(0x7f000001);
+    sa.sin_port        = htons(atoi(strchr(spec, ':') + 1));
+    fd = socket(AF_INET, SOCK_DGRAM, 0);
+    GDA_FT_ASSERT(fd >= 0);
+    GDA_FT_ASSERT_EQ(bind(fd, (struct sockaddr*)&sa, sizeof(sa)), 0);
+
+    test_log_errors[0] = '\0';
+    GDA_FT_ASSERT_OK(uct_md_config_read(t.comp, NULL, NULL, &md_config));
+    ucs_log_push_handler(test_log_error_handler);
+    status = uct_md_open(t.comp, "gda_ft_tsoft0", md_config, &md);
+    ucs_log_pop_handler();
+    uct_config_release(md_config);
+    printf("%s", test_log_errors);
+    GDA_FT_ASSERT_EQ(status, UCS_ERR_BUSY);
+    snprintf(expect, sizeof(expect), "127.0.0.1:%u is in use",
+             ntohs(sa.sin_port));
+    GDA_FT_ASSERT(strstr(test_log_errors, expect) != NULL);
+    GDA_FT_ASSERT(strstr(test_log_errors, "tsoft0") != NULL);
+    GDA_FT_ASSERT(strstr(test_log_errors, "UCX_GDA_FT_SOFT_DEVICES") != NULL);
+
+    /* once the address is free, the same MD opens */
+    close(fd);
+    GDA_FT_ASSERT_OK(uct_md_config_read(t.comp, NULL, NULL, &md_config));
+    GDA_FT_ASSERT_OK(uct_md_open(t.comp, "gda_ft_tsoft0", md_config, &md));
+    uct_config_release(md_config);
+    uct_md_close(md);
+}
