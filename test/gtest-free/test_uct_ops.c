@@ -13,6 +13,8 @@
 #include "soft_harness.h"
 #include "gda_ft_ep.h"
 #include <uct/ib/gda_ft/uct_gda_ft_wire.h>
+#include <uct/ib/gda_ft/uct_gda_ft_perf.h>
+#include <ucp/core/ucp_types.h>   /* UCX_ADDRESS_VERSION=v2 packing */
 
 #include <uct/api/uct.h>
 #include <ucs/async/async.h>
@@ -3340,4 +3342,68 @@ GDA_FT_TEST(uct_conform, soft_address_in_use_is_a_clear_error)
     GDA_FT_ASSERT_OK(uct_md_open(t.comp, "gda_ft_tsoft0", md_config, &md));
     uct_config_release(md_config);
     uct_md_close(md);
+}
+
+/* Whether an interface's estimates reach the peer unchanged in a v2
+ * address: ucp_address_pack_iface_attr_v2() and its unpack, with one
+ * process per node */
+static void test_assert_v2_round_trip(const char *what, double latency,
+                                      double overhead, double bandwidth)
+{
+    double lat_ns = latency * UCS_NSEC_PER_SEC;
+    double ovh_ns = overhead * UCS_NSEC_PER_SEC;
+    double lat, ovh, bw;
+
+    lat = UCS_FP8_UNPACK(LATENCY, UCS_FP8_PACK(LATENCY, lat_ns));
+    ovh = UCS_FP8_UNPACK(OVERHEAD, UCS_FP8_PACK(OVERHEAD, ovh_ns));
+    bw  = UCS_FP8_UNPACK(BANDWIDTH, UCS_FP8_PACK(BANDWIDTH, bandwidth));
+    printf("%s: latency %.0f -> %.0f ns, overhead %.0f -> %.0f ns, "
+           "bandwidth %.0f -> %.0f MiB/s\n", what, lat_ns, lat, ovh_ns, ovh,
+           bandwidth / UCS_MBYTE, bw / UCS_MBYTE);
+    if ((lat != lat_ns) || (ovh != ovh_ns) || (bw != bandwidth)) {
+        GDA_FT_FAIL("%s: the v2 address does not carry these estimates",
+                    what);
+    }
+}
+
+static void test_assert_iface_v2(const char *what,
+                                 const uct_iface_attr_t *attr)
+{
+    GDA_FT_ASSERT(attr->latency.m == 0);
+    test_assert_v2_round_trip(what, attr->latency.c, attr->overhead,
+                              attr->bandwidth.dedicated +
+                              attr->bandwidth.shared);
+}
+
+/*
+ * UCX_ADDRESS_VERSION=v2 packs latency, overhead and bandwidth in a byte
+ * each: gda_ft's estimates (the soft HCA's, a hardware HCA's, the
+ * out-of-band channel's) are values it carries exactly, so the peer picks
+ * lanes by the numbers this side uses. Was: the soft HCA's 450 MiB/s
+ * arrived as almost 0 B/s, the channel's 1 ms as 65 us.
+ */
+GDA_FT_TEST(uct_conform, estimates_survive_the_v2_address)
+{
+    test_uct_t t;
+
+    /* UCX's packing, as this test relies on it */
+    GDA_FT_ASSERT(UCS_FP8_UNPACK(BANDWIDTH, UCS_FP8_PACK(BANDWIDTH,
+                                                         450.0 * UCS_MBYTE))
+                  < 1.0);
+    GDA_FT_ASSERT_EQ(UCS_FP8_UNPACK(LATENCY, UCS_FP8_PACK(LATENCY, 1e6)),
+                     65536);
+
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+    test_assert_iface_v2("soft HCA", &t.node[NODE_A].iface_attr);
+    test_uct_cleanup(&t);
+
+    test_oob_setup(&t);
+    test_assert_iface_v2("out-of-band", &t.node[NODE_A].iface_attr);
+    test_oob_cleanup(&t);
+
+    /* no hardware HCA here: its estimates as iface_query reports them */
+    test_assert_v2_round_trip("hardware HCA", UCT_GDA_FT_PERF_HW_LATENCY,
+                              UCT_GDA_FT_PERF_HW_OVERHEAD,
+                              UCT_GDA_FT_PERF_HW_BANDWIDTH);
 }

@@ -7,6 +7,7 @@
 
 #include "uct_gda_ft_ep.h"
 #include "uct_gda_ft_oob.h"
+#include "uct_gda_ft_perf.h"
 #include "gda_ft_soft.h"
 
 #include <ucs/arch/bitops.h>
@@ -342,22 +343,19 @@ static ucs_status_t uct_gda_ft_iface_query(uct_iface_h tl_iface,
     attr->ep_addr_len     = sizeof(uct_gda_ft_wire_ep_addr_t);
     attr->max_conn_priv   = 0;
 
-    /*
-     * Software HCA, measured with ucx_perftest between two processes over
-     * UDP loopback (2 cores): put_lat ~20 us, put_bw of 64 KiB ~420 MB/s;
-     * the CPU cost of a post includes the doorbell and the engine's
-     * wake-up write. A ConnectX port: ~2 us, near line rate.
-     */
+    /* Estimates the peer receives exactly: see uct_gda_ft_perf.h */
     if (soft) {
-        attr->latency             = ucs_linear_func_make(20e-6, 0);
+        attr->latency             = ucs_linear_func_make(
+                                            UCT_GDA_FT_PERF_SOFT_LATENCY, 0);
         attr->bandwidth.dedicated = 0;
-        attr->bandwidth.shared    = 450.0 * UCS_MBYTE;
-        attr->overhead            = 1.5e-6;
+        attr->bandwidth.shared    = UCT_GDA_FT_PERF_SOFT_BANDWIDTH;
+        attr->overhead            = UCT_GDA_FT_PERF_SOFT_OVERHEAD;
     } else {
-        attr->latency             = ucs_linear_func_make(2e-6, 0);
+        attr->latency             = ucs_linear_func_make(
+                                            UCT_GDA_FT_PERF_HW_LATENCY, 0);
         attr->bandwidth.dedicated = 0;
-        attr->bandwidth.shared    = 12000.0 * UCS_MBYTE;
-        attr->overhead            = 80e-9;
+        attr->bandwidth.shared    = UCT_GDA_FT_PERF_HW_BANDWIDTH;
+        attr->overhead            = UCT_GDA_FT_PERF_HW_OVERHEAD;
     }
     attr->priority = 0;
     return UCS_OK;

@@ -32,6 +32,7 @@
 
 #include "uct_gda_ft_oob.h"
 #include "uct_gda_ft_iface.h"
+#include "uct_gda_ft_perf.h"
 #include "uct_gda_ft_wire.h"
 
 #include <uct/base/uct_worker.h>
@@ -829,11 +830,13 @@ static ucs_status_t uct_gda_ft_oob_iface_query(uct_iface_h tl_iface,
     attr->ep_addr_len      = 0;
 
     /* A slow path on purpose (a TCP connection to the peer process): UCP
-     * picks it only where nothing else connects to interfaces */
-    attr->latency             = ucs_linear_func_make(1e-3, 0);
+     * picks it only where nothing else connects to interfaces; estimates
+     * the peer receives exactly (uct_gda_ft_perf.h) */
+    attr->latency             = ucs_linear_func_make(
+                                        UCT_GDA_FT_PERF_OOB_LATENCY, 0);
     attr->bandwidth.dedicated = 0;
-    attr->bandwidth.shared    = 100.0 * UCS_MBYTE;
-    attr->overhead            = 50e-6;
+    attr->bandwidth.shared    = UCT_GDA_FT_PERF_OOB_BANDWIDTH;
+    attr->overhead            = UCT_GDA_FT_PERF_OOB_OVERHEAD;
     attr->priority            = 0;
     return UCS_OK;
 }
