@@ -2876,6 +2876,8 @@ GDA_FT_TEST(uct_conform, oob_full_queue_is_no_resource_and_pending_works)
     }
     GDA_FT_ASSERT_EQ(uct_ep_flush(t.node[NODE_A].ep, 0, NULL),
                      UCS_ERR_NO_RESOURCE);
+    GDA_FT_ASSERT_EQ(uct_iface_flush(t.node[NODE_A].iface, 0, NULL),
+                     UCS_INPROGRESS);
     msg.seq    = 0;
     msg.length = 8;
     GDA_FT_ASSERT_EQ(uct_ep_am_bcopy(t.node[NODE_A].ep, 5, test_oob_pack,
@@ -2884,6 +2886,7 @@ GDA_FT_TEST(uct_conform, oob_full_queue_is_no_resource_and_pending_works)
     /* B progresses: everything arrives, in order, once */
     TEST_WAIT(&t, rx.calls == sent + 4, 30000);
     TEST_WAIT(&t, uct_ep_flush(t.node[NODE_A].ep, 0, NULL) == UCS_OK, 5000);
+    GDA_FT_ASSERT_OK(uct_iface_flush(t.node[NODE_A].iface, 0, NULL));
     for (i = 0; i < 4; ++i) {
         GDA_FT_ASSERT_EQ(reqs[i].calls, 1);
     }

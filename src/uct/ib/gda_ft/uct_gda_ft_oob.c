@@ -880,11 +880,38 @@ static int uct_gda_ft_oob_iface_is_reachable(const uct_iface_h tl_iface,
                    iface_addr, sizeof(port), &ipv4, &port, NULL) == UCS_OK;
 }
 
+/* Done when every endpoint's socket has taken everything; until then
+ * progress writes, and the caller asks again */
 static ucs_status_t uct_gda_ft_oob_iface_flush(uct_iface_h tl_iface,
                                                unsigned flags,
                                                uct_completion_t *comp)
 {
-    return UCS_OK;
+    uct_gda_ft_oob_iface_t *iface = ucs_derived_of(tl_iface,
+                                                   uct_gda_ft_oob_iface_t);
+    ucs_async_context_t *async    = uct_gda_ft_oob_async(iface);
+    ucs_status_t status           = UCS_OK;
+    uct_gda_ft_oob_ep_t *ep;
+
+    UCT_CHECK_PARAM(comp == NULL, "gda_ft oob: iface flush with a "
+                    "completion is not supported");
+
+    UCS_ASYNC_BLOCK(async);
+    ucs_list_for_each(ep, &iface->eps, list) {
+        if (!ep->failed &&
+            ((uct_gda_ft_oob_ep_unwritten(ep) > 0) ||
+             !ucs_queue_is_empty(&ep->pending_q))) {
+            status = UCS_INPROGRESS;
+            break;
+        }
+    }
+    UCS_ASYNC_UNBLOCK(async);
+
+    if (status == UCS_OK) {
+        UCT_TL_IFACE_STAT_FLUSH(&iface->super);
+    } else {
+        UCT_TL_IFACE_STAT_FLUSH_WAIT(&iface->super);
+    }
+    return status;
 }
 
 static uct_iface_ops_t uct_gda_ft_oob_iface_ops;
