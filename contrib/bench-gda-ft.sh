@@ -151,6 +151,8 @@ port=$(( 61000 + ($$ % 40) * 100 ))
 
 export UCX_WARN_UNUSED_ENV_VARS=n
 export GDA_FT_BUILD_DIR=$build_dir
+# a survived switch is a diagnostic: the runs below count those lines
+export UCX_LOG_LEVEL=diag
 
 
 # ---- part 1: one ucx_perftest server/client pair -------------------------------

@@ -123,7 +123,7 @@ esac
 common="-x UCX_TLS=$tls -x LD_PRELOAD=$lib
         -x UCX_GDA_FT_SOFT_CTL_DIR=${UCX_GDA_FT_SOFT_CTL_DIR:-}
         -x UCX_NET_DEVICES=${UCX_NET_DEVICES:-all}
-        -x UCX_LOG_LEVEL=${UCX_LOG_LEVEL:-warn}"
+        -x UCX_LOG_LEVEL=${UCX_LOG_LEVEL:-diag}"
 if [ "$rndv_rails" != default ]; then
     common="$common -x UCX_MAX_RNDV_RAILS=$rndv_rails"
 fi

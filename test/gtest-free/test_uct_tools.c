@@ -221,7 +221,7 @@ GDA_FT_TEST(uct_tools, ucx_info_documents_every_setting)
         "TRAFFIC_CLASS", "LOG_SIZE", "TX_QUEUE_LEN", "TX_CQ_LEN",
         "TX_MAX_POLL", "MAX_INLINE", "SEG_SIZE", "PRINT_BACKUP",
         "TX_MAX_BUFS", "TX_BUFS_GROW", "BACKUP_MAP", "TOPO_FILE", "CUDA_REG",
-        "SOFT_DEVICES", NULL
+        "SOFT_DEVICES", "OOB_TX_QUEUE", "OOB_TX_MAX_MSGS", NULL
     };
     char env[1024], line[128], *out = malloc(TOOLS_OUT_MAX);
     unsigned i;

@@ -553,6 +553,7 @@ unsigned uct_gda_ft_ep_am_deliver(uct_gda_ft_ep_t *ep)
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
     uct_gda_ft_op_t *desc;
     unsigned path;
+    uint8_t am_id;
 
     desc = uct_gda_ft_ep_am_take_next(ep);
     if ((desc == NULL) && uct_gda_ft_ep_am_resync(ep)) {
@@ -564,14 +565,19 @@ unsigned uct_gda_ft_ep_am_deliver(uct_gda_ft_ep_t *ep)
 
     ep->am.rx_seq = (ep->am.rx_seq + 1) & UCT_GDA_FT_AM_SEQ_MASK;
     ++ep->am.counters.received;
-    path = desc->rx.path;
+    path  = desc->rx.path;
+    am_id = desc->rx.imm & UCT_GDA_FT_AM_ID_MASK;
+    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, am_id,
+                       uct_gda_ft_op_payload(desc), desc->rx.length,
+                       "RX: ep %p AM seq %u on the %s path", ep,
+                       desc->rx.imm >> UCT_GDA_FT_AM_ID_BITS,
+                       uct_gda_ft_path_name(path));
 
     /* The handler may destroy the endpoint: its cleanup clears
      * am_dispatch_ep, and the buffer then goes back to the pool */
     iface->am_dispatch_ep = ep;
-    uct_iface_invoke_am(&iface->super,
-                        desc->rx.imm & UCT_GDA_FT_AM_ID_MASK,
-                        uct_gda_ft_op_payload(desc), desc->rx.length, 0);
+    uct_iface_invoke_am(&iface->super, am_id, uct_gda_ft_op_payload(desc),
+                        desc->rx.length, 0);
     ep                    = iface->am_dispatch_ep;
     iface->am_dispatch_ep = NULL;
     if (ep != NULL) {
@@ -751,7 +757,10 @@ void uct_gda_ft_ep_path_event(uct_gda_ft_ep_t *ep, unsigned path,
                  uct_gda_ft_path_name(ep->dev.active));
         uct_gda_ft_ep_guard_on_switch(ep, path);
     } else if (status == GDA_FT_DEV_PATH_SWITCHED) {
-        ucs_warn("gda_ft: ep %p: %s path to peer QP 0x%x failed (%s): "
+        /* Expected and survived: a diagnostic, as UCX reports such events;
+         * the counters keep the record, and what the user must know (in
+         * doubt, no path left) is a warning or an error */
+        ucs_diag("gda_ft: ep %p: %s path to peer QP 0x%x failed (%s): "
                  "switched to the %s path", ep, uct_gda_ft_path_name(path),
                  ep->path[path].dest_qpn, reason,
                  uct_gda_ft_path_name(ep->dev.active));
@@ -959,31 +968,51 @@ uct_gda_ft_ep_post_am_bcopy(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
     return UCS_OK;
 }
 
-ucs_status_t uct_gda_ft_ep_am_short(uct_ep_h tl_ep, uint8_t id,
-                                    uint64_t header, const void *payload,
-                                    unsigned length)
+/* The bytes of a short message: the header and the payload of am_short, or
+ * the iov of am_short_iov (iov != NULL) */
+static UCS_F_ALWAYS_INLINE void
+uct_gda_ft_ep_am_short_pack(void *dest, uint64_t header, const void *payload,
+                            unsigned length, const uct_iov_t *iov,
+                            size_t iovcnt)
 {
-    uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
-    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
-    uint32_t total            = sizeof(header) + length;
+    ucs_iov_iter_t iov_iter;
+
+    if (iov == NULL) {
+        memcpy(dest, &header, sizeof(header));
+        memcpy(UCS_PTR_BYTE_OFFSET(dest, sizeof(header)), payload, length);
+    } else {
+        ucs_iov_iter_init(&iov_iter);
+        uct_iov_to_buffer(iov, iovcnt, &iov_iter, dest, SIZE_MAX);
+    }
+}
+
+/* am_short and am_short_iov: SEND with the data inline when the HCAs take
+ * that much, else through a bounce buffer; total is checked by the caller */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gda_ft_ep_am_short_common(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
+                              uint8_t id, uint32_t total, uint64_t header,
+                              const void *payload, unsigned length,
+                              const uct_iov_t *iov, size_t iovcnt)
+{
     uint8_t data[GDA_FT_WQE_MAX_INLINE];
     gda_ft_dev_status_t dev_status;
     uct_gda_ft_op_t *desc;
     ucs_status_t status;
 
-    UCT_CHECK_AM_ID(id);
-    UCT_CHECK_LENGTH(total, 0, iface->config.am_max_short, "am_short");
     UCT_GDA_FT_EP_CHECK_RES(iface, ep);
 
     if (total <= iface->config.max_inline) {
-        memcpy(data, &header, sizeof(header));
-        memcpy(data + sizeof(header), payload, length);
+        uct_gda_ft_ep_am_short_pack(data, header, payload, length, iov,
+                                    iovcnt);
         dev_status = gda_ft_ep_send_inline(&ep->dev, data, total,
                                            uct_gda_ft_ep_am_imm(ep, id), 0);
         status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
         if (ucs_unlikely(status != UCS_OK)) {
             return status;
         }
+        uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_SEND, id, data,
+                           total, "TX: ep %p AM_SHORT%s seq %u", ep,
+                           (iov == NULL) ? "" : "_IOV", ep->am.tx_seq);
         uct_gda_ft_ep_am_sent(ep);
     } else {
         /* more than the HCAs take inline: through a bounce buffer */
@@ -992,9 +1021,12 @@ ucs_status_t uct_gda_ft_ep_am_short(uct_ep_h tl_ep, uint8_t id,
         if (ucs_unlikely(desc == NULL)) {
             return UCS_ERR_NO_RESOURCE;
         }
-        memcpy(uct_gda_ft_op_payload(desc), &header, sizeof(header));
-        memcpy(UCS_PTR_BYTE_OFFSET(uct_gda_ft_op_payload(desc),
-                                   sizeof(header)), payload, length);
+        uct_gda_ft_ep_am_short_pack(uct_gda_ft_op_payload(desc), header,
+                                    payload, length, iov, iovcnt);
+        uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_SEND, id,
+                           uct_gda_ft_op_payload(desc), total,
+                           "TX: ep %p AM_SHORT%s seq %u (bounce)", ep,
+                           (iov == NULL) ? "" : "_IOV", ep->am.tx_seq);
         status = uct_gda_ft_ep_post_am_bcopy(iface, ep, desc, id, total);
         if (ucs_unlikely(status != UCS_OK)) {
             return status;
@@ -1003,6 +1035,35 @@ ucs_status_t uct_gda_ft_ep_am_short(uct_ep_h tl_ep, uint8_t id,
 
     UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, total);
     return UCS_OK;
+}
+
+ucs_status_t uct_gda_ft_ep_am_short(uct_ep_h tl_ep, uint8_t id,
+                                    uint64_t header, const void *payload,
+                                    unsigned length)
+{
+    uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uint32_t total            = sizeof(header) + length;
+
+    UCT_CHECK_AM_ID(id);
+    UCT_CHECK_LENGTH(total, 0, iface->config.am_max_short, "am_short");
+    return uct_gda_ft_ep_am_short_common(iface, ep, id, total, header,
+                                         payload, length, NULL, 0);
+}
+
+ucs_status_t uct_gda_ft_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
+                                        const uct_iov_t *iov, size_t iovcnt)
+{
+    uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    size_t total              = uct_iov_total_length(iov, iovcnt);
+
+    UCT_CHECK_AM_ID(id);
+    UCT_CHECK_IOV_SIZE(iovcnt, (size_t)UCT_GDA_FT_AM_MAX_IOV,
+                       "am_short_iov");
+    UCT_CHECK_LENGTH(total, 0, iface->config.am_max_short, "am_short_iov");
+    return uct_gda_ft_ep_am_short_common(iface, ep, id, total, 0, NULL, 0,
+                                         iov, iovcnt);
 }
 
 ssize_t uct_gda_ft_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
@@ -1023,6 +1084,9 @@ ssize_t uct_gda_ft_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
         return length;
     }
 
+    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_SEND, id,
+                       uct_gda_ft_op_payload(desc), length,
+                       "TX: ep %p AM_BCOPY seq %u", ep, ep->am.tx_seq);
     status = uct_gda_ft_ep_post_am_bcopy(iface, ep, desc, id,
                                          (uint32_t)length);
     if (ucs_unlikely(status != UCS_OK)) {

@@ -129,6 +129,9 @@ void uct_gda_ft_ep_qp_attr(uct_gda_ft_ep_t *ep, unsigned path,
 ucs_status_t uct_gda_ft_ep_am_short(uct_ep_h tl_ep, uint8_t id,
                                     uint64_t header, const void *payload,
                                     unsigned length);
+ucs_status_t uct_gda_ft_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
+                                        const uct_iov_t *iov, size_t iovcnt);
+
 ssize_t uct_gda_ft_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
                                uct_pack_callback_t pack_cb, void *arg,
                                unsigned flags);

@@ -7,6 +7,7 @@
 
 #include "uct_gda_ft_ep.h"
 #include "uct_gda_ft_oob.h"
+#include "uct_gda_ft_perf.h"
 #include "gda_ft_soft.h"
 
 #include <ucs/arch/bitops.h>
@@ -179,6 +180,21 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      ucs_offsetof(uct_gda_ft_iface_config_t, print_backup),
      UCS_CONFIG_TYPE_ON_OFF_AUTO},
 
+    {"OOB_TX_QUEUE", "1m",
+     "Out-of-band channel (device <hca>:oob): bytes an endpoint holds that\n"
+     "its socket has not taken yet. am_bcopy returns UCS_ERR_NO_RESOURCE\n"
+     "while a largest message (64 KiB and its 8-byte header) would not fit,\n"
+     "until the interface progress has written them; at least that much.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, oob_tx_queue),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"OOB_TX_MAX_MSGS", "256",
+     "Out-of-band channel: messages an endpoint sends before the interface\n"
+     "progress finds them all written to its socket. am_bcopy returns\n"
+     "UCS_ERR_NO_RESOURCE beyond it, and pending requests wait for progress.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, oob_tx_max_msgs),
+     UCS_CONFIG_TYPE_UINT},
+
     UCT_IFACE_MPOOL_CONFIG_FIELDS("TX_", -1, 64, "bounce",
                                   ucs_offsetof(uct_gda_ft_iface_config_t,
                                                tx_mp), ""),
@@ -320,29 +336,26 @@ static ucs_status_t uct_gda_ft_iface_query(uct_iface_h tl_iface,
     attr->cap.am.opt_zcopy_align = 1;
     attr->cap.am.align_mtu       = iface->config.path_mtu;
     attr->cap.am.max_hdr         = 0;
-    attr->cap.am.max_iov         = 1;
+    attr->cap.am.max_iov         = UCT_GDA_FT_AM_MAX_IOV; /* am_short_iov */
 
     attr->device_addr_len = iface->dev_addr_len;
     attr->iface_addr_len  = 0;
     attr->ep_addr_len     = sizeof(uct_gda_ft_wire_ep_addr_t);
     attr->max_conn_priv   = 0;
 
-    /*
-     * Software HCA, measured with ucx_perftest between two processes over
-     * UDP loopback (2 cores): put_lat ~20 us, put_bw of 64 KiB ~420 MB/s;
-     * the CPU cost of a post includes the doorbell and the engine's
-     * wake-up write. A ConnectX port: ~2 us, near line rate.
-     */
+    /* Estimates the peer receives exactly: see uct_gda_ft_perf.h */
     if (soft) {
-        attr->latency             = ucs_linear_func_make(20e-6, 0);
+        attr->latency             = ucs_linear_func_make(
+                                            UCT_GDA_FT_PERF_SOFT_LATENCY, 0);
         attr->bandwidth.dedicated = 0;
-        attr->bandwidth.shared    = 450.0 * UCS_MBYTE;
-        attr->overhead            = 1.5e-6;
+        attr->bandwidth.shared    = UCT_GDA_FT_PERF_SOFT_BANDWIDTH;
+        attr->overhead            = UCT_GDA_FT_PERF_SOFT_OVERHEAD;
     } else {
-        attr->latency             = ucs_linear_func_make(2e-6, 0);
+        attr->latency             = ucs_linear_func_make(
+                                            UCT_GDA_FT_PERF_HW_LATENCY, 0);
         attr->bandwidth.dedicated = 0;
-        attr->bandwidth.shared    = 12000.0 * UCS_MBYTE;
-        attr->overhead            = 80e-9;
+        attr->bandwidth.shared    = UCT_GDA_FT_PERF_HW_BANDWIDTH;
+        attr->overhead            = UCT_GDA_FT_PERF_HW_OVERHEAD;
     }
     attr->priority = 0;
     return UCS_OK;
@@ -911,6 +924,11 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
         return status;
     }
 
+    status = uct_gda_ft_check_am_alignment(params, config->seg_size);
+    if (status != UCS_OK) {
+        return status;
+    }
+
     UCS_CLASS_CALL_SUPER_INIT(
             uct_base_iface_t, &uct_gda_ft_iface_ops,
             &uct_gda_ft_iface_internal_ops, tl_md, worker, params,
@@ -1145,6 +1163,7 @@ static ucs_status_t uct_gda_ft_iface_open(uct_md_h md, uct_worker_h worker,
 uct_iface_ops_t uct_gda_ft_iface_ops = {
     .ep_put_short             = uct_gda_ft_ep_put_short,
     .ep_am_short              = uct_gda_ft_ep_am_short,
+    .ep_am_short_iov          = uct_gda_ft_ep_am_short_iov,
     .ep_am_bcopy              = uct_gda_ft_ep_am_bcopy,
     .ep_put_bcopy             = uct_gda_ft_ep_put_bcopy,
     .ep_put_zcopy             = uct_gda_ft_ep_put_zcopy,

@@ -51,6 +51,9 @@
 #define UCT_GDA_FT_AM_SEQ_MASK     (UCS_MASK(UCT_GDA_FT_AM_SEQ_BITS))
 /* am_short through a bounce buffer when the HCAs allow less inline */
 #define UCT_GDA_FT_AM_MIN_SHORT    128
+/* Most iov entries of am_short_iov (cap.am.max_iov): they are copied into
+ * the WQE or a bounce buffer; UCP's active messages use up to four */
+#define UCT_GDA_FT_AM_MAX_IOV      8
 
 
 typedef struct uct_gda_ft_iface uct_gda_ft_iface_t;
@@ -81,6 +84,8 @@ typedef struct uct_gda_ft_iface_config {
     double                   rearm_backoff;
     double                   rearm_backoff_max;
     int                      print_backup;  /* ucs_on_off_auto_value_t */
+    size_t                   oob_tx_queue;  /* out-of-band channel: bytes */
+    unsigned                 oob_tx_max_msgs;
     uct_iface_mpool_config_t tx_mp;
     uct_iface_mpool_config_t rx_mp;
 } uct_gda_ft_iface_config_t;

@@ -331,8 +331,12 @@ static ucs_status_t uct_gda_ft_md_query(uct_md_h uct_md, uct_md_attr_t *attr)
     }
     attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
     attr->cap.detect_mem_types = 0;
+    /* As UCX's IB MDs: no UCT_MD_FLAG_ALLOC and no alloc_mem_types, so
+     * uct_mem_alloc() never asks this MD to allocate, and no size limit on
+     * what its users allocate and register (UCX's tests size their
+     * transfers by max_alloc: 0 made them skip every one) */
     attr->cap.alloc_mem_types  = 0;
-    attr->cap.max_alloc        = 0;
+    attr->cap.max_alloc        = ULONG_MAX;
     attr->cap.max_reg          = ULONG_MAX;
     attr->rkey_packed_size     = sizeof(uct_gda_ft_wire_rkey_t);
     /* two registrations, each about what an ibv_reg_mr costs */

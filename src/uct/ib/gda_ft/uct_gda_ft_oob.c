@@ -4,8 +4,16 @@
  *
  * Threads: the accept and read handlers run in UCX's async context (a
  * thread, or a signal, or progress in poll mode); progress takes the same
- * context's lock, so the two never run together. Sends write the socket
- * from the caller's thread and touch nothing the handlers use.
+ * context's lock, so the two never run together. Sends (from the caller's
+ * thread, or from a handler) and the progress that writes their queue take
+ * it too.
+ *
+ * Back-pressure: an endpoint queues what its socket does not take at once
+ * (up to OOB_TX_QUEUE bytes, and OOB_TX_MAX_MSGS messages between the
+ * progress calls that find them all written); beyond that am_bcopy returns
+ * UCS_ERR_NO_RESOURCE and pending requests wait for progress. A connection
+ * buffers one largest message: the receiver stops reading while a handler
+ * that needs progress holds the head, and TCP makes the sender wait.
  *
  * File descriptors: UCX names an event handler by its fd, and an event
  * that found the context busy waits in the context's "missed" queue under
@@ -23,7 +31,8 @@
 #endif
 
 #include "uct_gda_ft_oob.h"
-#include "uct_gda_ft_md.h"
+#include "uct_gda_ft_iface.h"
+#include "uct_gda_ft_perf.h"
 #include "uct_gda_ft_wire.h"
 
 #include <uct/base/uct_worker.h>
@@ -45,6 +54,15 @@
 /* How long an endpoint waits for the peer's listener to accept */
 #define UCT_GDA_FT_OOB_CONNECT_MS  10000
 
+/* A largest message on the wire: header and payload */
+#define UCT_GDA_FT_OOB_MSG_MAX     (sizeof(uct_gda_ft_wire_oob_hdr_t) + \
+                                    UCT_GDA_FT_OOB_MAX_PAYLOAD)
+
+/* Buffers of a connection read and dispatched in one go: a sender that
+ * never stops cannot hold the progress or the async thread forever (the
+ * rest waits for the next event or progress) */
+#define UCT_GDA_FT_OOB_RX_ROUNDS   16
+
 
 typedef struct uct_gda_ft_oob_iface {
     uct_base_iface_t super;
@@ -55,6 +73,10 @@ typedef struct uct_gda_ft_oob_iface {
     ucs_list_link_t  eps;       /* endpoints (send side) */
     int             *retired_fds; /* of destroyed endpoints, see above */
     unsigned         num_retired;
+    struct {
+        size_t       tx_queue;    /* OOB_TX_QUEUE */
+        unsigned     tx_max_msgs; /* OOB_TX_MAX_MSGS */
+    } config;
 } uct_gda_ft_oob_iface_t;
 
 /* An accepted connection: what the peer's endpoint sends us */
@@ -63,9 +85,9 @@ typedef struct uct_gda_ft_oob_conn {
     uct_gda_ft_oob_iface_t *iface;
     int                     fd;
     int                     closed;   /* ended: no handler, shut down */
-    uint8_t                *buf;      /* received, not yet dispatched */
+    uint8_t                *buf;      /* received, not yet dispatched:
+                                         room for a largest message */
     size_t                  length;
-    size_t                  size;
 } uct_gda_ft_oob_conn_t;
 
 typedef struct uct_gda_ft_oob_ep {
@@ -74,7 +96,16 @@ typedef struct uct_gda_ft_oob_ep {
     int              fd;
     int              failed;      /* the connection broke */
     int              reported;    /* ...and the error handler knows */
-    uint8_t         *buf;         /* header + largest payload */
+    int              in_pending;  /* its pending queue is dispatched */
+    /* Send queue: framed messages, [tx_offset, tx_length) not yet taken
+     * by the socket; room for a largest message at least */
+    uint8_t         *tx_buf;
+    size_t           tx_size;
+    size_t           tx_offset;
+    size_t           tx_length;
+    unsigned         tx_msgs;     /* sent since progress last found the
+                                     queue written */
+    ucs_queue_head_t pending_q;
 } uct_gda_ft_oob_ep_t;
 
 
@@ -90,13 +121,13 @@ uct_gda_ft_oob_async(uct_gda_ft_oob_iface_t *iface)
 }
 
 static ucs_status_t uct_gda_ft_oob_watch(uct_gda_ft_oob_iface_t *iface,
-                                         int fd, ucs_async_event_cb_t cb,
-                                         void *arg)
+                                         int fd, ucs_event_set_types_t events,
+                                         ucs_async_event_cb_t cb, void *arg)
 {
     ucs_async_context_t *async = uct_gda_ft_oob_async(iface);
 
-    return ucs_async_set_event_handler(async->mode, fd, UCS_EVENT_SET_EVREAD,
-                                       cb, arg, async);
+    return ucs_async_set_event_handler(async->mode, fd, events, cb, arg,
+                                       async);
 }
 
 int uct_gda_ft_oob_is_dev_name(const char *dev_name)
@@ -166,6 +197,11 @@ static unsigned uct_gda_ft_oob_conn_dispatch(uct_gda_ft_oob_conn_t *conn,
         if (async && !(iface->super.am[am_id].flags & UCT_CB_FLAG_ASYNC)) {
             break;
         }
+        uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, am_id,
+                           conn->buf + offset +
+                           sizeof(uct_gda_ft_wire_oob_hdr_t), length,
+                           "RX: fd %d AM_BCOPY%s", conn->fd,
+                           async ? " (async)" : "");
         uct_iface_invoke_am(&iface->super, am_id,
                             conn->buf + offset +
                             sizeof(uct_gda_ft_wire_oob_hdr_t), length, 0);
@@ -180,35 +216,32 @@ static unsigned uct_gda_ft_oob_conn_dispatch(uct_gda_ft_oob_conn_t *conn,
     return count;
 }
 
-/* Reads what the socket has; closes the connection at its end */
-static void uct_gda_ft_oob_conn_read(uct_gda_ft_oob_conn_t *conn)
+/* Reads what the socket has until the buffer holds a largest message;
+ * closes the connection at its end. Returns whether the buffer is full (the
+ * socket may hold more). */
+static int uct_gda_ft_oob_conn_read(uct_gda_ft_oob_conn_t *conn)
 {
-    size_t room = sizeof(uct_gda_ft_wire_oob_hdr_t) +
-                  UCT_GDA_FT_OOB_MAX_PAYLOAD;
-    uint8_t *buf;
     ssize_t ret;
 
-    while (!conn->closed) {
-        if (conn->size - conn->length < room) {
-            /* the buffer holds at least one whole message more */
-            buf = ucs_realloc(conn->buf, conn->length + room,
-                              "gda_ft_oob_rx");
-            if (buf == NULL) {
+    while (!conn->closed && (conn->length < UCT_GDA_FT_OOB_MSG_MAX)) {
+        if (conn->buf == NULL) {
+            conn->buf = ucs_malloc(UCT_GDA_FT_OOB_MSG_MAX, "gda_ft_oob_rx");
+            if (conn->buf == NULL) {
                 ucs_error("gda_ft oob: no memory to receive on fd %d",
                           conn->fd);
                 uct_gda_ft_oob_conn_close(conn);
-                return;
+                return 0;
             }
-            conn->buf  = buf;
-            conn->size = conn->length + room;
         }
 
         ret = recv(conn->fd, conn->buf + conn->length,
-                   conn->size - conn->length, MSG_DONTWAIT);
+                   UCT_GDA_FT_OOB_MSG_MAX - conn->length, MSG_DONTWAIT);
         if (ret > 0) {
             conn->length += ret;
-        } else if ((ret < 0) && ((errno == EAGAIN) || (errno == EINTR))) {
-            return;
+        } else if ((ret < 0) && (errno == EINTR)) {
+            continue;
+        } else if ((ret < 0) && (errno == EAGAIN)) {
+            return 0;
         } else {
             /* the peer's endpoint is gone: what it sent stays queued */
             ucs_debug("gda_ft oob: connection on fd %d closed (%s)",
@@ -216,15 +249,33 @@ static void uct_gda_ft_oob_conn_read(uct_gda_ft_oob_conn_t *conn)
             uct_gda_ft_oob_conn_close(conn);
         }
     }
+    return !conn->closed;
+}
+
+/*
+ * Reads and dispatches in turns, while the buffer fills up and its head
+ * message finds a handler that runs here; a bounded number of times.
+ * Returns the messages dispatched.
+ */
+static unsigned uct_gda_ft_oob_conn_progress(uct_gda_ft_oob_conn_t *conn,
+                                             int async)
+{
+    unsigned count = 0, rounds = 0, dispatched;
+    int full;
+
+    do {
+        full        = uct_gda_ft_oob_conn_read(conn);
+        dispatched  = uct_gda_ft_oob_conn_dispatch(conn, async);
+        count      += dispatched;
+    } while (full && (dispatched > 0) &&
+             (++rounds < UCT_GDA_FT_OOB_RX_ROUNDS));
+    return count;
 }
 
 static void uct_gda_ft_oob_conn_event(int fd, ucs_event_set_types_t events,
                                       void *arg)
 {
-    uct_gda_ft_oob_conn_t *conn = arg;
-
-    uct_gda_ft_oob_conn_read(conn);
-    uct_gda_ft_oob_conn_dispatch(conn, 1);
+    uct_gda_ft_oob_conn_progress(arg, 1);
 }
 
 static void uct_gda_ft_oob_accept_event(int fd, ucs_event_set_types_t events,
@@ -255,8 +306,12 @@ static void uct_gda_ft_oob_accept_event(int fd, ucs_event_set_types_t events,
         conn->closed = 0;
         setsockopt(conn_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         ucs_list_add_tail(&iface->conns, &conn->list);
-        if (uct_gda_ft_oob_watch(iface, conn_fd, uct_gda_ft_oob_conn_event,
-                                 conn) != UCS_OK) {
+        /* edge-triggered: what the handler leaves in the socket while a
+         * message waits for progress must not wake it again and again */
+        if (uct_gda_ft_oob_watch(iface, conn_fd,
+                                 UCS_EVENT_SET_EVREAD |
+                                 UCS_EVENT_SET_EDGE_TRIGGERED,
+                                 uct_gda_ft_oob_conn_event, conn) != UCS_OK) {
             ucs_error("gda_ft oob: cannot watch connection fd %d", conn_fd);
             shutdown(conn_fd, SHUT_RDWR);
             conn->closed = 1;
@@ -275,49 +330,6 @@ static void uct_gda_ft_oob_conn_free(uct_gda_ft_oob_conn_t *conn)
     ucs_free(conn->buf);
     ucs_free(conn);
 }
-
-static unsigned uct_gda_ft_oob_iface_progress(uct_iface_h tl_iface)
-{
-    uct_gda_ft_oob_iface_t *iface = ucs_derived_of(tl_iface,
-                                                   uct_gda_ft_oob_iface_t);
-    ucs_async_context_t *async    = uct_gda_ft_oob_async(iface);
-    uct_gda_ft_oob_conn_t *conn;
-    uct_gda_ft_oob_ep_t *ep;
-    unsigned count = 0;
-    int reported;
-
-    UCS_ASYNC_BLOCK(async);
-    ucs_list_for_each(conn, &iface->conns, list) {
-        uct_gda_ft_oob_conn_read(conn);
-        count += uct_gda_ft_oob_conn_dispatch(conn, 0);
-        if (conn->closed && (conn->length == 0) && (conn->buf != NULL)) {
-            ucs_free(conn->buf);    /* nothing more will come */
-            conn->buf  = NULL;
-            conn->size = 0;
-        }
-    }
-    UCS_ASYNC_UNBLOCK(async);
-
-    /* Broken connections of our endpoints, once each; the handler may
-     * destroy the endpoint: restart after every report */
-    for (;;) {
-        reported = 0;
-        ucs_list_for_each(ep, &iface->eps, list) {
-            if (ep->failed && !ep->reported) {
-                ep->reported = 1;
-                reported     = 1;
-                uct_iface_handle_ep_err(&iface->super.super, &ep->super.super,
-                                        UCS_ERR_CONNECTION_RESET);
-                break;
-            }
-        }
-        if (!reported) {
-            return count;
-        }
-        ++count;
-    }
-}
-
 
 /* ---- send side ----------------------------------------------------------- */
 
@@ -366,25 +378,87 @@ static ucs_status_t uct_gda_ft_oob_ep_check(uct_ep_h tl_ep, unsigned flags,
     return UCS_OK;
 }
 
-/* Writes everything, waiting while the socket buffer is full */
-static ucs_status_t uct_gda_ft_oob_ep_write(uct_gda_ft_oob_ep_t *ep,
-                                            const uint8_t *data, size_t length)
+static size_t uct_gda_ft_oob_ep_unwritten(const uct_gda_ft_oob_ep_t *ep)
 {
-    struct pollfd pfd = {.fd = ep->fd, .events = POLLOUT};
+    return ep->tx_length - ep->tx_offset;
+}
+
+/* Whether the queue takes a largest message more before progress */
+static int uct_gda_ft_oob_ep_has_room(const uct_gda_ft_oob_iface_t *iface,
+                                      const uct_gda_ft_oob_ep_t *ep)
+{
+    return ((uct_gda_ft_oob_ep_unwritten(ep) + UCT_GDA_FT_OOB_MSG_MAX) <=
+            iface->config.tx_queue) &&
+           (ep->tx_msgs < iface->config.tx_max_msgs);
+}
+
+/* Whether am_bcopy sends now: room, and no older request waits */
+static int uct_gda_ft_oob_ep_can_send(const uct_gda_ft_oob_iface_t *iface,
+                                      const uct_gda_ft_oob_ep_t *ep)
+{
+    return uct_gda_ft_oob_ep_has_room(iface, ep) &&
+           (ep->in_pending || ucs_queue_is_empty(&ep->pending_q));
+}
+
+/* Writes what the socket takes of the queue, never waiting */
+static ucs_status_t uct_gda_ft_oob_ep_tx_write(uct_gda_ft_oob_ep_t *ep)
+{
     ssize_t ret;
 
-    while (length > 0) {
-        ret = send(ep->fd, data, length, MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (ep->tx_offset < ep->tx_length) {
+        ret = send(ep->fd, ep->tx_buf + ep->tx_offset,
+                   ep->tx_length - ep->tx_offset, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (ret > 0) {
-            data   += ret;
-            length -= ret;
-        } else if ((ret < 0) && ((errno == EAGAIN) || (errno == EINTR))) {
-            poll(&pfd, 1, 100);
+            ucs_trace_data("gda_ft oob: ep %p fd %d wrote %zd of %zu bytes",
+                           ep, ep->fd, ret, ep->tx_length - ep->tx_offset);
+            ep->tx_offset += ret;
+        } else if ((ret < 0) && (errno == EINTR)) {
+            continue;
+        } else if ((ret < 0) && (errno == EAGAIN)) {
+            return UCS_OK;      /* progress writes the rest */
         } else {
             uct_gda_ft_oob_ep_failed(ep, strerror(errno));
             return UCS_ERR_CONNECTION_RESET;
         }
     }
+
+    ep->tx_offset = 0;
+    ep->tx_length = 0;
+    return UCS_OK;
+}
+
+/* Room for a largest message at the tail of the queue */
+static ucs_status_t
+uct_gda_ft_oob_ep_tx_reserve(const uct_gda_ft_oob_iface_t *iface,
+                             uct_gda_ft_oob_ep_t *ep)
+{
+    size_t unwritten = uct_gda_ft_oob_ep_unwritten(ep);
+    uint8_t *buf;
+    size_t size;
+
+    if ((ep->tx_size - ep->tx_length) >= UCT_GDA_FT_OOB_MSG_MAX) {
+        return UCS_OK;
+    }
+
+    if (ep->tx_offset > 0) {
+        memmove(ep->tx_buf, ep->tx_buf + ep->tx_offset, unwritten);
+        ep->tx_offset = 0;
+        ep->tx_length = unwritten;
+        if ((ep->tx_size - ep->tx_length) >= UCT_GDA_FT_OOB_MSG_MAX) {
+            return UCS_OK;
+        }
+    }
+
+    /* has_room() keeps the queue within tx_queue */
+    size = ucs_min(ucs_max(2 * ep->tx_size,
+                           ep->tx_length + UCT_GDA_FT_OOB_MSG_MAX),
+                   iface->config.tx_queue);
+    buf  = ucs_realloc(ep->tx_buf, size, "gda_ft_oob_tx");
+    if (buf == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    ep->tx_buf  = buf;
+    ep->tx_size = size;
     return UCS_OK;
 }
 
@@ -392,45 +466,162 @@ static ssize_t uct_gda_ft_oob_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
                                           uct_pack_callback_t pack_cb,
                                           void *arg, unsigned flags)
 {
-    uct_gda_ft_oob_ep_t *ep = ucs_derived_of(tl_ep, uct_gda_ft_oob_ep_t);
-    uint8_t *payload        = ep->buf + sizeof(uct_gda_ft_wire_oob_hdr_t);
+    uct_gda_ft_oob_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_oob_ep_t);
+    uct_gda_ft_oob_iface_t *iface = uct_gda_ft_oob_ep_iface(ep);
+    ucs_async_context_t *async    = uct_gda_ft_oob_async(iface);
     ucs_status_t status;
+    uint8_t *msg;
     size_t length;
+    ssize_t ret;
 
     UCT_CHECK_AM_ID(id);
+
+    UCS_ASYNC_BLOCK(async);
     if (ep->failed) {
-        return UCS_ERR_CONNECTION_RESET;
+        ret = UCS_ERR_CONNECTION_RESET;
+        goto out;
     }
 
-    length = pack_cb(payload, arg);
-    UCT_CHECK_LENGTH(length, 0, UCT_GDA_FT_OOB_MAX_PAYLOAD, "am_bcopy");
-    uct_gda_ft_wire_oob_hdr_pack(id, length,
-                                 (uct_gda_ft_wire_oob_hdr_t*)ep->buf);
-    status = uct_gda_ft_oob_ep_write(ep, ep->buf,
-                                     sizeof(uct_gda_ft_wire_oob_hdr_t) +
-                                     length);
+    if (!uct_gda_ft_oob_ep_can_send(iface, ep)) {
+        UCT_TL_IFACE_STAT_TX_NO_DESC(&iface->super);
+        ret = UCS_ERR_NO_RESOURCE;
+        goto out;
+    }
+
+    status = uct_gda_ft_oob_ep_tx_reserve(iface, ep);
     if (status != UCS_OK) {
-        return status;
+        ret = status;
+        goto out;
+    }
+
+    msg    = ep->tx_buf + ep->tx_length;
+    length = pack_cb(msg + sizeof(uct_gda_ft_wire_oob_hdr_t), arg);
+    if (ucs_unlikely(length > UCT_GDA_FT_OOB_MAX_PAYLOAD)) {
+        ucs_error("gda_ft oob: am_bcopy packed %zu bytes, more than %u",
+                  length, UCT_GDA_FT_OOB_MAX_PAYLOAD);
+        ret = UCS_ERR_INVALID_PARAM;
+        goto out;
+    }
+    uct_gda_ft_wire_oob_hdr_pack(id, length, (uct_gda_ft_wire_oob_hdr_t*)msg);
+    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_SEND, id,
+                       msg + sizeof(uct_gda_ft_wire_oob_hdr_t), length,
+                       "TX: ep %p fd %d AM_BCOPY, %zu bytes queued before",
+                       ep, ep->fd, uct_gda_ft_oob_ep_unwritten(ep));
+    ep->tx_length += sizeof(uct_gda_ft_wire_oob_hdr_t) + length;
+    ++ep->tx_msgs;
+
+    status = uct_gda_ft_oob_ep_tx_write(ep);
+    if (status != UCS_OK) {
+        ret = status;
+        goto out;
     }
 
     UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, length);
-    return length;
+    ret = length;
+out:
+    UCS_ASYNC_UNBLOCK(async);
+    return ret;
 }
 
-/* Sends complete at once: there is never a reason to wait */
+/* Waits while am_bcopy or flush would say UCS_ERR_NO_RESOURCE */
 static ucs_status_t uct_gda_ft_oob_ep_pending_add(uct_ep_h tl_ep,
                                                   uct_pending_req_t *req,
                                                   unsigned flags)
 {
-    return UCS_ERR_BUSY;
+    uct_gda_ft_oob_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_oob_ep_t);
+    uct_gda_ft_oob_iface_t *iface = uct_gda_ft_oob_ep_iface(ep);
+    ucs_async_context_t *async    = uct_gda_ft_oob_async(iface);
+    ucs_status_t status;
+
+    UCS_ASYNC_BLOCK(async);
+    if (uct_gda_ft_oob_ep_can_send(iface, ep) &&
+        (uct_gda_ft_oob_ep_unwritten(ep) == 0)) {
+        status = UCS_ERR_BUSY;
+    } else {
+        uct_pending_req_queue_push(&ep->pending_q, req);
+        UCT_TL_EP_STAT_PEND(&ep->super);
+        status = UCS_OK;
+    }
+    UCS_ASYNC_UNBLOCK(async);
+    return status;
 }
 
+static void uct_gda_ft_oob_ep_pending_purge(uct_ep_h tl_ep,
+                                            uct_pending_purge_callback_t cb,
+                                            void *arg)
+{
+    uct_gda_ft_oob_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_oob_ep_t);
+    ucs_async_context_t *async    = uct_gda_ft_oob_async(
+                                            uct_gda_ft_oob_ep_iface(ep));
+    uct_pending_req_priv_queue_t *priv;
+
+    UCS_ASYNC_BLOCK(async);
+    uct_pending_queue_purge(priv, &ep->pending_q, 1, cb, arg);
+    UCS_ASYNC_UNBLOCK(async);
+}
+
+/* Done when the socket has taken everything; until then NO_RESOURCE, and
+ * a pending request to retry */
 static ucs_status_t uct_gda_ft_oob_ep_flush(uct_ep_h tl_ep, unsigned flags,
                                             uct_completion_t *comp)
 {
-    uct_gda_ft_oob_ep_t *ep = ucs_derived_of(tl_ep, uct_gda_ft_oob_ep_t);
+    uct_gda_ft_oob_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_oob_ep_t);
+    ucs_async_context_t *async    = uct_gda_ft_oob_async(
+                                            uct_gda_ft_oob_ep_iface(ep));
+    ucs_status_t status;
 
-    return ep->failed ? UCS_ERR_CONNECTION_RESET : UCS_OK;
+    UCS_ASYNC_BLOCK(async);
+    if (ep->failed) {
+        status = UCS_ERR_CONNECTION_RESET;
+    } else if ((uct_gda_ft_oob_ep_unwritten(ep) > 0) ||
+               (!ep->in_pending && !ucs_queue_is_empty(&ep->pending_q))) {
+        UCT_TL_EP_STAT_FLUSH_WAIT(&ep->super);
+        status = UCS_ERR_NO_RESOURCE;
+    } else {
+        UCT_TL_EP_STAT_FLUSH(&ep->super);
+        status = UCS_OK;
+    }
+    UCS_ASYNC_UNBLOCK(async);
+    return status;
+}
+
+/* From progress, under the async lock: writes the queue, completes what
+ * it held, and runs pending requests while there is room */
+static unsigned uct_gda_ft_oob_ep_tx_progress(uct_gda_ft_oob_iface_t *iface,
+                                              uct_gda_ft_oob_ep_t *ep)
+{
+    uct_pending_req_priv_queue_t *priv;
+    unsigned count = 0;
+    uint8_t *buf;
+
+    if (ep->failed ||
+        (uct_gda_ft_oob_ep_tx_write(ep) != UCS_OK) ||
+        (uct_gda_ft_oob_ep_unwritten(ep) > 0)) {
+        return 0;
+    }
+
+    if (ep->tx_msgs > 0) {
+        ep->tx_msgs = 0;
+        ++count;
+        if (ep->tx_size > UCT_GDA_FT_OOB_MSG_MAX) {
+            /* back to one message's room */
+            buf = ucs_realloc(ep->tx_buf, UCT_GDA_FT_OOB_MSG_MAX,
+                              "gda_ft_oob_tx");
+            if (buf != NULL) {
+                ep->tx_buf  = buf;
+                ep->tx_size = UCT_GDA_FT_OOB_MSG_MAX;
+            }
+        }
+    }
+
+    if (!ucs_queue_is_empty(&ep->pending_q)) {
+        ep->in_pending = 1;
+        uct_pending_queue_dispatch(priv, &ep->pending_q,
+                                   uct_gda_ft_oob_ep_has_room(iface, ep));
+        ep->in_pending = 0;
+        ++count;
+    }
+    return count;
 }
 
 static ucs_status_t uct_gda_ft_oob_ep_connect(uct_gda_ft_oob_ep_t *ep,
@@ -504,21 +695,26 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_oob_ep_t, const uct_ep_params_t *params)
         return status;
     }
 
-    self->failed   = 0;
-    self->reported = 0;
-    self->buf      = ucs_malloc(sizeof(uct_gda_ft_wire_oob_hdr_t) +
-                                UCT_GDA_FT_OOB_MAX_PAYLOAD, "gda_ft_oob_tx");
-    if (self->buf == NULL) {
+    self->failed     = 0;
+    self->reported   = 0;
+    self->in_pending = 0;
+    self->tx_offset  = 0;
+    self->tx_length  = 0;
+    self->tx_msgs    = 0;
+    self->tx_size    = UCT_GDA_FT_OOB_MSG_MAX;
+    self->tx_buf     = ucs_malloc(self->tx_size, "gda_ft_oob_tx");
+    if (self->tx_buf == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
+    ucs_queue_head_init(&self->pending_q);
 
     status = uct_gda_ft_oob_ep_connect(self, &addr);
     if (status != UCS_OK) {
         goto err_free;
     }
 
-    status = uct_gda_ft_oob_watch(iface, self->fd, uct_gda_ft_oob_ep_event,
-                                  self);
+    status = uct_gda_ft_oob_watch(iface, self->fd, UCS_EVENT_SET_EVREAD,
+                                  uct_gda_ft_oob_ep_event, self);
     if (status != UCS_OK) {
         goto err_close;
     }
@@ -531,7 +727,7 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_oob_ep_t, const uct_ep_params_t *params)
 err_close:
     close(self->fd);
 err_free:
-    ucs_free(self->buf);
+    ucs_free(self->tx_buf);
     return status;
 }
 
@@ -542,6 +738,10 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_oob_ep_t)
 
     ucs_async_remove_handler(self->fd, 1);
     ucs_list_del(&self->list);
+    if (uct_gda_ft_oob_ep_unwritten(self) > 0) {
+        ucs_debug("gda_ft oob: ep %p destroyed with %zu bytes unsent", self,
+                  uct_gda_ft_oob_ep_unwritten(self));
+    }
     shutdown(self->fd, SHUT_RDWR);  /* the peer sees the end now */
     fds = ucs_realloc(iface->retired_fds,
                       (iface->num_retired + 1) * sizeof(*fds),
@@ -552,13 +752,59 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_oob_ep_t)
     } else {
         close(self->fd);    /* no room to remember it */
     }
-    ucs_free(self->buf);
+    ucs_free(self->tx_buf);
 }
 
 UCS_CLASS_DEFINE(uct_gda_ft_oob_ep_t, uct_base_ep_t);
 static UCS_CLASS_DEFINE_NEW_FUNC(uct_gda_ft_oob_ep_t, uct_ep_t,
                                  const uct_ep_params_t*);
 static UCS_CLASS_DEFINE_DELETE_FUNC(uct_gda_ft_oob_ep_t, uct_ep_t);
+
+
+/* ---- progress ------------------------------------------------------------ */
+
+static unsigned uct_gda_ft_oob_iface_progress(uct_iface_h tl_iface)
+{
+    uct_gda_ft_oob_iface_t *iface = ucs_derived_of(tl_iface,
+                                                   uct_gda_ft_oob_iface_t);
+    ucs_async_context_t *async    = uct_gda_ft_oob_async(iface);
+    uct_gda_ft_oob_conn_t *conn;
+    uct_gda_ft_oob_ep_t *ep, *tmp;
+    unsigned count = 0;
+    int reported;
+
+    UCS_ASYNC_BLOCK(async);
+    ucs_list_for_each(conn, &iface->conns, list) {
+        count += uct_gda_ft_oob_conn_progress(conn, 0);
+        if (conn->closed && (conn->length == 0) && (conn->buf != NULL)) {
+            ucs_free(conn->buf);    /* nothing more will come */
+            conn->buf = NULL;
+        }
+    }
+    ucs_list_for_each_safe(ep, tmp, &iface->eps, list) {
+        count += uct_gda_ft_oob_ep_tx_progress(iface, ep);
+    }
+    UCS_ASYNC_UNBLOCK(async);
+
+    /* Broken connections of our endpoints, once each; the handler may
+     * destroy the endpoint: restart after every report */
+    for (;;) {
+        reported = 0;
+        ucs_list_for_each(ep, &iface->eps, list) {
+            if (ep->failed && !ep->reported) {
+                ep->reported = 1;
+                reported     = 1;
+                uct_iface_handle_ep_err(&iface->super.super, &ep->super.super,
+                                        UCS_ERR_CONNECTION_RESET);
+                break;
+            }
+        }
+        if (!reported) {
+            return count;
+        }
+        ++count;
+    }
+}
 
 
 /* ---- interface ----------------------------------------------------------- */
@@ -584,11 +830,13 @@ static ucs_status_t uct_gda_ft_oob_iface_query(uct_iface_h tl_iface,
     attr->ep_addr_len      = 0;
 
     /* A slow path on purpose (a TCP connection to the peer process): UCP
-     * picks it only where nothing else connects to interfaces */
-    attr->latency             = ucs_linear_func_make(1e-3, 0);
+     * picks it only where nothing else connects to interfaces; estimates
+     * the peer receives exactly (uct_gda_ft_perf.h) */
+    attr->latency             = ucs_linear_func_make(
+                                        UCT_GDA_FT_PERF_OOB_LATENCY, 0);
     attr->bandwidth.dedicated = 0;
-    attr->bandwidth.shared    = 100.0 * UCS_MBYTE;
-    attr->overhead            = 50e-6;
+    attr->bandwidth.shared    = UCT_GDA_FT_PERF_OOB_BANDWIDTH;
+    attr->overhead            = UCT_GDA_FT_PERF_OOB_OVERHEAD;
     attr->priority            = 0;
     return UCS_OK;
 }
@@ -632,11 +880,38 @@ static int uct_gda_ft_oob_iface_is_reachable(const uct_iface_h tl_iface,
                    iface_addr, sizeof(port), &ipv4, &port, NULL) == UCS_OK;
 }
 
+/* Done when every endpoint's socket has taken everything; until then
+ * progress writes, and the caller asks again */
 static ucs_status_t uct_gda_ft_oob_iface_flush(uct_iface_h tl_iface,
                                                unsigned flags,
                                                uct_completion_t *comp)
 {
-    return UCS_OK;
+    uct_gda_ft_oob_iface_t *iface = ucs_derived_of(tl_iface,
+                                                   uct_gda_ft_oob_iface_t);
+    ucs_async_context_t *async    = uct_gda_ft_oob_async(iface);
+    ucs_status_t status           = UCS_OK;
+    uct_gda_ft_oob_ep_t *ep;
+
+    UCT_CHECK_PARAM(comp == NULL, "gda_ft oob: iface flush with a "
+                    "completion is not supported");
+
+    UCS_ASYNC_BLOCK(async);
+    ucs_list_for_each(ep, &iface->eps, list) {
+        if (!ep->failed &&
+            ((uct_gda_ft_oob_ep_unwritten(ep) > 0) ||
+             !ucs_queue_is_empty(&ep->pending_q))) {
+            status = UCS_INPROGRESS;
+            break;
+        }
+    }
+    UCS_ASYNC_UNBLOCK(async);
+
+    if (status == UCS_OK) {
+        UCT_TL_IFACE_STAT_FLUSH(&iface->super);
+    } else {
+        UCT_TL_IFACE_STAT_FLUSH_WAIT(&iface->super);
+    }
+    return status;
 }
 
 static uct_iface_ops_t uct_gda_ft_oob_iface_ops;
@@ -683,9 +958,17 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_oob_iface_t, uct_md_h tl_md,
                            const uct_iface_params_t *params,
                            const uct_iface_config_t *tl_config)
 {
+    const uct_gda_ft_iface_config_t *config =
+            ucs_derived_of(tl_config, uct_gda_ft_iface_config_t);
     ucs_status_t status;
 
     status = uct_gda_ft_check_open_mode(params);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_gda_ft_check_am_alignment(params,
+                                           UCT_GDA_FT_OOB_MAX_PAYLOAD);
     if (status != UCS_OK) {
         return status;
     }
@@ -703,6 +986,17 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_oob_iface_t, uct_md_h tl_md,
     self->retired_fds = NULL;
     self->num_retired = 0;
 
+    if ((config->oob_tx_queue < UCT_GDA_FT_OOB_MSG_MAX) ||
+        (config->oob_tx_max_msgs == 0)) {
+        ucs_error("gda_ft oob: OOB_TX_QUEUE=%zu must hold a largest message "
+                  "(%zu bytes) and OOB_TX_MAX_MSGS=%u at least one",
+                  config->oob_tx_queue, UCT_GDA_FT_OOB_MSG_MAX,
+                  config->oob_tx_max_msgs);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    self->config.tx_queue    = config->oob_tx_queue;
+    self->config.tx_max_msgs = config->oob_tx_max_msgs;
+
     status = uct_gda_ft_oob_ipv4(tl_md, &self->ipv4_be);
     if (status != UCS_OK) {
         ucs_error("gda_ft oob: device %s has no IPv4 address to listen on",
@@ -715,7 +1009,7 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_oob_iface_t, uct_md_h tl_md,
         return status;
     }
 
-    status = uct_gda_ft_oob_watch(self, self->listen_fd,
+    status = uct_gda_ft_oob_watch(self, self->listen_fd, UCS_EVENT_SET_EVREAD,
                                   uct_gda_ft_oob_accept_event, self);
     if (status != UCS_OK) {
         close(self->listen_fd);
@@ -733,6 +1027,9 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_oob_iface_t)
     uct_gda_ft_oob_conn_t *conn, *tmp;
     unsigned i;
 
+    /* the worker must not call our progress once we are gone */
+    uct_base_iface_progress_disable(&self->super.super,
+                                    UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     ucs_async_remove_handler(self->listen_fd, 1);
     close(self->listen_fd);
     ucs_list_for_each_safe(conn, tmp, &self->conns, list) {
@@ -766,8 +1063,7 @@ ucs_status_t uct_gda_ft_oob_iface_open(uct_md_h md, uct_worker_h worker,
 static uct_iface_ops_t uct_gda_ft_oob_iface_ops = {
     .ep_am_bcopy              = uct_gda_ft_oob_ep_am_bcopy,
     .ep_pending_add           = uct_gda_ft_oob_ep_pending_add,
-    .ep_pending_purge         = (uct_ep_pending_purge_func_t)
-                                ucs_empty_function,
+    .ep_pending_purge         = uct_gda_ft_oob_ep_pending_purge,
     .ep_flush                 = uct_gda_ft_oob_ep_flush,
     .ep_fence                 = (uct_ep_fence_func_t)
                                 ucs_empty_function_return_success,

@@ -22,6 +22,7 @@
 #define UCT_GDA_FT_OOB_H_
 
 #include <uct/base/uct_iface.h>
+#include <ucs/sys/math.h>
 
 
 /* Both kinds of gda_ft interface open on a device only */
@@ -33,6 +34,35 @@ uct_gda_ft_check_open_mode(const uct_iface_params_t *params)
     if (!(params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE)) {
         ucs_error("gda_ft: only UCT_IFACE_OPEN_MODE_DEVICE is supported");
         return UCS_ERR_UNSUPPORTED;
+    }
+    return UCS_OK;
+}
+
+/*
+ * Active-message alignment parameters, checked as UCX's own transports
+ * check them (uct_iface_param_am_alignment() and the receive pool the
+ * alignment sets up): an offset needs an alignment, and an alignment is a
+ * power of 2. An offset of at least the alignment is fine (UCP asks for its
+ * 8-byte header with any alignment). gda_ft hands its handlers data they
+ * cannot keep (no UCT_CB_PARAM_FLAG_DESC), which no alignment applies to.
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gda_ft_check_am_alignment(const uct_iface_params_t *params,
+                              size_t seg_size)
+{
+    size_t align, align_offset;
+    ucs_status_t status;
+
+    status = uct_iface_param_am_alignment(params, seg_size, 0, 0, &align,
+                                          &align_offset);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if ((params->field_mask & UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT) &&
+        ((align == 0) || !ucs_is_pow2(align))) {
+        ucs_error("gda_ft: AM alignment %zu is not a power of 2", align);
+        return UCS_ERR_INVALID_PARAM;
     }
     return UCS_OK;
 }

@@ -321,7 +321,19 @@ static ucs_status_t gda_ft_soft_port_open(gda_ft_soft_port_t *port)
      * before (gda_ft_soft_rx) */
     setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on));
     if (bind(fd, (struct sockaddr*)&port->addr, sizeof(port->addr)) < 0) {
-        ucs_error("%s: port %u: cannot bind %s:%u: %m",
+        if (errno == EADDRINUSE) {
+            /* Another process (or socket) has this port's address: a
+             * second process given the same UCX_GDA_FT_SOFT_DEVICES */
+            ucs_error("soft HCA %s port %u: UDP address %s:%u is in use, "
+                      "probably by another process given the same "
+                      "UCX_GDA_FT_SOFT_DEVICES: each process needs addresses "
+                      "or a UDP port of its own (name=ADDR[:UDP_PORT])",
+                      port->dev->super.attr.info.name, port->num, addr_str,
+                      ntohs(port->addr.sin_port));
+            close(fd);
+            return UCS_ERR_BUSY;
+        }
+        ucs_error("soft HCA %s port %u: cannot bind UDP address %s:%u: %m",
                   port->dev->super.attr.info.name, port->num, addr_str,
                   ntohs(port->addr.sin_port));
         close(fd);
