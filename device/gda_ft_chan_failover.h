@@ -596,7 +596,7 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_progress(gda_ft_chan_t *chan)
     completed = gda_ft_chan_completed(chan);
     ready     = gda_ft_atomic_load_acq64(&chan->ready);
     if ((completed != ready) && (chan->deadline_ns != 0)) {
-        post_ns = gda_ft_atomic_load_acq64(
+        post_ns = gda_ft_atomic_load_rlx64(
                 &gda_ft_chan_slot(chan, &chan->path[active],
                                   completed)->post_ns);
         since   = gda_ft_atomic_load_acq64(&chan->last_progress_ns);

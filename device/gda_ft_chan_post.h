@@ -285,8 +285,9 @@ gda_ft_chan_write_wqe(gda_ft_chan_t *chan, uint8_t path,
     slot->status   = GDA_FT_DEV_OK;
     slot->syndrome = 0;
     slot->strikes  = 0;
-    /* pollers read seq without a turn: the slot's other fields first */
-    gda_ft_atomic_store_rel64(&slot->seq, seq);
+    /* pollers read seq after acquiring `ready`, which the publication
+     * releases: the slot needs no fence of its own */
+    gda_ft_atomic_store_rlx64(&slot->seq, seq);
     return slot->wqebbs;
 }
 
@@ -358,7 +359,7 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_chan_stamp(gda_ft_chan_t *chan,
     for (; seq != end; seq += slot->wqebbs) {
         slot          = gda_ft_chan_slot(chan, p, seq);
         slot->psn     = psn;
-        gda_ft_atomic_store_rel64(&slot->post_ns, now);
+        gda_ft_atomic_store_rlx64(&slot->post_ns, now);
         psn           = gda_ft_chan_psn_add(psn, slot->npkts);
         last          = seq;
     }
@@ -459,7 +460,7 @@ gda_ft_chan_poll_path(gda_ft_chan_t *chan, uint8_t path, uint64_t *err_seq_p,
     }
 
     slot = gda_ft_chan_slot(chan, p, seq);
-    if (gda_ft_atomic_load_acq64(&slot->seq) != seq) {
+    if (gda_ft_atomic_load_rlx64(&slot->seq) != seq) {
         return GDA_FT_DEV_INPROGRESS;   /* not the start of a WQE: stale */
     }
     end = seq + slot->wqebbs;

@@ -82,6 +82,11 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_atomic_load_rlx64(const uint64_t *p)
     return *(const volatile uint64_t*)p;
 }
 
+GDA_FT_DEV_FUNC void gda_ft_atomic_store_rlx64(uint64_t *p, uint64_t v)
+{
+    *(volatile uint64_t*)p = v;
+}
+
 GDA_FT_DEV_FUNC void gda_ft_atomic_store_rel64(uint64_t *p, uint64_t v)
 {
     asm volatile("st.release.sys.u64 [%0], %1;"
@@ -157,6 +162,11 @@ GDA_FT_DEV_FUNC uint32_t gda_ft_atomic_load_acq32(const uint32_t *p)
 GDA_FT_DEV_FUNC uint64_t gda_ft_atomic_load_rlx64(const uint64_t *p)
 {
     return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+GDA_FT_DEV_FUNC void gda_ft_atomic_store_rlx64(uint64_t *p, uint64_t v)
+{
+    __atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
 
 GDA_FT_DEV_FUNC void gda_ft_atomic_store_rel64(uint64_t *p, uint64_t v)

@@ -7,64 +7,23 @@
  * memory.
  *
  *   gda_ft_gpu_chan [-s SCENARIO] [-b BLOCKS] [-w WARPS] [-i ITERS]
+ *                   [-D DEADLINE_US]
  *
  * Scenarios: warp_fault (warp-level posts, primary down mid-run and back),
  * thread_fault (thread-level), both_down (both ports down: every waiter
- * gets NO_PATH, the kernel exits), all (default). Prints one line per
+ * gets NO_PATH, the kernel exits), all (default: the three), steady (no
+ * fault, for false switches at short deadlines). Prints one line per
  * check and "N passed, N failed"; exits 77 without a GPU.
  */
-extern "C" {
-#include "chan_harness.h"
-#include "soft_harness.h"
-#include "gda_ft_test.h"
-}
+#include "gpu_world.cuh"
 
-#include <cuda_runtime.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #define GPU_LANES_PUT   30       /* lanes 0..29 put, 30 signals, 31 adds */
 #define GPU_REGION      256      /* bytes each (warp, lane) writes */
-#define GPU_SKIP        77
 #define GPU_WATCHDOG_S  60       /* a kernel that runs longer is stuck */
 
 static unsigned gpu_passed, gpu_failed;
-
-/* ---- what the test harness asks of its runner --------------------------- */
-
-extern "C" void gda_ft_test_fail(const char *file, int line,
-                                 const char *fmt, ...)
-{
-    va_list ap;
-
-    fprintf(stdout, "FAIL %s:%d: ", file, line);
-    va_start(ap, fmt);
-    vfprintf(stdout, fmt, ap);
-    va_end(ap);
-    fprintf(stdout, "\n%u passed, %u failed\n", gpu_passed, gpu_failed + 1);
-    exit(1);
-}
-
-extern "C" void gda_ft_test_skip(const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vfprintf(stdout, fmt, ap);
-    va_end(ap);
-    exit(GPU_SKIP);
-}
-
-#define GPU_CHECK_CUDA(_call) \
-    do { \
-        cudaError_t _e = (_call); \
-        if (_e != cudaSuccess) { \
-            GDA_FT_FAIL("%s: %s", #_call, cudaGetErrorString(_e)); \
-        } \
-    } while (0)
 
 static void gpu_check(int ok, const char *what)
 {
@@ -85,62 +44,6 @@ static const char *gda_ft_dev_status_str_host(unsigned status)
     return (status < 8) ? names[status] : "unknown";
 }
 
-/* ---- memory ------------------------------------------------------------- */
-
-static void *gpu_alloc_mapped(size_t size, void *arg)
-{
-    void *ptr;
-
-    (void)arg;
-    if (cudaHostAlloc(&ptr, size, cudaHostAllocMapped) != cudaSuccess) {
-        return NULL;
-    }
-    memset(ptr, 0, size);
-    return ptr;  /* unified addressing: the GPU uses the same pointer */
-}
-
-static void gpu_free_mapped(void *ptr, void *arg)
-{
-    (void)arg;
-    cudaFreeHost(ptr);
-}
-
-static void *gpu_alloc_device(size_t size, void *arg)
-{
-    void *ptr;
-
-    (void)arg;
-    if ((cudaMalloc(&ptr, size) != cudaSuccess) ||
-        (cudaMemset(ptr, 0, size) != cudaSuccess)) {
-        return NULL;
-    }
-    return ptr;
-}
-
-static void gpu_free_device(void *ptr, void *arg)
-{
-    (void)arg;
-    cudaFree(ptr);
-}
-
-static void gpu_copy(void *dst, const void *src, size_t len)
-{
-    GPU_CHECK_CUDA(cudaMemcpy(dst, src, len, cudaMemcpyDefault));
-}
-
-/* The bulk data in host memory mapped into the GPU: the software HCA moves
- * it with plain copies, where GPU memory costs a CUDA copy and a stream
- * synchronization per packet, which with tens of thousands of puts in
- * flight slows the engine past the deadline. Signals, counters and fetch
- * results live in GPU memory (the CUDA copy path). */
-static const chan_world_mem_t gpu_mem = {
-    {gpu_alloc_mapped, gpu_free_mapped, NULL, GDA_FT_HCA_MEM_HOST_MAPPED},
-    {gpu_alloc_device, gpu_free_device, NULL, GDA_FT_HCA_MEM_CUDA},
-    {gpu_alloc_mapped, gpu_free_mapped, NULL, GDA_FT_HCA_MEM_HOST_MAPPED},
-    {gpu_alloc_device, gpu_free_device, NULL, GDA_FT_HCA_MEM_CUDA},
-    gpu_copy
-};
-
 /* ---- kernels ------------------------------------------------------------ */
 
 typedef struct gpu_out {
@@ -148,6 +51,8 @@ typedef struct gpu_out {
     uint32_t signals;      /* signal adds that completed */
     uint32_t iters;        /* iterations done */
     uint32_t reserved;
+    uint64_t max_wait_ns;  /* longest fetch-add round trip: a failover's
+                              interruption, as the application sees it */
 } gpu_out_t;
 
 /* fetch-add outcome per (warp, iteration) */
@@ -192,15 +97,19 @@ __global__ void gpu_post_kernel(gda_ft_dev_endpoint_t ep,
     gda_ft_dev_status_t status = GDA_FT_DEV_OK;
     gda_ft_chan_op_t op;
     unsigned it, signals = 0;
+    uint64_t t0, max_wait = 0;
 
     for (it = 0; it < iters; ++it) {
         gpu_lane_op(&op, chan, &ml, warp, lane, it, iters);
         status = warp_level ? gda_ft_dev_post_warp(chan, &op, &req) :
                               gda_ft_dev_post(chan, &op, 1, &req);
         if ((status == GDA_FT_DEV_OK) && (lane >= GPU_LANES_PUT)) {
+            t0 = gda_ft_chan_now_ns();
             do {
                 status = gda_ft_dev_progress(&req);
             } while (status == GDA_FT_DEV_INPROGRESS);
+            t0       = gda_ft_chan_now_ns() - t0;
+            max_wait = (t0 > max_wait) ? t0 : max_wait;
             if (lane == GPU_LANES_PUT + 1) {
                 fadd[warp * iters + it] = (status == GDA_FT_DEV_IN_DOUBT) ?
                                           GPU_FADD_DOUBT : GPU_FADD_OK;
@@ -225,6 +134,9 @@ __global__ void gpu_post_kernel(gda_ft_dev_endpoint_t ep,
     }
     if (lane == GPU_LANES_PUT) {
         out[warp].signals = signals;
+    }
+    if (lane == GPU_LANES_PUT + 1) {
+        out[warp].max_wait_ns = max_wait;
     }
     if (lane == 0) {
         out[warp].status = status;
@@ -259,12 +171,8 @@ __global__ void gpu_failback_kernel(gda_ft_dev_endpoint_t ep,
 
 typedef struct gpu_run {
     unsigned blocks, warps_per_block, iters;
+    uint64_t deadline_ns;
 } gpu_run_t;
-
-static double gpu_now(void)
-{
-    return soft_now_sec();
-}
 
 static void gpu_world_init(chan_world_t *w, const gpu_run_t *run,
                            uint64_t deadline_ns)
@@ -538,7 +446,8 @@ static void gpu_dump(chan_world_t *w)
 static void gpu_fault_scenario(const gpu_run_t *run, int warp_level)
 {
     const char *name = warp_level ? "warp_fault" : "thread_fault";
-    unsigned warps = run->blocks * run->warps_per_block, on_primary;
+    unsigned warps = run->blocks * run->warps_per_block, on_primary, wp;
+    uint64_t max_wait = 0;
     gpu_out_t *out = (gpu_out_t*)calloc(warps, sizeof(*out));
     uint8_t *fadd = (uint8_t*)calloc((size_t)warps * run->iters, 1);
     gda_ft_chan_counters_t sum;
@@ -547,7 +456,7 @@ static void gpu_fault_scenario(const gpu_run_t *run, int warp_level)
     char what[200];
     chan_world_t w;
 
-    gpu_world_init(&w, run, 100000000ull);
+    gpu_world_init(&w, run, run->deadline_ns);
     gpu_run_kernel(&w, run, warp_level, 1u << GDA_FT_CHAN_PRIMARY, 100,
                    300, out, fadd, &t_down, &t_end);
     printf("%s: %u warps x %u iterations in %.3f s\n", name, warps,
@@ -560,6 +469,12 @@ static void gpu_fault_scenario(const gpu_run_t *run, int warp_level)
     cudaFree(done_dev);
 
     gpu_verify(&w, run, out, fadd, name);
+    for (wp = 0; wp < warps; ++wp) {
+        max_wait = (out[wp].max_wait_ns > max_wait) ? out[wp].max_wait_ns :
+                                                      max_wait;
+    }
+    printf("%s: interruption (longest fetch-add wait) %.3f ms, deadline "
+           "%.3f ms\n", name, max_wait / 1e6, run->deadline_ns / 1e6);
     gpu_counters(&w, &sum, &on_primary);
     printf("%s: switches %u replays %u resolved %u confirmed %u in doubt %u "
            "failbacks %u no_path %u\n", name, sum.switches, sum.replays,
@@ -582,12 +497,43 @@ static void gpu_fault_scenario(const gpu_run_t *run, int warp_level)
     free(fadd);
 }
 
+/* No fault: nothing may switch, however long it runs and however short
+ * the deadline */
+static void gpu_steady_scenario(const gpu_run_t *run)
+{
+    unsigned warps = run->blocks * run->warps_per_block, on_primary, wp;
+    gpu_out_t *out = (gpu_out_t*)calloc(warps, sizeof(*out));
+    uint8_t *fadd = (uint8_t*)calloc((size_t)warps * run->iters, 1);
+    gda_ft_chan_counters_t sum;
+    double t_down, t_end, t0 = gpu_now();
+    uint64_t max_wait = 0;
+    char what[200];
+    chan_world_t w;
+
+    gpu_world_init(&w, run, run->deadline_ns);
+    gpu_run_kernel(&w, run, 1, 0, 0, 0, out, fadd, &t_down, &t_end);
+    gpu_verify(&w, run, out, fadd, "steady");
+    gpu_counters(&w, &sum, &on_primary);
+    for (wp = 0; wp < warps; ++wp) {
+        max_wait = (out[wp].max_wait_ns > max_wait) ? out[wp].max_wait_ns :
+                                                      max_wait;
+    }
+    snprintf(what, sizeof(what), "steady: %.1f s of traffic at a %.3f ms "
+             "deadline, %u switches (longest fetch-add wait %.3f ms)",
+             t_end - t0, run->deadline_ns / 1e6, sum.switches,
+             max_wait / 1e6);
+    gpu_check(sum.switches == 0, what);
+    chan_world_fini(&w);
+    free(out);
+    free(fadd);
+}
+
 static void gpu_both_down_scenario(const gpu_run_t *run)
 {
     unsigned warps = run->blocks * run->warps_per_block, wp, no_path = 0;
     unsigned min_iter = ~0u, max_iter = 0;
     gpu_out_t *out = (gpu_out_t*)calloc(warps, sizeof(*out));
-    uint64_t deadline_ns = 100000000ull;
+    uint64_t deadline_ns = run->deadline_ns;
     gpu_run_t long_run = *run;
     double t_down, t_end;
     uint8_t *fadd;
@@ -624,27 +570,26 @@ static void gpu_both_down_scenario(const gpu_run_t *run)
 
 int main(int argc, char **argv)
 {
-    gpu_run_t run = {64, 8, 8};
+    gpu_run_t run = {64, 8, 8, 100000000ull};
     const char *scenario = "all";
-    int count = 0, opt;
+    int opt;
 
-    while ((opt = getopt(argc, argv, "s:b:w:i:")) != -1) {
+    while ((opt = getopt(argc, argv, "s:b:w:i:D:")) != -1) {
         switch (opt) {
+        case 'D': run.deadline_ns = strtoull(optarg, NULL, 0) * 1000; break;
         case 's': scenario = optarg; break;
         case 'b': run.blocks = atoi(optarg); break;
         case 'w': run.warps_per_block = atoi(optarg); break;
         case 'i': run.iters = atoi(optarg); break;
         default:
             fprintf(stderr, "usage: %s [-s warp_fault|thread_fault|"
-                    "both_down|all] [-b BLOCKS] [-w WARPS] [-i ITERS]\n",
+                    "both_down|steady|all] [-b BLOCKS] [-w WARPS] [-i ITERS] "
+                    "[-D DEADLINE_US]\n",
                     argv[0]);
             return 2;
         }
     }
-    if ((cudaGetDeviceCount(&count) != cudaSuccess) || (count == 0)) {
-        printf("SKIP: no CUDA device\n");
-        return GPU_SKIP;
-    }
+    gpu_require_device();
 
     if (!strcmp(scenario, "all") || !strcmp(scenario, "warp_fault")) {
         gpu_fault_scenario(&run, 1);
@@ -654,6 +599,9 @@ int main(int argc, char **argv)
     }
     if (!strcmp(scenario, "all") || !strcmp(scenario, "both_down")) {
         gpu_both_down_scenario(&run);
+    }
+    if (!strcmp(scenario, "steady")) {
+        gpu_steady_scenario(&run);
     }
     printf("%u passed, %u failed\n", gpu_passed, gpu_failed);
     return (gpu_failed == 0) ? 0 : 1;

@@ -239,6 +239,7 @@ void chan_world_init(chan_world_t *w, const chan_world_params_t *params)
     hp.recovery_ns = params->recovery_ns;
     hp.grace_ns    = params->grace_ns;
     hp.mem         = params->mem.rings;
+    hp.slot_mem    = params->mem.poster;
     for (i = 0; i < params->nchan; ++i) {
         pd[0] = w->pd[0];
         pd[1] = w->pd[1];

@@ -45,7 +45,7 @@ static void gda_ft_chan_host_free_path(gda_ft_chan_host_t *ch,
         mem->free(p->dbrec, mem->arg);
     }
     if (p->slots != NULL) {
-        mem->free(p->slots, mem->arg);
+        ch->params.slot_mem.free(p->slots, ch->params.slot_mem.arg);
     }
 }
 
@@ -64,7 +64,9 @@ static ucs_status_t gda_ft_chan_host_init_path(gda_ft_chan_host_t *ch,
     p->sq_buf = mem->alloc(wqebbs * GDA_FT_MLX5_WQE_BB, mem->arg);
     p->cqe    = mem->alloc(GDA_FT_MLX5_CQE_SIZE, mem->arg);
     p->dbrec  = mem->alloc(GDA_FT_CHAN_DBREC_SIZE, mem->arg);
-    p->slots  = mem->alloc(wqebbs * sizeof(gda_ft_chan_slot_t), mem->arg);
+    p->slots  = ch->params.slot_mem.alloc(wqebbs *
+                                          sizeof(gda_ft_chan_slot_t),
+                                          ch->params.slot_mem.arg);
     if ((p->sq_buf == NULL) || (p->cqe == NULL) || (p->dbrec == NULL) ||
         (p->slots == NULL)) {
         ucs_error("gda_ft channel %u: out of memory for path %u rings",
@@ -138,6 +140,9 @@ ucs_status_t gda_ft_chan_host_init(gda_ft_chan_host_t *ch,
 
     memset(ch, 0, sizeof(*ch));
     ch->params                = *params;
+    if (ch->params.slot_mem.alloc == NULL) {
+        ch->params.slot_mem = params->mem;
+    }
     ch->chan.version          = GDA_FT_DEV_VERSION;
     ch->chan.id               = (uint16_t)id;
     ch->chan.wqebb_cnt        = params->wqebb_cnt;

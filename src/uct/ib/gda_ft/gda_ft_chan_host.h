@@ -36,7 +36,11 @@ typedef struct gda_ft_chan_host_params {
                                            still count this long before it
                                            is fenced (a slow path is not a
                                            dead one) */
-    gda_ft_chan_host_mem_t mem;
+    gda_ft_chan_host_mem_t mem;         /* rings, CQEs, mailbox: what the
+                                           HCA or the host reads */
+    gda_ft_chan_host_mem_t slot_mem;    /* per-WQE slots, which only the
+                                           posters touch (GPU memory for
+                                           kernels); alloc NULL: mem */
 } gda_ft_chan_host_params_t;
 
 typedef struct gda_ft_chan_host_path {

@@ -634,6 +634,10 @@ static ucs_status_t gda_ft_soft_mr_reg(gda_ft_hca_pd_t *pd,
     uint32_t key;
     int ret;
 
+    if (gda_ft_soft_mem_prepare(attr->mem_type) != UCS_OK) {
+        return UCS_ERR_UNSUPPORTED;   /* logged by the loader */
+    }
+
     mr = calloc(1, sizeof(*mr));
     if (mr == NULL) {
         return UCS_ERR_NO_MEMORY;

@@ -271,6 +271,12 @@ int gda_ft_soft_port_is_up(gda_ft_soft_port_t *port);
 uint64_t gda_ft_soft_realtime_ns(void);
 
 /* Memory access with the type of the MR (gda_ft_soft_mem.c) */
+
+/* Readies the access to a type of memory (loads the CUDA runtime, creates
+ * the engine's stream): at registration, not in the datapath, where it
+ * would stall the engine for the first packet */
+ucs_status_t gda_ft_soft_mem_prepare(gda_ft_hca_mem_type_t type);
+
 ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
                                   const void *src,
                                   gda_ft_hca_mem_type_t src_type, size_t len);

@@ -74,6 +74,16 @@ static void gda_ft_soft_cuda_load(void)
     }
 }
 
+ucs_status_t gda_ft_soft_mem_prepare(gda_ft_hca_mem_type_t type)
+{
+    if (type != GDA_FT_HCA_MEM_CUDA) {
+        return UCS_OK;
+    }
+    pthread_once(&gda_ft_soft_cuda_once, gda_ft_soft_cuda_load);
+    return (gda_ft_soft_cuda.memcpy_async != NULL) ? UCS_OK :
+                                                     UCS_ERR_UNSUPPORTED;
+}
+
 ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
                                   const void *src,
                                   gda_ft_hca_mem_type_t src_type, size_t len)
@@ -90,8 +100,7 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
         return UCS_OK;
     }
 
-    pthread_once(&gda_ft_soft_cuda_once, gda_ft_soft_cuda_load);
-    if (gda_ft_soft_cuda.memcpy_async == NULL) {
+    if (gda_ft_soft_mem_prepare(GDA_FT_HCA_MEM_CUDA) != UCS_OK) {
         return UCS_ERR_UNSUPPORTED;
     }
 

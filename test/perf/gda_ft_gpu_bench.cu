@@ -1,0 +1,245 @@
+/*
+ * Device post rate through concurrent channels (not a test; numbers for
+ * docs/benchmarks.md). Warp-level batches of 32 WQEs, one doorbell each,
+ * side by side in one run:
+ *   ft_on   the channel API with failover armed (deadline, peer health,
+ *           mailbox)
+ *   ft_off  the same API and rings with failover disarmed
+ *   floor   a bare loop: each lane writes its 64-byte WQE into the ring,
+ *           lane 0 writes the doorbell record and the doorbell (the warp
+ *           owns the ring: no reservation, no slots, no PSNs)
+ * for 8-byte inline puts and 4 KiB puts, with 1 warp and with one warp per
+ * channel, and for FT on/off with 8 warps per channel. Times come from
+ * %globaltimer around each warp's posting loop; the software HCA drains
+ * the rings meanwhile.
+ *
+ *   gda_ft_gpu_bench [-n BATCHES]
+ */
+#include "gpu_world.cuh"
+
+#include <unistd.h>
+
+#define BENCH_CHANNELS   16
+#define BENCH_RING       16384
+#define BENCH_LANES      32
+
+enum { BENCH_INLINE8 = 0, BENCH_PUT4K = 1 };
+enum { BENCH_FT_ON = 0, BENCH_FT_OFF = 1, BENCH_FLOOR = 2 };
+
+static const char *bench_kind_name[] = {"put inline 8 B", "put 4 KiB"};
+static const char *bench_mode_name[] = {"ft_on", "ft_off", "floor"};
+
+/* One lane's WQE of the floor: an inline 8-byte RDMA WRITE */
+__device__ static void bench_floor_wqe(gda_ft_chan_t *chan, uint64_t idx,
+                                       const gda_ft_dev_mem_list_t *ml,
+                                       unsigned lane)
+{
+    gda_ft_chan_path_t *p = &chan->path[GDA_FT_CHAN_PRIMARY];
+    uint64_t data         = lane;
+
+    gda_ft_wqe_set_raddr(gda_ft_wqe_seg(&p->sq, (uint16_t)idx, 1),
+                         ml->elems[CHAN_ELEM_DATA].raddr + lane * 8,
+                         ml->elems[CHAN_ELEM_DATA].rkey[0]);
+    gda_ft_wqe_set_inline(&p->sq, (uint16_t)idx, 2, &data, 8);
+    gda_ft_wqe_set_ctrl(gda_ft_wqe_seg(&p->sq, (uint16_t)idx, 0),
+                        GDA_FT_MLX5_OPCODE_RDMA_WRITE, 0, (uint16_t)idx,
+                        p->sq.qpn, 3,
+                        (lane == BENCH_LANES - 1) ?
+                        GDA_FT_MLX5_WQE_CTRL_CQ_UPDATE : 0, 0);
+}
+
+__global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
+                                  gda_ft_dev_mem_list_t ml,
+                                  unsigned batches, int kind, int mode,
+                                  uint64_t *times)
+{
+    unsigned lane = threadIdx.x % 32;
+    unsigned warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    gda_ft_chan_t *chan = &ep.channels[warp % ep.num_channels];
+    gda_ft_chan_path_t *p = &chan->path[GDA_FT_CHAN_PRIMARY];
+    gda_ft_dev_request_t req;
+    gda_ft_chan_op_t op;
+    uint64_t start, base = 0;
+    unsigned b;
+
+    if (mode == BENCH_FLOOR) {
+        base = gda_ft_chan_ring_idx(p, GDA_FT_CHAN_WORD_INDEX(chan->word));
+    }
+    start = gda_ft_chan_now_ns();
+    for (b = 0; b < batches; ++b) {
+        if (mode == BENCH_FLOOR) {
+            bench_floor_wqe(chan, base + lane, &ml, lane);
+            __syncwarp();
+            base += BENCH_LANES;
+            if (lane == 0) {
+                gda_ft_dev_fence_store();
+                gda_ft_atomic_store_rel32(
+                        (uint32_t*)&p->sq.dbrec[GDA_FT_MLX5_SND_DBR],
+                        gda_ft_htobe32((uint16_t)base));
+                gda_ft_dev_fence_mmio();
+                gda_ft_dev_write_once_u64(p->sq.uar, *(uint64_t*)
+                        gda_ft_wqe_seg(&p->sq, (uint16_t)(base - 1), 0));
+            }
+            __syncwarp();
+            continue;
+        }
+        if (kind == BENCH_INLINE8) {
+            gda_ft_dev_op_rdma(&op, GDA_FT_CHAN_OP_PUT, &ml, CHAN_ELEM_DATA,
+                               0, (uint64_t)lane * 8, 8);
+            op.inl        = 1;
+            op.operand[0] = lane;
+        } else {
+            gda_ft_dev_op_rdma(&op, GDA_FT_CHAN_OP_PUT, &ml, CHAN_ELEM_DATA,
+                               (uint64_t)lane * 4096, (uint64_t)lane * 4096,
+                               4096);
+        }
+        if (gda_ft_dev_post_warp(chan, &op, &req) != GDA_FT_DEV_OK) {
+            break;
+        }
+    }
+    if (lane == 0) {
+        times[2 * warp]     = start;
+        times[2 * warp + 1] = (b == batches) ? gda_ft_chan_now_ns() : 0;
+    }
+}
+
+/* Waits on the device until every channel has drained */
+__global__ void bench_quiet_kernel(gda_ft_dev_endpoint_t ep, int *ok)
+{
+    unsigned c = threadIdx.x;
+
+    if (c < ep.num_channels) {
+        ok[c] = (gda_ft_dev_quiet(&ep, c, 10000000000ull) == GDA_FT_DEV_OK);
+    }
+}
+
+/* Arms or disarms failover on every channel (no kernel runs) */
+static void bench_set_ft(chan_world_t *w, int on)
+{
+    gda_ft_chan_t chans[CHAN_WORLD_MAX_CHANNELS];
+    unsigned c;
+
+    gpu_copy(chans, w->chans, w->params.nchan * sizeof(*chans));
+    for (c = 0; c < w->params.nchan; ++c) {
+        chans[c].deadline_ns = on ? w->params.deadline_ns : 0;
+        chans[c].health      = on ? w->health : NULL;
+        chans[c].mbox        = on ? w->a[c].mbox : NULL;
+    }
+    gpu_copy(w->chans, chans, w->params.nchan * sizeof(*chans));
+}
+
+/* One measurement: ns per WQE per warp (mean) and WQEs per second */
+static int bench_run(chan_world_t *w, unsigned warps, unsigned batches,
+                     int kind, int mode, double *ns_per_wqe, double *rate)
+{
+    uint64_t *times_dev, *times = (uint64_t*)calloc(2 * warps, 8);
+    uint64_t first = UINT64_MAX, last = 0;
+    unsigned wp, threads = (warps < 8 ? warps : 8) * 32;
+    int ok[BENCH_CHANNELS], *ok_dev, good = 1;
+    double sum = 0;
+
+    GPU_CHECK_CUDA(cudaMalloc(&times_dev, 2 * warps * 8));
+    GPU_CHECK_CUDA(cudaMalloc(&ok_dev, sizeof(ok)));
+    bench_post_kernel<<<(warps * 32) / threads, threads>>>(
+            w->ep, w->ml, batches, kind, mode, times_dev);
+    GPU_CHECK_CUDA(cudaDeviceSynchronize());
+    gpu_copy(times, times_dev, 2 * warps * 8);
+    for (wp = 0; wp < warps; ++wp) {
+        good  &= (times[2 * wp + 1] != 0);
+        sum   += (double)(times[2 * wp + 1] - times[2 * wp]) /
+                 (batches * BENCH_LANES);
+        first  = (times[2 * wp] < first) ? times[2 * wp] : first;
+        last   = (times[2 * wp + 1] > last) ? times[2 * wp + 1] : last;
+    }
+    *ns_per_wqe = sum / warps;
+    *rate       = (double)warps * batches * BENCH_LANES / ((last - first) /
+                                                           1e9);
+    if (mode != BENCH_FLOOR) {
+        bench_quiet_kernel<<<1, 32>>>(w->ep, ok_dev);
+        GPU_CHECK_CUDA(cudaDeviceSynchronize());
+        gpu_copy(ok, ok_dev, sizeof(ok));
+        for (wp = 0; wp < w->params.nchan; ++wp) {
+            good &= ok[wp];
+        }
+    }
+    cudaFree(times_dev);
+    cudaFree(ok_dev);
+    free(times);
+    return good;
+}
+
+int main(int argc, char **argv)
+{
+    static const unsigned warp_counts[] = {1, BENCH_CHANNELS,
+                                           8 * BENCH_CHANNELS};
+    chan_world_params_t params;
+    unsigned batches = 64, wc, batches_now;
+    double ns[3], rate[3];
+    int kind, mode, opt;
+    chan_world_t w;
+
+    while ((opt = getopt(argc, argv, "n:")) != -1) {
+        if (opt == 'n') {
+            batches = atoi(optarg);
+        } else {
+            fprintf(stderr, "usage: %s [-n BATCHES]\n", argv[0]);
+            return 2;
+        }
+    }
+    gpu_require_device();
+
+    chan_world_default_params(&params);
+    params.nchan       = BENCH_CHANNELS;
+    params.mem         = gpu_mem;
+    params.wqebb_cnt   = BENCH_RING;
+    params.data_len    = BENCH_LANES * 4096;
+    params.deadline_ns = 1000000000ull;  /* nothing fails here */
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+
+    printf("%-16s %6s  %-6s %12s %14s %8s\n", "operation", "warps", "mode",
+           "ns/WQE/warp", "WQE/s", "vs floor");
+    for (kind = BENCH_INLINE8; kind <= BENCH_PUT4K; ++kind) {
+        for (wc = 0; wc < 3; ++wc) {
+            /* a ring holds what its warps post in one run */
+            batches_now = (wc == 2) ? batches / 8 : batches;
+            for (mode = BENCH_FT_ON; mode <= BENCH_FT_OFF; ++mode) {
+                bench_set_ft(&w, mode == BENCH_FT_ON);
+                if (!bench_run(&w, warp_counts[wc], batches_now, kind, mode,
+                               &ns[mode], &rate[mode])) {
+                    printf("FAIL: %s did not complete\n",
+                           bench_mode_name[mode]);
+                    return 1;
+                }
+            }
+            ns[BENCH_FLOOR] = rate[BENCH_FLOOR] = 0;
+            if ((kind == BENCH_INLINE8) && (wc < 2)) {
+                bench_run(&w, warp_counts[wc], batches_now, kind,
+                          BENCH_FLOOR, &ns[BENCH_FLOOR], &rate[BENCH_FLOOR]);
+            }
+            for (mode = BENCH_FT_ON; mode <= BENCH_FLOOR; ++mode) {
+                if (rate[mode] == 0) {
+                    continue;
+                }
+                printf("%-16s %6u  %-6s %12.1f %14.3g", bench_kind_name[kind],
+                       warp_counts[wc], bench_mode_name[mode], ns[mode],
+                       rate[mode]);
+                if (rate[BENCH_FLOOR] != 0) {
+                    printf(" %8.2f", rate[mode] / rate[BENCH_FLOOR]);
+                }
+                printf("\n");
+            }
+            printf("%-16s %6u  ft_on/ft_off rate: %.3f\n",
+                   bench_kind_name[kind], warp_counts[wc],
+                   rate[BENCH_FT_ON] / rate[BENCH_FT_OFF]);
+            if (rate[BENCH_FLOOR] != 0) {
+                /* the floor wrote WQEs behind the channels' backs */
+                chan_world_fini(&w);
+                chan_world_init(&w, &params);
+                chan_world_guard_start(&w);
+            }
+        }
+    }
+    chan_world_fini(&w);
+    return 0;
+}
