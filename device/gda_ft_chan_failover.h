@@ -32,26 +32,10 @@
 
 #include "gda_ft_chan_post.h"
 
-/* Error syndromes that blame one WQE, not the path to the peer */
-GDA_FT_DEV_FUNC int gda_ft_chan_syndrome_is_op_error(uint8_t syndrome)
-{
-    switch (syndrome) {
-    case GDA_FT_MLX5_SYND_LOCAL_LENGTH_ERR:
-    case GDA_FT_MLX5_SYND_LOCAL_QP_OP_ERR:
-    case GDA_FT_MLX5_SYND_LOCAL_PROT_ERR:
-    case GDA_FT_MLX5_SYND_LOCAL_ACCESS_ERR:
-    case GDA_FT_MLX5_SYND_REMOTE_INVAL_REQ_ERR:
-    case GDA_FT_MLX5_SYND_REMOTE_ACCESS_ERR:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 /* Why an error CQE makes the channel leave its path */
 GDA_FT_DEV_FUNC unsigned gda_ft_chan_error_why(uint8_t syndrome)
 {
-    if (gda_ft_chan_syndrome_is_op_error(syndrome)) {
+    if (gda_ft_dev_syndrome_is_op_error(syndrome)) {
         return GDA_FT_CHAN_WHY_OP_ERROR;
     }
     if ((syndrome == GDA_FT_MLX5_SYND_TRANSPORT_RETRY_EXC_ERR) ||
@@ -152,7 +136,7 @@ GDA_FT_DEV_FUNC void gda_ft_chan_slot_publish(gda_ft_chan_slot_t *dst,
 GDA_FT_DEV_FUNC int gda_ft_chan_executed(const gda_ft_chan_slot_t *slot,
                                          uint32_t epsn)
 {
-    return gda_ft_chan_psn_diff(gda_ft_chan_psn_add(slot->psn, slot->npkts),
+    return gda_ft_dev_psn_diff(gda_ft_dev_psn_add(slot->psn, slot->npkts),
                                 epsn) <= 0;
 }
 
@@ -187,7 +171,7 @@ GDA_FT_DEV_FUNC int gda_ft_chan_ask_host(gda_ft_chan_t *chan, uint8_t from,
     gda_ft_chan_mbox_t *mbox = chan->mbox;
     gda_ft_chan_path_t *p    = &chan->path[from];
     uint64_t completed       = gda_ft_chan_completed(chan);
-    uint64_t start           = gda_ft_chan_now_ns();
+    uint64_t start           = gda_ft_dev_now_ns();
     gda_ft_chan_record_t *rec;
     uint64_t err_seq;
     uint32_t seq;
@@ -200,7 +184,7 @@ GDA_FT_DEV_FUNC int gda_ft_chan_ask_host(gda_ft_chan_t *chan, uint8_t from,
     seq = mbox->req_seq + 1;
     while ((seq - gda_ft_atomic_load_acq32(&mbox->ans_seq)) >
            GDA_FT_CHAN_MBOX_RECORDS) {
-        if ((gda_ft_chan_now_ns() - start) > chan->resolve_ns) {
+        if ((gda_ft_dev_now_ns() - start) > chan->resolve_ns) {
             return 0;   /* the host is gone: decide alone */
         }
         gda_ft_cpu_relax();
@@ -218,10 +202,10 @@ GDA_FT_DEV_FUNC int gda_ft_chan_ask_host(gda_ft_chan_t *chan, uint8_t from,
         return 0;
     }
 
-    start = gda_ft_chan_now_ns();
+    start = gda_ft_dev_now_ns();
     while (gda_ft_atomic_load_acq32(&mbox->ans_seq) != seq) {
         gda_ft_chan_poll_path(chan, from, &err_seq, &synd);
-        if ((gda_ft_chan_now_ns() - start) > chan->resolve_ns) {
+        if ((gda_ft_dev_now_ns() - start) > chan->resolve_ns) {
             return 0;
         }
         gda_ft_cpu_relax();
@@ -338,7 +322,7 @@ GDA_FT_DEV_FUNC void gda_ft_chan_apply_rearm(gda_ft_chan_t *chan, uint8_t p,
  */
 GDA_FT_DEV_FUNC int gda_ft_chan_wait_rearm(gda_ft_chan_t *chan, uint8_t p)
 {
-    uint64_t start = gda_ft_chan_now_ns();
+    uint64_t start = gda_ft_dev_now_ns();
     uint32_t rearm;
 
     if (chan->mbox == NULL) {
@@ -351,7 +335,7 @@ GDA_FT_DEV_FUNC int gda_ft_chan_wait_rearm(gda_ft_chan_t *chan, uint8_t p)
             return 1;
         }
         if (!gda_ft_atomic_load_acq32(&chan->mbox->link_up[p]) ||
-            ((gda_ft_chan_now_ns() - start) > chan->resolve_ns)) {
+            ((gda_ft_dev_now_ns() - start) > chan->resolve_ns)) {
             return 0;
         }
         gda_ft_cpu_relax();
@@ -396,7 +380,7 @@ gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
     completed = gda_ft_chan_completed(chan);
 
     gda_ft_atomic_store_rel64(&np->ring_off, completed - np->ring_next);
-    now          = gda_ft_chan_now_ns();
+    now          = gda_ft_dev_now_ns();
     for (seq = completed; seq < freeze; seq += oslot->wqebbs) {
         oslot = gda_ft_chan_slot(chan, op, seq);
         nslot = gda_ft_chan_slot(chan, np, seq);
@@ -542,14 +526,14 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_check_rearm(
         gda_ft_atomic_store_rel32(&chan->seen_fail_gen,
                 gda_ft_atomic_load_acq32(&chan->health->fail_gen));
     }
-    start = gda_ft_chan_now_ns();
+    start = gda_ft_dev_now_ns();
     while (gda_ft_chan_completed(chan) != freeze) {
         if (gda_ft_chan_poll_path(chan, GDA_FT_CHAN_BACKUP, &err_seq,
                                   &synd) == GDA_FT_DEV_ERROR) {
             why = GDA_FT_CHAN_WHY_ERR_CQE;
             break;
         }
-        if ((gda_ft_chan_now_ns() - start) > chan->deadline_ns) {
+        if ((gda_ft_dev_now_ns() - start) > chan->deadline_ns) {
             why = GDA_FT_CHAN_WHY_DEADLINE;
             break;
         }
@@ -592,7 +576,7 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_progress(gda_ft_chan_t *chan)
 
     /* the clock first: a poster preempted between reading the progress
      * stamps and the clock would blame the path for its own absence */
-    now       = gda_ft_chan_now_ns();
+    now       = gda_ft_dev_now_ns();
     completed = gda_ft_chan_completed(chan);
     ready     = gda_ft_atomic_load_acq64(&chan->ready);
     if ((completed != ready) && (chan->deadline_ns != 0)) {

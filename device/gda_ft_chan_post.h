@@ -22,10 +22,7 @@
 #include "gda_ft_chan_types.h"
 #include "gda_ft_dev_atomic.h"
 #include "gda_ft_cq.h"
-
-#if !GDA_FT_ON_DEVICE
-#  include <time.h>
-#endif
+#include "gda_ft_dev_common.h"
 
 /* One operation of a post, as the channel functions take it */
 typedef struct gda_ft_chan_op {
@@ -43,36 +40,12 @@ typedef struct gda_ft_chan_op {
 } gda_ft_chan_op_t;
 
 
-/* Monotonic nanoseconds: %globaltimer on the GPU, CLOCK_MONOTONIC here */
-GDA_FT_DEV_FUNC uint64_t gda_ft_chan_now_ns(void)
-{
-#if GDA_FT_ON_DEVICE
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-#else
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-#endif
-}
-
 /* After a successful CAS, before reading what the unfreezer published */
 GDA_FT_DEV_FUNC void gda_ft_chan_acquire_fence(void)
 {
 #if GDA_FT_ON_DEVICE
     __threadfence();   /* atomicCAS itself is relaxed */
 #endif
-}
-
-GDA_FT_DEV_FUNC uint32_t gda_ft_chan_psn_add(uint32_t psn, uint32_t n)
-{
-    return (psn + n) & 0xffffff;
-}
-
-GDA_FT_DEV_FUNC int32_t gda_ft_chan_psn_diff(uint32_t a, uint32_t b)
-{
-    return ((int32_t)((a - b) << 8)) >> 8;
 }
 
 /* Ring index (64-bit, free-running) of a logical index on path p */
@@ -360,7 +333,7 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_chan_stamp(gda_ft_chan_t *chan,
         slot          = gda_ft_chan_slot(chan, p, seq);
         slot->psn     = psn;
         gda_ft_atomic_store_rlx64(&slot->post_ns, now);
-        psn           = gda_ft_chan_psn_add(psn, slot->npkts);
+        psn           = gda_ft_dev_psn_add(psn, slot->npkts);
         last          = seq;
     }
     p->next_psn = psn;
@@ -381,7 +354,7 @@ GDA_FT_DEV_FUNC void gda_ft_chan_publish(gda_ft_chan_t *chan, uint8_t path,
     while (gda_ft_atomic_load_acq64(&chan->ready) != seq) {
         gda_ft_cpu_relax();
     }
-    last = gda_ft_chan_stamp(chan, p, seq, end, gda_ft_chan_now_ns());
+    last = gda_ft_chan_stamp(chan, p, seq, end, gda_ft_dev_now_ns());
     gda_ft_chan_ring_db(p, end, last);
     gda_ft_atomic_store_rel64(&chan->ready, end);
 }
@@ -467,7 +440,7 @@ gda_ft_chan_poll_path(gda_ft_chan_t *chan, uint8_t path, uint64_t *err_seq_p,
     if (!gda_ft_chan_complete_to(chan, epoch, end)) {
         return GDA_FT_DEV_INPROGRESS;
     }
-    gda_ft_atomic_max64(&chan->last_progress_ns, gda_ft_chan_now_ns());
+    gda_ft_atomic_max64(&chan->last_progress_ns, gda_ft_dev_now_ns());
     if (p->cq_dbrec != NULL) {
         /* publish the consumer index, as mlx5 hardware needs; racing
          * pollers may leave an older one, which only delays overrun

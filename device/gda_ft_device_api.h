@@ -103,7 +103,7 @@ gda_ft_dev_reserve_wait(gda_ft_chan_t *chan, uint32_t n, uint64_t *seq_p,
         if (status == GDA_FT_DEV_NO_RESOURCE) {
             gda_ft_chan_progress(chan);
         }
-        now       = gda_ft_chan_now_ns();
+        now       = gda_ft_dev_now_ns();
         completed = gda_ft_atomic_load_acq64(&chan->completed);
         if ((start == 0) || (completed != seen)) {
             start = now;
@@ -448,13 +448,13 @@ gda_ft_dev_quiet(const gda_ft_dev_endpoint_t *ep, unsigned channel_id,
         return GDA_FT_DEV_ERROR;
     }
     target = GDA_FT_CHAN_WORD_INDEX(gda_ft_atomic_load_acq64(&chan->word));
-    start  = gda_ft_chan_now_ns();
+    start  = gda_ft_dev_now_ns();
     while (gda_ft_chan_completed(chan) < target) {
         if (gda_ft_chan_progress(chan) == GDA_FT_DEV_NO_PATH) {
             return GDA_FT_DEV_NO_PATH;
         }
         if ((timeout_ns != 0) &&
-            ((gda_ft_chan_now_ns() - start) > timeout_ns)) {
+            ((gda_ft_dev_now_ns() - start) > timeout_ns)) {
             return GDA_FT_DEV_TIMEOUT;
         }
         gda_ft_cpu_relax();
@@ -472,11 +472,11 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_dev_wait_signal(const uint64_t *signal, uint64_t value,
                        uint64_t timeout_ns)
 {
-    uint64_t start = gda_ft_chan_now_ns();
+    uint64_t start = gda_ft_dev_now_ns();
 
     while (gda_ft_atomic_load_acq64(signal) < value) {
         if ((timeout_ns != 0) &&
-            ((gda_ft_chan_now_ns() - start) > timeout_ns)) {
+            ((gda_ft_dev_now_ns() - start) > timeout_ns)) {
             return GDA_FT_DEV_TIMEOUT;
         }
         gda_ft_cpu_relax();

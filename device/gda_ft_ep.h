@@ -28,10 +28,7 @@
 #define GDA_FT_EP_H_
 
 #include "gda_ft_cq.h"
-
-#if !GDA_FT_ON_DEVICE
-#  include <time.h>
-#endif
+#include "gda_ft_dev_common.h"
 
 #define GDA_FT_EP_NUM_PATHS  2
 #define GDA_FT_PATH_PRIMARY  0
@@ -121,20 +118,6 @@ GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_ep_t) == 224, dev_ep_size);
 GDA_FT_STATIC_ASSERT(offsetof(gda_ft_dev_ep_t, sq) == 88, dev_ep_sq_offset);
 
 
-/* Monotonic nanoseconds: %globaltimer on the GPU, CLOCK_MONOTONIC here */
-GDA_FT_DEV_FUNC uint64_t gda_ft_dev_now_ns(void)
-{
-#if GDA_FT_ON_DEVICE
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-#else
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-#endif
-}
-
 /*
  * log: log_size entries (power of 2). Each send queue must hold log_size
  * WQEs of the largest kind posted, so that a replay always fits.
@@ -166,17 +149,6 @@ GDA_FT_DEV_FUNC void gda_ft_dev_ep_init(gda_ft_dev_ep_t *ep,
     for (i = 0; i < sizeof(ep->counters) / sizeof(uint32_t); ++i) {
         ((uint32_t*)&ep->counters)[i] = 0;
     }
-}
-
-/* PSNs are 24-bit sequence numbers */
-GDA_FT_DEV_FUNC uint32_t gda_ft_dev_psn_add(uint32_t psn, uint32_t n)
-{
-    return (psn + n) & 0xffffff;
-}
-
-GDA_FT_DEV_FUNC int32_t gda_ft_dev_psn_diff(uint32_t a, uint32_t b)
-{
-    return ((int32_t)((a - b) << 8)) >> 8;
 }
 
 /* Packets (PSNs) a message of `length` bytes occupies on the wire */
@@ -520,22 +492,6 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_ep_switch(gda_ft_dev_ep_t *ep,
 GDA_FT_DEV_FUNC void gda_ft_ep_replay_from(gda_ft_dev_ep_t *ep,
                                            uint8_t failed_path);
 
-/* Error syndromes that blame the operation, not the path to the peer */
-GDA_FT_DEV_FUNC int gda_ft_ep_syndrome_is_op_error(uint8_t syndrome)
-{
-    switch (syndrome) {
-    case GDA_FT_MLX5_SYND_LOCAL_LENGTH_ERR:
-    case GDA_FT_MLX5_SYND_LOCAL_QP_OP_ERR:
-    case GDA_FT_MLX5_SYND_LOCAL_PROT_ERR:
-    case GDA_FT_MLX5_SYND_LOCAL_ACCESS_ERR:
-    case GDA_FT_MLX5_SYND_REMOTE_INVAL_REQ_ERR:
-    case GDA_FT_MLX5_SYND_REMOTE_ACCESS_ERR:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 /*
  * Applies a CQE of this endpoint's QP on `path`: every operation posted on
  * that path up to the completed WQE is done (completions are in order). An
@@ -563,7 +519,7 @@ gda_ft_ep_handle_cqe(gda_ft_dev_ep_t *ep, uint8_t path,
                 continue;
             }
             op->syndrome = info->syndrome;
-            if (gda_ft_ep_syndrome_is_op_error(info->syndrome)) {
+            if (gda_ft_dev_syndrome_is_op_error(info->syndrome)) {
                 /* The operation itself is wrong (bad key, bounds, rights):
                  * another path would refuse it too. It fails alone; its QP
                  * is in ERR now, so the others move to the other path. */

@@ -104,11 +104,11 @@ __global__ void gpu_post_kernel(gda_ft_dev_endpoint_t ep,
         status = warp_level ? gda_ft_dev_post_warp(chan, &op, &req) :
                               gda_ft_dev_post(chan, &op, 1, &req);
         if ((status == GDA_FT_DEV_OK) && (lane >= GPU_LANES_PUT)) {
-            t0 = gda_ft_chan_now_ns();
+            t0 = gda_ft_dev_now_ns();
             do {
                 status = gda_ft_dev_progress(&req);
             } while (status == GDA_FT_DEV_INPROGRESS);
-            t0       = gda_ft_chan_now_ns() - t0;
+            t0       = gda_ft_dev_now_ns() - t0;
             max_wait = (t0 > max_wait) ? t0 : max_wait;
             if (lane == GPU_LANES_PUT + 1) {
                 fadd[warp * iters + it] = (status == GDA_FT_DEV_IN_DOUBT) ?
@@ -148,7 +148,7 @@ __global__ void gpu_post_kernel(gda_ft_dev_endpoint_t ep,
 __global__ void gpu_failback_kernel(gda_ft_dev_endpoint_t ep,
                                     uint64_t timeout_ns, int *done)
 {
-    uint64_t start = gda_ft_chan_now_ns();
+    uint64_t start = gda_ft_dev_now_ns();
     gda_ft_chan_t *chan;
     unsigned c, on_primary;
 
@@ -163,7 +163,7 @@ __global__ void gpu_failback_kernel(gda_ft_dev_endpoint_t ep,
                            GDA_FT_CHAN_PRIMARY);
         }
     } while ((on_primary < ep.num_channels) &&
-             (gda_ft_chan_now_ns() - start < timeout_ns));
+             (gda_ft_dev_now_ns() - start < timeout_ns));
     *done = (on_primary == ep.num_channels);
 }
 

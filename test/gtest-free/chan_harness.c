@@ -44,8 +44,7 @@ const chan_world_mem_t chan_world_host_mem = {
     chan_host_copy
 };
 
-/* Sanitizer builds run everything slower: stretch the time limits */
-static uint64_t chan_time_scale(void)
+uint64_t chan_world_time_scale(void)
 {
     const char *scale = getenv("GDA_FT_TEST_TIMEOUT_SCALE");
 
@@ -72,7 +71,7 @@ void chan_world_default_params(chan_world_params_t *params)
                                          its socket buffers fill */
     params->retry_cnt   = 7;
     params->mem         = chan_world_host_mem;
-    chan_world_scale(params, chan_time_scale());
+    chan_world_scale(params, chan_world_time_scale());
 }
 
 void chan_world_scale(chan_world_params_t *params, uint64_t scale)
@@ -300,7 +299,8 @@ void chan_world_fini(chan_world_t *w)
         gda_ft_chan_host_cleanup(&w->b[i]);
     }
     for (i = 0; i < 4; ++i) {
-        gda_ft_hca_close(w->dev[i]);  /* releases PDs and MRs */
+        gda_ft_hca_pd_free(w->pd[i]);
+        gda_ft_hca_close(w->dev[i]);  /* releases the MRs */
     }
     data->free(w->src, data->arg);
     data->free(w->dst, data->arg);
@@ -320,7 +320,7 @@ static void *chan_world_guard_loop(void *arg)
     while (!__atomic_load_n(&w->guard_stop, __ATOMIC_ACQUIRE)) {
         for (i = 0; i < w->params.nchan; ++i) {
             gda_ft_chan_host_guard(&w->a[i], &chan_peer_ops, w,
-                                   gda_ft_chan_now_ns());
+                                   gda_ft_dev_now_ns());
         }
         usleep(20);
     }

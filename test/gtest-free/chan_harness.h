@@ -81,8 +81,10 @@ typedef struct chan_world {
 /* Defaults: 2 channels, 1 MiB data, 4096-WQEBB rings, 100 ms deadline */
 void chan_world_default_params(chan_world_params_t *params);
 
-/* Multiplies every time limit (GDA_FT_TEST_TIMEOUT_SCALE does it for the
- * defaults) */
+/* GDA_FT_TEST_TIMEOUT_SCALE: sanitizer builds run everything slower */
+uint64_t chan_world_time_scale(void);
+
+/* Multiplies every time limit (the defaults are scaled already) */
 void chan_world_scale(chan_world_params_t *params, uint64_t scale);
 
 /* Host memory allocator (aligned, zeroed) */

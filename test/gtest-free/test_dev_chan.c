@@ -176,7 +176,7 @@ static void *worker_run(void *arg)
     if (wk->failure == GDA_FT_DEV_OK) {
         wk->failure = worker_quiet(wk);
     }
-    wk->end_ns = gda_ft_chan_now_ns();
+    wk->end_ns = gda_ft_dev_now_ns();
     return NULL;
 }
 
@@ -315,7 +315,7 @@ static void chan_verify_psns(chan_world_t *w, unsigned c)
         slot = gda_ft_chan_slot(chan, p, seq);
         GDA_FT_ASSERT_EQ(slot->seq, seq);
         if (prev != NULL) {
-            GDA_FT_ASSERT_EQ(slot->psn, gda_ft_chan_psn_add(prev->psn,
+            GDA_FT_ASSERT_EQ(slot->psn, gda_ft_dev_psn_add(prev->psn,
                                                             prev->npkts));
         }
         prev = slot;
@@ -466,7 +466,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, both_ports_down_no_path_within_two_deadlines,
     chan_world_guard_start(&w);
     workers_start(&w, wk, th, 4, 1000000);
     usleep(20000);
-    down_ns = gda_ft_chan_now_ns();
+    down_ns = gda_ft_dev_now_ns();
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
     chan_world_port(&w, GDA_FT_CHAN_BACKUP, 0);
     workers_join(th, 4);
@@ -528,30 +528,31 @@ GDA_FT_TEST_TIMEOUT(dev_chan, long_transfers_on_short_deadline_no_switch, 120)
 {
     chan_world_params_t params;
     gda_ft_dev_request_t req;
-    uint64_t start, took = 0;
+    uint64_t start, took, longest = 0;
     chan_world_t w;
     unsigned i;
 
     chan_world_default_params(&params);
     params.nchan       = 1;
-    params.data_len    = 16 * 1024 * 1024;
+    params.data_len    = 16 * 1024 * 1024 * chan_world_time_scale();
     params.deadline_ns = params.deadline_ns * 3 / 10;   /* 30 ms */
     chan_world_init(&w, &params);
     chan_world_guard_start(&w);
 
     for (i = 0; i < 4; ++i) {
-        start = gda_ft_chan_now_ns();
+        start = gda_ft_dev_now_ns();
         GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA,
                                                0, 0, params.data_len, 0,
                                                &req),
                          GDA_FT_DEV_OK);
         GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_OK);
-        took = gda_ft_chan_now_ns() - start;
-        printf("16 MiB put: %.1f ms (deadline %.1f ms)\n", took / 1e6,
-               params.deadline_ns / 1e6);
+        took    = gda_ft_dev_now_ns() - start;
+        longest = (took > longest) ? took : longest;
+        printf("%zu MiB put: %.1f ms (deadline %.1f ms)\n",
+               params.data_len >> 20, took / 1e6, params.deadline_ns / 1e6);
     }
     /* the test means something only if a transfer outlasts the deadline */
-    GDA_FT_ASSERT(took > params.deadline_ns);
+    GDA_FT_ASSERT(longest > params.deadline_ns);
     GDA_FT_ASSERT_MEM_EQ(w.dst, w.src, params.data_len);
     GDA_FT_ASSERT_EQ(w.chans[0].counters.switches, 0);
     chan_world_fini(&w);

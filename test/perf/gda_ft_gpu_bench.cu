@@ -65,7 +65,7 @@ __global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
     if (mode == BENCH_FLOOR) {
         base = gda_ft_chan_ring_idx(p, GDA_FT_CHAN_WORD_INDEX(chan->word));
     }
-    start = gda_ft_chan_now_ns();
+    start = gda_ft_dev_now_ns();
     for (b = 0; b < batches; ++b) {
         if (mode == BENCH_FLOOR) {
             bench_floor_wqe(chan, base + lane, &ml, lane);
@@ -99,7 +99,7 @@ __global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
     }
     if (lane == 0) {
         times[2 * warp]     = start;
-        times[2 * warp + 1] = (b == batches) ? gda_ft_chan_now_ns() : 0;
+        times[2 * warp + 1] = (b == batches) ? gda_ft_dev_now_ns() : 0;
     }
 }
 
