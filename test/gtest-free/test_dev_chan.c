@@ -557,3 +557,52 @@ GDA_FT_TEST_TIMEOUT(dev_chan, long_transfers_on_short_deadline_no_switch, 120)
     GDA_FT_ASSERT_EQ(w.chans[0].counters.switches, 0);
     chan_world_fini(&w);
 }
+
+/* Responses of the target's primary arrive late, not never: the fetch-add
+ * outlives the deadline, the channel switches, and the late reply, which
+ * comes within the host's grace period, completes it: not in doubt */
+GDA_FT_TEST_TIMEOUT(dev_chan, late_atomic_reply_is_not_in_doubt, 60)
+{
+    gda_ft_soft_fault_t fault = {0};
+    chan_world_params_t params;
+    gda_ft_dev_request_t req;
+    chan_world_t w;
+
+    chan_world_default_params(&params);
+    params.nchan    = 1;
+    params.grace_ns = params.deadline_ns * 3;
+    /* the HCA's own retry budget (67 ms x 7) outlasts the deadline, as on
+     * hardware (about 30 s): the QP is still alive when the reply comes */
+    params.timeout  = 14;
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+
+    /* every packet the target's primary sends waits 1.5 deadlines */
+    fault.delay      = 1.0;
+    fault.delay_time = params.deadline_ns * 1.5 / 1e9;
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(w.dev[2], 1, &fault));
+    GDA_FT_ASSERT_EQ(gda_ft_dev_atomic_fetch_add(&w.ep, &w.ml,
+                                                 CHAN_ELEM_COUNTER, 0, 0, 5,
+                                                 0, &req),
+                     GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(gda_ft_dev_fetched(w.results), 0);
+    GDA_FT_ASSERT_EQ(w.counters[0], 5);
+
+    /* it was late enough to switch, and nothing was lost or doubled */
+    GDA_FT_ASSERT_EQ(w.chans[0].counters.switches, 1);
+    GDA_FT_ASSERT_EQ(w.chans[0].counters.in_doubt, 0);
+    GDA_FT_ASSERT_EQ(w.chans[0].counters.replays, 0);
+
+    /* and the channel goes on, on the backup */
+    fault.delay = 0;
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(w.dev[2], 1, &fault));
+    GDA_FT_ASSERT_EQ(gda_ft_dev_atomic_fetch_add(&w.ep, &w.ml,
+                                                 CHAN_ELEM_COUNTER, 8, 0, 1,
+                                                 0, &req),
+                     GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(gda_ft_dev_fetched((uint8_t*)w.results + 8), 5);
+    GDA_FT_ASSERT_EQ(w.counters[0], 6);
+    chan_world_fini(&w);
+}
