@@ -256,6 +256,15 @@ GDA_FT_DEV_FUNC int gda_ft_dev_op_signal(gda_ft_chan_op_t *op,
 
 /* ---- thread level ------------------------------------------------------- */
 
+/* Posts op alone, if the channel exists and op could be built */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_post_one(gda_ft_chan_t *chan, int built, const gda_ft_chan_op_t *op,
+                    gda_ft_dev_request_t *req)
+{
+    return ((chan != NULL) && built) ? gda_ft_dev_post(chan, op, 1, req) :
+                                       GDA_FT_DEV_ERROR;
+}
+
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_dev_put_single(const gda_ft_dev_endpoint_t *ep,
                       const gda_ft_dev_mem_list_t *ml, unsigned idx,
@@ -265,12 +274,10 @@ gda_ft_dev_put_single(const gda_ft_dev_endpoint_t *ep,
     gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
     gda_ft_chan_op_t op;
 
-    if ((chan == NULL) ||
-        !gda_ft_dev_op_rdma(&op, GDA_FT_CHAN_OP_PUT, ml, idx, loff, roff,
-                            length)) {
-        return GDA_FT_DEV_ERROR;
-    }
-    return gda_ft_dev_post(chan, &op, 1, req);
+    return gda_ft_dev_post_one(chan,
+                               gda_ft_dev_op_rdma(&op, GDA_FT_CHAN_OP_PUT, ml,
+                                                  idx, loff, roff, length),
+                               &op, req);
 }
 
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
@@ -282,12 +289,10 @@ gda_ft_dev_get(const gda_ft_dev_endpoint_t *ep,
     gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
     gda_ft_chan_op_t op;
 
-    if ((chan == NULL) ||
-        !gda_ft_dev_op_rdma(&op, GDA_FT_CHAN_OP_GET, ml, idx, loff, roff,
-                            length)) {
-        return GDA_FT_DEV_ERROR;
-    }
-    return gda_ft_dev_post(chan, &op, 1, req);
+    return gda_ft_dev_post_one(chan,
+                               gda_ft_dev_op_rdma(&op, GDA_FT_CHAN_OP_GET, ml,
+                                                  idx, loff, roff, length),
+                               &op, req);
 }
 
 /* Up to 16 bytes of the caller's data, carried inside the WQE */
@@ -340,11 +345,10 @@ gda_ft_dev_signal(const gda_ft_dev_endpoint_t *ep,
     gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
     gda_ft_chan_op_t op;
 
-    if ((chan == NULL) ||
-        !gda_ft_dev_op_signal(&op, chan, ml, sig_idx, sig_off, inc)) {
-        return GDA_FT_DEV_ERROR;
-    }
-    return gda_ft_dev_post(chan, &op, 1, req);
+    return gda_ft_dev_post_one(chan, (chan != NULL) &&
+                               gda_ft_dev_op_signal(&op, chan, ml, sig_idx,
+                                                    sig_off, inc),
+                               &op, req);
 }
 
 /* The old value lands big-endian at loff of element idx's local buffer;
@@ -357,14 +361,13 @@ gda_ft_dev_atomic_fetch_add(const gda_ft_dev_endpoint_t *ep,
 {
     gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
     gda_ft_chan_op_t op;
+    int built;
 
-    if ((chan == NULL) ||
-        !gda_ft_dev_op_atomic(&op, GDA_FT_CHAN_OP_ATOMIC,
-                              GDA_FT_MLX5_OPCODE_ATOMIC_FA, ml, idx, loff,
-                              roff, value, 0)) {
-        return GDA_FT_DEV_ERROR;
-    }
-    return gda_ft_dev_post(chan, &op, 1, req);
+    built = gda_ft_dev_op_atomic(&op, GDA_FT_CHAN_OP_ATOMIC,
+                                 GDA_FT_MLX5_OPCODE_ATOMIC_FA, ml, idx,
+                                 loff, roff, value, 0);
+
+    return gda_ft_dev_post_one(chan, built, &op, req);
 }
 
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
@@ -376,14 +379,13 @@ gda_ft_dev_atomic_cswap(const gda_ft_dev_endpoint_t *ep,
 {
     gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
     gda_ft_chan_op_t op;
+    int built;
 
-    if ((chan == NULL) ||
-        !gda_ft_dev_op_atomic(&op, GDA_FT_CHAN_OP_ATOMIC,
-                              GDA_FT_MLX5_OPCODE_ATOMIC_CS, ml, idx, loff,
-                              roff, swap, compare)) {
-        return GDA_FT_DEV_ERROR;
-    }
-    return gda_ft_dev_post(chan, &op, 1, req);
+    built = gda_ft_dev_op_atomic(&op, GDA_FT_CHAN_OP_ATOMIC,
+                                 GDA_FT_MLX5_OPCODE_ATOMIC_CS, ml, idx,
+                                 loff, roff, swap, compare);
+
+    return gda_ft_dev_post_one(chan, built, &op, req);
 }
 
 GDA_FT_DEV_FUNC uint64_t gda_ft_dev_fetched(const void *result)
