@@ -20,6 +20,13 @@
 #  define GDA_FT_ON_DEVICE       0
 #endif
 
+/* For the few pure functions host code of a CUDA program calls too */
+#ifdef __CUDACC__
+#  define GDA_FT_HOST_DEV_FUNC   static __host__ __device__ __forceinline__
+#else
+#  define GDA_FT_HOST_DEV_FUNC   static inline
+#endif
+
 #if defined(__cplusplus)
 #  define GDA_FT_STATIC_ASSERT(_cond, _msg) static_assert(_cond, #_msg)
 #else

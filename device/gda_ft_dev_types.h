@@ -136,7 +136,8 @@ GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_rq_t) == 32, dev_rq_size);
 GDA_FT_STATIC_ASSERT(offsetof(gda_ft_dev_rq_t, pi) == 28, dev_rq_pi_offset);
 
 
-GDA_FT_DEV_FUNC const char *gda_ft_dev_status_str(gda_ft_dev_status_t status)
+GDA_FT_HOST_DEV_FUNC const char *
+gda_ft_dev_status_str(gda_ft_dev_status_t status)
 {
     switch (status) {
     case GDA_FT_DEV_OK:            return "ok";

@@ -35,15 +35,6 @@ static void gpu_check(int ok, const char *what)
     }
 }
 
-static const char *gda_ft_dev_status_str_host(unsigned status)
-{
-    static const char *names[] = {"ok", "in progress", "no resource",
-                                  "path switched", "in doubt", "no path",
-                                  "error", "timeout"};
-
-    return (status < 8) ? names[status] : "unknown";
-}
-
 /* ---- kernels ------------------------------------------------------------ */
 
 typedef struct gpu_out {
@@ -291,7 +282,7 @@ static void gpu_print_statuses(const gpu_out_t *out, unsigned warps)
     for (st = 0; st < 8; ++st) {
         if (count[st] != 0) {
             printf("  %u warps ended with %s\n", count[st],
-                   gda_ft_dev_status_str_host(st));
+                   gda_ft_dev_status_str((gda_ft_dev_status_t)st));
         }
     }
 }
