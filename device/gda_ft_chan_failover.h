@@ -315,10 +315,11 @@ GDA_FT_DEV_FUNC void gda_ft_chan_apply_rearm(gda_ft_chan_t *chan, uint8_t p,
 
 /*
  * The other path failed too. It is usable again if the host re-armed it
- * meanwhile. If its ports are up (it was left for an error completion, or
- * on a deadline that a stall, not a dead link, caused), the host re-arms
- * it soon: wait for that, within resolve_ns. With its link down, give up
- * at once: both paths are gone. Returns 1 when path p is usable again.
+ * meanwhile. The host re-arms it soon, so wait for that (within
+ * resolve_ns), when it was left for an error completion (the host re-arms
+ * those at once), or when the host reports its link up (a stall, not a
+ * dead link, made it miss a deadline). Otherwise both paths are gone:
+ * give up at once. Returns 1 when path p is usable again.
  */
 GDA_FT_DEV_FUNC int gda_ft_chan_wait_rearm(gda_ft_chan_t *chan, uint8_t p)
 {
@@ -334,7 +335,9 @@ GDA_FT_DEV_FUNC int gda_ft_chan_wait_rearm(gda_ft_chan_t *chan, uint8_t p)
             gda_ft_chan_apply_rearm(chan, p, rearm);
             return 1;
         }
-        if (!gda_ft_atomic_load_acq32(&chan->mbox->link_up[p]) ||
+        if ((!gda_ft_atomic_load_acq32(&chan->mbox->link_up[p]) &&
+             (chan->path[p].failed != GDA_FT_CHAN_WHY_OP_ERROR) &&
+             (chan->path[p].failed != GDA_FT_CHAN_WHY_ERR_CQE)) ||
             ((gda_ft_dev_now_ns() - start) > chan->resolve_ns)) {
             return 0;
         }
