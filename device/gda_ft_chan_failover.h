@@ -315,11 +315,11 @@ GDA_FT_DEV_FUNC void gda_ft_chan_apply_rearm(gda_ft_chan_t *chan, uint8_t p,
 
 /*
  * The other path failed too. It is usable again if the host re-armed it
- * meanwhile. The host re-arms it soon, so wait for that (within
- * resolve_ns), when it was left for an error completion (the host re-arms
- * those at once), or when the host reports its link up (a stall, not a
- * dead link, made it miss a deadline). Otherwise both paths are gone:
- * give up at once. Returns 1 when path p is usable again.
+ * meanwhile. While the host reports its link up (it was left for an error
+ * completion, which the host re-arms at once, or for a deadline that a
+ * stall, not a dead link, caused), the re-arm comes soon: wait for it,
+ * within resolve_ns. With its link down, both paths are gone: give up at
+ * once. Returns 1 when path p is usable again.
  */
 GDA_FT_DEV_FUNC int gda_ft_chan_wait_rearm(gda_ft_chan_t *chan, uint8_t p)
 {
@@ -335,9 +335,7 @@ GDA_FT_DEV_FUNC int gda_ft_chan_wait_rearm(gda_ft_chan_t *chan, uint8_t p)
             gda_ft_chan_apply_rearm(chan, p, rearm);
             return 1;
         }
-        if ((!gda_ft_atomic_load_acq32(&chan->mbox->link_up[p]) &&
-             (chan->path[p].failed != GDA_FT_CHAN_WHY_OP_ERROR) &&
-             (chan->path[p].failed != GDA_FT_CHAN_WHY_ERR_CQE)) ||
+        if (!gda_ft_atomic_load_acq32(&chan->mbox->link_up[p]) ||
             ((gda_ft_dev_now_ns() - start) > chan->resolve_ns)) {
             return 0;
         }

@@ -162,6 +162,10 @@ ucs_status_t gda_ft_chan_host_init(gda_ft_chan_host_t *ch,
         goto err;
     }
     ch->chan.mbox         = ch->mbox;
+    /* the links are up when the channel is connected; the guardian
+     * reports them from its first pass on */
+    ch->mbox->link_up[GDA_FT_CHAN_PRIMARY] = 1;
+    ch->mbox->link_up[GDA_FT_CHAN_BACKUP]  = 1;
     ch->chan.scratch_addr = (uintptr_t)ch->scratch;
 
     for (path = 0; path < GDA_FT_CHAN_NUM_PATHS; ++path) {
