@@ -182,7 +182,7 @@ GDA_FT_DEV_FUNC int gda_ft_chan_ask_host(gda_ft_chan_t *chan, uint8_t from,
     }
     /* the host answers records without resolution at once: room comes */
     seq = mbox->req_seq + 1;
-    while ((seq - gda_ft_atomic_load_acq32(&mbox->ans_seq)) >
+    while ((seq - gda_ft_atomic_load_acq32_sys(&mbox->ans_seq)) >
            GDA_FT_CHAN_MBOX_RECORDS) {
         if ((gda_ft_dev_now_ns() - start) > chan->resolve_ns) {
             return 0;   /* the host is gone: decide alone */
@@ -197,13 +197,13 @@ GDA_FT_DEV_FUNC int gda_ft_chan_ask_host(gda_ft_chan_t *chan, uint8_t from,
     rec->first_psn = (completed < freeze) ?
                      gda_ft_chan_slot(chan, p, completed)->psn : p->next_psn;
     rec->resolve   = (uint32_t)resolve;
-    gda_ft_atomic_store_rel32(&mbox->req_seq, seq);
+    gda_ft_atomic_store_rel32_sys(&mbox->req_seq, seq);
     if (!resolve) {
         return 0;
     }
 
     start = gda_ft_dev_now_ns();
-    while (gda_ft_atomic_load_acq32(&mbox->ans_seq) != seq) {
+    while (gda_ft_atomic_load_acq32_sys(&mbox->ans_seq) != seq) {
         gda_ft_chan_poll_path(chan, from, &err_seq, &synd);
         if ((gda_ft_dev_now_ns() - start) > chan->resolve_ns) {
             return 0;
@@ -212,10 +212,10 @@ GDA_FT_DEV_FUNC int gda_ft_chan_ask_host(gda_ft_chan_t *chan, uint8_t from,
     }
     /* completions written before the host fenced the QP still count */
     gda_ft_chan_poll_path(chan, from, &err_seq, &synd);
-    if (!gda_ft_atomic_load_acq32(&mbox->ans_known)) {
+    if (!gda_ft_atomic_load_acq32_sys(&mbox->ans_known)) {
         return 0;
     }
-    *epsn_p = gda_ft_atomic_load_acq32(&mbox->ans_epsn);
+    *epsn_p = gda_ft_atomic_load_acq32_sys(&mbox->ans_epsn);
     return 1;
 }
 
@@ -307,7 +307,7 @@ GDA_FT_DEV_FUNC void gda_ft_chan_apply_rearm(gda_ft_chan_t *chan, uint8_t p,
 {
     gda_ft_chan_path_t *path = &chan->path[p];
 
-    path->next_psn   = gda_ft_atomic_load_acq32(&chan->mbox->rearm_psn[p]);
+    path->next_psn   = gda_ft_atomic_load_acq32_sys(&chan->mbox->rearm_psn[p]);
     path->ring_next  = 0;
     path->failed     = 0;
     gda_ft_atomic_store_rel32(&path->seen_rearm, rearm);
@@ -330,12 +330,12 @@ GDA_FT_DEV_FUNC int gda_ft_chan_wait_rearm(gda_ft_chan_t *chan, uint8_t p)
         return 0;
     }
     for (;;) {
-        rearm = gda_ft_atomic_load_acq32(&chan->mbox->rearm[p]);
+        rearm = gda_ft_atomic_load_acq32_sys(&chan->mbox->rearm[p]);
         if (rearm != chan->path[p].seen_rearm) {
             gda_ft_chan_apply_rearm(chan, p, rearm);
             return 1;
         }
-        if (!gda_ft_atomic_load_acq32(&chan->mbox->link_up[p]) ||
+        if (!gda_ft_atomic_load_acq32_sys(&chan->mbox->link_up[p]) ||
             ((gda_ft_dev_now_ns() - start) > chan->resolve_ns)) {
             return 0;
         }
@@ -399,7 +399,8 @@ gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
         last = seq;
     }
     if (freeze != completed) {
-        gda_ft_chan_stamp(chan, np, completed, freeze, now);
+        np->next_psn = gda_ft_chan_stamp(chan, np, completed, freeze, now,
+                                         np->next_psn);
         gda_ft_chan_ring_db(np, freeze, last);
     }
     np->ring_next = gda_ft_chan_ring_idx(np, freeze);
@@ -497,7 +498,7 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_check_rearm(
         return GDA_FT_DEV_OK;
     }
     for (p = 0; p < GDA_FT_CHAN_NUM_PATHS; ++p) {
-        rearm[p] = gda_ft_atomic_load_acq32(&chan->mbox->rearm[p]);
+        rearm[p] = gda_ft_atomic_load_acq32_sys(&chan->mbox->rearm[p]);
     }
     if ((rearm[0] == gda_ft_atomic_load_acq32(&chan->path[0].seen_rearm)) &&
         (rearm[1] == gda_ft_atomic_load_acq32(&chan->path[1].seen_rearm))) {

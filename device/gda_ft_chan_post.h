@@ -215,37 +215,41 @@ GDA_FT_DEV_FUNC void gda_ft_chan_set_ctrl(gda_ft_chan_path_t *p, uint64_t seq,
 
 /*
  * Writes one WQE of op at logical index seq on path `path`: bytes
- * [offset, offset + length) of a put or get, or the whole atomic.
- * Returns its WQEBBs.
+ * [offset, offset + length) of a put or get, or the whole atomic. Adds
+ * its packets to *npkts_p; returns its WQEBBs.
  */
 GDA_FT_DEV_FUNC unsigned
 gda_ft_chan_write_wqe(gda_ft_chan_t *chan, uint8_t path,
                       const gda_ft_chan_op_t *op, uint64_t seq,
-                      uint32_t offset, uint32_t length, int signaled)
+                      uint32_t offset, uint32_t length, int signaled,
+                      uint32_t *npkts_p)
 {
     gda_ft_chan_path_t *p    = &chan->path[path];
-    gda_ft_chan_slot_t *slot = gda_ft_chan_slot(chan, p, seq);
+    uint64_t ring            = gda_ft_chan_ring_idx(p, seq); /* read once */
+    uint16_t idx             = (uint16_t)ring;
+    gda_ft_chan_slot_t *slot = &p->slots[ring & (chan->wqebb_cnt - 1)];
     unsigned ds              = gda_ft_chan_op_ds(op, length);
     uint8_t  flags           = GDA_FT_CHAN_SLOT_RADDR;
 
-    gda_ft_wqe_set_raddr(gda_ft_chan_seg(p, seq, 1), op->raddr + offset,
+    gda_ft_wqe_set_raddr(gda_ft_wqe_seg(&p->sq, idx, 1), op->raddr + offset,
                          op->rkey[path]);
     if ((op->kind == GDA_FT_CHAN_OP_SIGNAL) ||
         (op->kind == GDA_FT_CHAN_OP_ATOMIC)) {
-        gda_ft_wqe_set_atomic(gda_ft_chan_seg(p, seq, 2), op->operand[0],
+        gda_ft_wqe_set_atomic(gda_ft_wqe_seg(&p->sq, idx, 2), op->operand[0],
                               op->operand[1]);
-        gda_ft_wqe_set_data(gda_ft_chan_seg(p, seq, 3), sizeof(uint64_t),
+        gda_ft_wqe_set_data(gda_ft_wqe_seg(&p->sq, idx, 3), sizeof(uint64_t),
                             op->lkey[path], op->laddr);
         flags |= GDA_FT_CHAN_SLOT_DATA;
     } else if (op->inl) {
-        gda_ft_wqe_set_inline(&p->sq, (uint16_t)gda_ft_chan_ring_idx(p, seq),
-                              2, op->operand, length);
+        gda_ft_wqe_set_inline(&p->sq, idx, 2, op->operand, length);
     } else if (length != 0) {
-        gda_ft_wqe_set_data(gda_ft_chan_seg(p, seq, 2), length,
+        gda_ft_wqe_set_data(gda_ft_wqe_seg(&p->sq, idx, 2), length,
                             op->lkey[path], op->laddr + offset);
         flags |= GDA_FT_CHAN_SLOT_DATA;
     }
-    gda_ft_chan_set_ctrl(p, seq, op->opcode, ds, signaled);
+    gda_ft_wqe_set_ctrl(gda_ft_wqe_seg(&p->sq, idx, 0), op->opcode, 0, idx,
+                        p->sq.qpn, ds,
+                        signaled ? GDA_FT_MLX5_WQE_CTRL_CQ_UPDATE : 0, 0);
 
     slot->lkey[0]  = op->lkey[0];
     slot->lkey[1]  = op->lkey[1];
@@ -261,6 +265,7 @@ gda_ft_chan_write_wqe(gda_ft_chan_t *chan, uint8_t path,
     /* pollers read seq after acquiring `ready`, which the publication
      * releases: the slot needs no fence of its own */
     gda_ft_atomic_store_rlx64(&slot->seq, seq);
+    *npkts_p += slot->npkts;
     return slot->wqebbs;
 }
 
@@ -268,14 +273,15 @@ gda_ft_chan_write_wqe(gda_ft_chan_t *chan, uint8_t path,
  * Writes every WQE of op from seq on; a put or get longer than max_chunk
  * is cut into chunks, each signalled so that the deadline judges progress
  * chunk by chunk (a long transfer is not a dead path). The last WQE is
- * signalled when last_signaled. Returns the logical index after it, and
- * in *last_p that of its last WQE.
+ * signalled when last_signaled. Returns the logical index after it; in
+ * *last_p that of its last WQE, and adds its packets to *npkts_p.
  */
 GDA_FT_DEV_FUNC uint64_t gda_ft_chan_write_op(gda_ft_chan_t *chan,
                                               uint8_t path,
                                               const gda_ft_chan_op_t *op,
                                               uint64_t seq, int last_signaled,
-                                              uint64_t *last_p)
+                                              uint64_t *last_p,
+                                              uint32_t *npkts_p)
 {
     uint32_t nwqe = gda_ft_chan_op_wqes(chan, op);
     uint32_t i, offset, length;
@@ -287,7 +293,8 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_chan_write_op(gda_ft_chan_t *chan,
                  ((op->length - offset < chan->max_chunk) ?
                   (op->length - offset) : chan->max_chunk);
         seq   += gda_ft_chan_write_wqe(chan, path, op, seq, offset, length,
-                                       (i + 1 < nwqe) || last_signaled);
+                                       (i + 1 < nwqe) || last_signaled,
+                                       npkts_p);
     }
     return seq;
 }
@@ -303,7 +310,7 @@ GDA_FT_DEV_FUNC void gda_ft_chan_ring_db(gda_ft_chan_path_t *p,
 
     gda_ft_dev_fence_store();
     /* a release store: the WQEs are visible to whoever reads it */
-    gda_ft_atomic_store_rel32((uint32_t*)&p->sq.dbrec[GDA_FT_MLX5_SND_DBR],
+    gda_ft_atomic_store_rel32_sys((uint32_t*)&p->sq.dbrec[GDA_FT_MLX5_SND_DBR],
                               gda_ft_htobe32((uint16_t)
                                              gda_ft_chan_ring_idx(p,
                                                                   end_seq)));
@@ -316,47 +323,60 @@ GDA_FT_DEV_FUNC void gda_ft_chan_ring_db(gda_ft_chan_path_t *p,
 }
 
 /*
- * Gives the WQEs in [seq, end) their PSNs on path p, in ring order, and
- * their post time. Only the thread whose turn it is (or the switcher,
- * with the channel frozen) calls it. Returns the last WQE's index.
+ * Gives the WQEs in [seq, end) of path p the PSNs from psn on, in ring
+ * order, and their post time; returns the PSN after them. Only the
+ * posters whose turn it is (or the switcher, with the channel frozen)
+ * call it.
  */
-GDA_FT_DEV_FUNC uint64_t gda_ft_chan_stamp(gda_ft_chan_t *chan,
+GDA_FT_DEV_FUNC uint32_t gda_ft_chan_stamp(gda_ft_chan_t *chan,
                                            gda_ft_chan_path_t *p,
                                            uint64_t seq, uint64_t end,
-                                           uint64_t now)
+                                           uint64_t now, uint32_t psn)
 {
+    uint64_t ring = gda_ft_chan_ring_idx(p, seq);
     gda_ft_chan_slot_t *slot;
-    uint64_t last = seq;
-    uint32_t psn  = p->next_psn;
 
-    for (; seq != end; seq += slot->wqebbs) {
-        slot          = gda_ft_chan_slot(chan, p, seq);
-        slot->psn     = psn;
+    for (; seq != end; seq += slot->wqebbs, ring += slot->wqebbs) {
+        slot      = &p->slots[ring & (chan->wqebb_cnt - 1)];
+        slot->psn = psn;
         gda_ft_atomic_store_rlx64(&slot->post_ns, now);
-        psn           = gda_ft_dev_psn_add(psn, slot->npkts);
-        last          = seq;
+        psn       = gda_ft_dev_psn_add(psn, slot->npkts);
     }
-    p->next_psn = psn;
-    return last;
+    return psn;
 }
 
-/*
- * Publishes the reservation [seq, end) on `path`: waits for its turn (the
- * posters before it are writing, never waiting on anything), then PSNs,
- * doorbell, and ready moves to end.
- */
-GDA_FT_DEV_FUNC void gda_ft_chan_publish(gda_ft_chan_t *chan, uint8_t path,
-                                         uint64_t seq, uint64_t end)
+/* Waits for the turn of the reservation at seq: the posters before it are
+ * writing, never waiting on anything */
+GDA_FT_DEV_FUNC void gda_ft_chan_wait_turn(gda_ft_chan_t *chan, uint64_t seq)
 {
-    gda_ft_chan_path_t *p = &chan->path[path];
-    uint64_t last;
-
     while (gda_ft_atomic_load_acq64(&chan->ready) != seq) {
         gda_ft_cpu_relax();
     }
-    last = gda_ft_chan_stamp(chan, p, seq, end, gda_ft_dev_now_ns());
+}
+
+/* Announces [.., end) to the HCA and to the next poster */
+GDA_FT_DEV_FUNC void gda_ft_chan_release(gda_ft_chan_t *chan,
+                                         gda_ft_chan_path_t *p, uint64_t end,
+                                         uint64_t last)
+{
     gda_ft_chan_ring_db(p, end, last);
     gda_ft_atomic_store_rel64(&chan->ready, end);
+}
+
+/*
+ * Publishes the reservation [seq, end) on `path`, whose last WQE starts at
+ * last: in its turn, PSNs, doorbell, and ready moves to end.
+ */
+GDA_FT_DEV_FUNC void gda_ft_chan_publish(gda_ft_chan_t *chan, uint8_t path,
+                                         uint64_t seq, uint64_t end,
+                                         uint64_t last)
+{
+    gda_ft_chan_path_t *p = &chan->path[path];
+
+    gda_ft_chan_wait_turn(chan, seq);
+    p->next_psn = gda_ft_chan_stamp(chan, p, seq, end, gda_ft_dev_now_ns(),
+                                    p->next_psn);
+    gda_ft_chan_release(chan, p, end, last);
 }
 
 
@@ -369,7 +389,7 @@ GDA_FT_DEV_FUNC uint8_t gda_ft_chan_read_cqe_tail(const gda_ft_chan_path_t *p,
     const volatile gda_ft_mlx5_cqe64_t *cqe =
             (const volatile gda_ft_mlx5_cqe64_t*)p->cqe;
     /* one acquire load: the HCA writes this word last, in one store */
-    uint32_t tail = gda_ft_atomic_load_acq32(
+    uint32_t tail = gda_ft_atomic_load_acq32_sys(
             (const uint32_t*)&cqe->wqe_counter);
     uint8_t  bytes[4];
 
@@ -445,7 +465,7 @@ gda_ft_chan_poll_path(gda_ft_chan_t *chan, uint8_t path, uint64_t *err_seq_p,
         /* publish the consumer index, as mlx5 hardware needs; racing
          * pollers may leave an older one, which only delays overrun
          * checks that a collapsed CQ does not make */
-        gda_ft_atomic_store_rel32((uint32_t*)p->cq_dbrec, gda_ft_htobe32(
+        gda_ft_atomic_store_rel32_sys((uint32_t*)p->cq_dbrec, gda_ft_htobe32(
                 (uint32_t)gda_ft_chan_ring_idx(p, end) & 0xffffff));
     }
     return GDA_FT_DEV_OK;

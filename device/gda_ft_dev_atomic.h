@@ -10,8 +10,11 @@
  * mailboxes) and for C (GCC __atomic builtins, which ThreadSanitizer
  * understands).
  *
- * Acquire and release on the GPU are at system scope: the host (the
- * software HCA, the guardian) reads what the GPU publishes.
+ * Acquire and release on the GPU come in two scopes. The channel's own
+ * words (reservation, ready, completed, state, slots) are touched by GPU
+ * threads alone: device scope, which keeps them in L2. What the host
+ * shares (the mailbox, a CQE the HCA writes, the doorbell record the HCA
+ * reads) takes the *_sys variants: system scope.
  */
 #ifndef GDA_FT_DEV_ATOMIC_H_
 #define GDA_FT_DEV_ATOMIC_H_
@@ -62,12 +65,21 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_atomic_load_acq64(const uint64_t *p)
 {
     uint64_t v;
 
-    asm volatile("ld.acquire.sys.u64 %0, [%1];"
+    asm volatile("ld.acquire.gpu.u64 %0, [%1];"
                  : "=l"(v) : "l"(p) : "memory");
     return v;
 }
 
 GDA_FT_DEV_FUNC uint32_t gda_ft_atomic_load_acq32(const uint32_t *p)
+{
+    uint32_t v;
+
+    asm volatile("ld.acquire.gpu.u32 %0, [%1];"
+                 : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+GDA_FT_DEV_FUNC uint32_t gda_ft_atomic_load_acq32_sys(const uint32_t *p)
 {
     uint32_t v;
 
@@ -89,11 +101,17 @@ GDA_FT_DEV_FUNC void gda_ft_atomic_store_rlx64(uint64_t *p, uint64_t v)
 
 GDA_FT_DEV_FUNC void gda_ft_atomic_store_rel64(uint64_t *p, uint64_t v)
 {
-    asm volatile("st.release.sys.u64 [%0], %1;"
+    asm volatile("st.release.gpu.u64 [%0], %1;"
                  :: "l"(p), "l"(v) : "memory");
 }
 
 GDA_FT_DEV_FUNC void gda_ft_atomic_store_rel32(uint32_t *p, uint32_t v)
+{
+    asm volatile("st.release.gpu.u32 [%0], %1;"
+                 :: "l"(p), "r"(v) : "memory");
+}
+
+GDA_FT_DEV_FUNC void gda_ft_atomic_store_rel32_sys(uint32_t *p, uint32_t v)
 {
     asm volatile("st.release.sys.u32 [%0], %1;"
                  :: "l"(p), "r"(v) : "memory");
@@ -178,6 +196,10 @@ GDA_FT_DEV_FUNC void gda_ft_atomic_store_rel32(uint32_t *p, uint32_t v)
 {
     __atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
+
+/* On a CPU, one scope */
+#define gda_ft_atomic_load_acq32_sys  gda_ft_atomic_load_acq32
+#define gda_ft_atomic_store_rel32_sys gda_ft_atomic_store_rel32
 
 /* CPU posters often outnumber cores (and a software HCA needs one): a
  * waiter gives its core away rather than spin */

@@ -135,7 +135,7 @@ gda_ft_dev_post(gda_ft_chan_t *chan, const gda_ft_chan_op_t *ops, unsigned n,
                 gda_ft_dev_request_t *req)
 {
     uint64_t seq, end, last = 0;
-    uint32_t wqebbs = 0;
+    uint32_t wqebbs = 0, npkts = 0;
     gda_ft_dev_status_t status;
     uint8_t path;
     unsigned i;
@@ -157,9 +157,9 @@ gda_ft_dev_post(gda_ft_chan_t *chan, const gda_ft_chan_op_t *ops, unsigned n,
     end = seq;
     for (i = 0; i < n; ++i) {
         end = gda_ft_chan_write_op(chan, path, &ops[i], end, i + 1 == n,
-                                   &last);
+                                   &last, &npkts);
     }
-    gda_ft_chan_publish(chan, path, seq, end);
+    gda_ft_chan_publish(chan, path, seq, end, last);
     gda_ft_dev_request_set(req, chan, last, end);
     return GDA_FT_DEV_OK;
 }
@@ -505,10 +505,11 @@ gda_ft_dev_post_warp(gda_ft_chan_t *chan, const gda_ft_chan_op_t *op,
     unsigned last   = 31 - __clz(mask);
     uint32_t mine   = gda_ft_chan_op_valid(chan, op) ?
                       gda_ft_chan_op_wqebbs(chan, op) : 0;
-    uint32_t before = 0, total = 0, v;
-    unsigned long long seq = 0;
+    uint32_t before = 0, total = 0, pkts_before = 0, pkts_total = 0;
+    uint32_t npkts = 0, psn = 0, v;
+    unsigned long long seq = 0, last_wqe = 0, batch_last;
     gda_ft_dev_status_t status = GDA_FT_DEV_OK;
-    uint64_t last_wqe;
+    gda_ft_chan_path_t *p;
     unsigned bits, src;
     uint8_t path = 0;
 
@@ -534,12 +535,32 @@ gda_ft_dev_post_warp(gda_ft_chan_t *chan, const gda_ft_chan_op_t *op,
     }
     seq  = __shfl_sync(mask, seq, leader);
     path = (uint8_t)__shfl_sync(mask, (int)path, leader);
+    p    = &chan->path[path];
 
     gda_ft_chan_write_op(chan, path, op, seq + before, lane == last,
-                         &last_wqe);
+                         (uint64_t*)&last_wqe, &npkts);
+
+    /* every lane stamps its own WQEs: the PSNs after those of the lanes
+     * below it, from where the path is when the warp's turn comes */
+    for (bits = mask; bits != 0; bits &= bits - 1) {
+        src          = __ffs(bits) - 1;
+        v            = __shfl_sync(mask, npkts, src);
+        pkts_before += (src < lane) ? v : 0;
+        pkts_total  += v;
+    }
+    if (lane == leader) {
+        gda_ft_chan_wait_turn(chan, seq);
+        psn = p->next_psn;
+    }
+    psn = __shfl_sync(mask, psn, leader);
+    gda_ft_chan_stamp(chan, p, seq + before, seq + before + mine,
+                      gda_ft_dev_now_ns(),
+                      gda_ft_dev_psn_add(psn, pkts_before));
+    batch_last = __shfl_sync(mask, last_wqe, last);
     __syncwarp(mask);
     if (lane == leader) {
-        gda_ft_chan_publish(chan, path, seq, seq + total);
+        p->next_psn = gda_ft_dev_psn_add(psn, pkts_total);
+        gda_ft_chan_release(chan, p, seq + total, batch_last);
     }
     __syncwarp(mask);
     gda_ft_dev_request_set(req, chan, last_wqe, seq + total);

@@ -73,7 +73,7 @@ __global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
             base += BENCH_LANES;
             if (lane == 0) {
                 gda_ft_dev_fence_store();
-                gda_ft_atomic_store_rel32(
+                gda_ft_atomic_store_rel32_sys(
                         (uint32_t*)&p->sq.dbrec[GDA_FT_MLX5_SND_DBR],
                         gda_ft_htobe32((uint16_t)base));
                 gda_ft_dev_fence_mmio();
