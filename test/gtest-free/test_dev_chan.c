@@ -607,3 +607,65 @@ GDA_FT_TEST_TIMEOUT(dev_chan, late_atomic_reply_is_not_in_doubt, 60)
     GDA_FT_ASSERT_EQ(w.counters[0], 6);
     chan_world_fini(&w);
 }
+
+/* What a switch decides for each outstanding WQE, given the PSN the peer's
+ * fenced end expected next: a window that straddles it, a multi-packet
+ * put cut by it, across the 24-bit PSN wrap */
+GDA_FT_TEST(dev_chan, resolution_straddle_and_wrap)
+{
+    static const struct {
+        uint8_t  kind;
+        uint32_t psn;      /* first PSN */
+        uint16_t npkts;
+        int      replay;   /* expected: must run again */
+        uint8_t  failed;   /* expected status when settled as failed */
+    } window[] = {
+        /* before epsn 0x000002: executed */
+        {GDA_FT_CHAN_OP_PUT,    0xfffffb, 2, 0, 0},
+        {GDA_FT_CHAN_OP_SIGNAL, 0xfffffd, 1, 0, 0},
+        /* a fetching atomic that ran but whose reply was lost */
+        {GDA_FT_CHAN_OP_ATOMIC, 0xfffffe, 1, 0, GDA_FT_DEV_IN_DOUBT},
+        /* a get that ran: its data never came back, read it again */
+        {GDA_FT_CHAN_OP_GET,    0xffffff, 1, 1, 0},
+        /* 4 packets, 0x000000..0x000003: the peer has 2, runs it again */
+        {GDA_FT_CHAN_OP_PUT,    0x000000, 4, 1, 0},
+        /* after epsn: not executed, exactly once means run it now */
+        {GDA_FT_CHAN_OP_SIGNAL, 0x000004, 1, 1, 0},
+        {GDA_FT_CHAN_OP_ATOMIC, 0x000005, 1, 1, 0}
+    };
+    const uint32_t epsn = 0x000002;
+    gda_ft_chan_slot_t slot;
+    gda_ft_chan_t chan;
+    unsigned i;
+
+    memset(&chan, 0, sizeof(chan));
+    for (i = 0; i < sizeof(window) / sizeof(window[0]); ++i) {
+        memset(&slot, 0, sizeof(slot));
+        slot.kind  = window[i].kind;
+        slot.psn   = window[i].psn;
+        slot.npkts = window[i].npkts;
+        GDA_FT_ASSERT_EQ(gda_ft_chan_settle(&chan, &slot, 1, 1, epsn),
+                         window[i].replay);
+        GDA_FT_ASSERT_EQ(!!(slot.flags & GDA_FT_CHAN_SLOT_FAILED),
+                         window[i].failed != 0);
+        if (window[i].failed != 0) {
+            GDA_FT_ASSERT_EQ(slot.status, window[i].failed);
+        }
+    }
+    GDA_FT_ASSERT_EQ(chan.counters.confirmed, 2);
+    GDA_FT_ASSERT_EQ(chan.counters.in_doubt, 1);
+
+    /* without the peer's word, what must run once is in doubt, never run
+     * twice; puts and gets run again */
+    memset(&chan, 0, sizeof(chan));
+    for (i = 0; i < sizeof(window) / sizeof(window[0]); ++i) {
+        memset(&slot, 0, sizeof(slot));
+        slot.kind  = window[i].kind;
+        slot.psn   = window[i].psn;
+        slot.npkts = window[i].npkts;
+        GDA_FT_ASSERT_EQ(gda_ft_chan_settle(&chan, &slot, 1, 0, 0),
+                         (window[i].kind == GDA_FT_CHAN_OP_PUT) ||
+                         (window[i].kind == GDA_FT_CHAN_OP_GET));
+    }
+    GDA_FT_ASSERT_EQ(chan.counters.in_doubt, 4);
+}
