@@ -669,3 +669,28 @@ GDA_FT_TEST(dev_chan, resolution_straddle_and_wrap)
     }
     GDA_FT_ASSERT_EQ(chan.counters.in_doubt, 4);
 }
+
+/* A slow peer is not a dead one: every packet the target sends waits half
+ * a deadline, traffic goes on, and nothing switches */
+GDA_FT_TEST_TIMEOUT(dev_chan, slow_peer_no_switch, 120)
+{
+    gda_ft_soft_fault_t fault = {0};
+    chan_world_params_t params;
+    chan_worker_t wk[4];
+    pthread_t th[4];
+    chan_world_t w;
+
+    chan_world_default_params(&params);
+    params.timeout = 16;   /* the HCA's retry budget (268 ms x 7) too */
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+    fault.delay      = 1.0;
+    fault.delay_time = params.deadline_ns * 0.5 / 1e9;
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(w.dev[2], 1, &fault));
+    workers_start(&w, wk, th, 4, 96);
+    workers_join(th, 4);
+    workers_verify(&w, wk, 4);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, switches), 0);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, in_doubt), 0);
+    chan_world_fini(&w);
+}
