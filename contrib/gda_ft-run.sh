@@ -15,6 +15,9 @@
 # GDA_FT_BUILD_DIR: where libuct_gda_ft.so is: a libtool .libs directory, a
 # build tree (its .libs is used) or an install prefix's lib directory.
 # Default: build/.libs of the source tree holding this script.
+# GDA_FT_LIB: the library's file name (default libuct_gda_ft.so);
+# libuct_gda_ft_trace.so, built with the tests, is the plugin with UCX's
+# data tracing compiled in, for a UCX built with logging (its own gtest).
 #
 set -e
 
@@ -34,8 +37,8 @@ script_dir=$(cd "$(dirname "$0")" && pwd)
 build_dir=${GDA_FT_BUILD_DIR:-$script_dir/../build/.libs}
 
 lib=""
-for candidate in "$build_dir/libuct_gda_ft.so" \
-                 "$build_dir/.libs/libuct_gda_ft.so"; do
+name=${GDA_FT_LIB:-libuct_gda_ft.so}
+for candidate in "$build_dir/$name" "$build_dir/.libs/$name"; do
     if [ -f "$candidate" ]; then
         lib=$candidate
         break
@@ -43,7 +46,7 @@ for candidate in "$build_dir/libuct_gda_ft.so" \
 done
 
 if [ -z "$lib" ]; then
-    echo "$0: libuct_gda_ft.so not found in $build_dir" \
+    echo "$0: $name not found in $build_dir" \
          "(build it with 'make', or set GDA_FT_BUILD_DIR)" >&2
     exit 127
 fi
