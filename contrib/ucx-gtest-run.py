@@ -91,8 +91,13 @@ def cause(lines):
     for i, line in enumerate(lines):
         if line.endswith(": Failure"):
             where = os.path.basename(line.rsplit(":", 2)[0])
-            msg = [l.strip() for l in lines[i + 1:i + 5]
-                   if l.strip() and not l.startswith("[")][:2]
+            msg = []
+            for l in lines[i + 1:i + 5]:
+                if l.startswith("[") or l.endswith(": Failure"):
+                    break
+                if l.strip():
+                    msg.append(l.strip())
+            msg = msg[:2]
             failures.append("%s: %s" % (where, " / ".join(msg)))
         m = CAPTURED.match(line)
         if m:
