@@ -83,7 +83,8 @@ gtest_objs=$(cd "$ucx/test/gtest" &&
 (
     for dir in src/ucm src/ucs src/uct src/ucp src/tools/perf/lib \
                test/gtest/common/googletest; do
-        nice make -j"$jobs" -C "$ucx/$dir"
+        # (set -e does not apply left of ||)
+        nice make -j"$jobs" -C "$ucx/$dir" || exit 1
     done
     # Not optimized (configure's "-g -O2" replaced): with inlining, gcc 12
     # refuses an always_inline UCX function that test_tag.cc calls
