@@ -265,19 +265,29 @@ gda_ft_dev_post_one(gda_ft_chan_t *chan, int built, const gda_ft_chan_op_t *op,
                                        GDA_FT_DEV_ERROR;
 }
 
+/* A put or get of one element's bytes, alone on a channel */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_rdma(const gda_ft_dev_endpoint_t *ep, uint8_t kind,
+                const gda_ft_dev_mem_list_t *ml, unsigned idx, uint64_t loff,
+                uint64_t roff, uint64_t length, unsigned channel_id,
+                gda_ft_dev_request_t *req)
+{
+    gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
+    gda_ft_chan_op_t op;
+    int built;
+
+    built = gda_ft_dev_op_rdma(&op, kind, ml, idx, loff, roff, length);
+    return gda_ft_dev_post_one(chan, built, &op, req);
+}
+
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_dev_put_single(const gda_ft_dev_endpoint_t *ep,
                       const gda_ft_dev_mem_list_t *ml, unsigned idx,
                       uint64_t loff, uint64_t roff, uint64_t length,
                       unsigned channel_id, gda_ft_dev_request_t *req)
 {
-    gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
-    gda_ft_chan_op_t op;
-
-    return gda_ft_dev_post_one(chan,
-                               gda_ft_dev_op_rdma(&op, GDA_FT_CHAN_OP_PUT, ml,
-                                                  idx, loff, roff, length),
-                               &op, req);
+    return gda_ft_dev_rdma(ep, GDA_FT_CHAN_OP_PUT, ml, idx, loff, roff,
+                           length, channel_id, req);
 }
 
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
@@ -286,13 +296,8 @@ gda_ft_dev_get(const gda_ft_dev_endpoint_t *ep,
                uint64_t roff, uint64_t length, unsigned channel_id,
                gda_ft_dev_request_t *req)
 {
-    gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
-    gda_ft_chan_op_t op;
-
-    return gda_ft_dev_post_one(chan,
-                               gda_ft_dev_op_rdma(&op, GDA_FT_CHAN_OP_GET, ml,
-                                                  idx, loff, roff, length),
-                               &op, req);
+    return gda_ft_dev_rdma(ep, GDA_FT_CHAN_OP_GET, ml, idx, loff, roff,
+                           length, channel_id, req);
 }
 
 /* Up to 16 bytes of the caller's data, carried inside the WQE */
@@ -351,6 +356,23 @@ gda_ft_dev_signal(const gda_ft_dev_endpoint_t *ep,
                                &op, req);
 }
 
+/* A fetching 64-bit atomic on element idx at roff, alone on a channel */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_atomic(const gda_ft_dev_endpoint_t *ep, uint8_t opcode,
+                  const gda_ft_dev_mem_list_t *ml, unsigned idx,
+                  uint64_t loff, uint64_t roff, uint64_t operand0,
+                  uint64_t operand1, unsigned channel_id,
+                  gda_ft_dev_request_t *req)
+{
+    gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
+    gda_ft_chan_op_t op;
+    int built;
+
+    built = gda_ft_dev_op_atomic(&op, GDA_FT_CHAN_OP_ATOMIC, opcode, ml, idx,
+                                 loff, roff, operand0, operand1);
+    return gda_ft_dev_post_one(chan, built, &op, req);
+}
+
 /* The old value lands big-endian at loff of element idx's local buffer;
  * gda_ft_dev_fetched() reads it once the request is complete */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
@@ -359,15 +381,8 @@ gda_ft_dev_atomic_fetch_add(const gda_ft_dev_endpoint_t *ep,
                             uint64_t loff, uint64_t roff, uint64_t value,
                             unsigned channel_id, gda_ft_dev_request_t *req)
 {
-    gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
-    gda_ft_chan_op_t op;
-    int built;
-
-    built = gda_ft_dev_op_atomic(&op, GDA_FT_CHAN_OP_ATOMIC,
-                                 GDA_FT_MLX5_OPCODE_ATOMIC_FA, ml, idx,
-                                 loff, roff, value, 0);
-
-    return gda_ft_dev_post_one(chan, built, &op, req);
+    return gda_ft_dev_atomic(ep, GDA_FT_MLX5_OPCODE_ATOMIC_FA, ml, idx, loff,
+                             roff, value, 0, channel_id, req);
 }
 
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
@@ -377,15 +392,8 @@ gda_ft_dev_atomic_cswap(const gda_ft_dev_endpoint_t *ep,
                         uint64_t swap, unsigned channel_id,
                         gda_ft_dev_request_t *req)
 {
-    gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
-    gda_ft_chan_op_t op;
-    int built;
-
-    built = gda_ft_dev_op_atomic(&op, GDA_FT_CHAN_OP_ATOMIC,
-                                 GDA_FT_MLX5_OPCODE_ATOMIC_CS, ml, idx,
-                                 loff, roff, swap, compare);
-
-    return gda_ft_dev_post_one(chan, built, &op, req);
+    return gda_ft_dev_atomic(ep, GDA_FT_MLX5_OPCODE_ATOMIC_CS, ml, idx, loff,
+                             roff, swap, compare, channel_id, req);
 }
 
 GDA_FT_DEV_FUNC uint64_t gda_ft_dev_fetched(const void *result)
