@@ -410,6 +410,9 @@ gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
                               &chan->counters.failbacks :
                               &chan->counters.switches, 1);
     gda_ft_atomic_max64(&chan->last_progress_ns, now);
+    if (why != GDA_FT_CHAN_WHY_FAILBACK) {
+        gda_ft_atomic_store_rel64(&chan->switch_ns, now);
+    }
     /* pollers still reading the old path's CQE can no longer count */
     gda_ft_atomic_store_rel64(&chan->completed,
                               GDA_FT_CHAN_WORD(epoch + 1, completed));
@@ -535,13 +538,34 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_check_rearm(
             why = GDA_FT_CHAN_WHY_ERR_CQE;
             break;
         }
-        if ((gda_ft_dev_now_ns() - start) > chan->deadline_ns) {
+        if ((chan->deadline_ns != 0) &&
+            ((gda_ft_dev_now_ns() - start) > chan->deadline_ns)) {
             why = GDA_FT_CHAN_WHY_DEADLINE;
             break;
         }
         gda_ft_cpu_relax();
     }
     return gda_ft_chan_move(chan, GDA_FT_CHAN_BACKUP, why, freeze);
+}
+
+/*
+ * Whether the channel's silence since `since` is its turn waiting behind
+ * other channels on a path that moves: some channel to the peer saw a
+ * completion on `path` within the last deadline, and this one's own
+ * silence is shorter than GDA_FT_CHAN_STARVED_DEADLINES deadlines.
+ */
+GDA_FT_DEV_FUNC int gda_ft_chan_path_moving(gda_ft_chan_t *chan,
+                                            uint8_t path, uint64_t now,
+                                            uint64_t since)
+{
+    uint64_t shared;
+
+    if ((chan->health == NULL) ||
+        ((now - since) > GDA_FT_CHAN_STARVED_DEADLINES * chan->deadline_ns)) {
+        return 0;
+    }
+    shared = gda_ft_atomic_load_acq64(&chan->health->progress_ns[path]);
+    return (shared >= now) || ((now - shared) <= chan->deadline_ns);
 }
 
 /*
@@ -587,7 +611,8 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_progress(gda_ft_chan_t *chan)
                                   completed)->post_ns);
         since   = gda_ft_atomic_load_acq64(&chan->last_progress_ns);
         since   = (post_ns > since) ? post_ns : since;
-        if ((now > since) && ((now - since) > chan->deadline_ns)) {
+        if ((now > since) && ((now - since) > chan->deadline_ns) &&
+            !gda_ft_chan_path_moving(chan, active, now, since)) {
             return gda_ft_chan_switch(chan, active, GDA_FT_CHAN_WHY_DEADLINE,
                                       0, 0);
         }

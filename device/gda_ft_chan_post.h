@@ -382,6 +382,32 @@ GDA_FT_DEV_FUNC void gda_ft_chan_publish(gda_ft_chan_t *chan, uint8_t path,
 
 /* ---- completions --------------------------------------------------------- */
 
+/*
+ * A completion on `path` at `now`: the channel's progress, the path's (for
+ * every channel to the peer; written only when it moved by a sixteenth of
+ * a deadline, the word being shared), and the end of an interruption.
+ */
+GDA_FT_DEV_FUNC void gda_ft_chan_note_progress(gda_ft_chan_t *chan,
+                                               uint8_t path, uint64_t now)
+{
+    uint64_t *shared, switched, recovered;
+
+    gda_ft_atomic_max64(&chan->last_progress_ns, now);
+    if (chan->health != NULL) {
+        shared = &chan->health->progress_ns[path];
+        if (now > gda_ft_atomic_load_rlx64(shared) +
+                  (chan->deadline_ns >> 4)) {
+            gda_ft_atomic_max64(shared, now);
+        }
+    }
+    switched  = gda_ft_atomic_load_acq64(&chan->switch_ns);
+    recovered = gda_ft_atomic_load_rlx64(&chan->recovered_ns);
+    if ((recovered < switched) &&
+        (gda_ft_atomic_load_acq32(&chan->active) == path)) {
+        gda_ft_atomic_cas64(&chan->recovered_ns, recovered, now);
+    }
+}
+
 /* Reads the collapsed CQE's last word: wqe_counter, signature, op_own */
 GDA_FT_DEV_FUNC uint8_t gda_ft_chan_read_cqe_tail(const gda_ft_chan_path_t *p,
                                                   uint16_t *counter_p)
@@ -460,7 +486,7 @@ gda_ft_chan_poll_path(gda_ft_chan_t *chan, uint8_t path, uint64_t *err_seq_p,
     if (!gda_ft_chan_complete_to(chan, epoch, end)) {
         return GDA_FT_DEV_INPROGRESS;
     }
-    gda_ft_atomic_max64(&chan->last_progress_ns, gda_ft_dev_now_ns());
+    gda_ft_chan_note_progress(chan, path, gda_ft_dev_now_ns());
     if (p->cq_dbrec != NULL) {
         /* publish the consumer index, as mlx5 hardware needs; racing
          * pollers may leave an older one, which only delays overrun

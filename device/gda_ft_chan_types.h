@@ -52,6 +52,11 @@
  * fewer than 2^15 WQEBBs are outstanding */
 #define GDA_FT_CHAN_MAX_WQEBBS    16384
 
+/* A channel whose own WQEs see no completion for this many deadlines is
+ * dead even while other channels progress on its path (its QP alone may
+ * be stuck); for one deadline, the path's progress speaks for it */
+#define GDA_FT_CHAN_STARVED_DEADLINES 8
+
 /* Channel states */
 enum {
     GDA_FT_CHAN_ACTIVE    = 0, /* posting on `active` */
@@ -163,9 +168,14 @@ typedef struct gda_ft_chan_mbox {
 
 /* Path health of one peer, shared by all channels to it */
 typedef struct gda_ft_chan_health {
-    uint32_t fail_gen;       /* bumped when a channel finds the primary
+    uint32_t fail_gen;       /*  0: bumped when a channel finds the primary
                                 dead: the others follow at their next post */
-    uint32_t reserved[3];
+    uint32_t reserved;       /*  4 */
+    uint64_t progress_ns[2]; /*  8: last completion any channel to the peer
+                                saw on each path. A path judged by its own
+                                progress: one channel waiting behind the
+                                others' traffic on a busy HCA is not on a
+                                dead path. */
 } gda_ft_chan_health_t;
 
 typedef struct gda_ft_chan_counters {
@@ -207,6 +217,12 @@ typedef struct gda_ft_chan {
                                               of a non-fetching add */
     uint32_t                scratch_lkey[2]; /* 136 */
     gda_ft_chan_path_t      path[2];       /* 144 */
+    uint64_t                switch_ns;     /* 400: when the last switch away
+                                              from a failed path posted its
+                                              replay */
+    uint64_t                recovered_ns;  /* 408: first completion on the
+                                              new path after it: the
+                                              interruption's end */
 } gda_ft_chan_t;
 
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_slot_t) == 48, chan_slot_size);
@@ -218,6 +234,7 @@ GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_counters_t) == 32,
 GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_t, counters) == 80,
                      chan_counters_offset);
 GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_t, path) == 144, chan_path_offset);
-GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_t) == 400, chan_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_health_t) == 24, chan_health_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_t) == 416, chan_size);
 
 #endif

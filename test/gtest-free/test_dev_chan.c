@@ -694,3 +694,92 @@ GDA_FT_TEST_TIMEOUT(dev_chan, slow_peer_no_switch, 120)
     GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, in_doubt), 0);
     chan_world_fini(&w);
 }
+
+/* One thread's burst: single-packet signalled puts into its own region,
+ * then a quiet */
+typedef struct burst {
+    chan_world_t       *w;
+    unsigned            chan, count;
+    gda_ft_dev_status_t status;
+} burst_t;
+
+#define BURST_PUT_LEN 64
+
+static void *burst_run(void *arg)
+{
+    burst_t *b = (burst_t*)arg;
+    gda_ft_dev_request_t req;
+    uint64_t off;
+    unsigned i;
+
+    b->status = GDA_FT_DEV_OK;
+    for (i = 0; (i < b->count) && (b->status == GDA_FT_DEV_OK); ++i) {
+        off       = ((uint64_t)b->chan * b->count + i) * BURST_PUT_LEN;
+        b->status = gda_ft_dev_put_single(&b->w->ep, &b->w->ml,
+                                          CHAN_ELEM_DATA, off, off,
+                                          BURST_PUT_LEN, b->chan, &req);
+    }
+    if (b->status == GDA_FT_DEV_OK) {
+        b->status = gda_ft_dev_quiet(&b->w->ep, b->chan, 0);
+    }
+    return NULL;
+}
+
+/*
+ * A busy path is not a dead one. Four channels to one peer each post a
+ * burst of 40 signalled puts into an HCA port that sends one packet per
+ * twentieth of a deadline, and that serves one channel's queue after the
+ * other. The last channel's first completion comes 6 deadlines after its
+ * post, while the path completes something every twentieth of one:
+ * nothing switches.
+ */
+GDA_FT_TEST_TIMEOUT(dev_chan, busy_shared_path_no_switch, 120)
+{
+    gda_ft_soft_fault_t fault = {0};
+    chan_world_params_t params;
+    burst_t burst[4];
+    pthread_t th[4];
+    chan_world_t w;
+    unsigned c;
+
+    chan_world_default_params(&params);
+    params.nchan       = 4;
+    params.deadline_ns = 30000000ull * chan_world_time_scale();
+    params.timeout     = 18;   /* 1.07 s: packets queue for 6 deadlines */
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+    fault.pace_time = params.deadline_ns / 20 / 1e9;
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(w.dev[0], 1, &fault));
+    for (c = 0; c < 4; ++c) {
+        burst[c].w     = &w;
+        burst[c].chan  = c;
+        burst[c].count = 40;
+        GDA_FT_ASSERT_EQ(pthread_create(&th[c], NULL, burst_run, &burst[c]),
+                         0);
+    }
+    for (c = 0; c < 4; ++c) {
+        pthread_join(th[c], NULL);
+        GDA_FT_ASSERT_EQ(burst[c].status, GDA_FT_DEV_OK);
+    }
+    GDA_FT_ASSERT_EQ(memcmp(w.src, w.dst, 4 * 40 * BURST_PUT_LEN), 0);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, switches), 0);
+    chan_world_fini(&w);
+}
+
+/* The pace is checked like every fault setting */
+GDA_FT_TEST(dev_chan, pace_out_of_range_is_rejected)
+{
+    gda_ft_soft_fault_t fault = {0};
+    chan_world_params_t params;
+    chan_world_t w;
+
+    chan_world_default_params(&params);
+    chan_world_init(&w, &params);
+    fault.pace_time = -0.001;
+    GDA_FT_ASSERT_EQ(gda_ft_soft_port_set_fault(w.dev[2], 1, &fault),
+                     UCS_ERR_INVALID_PARAM);
+    fault.pace_time = 0.5;
+    GDA_FT_ASSERT_EQ(gda_ft_soft_port_set_fault(w.dev[2], 1, &fault),
+                     UCS_ERR_INVALID_PARAM);
+    chan_world_fini(&w);
+}

@@ -63,6 +63,9 @@ typedef struct gda_ft_soft_fault {
     double delay_time;  /* seconds */
     double reorder;     /* probability to hold a packet behind later ones */
     int    ack_loss;    /* drop only responses (ACK, read resp, atomic ack) */
+    double pace_time;   /* seconds each packet holds the port's transmit:
+                           a slow link or HCA that every QP of the port
+                           queues behind, in order (0: none) */
 } gda_ft_soft_fault_t;
 
 

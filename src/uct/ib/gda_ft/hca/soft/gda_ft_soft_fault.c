@@ -85,6 +85,12 @@ static int gda_ft_soft_prob_valid(double p)
     return (p >= 0.0) && (p <= 1.0);
 }
 
+/* A paced port sends at least 10 packets a second */
+static int gda_ft_soft_pace_valid(double pace)
+{
+    return (pace >= 0.0) && (pace <= 0.1);
+}
+
 ucs_status_t gda_ft_soft_port_set_fault(gda_ft_hca_dev_t *dev,
                                         uint8_t port_num,
                                         const gda_ft_soft_fault_t *fault)
@@ -94,7 +100,8 @@ ucs_status_t gda_ft_soft_port_set_fault(gda_ft_hca_dev_t *dev,
     if (!gda_ft_soft_prob_valid(fault->drop) ||
         !gda_ft_soft_prob_valid(fault->delay) ||
         !gda_ft_soft_prob_valid(fault->reorder) ||
-        (fault->delay_time < 0) || (fault->delay_time > 10.0)) {
+        (fault->delay_time < 0) || (fault->delay_time > 10.0) ||
+        !gda_ft_soft_pace_valid(fault->pace_time)) {
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -155,6 +162,7 @@ int gda_ft_soft_fault_tx(gda_ft_soft_port_t *port, uint32_t dst_ip,
                          const void *pkt, size_t len, int is_response)
 {
     const gda_ft_soft_fault_t *fault = &port->fault;
+    uint64_t now;
 
     if (is_response && fault->ack_loss) {
         ++port->stats.fault_dropped;
@@ -176,6 +184,15 @@ int gda_ft_soft_fault_tx(gda_ft_soft_port_t *port, uint32_t dst_ip,
         /* Held back briefly: the packets sent next overtake it */
         gda_ft_soft_delay(port, dst_ip, pkt, len,
                           20000 + (uint64_t)(gda_ft_soft_random() * 80000));
+        return 1;
+    }
+
+    if (fault->pace_time > 0) {
+        /* In line behind what the port still has to send */
+        now               = gda_ft_soft_now_ns();
+        port->pace_due_ns = ucs_max(now, port->pace_due_ns) +
+                            (uint64_t)(fault->pace_time * 1e9);
+        gda_ft_soft_delay(port, dst_ip, pkt, len, port->pace_due_ns - now);
         return 1;
     }
 
@@ -575,6 +592,8 @@ static ucs_status_t gda_ft_soft_ctl_exec_locked(char *cmd, char *reply,
         fault.reorder = value;
     } else if (!strcmp(argv[0], "ackloss")) {
         fault.ack_loss = (value != 0);
+    } else if (!strcmp(argv[0], "pace")) {
+        fault.pace_time = value;
     } else {
         goto usage;
     }
@@ -585,6 +604,10 @@ static ucs_status_t gda_ft_soft_ctl_exec_locked(char *cmd, char *reply,
         snprintf(reply, max, "error: probability must be within [0, 1]\n");
         return UCS_ERR_INVALID_PARAM;
     }
+    if (!gda_ft_soft_pace_valid(fault.pace_time)) {
+        snprintf(reply, max, "error: pace must be within [0, 0.1] s\n");
+        return UCS_ERR_INVALID_PARAM;
+    }
     port->fault = fault;
     snprintf(reply, max, "ok: %s port %lu %s %g\n", argv[1], port_num,
              argv[0], value);
@@ -593,6 +616,7 @@ static ucs_status_t gda_ft_soft_ctl_exec_locked(char *cmd, char *reply,
 usage:
     snprintf(reply, max, "error: commands: stats | port DEV PORT up|down | "
              "drop|delay|reorder DEV PORT PROB | ackloss DEV PORT 0|1 | "
+             "pace DEV PORT SECONDS | "
              "commands added by the transport (counters)\n");
     return UCS_ERR_INVALID_PARAM;
 }

@@ -49,6 +49,8 @@ typedef struct gda_ft_soft_port {
     uint64_t                  down_ns;    /* CLOCK_REALTIME when it went
                                              down; 0 while up or unknown */
     gda_ft_soft_fault_t       fault;
+    uint64_t                  pace_due_ns; /* the paced transmit is busy
+                                              until then */
     gda_ft_soft_port_stats_t  stats;
 } gda_ft_soft_port_t;
 
