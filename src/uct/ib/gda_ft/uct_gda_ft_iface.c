@@ -36,6 +36,8 @@
 /* DEADLINE=auto, see its documentation below */
 #define UCT_GDA_FT_DEADLINE_HW_NS    (100000000ull)   /* 100 ms */
 #define UCT_GDA_FT_DEADLINE_SOFT_NS  (1000000000ull)  /* 1 s */
+#define UCT_GDA_FT_GUARD_MIN_NS      (10000ull)       /* 10 us */
+#define UCT_GDA_FT_GUARD_MAX_NS      (1000000ull)     /* 1 ms */
 
 static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
     {"", "", NULL,
@@ -100,6 +102,15 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      "still left after the 0.54 s retry window, by its error completion).\n"
      "0 or inf disables the deadline (error completions still fail over).",
      ucs_offsetof(uct_gda_ft_iface_config_t, deadline),
+     UCS_CONFIG_TYPE_TIME_UNITS},
+
+    {"GUARD_INTERVAL", "auto",
+     "How often progress runs the guardian: the peer's fence requests and\n"
+     "the answers to ours (what settles a failover with atomics in flight),\n"
+     "failback requests and probes. Each pass reads every endpoint's\n"
+     "mailbox. auto: a tenth of DEADLINE, within [10us, 1ms] (1ms without\n"
+     "a deadline): the peer's answer then adds little to a failover.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, guard_interval),
      UCS_CONFIG_TYPE_TIME_UNITS},
 
     {"TIMEOUT", "67ms",
@@ -466,11 +477,10 @@ unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface)
         }
     }
 
-    /* Guardian: mailboxes, resolution and failback, about once a
-     * millisecond */
+    /* Guardian: mailboxes, resolution and failback, every GUARD_INTERVAL */
     if (iface->config.failback || iface->config.resolve) {
         now = gda_ft_dev_now_ns();
-        if ((now - iface->last_guard_ns) > 1000000) {
+        if ((now - iface->last_guard_ns) > iface->config.guard_ns) {
             iface->last_guard_ns = now;
             ucs_list_for_each(ep, &iface->eps, list) {
                 uct_gda_ft_ep_guard_progress(ep, now);
@@ -834,6 +844,21 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     } else {
         iface->config.deadline_ns = (uint64_t)ucs_time_to_nsec(
                                             config->deadline);
+    }
+    if (config->guard_interval == UCS_TIME_AUTO) {
+        iface->config.guard_ns = (iface->config.deadline_ns == 0) ?
+                                 UCT_GDA_FT_GUARD_MAX_NS :
+                                 ucs_max(UCT_GDA_FT_GUARD_MIN_NS,
+                                         ucs_min(UCT_GDA_FT_GUARD_MAX_NS,
+                                                 iface->config.deadline_ns /
+                                                 10));
+    } else if (config->guard_interval == UCS_TIME_INFINITY) {
+        ucs_error("gda_ft: GUARD_INTERVAL must be finite: the guardian "
+                  "settles failovers and fails back");
+        return UCS_ERR_INVALID_PARAM;
+    } else {
+        iface->config.guard_ns = (uint64_t)ucs_time_to_nsec(
+                                         config->guard_interval);
     }
     iface->config.timeout       = uct_gda_ft_timeout_exp(config->timeout);
     iface->config.retry_count   = config->retry_count;

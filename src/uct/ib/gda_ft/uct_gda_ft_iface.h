@@ -64,6 +64,7 @@ typedef struct uct_gda_ft_op    uct_gda_ft_op_t;
 typedef struct uct_gda_ft_iface_config {
     uct_iface_config_t       super;
     ucs_time_t               deadline;      /* DEADLINE */
+    ucs_time_t               guard_interval;/* GUARD_INTERVAL */
     double                   timeout;       /* TIMEOUT, seconds */
     unsigned                 retry_count;
     unsigned                 rnr_retry;
@@ -293,6 +294,7 @@ struct uct_gda_ft_iface {
                                             reads it from another thread */
     struct {
         uint64_t            deadline_ns; /* 0: no deadline */
+        uint64_t            guard_ns;    /* guardian pass interval */
         uint8_t             timeout;     /* IB encoding */
         uint8_t             retry_count;
         uint8_t             rnr_retry;
