@@ -1,0 +1,89 @@
+#!/bin/bash
+#
+# The GPU measurements of docs/device-datapath.md, on a GPU machine, from
+# binaries built here and carried in .gpu/ (see that document):
+#
+#   contrib/gpu-runs.sh OUTDIR [device|host|sanitizer]...
+#
+# device:    kernels through device channels: 60 s fault-free at 1 ms and
+#            200 us deadlines (false switches), 20 warp-level and 5
+#            thread-level port failures at each, 10 at 100 ms
+# host:      the host path (UCP puts and atomics, UCX_TLS=gda_ft) through
+#            20 port failures at 1 ms and 200 us deadlines, the guardian at
+#            its default interval and at the former 1 ms, interleaved
+# sanitizer: compute-sanitizer memcheck and racecheck on small runs
+#
+# Debian's UCX 1.13 libraries travel in .gpu/lib; UCX_MODULE_DIR points
+# at an empty directory so that UCX 1.13 loads none of the machine's own
+# UCX modules.
+#
+set -u
+out=${1:?usage: $0 OUTDIR [device|host|sanitizer]...}
+shift
+parts=${*:-device host sanitizer}
+top=$(cd "$(dirname "$0")/.." && pwd)
+gpu=$top/.gpu
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$gpu/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export UCX_MODULE_DIR=$gpu/ucx_modules
+export PATH=$PATH:/usr/local/cuda/bin
+chan=$gpu/gda_ft_gpu_chan
+
+limit=${GPU_RUN_LIMIT:-200}   # seconds per command
+run() {   # LOG COMMAND...: the command's output into LOG, its tail shown
+    local log=$out/$1
+    shift
+    echo "=== $* ($(date +%T))" | tee -a "$log"
+    timeout -k 5 "$limit" "$@" >>"$log" 2>&1
+    echo "exit $?" >>"$log"
+    grep -E 'interruption|steady:|passed|FAIL|longest' "$log" | tail -6
+}
+
+for part in $parts; do
+    case $part in
+    device)
+        for d in 1000 200; do
+            run steady_deadline_${d}us.log $chan -s steady -D $d -T 60 \
+                -i 5000
+            run warp_fault_deadline_${d}us.log $chan -s warp_fault -D $d \
+                -r 20
+            run thread_fault_deadline_${d}us.log $chan -s thread_fault \
+                -D $d -r 5
+        done
+        run warp_fault_deadline_100ms.log $chan -s warp_fault -r 10
+        ;;
+    host)
+        export GDA_FT_BUILD_DIR=$gpu/plugin
+        for d in 1ms 200us; do
+            for i in $(seq 1 20); do
+                for g in auto 1ms; do
+                    UCX_TLS=gda_ft,tcp UCX_NET_DEVICES=all \
+                    UCX_GDA_FT_DEADLINE=$d UCX_GDA_FT_GUARD_INTERVAL=$g \
+                    UCX_GDA_FT_SOFT_CTL_DIR= \
+                        "$top/contrib/gda_ft-run.sh" \
+                        $gpu/gda_ft_ucp_failover --mode down -n 400 \
+                        -f 130 --amo fetch -s 65536 --timeout 30 \
+                        >"$out/host_tmp.log" 2>&1
+                    echo "deadline $d guard $g exit $? $(grep -h \
+                        FAILOVER "$out/host_tmp.log")" \
+                        >>"$out/host_failover.log"
+                    [ $i -eq 1 ] && cp "$out/host_tmp.log" \
+                        "$out/host_run_${d}_$g.log"
+                done
+            done
+        done
+        rm -f "$out/host_tmp.log"
+        tail -4 "$out/host_failover.log"
+        ;;
+    sanitizer)
+        run memcheck_warp_fault.log compute-sanitizer --tool memcheck \
+            $chan -s warp_fault -b 1 -w 8 -i 400
+        run racecheck_thread_fault.log compute-sanitizer --tool racecheck \
+            $chan -s thread_fault -b 1 -w 4 -i 40
+        ;;
+    *)
+        echo "unknown part $part" >&2
+        exit 2
+        ;;
+    esac
+done
