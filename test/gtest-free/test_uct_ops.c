@@ -3162,6 +3162,76 @@ GDA_FT_TEST(uct_conform, am_send_and_receive_are_traced)
     test_trace_expect("test tracer");
 }
 
+/*
+ * Every put, get and atomic is traced with ucs_trace_data(), as UCX's IB
+ * transports trace every post (uct_ib_log_post): UCX's p2p tests count at
+ * least one such line per transfer. Each operation, with its remote
+ * address.
+ */
+GDA_FT_TEST(uct_conform, rma_is_traced)
+{
+    uint8_t data[256], dest[256];
+    test_unpack_arg_t unpack;
+    test_pack_arg_t pack;
+    test_comp_t comp;
+    uct_iov_t iov;
+    test_uct_t t;
+    char raddr[32];
+
+    test_trace_log[0] = '\0';
+    ucs_global_opts.log_component.log_level = UCS_LOG_LEVEL_TRACE_DATA;
+    ucs_log_push_handler(test_trace_log_handler);
+    test_uct_plugin = "libuct_gda_ft_trace.so";
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+    soft_fill(data, sizeof(data), 79);
+
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, data, 16,
+                                      raddr_b(&t, 0x100), rkey_b(&t)));
+    pack.src    = data;
+    pack.length = 200;
+    GDA_FT_ASSERT_EQ(uct_ep_put_bcopy(t.node[NODE_A].ep, test_pack_cb, &pack,
+                                      raddr_b(&t, 0x200), rkey_b(&t)), 200);
+    memcpy(t.node[NODE_A].buf, data, 64);
+    iov.buffer = t.node[NODE_A].buf;
+    iov.length = 64;
+    iov.memh   = t.node[NODE_A].memh;
+    iov.stride = 0;
+    iov.count  = 1;
+    test_comp_init(&comp, 3);
+    GDA_FT_ASSERT_EQ(uct_ep_put_zcopy(t.node[NODE_A].ep, &iov, 1,
+                                      raddr_b(&t, 0x300), rkey_b(&t),
+                                      &comp.super), UCS_INPROGRESS);
+    unpack.dest   = dest;
+    unpack.length = 16;
+    unpack.calls  = 0;
+    GDA_FT_ASSERT_EQ(uct_ep_get_bcopy(t.node[NODE_A].ep, test_unpack_cb,
+                                      &unpack, 16, raddr_b(&t, 0x100),
+                                      rkey_b(&t), &comp.super),
+                     UCS_INPROGRESS);
+    GDA_FT_ASSERT_EQ(uct_ep_get_zcopy(t.node[NODE_A].ep, &iov, 1,
+                                      raddr_b(&t, 0x400), rkey_b(&t),
+                                      &comp.super), UCS_INPROGRESS);
+    GDA_FT_ASSERT_OK(uct_ep_atomic64_post(t.node[NODE_A].ep, UCT_ATOMIC_OP_ADD,
+                                          1, raddr_b(&t, 0x500),
+                                          rkey_b(&t)));
+    TEST_WAIT(&t, comp.calls == 1, 5000);
+    GDA_FT_ASSERT_OK(comp.super.status);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_MEM_EQ(dest, data, 16);
+    snprintf(raddr, sizeof(raddr), "rva 0x%" PRIx64, raddr_b(&t, 0x300));
+    test_uct_cleanup(&t);
+
+    ucs_log_pop_handler();
+    test_trace_expect("PUT_SHORT");
+    test_trace_expect("PUT_BCOPY");
+    test_trace_expect("PUT_ZCOPY");
+    test_trace_expect("GET_BCOPY");
+    test_trace_expect("GET_ZCOPY");
+    test_trace_expect("ATOMIC64");
+    test_trace_expect(raddr);
+}
+
 /* The MD reports what UCX's IB MDs report: no allocation of its own
  * (uct_mem_alloc() passes it over for another method) and no limit on the
  * buffers its transports move (UCX's tests skip every transfer larger than

@@ -48,6 +48,23 @@ static UCS_F_ALWAYS_INLINE void uct_gda_ft_rkeys(uct_rkey_t rkey,
             uct_gda_ft_wire_rkey_path(rkey, UCT_GDA_FT_PATH_BACKUP);
 }
 
+/*
+ * Every RDMA post is traced, as UCX's IB transports trace theirs
+ * (uct_ib_log_post): the operation, the local buffer and the remote one
+ * with the rkey of each path. ucs_trace_data() is compiled out unless
+ * UCS_MAX_LOG_LEVEL keeps it (the _trace plugin).
+ */
+static UCS_F_ALWAYS_INLINE void
+uct_gda_ft_ep_trace_rdma(uct_gda_ft_ep_t *ep, const char *name,
+                         const void *buffer, size_t length,
+                         uint64_t remote_addr, const uint32_t *rkeys)
+{
+    ucs_trace_data("TX: ep %p %s [va %p len %zu] [rva 0x%" PRIx64
+                   " rkey 0x%x/0x%x]", ep, name, buffer, length, remote_addr,
+                   rkeys[UCT_GDA_FT_PATH_PRIMARY],
+                   rkeys[UCT_GDA_FT_PATH_BACKUP]);
+}
+
 static UCS_F_ALWAYS_INLINE int
 uct_gda_ft_ep_has_tx_resources(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
 {
@@ -838,6 +855,7 @@ ucs_status_t uct_gda_ft_ep_put_short(uct_ep_h tl_ep, const void *buffer,
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
     uint32_t rkeys[UCT_GDA_FT_NUM_PATHS];
     gda_ft_dev_status_t status;
+    ucs_status_t ret;
 
     UCT_CHECK_LENGTH(length, 0, iface->config.max_inline, "put_short");
     UCT_GDA_FT_EP_CHECK_RES(iface, ep);
@@ -845,8 +863,15 @@ ucs_status_t uct_gda_ft_ep_put_short(uct_ep_h tl_ep, const void *buffer,
     uct_gda_ft_rkeys(rkey, rkeys);
     status = gda_ft_ep_put_inline(&ep->dev, buffer, length, remote_addr, rkeys,
                                   0);
+    ret    = uct_gda_ft_ep_post_done(iface, ep, status);
+    if (ucs_unlikely(ret != UCS_OK)) {
+        return ret;
+    }
+
+    uct_gda_ft_ep_trace_rdma(ep, "PUT_SHORT", buffer, length, remote_addr,
+                             rkeys);
     UCT_TL_EP_STAT_OP(&ep->super, PUT, SHORT, length);
-    return uct_gda_ft_ep_post_done(iface, ep, status);
+    return UCS_OK;
 }
 
 /* put_bcopy and get_bcopy: RDMA WRITE from, or READ into, the payload of a
@@ -871,8 +896,14 @@ uct_gda_ft_ep_post_bcopy(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
     status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
     if (ucs_unlikely(status != UCS_OK)) {
         ucs_mpool_put_inline(desc);
+        return status;
     }
-    return status;
+
+    uct_gda_ft_ep_trace_rdma(ep, (kind == GDA_FT_OP_PUT) ? "PUT_BCOPY" :
+                                                           "GET_BCOPY",
+                             uct_gda_ft_op_payload(desc), length, remote_addr,
+                             rkeys);
+    return UCS_OK;
 }
 
 /* A bounce descriptor packed by the caller's callback (put and AM bcopy);
@@ -1176,6 +1207,9 @@ uct_gda_ft_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
         return status;
     }
 
+    uct_gda_ft_ep_trace_rdma(ep, is_put ? "PUT_ZCOPY" : "GET_ZCOPY",
+                             (void*)(uintptr_t)laddr, length, remote_addr,
+                             rkeys);
     if (is_put) {
         UCT_TL_EP_STAT_OP(&ep->super, PUT, ZCOPY, length);
     } else {
@@ -1363,6 +1397,11 @@ uct_gda_ft_ep_atomic(uct_ep_h tl_ep, unsigned opcode, unsigned size,
         return status;
     }
 
+    ucs_trace_data("TX: ep %p ATOMIC%u op %u%s value 0x%" PRIx64 " compare 0x%"
+                   PRIx64 " [rva 0x%" PRIx64 " rkey 0x%x/0x%x]", ep, size * 8,
+                   opcode, (result != NULL) ? " fetch" : "", value, compare,
+                   remote_addr, rkeys[UCT_GDA_FT_PATH_PRIMARY],
+                   rkeys[UCT_GDA_FT_PATH_BACKUP]);
     UCT_TL_EP_STAT_ATOMIC(&ep->super);
     return (result != NULL) ? UCS_INPROGRESS : UCS_OK;
 }
