@@ -3232,6 +3232,95 @@ GDA_FT_TEST(uct_conform, rma_is_traced)
     test_trace_expect(raddr);
 }
 
+/*
+ * TX_QUEUE_LEN is a number of operations, as rc's is (UCX's tests read it
+ * as one: "auto" read as 0), and one smaller than LOG_SIZE is refused. The
+ * receive CQ's size bounds no endpoint count: with room for the receive
+ * WQEs of 2 endpoints per CQ, 7 endpoints on each side send and receive.
+ */
+GDA_FT_TEST(uct_conform, tx_queue_len_is_a_number_and_eps_exceed_a_rx_cq)
+{
+    enum { NUM_EPS = 6 };
+    uint8_t dev_addr[2][64], ep_addr[2][64];
+    uct_iface_config_t *iface_config;
+    uct_iface_params_t params;
+    uct_ep_h eps[2][NUM_EPS];
+    uct_ep_params_t ep_params;
+    test_am_rx_t *am_rx;
+    uct_iface_h iface;
+    char value[64];
+    uint64_t header;
+    test_uct_t t;
+    unsigned i, n;
+    ucs_status_t status;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_RX_QUEUE_LEN=64",
+                 "UCX_GDA_FT_RX_CQ_LEN=128", NULL);
+    test_uct_setup(&t);
+
+    GDA_FT_ASSERT_OK(uct_md_iface_config_read(t.node[NODE_A].md, "gda_ft",
+                                              NULL, NULL, &iface_config));
+    GDA_FT_ASSERT_OK(uct_config_get(iface_config, "TX_QUEUE_LEN", value,
+                                    sizeof(value)));
+    GDA_FT_ASSERT_EQ(strtoul(value, NULL, 10), 256);
+    GDA_FT_ASSERT_OK(uct_config_modify(iface_config, "TX_QUEUE_LEN", "128"));
+    memset(&params, 0, sizeof(params));
+    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                                  UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = "gda_ft";
+    params.mode.device.dev_name = "tsoft0:1";
+    status = uct_iface_open(t.node[NODE_A].md, t.node[NODE_A].worker,
+                            &params, iface_config, &iface);
+    GDA_FT_ASSERT_EQ(status, UCS_ERR_INVALID_PARAM);
+    uct_config_release(iface_config);
+
+    am_rx = calloc(1, sizeof(*am_rx));
+    test_am_set_handler(&t, NODE_B, test_am_cb, am_rx);
+    for (i = 0; i < NUM_EPS; ++i) {
+        for (n = 0; n < 2; ++n) {
+            ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+            ep_params.iface      = t.node[n].iface;
+            GDA_FT_ASSERT_OK(uct_ep_create(&ep_params, &eps[n][i]));
+            GDA_FT_ASSERT_OK(uct_iface_get_device_address(
+                    t.node[n].iface, (uct_device_addr_t*)dev_addr[n]));
+            GDA_FT_ASSERT_OK(uct_ep_get_address(eps[n][i],
+                                                (uct_ep_addr_t*)ep_addr[n]));
+        }
+        for (n = 0; n < 2; ++n) {
+            GDA_FT_ASSERT_OK(uct_ep_connect_to_ep(
+                    eps[n][i], (uct_device_addr_t*)dev_addr[1 - n],
+                    (uct_ep_addr_t*)ep_addr[1 - n]));
+        }
+    }
+
+    for (i = 0; i < NUM_EPS; ++i) {
+        header = i;
+        do {
+            status = uct_ep_am_short(eps[NODE_A][i], TEST_AM_ID, header,
+                                     NULL, 0);
+            if (status == UCS_ERR_NO_RESOURCE) {
+                test_progress(&t);
+            }
+        } while (status == UCS_ERR_NO_RESOURCE);
+        GDA_FT_ASSERT_OK(status);
+        TEST_WAIT(&t, am_rx->count == i + 1, 5000);
+        GDA_FT_ASSERT_EQ(am_rx->last_len, sizeof(header));
+        GDA_FT_ASSERT_MEM_EQ(am_rx->last, &header, sizeof(header));
+    }
+    test_am_short(&t, NUM_EPS, NULL, 0);
+    TEST_WAIT(&t, am_rx->count == NUM_EPS + 1, 5000);
+    GDA_FT_ASSERT_EQ(am_rx->errors, 0);
+
+    for (i = 0; i < NUM_EPS; ++i) {
+        for (n = 0; n < 2; ++n) {
+            uct_ep_destroy(eps[n][i]);
+        }
+    }
+    free(am_rx);
+    test_uct_cleanup(&t);
+}
+
 /* The MD reports what UCX's IB MDs report: no allocation of its own
  * (uct_mem_alloc() passes it over for another method) and no limit on the
  * buffers its transports move (UCX's tests skip every transfer larger than

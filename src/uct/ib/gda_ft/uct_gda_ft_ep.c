@@ -483,20 +483,17 @@ static void uct_gda_ft_ep_rx_cqe(uct_gda_ft_iface_t *iface,
     uct_gda_ft_iface_ep_ready(iface, ep);
 }
 
-unsigned uct_gda_ft_iface_poll_rx(uct_gda_ft_iface_t *iface, unsigned path,
-                                  unsigned max)
+static unsigned uct_gda_ft_iface_poll_rx_cq(uct_gda_ft_iface_t *iface,
+                                            unsigned path,
+                                            uct_gda_ft_rx_cq_t *rx_cq,
+                                            unsigned max)
 {
-    uct_gda_ft_iface_path_t *ipath = &iface->path[path];
     gda_ft_dev_cqe_info_t info;
     unsigned count;
     khiter_t iter;
 
-    if (ipath->rx_cq == NULL) {
-        return 0;
-    }
-
     for (count = 0; count < max; ++count) {
-        if (gda_ft_cq_poll_ring(&ipath->rx_dcq, &info) ==
+        if (gda_ft_cq_poll_ring(&rx_cq->dcq, &info) ==
             GDA_FT_DEV_INPROGRESS) {
             break;
         }
@@ -510,6 +507,26 @@ unsigned uct_gda_ft_iface_poll_rx(uct_gda_ft_iface_t *iface, unsigned path,
         }
         uct_gda_ft_ep_rx_cqe(iface, kh_val(&iface->qp_hash, iter), path,
                              &info);
+    }
+    return count;
+}
+
+unsigned uct_gda_ft_iface_poll_rx(uct_gda_ft_iface_t *iface, unsigned path,
+                                  unsigned max)
+{
+    uct_gda_ft_iface_path_t *ipath = &iface->path[path];
+    unsigned count                 = 0;
+    unsigned i, idx;
+
+    /* Every receive CQ of the path, the first one in turn: a busy CQ does
+     * not starve the others of a bounded progress */
+    for (i = 0; (i < ipath->num_rx_cqs) && (count < max); ++i) {
+        idx = (ipath->rx_poll_next + i) % ipath->num_rx_cqs;
+        count += uct_gda_ft_iface_poll_rx_cq(iface, path,
+                                             ipath->rx_cqs[idx], max - count);
+    }
+    if (ipath->num_rx_cqs > 1) {
+        ipath->rx_poll_next = (ipath->rx_poll_next + 1) % ipath->num_rx_cqs;
     }
     return count;
 }
@@ -1880,14 +1897,10 @@ static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
     khiter_t iter;
     int ret;
 
-    /* Every receive WQE may complete into the path's receive CQ */
-    if ((ipath->rx_reserved + rx_len) > iface->config.rx_cq_len) {
-        ucs_error("gda_ft: the %s receive CQ (UCX_GDA_FT_RX_CQ_LEN=%u) has "
-                  "no room for the %u receive WQEs of another endpoint "
-                  "(UCX_GDA_FT_RX_QUEUE_LEN): it serves at most %u",
-                  uct_gda_ft_path_name(path), iface->config.rx_cq_len,
-                  rx_len, iface->config.rx_cq_len / rx_len);
-        return UCS_ERR_EXCEEDS_LIMIT;
+    /* Every receive WQE may complete into the receive CQ of the QP */
+    status = uct_gda_ft_iface_rx_cq_get(iface, path, &ep_path->rx_cq);
+    if (status != UCS_OK) {
+        return status;
     }
 
     ep_path->sq_buf  = uct_gda_ft_ep_alloc_ring(
@@ -1905,7 +1918,7 @@ static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
 
     memset(&init, 0, sizeof(init));
     init.send_cq      = ipath->cq;
-    init.recv_cq      = ipath->rx_cq;
+    init.recv_cq      = ep_path->rx_cq->cq;
     init.sq_buf       = ep_path->sq_buf;
     init.sq_wqebb_cnt = iface->config.sq_wqebbs;
     init.rq_buf       = ep_path->rq_buf;
@@ -1946,7 +1959,6 @@ static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
      * them (the QP takes the RQ producer index at RESET -> INIT) */
     gda_ft_dev_rq_init(&ep_path->rq, ep_path->rq_buf, rx_len,
                        GDA_FT_MLX5_DS_SIZE, ep_path->dbrec);
-    ipath->rx_reserved += rx_len;
     status = uct_gda_ft_ep_rx_fill(iface, ep, path);
     if (status != UCS_OK) {
         goto err_release_rx;
@@ -1955,7 +1967,6 @@ static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
 
 err_release_rx:
     uct_gda_ft_ep_rx_release(ep, path);
-    ipath->rx_reserved -= rx_len;
     kh_del(uct_gda_ft_qp, &iface->qp_hash, iter);
 err_destroy:
     gda_ft_hca_qp_destroy(ep_path->qp);
@@ -1969,6 +1980,8 @@ err_free:
     ep_path->dbrec   = NULL;
     ep_path->rq_buf  = NULL;
     ep_path->sq_buf  = NULL;
+    uct_gda_ft_iface_rx_cq_put(iface, ep_path->rx_cq);
+    ep_path->rx_cq   = NULL;
     return status;
 }
 
@@ -1984,11 +1997,12 @@ static void uct_gda_ft_ep_rx_cleanup(uct_gda_ft_ep_t *ep,
         return;
     }
     uct_gda_ft_ep_rx_release(ep, path);
-    iface->path[path].rx_reserved -= iface->config.rx_queue_len;
+    uct_gda_ft_iface_rx_cq_put(iface, ep_path->rx_cq);
     ucs_free(ep_path->rx_desc);
     free(ep_path->rq_buf);
     ep_path->rx_desc = NULL;
     ep_path->rq_buf  = NULL;
+    ep_path->rx_cq   = NULL;
 }
 
 static void uct_gda_ft_ep_destroy_qp(uct_gda_ft_ep_t *ep,
