@@ -2782,6 +2782,49 @@ GDA_FT_TEST(uct_conform, oob_iface_close_leaves_no_callback_or_handler)
     }
 }
 
+/*
+ * The end of a connection races the interface's close: A's endpoint goes
+ * while messages still arrive, and B closes at once, while its async
+ * thread may be reading the connection's end. B's cleanup must wait for
+ * that handler, not free the connection under it or leave it registered
+ * (UCX: "releasing async context with 1 handlers", "spinlock destroy
+ * failed: busy", a crash in the freed connection). Many rounds, as UCX's
+ * suites ran into it.
+ */
+GDA_FT_TEST_TIMEOUT(uct_conform, oob_close_racing_connection_end, 120)
+{
+    test_oob_rx_t async_rx;
+    double end = soft_now_sec() + 5;
+    unsigned round, rounds = 0;
+    test_uct_t t;
+    uint32_t i;
+
+    for (round = 0; (round < 300) && (soft_now_sec() < end); ++round) {
+        memset(&async_rx, 0, sizeof(async_rx));
+        test_oob_setup(&t);
+        GDA_FT_ASSERT_OK(uct_iface_set_am_handler(t.node[NODE_B].iface, 6,
+                                                  test_oob_am_cb, &async_rx,
+                                                  UCT_CB_FLAG_ASYNC));
+        for (i = 0; i < 8; ++i) {
+            test_oob_send(&t, 6, i, 64 << (i % 8));
+        }
+
+        test_log_warnings = 0;
+        ucs_log_push_handler(test_log_count_handler);
+        uct_ep_destroy(t.node[NODE_A].ep);
+        t.node[NODE_A].ep = NULL;
+        if (round & 1) {
+            usleep(round % 200);
+        }
+        test_node_close_checked(&t, &t.node[NODE_B]);
+        test_node_close_checked(&t, &t.node[NODE_A]);
+        ucs_log_pop_handler();
+        GDA_FT_ASSERT_EQ(test_log_warnings, 0);
+        ++rounds;
+    }
+    printf("%u rounds\n", rounds);
+}
+
 typedef struct {
     uct_pending_req_t super;
     test_uct_t       *t;
