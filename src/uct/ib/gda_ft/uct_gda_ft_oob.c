@@ -16,9 +16,10 @@
  * that needs progress holds the head, and TCP makes the sender wait.
  *
  * Handlers are removed at teardown only, waiting for a call in progress
- * (ucs_async_remove_handler(fd, 1)): a connection that ends, or an
- * endpoint whose peer closed, stops its events instead
- * (ucs_async_modify_handler(fd, 0)). A handler that removed itself, or
+ * (ucs_async_remove_handler(fd, 1)); both handlers are edge-triggered,
+ * so a connection that ends, or an endpoint whose peer closed, wakes its
+ * handler once more at most (changing its events could race that removal:
+ * epoll_ctl(MOD) of a deleted fd). A handler that removed itself, or
  * was removed without waiting, could still be running, or about to run
  * from the async thread that holds a reference to it, when the interface
  * freed its connection and the test or UCP destroyed the async context
@@ -167,14 +168,10 @@ ucs_status_t uct_gda_ft_oob_ipv4(uct_md_h tl_md, uint32_t *ipv4_be)
 
 /* ---- receive side -------------------------------------------------------- */
 
-/* Ends a connection: its handler gets no more events, and it and the fd
- * stay until the interface closes */
+/* Ends a connection: its handler and fd stay until the interface closes */
 static void uct_gda_ft_oob_conn_close(uct_gda_ft_oob_conn_t *conn)
 {
     if (!conn->closed) {
-        if (conn->watched) {
-            ucs_async_modify_handler(conn->fd, 0);
-        }
         shutdown(conn->fd, SHUT_RDWR);
         conn->closed = 1;
     }
@@ -375,14 +372,12 @@ static int uct_gda_ft_oob_ep_closed(uct_gda_ft_oob_ep_t *ep)
     return 0;
 }
 
-/* Once the peer closed, no more events: the endpoint removes its handler
- * when it is destroyed */
+/* Edge-triggered: the peer's close wakes it once; the endpoint removes
+ * the handler when it is destroyed */
 static void uct_gda_ft_oob_ep_event(int fd, ucs_event_set_types_t events,
                                     void *arg)
 {
-    if (uct_gda_ft_oob_ep_closed(arg)) {
-        ucs_async_modify_handler(fd, 0);
-    }
+    uct_gda_ft_oob_ep_closed(arg);
 }
 
 /* UCP checks its wireup endpoints while the wireup runs: a peer process
@@ -734,7 +729,9 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_oob_ep_t, const uct_ep_params_t *params)
         goto err_free;
     }
 
-    status = uct_gda_ft_oob_watch(iface, self->fd, UCS_EVENT_SET_EVREAD,
+    status = uct_gda_ft_oob_watch(iface, self->fd,
+                                  UCS_EVENT_SET_EVREAD |
+                                  UCS_EVENT_SET_EDGE_TRIGGERED,
                                   uct_gda_ft_oob_ep_event, self);
     if (status != UCS_OK) {
         goto err_close;
