@@ -1027,7 +1027,10 @@ uct_gda_ft_ep_am_short_pack(void *dest, uint64_t header, const void *payload,
 
     if (iov == NULL) {
         memcpy(dest, &header, sizeof(header));
-        memcpy(UCS_PTR_BYTE_OFFSET(dest, sizeof(header)), payload, length);
+        if (length > 0) {   /* payload may be NULL then */
+            memcpy(UCS_PTR_BYTE_OFFSET(dest, sizeof(header)), payload,
+                   length);
+        }
     } else {
         ucs_iov_iter_init(&iov_iter);
         uct_iov_to_buffer(iov, iovcnt, &iov_iter, dest, SIZE_MAX);
