@@ -2782,6 +2782,49 @@ GDA_FT_TEST(uct_conform, oob_iface_close_leaves_no_callback_or_handler)
     }
 }
 
+/*
+ * The end of a connection races the interface's close: A's endpoint goes
+ * while messages still arrive, and B closes at once, while its async
+ * thread may be reading the connection's end. B's cleanup must wait for
+ * that handler, not free the connection under it or leave it registered
+ * (UCX: "releasing async context with 1 handlers", "spinlock destroy
+ * failed: busy", a crash in the freed connection). Many rounds, as UCX's
+ * suites ran into it.
+ */
+GDA_FT_TEST_TIMEOUT(uct_conform, oob_close_racing_connection_end, 120)
+{
+    test_oob_rx_t async_rx;
+    double end = soft_now_sec() + 5;
+    unsigned round, rounds = 0;
+    test_uct_t t;
+    uint32_t i;
+
+    for (round = 0; (round < 300) && (soft_now_sec() < end); ++round) {
+        memset(&async_rx, 0, sizeof(async_rx));
+        test_oob_setup(&t);
+        GDA_FT_ASSERT_OK(uct_iface_set_am_handler(t.node[NODE_B].iface, 6,
+                                                  test_oob_am_cb, &async_rx,
+                                                  UCT_CB_FLAG_ASYNC));
+        for (i = 0; i < 8; ++i) {
+            test_oob_send(&t, 6, i, 64 << (i % 8));
+        }
+
+        test_log_warnings = 0;
+        ucs_log_push_handler(test_log_count_handler);
+        uct_ep_destroy(t.node[NODE_A].ep);
+        t.node[NODE_A].ep = NULL;
+        if (round & 1) {
+            usleep(round % 200);
+        }
+        test_node_close_checked(&t, &t.node[NODE_B]);
+        test_node_close_checked(&t, &t.node[NODE_A]);
+        ucs_log_pop_handler();
+        GDA_FT_ASSERT_EQ(test_log_warnings, 0);
+        ++rounds;
+    }
+    printf("%u rounds\n", rounds);
+}
+
 typedef struct {
     uct_pending_req_t super;
     test_uct_t       *t;
@@ -3160,6 +3203,165 @@ GDA_FT_TEST(uct_conform, am_send_and_receive_are_traced)
     test_trace_expect("RX: ep");
     test_trace_expect("RX: fd");
     test_trace_expect("test tracer");
+}
+
+/*
+ * Every put, get and atomic is traced with ucs_trace_data(), as UCX's IB
+ * transports trace every post (uct_ib_log_post): UCX's p2p tests count at
+ * least one such line per transfer. Each operation, with its remote
+ * address.
+ */
+GDA_FT_TEST(uct_conform, rma_is_traced)
+{
+    uint8_t data[256], dest[256];
+    test_unpack_arg_t unpack;
+    test_pack_arg_t pack;
+    test_comp_t comp;
+    uct_iov_t iov;
+    test_uct_t t;
+    char raddr[32];
+
+    test_trace_log[0] = '\0';
+    ucs_global_opts.log_component.log_level = UCS_LOG_LEVEL_TRACE_DATA;
+    ucs_log_push_handler(test_trace_log_handler);
+    test_uct_plugin = "libuct_gda_ft_trace.so";
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+    soft_fill(data, sizeof(data), 79);
+
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, data, 16,
+                                      raddr_b(&t, 0x100), rkey_b(&t)));
+    pack.src    = data;
+    pack.length = 200;
+    GDA_FT_ASSERT_EQ(uct_ep_put_bcopy(t.node[NODE_A].ep, test_pack_cb, &pack,
+                                      raddr_b(&t, 0x200), rkey_b(&t)), 200);
+    memcpy(t.node[NODE_A].buf, data, 64);
+    iov.buffer = t.node[NODE_A].buf;
+    iov.length = 64;
+    iov.memh   = t.node[NODE_A].memh;
+    iov.stride = 0;
+    iov.count  = 1;
+    test_comp_init(&comp, 3);
+    GDA_FT_ASSERT_EQ(uct_ep_put_zcopy(t.node[NODE_A].ep, &iov, 1,
+                                      raddr_b(&t, 0x300), rkey_b(&t),
+                                      &comp.super), UCS_INPROGRESS);
+    unpack.dest   = dest;
+    unpack.length = 16;
+    unpack.calls  = 0;
+    GDA_FT_ASSERT_EQ(uct_ep_get_bcopy(t.node[NODE_A].ep, test_unpack_cb,
+                                      &unpack, 16, raddr_b(&t, 0x100),
+                                      rkey_b(&t), &comp.super),
+                     UCS_INPROGRESS);
+    GDA_FT_ASSERT_EQ(uct_ep_get_zcopy(t.node[NODE_A].ep, &iov, 1,
+                                      raddr_b(&t, 0x400), rkey_b(&t),
+                                      &comp.super), UCS_INPROGRESS);
+    GDA_FT_ASSERT_OK(uct_ep_atomic64_post(t.node[NODE_A].ep, UCT_ATOMIC_OP_ADD,
+                                          1, raddr_b(&t, 0x500),
+                                          rkey_b(&t)));
+    TEST_WAIT(&t, comp.calls == 1, 5000);
+    GDA_FT_ASSERT_OK(comp.super.status);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_MEM_EQ(dest, data, 16);
+    snprintf(raddr, sizeof(raddr), "rva 0x%" PRIx64, raddr_b(&t, 0x300));
+    test_uct_cleanup(&t);
+
+    ucs_log_pop_handler();
+    test_trace_expect("PUT_SHORT");
+    test_trace_expect("PUT_BCOPY");
+    test_trace_expect("PUT_ZCOPY");
+    test_trace_expect("GET_BCOPY");
+    test_trace_expect("GET_ZCOPY");
+    test_trace_expect("ATOMIC64");
+    test_trace_expect(raddr);
+}
+
+/*
+ * TX_QUEUE_LEN is a number of operations, as rc's is (UCX's tests read it
+ * as one: "auto" read as 0), and one smaller than LOG_SIZE is refused. The
+ * receive CQ's size bounds no endpoint count: with room for the receive
+ * WQEs of 2 endpoints per CQ, 7 endpoints on each side send and receive.
+ */
+GDA_FT_TEST(uct_conform, tx_queue_len_is_a_number_and_eps_exceed_a_rx_cq)
+{
+    enum { NUM_EPS = 6 };
+    uint8_t dev_addr[2][64], ep_addr[2][64];
+    uct_iface_config_t *iface_config;
+    uct_iface_params_t params;
+    uct_ep_h eps[2][NUM_EPS];
+    uct_ep_params_t ep_params;
+    test_am_rx_t *am_rx;
+    uct_iface_h iface;
+    char value[64];
+    uint64_t header;
+    test_uct_t t;
+    unsigned i, n;
+    ucs_status_t status;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_RX_QUEUE_LEN=64",
+                 "UCX_GDA_FT_RX_CQ_LEN=128", NULL);
+    test_uct_setup(&t);
+
+    GDA_FT_ASSERT_OK(uct_md_iface_config_read(t.node[NODE_A].md, "gda_ft",
+                                              NULL, NULL, &iface_config));
+    GDA_FT_ASSERT_OK(uct_config_get(iface_config, "TX_QUEUE_LEN", value,
+                                    sizeof(value)));
+    GDA_FT_ASSERT_EQ(strtoul(value, NULL, 10), 256);
+    GDA_FT_ASSERT_OK(uct_config_modify(iface_config, "TX_QUEUE_LEN", "128"));
+    memset(&params, 0, sizeof(params));
+    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                                  UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = "gda_ft";
+    params.mode.device.dev_name = "tsoft0:1";
+    status = uct_iface_open(t.node[NODE_A].md, t.node[NODE_A].worker,
+                            &params, iface_config, &iface);
+    GDA_FT_ASSERT_EQ(status, UCS_ERR_INVALID_PARAM);
+    uct_config_release(iface_config);
+
+    am_rx = calloc(1, sizeof(*am_rx));
+    test_am_set_handler(&t, NODE_B, test_am_cb, am_rx);
+    for (i = 0; i < NUM_EPS; ++i) {
+        for (n = 0; n < 2; ++n) {
+            ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+            ep_params.iface      = t.node[n].iface;
+            GDA_FT_ASSERT_OK(uct_ep_create(&ep_params, &eps[n][i]));
+            GDA_FT_ASSERT_OK(uct_iface_get_device_address(
+                    t.node[n].iface, (uct_device_addr_t*)dev_addr[n]));
+            GDA_FT_ASSERT_OK(uct_ep_get_address(eps[n][i],
+                                                (uct_ep_addr_t*)ep_addr[n]));
+        }
+        for (n = 0; n < 2; ++n) {
+            GDA_FT_ASSERT_OK(uct_ep_connect_to_ep(
+                    eps[n][i], (uct_device_addr_t*)dev_addr[1 - n],
+                    (uct_ep_addr_t*)ep_addr[1 - n]));
+        }
+    }
+
+    for (i = 0; i < NUM_EPS; ++i) {
+        header = i;
+        do {
+            status = uct_ep_am_short(eps[NODE_A][i], TEST_AM_ID, header,
+                                     NULL, 0);
+            if (status == UCS_ERR_NO_RESOURCE) {
+                test_progress(&t);
+            }
+        } while (status == UCS_ERR_NO_RESOURCE);
+        GDA_FT_ASSERT_OK(status);
+        TEST_WAIT(&t, am_rx->count == i + 1, 5000);
+        GDA_FT_ASSERT_EQ(am_rx->last_len, sizeof(header));
+        GDA_FT_ASSERT_MEM_EQ(am_rx->last, &header, sizeof(header));
+    }
+    test_am_short(&t, NUM_EPS, NULL, 0);
+    TEST_WAIT(&t, am_rx->count == NUM_EPS + 1, 5000);
+    GDA_FT_ASSERT_EQ(am_rx->errors, 0);
+
+    for (i = 0; i < NUM_EPS; ++i) {
+        for (n = 0; n < 2; ++n) {
+            uct_ep_destroy(eps[n][i]);
+        }
+    }
+    free(am_rx);
+    test_uct_cleanup(&t);
 }
 
 /* The MD reports what UCX's IB MDs report: no allocation of its own

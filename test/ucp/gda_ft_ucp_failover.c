@@ -11,6 +11,10 @@
  *    checksummed pattern (ucp_put_nbx), and adds 1 to the counter
  *    (ucp_atomic_op_nbx UCP_ATOMIC_OP_ADD, 64-bit; posted, fetched, or both
  *    in turns), keeping a window of operations in flight.
+ *  - With --am the client also sends an active message each iteration
+ *    (ucp_am_send_nbx: a short one, one by bcopy, one by rendezvous, in
+ *    turns) whose header is the iteration and whose data a checksummed
+ *    pattern; the server checks each one, once, and counts them.
  *  - At iteration --fault-at the client asks the server, over the
  *    out-of-band UNIX socket, to take its primary soft port down (in-process
  *    through the soft HCA's control command, or with gda_ft_softctl); with
@@ -108,6 +112,7 @@ static struct {
     const char     *backup;       /* server's "dev:port"; "" = 2nd device */
     double          fault_delay;  /* s: pause after the fault is injected */
     double          after_up;     /* s: updown, keep going after the up */
+    int             am;           /* active messages too */
     int             verbose;
 } opt = {
     .role           = NULL,
@@ -324,6 +329,7 @@ typedef struct {
     uint64_t puts_ok, puts_err;
     uint64_t amo_ok, amo_err;
     uint64_t amo_ok_sum, amo_err_sum;
+    uint64_t am_ok, am_err;
     uint32_t nslots;
     int32_t  mode;
     fo_slot_state_t slot[FO_MAX_SLOTS];
@@ -444,6 +450,28 @@ static void fo_wait_readable(int fd, ucp_worker_h worker, double timeout,
 }
 
 
+/* ---- active messages ----------------------------------------------------- */
+
+#define FO_AM_ID     7
+#define FO_AM_SLOT   0xa3    /* fo_fill()'s slot of the messages' data */
+
+/* Message of an iteration: short (one am_short), bcopy (eager, one
+ * fragment), rendezvous */
+static const size_t fo_am_sizes[] = {16, 4000, 256 * 1024};
+
+#define FO_AM_MAX    (256 * 1024)
+
+static size_t fo_am_size(uint64_t iter)
+{
+    return fo_am_sizes[iter % 3];
+}
+
+static uint32_t fo_am_flags(uint64_t iter)
+{
+    return ((iter % 3) == 2) ? UCP_AM_SEND_FLAG_RNDV : UCP_AM_SEND_FLAG_EAGER;
+}
+
+
 /* ---- UCP setup ----------------------------------------------------------- */
 
 typedef struct {
@@ -487,7 +515,8 @@ static void fo_ucp_init(fo_ucp_t *u)
 
     memset(&params, 0, sizeof(params));
     params.field_mask = UCP_PARAM_FIELD_FEATURES;
-    params.features   = UCP_FEATURE_RMA | UCP_FEATURE_AMO64;
+    params.features   = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 |
+                        (opt.am ? UCP_FEATURE_AM : 0);
     status = ucp_init(&params, config, &u->context);
     ucp_config_release(config);
     if (status != UCS_OK) {
@@ -853,6 +882,143 @@ static void fo_server_verify(const uint8_t *region, const fo_layout_t *l,
     free(exp2);
 }
 
+/* What the server received of the client's active messages */
+static struct {
+    uint8_t  *seen;      /* [iteration]: received (and correct) */
+    uint64_t  recv;      /* distinct, correct */
+    uint64_t  rndv;      /* of them, by rendezvous */
+    uint64_t  dups;
+    uint64_t  bad;       /* wrong iteration, size or content */
+    uint64_t  inflight;  /* rendezvous data being fetched */
+} fs_am;
+
+typedef struct {
+    uint64_t  iter;
+    uint8_t  *buf;
+    size_t    length;
+} fo_am_rndv_t;
+
+static void fo_am_check(uint64_t iter, const void *data, size_t length,
+                        int rndv)
+{
+    uint8_t *expect;
+
+    if ((iter >= opt.iters) || (length != fo_am_size(iter))) {
+        if (fs_am.bad++ < 5) {
+            fo_log("active message %" PRIu64 " of %zu bytes is unexpected",
+                   iter, length);
+        }
+        return;
+    }
+
+    expect = malloc(length);
+    if (expect == NULL) {
+        fo_die("out of memory");
+    }
+    fo_fill(expect, length, FO_AM_SLOT, iter);
+    if (memcmp(expect, data, length) != 0) {
+        if (fs_am.bad++ < 5) {
+            fo_log("active message %" PRIu64 ": wrong data", iter);
+        }
+    } else if (fs_am.seen[iter]++ != 0) {
+        if (fs_am.dups++ < 5) {
+            fo_log("active message %" PRIu64 " arrived twice", iter);
+        }
+    } else {
+        ++fs_am.recv;
+        fs_am.rndv += rndv;
+    }
+    free(expect);
+}
+
+static void fo_am_rndv_done(fo_am_rndv_t *r, ucs_status_t status)
+{
+    if (status == UCS_OK) {
+        fo_am_check(r->iter, r->buf, r->length, 1);
+    } else {
+        fo_log("rendezvous data of active message %" PRIu64 ": %s", r->iter,
+               ucs_status_string(status));
+    }
+    free(r->buf);
+    free(r);
+}
+
+static void fo_am_data_cb(void *request, ucs_status_t status, size_t length,
+                          void *user_data)
+{
+    --fs_am.inflight;
+    fo_am_rndv_done(user_data, status);
+    ucp_request_free(request);
+}
+
+static ucs_status_t fo_am_cb(void *arg, const void *header,
+                             size_t header_length, void *data, size_t length,
+                             const ucp_am_recv_param_t *param)
+{
+    fo_ucp_t *u = arg;
+    ucp_request_param_t rparam;
+    ucs_status_ptr_t sp;
+    fo_am_rndv_t *r;
+    uint64_t iter;
+
+    if (header_length != sizeof(iter)) {
+        ++fs_am.bad;
+        fo_log("active message with a %zu-byte header", header_length);
+        return UCS_OK;
+    }
+    memcpy(&iter, header, sizeof(iter));
+    if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+        fo_am_check(iter, data, length, 0);
+        return UCS_OK;
+    }
+
+    r = malloc(sizeof(*r));
+    if ((r == NULL) || ((r->buf = malloc(length ? length : 1)) == NULL)) {
+        fo_die("out of memory");
+    }
+    r->iter   = iter;
+    r->length = length;
+    memset(&rparam, 0, sizeof(rparam));
+    rparam.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                          UCP_OP_ATTR_FIELD_USER_DATA;
+    rparam.cb.recv_am   = fo_am_data_cb;
+    rparam.user_data    = r;
+    sp = ucp_am_recv_data_nbx(u->worker, data, r->buf, length, &rparam);
+    if (sp == NULL) {
+        fo_am_rndv_done(r, UCS_OK);
+    } else if (UCS_PTR_IS_ERR(sp)) {
+        fo_am_rndv_done(r, UCS_PTR_STATUS(sp));
+    } else {
+        ++fs_am.inflight;
+    }
+    return UCS_OK;
+}
+
+static void fo_am_server_init(fo_ucp_t *u)
+{
+    ucp_am_handler_param_t hparam;
+    ucs_status_t status;
+
+    fs_am.seen = calloc(opt.iters ? opt.iters : 1, 1);
+    if (fs_am.seen == NULL) {
+        fo_die("out of memory");
+    }
+    memset(&hparam, 0, sizeof(hparam));
+    hparam.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
+                        UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
+                        UCP_AM_HANDLER_PARAM_FIELD_CB |
+                        UCP_AM_HANDLER_PARAM_FIELD_ARG;
+    hparam.id         = FO_AM_ID;
+    hparam.flags      = UCP_AM_FLAG_WHOLE_MSG;
+    hparam.cb         = fo_am_cb;
+    hparam.arg        = u;
+    status = ucp_worker_set_am_recv_handler(u->worker, &hparam);
+    if (status != UCS_OK) {
+        fo_die("ucp_worker_set_am_recv_handler: %s",
+               ucs_status_string(status));
+    }
+}
+
 static int fo_server(void)
 {
     fo_ucp_t *u = &fo_ucp;
@@ -872,7 +1038,8 @@ static int fo_server(void)
     uint32_t type, len;
     char reply[4096];
     uint64_t expected_lo, expected_hi;
-    int counter_ok;
+    int counter_ok, am_check;
+    double deadline;
 
     fo_self = "server";
     fo_layout_init(&layout, opt.max_size);
@@ -889,6 +1056,9 @@ static int fo_server(void)
     }
 
     fo_ucp_init(u);
+    if (opt.am) {
+        fo_am_server_init(u);
+    }
 
     /* the region: counter, guards, slots in their initial state */
     if (posix_memalign((void**)&region, 4096, layout.region_size) != 0) {
@@ -982,6 +1152,22 @@ static int fo_server(void)
      * its successful operations are in memory already */
     while (ucp_worker_progress(u->worker) != 0) {
     }
+    /* active messages the client saw complete are on their way, or here:
+     * each once, with its data, and none the client did not send */
+    deadline = fo_now() + opt.op_timeout;
+    while ((fs_am.inflight > 0) ||
+           (fs_am.recv + fs_am.dups + fs_am.bad < done.am_ok)) {
+        ucp_worker_progress(u->worker);
+        if (fo_now() > deadline) {
+            fo_log("%" PRIu64 " of %" PRIu64 " active messages after %.0f s "
+                   "(%" PRIu64 " rendezvous in flight)", fs_am.recv,
+                   done.am_ok, opt.op_timeout, fs_am.inflight);
+            break;
+        }
+    }
+    am_check = (fs_am.dups == 0) && (fs_am.bad == 0) &&
+               (fs_am.inflight == 0) && (fs_am.recv >= done.am_ok) &&
+               (fs_am.recv <= done.am_ok + done.am_err);
     fo_server_verify(region, &layout, &done, &res);
 
     expected_lo = done.amo_ok_sum;
@@ -997,19 +1183,28 @@ static int fo_server(void)
                      " != %" PRIu64, res.counter, expected_lo);
         }
     }
+    if (!am_check && (res.detail[0] == '\0')) {
+        snprintf(res.detail, sizeof(res.detail), "active messages: %" PRIu64
+                 " received of %" PRIu64 " sent (+%" PRIu64 " in error), %"
+                 PRIu64 " twice, %" PRIu64 " wrong", fs_am.recv, done.am_ok,
+                 done.am_err, fs_am.dups, fs_am.bad);
+    }
     if (!fault_ok && (res.detail[0] == '\0')) {
         snprintf(res.detail, sizeof(res.detail), "fault injection failed");
     }
     res.pass = (res.slots_bad == 0) && (res.guard_bad == 0) && counter_ok &&
-               fault_ok;
+               am_check && fault_ok;
 
     printf("[server] SUMMARY server slots=%u slots_ok=%u slots_unwritten=%u "
            "slots_in_doubt=%u slots_bad=%u bytes_checked=%" PRIu64
            " guard_bad=%" PRIu64 " counter=%" PRIu64 " counter_expected=%"
-           PRIu64 "%s counter_ok=%d ep_error=%s\n", layout.nslots,
+           PRIu64 "%s counter_ok=%d am_recv=%" PRIu64 " am_rndv=%" PRIu64
+           " am_dups=%" PRIu64 " am_bad=%" PRIu64 " am_check=%d ep_error=%s\n",
+           layout.nslots,
            res.slots_ok, res.slots_unwritten, res.slots_doubt, res.slots_bad,
            res.bytes_checked, res.guard_bad, res.counter, expected_lo,
-           (expected_hi != expected_lo) ? "+" : "", counter_ok,
+           (expected_hi != expected_lo) ? "+" : "", counter_ok, fs_am.recv,
+           fs_am.rndv, fs_am.dups, fs_am.bad, am_check,
            u->ep_failed ? ucs_status_string(u->ep_status) : "none");
     fflush(stdout);
     fo_send(fd, MSG_RESULT, &res, sizeof(res), NULL, 0, NULL, 0);
@@ -1027,6 +1222,7 @@ static int fo_server(void)
     ucp_worker_destroy(u->worker);
     ucp_cleanup(u->context);
     free(region);
+    free(fs_am.seen);
 
     ret = res.pass ? 0 : 1;
     if (res.pass) {
@@ -1045,6 +1241,7 @@ typedef struct fo_op {
     void         *req;      /* UCP request, NULL when done */
     int           busy;
     int           is_amo;
+    int           is_am;    /* active message */
     int           fetch;
     unsigned      slot;
     uint64_t      gen;
@@ -1061,7 +1258,9 @@ static struct {
     ucp_mem_h        local_memh;
     uint64_t         remote_addr;
     ucp_rkey_h       rkey;
-    fo_op_t         *puts, *amos;
+    fo_op_t         *puts, *amos, *ams;
+    uint8_t        **am_bufs;        /* [window]: data of the messages */
+    uint64_t        *am_hdrs;        /* [window]: their headers */
     fo_done_t        done;
     int64_t          pend_gen[FO_MAX_SLOTS]; /* put, not flushed yet */
     uint64_t         pend_amo_n;     /* posted atomics not flushed yet */
@@ -1100,11 +1299,19 @@ static void fo_op_finish(fo_op_t *op)
         fc.first_err_at = now;
         fc.first_err    = op->status;
         fo_log("first error: %s %" PRIu64 " (slot %u): %s",
-               op->is_amo ? "atomic" : "put", op->iter, op->slot,
+               op->is_am ? "active message" : op->is_amo ? "atomic" : "put",
+               op->iter, op->slot,
                ucs_status_string(op->status));
     }
 
-    if (op->is_amo) {
+    if (op->is_am) {
+        /* sent; a flush after it tells that it arrived */
+        if (op->status == UCS_OK) {
+            ++fc.done.am_ok;
+        } else {
+            ++fc.done.am_err;
+        }
+    } else if (op->is_amo) {
         if ((op->status == UCS_OK) && op->fetch) {
             /* a fetching atomic completes when its reply arrives: done */
             ++fc.done.amo_ok;
@@ -1164,7 +1371,9 @@ static void fo_op_wait(fo_ucp_t *u, fo_op_t *op)
             if (fo_now() > deadline) {
                 fo_die("HANG: %s %" PRIu64 " (slot %u, %zu bytes) did not "
                        "complete in %.0f s (endpoint error: %s)",
+                       op->is_am ? "active message" :
                        op->is_amo ? "atomic" : "put", op->iter, op->slot,
+                       op->is_am ? fo_am_size(op->iter) :
                        op->is_amo ? (size_t)8 : fc.layout.size[op->slot],
                        fo_now() - op->posted_at,
                        u->ep_failed ? ucs_status_string(u->ep_status) :
@@ -1242,6 +1451,7 @@ static ucs_status_t fo_client_flush(fo_ucp_t *u)
     for (s = 0; s < opt.window; ++s) {
         fo_op_wait(u, &fc.puts[s]);
         fo_op_wait(u, &fc.amos[s]);
+        fo_op_wait(u, &fc.ams[s]);
     }
     if (u->ep_failed) {
         status = u->ep_status;
@@ -1343,6 +1553,37 @@ static void fo_client_amo(fo_ucp_t *u, uint64_t iter)
     fo_op_post_result(op, ucp_atomic_op_nbx(u->ep, UCP_ATOMIC_OP_ADD,
                                             &op->addend, 1, fc.remote_addr,
                                             fc.rkey, &param));
+}
+
+/* Active message `iter`: its header is the iteration, its data a pattern */
+static void fo_client_am(fo_ucp_t *u, uint64_t iter)
+{
+    unsigned w  = iter % opt.window;
+    fo_op_t *op = &fc.ams[w];
+    ucp_request_param_t param;
+
+    fo_op_wait(u, op);
+    fo_fill(fc.am_bufs[w], fo_am_size(iter), FO_AM_SLOT, iter);
+    fc.am_hdrs[w] = iter;
+
+    memset(op, 0, sizeof(*op));
+    op->busy      = 1;
+    op->is_am     = 1;
+    op->iter      = iter;
+    op->status    = UCS_INPROGRESS;
+    op->posted_at = fo_now();
+
+    memset(&param, 0, sizeof(param));
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                         UCP_OP_ATTR_FIELD_USER_DATA |
+                         UCP_OP_ATTR_FIELD_FLAGS;
+    param.cb.send      = fo_op_cb;
+    param.user_data    = op;
+    param.flags        = fo_am_flags(iter);
+    fo_op_post_result(op, ucp_am_send_nbx(u->ep, FO_AM_ID, &fc.am_hdrs[w],
+                                          sizeof(fc.am_hdrs[w]),
+                                          fc.am_bufs[w], fo_am_size(iter),
+                                          &param));
 }
 
 static void fo_client_fault(fo_ucp_t *u, fo_fault_t fault, const char *what)
@@ -1466,6 +1707,18 @@ static int fo_client(void)
 
     fc.puts    = calloc(opt.window, sizeof(*fc.puts));
     fc.amos    = calloc(opt.window, sizeof(*fc.amos));
+    fc.ams     = calloc(opt.window, sizeof(*fc.ams));
+    fc.am_hdrs = calloc(opt.window, sizeof(*fc.am_hdrs));
+    fc.am_bufs = calloc(opt.window, sizeof(*fc.am_bufs));
+    if ((fc.ams == NULL) || (fc.am_hdrs == NULL) || (fc.am_bufs == NULL)) {
+        fo_die("out of memory");
+    }
+    for (i = 0; opt.am && (i < opt.window); ++i) {
+        fc.am_bufs[i] = malloc(FO_AM_MAX);
+        if (fc.am_bufs[i] == NULL) {
+            fo_die("out of memory");
+        }
+    }
     fc.fetched_cap = opt.iters + 1;
     fc.fetched     = calloc(fc.fetched_cap, sizeof(*fc.fetched));
     if ((fc.puts == NULL) || (fc.amos == NULL) || (fc.fetched == NULL)) {
@@ -1522,6 +1775,9 @@ static int fo_client(void)
         }
         fo_client_put(u, i);
         fo_client_amo(u, i);
+        if (opt.am) {
+            fo_client_am(u, i);
+        }
         iters_posted = i + 1;
         if (opt.flush_every && ((iters_posted % opt.flush_every) == 0)) {
             fo_client_flush(u);
@@ -1581,6 +1837,11 @@ static int fo_client(void)
             snprintf(why, sizeof(why), "%" PRIu64 " puts completed with an "
                      "error (first error: %s)", fc.done.puts_err,
                      ucs_status_string(fc.first_err));
+        } else if (fc.done.am_err) {
+            pass = 0;
+            snprintf(why, sizeof(why), "%" PRIu64 " active messages "
+                     "completed with an error (first error: %s)",
+                     fc.done.am_err, ucs_status_string(fc.first_err));
         } else if ((opt.mode == MODE_NONE) && fc.done.amo_err) {
             pass = 0;
             snprintf(why, sizeof(why), "%" PRIu64 " atomics completed with "
@@ -1616,11 +1877,13 @@ static int fo_client(void)
 
     printf("[client] SUMMARY client mode=%s iters=%" PRIu64 " puts_ok=%"
            PRIu64 " puts_err=%" PRIu64 " amo_ok=%" PRIu64 " amo_err=%" PRIu64
-           " amo_fetched=%" PRIu64 " fetch_dups=%" PRIu64 " flushes=%"
+           " amo_fetched=%" PRIu64 " fetch_dups=%" PRIu64 " am_sent=%" PRIu64
+           " am_err=%" PRIu64 " flushes=%"
            PRIu64 " flush_errors=%" PRIu64 " flush_errors_amo=%" PRIu64
            " flush=%s ep_error=%s time=%.3f\n", fo_mode_names[opt.mode],
            iters_posted, fc.done.puts_ok, fc.done.puts_err, fc.done.amo_ok,
-           fc.done.amo_err, fc.nfetched, dups, fc.flushes, fc.flush_errors,
+           fc.done.amo_err, fc.nfetched, dups, fc.done.am_ok, fc.done.am_err,
+           fc.flushes, fc.flush_errors,
            fc.flush_errors_amo,
            ucs_status_string(fc.flush_errors ? fc.flush_status :
                                                flush_status),
@@ -1675,6 +1938,12 @@ static int fo_client(void)
     free(fc.local);
     free(fc.puts);
     free(fc.amos);
+    for (i = 0; i < opt.window; ++i) {
+        free(fc.am_bufs[i]);
+    }
+    free(fc.am_bufs);
+    free(fc.am_hdrs);
+    free(fc.ams);
     free(fc.fetched);
 
     if (pass) {
@@ -1824,6 +2093,8 @@ static void fo_usage(FILE *f)
 "                        done once a flush after it succeeded\n"
 "  -a, --amo KIND        fetch | post | mixed (default)\n"
 "  -s, --max-size BYTES  largest put, slots up to 3 MiB (3145728)\n"
+"      --am              an active message too each iteration\n"
+"                        (ucp_am_send_nbx: short, bcopy, rendezvous)\n"
 "  -t, --timeout SEC     longest wait for one operation (60): a hang\n"
 "  -e, --err-bound SEC   both: the error must come this soon (30)\n"
 "  -F, --fault-via HOW   ctl (in-process, default) | softctl | env\n"
@@ -1861,7 +2132,7 @@ int main(int argc, char **argv)
 {
     enum {
         OPT_ROLE = 256, OPT_SOCK, OPT_SOFTCTL, OPT_SDEV, OPT_CDEV, OPT_SFAULTS,
-        OPT_SEED, OPT_PRIMARY, OPT_BACKUP, OPT_FDELAY, OPT_AFTER_UP
+        OPT_SEED, OPT_PRIMARY, OPT_BACKUP, OPT_FDELAY, OPT_AFTER_UP, OPT_AM
     };
     static const struct option longopts[] = {
         {"mode",           required_argument, NULL, 'm'},
@@ -1889,6 +2160,7 @@ int main(int argc, char **argv)
         {"backup",         required_argument, NULL, OPT_BACKUP},
         {"fault-delay",    required_argument, NULL, OPT_FDELAY},
         {"after-up",       required_argument, NULL, OPT_AFTER_UP},
+        {"am",             no_argument,       NULL, OPT_AM},
         {NULL, 0, NULL, 0}
     };
     static char softctl_default[PATH_MAX];
@@ -1933,6 +2205,7 @@ int main(int argc, char **argv)
         case OPT_BACKUP: opt.backup = optarg; break;
         case OPT_FDELAY: opt.fault_delay = strtod(optarg, NULL); break;
         case OPT_AFTER_UP: opt.after_up = strtod(optarg, NULL); break;
+        case OPT_AM: opt.am = 1; break;
         default: fo_usage(stderr); return 2;
         }
     }

@@ -48,6 +48,23 @@ static UCS_F_ALWAYS_INLINE void uct_gda_ft_rkeys(uct_rkey_t rkey,
             uct_gda_ft_wire_rkey_path(rkey, UCT_GDA_FT_PATH_BACKUP);
 }
 
+/*
+ * Every RDMA post is traced, as UCX's IB transports trace theirs
+ * (uct_ib_log_post): the operation, the local buffer and the remote one
+ * with the rkey of each path. ucs_trace_data() is compiled out unless
+ * UCS_MAX_LOG_LEVEL keeps it (the _trace plugin).
+ */
+static UCS_F_ALWAYS_INLINE void
+uct_gda_ft_ep_trace_rdma(uct_gda_ft_ep_t *ep, const char *name,
+                         const void *buffer, size_t length,
+                         uint64_t remote_addr, const uint32_t *rkeys)
+{
+    ucs_trace_data("TX: ep %p %s [va %p len %zu] [rva 0x%" PRIx64
+                   " rkey 0x%x/0x%x]", ep, name, buffer, length, remote_addr,
+                   rkeys[UCT_GDA_FT_PATH_PRIMARY],
+                   rkeys[UCT_GDA_FT_PATH_BACKUP]);
+}
+
 static UCS_F_ALWAYS_INLINE int
 uct_gda_ft_ep_has_tx_resources(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
 {
@@ -466,20 +483,17 @@ static void uct_gda_ft_ep_rx_cqe(uct_gda_ft_iface_t *iface,
     uct_gda_ft_iface_ep_ready(iface, ep);
 }
 
-unsigned uct_gda_ft_iface_poll_rx(uct_gda_ft_iface_t *iface, unsigned path,
-                                  unsigned max)
+static unsigned uct_gda_ft_iface_poll_rx_cq(uct_gda_ft_iface_t *iface,
+                                            unsigned path,
+                                            uct_gda_ft_rx_cq_t *rx_cq,
+                                            unsigned max)
 {
-    uct_gda_ft_iface_path_t *ipath = &iface->path[path];
     gda_ft_dev_cqe_info_t info;
     unsigned count;
     khiter_t iter;
 
-    if (ipath->rx_cq == NULL) {
-        return 0;
-    }
-
     for (count = 0; count < max; ++count) {
-        if (gda_ft_cq_poll_ring(&ipath->rx_dcq, &info) ==
+        if (gda_ft_cq_poll_ring(&rx_cq->dcq, &info) ==
             GDA_FT_DEV_INPROGRESS) {
             break;
         }
@@ -493,6 +507,26 @@ unsigned uct_gda_ft_iface_poll_rx(uct_gda_ft_iface_t *iface, unsigned path,
         }
         uct_gda_ft_ep_rx_cqe(iface, kh_val(&iface->qp_hash, iter), path,
                              &info);
+    }
+    return count;
+}
+
+unsigned uct_gda_ft_iface_poll_rx(uct_gda_ft_iface_t *iface, unsigned path,
+                                  unsigned max)
+{
+    uct_gda_ft_iface_path_t *ipath = &iface->path[path];
+    unsigned count                 = 0;
+    unsigned i, idx;
+
+    /* Every receive CQ of the path, the first one in turn: a busy CQ does
+     * not starve the others of a bounded progress */
+    for (i = 0; (i < ipath->num_rx_cqs) && (count < max); ++i) {
+        idx = (ipath->rx_poll_next + i) % ipath->num_rx_cqs;
+        count += uct_gda_ft_iface_poll_rx_cq(iface, path,
+                                             ipath->rx_cqs[idx], max - count);
+    }
+    if (ipath->num_rx_cqs > 1) {
+        ipath->rx_poll_next = (ipath->rx_poll_next + 1) % ipath->num_rx_cqs;
     }
     return count;
 }
@@ -838,6 +872,7 @@ ucs_status_t uct_gda_ft_ep_put_short(uct_ep_h tl_ep, const void *buffer,
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
     uint32_t rkeys[UCT_GDA_FT_NUM_PATHS];
     gda_ft_dev_status_t status;
+    ucs_status_t ret;
 
     UCT_CHECK_LENGTH(length, 0, iface->config.max_inline, "put_short");
     UCT_GDA_FT_EP_CHECK_RES(iface, ep);
@@ -845,8 +880,15 @@ ucs_status_t uct_gda_ft_ep_put_short(uct_ep_h tl_ep, const void *buffer,
     uct_gda_ft_rkeys(rkey, rkeys);
     status = gda_ft_ep_put_inline(&ep->dev, buffer, length, remote_addr, rkeys,
                                   0);
+    ret    = uct_gda_ft_ep_post_done(iface, ep, status);
+    if (ucs_unlikely(ret != UCS_OK)) {
+        return ret;
+    }
+
+    uct_gda_ft_ep_trace_rdma(ep, "PUT_SHORT", buffer, length, remote_addr,
+                             rkeys);
     UCT_TL_EP_STAT_OP(&ep->super, PUT, SHORT, length);
-    return uct_gda_ft_ep_post_done(iface, ep, status);
+    return UCS_OK;
 }
 
 /* put_bcopy and get_bcopy: RDMA WRITE from, or READ into, the payload of a
@@ -871,8 +913,14 @@ uct_gda_ft_ep_post_bcopy(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
     status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
     if (ucs_unlikely(status != UCS_OK)) {
         ucs_mpool_put_inline(desc);
+        return status;
     }
-    return status;
+
+    uct_gda_ft_ep_trace_rdma(ep, (kind == GDA_FT_OP_PUT) ? "PUT_BCOPY" :
+                                                           "GET_BCOPY",
+                             uct_gda_ft_op_payload(desc), length, remote_addr,
+                             rkeys);
+    return UCS_OK;
 }
 
 /* A bounce descriptor packed by the caller's callback (put and AM bcopy);
@@ -979,7 +1027,10 @@ uct_gda_ft_ep_am_short_pack(void *dest, uint64_t header, const void *payload,
 
     if (iov == NULL) {
         memcpy(dest, &header, sizeof(header));
-        memcpy(UCS_PTR_BYTE_OFFSET(dest, sizeof(header)), payload, length);
+        if (length > 0) {   /* payload may be NULL then */
+            memcpy(UCS_PTR_BYTE_OFFSET(dest, sizeof(header)), payload,
+                   length);
+        }
     } else {
         ucs_iov_iter_init(&iov_iter);
         uct_iov_to_buffer(iov, iovcnt, &iov_iter, dest, SIZE_MAX);
@@ -1176,6 +1227,9 @@ uct_gda_ft_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
         return status;
     }
 
+    uct_gda_ft_ep_trace_rdma(ep, is_put ? "PUT_ZCOPY" : "GET_ZCOPY",
+                             (void*)(uintptr_t)laddr, length, remote_addr,
+                             rkeys);
     if (is_put) {
         UCT_TL_EP_STAT_OP(&ep->super, PUT, ZCOPY, length);
     } else {
@@ -1363,6 +1417,11 @@ uct_gda_ft_ep_atomic(uct_ep_h tl_ep, unsigned opcode, unsigned size,
         return status;
     }
 
+    ucs_trace_data("TX: ep %p ATOMIC%u op %u%s value 0x%" PRIx64 " compare 0x%"
+                   PRIx64 " [rva 0x%" PRIx64 " rkey 0x%x/0x%x]", ep, size * 8,
+                   opcode, (result != NULL) ? " fetch" : "", value, compare,
+                   remote_addr, rkeys[UCT_GDA_FT_PATH_PRIMARY],
+                   rkeys[UCT_GDA_FT_PATH_BACKUP]);
     UCT_TL_EP_STAT_ATOMIC(&ep->super);
     return (result != NULL) ? UCS_INPROGRESS : UCS_OK;
 }
@@ -1841,14 +1900,10 @@ static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
     khiter_t iter;
     int ret;
 
-    /* Every receive WQE may complete into the path's receive CQ */
-    if ((ipath->rx_reserved + rx_len) > iface->config.rx_cq_len) {
-        ucs_error("gda_ft: the %s receive CQ (UCX_GDA_FT_RX_CQ_LEN=%u) has "
-                  "no room for the %u receive WQEs of another endpoint "
-                  "(UCX_GDA_FT_RX_QUEUE_LEN): it serves at most %u",
-                  uct_gda_ft_path_name(path), iface->config.rx_cq_len,
-                  rx_len, iface->config.rx_cq_len / rx_len);
-        return UCS_ERR_EXCEEDS_LIMIT;
+    /* Every receive WQE may complete into the receive CQ of the QP */
+    status = uct_gda_ft_iface_rx_cq_get(iface, path, &ep_path->rx_cq);
+    if (status != UCS_OK) {
+        return status;
     }
 
     ep_path->sq_buf  = uct_gda_ft_ep_alloc_ring(
@@ -1866,7 +1921,7 @@ static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
 
     memset(&init, 0, sizeof(init));
     init.send_cq      = ipath->cq;
-    init.recv_cq      = ipath->rx_cq;
+    init.recv_cq      = ep_path->rx_cq->cq;
     init.sq_buf       = ep_path->sq_buf;
     init.sq_wqebb_cnt = iface->config.sq_wqebbs;
     init.rq_buf       = ep_path->rq_buf;
@@ -1907,7 +1962,6 @@ static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
      * them (the QP takes the RQ producer index at RESET -> INIT) */
     gda_ft_dev_rq_init(&ep_path->rq, ep_path->rq_buf, rx_len,
                        GDA_FT_MLX5_DS_SIZE, ep_path->dbrec);
-    ipath->rx_reserved += rx_len;
     status = uct_gda_ft_ep_rx_fill(iface, ep, path);
     if (status != UCS_OK) {
         goto err_release_rx;
@@ -1916,7 +1970,6 @@ static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
 
 err_release_rx:
     uct_gda_ft_ep_rx_release(ep, path);
-    ipath->rx_reserved -= rx_len;
     kh_del(uct_gda_ft_qp, &iface->qp_hash, iter);
 err_destroy:
     gda_ft_hca_qp_destroy(ep_path->qp);
@@ -1930,6 +1983,8 @@ err_free:
     ep_path->dbrec   = NULL;
     ep_path->rq_buf  = NULL;
     ep_path->sq_buf  = NULL;
+    uct_gda_ft_iface_rx_cq_put(iface, ep_path->rx_cq);
+    ep_path->rx_cq   = NULL;
     return status;
 }
 
@@ -1945,11 +2000,12 @@ static void uct_gda_ft_ep_rx_cleanup(uct_gda_ft_ep_t *ep,
         return;
     }
     uct_gda_ft_ep_rx_release(ep, path);
-    iface->path[path].rx_reserved -= iface->config.rx_queue_len;
+    uct_gda_ft_iface_rx_cq_put(iface, ep_path->rx_cq);
     ucs_free(ep_path->rx_desc);
     free(ep_path->rq_buf);
     ep_path->rx_desc = NULL;
     ep_path->rq_buf  = NULL;
+    ep_path->rx_cq   = NULL;
 }
 
 static void uct_gda_ft_ep_destroy_qp(uct_gda_ft_ep_t *ep,

@@ -138,13 +138,12 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      "two entries are kept for the failover guardian's own messages.",
      ucs_offsetof(uct_gda_ft_iface_config_t, log_size), UCS_CONFIG_TYPE_UINT},
 
-    {"TX_QUEUE_LEN", "auto",
-     "Send queue length of each QP in 64-byte WQE basic blocks (a power of\n"
-     "2).\n"
-     "auto: room for LOG_SIZE operations of the largest kind, which a replay\n"
-     "onto the other path needs; an explicit value must not be smaller.",
+    {"TX_QUEUE_LEN", "256",
+     "Send queue length of each QP, in operations (WQEs of the largest kind,\n"
+     "rounded up to a power of 2 of 64-byte blocks): at least LOG_SIZE,\n"
+     "since a replay of the log onto the other path must fit.",
      ucs_offsetof(uct_gda_ft_iface_config_t, tx_queue_len),
-     UCS_CONFIG_TYPE_ULUNITS},
+     UCS_CONFIG_TYPE_UINT},
 
     {"TX_CQ_LEN", "8192",
      "Completion queue length per path (a power of 2). Half of it bounds the\n"
@@ -161,9 +160,10 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      UCS_CONFIG_TYPE_UINT},
 
     {"RX_CQ_LEN", "16384",
-     "Receive completion queue length per path (a power of 2). Every receive\n"
-     "WQE may complete into it, so it bounds the endpoints of an interface\n"
-     "to RX_CQ_LEN / RX_QUEUE_LEN. Send completions have their own CQ\n"
+     "Length of each receive completion queue of a path (a power of 2).\n"
+     "Every receive WQE may complete into it, so one serves RX_CQ_LEN /\n"
+     "RX_QUEUE_LEN endpoints; a path opens another for the next ones, and\n"
+     "progress polls them all. Send completions have their own CQ\n"
      "(TX_CQ_LEN): a flood of messages never delays them, nor the failover\n"
      "deadline that depends on them.",
      ucs_offsetof(uct_gda_ft_iface_config_t, rx_cq_len), UCS_CONFIG_TYPE_UINT},
@@ -672,6 +672,103 @@ static int uct_gda_ft_print_backup(const uct_gda_ft_iface_config_t *config)
     return !strcmp(basename(exe), "ucx_info");
 }
 
+/* Opens another receive CQ on a path */
+static ucs_status_t uct_gda_ft_iface_rx_cq_open(uct_gda_ft_iface_t *iface,
+                                                unsigned path)
+{
+    uct_gda_ft_iface_path_t *ipath = &iface->path[path];
+    unsigned cqe_cnt               = iface->config.rx_cq_len;
+    uct_gda_ft_rx_cq_t **rx_cqs, *rx_cq;
+    gda_ft_hca_cq_attr_t cq_attr;
+    ucs_status_t status;
+
+    rx_cqs = ucs_realloc(ipath->rx_cqs,
+                         (ipath->num_rx_cqs + 1) * sizeof(*rx_cqs),
+                         "gda_ft_rx_cqs");
+    if (rx_cqs == NULL) {
+        ucs_error("gda_ft: no memory for a receive CQ");
+        return UCS_ERR_NO_MEMORY;
+    }
+    ipath->rx_cqs = rx_cqs;
+
+    rx_cq = ucs_calloc(1, sizeof(*rx_cq), "gda_ft_rx_cq");
+    if (rx_cq == NULL) {
+        ucs_error("gda_ft: no memory for a receive CQ");
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    if (posix_memalign(&rx_cq->buf, ucs_get_page_size(),
+                       (size_t)cqe_cnt * GDA_FT_MLX5_CQE_SIZE) != 0) {
+        ucs_error("gda_ft: no memory for a receive CQ of %u entries",
+                  cqe_cnt);
+        status = UCS_ERR_NO_MEMORY;
+        goto err_free_rx_cq;
+    }
+    gda_ft_cq_init_buf(rx_cq->buf, cqe_cnt);
+    gda_ft_dev_cq_init(&rx_cq->dcq, rx_cq->buf, cqe_cnt, 0);
+
+    memset(&cq_attr, 0, sizeof(cq_attr));
+    cq_attr.buf      = rx_cq->buf;
+    cq_attr.cqe_cnt  = cqe_cnt;
+    cq_attr.flags    = 0;
+    cq_attr.mem_type = GDA_FT_HCA_MEM_HOST;
+    status = gda_ft_hca_cq_create(ipath->dev->hca, &cq_attr, &rx_cq->cq);
+    if (status != UCS_OK) {
+        ucs_error("gda_ft: failed to create receive CQ %u on %s: %s",
+                  ipath->num_rx_cqs, ipath->dev->hca->attr.info.name,
+                  ucs_status_string(status));
+        goto err_free_buf;
+    }
+
+    ipath->rx_cqs[ipath->num_rx_cqs++] = rx_cq;
+    ucs_debug("gda_ft: iface %p: %s path has %u receive CQs", iface,
+              (path == UCT_GDA_FT_PATH_PRIMARY) ? "primary" : "backup",
+              ipath->num_rx_cqs);
+    return UCS_OK;
+
+err_free_buf:
+    free(rx_cq->buf);
+err_free_rx_cq:
+    ucs_free(rx_cq);
+    return status;
+}
+
+ucs_status_t uct_gda_ft_iface_rx_cq_get(uct_gda_ft_iface_t *iface,
+                                        unsigned path,
+                                        uct_gda_ft_rx_cq_t **rx_cq_p)
+{
+    uct_gda_ft_iface_path_t *ipath = &iface->path[path];
+    unsigned rx_len                = iface->config.rx_queue_len;
+    uct_gda_ft_rx_cq_t *rx_cq;
+    ucs_status_t status;
+    unsigned i;
+
+    for (i = 0; i < ipath->num_rx_cqs; ++i) {
+        rx_cq = ipath->rx_cqs[i];
+        if ((rx_cq->reserved + rx_len) <= iface->config.rx_cq_len) {
+            goto out;
+        }
+    }
+
+    status = uct_gda_ft_iface_rx_cq_open(iface, path);
+    if (status != UCS_OK) {
+        return status;
+    }
+    rx_cq = ipath->rx_cqs[ipath->num_rx_cqs - 1];
+
+out:
+    rx_cq->reserved += rx_len;
+    *rx_cq_p         = rx_cq;
+    return UCS_OK;
+}
+
+void uct_gda_ft_iface_rx_cq_put(uct_gda_ft_iface_t *iface,
+                                uct_gda_ft_rx_cq_t *rx_cq)
+{
+    ucs_assert(rx_cq->reserved >= iface->config.rx_queue_len);
+    rx_cq->reserved -= iface->config.rx_queue_len;
+}
+
 static ucs_status_t
 uct_gda_ft_iface_open_path(uct_gda_ft_iface_t *iface, unsigned path,
                            uct_gda_ft_dev_t *dev, uint8_t port_num)
@@ -718,35 +815,25 @@ uct_gda_ft_iface_open_path(uct_gda_ft_iface_t *iface, unsigned path,
     }
 
     /*
-     * Receive completions get a CQ of their own: send CQEs keep the whole
+     * Receive completions get CQs of their own: send CQEs keep the whole
      * TX CQ (half for operations in flight, half for the flushes of an
      * abandoned path), a burst of messages cannot delay the send
      * completions the failover deadline watches, and the send CQ drains of
-     * endpoint destruction and flush never run into active messages.
+     * endpoint destruction and flush never run into active messages. The
+     * first opens now, so that a path that cannot have one fails here.
      */
-    size = (size_t)iface->config.rx_cq_len * GDA_FT_MLX5_CQE_SIZE;
-    if (posix_memalign(&ipath->rx_cq_buf, ucs_get_page_size(), size) != 0) {
-        status = UCS_ERR_NO_MEMORY;
+    ipath->rx_cqs       = NULL;
+    ipath->num_rx_cqs   = 0;
+    ipath->rx_poll_next = 0;
+    status = uct_gda_ft_iface_rx_cq_open(iface, path);
+    if (status != UCS_OK) {
         goto err_destroy_cq;
     }
-    gda_ft_cq_init_buf(ipath->rx_cq_buf, iface->config.rx_cq_len);
-    gda_ft_dev_cq_init(&ipath->rx_dcq, ipath->rx_cq_buf,
-                       iface->config.rx_cq_len, 0);
-    cq_attr.buf     = ipath->rx_cq_buf;
-    cq_attr.cqe_cnt = iface->config.rx_cq_len;
-    status = gda_ft_hca_cq_create(dev->hca, &cq_attr, &ipath->rx_cq);
-    if (status != UCS_OK) {
-        ucs_error("gda_ft: failed to create a receive CQ on %s: %s",
-                  dev->hca->attr.info.name, ucs_status_string(status));
-        goto err_free_rx_buf;
-    }
-    ipath->rx_reserved = 0;
     return UCS_OK;
 
-err_free_rx_buf:
-    free(ipath->rx_cq_buf);
-    ipath->rx_cq_buf = NULL;
 err_destroy_cq:
+    ucs_free(ipath->rx_cqs);
+    ipath->rx_cqs = NULL;
     gda_ft_hca_cq_destroy(ipath->cq);
     ipath->cq = NULL;
 err_free_buf:
@@ -761,16 +848,23 @@ static void uct_gda_ft_iface_close_path(uct_gda_ft_iface_t *iface,
                                         unsigned path)
 {
     uct_gda_ft_iface_path_t *ipath = &iface->path[path];
+    uct_gda_ft_rx_cq_t *rx_cq;
 
     if (ipath->dev == NULL) {
         return;
     }
-    gda_ft_hca_cq_destroy(ipath->rx_cq);
-    free(ipath->rx_cq_buf);
+    while (ipath->num_rx_cqs > 0) {
+        rx_cq = ipath->rx_cqs[--ipath->num_rx_cqs];
+        ucs_assertv(rx_cq->reserved == 0, "rx_cq %p reserved %u", rx_cq,
+                    rx_cq->reserved);
+        gda_ft_hca_cq_destroy(rx_cq->cq);
+        free(rx_cq->buf);
+        ucs_free(rx_cq);
+    }
+    ucs_free(ipath->rx_cqs);
     gda_ft_hca_cq_destroy(ipath->cq);
     free(ipath->cq_buf);
-    ipath->rx_cq     = NULL;
-    ipath->rx_cq_buf = NULL;
+    ipath->rx_cqs    = NULL;
     ipath->cq        = NULL;
     ipath->cq_buf    = NULL;
     ipath->dev       = NULL;
@@ -787,7 +881,7 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     const gda_ft_hca_dev_attr_t *battr =
             (backup_port != 0) ? &md->dev[UCT_GDA_FT_PATH_BACKUP]->hca->attr :
                                  pattr;
-    unsigned max_inline, needed;
+    unsigned max_inline;
 
     if ((config->retry_count > 7) || (config->rnr_retry > 7) ||
         (config->traffic_class > 255)) {
@@ -902,25 +996,22 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
                                               2 + gda_ft_wqe_inline_ds(
                                                       max_inline)),
                                       gda_ft_wqe_ds_to_wqebbs(5));
-    needed = iface->config.log_size * iface->config.op_wqebbs;
-    if (config->tx_queue_len == UCS_ULUNITS_AUTO) {
-        iface->config.sq_wqebbs = ucs_roundup_pow2((unsigned)needed);
-    } else if ((config->tx_queue_len < needed) ||
-               !ucs_is_pow2(config->tx_queue_len)) {
-        ucs_error("gda_ft: TX_QUEUE_LEN=%lu must be a power of 2 of at least"
-                  " %u: LOG_SIZE=%u operations of up to %u WQEBBs (a replay "
-                  "must fit on the other path)", config->tx_queue_len, needed,
-                  iface->config.log_size, iface->config.op_wqebbs);
+    if ((config->tx_queue_len < iface->config.log_size) ||
+        (config->tx_queue_len > 32768)) {
+        ucs_error("gda_ft: TX_QUEUE_LEN=%u out of range: at least LOG_SIZE="
+                  "%u (a replay of the log must fit in the send queue of the "
+                  "other path), at most 32768", config->tx_queue_len,
+                  iface->config.log_size);
         return UCS_ERR_INVALID_PARAM;
-    } else {
-        iface->config.sq_wqebbs = config->tx_queue_len;
     }
+    iface->config.sq_wqebbs = ucs_roundup_pow2(config->tx_queue_len *
+                                               iface->config.op_wqebbs);
 
     if ((iface->config.sq_wqebbs > pattr->max_sq_wqebb) ||
         (iface->config.sq_wqebbs > battr->max_sq_wqebb) ||
         (iface->config.sq_wqebbs > 32768)) {
         ucs_error("gda_ft: a send queue of %u WQEBBs exceeds the HCA limit "
-                  "(%u): lower LOG_SIZE or MAX_INLINE",
+                  "(%u): lower TX_QUEUE_LEN or MAX_INLINE",
                   iface->config.sq_wqebbs,
                   ucs_min(pattr->max_sq_wqebb, battr->max_sq_wqebb));
         return UCS_ERR_INVALID_PARAM;

@@ -69,7 +69,7 @@ typedef struct uct_gda_ft_iface_config {
     unsigned                 retry_count;
     unsigned                 rnr_retry;
     unsigned                 traffic_class;
-    unsigned long            tx_queue_len;  /* WQEBBs per send queue */
+    unsigned                 tx_queue_len;  /* operations per send queue */
     unsigned                 log_size;      /* operations per endpoint */
     unsigned                 cq_len;
     unsigned                 rx_queue_len;  /* receive WQEs per QP */
@@ -141,6 +141,7 @@ typedef struct uct_gda_ft_ep_path {
     uint32_t         dest_qpn;    /* valid once connected */
     uint8_t          dest_gid[GDA_FT_HCA_GID_LEN];
     uint16_t         dest_lid;
+    struct uct_gda_ft_rx_cq *rx_cq; /* where its receives complete */
 } uct_gda_ft_ep_path_t;
 
 
@@ -257,6 +258,19 @@ struct uct_gda_ft_ep {
 KHASH_MAP_INIT_INT64(uct_gda_ft_qp, uct_gda_ft_ep_t*);
 
 
+/*
+ * A receive CQ of a path: RX_CQ_LEN entries for the QPs of up to
+ * RX_CQ_LEN / RX_QUEUE_LEN endpoints, each of which may complete all of its
+ * receive WQEs into it. The path opens another when they are all taken, so
+ * the CQ's size bounds no endpoint count.
+ */
+typedef struct uct_gda_ft_rx_cq {
+    gda_ft_hca_cq_t       *cq;
+    void                  *buf;
+    gda_ft_dev_cq_t        dcq;
+    unsigned               reserved; /* RX_QUEUE_LEN per endpoint on it */
+} uct_gda_ft_rx_cq_t;
+
 typedef struct uct_gda_ft_iface_path {
     uct_gda_ft_dev_t      *dev;      /* NULL: no such path */
     uint8_t                port_num;
@@ -264,11 +278,9 @@ typedef struct uct_gda_ft_iface_path {
     gda_ft_hca_cq_t       *cq;
     void                  *cq_buf;
     gda_ft_dev_cq_t        dcq;
-    gda_ft_hca_cq_t       *rx_cq;    /* receive completions of its QPs */
-    void                  *rx_cq_buf;
-    gda_ft_dev_cq_t        rx_dcq;
-    unsigned               rx_reserved; /* RX_QUEUE_LEN per endpoint:
-                                           bounds the CQEs in rx_cq */
+    uct_gda_ft_rx_cq_t   **rx_cqs;   /* receive completions of its QPs */
+    unsigned               num_rx_cqs;
+    unsigned               rx_poll_next; /* the CQ progress polls first */
 } uct_gda_ft_iface_path_t;
 
 
@@ -352,6 +364,15 @@ unsigned uct_gda_ft_iface_poll_cqs(uct_gda_ft_iface_t *iface, int *drained);
  * uct_gda_ft_ep_deliver_one(); no callbacks */
 unsigned uct_gda_ft_iface_poll_rx(uct_gda_ft_iface_t *iface, unsigned path,
                                   unsigned max);
+
+/* A receive CQ of a path with room for the receive WQEs of one more
+ * endpoint's QP, opened if none has; taken until uct_gda_ft_iface_rx_cq_put */
+ucs_status_t uct_gda_ft_iface_rx_cq_get(uct_gda_ft_iface_t *iface,
+                                        unsigned path,
+                                        uct_gda_ft_rx_cq_t **rx_cq_p);
+
+void uct_gda_ft_iface_rx_cq_put(uct_gda_ft_iface_t *iface,
+                                uct_gda_ft_rx_cq_t *rx_cq);
 
 /* Guardian (uct_gda_ft_guard.c) */
 void uct_gda_ft_iface_guard_init(uct_gda_ft_iface_t *iface);

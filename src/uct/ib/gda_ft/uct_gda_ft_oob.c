@@ -15,6 +15,18 @@
  * buffers one largest message: the receiver stops reading while a handler
  * that needs progress holds the head, and TCP makes the sender wait.
  *
+ * Handlers are removed at teardown only, waiting for a call in progress
+ * (ucs_async_remove_handler(fd, 1)); both handlers are edge-triggered,
+ * so a connection that ends, or an endpoint whose peer closed, wakes its
+ * handler once more at most (changing its events could race that removal:
+ * epoll_ctl(MOD) of a deleted fd). A handler that removed itself, or
+ * was removed without waiting, could still be running, or about to run
+ * from the async thread that holds a reference to it, when the interface
+ * freed its connection and the test or UCP destroyed the async context
+ * (UCX: "releasing async context with 1 handlers",
+ * "ucs_recursive_spinlock_destroy() failed: busy", and a crash in the
+ * freed connection).
+ *
  * File descriptors: UCX names an event handler by its fd, and an event
  * that found the context busy waits in the context's "missed" queue under
  * that number even after the handler is removed. Were the fd closed, the
@@ -84,7 +96,8 @@ typedef struct uct_gda_ft_oob_conn {
     ucs_list_link_t         list;
     uct_gda_ft_oob_iface_t *iface;
     int                     fd;
-    int                     closed;   /* ended: no handler, shut down */
+    int                     closed;   /* ended: no events, shut down */
+    int                     watched;  /* has a handler, until freed */
     uint8_t                *buf;      /* received, not yet dispatched:
                                          room for a largest message */
     size_t                  length;
@@ -155,11 +168,10 @@ ucs_status_t uct_gda_ft_oob_ipv4(uct_md_h tl_md, uint32_t *ipv4_be)
 
 /* ---- receive side -------------------------------------------------------- */
 
-/* Ends a connection: its fd stays open until the interface closes */
+/* Ends a connection: its handler and fd stay until the interface closes */
 static void uct_gda_ft_oob_conn_close(uct_gda_ft_oob_conn_t *conn)
 {
     if (!conn->closed) {
-        ucs_async_remove_handler(conn->fd, 0);
         shutdown(conn->fd, SHUT_RDWR);
         conn->closed = 1;
     }
@@ -301,9 +313,10 @@ static void uct_gda_ft_oob_accept_event(int fd, ucs_event_set_types_t events,
             close(conn_fd);
             continue;
         }
-        conn->iface  = iface;
-        conn->fd     = conn_fd;
-        conn->closed = 0;
+        conn->iface   = iface;
+        conn->fd      = conn_fd;
+        conn->closed  = 0;
+        conn->watched = 0;
         setsockopt(conn_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         ucs_list_add_tail(&iface->conns, &conn->list);
         /* edge-triggered: what the handler leaves in the socket while a
@@ -315,14 +328,17 @@ static void uct_gda_ft_oob_accept_event(int fd, ucs_event_set_types_t events,
             ucs_error("gda_ft oob: cannot watch connection fd %d", conn_fd);
             shutdown(conn_fd, SHUT_RDWR);
             conn->closed = 1;
+        } else {
+            conn->watched = 1;
         }
     }
 }
 
-/* With the interface: its handler is gone (or removed now, waiting) */
+/* With the interface: its handler is removed, once a call in progress
+ * returns */
 static void uct_gda_ft_oob_conn_free(uct_gda_ft_oob_conn_t *conn)
 {
-    if (!conn->closed) {
+    if (conn->watched) {
         ucs_async_remove_handler(conn->fd, 1);
     }
     close(conn->fd);
@@ -356,12 +372,12 @@ static int uct_gda_ft_oob_ep_closed(uct_gda_ft_oob_ep_t *ep)
     return 0;
 }
 
+/* Edge-triggered: the peer's close wakes it once; the endpoint removes
+ * the handler when it is destroyed */
 static void uct_gda_ft_oob_ep_event(int fd, ucs_event_set_types_t events,
                                     void *arg)
 {
-    if (uct_gda_ft_oob_ep_closed(arg)) {
-        ucs_async_remove_handler(fd, 0);
-    }
+    uct_gda_ft_oob_ep_closed(arg);
 }
 
 /* UCP checks its wireup endpoints while the wireup runs: a peer process
@@ -713,7 +729,9 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_oob_ep_t, const uct_ep_params_t *params)
         goto err_free;
     }
 
-    status = uct_gda_ft_oob_watch(iface, self->fd, UCS_EVENT_SET_EVREAD,
+    status = uct_gda_ft_oob_watch(iface, self->fd,
+                                  UCS_EVENT_SET_EVREAD |
+                                  UCS_EVENT_SET_EDGE_TRIGGERED,
                                   uct_gda_ft_oob_ep_event, self);
     if (status != UCS_OK) {
         goto err_close;
