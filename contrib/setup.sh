@@ -35,20 +35,31 @@ for p in $packages; do
         missing="$missing $p"
 done
 
-# deb-src entry, needed for 'apt-get source ucx'
-src_list=/etc/apt/sources.list.d/gda-ft-deb-src.sources
+# deb-src entries, needed for 'apt-get source ucx': the machine's own deb
+# entries (its archive, suites and keys) with their type changed
+src_list=/etc/apt/sources.list.d/gda-ft-deb-src
 have_src=no
 grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ && have_src=yes
-grep -qs '^deb-src' /etc/apt/sources.list && have_src=yes
+grep -rqs '^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/ &&
+    have_src=yes
 if [ $have_src = no ]; then
-    echo "setup: adding a deb-src entry ($src_list)"
-    $sudo tee $src_list >/dev/null <<SRC
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
+    echo "setup: adding deb-src entries beside the machine's deb entries"
+    deb822=$(awk '
+        BEGIN { RS = ""; ORS = "\n\n" }
+        /(^|\n)Types:[ \t]*deb[ \t]*(\n|$)/ {
+            sub(/Types:[ \t]*deb[ \t]*/, "Types: deb-src"); print }' \
+        /etc/apt/sources.list.d/*.sources 2>/dev/null)
+    oneline=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
+                  2>/dev/null | sed -n 's/^deb\([[:space:]]\)/deb-src\1/p')
+    if [ -z "$deb822" ] && [ -z "$oneline" ]; then
+        echo "setup: APT has no deb entry to take a deb-src entry from;" \
+             "add one for the UCX source package" >&2
+        exit 1
+    fi
+    [ -z "$deb822" ] || printf '%s\n' "$deb822" |
+        $sudo tee $src_list.sources >/dev/null
+    [ -z "$oneline" ] || printf '%s\n' "$oneline" |
+        $sudo tee $src_list.list >/dev/null
     need_update=yes
 fi
 
