@@ -523,7 +523,11 @@ static void gda_ft_soft_dev_close(gda_ft_hca_dev_t *hca_dev)
 
 int gda_ft_soft_port_is_up(gda_ft_soft_port_t *port)
 {
-    return port->admin_up && port->link_up;
+    /* read without the engine lock by port queries, which the guardians
+     * of device channels make every pass: the engine must not yield to
+     * them */
+    return __atomic_load_n(&port->admin_up, __ATOMIC_RELAXED) &&
+           __atomic_load_n(&port->link_up, __ATOMIC_RELAXED);
 }
 
 uint64_t gda_ft_soft_realtime_ns(void)
@@ -542,10 +546,8 @@ static ucs_status_t gda_ft_soft_port_query(gda_ft_hca_dev_t *hca_dev,
     gda_ft_soft_port_t *port = &dev->ports[port_num - 1];
 
     memset(attr, 0, sizeof(*attr));
-    gda_ft_soft_engine_lock();
     attr->state      = gda_ft_soft_port_is_up(port) ? GDA_FT_HCA_PORT_ACTIVE :
                                                       GDA_FT_HCA_PORT_DOWN;
-    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
     attr->active_mtu = gda_ft_soft_engine.config.mtu;
     gda_ft_hca_gid_from_ipv4(port->addr.sin_addr.s_addr, attr->gid);
     return UCS_OK;

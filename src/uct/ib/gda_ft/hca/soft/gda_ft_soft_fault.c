@@ -63,7 +63,7 @@ static ucs_status_t gda_ft_soft_port_set_up_locked(gda_ft_hca_dev_t *dev,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    port->admin_up = !!up;
+    __atomic_store_n(&port->admin_up, !!up, __ATOMIC_RELAXED);
     gda_ft_soft_port_update(port);
     return UCS_OK;
 }
@@ -333,6 +333,7 @@ void gda_ft_soft_link_check(uint64_t now)
     gda_ft_soft_dev_t *dev;
     gda_ft_soft_port_t *port;
     unsigned p;
+    int link_up;
 
     if ((now - engine->last_link_check_ns) <
         (uint64_t)(engine->config.link_check * 1e9)) {
@@ -346,15 +347,15 @@ void gda_ft_soft_link_check(uint64_t now)
 
     ucs_list_for_each(dev, &engine->devs, list) {
         for (p = 0; p < dev->super.attr.info.num_ports; ++p) {
-            port          = &dev->ports[p];
-            port->link_up = 0;
+            port    = &dev->ports[p];
+            link_up = 0;
             for (ifa = ifas; ifa != NULL; ifa = ifa->ifa_next) {
                 if ((ifa->ifa_addr != NULL) &&
                     (ifa->ifa_addr->sa_family == AF_INET) &&
                     (((struct sockaddr_in*)ifa->ifa_addr)->sin_addr.s_addr ==
                      port->addr.sin_addr.s_addr)) {
-                    port->link_up = (ifa->ifa_flags & IFF_UP) &&
-                                    (ifa->ifa_flags & IFF_RUNNING);
+                    link_up = (ifa->ifa_flags & IFF_UP) &&
+                              (ifa->ifa_flags & IFF_RUNNING);
                     break;
                 }
             }
@@ -362,8 +363,10 @@ void gda_ft_soft_link_check(uint64_t now)
              * interface entry of their own: they follow "lo" */
             if ((ifa == NULL) &&
                 ((ntohl(port->addr.sin_addr.s_addr) >> 24) == 127)) {
-                port->link_up = 1;
+                link_up = 1;
             }
+            /* one store: port queries read it without the engine lock */
+            __atomic_store_n(&port->link_up, link_up, __ATOMIC_RELAXED);
             gda_ft_soft_port_update(port);
         }
     }
