@@ -3612,3 +3612,20 @@ GDA_FT_TEST(uct_conform, estimates_survive_the_v2_address)
                               UCT_GDA_FT_PERF_HW_OVERHEAD,
                               UCT_GDA_FT_PERF_HW_BANDWIDTH);
 }
+
+/* The guardian settles failovers and fails back: an interval that never
+ * comes is refused when the interface opens, with its reason */
+GDA_FT_TEST(uct_ops, guard_interval_must_be_finite)
+{
+    test_uct_t t;
+
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+    setenv("UCX_GDA_FT_GUARD_INTERVAL", "inf", 1);
+    GDA_FT_ASSERT_EQ(test_open_aligned(&t, &t.node[NODE_A], 0, 0, 0),
+                     UCS_ERR_INVALID_PARAM);
+    setenv("UCX_GDA_FT_GUARD_INTERVAL", "50us", 1);
+    GDA_FT_ASSERT_OK(test_open_aligned(&t, &t.node[NODE_A], 0, 0, 0));
+    unsetenv("UCX_GDA_FT_GUARD_INTERVAL");
+    test_uct_cleanup(&t);
+}
