@@ -3,7 +3,7 @@
 # The GPU measurements of docs/device-datapath.md, on a GPU machine, from
 # binaries built here and carried in .gpu/ (see that document):
 #
-#   contrib/gpu-runs.sh OUTDIR [device|host|sanitizer]...
+#   contrib/gpu-runs.sh OUTDIR [device|host|hostpoll|bench|sanitizer]...
 #
 # device:    kernels through device channels: 60 s fault-free at 1 ms and
 #            200 us deadlines (false switches), 20 port failures at each
@@ -11,6 +11,10 @@
 # host:      the host path (UCP puts and atomics, UCX_TLS=gda_ft) through
 #            20 port failures at 1 ms and 200 us deadlines, the guardian at
 #            its default interval and at the former 1 ms, interleaved
+# hostpoll:  the same at 1 ms with the server progressing every 1 ms (the
+#            program's default) and without pause, interleaved
+# bench:     device post rate (gda_ft_gpu_bench) and kernel vs CPU posters
+#            (gda_ft_gpu_vs_cpu)
 # sanitizer: compute-sanitizer memcheck and racecheck on small runs
 #
 # Debian's UCX 1.13 libraries travel in .gpu/lib; UCX_MODULE_DIR points
@@ -20,7 +24,7 @@
 set -u
 out=${1:?usage: $0 OUTDIR [device|host|sanitizer]...}
 shift
-parts=${*:-device host sanitizer}
+parts=${*:-device host hostpoll bench sanitizer}
 top=$(cd "$(dirname "$0")/.." && pwd)
 gpu=$top/.gpu
 mkdir -p "$out"
@@ -77,6 +81,30 @@ for part in $parts; do
         done
         rm -f "$out/host_tmp.log"
         tail -4 "$out/host_failover.log"
+        ;;
+    hostpoll)
+        # the peer's progress cadence: the server pauses 1 ms between two
+        # progress calls (the program's default) or not at all
+        export GDA_FT_BUILD_DIR=$gpu/plugin
+        for i in $(seq 1 20); do
+            for p in 0.001 0; do
+                UCX_TLS=gda_ft,tcp UCX_NET_DEVICES=all \
+                UCX_GDA_FT_DEADLINE=1ms UCX_GDA_FT_SOFT_CTL_DIR= \
+                    "$top/contrib/gda_ft-run.sh" \
+                    $gpu/gda_ft_ucp_failover --mode down -n 400 -f 130 \
+                    --amo fetch -s 65536 --timeout 30 --poll-pause $p \
+                    >"$out/host_tmp.log" 2>&1
+                echo "deadline 1ms poll-pause $p exit $? $(grep -h \
+                    FAILOVER "$out/host_tmp.log")" \
+                    >>"$out/host_poll_pause.log"
+            done
+        done
+        rm -f "$out/host_tmp.log"
+        tail -4 "$out/host_poll_pause.log"
+        ;;
+    bench)
+        run post_rate_bench.log $gpu/gda_ft_gpu_bench -n 64
+        run gpu_vs_cpu.log $gpu/gda_ft_gpu_vs_cpu
         ;;
     sanitizer)
         run memcheck_warp_fault.log compute-sanitizer --tool memcheck \

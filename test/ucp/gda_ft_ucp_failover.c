@@ -112,6 +112,10 @@ static struct {
     const char     *backup;       /* server's "dev:port"; "" = 2nd device */
     double          fault_delay;  /* s: pause after the fault is injected */
     double          after_up;     /* s: updown, keep going after the up */
+    double          poll_pause;   /* s: a side waiting for a message on its
+                                     control socket (the server, all run)
+                                     pauses this long between two progress
+                                     calls (0: none) */
     int             am;           /* active messages too */
     int             verbose;
 } opt = {
@@ -138,6 +142,7 @@ static struct {
     .backup         = "",
     .fault_delay    = 0.0,
     .after_up       = 0.0,
+    .poll_pause     = 0.001,
     .verbose        = 0
 };
 
@@ -431,7 +436,12 @@ static void fo_wait_readable(int fd, ucp_worker_h worker, double timeout,
                              const char *what)
 {
     double deadline = fo_now() + timeout;
+    double pause    = (worker != NULL) ? opt.poll_pause : 0.1;
+    struct timespec ts;
     struct pollfd pfd;
+
+    ts.tv_sec  = (time_t)pause;
+    ts.tv_nsec = (long)((pause - (double)ts.tv_sec) * 1e9);
 
     for (;;) {
         if (worker != NULL) {
@@ -440,7 +450,7 @@ static void fo_wait_readable(int fd, ucp_worker_h worker, double timeout,
         }
         pfd.fd     = fd;
         pfd.events = POLLIN;
-        if (poll(&pfd, 1, (worker != NULL) ? 1 : 100) > 0) {
+        if (ppoll(&pfd, 1, &ts, NULL) > 0) {
             return;
         }
         if (fo_now() > deadline) {
@@ -2087,6 +2097,10 @@ static void fo_usage(FILE *f)
 "  -f, --fault-at I      iteration of the fault (iters/3)\n"
 "  -u, --up-at I         updown: iteration the port comes back (2*iters/3)\n"
 "      --after-up SEC    updown: go on for at least SEC after that (0)\n"
+"      --poll-pause SEC  pause between two progress calls of a side that\n"
+"                        waits for a message (the server, all run):\n"
+"                        0.001; 0: none. Its guardian answers the\n"
+"                        client's fence request from progress\n"
 "  -w, --window W        operations of each kind in flight (8)\n"
 "  -b, --flush-every N   flush the endpoint every N iterations (50; 0: at\n"
 "                        the end only); a put or posted atomic counts as\n"
@@ -2132,7 +2146,8 @@ int main(int argc, char **argv)
 {
     enum {
         OPT_ROLE = 256, OPT_SOCK, OPT_SOFTCTL, OPT_SDEV, OPT_CDEV, OPT_SFAULTS,
-        OPT_SEED, OPT_PRIMARY, OPT_BACKUP, OPT_FDELAY, OPT_AFTER_UP, OPT_AM
+        OPT_SEED, OPT_PRIMARY, OPT_BACKUP, OPT_FDELAY, OPT_AFTER_UP, OPT_AM,
+        OPT_PAUSE
     };
     static const struct option longopts[] = {
         {"mode",           required_argument, NULL, 'm'},
@@ -2160,6 +2175,7 @@ int main(int argc, char **argv)
         {"backup",         required_argument, NULL, OPT_BACKUP},
         {"fault-delay",    required_argument, NULL, OPT_FDELAY},
         {"after-up",       required_argument, NULL, OPT_AFTER_UP},
+        {"poll-pause",     required_argument, NULL, OPT_PAUSE},
         {"am",             no_argument,       NULL, OPT_AM},
         {NULL, 0, NULL, 0}
     };
@@ -2205,6 +2221,7 @@ int main(int argc, char **argv)
         case OPT_BACKUP: opt.backup = optarg; break;
         case OPT_FDELAY: opt.fault_delay = strtod(optarg, NULL); break;
         case OPT_AFTER_UP: opt.after_up = strtod(optarg, NULL); break;
+        case OPT_PAUSE: opt.poll_pause = strtod(optarg, NULL); break;
         case OPT_AM: opt.am = 1; break;
         default: fo_usage(stderr); return 2;
         }
