@@ -14,7 +14,8 @@
 #include "gda_ft_dev_def.h"
 
 /* Bumped whenever a descriptor's layout or meaning changes */
-#define GDA_FT_DEV_VERSION 1
+#define GDA_FT_DEV_VERSION 2   /* 2: channel interruption stamps, path
+                                 progress in the peer's health */
 
 
 /*

@@ -15,8 +15,8 @@
  * fault, for false switches at short deadlines). -T posts for that long
  * (ITERS at most per warp), -r repeats the fault scenarios and prints the
  * distribution of their interruptions, -m host puts the words (signals,
- * counters, fetch results) in host memory mapped into the GPU. Prints one line per check and
- * "N passed, N failed"; exits 77 without a GPU.
+ * counters, fetch results) in host memory mapped into the GPU. Prints
+ * one line per check and "N passed, N failed"; exits 77 without a GPU.
  */
 #include "gpu_world.cuh"
 
@@ -290,14 +290,7 @@ static void gpu_world_init(chan_world_t *w, const gpu_run_t *run,
 /* Reads the channels; works beside a running kernel (own stream) */
 static void gpu_chans_host(chan_world_t *w, gda_ft_chan_t *chans)
 {
-    cudaStream_t stream;
-
-    GPU_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    GPU_CHECK_CUDA(cudaMemcpyAsync(chans, w->chans,
-                                   w->params.nchan * sizeof(*chans),
-                                   cudaMemcpyDefault, stream));
-    GPU_CHECK_CUDA(cudaStreamSynchronize(stream));
-    cudaStreamDestroy(stream);
+    gpu_read(chans, w->chans, w->params.nchan * sizeof(*chans));
 }
 
 static void gpu_dump(chan_world_t *w);
@@ -308,13 +301,8 @@ static void gpu_dump_warps(const gpu_out_t *out_dev, unsigned warps)
 {
     gpu_out_t *out = (gpu_out_t*)malloc(warps * sizeof(*out));
     unsigned wp, running = 0;
-    cudaStream_t stream;
 
-    GPU_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    GPU_CHECK_CUDA(cudaMemcpyAsync(out, out_dev, warps * sizeof(*out),
-                                   cudaMemcpyDefault, stream));
-    GPU_CHECK_CUDA(cudaStreamSynchronize(stream));
-    cudaStreamDestroy(stream);
+    gpu_read(out, out_dev, warps * sizeof(*out));
     for (wp = 0; wp < warps; ++wp) {
         running += (out[wp].status == 0xffffffffu);
     }

@@ -207,6 +207,32 @@ static void chan_world_connect(chan_world_t *w, unsigned i, unsigned path)
     GDA_FT_ASSERT_OK(gda_ft_chan_host_connect(b, path, &attr));
 }
 
+/* "counters" of the control socket (gda_ft_softctl counters): a line per
+ * channel of side A */
+static void chan_world_ctl_counters(void *arg, int argc, char **argv,
+                                    char *reply, size_t max)
+{
+    chan_world_t *w = (chan_world_t*)arg;
+    const gda_ft_chan_t *poster;
+    gda_ft_chan_query_t q;
+    gda_ft_chan_t view;
+    size_t len = 0;
+    unsigned c;
+
+    (void)argc;
+    (void)argv;
+    for (c = 0; c < w->params.nchan; ++c) {
+        poster = &w->chans[c];
+        if (w->params.mem.read != NULL) {
+            w->params.mem.read(&view, poster, sizeof(view));
+            poster = &view;
+        }
+        gda_ft_chan_host_query(&w->a[c], poster, &q);
+        len += gda_ft_chan_query_format(&q, "chan_world ", reply + len,
+                                        (len < max) ? max - len : 0);
+    }
+}
+
 void chan_world_init(chan_world_t *w, const chan_world_params_t *params)
 {
     gda_ft_dev_mem_elem_t elems[CHAN_ELEM_COUNT];
@@ -284,6 +310,8 @@ void chan_world_init(chan_world_t *w, const chan_world_params_t *params)
     w->ep.version      = GDA_FT_DEV_VERSION;
     w->ep.num_channels = (uint16_t)params->nchan;
     w->ep.channels     = w->chans;
+    GDA_FT_ASSERT_OK(gda_ft_soft_ctl_register("counters",
+                                              chan_world_ctl_counters, w));
 }
 
 void chan_world_fini(chan_world_t *w)
@@ -294,6 +322,7 @@ void chan_world_fini(chan_world_t *w)
     unsigned i;
 
     chan_world_guard_stop(w);
+    gda_ft_soft_ctl_unregister(chan_world_ctl_counters, w);
     for (i = 0; i < w->params.nchan; ++i) {
         gda_ft_chan_host_cleanup(&w->a[i]);
         gda_ft_chan_host_cleanup(&w->b[i]);

@@ -38,6 +38,10 @@ typedef struct chan_world_mem {
     gda_ft_chan_host_mem_t words;   /* signals, counters, fetch results */
     /* copies between host memory and any of the above */
     void                 (*copy)(void *dst, const void *src, size_t len);
+    /* copies poster memory into host memory beside running posters and
+     * with the soft HCA's engine lock held (a control command), or NULL
+     * when the host reads poster memory directly */
+    void                 (*read)(void *dst, const void *src, size_t len);
 } chan_world_mem_t;
 
 typedef struct chan_world_params {

@@ -411,6 +411,48 @@ GDA_FT_TEST_TIMEOUT(dev_chan, many_threads_one_channel_no_fault, 120)
     chan_world_fini(&w);
 }
 
+/* What the query functions and `gda_ft_softctl counters` report for each
+ * channel is what its posters and its guardian counted */
+static void chan_check_counters(chan_world_t *w)
+{
+    char reply[4096], line[512], *at;
+    gda_ft_chan_query_t q;
+    uint64_t start;
+    unsigned c;
+
+    /* the guardian answers the last records (failbacks) on its own time */
+    for (c = 0; c < w->params.nchan; ++c) {
+        start = gda_ft_dev_now_ns();
+        while ((__atomic_load_n(&w->a[c].mbox->ans_seq, __ATOMIC_ACQUIRE) !=
+                w->a[c].mbox->req_seq) &&
+               (gda_ft_dev_now_ns() - start < 2000000000ull)) {
+            usleep(1000);
+        }
+    }
+    GDA_FT_ASSERT_OK(gda_ft_soft_ctl_exec("counters", reply, sizeof(reply)));
+    for (c = 0; c < w->params.nchan; ++c) {
+        gda_ft_chan_host_query(&w->a[c], &w->chans[c], &q);
+        GDA_FT_ASSERT_EQ(q.id, c);
+        GDA_FT_ASSERT_EQ(memcmp(&q.poster, &w->chans[c].counters,
+                                sizeof(q.poster)), 0);
+        GDA_FT_ASSERT_EQ(q.active, GDA_FT_CHAN_PRIMARY);
+        /* every switch left a record the guardian answered; each one
+         * with atomics in flight (resolved) fenced the QP it left */
+        GDA_FT_ASSERT_EQ(q.host.records,
+                         q.poster.switches + q.poster.failbacks);
+        GDA_FT_ASSERT_EQ(q.host.fences, q.poster.switches);
+        GDA_FT_ASSERT(q.host.resolved >= q.poster.resolved);
+        GDA_FT_ASSERT(q.host.rearms >= q.poster.failbacks);
+        gda_ft_chan_query_format(&q, "chan_world ", line, sizeof(line));
+        at = strstr(reply, line);
+        if (at == NULL) {
+            GDA_FT_FAIL("channel %u: '%s' not in the counters reply:\n%s",
+                        c, line, reply);
+        }
+    }
+    printf("%s", reply);
+}
+
 GDA_FT_TEST_TIMEOUT(dev_chan, primary_down_mid_run_and_back, 180)
 {
     chan_world_params_t params;
@@ -448,6 +490,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, primary_down_mid_run_and_back, 180)
            CHAN_WORLD_SUM(&w, replays), CHAN_WORLD_SUM(&w, resolved),
            CHAN_WORLD_SUM(&w, confirmed), CHAN_WORLD_SUM(&w, in_doubt),
            CHAN_WORLD_SUM(&w, failbacks));
+    chan_check_counters(&w);
     chan_world_fini(&w);
 }
 

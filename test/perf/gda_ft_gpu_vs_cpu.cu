@@ -13,9 +13,7 @@
  */
 #include "gpu_world.cuh"
 
-extern "C" {
 #include "chan_bench.h"
-}
 
 #include <unistd.h>
 
@@ -23,21 +21,7 @@ __global__ void vs_latency_kernel(gda_ft_dev_endpoint_t ep,
                                   gda_ft_dev_mem_list_t ml, unsigned n,
                                   uint64_t *samples, int *status)
 {
-    gda_ft_dev_status_t st = GDA_FT_DEV_OK;
-    gda_ft_dev_request_t req;
-    uint64_t start;
-    unsigned i;
-
-    for (i = 0; (i < n) && (st == GDA_FT_DEV_OK); ++i) {
-        start = gda_ft_dev_now_ns();
-        st    = gda_ft_dev_put_single(&ep, &ml, CHAN_ELEM_DATA, 0, 0, 8, 0,
-                                      &req);
-        if (st == GDA_FT_DEV_OK) {
-            st = gda_ft_dev_quiet(&ep, 0, 0);
-        }
-        samples[i] = gda_ft_dev_now_ns() - start;
-    }
-    *status = st;
+    *status = chan_bench_latency(&ep, &ml, n, samples);
 }
 
 __global__ void vs_stream_kernel(gda_ft_dev_endpoint_t ep,
@@ -45,24 +29,8 @@ __global__ void vs_stream_kernel(gda_ft_dev_endpoint_t ep,
                                  uint32_t len, unsigned window, unsigned slots,
                                  uint64_t *elapsed, int *status)
 {
-    gda_ft_dev_status_t st = GDA_FT_DEV_OK;
-    uint64_t start         = gda_ft_dev_now_ns(), off;
-    gda_ft_dev_request_t req;
-    unsigned i;
-
-    for (i = 0; (i < count) && (st == GDA_FT_DEV_OK); ++i) {
-        off = (uint64_t)(i % slots) * len;
-        st  = gda_ft_dev_put_single(&ep, &ml, CHAN_ELEM_DATA, off, off, len,
-                                    0, &req);
-        if ((st == GDA_FT_DEV_OK) && ((i % window) == window - 1)) {
-            st = gda_ft_dev_quiet(&ep, 0, 0);
-        }
-    }
-    if (st == GDA_FT_DEV_OK) {
-        st = gda_ft_dev_quiet(&ep, 0, 0);
-    }
-    *elapsed = gda_ft_dev_now_ns() - start;
-    *status  = st;
+    *status = chan_bench_stream(&ep, &ml, count, len, window, slots,
+                                elapsed);
 }
 
 typedef struct vs_result {
@@ -145,8 +113,8 @@ static int vs_cpu(unsigned n, unsigned count, uint32_t len, unsigned window,
     vs_world_params(&params, &chan_world_host_mem, len);
     chan_world_init(&w, &params);
     chan_world_guard_start(&w);
-    s1 = chan_bench_put_latency(&w, n, samples);
-    s2 = chan_bench_put_stream(&w, count, len, window, &elapsed);
+    s1 = chan_bench_cpu_latency(&w, n, samples);
+    s2 = chan_bench_cpu_stream(&w, count, len, window, &elapsed);
     vs_latency_stats(samples, n, r);
     r->gbps = (double)count * len / elapsed;
     free(samples);

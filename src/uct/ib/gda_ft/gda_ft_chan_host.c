@@ -10,6 +10,7 @@
 #include "gda_ft_dev_atomic.h"
 
 #include <ucs/debug/log.h>
+#include <stdio.h>
 #include <string.h>
 
 #define GDA_FT_CHAN_SCRATCH_SIZE 64
@@ -17,6 +18,15 @@
 
 /* Fresh PSNs for a re-armed path: anywhere in the 24-bit space, so that a
  * stale packet of the old incarnation is out of window */
+
+/* Counters have one writer, the guardian; queries read them from other
+ * threads */
+static void gda_ft_chan_host_count(uint32_t *counter)
+{
+    __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + 1,
+                     __ATOMIC_RELAXED);
+}
+
 static uint32_t gda_ft_chan_host_fresh_psn(gda_ft_chan_host_t *ch,
                                            unsigned path, uint64_t now_ns)
 {
@@ -261,7 +271,7 @@ static void gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
     uint32_t epsn                    = 0;
     uint32_t known                   = 0;
 
-    ++ch->counters.records;
+    gda_ft_chan_host_count(&ch->counters.records);
     if (failed >= GDA_FT_CHAN_NUM_PATHS) {
         ucs_error("gda_ft channel %u: switch record %u names path %u",
                   ch->chan.id, seq, failed);
@@ -270,7 +280,7 @@ static void gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
          * later. A backup left by a failback stays connected. */
         if (gda_ft_hca_qp_modify(ch->path[failed].qp, GDA_FT_HCA_QP_ERR,
                                  NULL) == UCS_OK) {
-            ++ch->counters.fences;
+            gda_ft_chan_host_count(&ch->counters.fences);
         }
         ch->path[failed].needs_rearm = 1;
         /* a QP error on a port that is up needs no recovery window */
@@ -281,7 +291,7 @@ static void gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
 
         if (rec->resolve && (peer->fence(arg, ch, failed, &epsn) == UCS_OK)) {
             known = 1;
-            ++ch->counters.resolved;
+            gda_ft_chan_host_count(&ch->counters.resolved);
         }
         ucs_diag("gda_ft channel %u: left path %u (reason %u) at index "
                  "%lu; peer's word: %s (expected PSN 0x%x)", ch->chan.id,
@@ -344,7 +354,7 @@ static ucs_status_t gda_ft_chan_host_rearm(gda_ft_chan_host_t *ch,
     p->conn        = local;
     p->needs_rearm = 0;
     p->rearmed_ns  = now_ns;
-    ++ch->counters.rearms;
+    gda_ft_chan_host_count(&ch->counters.rearms);
     ch->mbox->rearm_psn[path] = local.sq_psn;
     gda_ft_atomic_store_rel32(&ch->mbox->rearm[path],
                               ch->mbox->rearm[path] + 1);
@@ -433,4 +443,55 @@ int gda_ft_chan_host_guard(gda_ft_chan_host_t *ch,
         }
     }
     return work;
+}
+
+void gda_ft_chan_host_query(const gda_ft_chan_host_t *ch,
+                            const gda_ft_chan_t *poster,
+                            gda_ft_chan_query_t *q)
+{
+    const uint32_t *src = (const uint32_t*)&poster->counters;
+    uint32_t *dst       = (uint32_t*)&q->poster;
+    unsigned i;
+
+    GDA_FT_STATIC_ASSERT(sizeof(q->poster) % sizeof(uint32_t) == 0,
+                         chan_counters_words);
+    q->id     = ch->chan.id;
+    q->state  = gda_ft_atomic_load_acq32(&poster->state);
+    q->active = gda_ft_atomic_load_acq32(&poster->active);
+    for (i = 0; i < sizeof(q->poster) / sizeof(uint32_t); ++i) {
+        dst[i] = gda_ft_atomic_load_acq32(&src[i]);
+    }
+    q->host.records  = __atomic_load_n(&ch->counters.records,
+                                       __ATOMIC_RELAXED);
+    q->host.fences   = __atomic_load_n(&ch->counters.fences,
+                                       __ATOMIC_RELAXED);
+    q->host.resolved = __atomic_load_n(&ch->counters.resolved,
+                                       __ATOMIC_RELAXED);
+    q->host.rearms   = __atomic_load_n(&ch->counters.rearms,
+                                       __ATOMIC_RELAXED);
+    q->switch_ns     = gda_ft_atomic_load_acq64(&poster->switch_ns);
+    q->recovered_ns  = gda_ft_atomic_load_acq64(&poster->recovered_ns);
+}
+
+int gda_ft_chan_query_format(const gda_ft_chan_query_t *q,
+                             const char *prefix, char *buf, size_t max)
+{
+    static const char *paths[] = {"primary", "backup"};
+
+    return snprintf(buf, max,
+                    "%schannel %u: path %s, switches %u replays %u "
+                    "resolved %u confirmed %u in_doubt %u failbacks %u "
+                    "no_path %u op_errors %u; guardian: records %u fences "
+                    "%u resolved %u rearms %u; last switch: first completion "
+                    "%.3f ms after its replay\n",
+                    prefix, q->id,
+                    (q->state == GDA_FT_CHAN_NO_PATH) ? "none" :
+                    paths[q->active & 1], q->poster.switches,
+                    q->poster.replays, q->poster.resolved,
+                    q->poster.confirmed, q->poster.in_doubt,
+                    q->poster.failbacks, q->poster.no_path,
+                    q->poster.op_errors, q->host.records, q->host.fences,
+                    q->host.resolved, q->host.rearms,
+                    (q->recovered_ns >= q->switch_ns) ?
+                    (q->recovered_ns - q->switch_ns) / 1e6 : -1.0);
 }

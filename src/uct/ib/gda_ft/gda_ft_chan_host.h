@@ -126,4 +126,31 @@ int gda_ft_chan_host_guard(gda_ft_chan_host_t *ch,
 ucs_status_t gda_ft_chan_host_fence_qp(gda_ft_hca_qp_t *qp,
                                        uint32_t *epsn_p);
 
+/* What a channel has been through: the posters' side and the guardian's */
+typedef struct gda_ft_chan_query {
+    unsigned                    id;
+    uint32_t                    state;        /* GDA_FT_CHAN_* */
+    uint32_t                    active;       /* path of this epoch */
+    gda_ft_chan_counters_t      poster;
+    gda_ft_chan_host_counters_t host;
+    uint64_t                    switch_ns;    /* last switch's replay and */
+    uint64_t                    recovered_ns; /* the first completion after
+                                                 it (posters' clock) */
+} gda_ft_chan_query_t;
+
+/*
+ * Fills q from the guardian's counters and from `poster`: the posters'
+ * channel where the host can read it (host memory, or a copy of a channel
+ * in GPU memory). Reads it field by field with atomic loads, so posters
+ * may run meanwhile. Safe beside a running guardian.
+ */
+void gda_ft_chan_host_query(const gda_ft_chan_host_t *ch,
+                            const gda_ft_chan_t *poster,
+                            gda_ft_chan_query_t *q);
+
+/* One line of `gda_ft_softctl counters` for q, after `prefix`; returns
+ * what snprintf returns */
+int gda_ft_chan_query_format(const gda_ft_chan_query_t *q,
+                             const char *prefix, char *buf, size_t max);
+
 #endif
