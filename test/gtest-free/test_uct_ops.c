@@ -490,6 +490,54 @@ GDA_FT_TEST(uct_oob, messages_arrive_in_order_sync_and_async)
     test_oob_cleanup(&t);
 }
 
+/*
+ * A message that arrives while the receiver's async context is blocked (in
+ * loopback, by the sender's own am_bcopy) finds UCX's async thread unable to
+ * run the connection's handler; UCX keeps the event for the next progress
+ * and the edge-triggered socket raises no other. The asynchronous handler
+ * must still run without progress (UCX's am_async on oob/loopback failed
+ * with "prev_am_count+1" when it did not).
+ */
+GDA_FT_TEST(uct_oob, async_handler_runs_after_an_event_met_a_blocked_context)
+{
+    test_oob_rx_t rx = {0};
+    double deadline;
+    test_uct_t t;
+
+    test_oob_setup(&t);
+    GDA_FT_ASSERT_OK(uct_iface_set_am_handler(t.node[NODE_B].iface, 6,
+                                              test_oob_am_cb, &rx,
+                                              UCT_CB_FLAG_ASYNC));
+
+    /* the connection is accepted and watched: the first message came */
+    test_oob_send(&t, 6, 0, 100);
+    deadline = soft_now_sec() + 10;
+    while (__atomic_load_n(&rx.calls, __ATOMIC_ACQUIRE) < 1) {
+        GDA_FT_ASSERT(soft_now_sec() < deadline);
+        usleep(1000);
+    }
+
+    /* the second arrives while B's context is blocked */
+    UCS_ASYNC_BLOCK(t.node[NODE_B].async);
+    test_oob_send(&t, 6, 1, 101);
+    usleep(300000);
+    GDA_FT_ASSERT_EQ(__atomic_load_n(&rx.calls, __ATOMIC_ACQUIRE), 1);
+    UCS_ASYNC_UNBLOCK(t.node[NODE_B].async);
+
+    /* within a few OOB_ASYNC_TICKs (100 ms), with no progress of B */
+    deadline = soft_now_sec() + 2;
+    while (__atomic_load_n(&rx.calls, __ATOMIC_ACQUIRE) < 2) {
+        if (soft_now_sec() > deadline) {
+            GDA_FT_FAIL("the message that met a blocked async context was "
+                        "not handled in 2 s without progress");
+        }
+        usleep(1000);
+    }
+    GDA_FT_ASSERT_EQ(rx.bad, 0);
+    GDA_FT_ASSERT(!pthread_equal(rx.thread, pthread_self()));
+    test_oob_cleanup(&t);
+}
+
 GDA_FT_TEST(uct_oob, malformed_stream_and_addresses_are_refused)
 {
     uint8_t dev_addr[64], iface_addr[64], junk[64];

@@ -206,6 +206,14 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      ucs_offsetof(uct_gda_ft_iface_config_t, oob_tx_max_msgs),
      UCS_CONFIG_TYPE_UINT},
 
+    {"OOB_ASYNC_TICK", "100ms",
+     "Out-of-band channel: interval at which UCX's async thread reads the\n"
+     "connections itself, for asynchronous AM handlers whose socket event\n"
+     "found the async context blocked (UCX defers such an event to the next\n"
+     "progress). 0 disables it: such messages then wait for progress.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, oob_async_tick),
+     UCS_CONFIG_TYPE_TIME_UNITS},
+
     UCT_IFACE_MPOOL_CONFIG_FIELDS("TX_", -1, 64, "bounce",
                                   ucs_offsetof(uct_gda_ft_iface_config_t,
                                                tx_mp), ""),

@@ -87,6 +87,7 @@ typedef struct uct_gda_ft_iface_config {
     int                      print_backup;  /* ucs_on_off_auto_value_t */
     size_t                   oob_tx_queue;  /* out-of-band channel: bytes */
     unsigned                 oob_tx_max_msgs;
+    ucs_time_t               oob_async_tick; /* 0: no timer */
     uct_iface_mpool_config_t tx_mp;
     uct_iface_mpool_config_t rx_mp;
 } uct_gda_ft_iface_config_t;

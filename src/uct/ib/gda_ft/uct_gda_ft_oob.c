@@ -85,6 +85,7 @@ typedef struct uct_gda_ft_oob_iface {
     ucs_list_link_t  eps;       /* endpoints (send side) */
     int             *retired_fds; /* of destroyed endpoints, see above */
     unsigned         num_retired;
+    int              timer_id;    /* OOB_ASYNC_TICK; -1: none */
     struct {
         size_t       tx_queue;    /* OOB_TX_QUEUE */
         unsigned     tx_max_msgs; /* OOB_TX_MAX_MSGS */
@@ -288,6 +289,28 @@ static void uct_gda_ft_oob_conn_event(int fd, ucs_event_set_types_t events,
                                       void *arg)
 {
     uct_gda_ft_oob_conn_progress(arg, 1);
+}
+
+/*
+ * The async thread's own pass over the connections. UCX does not call a
+ * handler whose event finds the async context blocked (by am_bcopy, for
+ * one: in loopback the message arrives while its sender still holds the
+ * context); it queues the event for the next ucs_async_check_miss(), which
+ * only progress makes. The connections' handlers are edge-triggered, so the
+ * data left in the socket raises no new event, and a message for an
+ * asynchronous handler waited for progress (UCX's am_async, "prev_am_count
+ * + 1"). A timer that finds the context blocked is called again at its next
+ * tick.
+ */
+static void uct_gda_ft_oob_async_timer(int id, ucs_event_set_types_t events,
+                                       void *arg)
+{
+    uct_gda_ft_oob_iface_t *iface = arg;
+    uct_gda_ft_oob_conn_t *conn;
+
+    ucs_list_for_each(conn, &iface->conns, list) {
+        uct_gda_ft_oob_conn_progress(conn, 1);
+    }
 }
 
 static void uct_gda_ft_oob_accept_event(int fd, ucs_event_set_types_t events,
@@ -1003,6 +1026,7 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_oob_iface_t, uct_md_h tl_md,
     ucs_list_head_init(&self->eps);
     self->retired_fds = NULL;
     self->num_retired = 0;
+    self->timer_id    = -1;
 
     if ((config->oob_tx_queue < UCT_GDA_FT_OOB_MSG_MAX) ||
         (config->oob_tx_max_msgs == 0)) {
@@ -1030,14 +1054,32 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_oob_iface_t, uct_md_h tl_md,
     status = uct_gda_ft_oob_watch(self, self->listen_fd, UCS_EVENT_SET_EVREAD,
                                   uct_gda_ft_oob_accept_event, self);
     if (status != UCS_OK) {
-        close(self->listen_fd);
-        return status;
+        goto err_close;
+    }
+
+    if (config->oob_async_tick > 0) {
+        status = ucs_async_add_timer(uct_gda_ft_oob_async(self)->mode,
+                                     config->oob_async_tick,
+                                     uct_gda_ft_oob_async_timer, self,
+                                     uct_gda_ft_oob_async(self),
+                                     &self->timer_id);
+        if (status != UCS_OK) {
+            ucs_error("gda_ft oob: cannot add the async timer: %s",
+                      ucs_status_string(status));
+            goto err_remove_listener;
+        }
     }
 
     ucs_debug("gda_ft oob: iface %p listens on %s:%u", self,
               inet_ntoa(*(struct in_addr*)&self->ipv4_be),
               ntohs(self->port_be));
     return UCS_OK;
+
+err_remove_listener:
+    ucs_async_remove_handler(self->listen_fd, 1);
+err_close:
+    close(self->listen_fd);
+    return status;
 }
 
 static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_oob_iface_t)
@@ -1048,6 +1090,10 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_oob_iface_t)
     /* the worker must not call our progress once we are gone */
     uct_base_iface_progress_disable(&self->super.super,
                                     UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    if (self->timer_id >= 0) {
+        /* waits for a call in progress, as the fd handlers' removal */
+        ucs_async_remove_handler(self->timer_id, 1);
+    }
     ucs_async_remove_handler(self->listen_fd, 1);
     close(self->listen_fd);
     ucs_list_for_each_safe(conn, tmp, &self->conns, list) {

@@ -1,0 +1,160 @@
+/*
+ * The software HCA's engine thread: where it runs.
+ */
+#ifndef _GNU_SOURCE
+#  define _GNU_SOURCE
+#endif
+
+#include "soft_harness.h"
+#include "gda_ft_test.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MAX_TASKS 256
+
+typedef struct {
+    cpu_set_t          cpus;    /* the opener binds itself to these */
+    pid_t              tid;
+    gda_ft_hca_dev_t  *dev;
+    ucs_status_t       status;
+    int                opened;
+    int                done;    /* set by the test: the opener may leave */
+    pthread_mutex_t    lock;
+    pthread_cond_t     cond;
+} engine_opener_t;
+
+static unsigned list_tasks(pid_t *tids, unsigned max)
+{
+    DIR *dir = opendir("/proc/self/task");
+    struct dirent *d;
+    unsigned n = 0;
+
+    GDA_FT_ASSERT(dir != NULL);
+    while (((d = readdir(dir)) != NULL) && (n < max)) {
+        if (d->d_name[0] != '.') {
+            tids[n++] = atoi(d->d_name);
+        }
+    }
+    closedir(dir);
+    return n;
+}
+
+static int tid_in(pid_t tid, const pid_t *tids, unsigned n)
+{
+    unsigned i;
+
+    for (i = 0; i < n; ++i) {
+        if (tids[i] == tid) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Binds itself to one CPU, as UCX's performance tests bind their threads,
+ * and opens the first soft device of the process */
+static void *engine_opener(void *arg)
+{
+    engine_opener_t *o = arg;
+
+    o->tid = (pid_t)syscall(SYS_gettid);
+    if (sched_setaffinity(0, sizeof(o->cpus), &o->cpus) == 0) {
+        o->status = gda_ft_hca_open("tsoft0", &o->dev);
+    } else {
+        o->status = UCS_ERR_IO_ERROR;
+    }
+
+    pthread_mutex_lock(&o->lock);
+    o->opened = 1;
+    pthread_cond_broadcast(&o->cond);
+    while (!o->done) {
+        pthread_cond_wait(&o->cond, &o->lock);
+    }
+    pthread_mutex_unlock(&o->lock);
+    return NULL;
+}
+
+/*
+ * A thread bound to one CPU that opens the first device must not bind the
+ * engine to that CPU too: the engine then shared it with that thread's busy
+ * polling while the other CPUs idled, and UCX's test_uct_perf ran past its
+ * watchdog on 2 cores. The engine runs where the process may run.
+ */
+GDA_FT_TEST(soft_engine, thread_runs_on_the_process_cpus_not_the_opener_cpu)
+{
+    pid_t before[MAX_TASKS], after[MAX_TASKS], engine_tid = 0;
+    cpu_set_t process, engine;
+    engine_opener_t o;
+    unsigned nbefore, nafter, i;
+    pthread_t thread;
+    char path[64], comm[32] = "";
+    FILE *f;
+    int cpu;
+
+    GDA_FT_ASSERT_EQ(sched_getaffinity(0, sizeof(process), &process), 0);
+    if (CPU_COUNT(&process) < 2) {
+        GDA_FT_SKIP("needs 2 CPUs, the process may use %d",
+                    CPU_COUNT(&process));
+    }
+
+    soft_test_env(1, NULL);
+    memset(&o, 0, sizeof(o));
+    pthread_mutex_init(&o.lock, NULL);
+    pthread_cond_init(&o.cond, NULL);
+    for (cpu = 0; !CPU_ISSET(cpu, &process); ++cpu) {
+    }
+    CPU_ZERO(&o.cpus);
+    CPU_SET(cpu, &o.cpus);
+
+    nbefore = list_tasks(before, MAX_TASKS);
+    GDA_FT_ASSERT_EQ(pthread_create(&thread, NULL, engine_opener, &o), 0);
+    pthread_mutex_lock(&o.lock);
+    while (!o.opened) {
+        pthread_cond_wait(&o.cond, &o.lock);
+    }
+    pthread_mutex_unlock(&o.lock);
+    GDA_FT_ASSERT_OK(o.status);
+
+    /* The engine is the thread that appeared with the device */
+    nafter = list_tasks(after, MAX_TASKS);
+    for (i = 0; i < nafter; ++i) {
+        if ((after[i] != o.tid) && !tid_in(after[i], before, nbefore)) {
+            GDA_FT_ASSERT_EQ(engine_tid, 0);
+            engine_tid = after[i];
+        }
+    }
+    GDA_FT_ASSERT_NE(engine_tid, 0);
+
+    GDA_FT_ASSERT_EQ(sched_getaffinity(engine_tid, sizeof(engine), &engine),
+                     0);
+    if (!CPU_EQUAL(&engine, &process)) {
+        GDA_FT_FAIL("engine thread %d may run on %d CPU(s), the process on "
+                    "%d: it took the affinity of the thread that opened "
+                    "the device (bound to CPU %d)", engine_tid,
+                    CPU_COUNT(&engine), CPU_COUNT(&process), cpu);
+    }
+
+    snprintf(path, sizeof(path), "/proc/self/task/%d/comm", engine_tid);
+    f = fopen(path, "r");
+    GDA_FT_ASSERT(f != NULL);
+    GDA_FT_ASSERT(fgets(comm, sizeof(comm), f) != NULL);
+    fclose(f);
+    comm[strcspn(comm, "\n")] = '\0';
+    GDA_FT_ASSERT_EQ(strcmp(comm, "gda_ft_soft"), 0);
+
+    pthread_mutex_lock(&o.lock);
+    o.done = 1;
+    pthread_cond_broadcast(&o.cond);
+    pthread_mutex_unlock(&o.lock);
+    pthread_join(thread, NULL);
+    gda_ft_hca_close(o.dev);
+    pthread_cond_destroy(&o.cond);
+    pthread_mutex_destroy(&o.lock);
+}
