@@ -16,9 +16,6 @@
 #define GDA_FT_CHAN_SCRATCH_SIZE 64
 #define GDA_FT_CHAN_DBREC_SIZE   64
 
-/* Fresh PSNs for a re-armed path: anywhere in the 24-bit space, so that a
- * stale packet of the old incarnation is out of window */
-
 /* Counters have one writer, the guardian; queries read them from other
  * threads */
 static void gda_ft_chan_host_count(uint32_t *counter)
@@ -27,6 +24,8 @@ static void gda_ft_chan_host_count(uint32_t *counter)
                      __ATOMIC_RELAXED);
 }
 
+/* Fresh PSNs for a re-armed path: anywhere in the 24-bit space, so that a
+ * stale packet of the old incarnation is out of window */
 static uint32_t gda_ft_chan_host_fresh_psn(gda_ft_chan_host_t *ch,
                                            unsigned path, uint64_t now_ns)
 {
@@ -445,32 +444,36 @@ int gda_ft_chan_host_guard(gda_ft_chan_host_t *ch,
     return work;
 }
 
+/* Copies a struct of 32-bit counters that another thread may be bumping,
+ * one atomic load per counter */
+static void gda_ft_chan_load_counters(void *dst, const void *src,
+                                      size_t size)
+{
+    const uint32_t *from = (const uint32_t*)src;
+    uint32_t *to         = (uint32_t*)dst;
+    size_t i;
+
+    for (i = 0; i < size / sizeof(uint32_t); ++i) {
+        to[i] = gda_ft_atomic_load_acq32(&from[i]);
+    }
+}
+
 void gda_ft_chan_host_query(const gda_ft_chan_host_t *ch,
                             const gda_ft_chan_t *poster,
                             gda_ft_chan_query_t *q)
 {
-    const uint32_t *src = (const uint32_t*)&poster->counters;
-    uint32_t *dst       = (uint32_t*)&q->poster;
-    unsigned i;
-
     GDA_FT_STATIC_ASSERT(sizeof(q->poster) % sizeof(uint32_t) == 0,
                          chan_counters_words);
+    GDA_FT_STATIC_ASSERT(sizeof(q->host) % sizeof(uint32_t) == 0,
+                         chan_host_counters_words);
     q->id     = ch->chan.id;
     q->state  = gda_ft_atomic_load_acq32(&poster->state);
     q->active = gda_ft_atomic_load_acq32(&poster->active);
-    for (i = 0; i < sizeof(q->poster) / sizeof(uint32_t); ++i) {
-        dst[i] = gda_ft_atomic_load_acq32(&src[i]);
-    }
-    q->host.records  = __atomic_load_n(&ch->counters.records,
-                                       __ATOMIC_RELAXED);
-    q->host.fences   = __atomic_load_n(&ch->counters.fences,
-                                       __ATOMIC_RELAXED);
-    q->host.resolved = __atomic_load_n(&ch->counters.resolved,
-                                       __ATOMIC_RELAXED);
-    q->host.rearms   = __atomic_load_n(&ch->counters.rearms,
-                                       __ATOMIC_RELAXED);
-    q->switch_ns     = gda_ft_atomic_load_acq64(&poster->switch_ns);
-    q->recovered_ns  = gda_ft_atomic_load_acq64(&poster->recovered_ns);
+    gda_ft_chan_load_counters(&q->poster, &poster->counters,
+                              sizeof(q->poster));
+    gda_ft_chan_load_counters(&q->host, &ch->counters, sizeof(q->host));
+    q->switch_ns    = gda_ft_atomic_load_acq64(&poster->switch_ns);
+    q->recovered_ns = gda_ft_atomic_load_acq64(&poster->recovered_ns);
 }
 
 int gda_ft_chan_query_format(const gda_ft_chan_query_t *q,

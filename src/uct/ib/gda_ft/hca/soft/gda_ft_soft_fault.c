@@ -85,10 +85,23 @@ static int gda_ft_soft_prob_valid(double p)
     return (p >= 0.0) && (p <= 1.0);
 }
 
-/* A paced port sends at least 10 packets a second */
-static int gda_ft_soft_pace_valid(double pace)
+/* NULL for settings a port can take, else why not (for the control
+ * command's reply) */
+static const char *gda_ft_soft_fault_invalid(const gda_ft_soft_fault_t *fault)
 {
-    return (pace >= 0.0) && (pace <= 0.1);
+    if (!gda_ft_soft_prob_valid(fault->drop) ||
+        !gda_ft_soft_prob_valid(fault->delay) ||
+        !gda_ft_soft_prob_valid(fault->reorder)) {
+        return "probability must be within [0, 1]";
+    }
+    if ((fault->delay_time < 0) || (fault->delay_time > 10.0)) {
+        return "delay time must be within [0, 10] s";
+    }
+    if ((fault->pace_time < 0) || (fault->pace_time > 0.1)) {
+        /* a paced port sends at least 10 packets a second */
+        return "pace must be within [0, 0.1] s";
+    }
+    return NULL;
 }
 
 ucs_status_t gda_ft_soft_port_set_fault(gda_ft_hca_dev_t *dev,
@@ -97,11 +110,7 @@ ucs_status_t gda_ft_soft_port_set_fault(gda_ft_hca_dev_t *dev,
 {
     gda_ft_soft_port_t *port;
 
-    if (!gda_ft_soft_prob_valid(fault->drop) ||
-        !gda_ft_soft_prob_valid(fault->delay) ||
-        !gda_ft_soft_prob_valid(fault->reorder) ||
-        (fault->delay_time < 0) || (fault->delay_time > 10.0) ||
-        !gda_ft_soft_pace_valid(fault->pace_time)) {
+    if (gda_ft_soft_fault_invalid(fault) != NULL) {
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -536,6 +545,7 @@ static ucs_status_t gda_ft_soft_ctl_exec_locked(char *cmd, char *reply,
                                                 size_t max)
 {
     char *argv[8], *save = NULL, *end;
+    const char *why;
     gda_ft_soft_port_t *port;
     gda_ft_hca_dev_t *dev;
     gda_ft_soft_fault_t fault;
@@ -601,14 +611,9 @@ static ucs_status_t gda_ft_soft_ctl_exec_locked(char *cmd, char *reply,
         goto usage;
     }
 
-    if (!gda_ft_soft_prob_valid(fault.drop) ||
-        !gda_ft_soft_prob_valid(fault.delay) ||
-        !gda_ft_soft_prob_valid(fault.reorder)) {
-        snprintf(reply, max, "error: probability must be within [0, 1]\n");
-        return UCS_ERR_INVALID_PARAM;
-    }
-    if (!gda_ft_soft_pace_valid(fault.pace_time)) {
-        snprintf(reply, max, "error: pace must be within [0, 0.1] s\n");
+    why = gda_ft_soft_fault_invalid(&fault);
+    if (why != NULL) {
+        snprintf(reply, max, "error: %s\n", why);
         return UCS_ERR_INVALID_PARAM;
     }
     port->fault = fault;
