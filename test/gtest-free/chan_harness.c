@@ -95,29 +95,12 @@ static ucs_status_t chan_peer_fence(void *arg, gda_ft_chan_host_t *ch,
 
 static ucs_status_t chan_peer_rearm(void *arg, gda_ft_chan_host_t *ch,
                                     unsigned path,
-                                    const gda_ft_hca_qp_attr_t *local,
-                                    gda_ft_hca_qp_attr_t *remote)
+                                    const gda_ft_hca_qp_attr_t *local)
 {
-    chan_world_t *w           = (chan_world_t*)arg;
-    gda_ft_chan_host_t *peer  = &w->b[ch->chan.id];
-    gda_ft_hca_qp_attr_t attr = peer->path[path].conn;
-    ucs_status_t status;
+    chan_world_t *w = (chan_world_t*)arg;
 
-    status = gda_ft_hca_qp_modify(peer->path[path].qp, GDA_FT_HCA_QP_RESET,
-                                  NULL);
-    if (status != UCS_OK) {
-        return status;
-    }
-    attr.dest_qpn = ch->path[path].qp->qpn;
-    attr.rq_psn   = local->sq_psn;
-    attr.sq_psn   = (local->sq_psn + 0x1234) & 0xffffff;
-    status = gda_ft_chan_host_connect(peer, path, &attr);
-    if (status != UCS_OK) {
-        return status;
-    }
-    remote->dest_qpn = peer->path[path].qp->qpn;
-    remote->rq_psn   = attr.sq_psn;
-    return UCS_OK;
+    return gda_ft_chan_host_reconnect(&w->b[ch->chan.id], path,
+                                      local->sq_psn, local->rq_psn);
 }
 
 static int chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch, unsigned path)

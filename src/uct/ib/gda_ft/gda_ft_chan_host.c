@@ -27,10 +27,10 @@ static void gda_ft_chan_host_count(uint32_t *counter)
 /* Fresh PSNs for a re-armed path: anywhere in the 24-bit space, so that a
  * stale packet of the old incarnation is out of window */
 static uint32_t gda_ft_chan_host_fresh_psn(gda_ft_chan_host_t *ch,
-                                           unsigned path, uint64_t now_ns)
+                                           unsigned salt, uint64_t now_ns)
 {
     return (uint32_t)((now_ns >> 10) * 2654435761u + ch->chan.id * 97 +
-                      path) & 0xffffff;
+                      salt * 0x5a5a5) & 0xffffff;
 }
 
 static void gda_ft_chan_host_free_path(gda_ft_chan_host_t *ch,
@@ -258,10 +258,13 @@ ucs_status_t gda_ft_chan_host_fence_qp(gda_ft_hca_qp_t *qp, uint32_t *epsn_p)
     return UCS_OK;
 }
 
-/* Handles switch record seq: fence, and the peer's word when asked */
-static void gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
-                                    const gda_ft_chan_peer_ops_t *peer,
-                                    void *arg, uint32_t seq)
+/*
+ * Handles switch record seq: fence, and the peer's word when asked. Returns
+ * 0 while the peer's word is on its way (ask again at the next pass).
+ */
+static int gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
+                                   const gda_ft_chan_peer_ops_t *peer,
+                                   void *arg, uint32_t seq)
 {
     gda_ft_chan_mbox_t *mbox         = ch->mbox;
     const gda_ft_chan_record_t *rec  =
@@ -269,28 +272,38 @@ static void gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
     unsigned failed                  = rec->failed;
     uint32_t epsn                    = 0;
     uint32_t known                   = 0;
+    ucs_status_t status;
 
-    gda_ft_chan_host_count(&ch->counters.records);
     if (failed >= GDA_FT_CHAN_NUM_PATHS) {
         ucs_error("gda_ft channel %u: switch record %u names path %u",
                   ch->chan.id, seq, failed);
     } else if (rec->why != GDA_FT_CHAN_WHY_FAILBACK) {
-        /* Fence our end first: nothing of the abandoned QP may land
-         * later. A backup left by a failback stays connected. */
-        if (gda_ft_hca_qp_modify(ch->path[failed].qp, GDA_FT_HCA_QP_ERR,
-                                 NULL) == UCS_OK) {
-            gda_ft_chan_host_count(&ch->counters.fences);
+        if (ch->fenced_seq != seq) {
+            /* Fence our end first: nothing of the abandoned QP may land
+             * later. A backup left by a failback stays connected. */
+            ch->fenced_seq = seq;
+            if (gda_ft_hca_qp_modify(ch->path[failed].qp, GDA_FT_HCA_QP_ERR,
+                                     NULL) == UCS_OK) {
+                gda_ft_chan_host_count(&ch->counters.fences);
+            }
+            ch->path[failed].needs_rearm = 1;
+            /* a QP error on a port that is up needs no recovery window */
+            ch->path[failed].rearm_now   = (rec->why ==
+                                            GDA_FT_CHAN_WHY_OP_ERROR) ||
+                                           (rec->why ==
+                                            GDA_FT_CHAN_WHY_ERR_CQE);
+            ch->path[failed].up_since_ns = 0;
         }
-        ch->path[failed].needs_rearm = 1;
-        /* a QP error on a port that is up needs no recovery window */
-        ch->path[failed].rearm_now   = (rec->why ==
-                                        GDA_FT_CHAN_WHY_OP_ERROR) ||
-                                       (rec->why == GDA_FT_CHAN_WHY_ERR_CQE);
-        ch->path[failed].up_since_ns = 0;
 
-        if (rec->resolve && (peer->fence(arg, ch, failed, &epsn) == UCS_OK)) {
-            known = 1;
-            gda_ft_chan_host_count(&ch->counters.resolved);
+        if (rec->resolve) {
+            status = peer->fence(arg, ch, failed, &epsn);
+            if (status == UCS_INPROGRESS) {
+                return 0;
+            }
+            if (status == UCS_OK) {
+                known = 1;
+                gda_ft_chan_host_count(&ch->counters.resolved);
+            }
         }
         ucs_diag("gda_ft channel %u: left path %u (reason %u) at index "
                  "%lu; peer's word: %s (expected PSN 0x%x)", ch->chan.id,
@@ -298,9 +311,11 @@ static void gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
                  known ? "known" : "none", epsn);
     }
 
+    gda_ft_chan_host_count(&ch->counters.records);
     mbox->ans_known = known;
     mbox->ans_epsn  = epsn;
     gda_ft_atomic_store_rel32(&mbox->ans_seq, seq);
+    return 1;
 }
 
 /* Empties a collapsed CQE that a poster may still be reading: the word it
@@ -318,23 +333,13 @@ static void gda_ft_chan_host_reset_cqe(void *buf)
     memset(cqe, 0, offsetof(gda_ft_mlx5_cqe64_t, wqe_counter));
 }
 
-/* RESET -> RTS of our QP of `path` and the peer's, with fresh PSNs; the
- * ring restarts at index 0 and the CQE is empty again */
-static ucs_status_t gda_ft_chan_host_rearm(gda_ft_chan_host_t *ch,
-                                           const gda_ft_chan_peer_ops_t *peer,
-                                           void *arg, unsigned path,
-                                           uint64_t now_ns)
+ucs_status_t gda_ft_chan_host_reconnect(gda_ft_chan_host_t *ch,
+                                        unsigned path, uint32_t rq_psn,
+                                        uint32_t sq_psn)
 {
     gda_ft_chan_host_path_t *p = &ch->path[path];
-    gda_ft_hca_qp_attr_t local = p->conn, remote;
+    gda_ft_hca_qp_attr_t attr  = p->conn;
     ucs_status_t status;
-
-    local.sq_psn = gda_ft_chan_host_fresh_psn(ch, path, now_ns);
-    remote       = local;
-    status       = peer->rearm(arg, ch, path, &local, &remote);
-    if (status != UCS_OK) {
-        return status;
-    }
 
     status = gda_ft_hca_qp_modify(p->qp, GDA_FT_HCA_QP_RESET, NULL);
     if (status != UCS_OK) {
@@ -343,22 +348,53 @@ static ucs_status_t gda_ft_chan_host_rearm(gda_ft_chan_host_t *ch,
     p->dbrec[GDA_FT_MLX5_RCV_DBR] = 0;
     p->dbrec[GDA_FT_MLX5_SND_DBR] = 0;
     gda_ft_chan_host_reset_cqe(p->cqe);
-    local.dest_qpn = remote.dest_qpn;
-    local.rq_psn   = remote.rq_psn;
-    status = gda_ft_hca_qp_connect(p->qp, &local);
+    attr.rq_psn = rq_psn & 0xffffff;
+    attr.sq_psn = sq_psn & 0xffffff;
+    return gda_ft_chan_host_connect(ch, path, &attr);
+}
+
+/*
+ * RESET -> RTS of our QP of `path` and the peer's, with fresh PSNs that we
+ * choose for both directions; the ring restarts at index 0 and the CQE is
+ * empty again. Our QP is ready before the peer's, and the posters hear of
+ * the re-arm only once both are: nothing is sent into a QP that is not
+ * ready. UCS_INPROGRESS while the peer has not answered.
+ */
+static ucs_status_t gda_ft_chan_host_rearm(gda_ft_chan_host_t *ch,
+                                           const gda_ft_chan_peer_ops_t *peer,
+                                           void *arg, unsigned path,
+                                           uint64_t now_ns)
+{
+    gda_ft_chan_host_path_t *p = &ch->path[path];
+    ucs_status_t status;
+
+    if (!p->rearming) {
+        status = gda_ft_chan_host_reconnect(
+                ch, path, gda_ft_chan_host_fresh_psn(ch, path + 2, now_ns),
+                gda_ft_chan_host_fresh_psn(ch, path, now_ns));
+        if (status != UCS_OK) {
+            return status;
+        }
+        p->rearming = 1;
+    }
+
+    status = peer->rearm(arg, ch, path, &p->conn);
+    if (status == UCS_INPROGRESS) {
+        return status;
+    }
+    p->rearming = 0;
     if (status != UCS_OK) {
         return status;
     }
 
-    p->conn        = local;
     p->needs_rearm = 0;
     p->rearmed_ns  = now_ns;
     gda_ft_chan_host_count(&ch->counters.rearms);
-    ch->mbox->rearm_psn[path] = local.sq_psn;
+    ch->mbox->rearm_psn[path] = p->conn.sq_psn;
     gda_ft_atomic_store_rel32(&ch->mbox->rearm[path],
                               ch->mbox->rearm[path] + 1);
     ucs_diag("gda_ft channel %u: path %u re-armed (PSN 0x%x)", ch->chan.id,
-             path, local.sq_psn);
+             path, p->conn.sq_psn);
     return UCS_OK;
 }
 
@@ -405,6 +441,7 @@ int gda_ft_chan_host_guard(gda_ft_chan_host_t *ch,
     uint32_t seq = gda_ft_atomic_load_acq32(&ch->mbox->req_seq);
     const gda_ft_chan_record_t *rec;
     int work     = 0;
+    ucs_status_t status;
     uint32_t next;
     unsigned path;
 
@@ -421,9 +458,11 @@ int gda_ft_chan_host_guard(gda_ft_chan_host_t *ch,
         if (rec->resolve && (now_ns - ch->pending_ns < ch->params.grace_ns)) {
             break;
         }
-        gda_ft_chan_host_answer(ch, peer, arg, next);
+        work = 1;
+        if (!gda_ft_chan_host_answer(ch, peer, arg, next)) {
+            break;
+        }
         ch->handled_seq = next;
-        work            = 1;
     }
 
     for (path = 0; path < GDA_FT_CHAN_NUM_PATHS; ++path) {
@@ -434,8 +473,8 @@ int gda_ft_chan_host_guard(gda_ft_chan_host_t *ch,
     for (path = 0; path < GDA_FT_CHAN_NUM_PATHS; ++path) {
         if (ch->path[path].needs_rearm &&
             gda_ft_chan_host_path_ready(ch, peer, arg, path, now_ns)) {
-            if (gda_ft_chan_host_rearm(ch, peer, arg, path, now_ns) !=
-                UCS_OK) {
+            status = gda_ft_chan_host_rearm(ch, peer, arg, path, now_ns);
+            if ((status != UCS_OK) && (status != UCS_INPROGRESS)) {
                 ch->path[path].up_since_ns = 0;   /* try again later */
             }
             work = 1;

@@ -56,6 +56,8 @@ typedef struct gda_ft_chan_host_path {
     int                  needs_rearm; /* left by the poster, not re-armed */
     int                  rearm_now;   /* left for an error completion: the
                                          port is fine, no recovery wait */
+    int                  rearming;    /* our QP is re-armed, the peer's is
+                                         being asked */
     uint64_t             up_since_ns; /* port seen up since, 0: down */
     uint64_t             window_ns;   /* recovery window now (damped) */
     uint64_t             rearmed_ns;  /* last re-arm */
@@ -77,22 +79,29 @@ typedef struct gda_ft_chan_host {
     gda_ft_chan_host_params_t   params;
     uint32_t                    handled_seq;
     uint32_t                    pending_seq;  /* record seen, not answered */
+    uint32_t                    fenced_seq;   /* record whose path we
+                                                 fenced */
     uint64_t                    pending_ns;   /* when it was seen */
     gda_ft_chan_host_counters_t counters;
 } gda_ft_chan_host_t;
 
-/* What the guardian asks of the peer's end of a channel path */
+/*
+ * What the guardian asks of the peer's end of a channel path. The peer may
+ * be in another process: fence and rearm return UCS_INPROGRESS until its
+ * answer comes, and the guardian asks again at its next pass with the same
+ * arguments (an implementation keeps one question in flight and times it
+ * out itself).
+ */
 typedef struct gda_ft_chan_peer_ops {
     /* Move the peer's QP of `path` to ERR and report the PSN it expected
      * next */
     ucs_status_t (*fence)(void *arg, gda_ft_chan_host_t *ch, unsigned path,
                           uint32_t *epsn_p);
-    /* Re-arm the peer's QP of `path` towards ours (qpn, first PSN we send:
-     * local->sq_psn), and fill in what ours needs: remote->dest_qpn,
-     * remote->rq_psn (the first PSN the peer sends) */
+    /* Re-arm the peer's QP of `path` (RESET -> RTS) towards ours, which is
+     * ready: it receives from local->sq_psn on and sends from
+     * local->rq_psn on */
     ucs_status_t (*rearm)(void *arg, gda_ft_chan_host_t *ch, unsigned path,
-                          const gda_ft_hca_qp_attr_t *local,
-                          gda_ft_hca_qp_attr_t *remote);
+                          const gda_ft_hca_qp_attr_t *local);
     /* Whether the peer's port of `path` is up */
     int          (*port_up)(void *arg, gda_ft_chan_host_t *ch,
                             unsigned path);
@@ -111,6 +120,13 @@ void gda_ft_chan_host_cleanup(gda_ft_chan_host_t *ch);
  * timers); the channel starts counting PSNs at attr->sq_psn */
 ucs_status_t gda_ft_chan_host_connect(gda_ft_chan_host_t *ch, unsigned path,
                                       const gda_ft_hca_qp_attr_t *attr);
+
+/* RESET -> RTS of the QP of `path` towards the same peer QP, with new PSNs;
+ * its ring restarts at 0 (the posters must have left the path, or the
+ * channel must be a passive target) */
+ucs_status_t gda_ft_chan_host_reconnect(gda_ft_chan_host_t *ch,
+                                        unsigned path, uint32_t rq_psn,
+                                        uint32_t sq_psn);
 
 /*
  * One pass of the guardian: answers a new switch record (fence, resolve),
