@@ -468,6 +468,103 @@ GDA_FT_TEST(uct_wire, ep_addr_round_trip_and_layout)
     GDA_FT_ASSERT_EQ(out.has_backup, 0);
 }
 
+/* An endpoint with device channels: a count byte and 12 bytes each */
+static void make_chan_ep_addr(uct_gda_ft_ep_addr_info_t *in, unsigned num)
+{
+    unsigned i, path;
+
+    memset(in, 0, sizeof(*in));
+    in->qpn[0]     = 0x10;
+    in->qpn[1]     = 0x11;
+    in->has_backup = 1;
+    in->num_chan   = num;
+    for (i = 0; i < num; ++i) {
+        for (path = 0; path < 2; ++path) {
+            in->chan[i].init_qpn[path]   = 0xa00000 + i * 16 + path;
+            in->chan[i].target_qpn[path] = 0xb00000 + i * 16 + path;
+        }
+    }
+}
+
+GDA_FT_TEST(uct_wire, ep_addr_channels_round_trip_and_refusals)
+{
+    uint8_t buf[UCT_GDA_FT_WIRE_EP_ADDR_MAX], bad[sizeof(buf)];
+    uct_gda_ft_ep_addr_info_t in, out;
+    const char *reason;
+    unsigned len;
+    guard_t g;
+
+    /* within UCP address v1's 63 bytes at the most channels */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_size(0), 24);
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_size(3), 61);
+    make_chan_ep_addr(&in, 3);
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)));
+    GDA_FT_ASSERT_EQ(buf[1], UCT_GDA_FT_WIRE_F_BACKUP |
+                             UCT_GDA_FT_WIRE_F_CHANNELS);
+    GDA_FT_ASSERT_EQ(buf[24], 3);                 /* count */
+    GDA_FT_ASSERT_EQ(buf[25], 0xa0);              /* ch 0 primary init */
+    GDA_FT_ASSERT_EQ(buf[27], 0x00);
+    GDA_FT_ASSERT_EQ(buf[30], 0x01);              /* ch 0 backup init */
+    GDA_FT_ASSERT_EQ(buf[31], 0xb0);              /* ch 0 primary target */
+    GDA_FT_ASSERT_EQ(buf[60], 0x21);              /* ch 2 backup target */
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_unpack(buf, sizeof(buf), &out,
+                                                    NULL));
+    GDA_FT_ASSERT_EQ(out.num_chan, 3);
+    GDA_FT_ASSERT_MEM_EQ(out.chan, in.chan, sizeof(in.chan));
+
+    /* every truncation is refused, none read past the end */
+    guard_init(&g);
+    for (len = 0; len < sizeof(buf); ++len) {
+        GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(
+                                 guard_place(&g, buf, len), len, &out,
+                                 &reason),
+                         UCS_ERR_MESSAGE_TRUNCATED);
+    }
+    guard_cleanup(&g);
+
+    memcpy(bad, buf, sizeof(bad));
+    bad[24] = 0;                                  /* no channels */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, sizeof(bad), &out,
+                                                    &reason),
+                     UCS_ERR_INVALID_PARAM);
+    bad[24] = 4;                                  /* more than fit */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, sizeof(bad), &out,
+                                                    &reason),
+                     UCS_ERR_INVALID_PARAM);
+    memcpy(bad, buf, sizeof(bad));
+    memset(bad + 49, 0, 3);                       /* zero channel QPN */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, sizeof(bad), &out,
+                                                    &reason),
+                     UCS_ERR_INVALID_PARAM);
+    memcpy(bad, buf, sizeof(bad));
+    bad[1] = UCT_GDA_FT_WIRE_F_CHANNELS;          /* channels, no backup */
+    memset(bad + 5, 0, 3);
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, sizeof(bad), &out,
+                                                    &reason),
+                     UCS_ERR_INVALID_PARAM);
+    memcpy(bad, buf, sizeof(bad));
+    bad[1] |= 0x04;                               /* a flag of the future */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, sizeof(bad), &out,
+                                                    &reason),
+                     UCS_ERR_INVALID_PARAM);
+
+    /* what the layout cannot carry */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 60),
+                     UCS_ERR_BUFFER_TOO_SMALL);
+    in.num_chan = 4;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)),
+                     UCS_ERR_INVALID_PARAM);
+    make_chan_ep_addr(&in, 1);
+    in.chan[0].target_qpn[1] = 0;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)),
+                     UCS_ERR_INVALID_PARAM);
+    make_chan_ep_addr(&in, 1);
+    in.has_backup = 0;
+    in.qpn[1]     = 0;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)),
+                     UCS_ERR_INVALID_PARAM);
+}
+
 GDA_FT_TEST(uct_wire, ep_addr_rejects_malformed)
 {
     uct_gda_ft_ep_addr_info_t in = {{0x123, 0x456}, 1, 0, {0, 0}}, out;
@@ -552,7 +649,7 @@ static size_t blob_size(blob_t blob)
     case BLOB_DEV_ADDR: return UCT_GDA_FT_WIRE_DEV_ADDR_MAX;
     case BLOB_OOB_ADDR: return OOB_DEV_LEN + sizeof(uint16_t);
     case BLOB_OOB_HDR:  return sizeof(uct_gda_ft_wire_oob_hdr_t);
-    default:            return sizeof(uct_gda_ft_wire_ep_addr_t);
+    default:            return UCT_GDA_FT_WIRE_EP_ADDR_MAX;
     }
 }
 
@@ -613,6 +710,7 @@ static int blob_check(blob_t blob, const uint8_t *buf, size_t len)
         if (status == UCS_OK) {
             GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_pack(&ep, again,
                                                           sizeof(again)));
+            packed = uct_gda_ft_wire_ep_addr_size(ep.num_chan);
         }
         break;
     }
@@ -640,6 +738,8 @@ static size_t blob_valid(blob_t blob, uint8_t *buf)
                                      make_dev_addr_gid(test_wire_rand() & 1);
     uct_gda_ft_ep_addr_info_t ep = {{1 + (test_wire_rand() & 0xfffffe),
                                      1 + (test_wire_rand() & 0xfffffe)}, 1};
+    uint32_t qpn;
+    unsigned i;
 
     switch (blob) {
     case BLOB_OOB_ADDR:
@@ -662,8 +762,17 @@ static size_t blob_valid(blob_t blob, uint8_t *buf)
                                                        WIRE_MAX_LEN));
         return uct_gda_ft_wire_dev_addr_size(&dev);
     default:
+        ep.num_chan = test_wire_rand() % (UCT_GDA_FT_WIRE_CHAN_MAX + 1);
+        for (i = 0; i < ep.num_chan * 4; ++i) {
+            qpn = 1 + (test_wire_rand() & 0xfffffe);
+            if (i & 2) {
+                ep.chan[i / 4].target_qpn[i & 1] = qpn;
+            } else {
+                ep.chan[i / 4].init_qpn[i & 1] = qpn;
+            }
+        }
         GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_pack(&ep, buf, WIRE_MAX_LEN));
-        return sizeof(uct_gda_ft_wire_ep_addr_t);
+        return uct_gda_ft_wire_ep_addr_size(ep.num_chan);
     }
 }
 

@@ -264,7 +264,7 @@ ucs_status_t gda_ft_chan_host_fence_qp(gda_ft_hca_qp_t *qp, uint32_t *epsn_p)
  */
 static int gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
                                    const gda_ft_chan_peer_ops_t *peer,
-                                   void *arg, uint32_t seq)
+                                   void *arg, uint32_t seq, uint64_t now_ns)
 {
     gda_ft_chan_mbox_t *mbox         = ch->mbox;
     const gda_ft_chan_record_t *rec  =
@@ -297,8 +297,10 @@ static int gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
 
         if (rec->resolve) {
             status = peer->fence(arg, ch, failed, &epsn);
-            if (status == UCS_INPROGRESS) {
-                return 0;
+            if ((status == UCS_INPROGRESS) &&
+                ((now_ns - ch->pending_ns) <
+                 (ch->params.grace_ns + ch->params.resolve_ns))) {
+                return 0;   /* the poster has stopped waiting after this */
             }
             if (status == UCS_OK) {
                 known = 1;
@@ -375,12 +377,16 @@ static ucs_status_t gda_ft_chan_host_rearm(gda_ft_chan_host_t *ch,
         if (status != UCS_OK) {
             return status;
         }
-        p->rearming = 1;
+        p->rearming   = 1;
+        p->rearm_ask_ns = now_ns;
     }
 
     status = peer->rearm(arg, ch, path, &p->conn);
     if (status == UCS_INPROGRESS) {
-        return status;
+        if ((now_ns - p->rearm_ask_ns) < (2 * ch->params.resolve_ns)) {
+            return status;
+        }
+        status = UCS_ERR_TIMED_OUT;   /* the peer did not answer */
     }
     p->rearming = 0;
     if (status != UCS_OK) {
@@ -459,7 +465,7 @@ int gda_ft_chan_host_guard(gda_ft_chan_host_t *ch,
             break;
         }
         work = 1;
-        if (!gda_ft_chan_host_answer(ch, peer, arg, next)) {
+        if (!gda_ft_chan_host_answer(ch, peer, arg, next, now_ns)) {
             break;
         }
         ch->handled_seq = next;

@@ -58,6 +58,7 @@ typedef struct gda_ft_chan_host_path {
                                          port is fine, no recovery wait */
     int                  rearming;    /* our QP is re-armed, the peer's is
                                          being asked */
+    uint64_t             rearm_ask_ns;/* since when */
     uint64_t             up_since_ns; /* port seen up since, 0: down */
     uint64_t             window_ns;   /* recovery window now (damped) */
     uint64_t             rearmed_ns;  /* last re-arm */

@@ -13,6 +13,7 @@
 #endif
 
 #include "uct_gda_ft_ep.h"
+#include "uct_gda_ft_chan.h"
 
 #include <uct/base/uct_iov.inl>
 #include <ucs/debug/log.h>
@@ -1722,8 +1723,10 @@ ucs_status_t uct_gda_ft_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr)
                         ep->guard.mbox_memh->rkey[0] : 0;
     info.mbox_rkey[1] = (ep->guard.mbox_memh != NULL) ?
                         ep->guard.mbox_memh->rkey[1] : 0;
+    uct_gda_ft_ep_chans_pack(ep, &info);
     return uct_gda_ft_wire_ep_addr_pack(&info, addr,
-                                        sizeof(uct_gda_ft_wire_ep_addr_t));
+                                        uct_gda_ft_wire_ep_addr_size(
+                                                info.num_chan));
 }
 
 void uct_gda_ft_ep_qp_attr(uct_gda_ft_ep_t *ep, unsigned path,
@@ -1815,8 +1818,11 @@ ucs_status_t uct_gda_ft_ep_connect_to_ep(uct_ep_h tl_ep,
         return status;
     }
 
-    status = uct_gda_ft_wire_ep_addr_unpack(
-            ep_addr, sizeof(uct_gda_ft_wire_ep_addr_t), &ep_info, &reason);
+    /* UCT passes no length: the address is as long as its flags and
+     * channel count say, which the peer packed into UCP's address */
+    status = uct_gda_ft_wire_ep_addr_unpack(ep_addr,
+                                            UCT_GDA_FT_WIRE_EP_ADDR_MAX,
+                                            &ep_info, &reason);
     if (status != UCS_OK) {
         ucs_error("gda_ft: ep %p: invalid peer endpoint address: %s", ep,
                   reason);
@@ -1857,6 +1863,14 @@ ucs_status_t uct_gda_ft_ep_connect_to_ep(uct_ep_h tl_ep,
                   (ep->path[UCT_GDA_FT_PATH_BACKUP].qp != NULL) ? "yes" :
                   "no", (dev_info.has_backup && ep_info.has_backup) ? "yes" :
                   "no");
+    }
+
+    if (ep->dev.path_failed[UCT_GDA_FT_PATH_BACKUP]) {
+        ep_info.num_chan = 0;   /* a channel needs both paths */
+    }
+    status = uct_gda_ft_ep_chans_connect(ep, &ep_info);
+    if (status != UCS_OK) {
+        return status;
     }
 
     uct_gda_ft_ep_learn_mtu(ep);
@@ -2105,7 +2119,8 @@ UCS_CLASS_INIT_FUNC(uct_gda_ft_ep_t, const uct_ep_params_t *params)
 
     memset(&self->guard, 0, sizeof(self->guard));
     self->guard.backoff_ns = iface->config.rearm_backoff_ns;
-    if ((iface->config.failback || iface->config.resolve) &&
+    if ((iface->config.failback || iface->config.resolve ||
+         iface->config.dev_channels) &&
         uct_gda_ft_iface_has_backup(iface)) {
         status = uct_gda_ft_ep_mbox_alloc(self, iface);
         if (status != UCS_OK) {
@@ -2126,6 +2141,11 @@ UCS_CLASS_INIT_FUNC(uct_gda_ft_ep_t, const uct_ep_params_t *params)
     if (self->path[UCT_GDA_FT_PATH_BACKUP].qp == NULL) {
         /* a failure of the primary is a failure of the endpoint */
         self->dev.path_failed[UCT_GDA_FT_PATH_BACKUP] = 1;
+    }
+
+    status = uct_gda_ft_ep_chans_create(self, iface);
+    if (status != UCS_OK) {
+        goto err_destroy_qps;
     }
 
     pthread_mutex_lock(&iface->eps_lock);
@@ -2225,6 +2245,7 @@ UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_ep_t)
         ucs_mpool_put_inline(desc);
     }
 
+    uct_gda_ft_ep_chans_destroy(self);
     uct_gda_ft_ep_mbox_free(self, iface);
     ucs_free(self->log);
 }

@@ -154,6 +154,12 @@ uct_gda_ft_ep_query_am_counters(uct_ep_h tl_ep,
 void uct_gda_ft_ep_guard_on_switch(uct_gda_ft_ep_t *ep, unsigned path);
 void uct_gda_ft_ep_guard_progress(uct_gda_ft_ep_t *ep, uint64_t now);
 
+/* Writes length bytes at offset of the peer's mailbox over `path` (RC: in
+ * order with the guardian's other writes on that path) */
+ucs_status_t uct_gda_ft_ep_guard_write(uct_gda_ft_ep_t *ep, unsigned path,
+                                       size_t offset, const void *data,
+                                       size_t length);
+
 /* Counters of an endpoint (switches, replays, in doubt, failbacks, no path),
  * for statistics, tests and the counters CLI */
 ucs_status_t uct_gda_ft_ep_query_counters(uct_ep_h tl_ep,

@@ -25,6 +25,7 @@
 #endif
 
 #include "uct_gda_ft_ep.h"
+#include "uct_gda_ft_chan.h"
 #include "gda_ft_soft.h"
 
 #include <ucs/debug/log.h>
@@ -61,20 +62,21 @@ static int uct_gda_ft_guard_port_up(uct_gda_ft_iface_t *iface)
 }
 
 /*
- * Writes a 32-bit field of the peer's mailbox over `path`: the backup for
- * the failback handshake, the one known to work while the primary pair is
+ * Writes fields of the peer's mailbox over `path`: the backup for the
+ * failback handshake, the one known to work while the primary pair is
  * re-armed (the primary may be our active path when the peer asks and ours
  * looked healthy); the surviving path for a resolution. Posted like a
  * probe: should that path fail too, the write is not moved anywhere.
  */
-static ucs_status_t uct_gda_ft_guard_write(uct_gda_ft_ep_t *ep, unsigned path,
-                                           size_t offset, uint32_t value)
+ucs_status_t uct_gda_ft_ep_guard_write(uct_gda_ft_ep_t *ep, unsigned path,
+                                       size_t offset, const void *data,
+                                       size_t length)
 {
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
     gda_ft_dev_status_t status;
 
-    status = gda_ft_ep_probe(&ep->dev, path, &value,
-                             sizeof(value), ep->guard.peer_mbox + offset,
+    status = gda_ft_ep_probe(&ep->dev, path, data, length,
+                             ep->guard.peer_mbox + offset,
                              ep->guard.peer_mbox_rkey, 0);
     if (status != GDA_FT_DEV_OK) {
         return UCS_ERR_NO_RESOURCE;
@@ -90,9 +92,11 @@ static ucs_status_t uct_gda_ft_guard_send(uct_gda_ft_ep_t *ep, unsigned path,
 {
     ucs_status_t status;
 
-    status = uct_gda_ft_guard_write(ep, path, arg_offset, arg);
+    status = uct_gda_ft_ep_guard_write(ep, path, arg_offset, &arg,
+                                       sizeof(arg));
     if (status == UCS_OK) {
-        status = uct_gda_ft_guard_write(ep, path, epoch_offset, epoch);
+        status = uct_gda_ft_ep_guard_write(ep, path, epoch_offset, &epoch,
+                                           sizeof(epoch));
     }
     return status;
 }
@@ -571,6 +575,7 @@ static void uct_gda_ft_guard_ctl_counters(void *arg, int argc, char **argv,
     uct_gda_ft_iface_t *iface = arg;
     const gda_ft_dev_ep_counters_t *c;
     uct_gda_ft_ep_t *ep;
+    char prefix[64];
     size_t len = 0;
 
     pthread_mutex_lock(&iface->eps_lock);
@@ -590,6 +595,10 @@ static void uct_gda_ft_guard_ctl_counters(void *arg, int argc, char **argv,
                         c->confirmed, ep->am.counters.sent,
                         ep->am.counters.received, ep->am.counters.duplicates,
                         ep->am.counters.gaps);
+        snprintf(prefix, sizeof(prefix), "%s ep %p ",
+                 iface->path[0].dev->hca->attr.info.name, ep);
+        len += uct_gda_ft_ep_chans_format(ep, prefix, reply + len,
+                                          (len < max) ? max - len : 0);
     }
     pthread_mutex_unlock(&iface->eps_lock);
 }

@@ -6,6 +6,7 @@
 #endif
 
 #include "uct_gda_ft_ep.h"
+#include "uct_gda_ft_chan.h"
 #include "uct_gda_ft_oob.h"
 #include "uct_gda_ft_perf.h"
 #include "gda_ft_soft.h"
@@ -214,6 +215,22 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      ucs_offsetof(uct_gda_ft_iface_config_t, oob_async_tick),
      UCS_CONFIG_TYPE_TIME_UNITS},
 
+    {"DEVICE_CHANNELS", "0",
+     "Device channels per endpoint, for GPU kernels (or CPU threads) that\n"
+     "post through the device API: each a primary and a backup RC QP of\n"
+     "their own, exchanged in the endpoint address. 0: none, and endpoints\n"
+     "cost nothing extra. At most 3: UCP's address format v1 carries 63\n"
+     "bytes of endpoint address. Needs a backup HCA.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, dev_channels),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"DEVICE_CHANNEL_RING", "1024",
+     "Send ring of each device channel path, in 64-byte WQE building blocks\n"
+     "(a power of 2, 64..16384): what posters may have in flight, and the\n"
+     "largest replay.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, dev_channel_ring),
+     UCS_CONFIG_TYPE_UINT},
+
     UCT_IFACE_MPOOL_CONFIG_FIELDS("TX_", -1, 64, "bounce",
                                   ucs_offsetof(uct_gda_ft_iface_config_t,
                                                tx_mp), ""),
@@ -359,7 +376,8 @@ static ucs_status_t uct_gda_ft_iface_query(uct_iface_h tl_iface,
 
     attr->device_addr_len = iface->dev_addr_len;
     attr->iface_addr_len  = 0;
-    attr->ep_addr_len     = sizeof(uct_gda_ft_wire_ep_addr_t);
+    attr->ep_addr_len     = uct_gda_ft_wire_ep_addr_size(
+                                    iface->config.dev_channels);
     attr->max_conn_priv   = 0;
 
     /* Estimates the peer receives exactly: see uct_gda_ft_perf.h */
@@ -485,13 +503,16 @@ unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface)
         }
     }
 
-    /* Guardian: mailboxes, resolution and failback, every GUARD_INTERVAL */
-    if (iface->config.failback || iface->config.resolve) {
+    /* Guardians: mailboxes, resolution and failback, of the endpoints and
+     * of their device channels, every GUARD_INTERVAL */
+    if (iface->config.failback || iface->config.resolve ||
+        iface->config.dev_channels) {
         now = gda_ft_dev_now_ns();
         if ((now - iface->last_guard_ns) > iface->config.guard_ns) {
             iface->last_guard_ns = now;
             ucs_list_for_each(ep, &iface->eps, list) {
                 uct_gda_ft_ep_guard_progress(ep, now);
+                uct_gda_ft_ep_chans_progress(ep, now);
             }
         }
     }
@@ -914,6 +935,24 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
         return UCS_ERR_INVALID_PARAM;
     }
 
+    if ((config->dev_channels > UCT_GDA_FT_WIRE_CHAN_MAX) ||
+        (config->dev_channel_ring < 64) ||
+        (config->dev_channel_ring > GDA_FT_CHAN_MAX_WQEBBS) ||
+        !ucs_is_pow2(config->dev_channel_ring)) {
+        ucs_error("gda_ft: DEVICE_CHANNELS=%u (at most %u: UCP's address "
+                  "format v1 carries 63 bytes of endpoint address) or "
+                  "DEVICE_CHANNEL_RING=%u (a power of 2, 64..%u) out of "
+                  "range", config->dev_channels, UCT_GDA_FT_WIRE_CHAN_MAX,
+                  config->dev_channel_ring, GDA_FT_CHAN_MAX_WQEBBS);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((config->dev_channels != 0) && (backup_port == 0)) {
+        ucs_error("gda_ft: DEVICE_CHANNELS=%u needs a backup HCA, and %s "
+                  "has none", config->dev_channels,
+                  md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca->attr.info.name);
+        return UCS_ERR_UNSUPPORTED;
+    }
+
     if ((config->rx_queue_len == 0) || !ucs_is_pow2(config->rx_queue_len) ||
         (config->rx_queue_len > ucs_min(pattr->max_rq_wqe,
                                         battr->max_rq_wqe)) ||
@@ -993,6 +1032,8 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
                     iface->config.rearm_backoff_ns);
     iface->config.soft_yield    =
             gda_ft_soft_is_soft_dev(md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca);
+    iface->config.dev_channels     = config->dev_channels;
+    iface->config.dev_channel_ring = config->dev_channel_ring;
     iface->config.max_rd_atomic = ucs_min(16, ucs_min(pattr->max_rd_atomic,
                                                       battr->max_rd_atomic));
     iface->config.max_msg       = ucs_min(UCT_GDA_FT_MAX_ZCOPY,

@@ -21,6 +21,7 @@
 
 #include "uct_gda_ft_md.h"
 #include "gda_ft_ep.h"
+#include "gda_ft_chan_types.h"
 
 #include <uct/base/uct_iface.h>
 #include <ucs/datastruct/arbiter.h>
@@ -88,6 +89,8 @@ typedef struct uct_gda_ft_iface_config {
     size_t                   oob_tx_queue;  /* out-of-band channel: bytes */
     unsigned                 oob_tx_max_msgs;
     ucs_time_t               oob_async_tick; /* 0: no timer */
+    unsigned                 dev_channels;  /* DEVICE_CHANNELS */
+    unsigned                 dev_channel_ring; /* DEVICE_CHANNEL_RING */
     uct_iface_mpool_config_t tx_mp;
     uct_iface_mpool_config_t rx_mp;
 } uct_gda_ft_iface_config_t;
@@ -161,7 +164,15 @@ typedef struct uct_gda_ft_mbox {
     volatile uint32_t fenced_epoch;/* the peer fenced its end for us */
     volatile uint32_t fenced_psn;  /* the PSN it expected next there, or
                                       UCT_GDA_FT_PSN_UNKNOWN */
-    uint32_t          reserved[7];
+    /* Device channels (uct_gda_ft_chan.c): the peer's question about the
+     * far end of one of its channel paths, and its answer to ours */
+    volatile uint32_t chan_req;       /* op << 16 | channel << 8 | path */
+    volatile uint32_t chan_req_psn[2];/* re-arm: first PSN the peer sends,
+                                         first PSN we send */
+    volatile uint32_t chan_req_epoch; /* written last */
+    volatile uint32_t chan_ans_status;/* 0: done, else refused */
+    volatile uint32_t chan_ans_psn;   /* fence: the PSN it expected next */
+    volatile uint32_t chan_ans_epoch; /* of our question; written last */
 } uct_gda_ft_mbox_t;
 
 #define UCT_GDA_FT_PSN_UNKNOWN 0xffffffffu
@@ -198,6 +209,26 @@ typedef struct uct_gda_ft_ep_guard {
     uint8_t                   resolving;        /* path asked about + 1 */
     uint64_t                  resolve_start_ns;
 } uct_gda_ft_ep_guard_t;
+
+
+/*
+ * Device channels of an endpoint (uct_gda_ft_chan.c), when the interface
+ * has UCX_GDA_FT_DEVICE_CHANNELS: each a pair of initiator QPs that our
+ * posters use and a pair of target QPs that the peer's posters reach.
+ */
+typedef struct uct_gda_ft_ep_chans {
+    unsigned              num;       /* created */
+    unsigned              count;     /* connected: the smaller of both
+                                        sides' counts */
+    struct gda_ft_chan_host *init;   /* [num] */
+    struct gda_ft_chan_host *target; /* [num] */
+    gda_ft_chan_t        *poster;    /* [num]: the posters' view */
+    gda_ft_chan_health_t *health;    /* shared by the channels */
+    uint32_t              ask;       /* our question in flight, 0: none */
+    uint32_t              ask_epoch;
+    uint64_t              ask_ns;
+    uint32_t              seen_epoch; /* the peer's last question */
+} uct_gda_ft_ep_chans_t;
 
 
 enum {
@@ -252,6 +283,7 @@ struct uct_gda_ft_ep {
     gda_ft_dev_ep_counters_t reported;  /* counters already logged */
     uct_gda_ft_ep_guard_t    guard;     /* fence and failback */
     uct_gda_ft_ep_am_t       am;        /* active messages */
+    uct_gda_ft_ep_chans_t    chans;     /* device channels */
     ucs_status_t             unreported_status; /* for the next flush */
 };
 
@@ -336,6 +368,8 @@ struct uct_gda_ft_iface {
         uint64_t            rearm_backoff_max_ns;
         int                 soft_yield;  /* yield when polling finds
                                             nothing: the HCA is a thread */
+        unsigned            dev_channels;     /* per endpoint */
+        unsigned            dev_channel_ring; /* WQEBBs per channel path */
     } config;
     char                    backup_desc[UCT_GDA_FT_TOPO_STR_MAX];
 };

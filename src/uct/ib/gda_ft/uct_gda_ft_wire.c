@@ -308,31 +308,117 @@ ucs_status_t uct_gda_ft_wire_dev_addr_unpack(const void *buf, size_t length,
 
 /* ---- endpoint address ---------------------------------------------------- */
 
+size_t uct_gda_ft_wire_ep_addr_size(unsigned num_chan)
+{
+    return sizeof(uct_gda_ft_wire_ep_addr_t) +
+           ((num_chan == 0) ? 0 :
+            1 + num_chan * sizeof(uct_gda_ft_wire_chan_t));
+}
+
+static int uct_gda_ft_wire_qpn_valid(uint32_t qpn)
+{
+    return (qpn != 0) && (qpn <= UCT_GDA_FT_WIRE_QPN_MASK);
+}
+
 ucs_status_t
 uct_gda_ft_wire_ep_addr_pack(const uct_gda_ft_ep_addr_info_t *info,
                              void *buf, size_t max)
 {
+    uint8_t *chan_buf = UCS_PTR_BYTE_OFFSET(buf,
+                                            sizeof(uct_gda_ft_wire_ep_addr_t));
     uct_gda_ft_wire_ep_addr_t wire;
+    uct_gda_ft_wire_chan_t wchan;
+    unsigned i, path;
 
-    if (max < sizeof(wire)) {
+    if (info->num_chan > UCT_GDA_FT_WIRE_CHAN_MAX) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (max < uct_gda_ft_wire_ep_addr_size(info->num_chan)) {
         return UCS_ERR_BUFFER_TOO_SMALL;
     }
-    if ((info->qpn[0] == 0) || (info->qpn[0] > UCT_GDA_FT_WIRE_QPN_MASK) ||
-        (info->has_backup ?
-         ((info->qpn[1] == 0) || (info->qpn[1] > UCT_GDA_FT_WIRE_QPN_MASK)) :
-         (info->qpn[1] != 0))) {
+    if (!uct_gda_ft_wire_qpn_valid(info->qpn[0]) ||
+        (info->has_backup ? !uct_gda_ft_wire_qpn_valid(info->qpn[1]) :
+                            (info->qpn[1] != 0)) ||
+        ((info->num_chan != 0) && !info->has_backup)) {
         return UCS_ERR_INVALID_PARAM;
+    }
+    for (i = 0; i < info->num_chan; ++i) {
+        for (path = 0; path < UCT_GDA_FT_WIRE_NUM_PATHS; ++path) {
+            if (!uct_gda_ft_wire_qpn_valid(info->chan[i].init_qpn[path]) ||
+                !uct_gda_ft_wire_qpn_valid(info->chan[i].target_qpn[path])) {
+                return UCS_ERR_INVALID_PARAM;
+            }
+        }
     }
 
     memset(&wire, 0, sizeof(wire));
     wire.version = UCT_GDA_FT_WIRE_VERSION;
-    wire.flags   = info->has_backup ? UCT_GDA_FT_WIRE_F_BACKUP : 0;
+    wire.flags   = (info->has_backup ? UCT_GDA_FT_WIRE_F_BACKUP : 0) |
+                   ((info->num_chan != 0) ? UCT_GDA_FT_WIRE_F_CHANNELS : 0);
     uct_gda_ft_wire_put_qpn(wire.qpn[0], info->qpn[0]);
     uct_gda_ft_wire_put_qpn(wire.qpn[1], info->qpn[1]);
     wire.mbox_va      = htobe64(info->mbox_va);
     wire.mbox_rkey[0] = htonl(info->mbox_rkey[0]);
     wire.mbox_rkey[1] = htonl(info->mbox_rkey[1]);
     memcpy(buf, &wire, sizeof(wire));
+    if (info->num_chan == 0) {
+        return UCS_OK;
+    }
+
+    *chan_buf++ = (uint8_t)info->num_chan;
+    for (i = 0; i < info->num_chan; ++i) {
+        for (path = 0; path < UCT_GDA_FT_WIRE_NUM_PATHS; ++path) {
+            uct_gda_ft_wire_put_qpn(wchan.init_qpn[path],
+                                    info->chan[i].init_qpn[path]);
+            uct_gda_ft_wire_put_qpn(wchan.target_qpn[path],
+                                    info->chan[i].target_qpn[path]);
+        }
+        memcpy(chan_buf + i * sizeof(wchan), &wchan, sizeof(wchan));
+    }
+    return UCS_OK;
+}
+
+/* The channel block after the fixed part: count, then the channels */
+static ucs_status_t
+uct_gda_ft_wire_ep_addr_unpack_chans(const uint8_t *buf, size_t length,
+                                     uct_gda_ft_ep_addr_info_t *out,
+                                     const char **reason_p)
+{
+    uct_gda_ft_wire_chan_t wchan;
+    unsigned i, path, count;
+
+    if (length < 1) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_MESSAGE_TRUNCATED,
+                             "endpoint address ends before its channel "
+                             "count");
+    }
+    count = buf[0];
+    if ((count == 0) || (count > UCT_GDA_FT_WIRE_CHAN_MAX)) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "endpoint address with a channel count out of "
+                             "[1, 3]");
+    }
+    if (length < 1 + count * sizeof(wchan)) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_MESSAGE_TRUNCATED,
+                             "endpoint address ends inside its channels");
+    }
+
+    for (i = 0; i < count; ++i) {
+        memcpy(&wchan, buf + 1 + i * sizeof(wchan), sizeof(wchan));
+        for (path = 0; path < UCT_GDA_FT_WIRE_NUM_PATHS; ++path) {
+            out->chan[i].init_qpn[path]   =
+                    uct_gda_ft_wire_get_qpn(wchan.init_qpn[path]);
+            out->chan[i].target_qpn[path] =
+                    uct_gda_ft_wire_get_qpn(wchan.target_qpn[path]);
+            if ((out->chan[i].init_qpn[path] == 0) ||
+                (out->chan[i].target_qpn[path] == 0)) {
+                UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                                     "endpoint address with a zero channel "
+                                     "QPN");
+            }
+        }
+    }
+    out->num_chan = count;
     return UCS_OK;
 }
 
@@ -340,8 +426,9 @@ ucs_status_t uct_gda_ft_wire_ep_addr_unpack(const void *buf, size_t length,
                                             uct_gda_ft_ep_addr_info_t *info,
                                             const char **reason_p)
 {
+    uct_gda_ft_ep_addr_info_t out;
     uct_gda_ft_wire_ep_addr_t wire;
-    uint32_t qpn[2];
+    ucs_status_t status;
     int has_backup;
 
     if ((buf == NULL) || (length < sizeof(wire))) {
@@ -355,34 +442,48 @@ ucs_status_t uct_gda_ft_wire_ep_addr_unpack(const void *buf, size_t length,
                              "endpoint address of another gda_ft wire "
                              "version");
     }
-    if (wire.flags & ~UCT_GDA_FT_WIRE_F_ALL) {
+    if (wire.flags & ~UCT_GDA_FT_WIRE_F_EP_ALL) {
         UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
                              "endpoint address with unknown flags");
     }
 
+    memset(&out, 0, sizeof(out));
     has_backup = !!(wire.flags & UCT_GDA_FT_WIRE_F_BACKUP);
-    qpn[0]     = uct_gda_ft_wire_get_qpn(wire.qpn[0]);
-    qpn[1]     = uct_gda_ft_wire_get_qpn(wire.qpn[1]);
-    if (qpn[0] == 0) {
+    out.qpn[0] = uct_gda_ft_wire_get_qpn(wire.qpn[0]);
+    out.qpn[1] = uct_gda_ft_wire_get_qpn(wire.qpn[1]);
+    if (out.qpn[0] == 0) {
         UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
                              "endpoint address with a zero primary QPN");
     }
-    if (has_backup && (qpn[1] == 0)) {
+    if (has_backup && (out.qpn[1] == 0)) {
         UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
                              "endpoint address with a zero backup QPN");
     }
-    if (!has_backup && (qpn[1] != 0)) {
+    if (!has_backup && (out.qpn[1] != 0)) {
         UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
                              "endpoint address has a backup QPN but no "
                              "backup flag");
     }
 
-    info->qpn[0]       = qpn[0];
-    info->qpn[1]       = qpn[1];
-    info->has_backup   = has_backup;
-    info->mbox_va      = be64toh(wire.mbox_va);
-    info->mbox_rkey[0] = ntohl(wire.mbox_rkey[0]);
-    info->mbox_rkey[1] = ntohl(wire.mbox_rkey[1]);
+    if (wire.flags & UCT_GDA_FT_WIRE_F_CHANNELS) {
+        if (!has_backup) {
+            UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                                 "endpoint address with channels but no "
+                                 "backup path");
+        }
+        status = uct_gda_ft_wire_ep_addr_unpack_chans(
+                UCS_PTR_BYTE_OFFSET(buf, sizeof(wire)), length - sizeof(wire),
+                &out, reason_p);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+
+    out.has_backup   = has_backup;
+    out.mbox_va      = be64toh(wire.mbox_va);
+    out.mbox_rkey[0] = ntohl(wire.mbox_rkey[0]);
+    out.mbox_rkey[1] = ntohl(wire.mbox_rkey[1]);
+    *info = out;
     return UCS_OK;
 }
 

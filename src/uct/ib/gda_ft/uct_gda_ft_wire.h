@@ -8,7 +8,8 @@
  *    of one registration on the primary HCA and on its backup;
  *  - the device address (uct_iface_get_device_address): both ports' GIDs
  *    and LIDs;
- *  - the endpoint address (uct_ep_get_address): both QP numbers.
+ *  - the endpoint address (uct_ep_get_address): both QP numbers, and those
+ *    of the endpoint's device channels when it has some.
  *
  * The out-of-band wireup channel (uct_gda_ft_oob.c) adds its own address and
  * the header of each message on its TCP connections.
@@ -46,6 +47,8 @@
 enum {
     /* The backup path exists: backup key, port address or QPN are valid */
     UCT_GDA_FT_WIRE_F_BACKUP = 1u << 0,
+    /* Endpoint address: a block of device channels follows */
+    UCT_GDA_FT_WIRE_F_CHANNELS = 1u << 1,
     /* Device address forms, exactly one of them */
     UCT_GDA_FT_WIRE_F_IPV4   = 1u << 1,
     UCT_GDA_FT_WIRE_F_GID    = 1u << 2,
@@ -54,6 +57,8 @@ enum {
 };
 
 #define UCT_GDA_FT_WIRE_F_ALL      UCT_GDA_FT_WIRE_F_BACKUP
+#define UCT_GDA_FT_WIRE_F_EP_ALL   (UCT_GDA_FT_WIRE_F_BACKUP | \
+                                    UCT_GDA_FT_WIRE_F_CHANNELS)
 #define UCT_GDA_FT_WIRE_F_DEV_ALL  (UCT_GDA_FT_WIRE_F_BACKUP | \
                                     UCT_GDA_FT_WIRE_F_IPV4 | \
                                     UCT_GDA_FT_WIRE_F_GID)
@@ -108,15 +113,36 @@ typedef struct uct_gda_ft_wire_dev_addr_gid {
 #define UCT_GDA_FT_WIRE_DEV_ADDR_MAX  sizeof(uct_gda_ft_wire_dev_addr_gid_t)
 
 
-/* Endpoint address, 8 bytes: the peer endpoint's two QPs */
+/* Endpoint address, 24 bytes: the peer endpoint's two QPs and mailbox */
 typedef struct uct_gda_ft_wire_ep_addr {
     uint8_t  version;    /*  0: UCT_GDA_FT_WIRE_VERSION */
-    uint8_t  flags;      /*  1: UCT_GDA_FT_WIRE_F_BACKUP */
+    uint8_t  flags;      /*  1: UCT_GDA_FT_WIRE_F_BACKUP, F_CHANNELS */
     uint8_t  qpn[2][3];  /*  2: primary, backup; 24-bit big-endian */
     uint64_t mbox_va;    /*  8: the endpoint's failback mailbox, big-endian;
                                 0: the endpoint does not fail back */
     uint32_t mbox_rkey[2]; /* 16: its rkey on each path, big-endian */
 } UCS_S_PACKED uct_gda_ft_wire_ep_addr_t;
+
+/*
+ * With F_CHANNELS (and F_BACKUP: a channel has both paths), the endpoint
+ * address goes on with a count byte (1..CHAN_MAX) and, per device channel,
+ * the QPNs of its four QPs. A channel is posted on by one side only: our
+ * initiator QPs connect to the peer's target QPs of the same channel, and
+ * the peer's initiators to our targets, so that a guardian can fence and
+ * re-arm the far end of its own paths without touching the peer's posters.
+ *
+ * UCP's address format v1 (its default) carries at most 63 bytes of
+ * endpoint address: 24 + 1 + 3 * 12 = 61 bytes, so CHAN_MAX is 3.
+ */
+typedef struct uct_gda_ft_wire_chan {
+    uint8_t  init_qpn[2][3];   /*  0: primary, backup; 24-bit big-endian */
+    uint8_t  target_qpn[2][3]; /*  6 */
+} UCS_S_PACKED uct_gda_ft_wire_chan_t;
+
+#define UCT_GDA_FT_WIRE_CHAN_MAX     3
+#define UCT_GDA_FT_WIRE_EP_ADDR_MAX  (sizeof(uct_gda_ft_wire_ep_addr_t) + 1 + \
+                                      UCT_GDA_FT_WIRE_CHAN_MAX * \
+                                      sizeof(uct_gda_ft_wire_chan_t))
 
 
 /*
@@ -157,6 +183,9 @@ _Static_assert(sizeof(uct_gda_ft_wire_dev_addr_ipv4_t) == 10,
 _Static_assert(sizeof(uct_gda_ft_wire_dev_addr_gid_t) == 30,
                "wire dev_addr gid size");
 _Static_assert(sizeof(uct_gda_ft_wire_ep_addr_t) == 24, "wire ep_addr size");
+_Static_assert(sizeof(uct_gda_ft_wire_chan_t) == 12, "wire channel size");
+_Static_assert(UCT_GDA_FT_WIRE_EP_ADDR_MAX <= 63,
+               "endpoint address beyond UCP address v1's 63 bytes");
 _Static_assert(offsetof(uct_gda_ft_wire_ep_addr_t, mbox_va) == 8,
                "wire ep_addr mailbox offset");
 _Static_assert(offsetof(uct_gda_ft_wire_rkey_t, check) == 12,
@@ -184,6 +213,11 @@ typedef struct uct_gda_ft_ep_addr_info {
     int      has_backup;
     uint64_t mbox_va;      /* 0: no failback mailbox */
     uint32_t mbox_rkey[2];
+    unsigned num_chan;     /* device channels, 0..CHAN_MAX */
+    struct {
+        uint32_t init_qpn[2];
+        uint32_t target_qpn[2];
+    } chan[UCT_GDA_FT_WIRE_CHAN_MAX];
 } uct_gda_ft_ep_addr_info_t;
 
 
@@ -201,6 +235,9 @@ size_t uct_gda_ft_wire_dev_addr_size(const uct_gda_ft_dev_addr_info_t *info);
 ucs_status_t
 uct_gda_ft_wire_dev_addr_pack(const uct_gda_ft_dev_addr_info_t *info,
                               void *buf, size_t max);
+
+/* Size of an endpoint address with num_chan device channels */
+size_t uct_gda_ft_wire_ep_addr_size(unsigned num_chan);
 
 ucs_status_t
 uct_gda_ft_wire_ep_addr_pack(const uct_gda_ft_ep_addr_info_t *info,

@@ -1,0 +1,480 @@
+/*
+ * gda_ft UCT transport: the device channels of an endpoint (see
+ * uct_gda_ft_chan.h).
+ *
+ * A channel is posted on by one side only. Our channel i has two initiator
+ * QPs (primary, backup) connected to the peer's two target QPs of channel
+ * i, and the peer's channel i the other way round. So when a guardian
+ * fences or re-arms the far end of one of its paths, it touches a QP that
+ * no poster of the peer uses: nothing the peer's kernels hold is reset
+ * under them, and a peer whose kernels are idle still answers.
+ *
+ * The guardian of each initiator channel (gda_ft_chan_host_guard) asks the
+ * peer through gda_ft_chan_peer_ops_t: here, a question written into the
+ * peer endpoint's mailbox over the endpoint's other path (the one the
+ * channel did not leave), answered in ours the same way. One question is in
+ * flight per endpoint; the channel guardian bounds how long it waits.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "uct_gda_ft_chan.h"
+#include "uct_gda_ft_ep.h"
+
+#include <ucs/arch/bitops.h>
+#include <ucs/arch/cpu.h>
+#include <ucs/debug/log.h>
+#include <ucs/sys/math.h>
+#include <ucs/debug/memtrack_int.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bytes of one put or get WQE on a channel: larger ones are cut into
+ * signalled chunks (DESIGN §6.3: a deadline covers what is in flight) */
+#define UCT_GDA_FT_CHAN_MAX_CHUNK   (64 * 1024)
+
+/* Ring of a target QP: it only responds */
+#define UCT_GDA_FT_CHAN_TARGET_RING 64
+
+/* Questions to the peer's end of a channel path */
+enum {
+    UCT_GDA_FT_CHAN_ASK_FENCE = 1,
+    UCT_GDA_FT_CHAN_ASK_REARM = 2
+};
+
+
+static void *uct_gda_ft_chan_alloc(size_t size, void *arg)
+{
+    void *ptr = NULL;
+
+    (void)arg;
+    if (posix_memalign(&ptr, UCS_SYS_CACHE_LINE_SIZE,
+                       ucs_align_up_pow2(size, UCS_SYS_CACHE_LINE_SIZE)) != 0) {
+        return NULL;
+    }
+    memset(ptr, 0, size);
+    return ptr;
+}
+
+static void uct_gda_ft_chan_free(void *ptr, void *arg)
+{
+    (void)arg;
+    free(ptr);
+}
+
+/* First PSN of the direction src -> dst, which both ends compute alike:
+ * connections start anywhere in the 24-bit space */
+static uint32_t uct_gda_ft_chan_first_psn(uint32_t src_qpn, uint32_t dst_qpn)
+{
+    return ((src_qpn * 2654435761u) ^ (dst_qpn * 0x9e3779b1u) ^
+            (src_qpn >> 7)) & 0xffffff;
+}
+
+static int uct_gda_ft_chan_port_up(uct_gda_ft_iface_t *iface, unsigned path)
+{
+    uct_gda_ft_iface_path_t *ipath = &iface->path[path];
+    gda_ft_hca_port_attr_t attr;
+
+    return (ipath->dev != NULL) &&
+           (gda_ft_hca_port_query(ipath->dev->hca, ipath->port_num, &attr) ==
+            UCS_OK) && (attr.state == GDA_FT_HCA_PORT_ACTIVE);
+}
+
+
+/* ---- questions to the peer ----------------------------------------------- */
+
+/*
+ * Asks the peer to do `op` to its end of channel ch's `path`, or collects
+ * the answer: UCS_OK (with *psn_p), UCS_ERR_REJECTED, or UCS_INPROGRESS
+ * while it is on its way (or another channel's question is).
+ */
+static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
+                                        gda_ft_chan_host_t *ch, unsigned path,
+                                        uint32_t psn0, uint32_t psn1,
+                                        uint32_t *psn_p)
+{
+    uct_gda_ft_ep_chans_t *c = &ep->chans;
+    uct_gda_ft_mbox_t *mbox  = ep->guard.mbox;
+    uint32_t key             = (op << 16) | ((uint32_t)ch->chan.id << 8) |
+                               path;
+    uint64_t now             = gda_ft_dev_now_ns();
+    uint32_t args[3]         = {key, psn0, psn1};
+    uint32_t epoch;
+
+    if (ep->guard.peer_mbox == 0) {
+        return UCS_ERR_UNSUPPORTED;     /* the peer cannot be asked */
+    }
+
+    if (c->ask != 0) {
+        if ((c->ask == key) && (mbox->chan_ans_epoch == c->ask_epoch)) {
+            ucs_memory_cpu_load_fence();  /* the answer, then its fields */
+            c->ask = 0;
+            *psn_p = mbox->chan_ans_psn;
+            return (mbox->chan_ans_status == 0) ? UCS_OK : UCS_ERR_REJECTED;
+        }
+        if ((now - c->ask_ns) < ch->params.resolve_ns) {
+            return UCS_INPROGRESS;
+        }
+        c->ask = 0;   /* lost: its asker asks again, within its own bound */
+    }
+
+    /* Over the other path: the channel left this one, or re-arms it */
+    epoch = c->ask_epoch + 1;
+    if ((uct_gda_ft_ep_guard_write(ep, 1 - path,
+                                   ucs_offsetof(uct_gda_ft_mbox_t, chan_req),
+                                   args, sizeof(args)) != UCS_OK) ||
+        (uct_gda_ft_ep_guard_write(ep, 1 - path,
+                                   ucs_offsetof(uct_gda_ft_mbox_t,
+                                                chan_req_epoch),
+                                   &epoch, sizeof(epoch)) != UCS_OK)) {
+        return UCS_INPROGRESS;        /* no room now: the next pass asks */
+    }
+    c->ask       = key;
+    c->ask_epoch = epoch;
+    c->ask_ns    = now;
+    return UCS_INPROGRESS;
+}
+
+static ucs_status_t uct_gda_ft_chan_peer_fence(void *arg,
+                                               gda_ft_chan_host_t *ch,
+                                               unsigned path, uint32_t *epsn_p)
+{
+    return uct_gda_ft_chan_ask((uct_gda_ft_ep_t*)arg,
+                               UCT_GDA_FT_CHAN_ASK_FENCE, ch, path, 0, 0,
+                               epsn_p);
+}
+
+static ucs_status_t
+uct_gda_ft_chan_peer_rearm(void *arg, gda_ft_chan_host_t *ch, unsigned path,
+                           const gda_ft_hca_qp_attr_t *local)
+{
+    uint32_t unused;
+
+    return uct_gda_ft_chan_ask((uct_gda_ft_ep_t*)arg,
+                               UCT_GDA_FT_CHAN_ASK_REARM, ch, path,
+                               local->sq_psn, local->rq_psn, &unused);
+}
+
+/* The peer's ports are its own to judge: it refuses a re-arm on a port
+ * that is down, and the guardian tries again later */
+static int uct_gda_ft_chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch,
+                                        unsigned path)
+{
+    (void)arg;
+    (void)ch;
+    (void)path;
+    return 1;
+}
+
+static const gda_ft_chan_peer_ops_t uct_gda_ft_chan_peer_ops = {
+    uct_gda_ft_chan_peer_fence,
+    uct_gda_ft_chan_peer_rearm,
+    uct_gda_ft_chan_peer_port_up
+};
+
+/* The peer asks about our target end of one of its channel paths */
+static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep)
+{
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_chans_t *c  = &ep->chans;
+    uct_gda_ft_mbox_t *mbox   = ep->guard.mbox;
+    uint32_t epoch            = mbox->chan_req_epoch;
+    uint32_t answer[2]        = {1, 0};   /* status (refused), PSN */
+    uint32_t req, op, id, path;
+    gda_ft_chan_host_t *target;
+
+    ucs_memory_cpu_load_fence();      /* the question, then its fields */
+    req  = mbox->chan_req;
+    op   = req >> 16;
+    id   = (req >> 8) & 0xff;
+    path = req & 0xff;
+    if ((id >= c->count) || (path >= UCT_GDA_FT_NUM_PATHS)) {
+        ucs_diag("gda_ft: ep %p: ignoring the peer's question 0x%x about a "
+                 "channel path it does not have", ep, req);
+        c->seen_epoch = epoch;
+        return;
+    }
+
+    target = &c->target[id];
+    if (op == UCT_GDA_FT_CHAN_ASK_FENCE) {
+        if (gda_ft_chan_host_fence_qp(target->path[path].qp, &answer[1]) ==
+            UCS_OK) {
+            answer[0] = 0;
+        }
+    } else if (op == UCT_GDA_FT_CHAN_ASK_REARM) {
+        if (uct_gda_ft_chan_port_up(iface, path) &&
+            (gda_ft_chan_host_reconnect(target, path, mbox->chan_req_psn[0],
+                                        mbox->chan_req_psn[1]) == UCS_OK)) {
+            answer[0] = 0;
+        }
+    } else {
+        ucs_diag("gda_ft: ep %p: ignoring the peer's question 0x%x of an "
+                 "unknown kind", ep, req);
+    }
+
+    if ((uct_gda_ft_ep_guard_write(ep, 1 - path,
+                                   ucs_offsetof(uct_gda_ft_mbox_t,
+                                                chan_ans_status),
+                                   answer, sizeof(answer)) != UCS_OK) ||
+        (uct_gda_ft_ep_guard_write(ep, 1 - path,
+                                   ucs_offsetof(uct_gda_ft_mbox_t,
+                                                chan_ans_epoch),
+                                   &epoch, sizeof(epoch)) != UCS_OK)) {
+        return;    /* no room now: answered again at the next pass */
+    }
+    c->seen_epoch = epoch;
+    ucs_debug("gda_ft: ep %p: channel %u path %u: the peer's %s %s", ep, id,
+              path, (op == UCT_GDA_FT_CHAN_ASK_FENCE) ? "fence" : "re-arm",
+              answer[0] ? "refused" : "done");
+}
+
+
+/* ---- lifetime ------------------------------------------------------------ */
+
+static void uct_gda_ft_chan_params(uct_gda_ft_iface_t *iface,
+                                   unsigned wqebb_cnt,
+                                   gda_ft_chan_host_params_t *params)
+{
+    uint64_t deadline = iface->config.deadline_ns;
+
+    memset(params, 0, sizeof(*params));
+    params->wqebb_cnt   = wqebb_cnt;
+    params->deadline_ns = deadline;
+    /* the peer's word takes a guardian pass at each end and a round trip */
+    params->resolve_ns  = (deadline != 0) ?
+                          ucs_max(deadline, 4 * iface->config.guard_ns) :
+                          iface->config.recovery_ns;
+    params->max_chunk   = UCT_GDA_FT_CHAN_MAX_CHUNK;
+    params->recovery_ns = iface->config.recovery_ns;
+    params->grace_ns    = deadline / 8;
+    params->mem.alloc   = uct_gda_ft_chan_alloc;
+    params->mem.free    = uct_gda_ft_chan_free;
+    params->mem.type    = GDA_FT_HCA_MEM_HOST;
+}
+
+void uct_gda_ft_ep_chans_destroy(uct_gda_ft_ep_t *ep)
+{
+    uct_gda_ft_ep_chans_t *c = &ep->chans;
+    unsigned i;
+
+    for (i = 0; i < c->num; ++i) {
+        gda_ft_chan_host_cleanup(&c->init[i]);
+        gda_ft_chan_host_cleanup(&c->target[i]);
+    }
+    ucs_free(c->init);
+    ucs_free(c->target);
+    free(c->poster);
+    free(c->health);
+    memset(c, 0, sizeof(*c));
+}
+
+ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
+                                        uct_gda_ft_iface_t *iface)
+{
+    uct_gda_ft_ep_chans_t *c = &ep->chans;
+    unsigned num             = iface->config.dev_channels;
+    gda_ft_hca_pd_t *pd[UCT_GDA_FT_NUM_PATHS];
+    uint8_t port[UCT_GDA_FT_NUM_PATHS];
+    gda_ft_chan_host_params_t params, target_params;
+    ucs_status_t status;
+    unsigned i, path;
+
+    memset(c, 0, sizeof(*c));
+    if (num == 0) {
+        return UCS_OK;
+    }
+
+    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+        pd[path]   = iface->path[path].dev->pd;
+        port[path] = iface->path[path].port_num;
+    }
+    uct_gda_ft_chan_params(iface, iface->config.dev_channel_ring, &params);
+    uct_gda_ft_chan_params(iface, UCT_GDA_FT_CHAN_TARGET_RING,
+                           &target_params);
+
+    c->init   = ucs_calloc(num, sizeof(*c->init), "gda_ft_chan_init");
+    c->target = ucs_calloc(num, sizeof(*c->target), "gda_ft_chan_target");
+    c->poster = uct_gda_ft_chan_alloc(num * sizeof(*c->poster), NULL);
+    c->health = uct_gda_ft_chan_alloc(sizeof(*c->health), NULL);
+    if ((c->init == NULL) || (c->target == NULL) || (c->poster == NULL) ||
+        (c->health == NULL)) {
+        ucs_error("gda_ft: ep %p: out of memory for %u device channels", ep,
+                  num);
+        status = UCS_ERR_NO_MEMORY;
+        goto err;
+    }
+
+    for (i = 0; i < num; ++i) {
+        status = gda_ft_chan_host_init(&c->init[i], pd, port, i, c->health,
+                                       &params);
+        if (status != UCS_OK) {
+            goto err;
+        }
+        status = gda_ft_chan_host_init(&c->target[i], pd, port, i, NULL,
+                                       &target_params);
+        if (status != UCS_OK) {
+            gda_ft_chan_host_cleanup(&c->init[i]);
+            goto err;
+        }
+        c->num = i + 1;
+    }
+    return UCS_OK;
+
+err:
+    uct_gda_ft_ep_chans_destroy(ep);
+    return status;
+}
+
+
+/* ---- connection ---------------------------------------------------------- */
+
+void uct_gda_ft_ep_chans_pack(uct_gda_ft_ep_t *ep,
+                              uct_gda_ft_ep_addr_info_t *info)
+{
+    uct_gda_ft_ep_chans_t *c = &ep->chans;
+    unsigned i, path;
+
+    info->num_chan = c->num;
+    for (i = 0; i < c->num; ++i) {
+        for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+            info->chan[i].init_qpn[path]   = c->init[i].path[path].qp->qpn;
+            info->chan[i].target_qpn[path] = c->target[i].path[path].qp->qpn;
+        }
+    }
+}
+
+/* Connects one of our QPs of `path` to the peer's QP dest_qpn */
+static ucs_status_t uct_gda_ft_chan_connect_qp(uct_gda_ft_ep_t *ep,
+                                               gda_ft_chan_host_t *ch,
+                                               unsigned path,
+                                               uint32_t dest_qpn)
+{
+    uint32_t qpn = ch->path[path].qp->qpn;
+    gda_ft_hca_qp_attr_t attr;
+    ucs_status_t status;
+
+    uct_gda_ft_ep_qp_attr(ep, path, uct_gda_ft_chan_first_psn(dest_qpn, qpn),
+                          uct_gda_ft_chan_first_psn(qpn, dest_qpn), &attr);
+    attr.dest_qpn = dest_qpn;
+    status        = gda_ft_chan_host_connect(ch, path, &attr);
+    if (status != UCS_OK) {
+        ucs_error("gda_ft: ep %p: failed to connect channel %u's %s QP 0x%x "
+                  "to peer QP 0x%x: %s", ep, ch->chan.id,
+                  (path == UCT_GDA_FT_PATH_PRIMARY) ? "primary" : "backup",
+                  qpn, dest_qpn,
+                  ucs_status_string(status));
+    }
+    return status;
+}
+
+ucs_status_t uct_gda_ft_ep_chans_connect(uct_gda_ft_ep_t *ep,
+                                         const uct_gda_ft_ep_addr_info_t *peer)
+{
+    uct_gda_ft_ep_chans_t *c = &ep->chans;
+    unsigned count           = ucs_min(c->num, peer->num_chan);
+    ucs_status_t status;
+    unsigned i, path;
+
+    if (c->num != peer->num_chan) {
+        ucs_diag("gda_ft: ep %p: %u device channels here, %u at the peer: "
+                 "%u connected", ep, c->num, peer->num_chan, count);
+    }
+
+    for (i = 0; i < count; ++i) {
+        for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+            status = uct_gda_ft_chan_connect_qp(
+                    ep, &c->init[i], path, peer->chan[i].target_qpn[path]);
+            if (status != UCS_OK) {
+                return status;
+            }
+            status = uct_gda_ft_chan_connect_qp(
+                    ep, &c->target[i], path, peer->chan[i].init_qpn[path]);
+            if (status != UCS_OK) {
+                return status;
+            }
+        }
+        /* the posters' copy, with the PSNs and MTU of the connection */
+        c->poster[i] = c->init[i].chan;
+    }
+    c->count = count;
+    return UCS_OK;
+}
+
+
+/* ---- guardian ------------------------------------------------------------ */
+
+void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now)
+{
+    uct_gda_ft_ep_chans_t *c = &ep->chans;
+    unsigned i;
+
+    if ((c->count == 0) || (ep->guard.mbox == NULL)) {
+        return;
+    }
+
+    if (ep->guard.mbox->chan_req_epoch != c->seen_epoch) {
+        uct_gda_ft_chan_answer_peer(ep);
+    }
+    for (i = 0; i < c->count; ++i) {
+        gda_ft_chan_host_guard(&c->init[i], &uct_gda_ft_chan_peer_ops, ep,
+                               now);
+    }
+}
+
+size_t uct_gda_ft_ep_chans_format(uct_gda_ft_ep_t *ep, const char *prefix,
+                                  char *buf, size_t max)
+{
+    uct_gda_ft_ep_chans_t *c = &ep->chans;
+    gda_ft_chan_query_t query;
+    size_t len = 0;
+    unsigned i;
+    int ret;
+
+    for (i = 0; i < c->count; ++i) {
+        gda_ft_chan_host_query(&c->init[i], &c->poster[i], &query);
+        ret = gda_ft_chan_query_format(&query, prefix, buf + len,
+                                       (len < max) ? max - len : 0);
+        len += (ret > 0) ? ret : 0;
+        if (len >= max) {
+            break;
+        }
+    }
+    return ucs_min(len, max);
+}
+
+
+/* ---- exported ------------------------------------------------------------ */
+
+ucs_status_t uct_gda_ft_ep_device_channels(uct_ep_h tl_ep,
+                                           gda_ft_chan_t **chans_p,
+                                           unsigned *count_p)
+{
+    uct_gda_ft_ep_t *ep = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+
+    if (ep->chans.num == 0) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    if (!(ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ||
+        (ep->chans.count == 0)) {
+        return UCS_ERR_NOT_CONNECTED;
+    }
+    *chans_p = ep->chans.poster;
+    *count_p = ep->chans.count;
+    return UCS_OK;
+}
+
+ucs_status_t uct_gda_ft_ep_query_channel(uct_ep_h tl_ep, unsigned id,
+                                         const gda_ft_chan_t *poster,
+                                         gda_ft_chan_query_t *query)
+{
+    uct_gda_ft_ep_t *ep = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+
+    if (id >= ep->chans.count) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    gda_ft_chan_host_query(&ep->chans.init[id],
+                           (poster != NULL) ? poster : &ep->chans.poster[id],
+                           query);
+    return UCS_OK;
+}

@@ -1,0 +1,59 @@
+/*
+ * gda_ft UCT transport: the device channels of an endpoint.
+ *
+ * With UCX_GDA_FT_DEVICE_CHANNELS=N, every endpoint of the interface has N
+ * concurrent device channels (device/gda_ft_chan_*.h) to its peer, for GPU
+ * kernels or CPU threads posting through the device API. Their QP numbers
+ * travel in the endpoint address, so UCP wireup connects them with the
+ * endpoint. The endpoint's guardian pass runs their host halves and speaks
+ * for them to the peer through the endpoint's mailbox.
+ */
+#ifndef UCT_GDA_FT_CHAN_H_
+#define UCT_GDA_FT_CHAN_H_
+
+#include "uct_gda_ft_iface.h"
+#include "uct_gda_ft_wire.h"
+#include "gda_ft_chan_host.h"
+
+/* Creates the endpoint's channels (none unless DEVICE_CHANNELS) */
+ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
+                                        uct_gda_ft_iface_t *iface);
+
+void uct_gda_ft_ep_chans_destroy(uct_gda_ft_ep_t *ep);
+
+/* Fills the channel part of the endpoint's address */
+void uct_gda_ft_ep_chans_pack(uct_gda_ft_ep_t *ep,
+                              uct_gda_ft_ep_addr_info_t *info);
+
+/* Connects the channels to the peer's (as many as both sides have) */
+ucs_status_t uct_gda_ft_ep_chans_connect(uct_gda_ft_ep_t *ep,
+                                         const uct_gda_ft_ep_addr_info_t *peer);
+
+/* The guardian's pass over the channels, and the peer's questions */
+void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now);
+
+/* "counters" lines of the endpoint's channels, after `prefix` */
+size_t uct_gda_ft_ep_chans_format(uct_gda_ft_ep_t *ep, const char *prefix,
+                                  char *buf, size_t max);
+
+
+/*
+ * Exported for the device API's host side (src/ucp_ext) and tests.
+ *
+ * The channels of a connected endpoint, as posters use them: an array of
+ * *count_p channels in host memory, which CPU posters use in place and a
+ * GPU's host-side setup copies where its kernels read them. Valid until the
+ * endpoint is destroyed. UCS_ERR_UNSUPPORTED: the interface has no device
+ * channels; UCS_ERR_NOT_CONNECTED: the endpoint is not connected yet.
+ */
+ucs_status_t uct_gda_ft_ep_device_channels(uct_ep_h tl_ep,
+                                           gda_ft_chan_t **chans_p,
+                                           unsigned *count_p);
+
+/* What channel `id` has been through; `poster` is the channel the posters
+ * used (NULL: the array uct_gda_ft_ep_device_channels() returned) */
+ucs_status_t uct_gda_ft_ep_query_channel(uct_ep_h tl_ep, unsigned id,
+                                         const gda_ft_chan_t *poster,
+                                         gda_ft_chan_query_t *query);
+
+#endif

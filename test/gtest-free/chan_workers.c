@@ -1,0 +1,265 @@
+/*
+ * Poster threads of the channel tests (see chan_workers.h).
+ */
+#include "chan_workers.h"
+#include "gda_ft_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static size_t worker_region(const chan_worker_t *wk)
+{
+    return wk->w->params.data_len / wk->nthreads;
+}
+
+/* Where iteration i of a worker writes, and how much */
+static void worker_put_geometry(const chan_worker_t *wk, unsigned i,
+                                uint64_t *off_p, uint32_t *len_p)
+{
+    size_t blocks = worker_region(wk) / WORKER_BLOCK;
+
+    *off_p = wk->id * worker_region(wk) + (i % blocks) * WORKER_BLOCK;
+    *len_p = 8 + ((i * 97 + wk->id * 13) % (WORKER_BLOCK - 8));
+}
+
+static void worker_record(chan_worker_t *wk, const gda_ft_dev_request_t *req,
+                          unsigned wqebbs)
+{
+    if (wk->nres == WORKER_MAX_POSTS) {
+        return;     /* a run until failure: nothing to verify */
+    }
+    wk->res_start[wk->nres] = req->end - wqebbs;
+    wk->res_end[wk->nres]   = req->end;
+    ++wk->nres;
+}
+
+gda_ft_dev_status_t worker_wait(gda_ft_dev_request_t *req)
+{
+    gda_ft_dev_status_t status;
+
+    do {
+        status = gda_ft_dev_progress(req);
+    } while (status == GDA_FT_DEV_INPROGRESS);
+    return status;
+}
+
+/* One iteration: returns the post's status */
+static gda_ft_dev_status_t worker_step(chan_worker_t *wk, unsigned i)
+{
+    chan_world_t *w = wk->w;
+    gda_ft_chan_op_t ops[4];
+    gda_ft_dev_request_t req;
+    gda_ft_dev_status_t status;
+    uint64_t off, loff;
+    uint32_t len;
+    unsigned k, slot;
+
+    worker_put_geometry(wk, i, &off, &len);
+    switch (i % 8) {
+    case 4:
+        status = gda_ft_dev_put_signal(&w->ep, &w->ml, CHAN_ELEM_DATA, off,
+                                       off, len, CHAN_ELEM_SIGNAL,
+                                       wk->id * 8, 1, wk->chan, &req);
+        if (status == GDA_FT_DEV_OK) {
+            worker_record(wk, &req, 2);
+            ++wk->signals;
+        }
+        return status;
+    case 5:
+        status = gda_ft_dev_signal(&w->ep, &w->ml, CHAN_ELEM_SIGNAL,
+                                   wk->id * 8, 1, wk->chan, &req);
+        if (status == GDA_FT_DEV_OK) {
+            worker_record(wk, &req, 1);
+            ++wk->signals;
+        }
+        return status;
+    case 6:
+        slot   = wk->fadds++ % WORKER_MAX_FADDS;
+        loff   = (wk->id * WORKER_MAX_FADDS + slot) * sizeof(uint64_t);
+        status = gda_ft_dev_atomic_fetch_add(&w->ep, &w->ml,
+                                             CHAN_ELEM_COUNTER, loff, 0, 1,
+                                             wk->chan, &req);
+        if (status != GDA_FT_DEV_OK) {
+            return status;
+        }
+        worker_record(wk, &req, 1);
+        status = worker_wait(&req);
+        if (status == GDA_FT_DEV_OK) {
+            wk->fetched[slot]    = gda_ft_dev_fetched(
+                    (uint8_t*)w->results + loff);
+            wk->fetched_ok[slot] = 1;
+        } else if (status == GDA_FT_DEV_IN_DOUBT) {
+            ++wk->in_doubt;
+            status = GDA_FT_DEV_OK;
+        }
+        return status;
+    case 7:
+        /* a batch, as a warp posts: one reservation, one doorbell */
+        for (k = 0; k < 4; ++k) {
+            worker_put_geometry(wk, i + k * 8, &off, &len);
+            GDA_FT_ASSERT(gda_ft_dev_op_rdma(&ops[k], GDA_FT_CHAN_OP_PUT,
+                                             &w->ml, CHAN_ELEM_DATA, off,
+                                             off, len));
+        }
+        status = gda_ft_dev_post(&w->chans[wk->chan], ops, 4, &req);
+        if (status == GDA_FT_DEV_OK) {
+            worker_record(wk, &req, 4);
+        }
+        return status;
+    default:
+        status = gda_ft_dev_put_single(&w->ep, &w->ml, CHAN_ELEM_DATA, off,
+                                       off, len, wk->chan, &req);
+        if (status == GDA_FT_DEV_OK) {
+            worker_record(wk, &req, 1);
+        }
+        return status;
+    }
+}
+
+/* Quiet reports the first failure since the last quiet on the channel: a
+ * fetch-add in doubt was counted already when its request reported it */
+static gda_ft_dev_status_t worker_quiet(chan_worker_t *wk)
+{
+    gda_ft_dev_status_t status = gda_ft_dev_quiet(&wk->w->ep, wk->chan, 0);
+
+    return (status == GDA_FT_DEV_IN_DOUBT) ? GDA_FT_DEV_OK : status;
+}
+
+static void *worker_run(void *arg)
+{
+    chan_worker_t *wk = (chan_worker_t*)arg;
+    gda_ft_dev_status_t status;
+    unsigned i;
+
+    for (i = 0; i < wk->iters; ++i) {
+        status = worker_step(wk, i);
+        if ((status == GDA_FT_DEV_OK) && ((i % 256) == 255)) {
+            status = worker_quiet(wk);
+        }
+        if (status != GDA_FT_DEV_OK) {
+            wk->failure   = status;
+            wk->fail_iter = i;
+            break;
+        }
+    }
+    if (wk->failure == GDA_FT_DEV_OK) {
+        wk->failure = worker_quiet(wk);
+    }
+    wk->end_ns = gda_ft_dev_now_ns();
+    return NULL;
+}
+
+void workers_start(chan_world_t *w, chan_worker_t *wk, pthread_t *th,
+                   unsigned n, unsigned iters)
+{
+    unsigned t;
+
+    for (t = 0; t < n; ++t) {
+        memset(&wk[t], 0, sizeof(wk[t]));
+        wk[t].w        = w;
+        wk[t].id       = t;
+        wk[t].nthreads = n;
+        wk[t].iters    = iters;
+        wk[t].chan     = t % w->params.nchan;
+        GDA_FT_ASSERT_EQ(pthread_create(&th[t], NULL, worker_run, &wk[t]),
+                         0);
+    }
+}
+
+void workers_join(pthread_t *th, unsigned n)
+{
+    unsigned t;
+
+    for (t = 0; t < n; ++t) {
+        pthread_join(th[t], NULL);
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+
+    return (x > y) - (x < y);
+}
+
+void workers_verify(chan_world_t *w, chan_worker_t *wk, unsigned n)
+{
+    uint64_t *starts, total_fadds = 0, off;
+    unsigned t, i, c, k, nvals = 0, nres;
+    uint32_t len;
+    uint8_t *written = calloc(1, w->params.data_len);
+    uint64_t *vals;
+
+    for (t = 0; t < n; ++t) {
+        if (wk[t].failure != GDA_FT_DEV_OK) {
+            printf("worker %u failed at iteration %u: switches %u "
+                   "op_errors %u no_path %u in_doubt %u error 0x%x\n", t,
+                   wk[t].fail_iter, CHAN_WORLD_SUM(w, switches),
+                   CHAN_WORLD_SUM(w, op_errors), CHAN_WORLD_SUM(w, no_path),
+                   CHAN_WORLD_SUM(w, in_doubt), w->chans[wk[t].chan].error);
+        }
+        GDA_FT_ASSERT_EQ(wk[t].failure, GDA_FT_DEV_OK);
+        GDA_FT_ASSERT(wk[t].nres < WORKER_MAX_POSTS);
+        GDA_FT_ASSERT(wk[t].fadds <= WORKER_MAX_FADDS);
+        for (i = 0; i < wk[t].iters; ++i) {
+            for (k = 0; k < (((i % 8) == 7) ? 4u : 1u); ++k) {
+                worker_put_geometry(&wk[t], i + k * 8, &off, &len);
+                if (((i % 8) == 5) || ((i % 8) == 6)) {
+                    continue;
+                }
+                memset(written + off, 1, len);
+            }
+        }
+        GDA_FT_ASSERT_EQ(w->signals[t], wk[t].signals);
+        total_fadds += wk[t].fadds;
+    }
+    for (off = 0; off < w->params.data_len; ++off) {
+        if (written[off] && (w->dst[off] != w->src[off])) {
+            GDA_FT_FAIL("byte %lu differs", (unsigned long)off);
+        }
+    }
+    free(written);
+
+    /* every fetch-add ran exactly once; none returned a value twice */
+    GDA_FT_ASSERT_EQ(w->counters[0], total_fadds);
+    vals = calloc(total_fadds + 1, sizeof(*vals));
+    for (t = 0; t < n; ++t) {
+        for (i = 0; i < wk[t].fadds; ++i) {
+            if (wk[t].fetched_ok[i]) {
+                GDA_FT_ASSERT(wk[t].fetched[i] < total_fadds);
+                vals[nvals++] = wk[t].fetched[i];
+            }
+        }
+    }
+    qsort(vals, nvals, sizeof(*vals), cmp_u64);
+    for (i = 1; i < nvals; ++i) {
+        GDA_FT_ASSERT_NE(vals[i], vals[i - 1]);
+    }
+    free(vals);
+
+    /* reservations of each channel tile [0, word) without overlap */
+    for (c = 0; c < w->params.nchan; ++c) {
+        starts = calloc(WORKER_MAX_POSTS * n, 2 * sizeof(uint64_t));
+        nres   = 0;
+        for (t = 0; t < n; ++t) {
+            if (wk[t].chan != c) {
+                continue;
+            }
+            for (i = 0; i < wk[t].nres; ++i) {
+                starts[2 * nres]     = wk[t].res_start[i];
+                starts[2 * nres + 1] = wk[t].res_end[i];
+                ++nres;
+            }
+        }
+        qsort(starts, nres, 2 * sizeof(uint64_t), cmp_u64);
+        for (i = 0; i < nres; ++i) {
+            GDA_FT_ASSERT_EQ(starts[2 * i], (i == 0) ? 0 :
+                                            starts[2 * i - 1]);
+        }
+        GDA_FT_ASSERT_EQ(starts[2 * nres - 1],
+                         GDA_FT_CHAN_WORD_INDEX(w->chans[c].word));
+        free(starts);
+    }
+}
+

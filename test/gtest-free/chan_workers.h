@@ -1,0 +1,47 @@
+/*
+ * Poster threads of the channel tests: each posts puts, put_signals,
+ * signals, fetch-adds and batches into one channel of a chan_world_t (a
+ * world of its own, or a view of UCT endpoints' channels), and the check
+ * of everything they did: every byte, signal and fetched value, and no
+ * ring slot handed out twice.
+ */
+#ifndef GDA_FT_CHAN_WORKERS_H_
+#define GDA_FT_CHAN_WORKERS_H_
+
+#include "chan_harness.h"
+
+#define WORKER_MAX_POSTS  8192
+#define WORKER_MAX_FADDS  512
+#define WORKER_BLOCK      4096
+
+typedef struct chan_worker {
+    chan_world_t *w;
+    unsigned      id;
+    unsigned      nthreads;
+    unsigned      iters;
+    unsigned      chan;
+    unsigned      signals;        /* signal adds that completed OK */
+    unsigned      fadds;          /* fetch-adds posted */
+    unsigned      in_doubt;       /* fetch-adds reported IN_DOUBT */
+    uint64_t      fetched[WORKER_MAX_FADDS];
+    uint8_t       fetched_ok[WORKER_MAX_FADDS];
+    uint64_t      res_start[WORKER_MAX_POSTS];
+    uint64_t      res_end[WORKER_MAX_POSTS];
+    unsigned      nres;
+    gda_ft_dev_status_t failure;  /* first unexpected status */
+    unsigned      fail_iter;
+    uint64_t      end_ns;         /* when it stopped */
+} chan_worker_t;
+
+/* Waits for a request to finish; returns its status */
+gda_ft_dev_status_t worker_wait(gda_ft_dev_request_t *req);
+
+/* n threads, `iters` operations each, thread t on channel t % nchan */
+void workers_start(chan_world_t *w, chan_worker_t *wk, pthread_t *th,
+                   unsigned n, unsigned iters);
+void workers_join(pthread_t *th, unsigned n);
+
+/* Every byte written, every signal, every fetched value; no slot twice */
+void workers_verify(chan_world_t *w, chan_worker_t *wk, unsigned n);
+
+#endif

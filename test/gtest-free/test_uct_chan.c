@@ -1,0 +1,348 @@
+/*
+ * Device channels of gda_ft UCT endpoints (UCX_GDA_FT_DEVICE_CHANNELS):
+ * their QPs travel in the endpoint address, and the endpoints' guardians
+ * keep them alive. CPU threads post through the device API into the
+ * channels of two connected UCT endpoints, both ways at once, while the
+ * primary port of one node goes down and comes back.
+ */
+#include "uct_harness.h"
+#include "chan_workers.h"
+#include <uct/ib/gda_ft/uct_gda_ft_md.h>   /* the lkeys of a memh */
+
+#include <dlfcn.h>
+#include <string.h>
+#include <unistd.h>
+
+
+/* Each node's channel area: what its posters send and fetch into, and what
+ * the peer's posters write */
+#define AREA_SIZE     (1024 * 1024)
+#define AREA_SRC      0
+#define AREA_DST      (256 * 1024)
+#define AREA_DATA_LEN (256 * 1024)
+#define AREA_SIGNAL   (512 * 1024)
+#define AREA_SIG_LEN  4096
+#define AREA_COUNTER  (576 * 1024)
+#define AREA_RESULT   (640 * 1024)
+#define AREA_WORD_LEN (64 * 1024)
+
+#define TEST_POSTERS  4      /* per direction */
+
+typedef ucs_status_t (*device_channels_func_t)(uct_ep_h, gda_ft_chan_t**,
+                                               unsigned*);
+typedef ucs_status_t (*query_channel_func_t)(uct_ep_h, unsigned,
+                                             const gda_ft_chan_t*,
+                                             gda_ft_chan_query_t*);
+
+typedef struct {
+    test_uct_t             t;
+    uint8_t               *area[2];
+    uct_mem_h              memh[2];
+    gda_ft_dev_mem_elem_t  elems[2][CHAN_ELEM_COUNT];
+    chan_world_t           view[2];   /* node i posting into node 1 - i */
+    device_channels_func_t device_channels;
+    query_channel_func_t   query_channel;
+} test_chan_t;
+
+
+static void test_chan_env(test_chan_t *c, const char *channels)
+{
+    char setting[64];
+
+    memset(c, 0, sizeof(*c));
+    snprintf(setting, sizeof(setting), "UCX_GDA_FT_DEVICE_CHANNELS=%s",
+             channels);
+    test_uct_env(&c->t, 4, setting, "UCX_GDA_FT_DEADLINE=100ms",
+                 "UCX_GDA_FT_RECOVERY_WINDOW=50ms", NULL);
+    c->device_channels = (device_channels_func_t)dlsym(
+            c->t.plugin, "uct_gda_ft_ep_device_channels");
+    c->query_channel   = (query_channel_func_t)dlsym(
+            c->t.plugin, "uct_gda_ft_ep_query_channel");
+    GDA_FT_ASSERT((c->device_channels != NULL) &&
+                  (c->query_channel != NULL));
+}
+
+static void test_chan_elem(gda_ft_dev_mem_elem_t *e, const uint8_t *local,
+                           uct_mem_h lmemh, const uint8_t *remote,
+                           uct_mem_h rmemh, size_t length)
+{
+    const uct_gda_ft_memh_t *lm = (const uct_gda_ft_memh_t*)lmemh;
+    const uct_gda_ft_memh_t *rm = (const uct_gda_ft_memh_t*)rmemh;
+    unsigned path;
+
+    e->laddr  = (uintptr_t)local;
+    e->raddr  = (uintptr_t)remote;
+    e->length = length;
+    for (path = 0; path < 2; ++path) {
+        e->lkey[path] = lm->lkey[path];
+        e->rkey[path] = rm->rkey[path];
+    }
+}
+
+/* The world a poster thread of node i sees: node i's channels to node j */
+static void test_chan_view(test_chan_t *c, unsigned i)
+{
+    unsigned j         = 1 - i;
+    chan_world_t *view = &c->view[i];
+    gda_ft_dev_mem_elem_t *e = c->elems[i];
+    gda_ft_chan_t *chans;
+    unsigned count;
+    size_t k;
+
+    GDA_FT_ASSERT_OK(c->device_channels(c->t.node[i].ep, &chans, &count));
+    memset(view, 0, sizeof(*view));
+    view->params.nchan    = count;
+    view->params.data_len = AREA_DATA_LEN;
+    view->src      = c->area[i] + AREA_SRC;
+    view->dst      = c->area[j] + AREA_DST;
+    view->signals  = (uint64_t*)(c->area[j] + AREA_SIGNAL);
+    view->counters = (uint64_t*)(c->area[j] + AREA_COUNTER);
+    view->results  = (uint64_t*)(c->area[i] + AREA_RESULT);
+    view->chans    = chans;
+    for (k = 0; k < AREA_DATA_LEN; ++k) {
+        view->src[k] = (uint8_t)(k * 7 + i * 101 + (k >> 9));
+    }
+
+    test_chan_elem(&e[CHAN_ELEM_DATA], view->src, c->memh[i], view->dst,
+                   c->memh[j], AREA_DATA_LEN);
+    test_chan_elem(&e[CHAN_ELEM_SIGNAL], c->area[i] + AREA_SIGNAL,
+                   c->memh[i], (uint8_t*)view->signals, c->memh[j],
+                   AREA_SIG_LEN);
+    test_chan_elem(&e[CHAN_ELEM_COUNTER], (uint8_t*)view->results,
+                   c->memh[i], (uint8_t*)view->counters, c->memh[j],
+                   AREA_WORD_LEN);
+    view->ml.version      = GDA_FT_DEV_VERSION;
+    view->ml.count        = CHAN_ELEM_COUNT;
+    view->ml.elems        = e;
+    view->ep.version      = GDA_FT_DEV_VERSION;
+    view->ep.num_channels = (uint16_t)count;
+    view->ep.channels     = chans;
+}
+
+static void test_chan_setup(test_chan_t *c)
+{
+    unsigned i;
+
+    test_uct_setup(&c->t);
+    for (i = 0; i < 2; ++i) {
+        GDA_FT_ASSERT_EQ(posix_memalign((void**)&c->area[i], 4096,
+                                        AREA_SIZE), 0);
+        memset(c->area[i], 0, AREA_SIZE);
+        GDA_FT_ASSERT_OK(uct_md_mem_reg(c->t.node[i].md, c->area[i],
+                                        AREA_SIZE, UCT_MD_MEM_ACCESS_ALL,
+                                        &c->memh[i]));
+    }
+    for (i = 0; i < 2; ++i) {
+        test_chan_view(c, i);
+    }
+}
+
+static void test_chan_cleanup(test_chan_t *c)
+{
+    unsigned i;
+
+    for (i = 0; i < 2; ++i) {
+        GDA_FT_ASSERT_OK(uct_md_mem_dereg(c->t.node[i].md, c->memh[i]));
+    }
+    test_uct_cleanup(&c->t);
+    for (i = 0; i < 2; ++i) {
+        free(c->area[i]);
+    }
+}
+
+/* Progresses both nodes for ms milliseconds */
+static void test_chan_progress_for(test_chan_t *c, unsigned ms)
+{
+    double until = soft_now_sec() + ms * 1e-3;
+
+    while (soft_now_sec() < until) {
+        if (test_progress(&c->t) == 0) {
+            usleep(20);
+        }
+    }
+}
+
+static int test_chan_workers_done(chan_worker_t *wk, unsigned n)
+{
+    unsigned t;
+
+    for (t = 0; t < n; ++t) {
+        if (__atomic_load_n(&wk[t].end_ns, __ATOMIC_ACQUIRE) == 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Every channel of both nodes back on the primary, after as many
+ * failbacks as switches */
+static int test_chan_all_back(test_chan_t *c)
+{
+    const gda_ft_chan_t *ch;
+    unsigned i, k;
+
+    for (i = 0; i < 2; ++i) {
+        for (k = 0; k < c->view[i].params.nchan; ++k) {
+            ch = &c->view[i].chans[k];
+            if ((__atomic_load_n(&ch->active, __ATOMIC_ACQUIRE) !=
+                 GDA_FT_CHAN_PRIMARY) ||
+                (__atomic_load_n(&ch->counters.failbacks, __ATOMIC_ACQUIRE) !=
+                 __atomic_load_n(&ch->counters.switches, __ATOMIC_ACQUIRE))) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* A poster that went quiet wakes its channel: failback happens at a post
+ * or a wait (the host only announces the re-arm) */
+static void test_chan_nudge(test_chan_t *c)
+{
+    unsigned i, k;
+
+    for (i = 0; i < 2; ++i) {
+        for (k = 0; k < c->view[i].params.nchan; ++k) {
+            gda_ft_chan_progress(&c->view[i].chans[k]);
+        }
+    }
+}
+
+
+GDA_FT_TEST(uct_chan, address_and_settings)
+{
+    gda_ft_chan_t *chans;
+    test_chan_t c;
+    unsigned count;
+
+    /* none: the endpoint address is what it always was */
+    test_chan_env(&c, "0");
+    test_uct_setup(&c.t);
+    GDA_FT_ASSERT_EQ(c.t.node[NODE_A].iface_attr.ep_addr_len, 24);
+    GDA_FT_ASSERT_EQ(c.device_channels(c.t.node[NODE_A].ep, &chans, &count),
+                     UCS_ERR_UNSUPPORTED);
+    test_uct_cleanup(&c.t);
+
+    /* three, the most UCP's address v1 carries */
+    test_chan_env(&c, "3");
+    test_node_open(&c.t, &c.t.node[NODE_A], "gda_ft_tsoft0", "tsoft0:1");
+    GDA_FT_ASSERT_EQ(c.t.node[NODE_A].iface_attr.ep_addr_len,
+                     24 + 1 + 3 * 12);
+    GDA_FT_ASSERT(c.t.node[NODE_A].iface_attr.ep_addr_len <= 63);
+    /* the peer has two: two connect, the third stays unused */
+    setenv("UCX_GDA_FT_DEVICE_CHANNELS", "2", 1);
+    test_node_open(&c.t, &c.t.node[NODE_B], "gda_ft_tsoft2", "tsoft2:1");
+    GDA_FT_ASSERT_EQ(c.t.node[NODE_B].iface_attr.ep_addr_len,
+                     24 + 1 + 2 * 12);
+    test_connect(&c.t);
+    GDA_FT_ASSERT_OK(c.device_channels(c.t.node[NODE_A].ep, &chans, &count));
+    GDA_FT_ASSERT_EQ(count, 2);
+    GDA_FT_ASSERT_OK(c.device_channels(c.t.node[NODE_B].ep, &chans, &count));
+    GDA_FT_ASSERT_EQ(count, 2);
+    GDA_FT_ASSERT_EQ(chans[1].id, 1);
+    GDA_FT_ASSERT_EQ(chans[1].state, GDA_FT_CHAN_ACTIVE);
+    test_uct_cleanup(&c.t);
+
+    /* out of range: clear refusals */
+    test_chan_env(&c, "4");
+    GDA_FT_ASSERT_EQ(test_node_try_open(&c.t, &c.t.node[NODE_A],
+                                        "gda_ft_tsoft0", "tsoft0:1"),
+                     UCS_ERR_INVALID_PARAM);
+    setenv("UCX_GDA_FT_DEVICE_CHANNELS", "1", 1);
+    setenv("UCX_GDA_FT_DEVICE_CHANNEL_RING", "100", 1);
+    GDA_FT_ASSERT_EQ(test_node_try_open(&c.t, &c.t.node[NODE_A],
+                                        "gda_ft_tsoft0", "tsoft0:1"),
+                     UCS_ERR_INVALID_PARAM);
+}
+
+GDA_FT_TEST(uct_chan, channels_need_a_backup_hca)
+{
+    test_uct_t t;
+
+    test_uct_env(&t, 1, "UCX_GDA_FT_DEVICE_CHANNELS=1", NULL);
+    GDA_FT_ASSERT_EQ(test_node_try_open(&t, &t.node[NODE_A], "gda_ft_tsoft0",
+                                        "tsoft0:1"),
+                     UCS_ERR_UNSUPPORTED);
+}
+
+GDA_FT_TEST(uct_chan, not_connected_has_no_channels_yet)
+{
+    uct_ep_params_t ep_params;
+    gda_ft_chan_t *chans;
+    test_chan_t c;
+    unsigned count;
+    uct_ep_h ep;
+
+    test_chan_env(&c, "3");
+    test_node_open(&c.t, &c.t.node[NODE_A], "gda_ft_tsoft0", "tsoft0:1");
+    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+    ep_params.iface      = c.t.node[NODE_A].iface;
+    GDA_FT_ASSERT_OK(uct_ep_create(&ep_params, &ep));
+    GDA_FT_ASSERT_EQ(c.device_channels(ep, &chans, &count),
+                     UCS_ERR_NOT_CONNECTED);
+    uct_ep_destroy(ep);
+    test_node_close(&c.t, &c.t.node[NODE_A]);
+}
+
+GDA_FT_TEST_TIMEOUT(uct_chan, threads_both_ways_through_failover_and_back,
+                    180)
+{
+    chan_worker_t wk[2][TEST_POSTERS];
+    pthread_t th[2][TEST_POSTERS];
+    gda_ft_chan_query_t q;
+    double deadline;
+    test_chan_t c;
+    unsigned i, k;
+
+    test_chan_env(&c, "3");
+    test_chan_setup(&c);
+    for (i = 0; i < 2; ++i) {
+        GDA_FT_ASSERT_EQ(c.view[i].params.nchan, 3);
+        workers_start(&c.view[i], wk[i], th[i], TEST_POSTERS, 1200);
+    }
+
+    /* A's primary port fails mid-run: both directions of its primary
+     * path stop (A's posters' QPs, and B's posters' target QPs on A) */
+    test_chan_progress_for(&c, 30);
+    test_port_set(&c.t, "tsoft0", 0);
+    test_chan_progress_for(&c, 300);
+    test_port_set(&c.t, "tsoft0", 1);
+
+    deadline = soft_now_sec() + 120;
+    while (!test_chan_workers_done(wk[0], TEST_POSTERS) ||
+           !test_chan_workers_done(wk[1], TEST_POSTERS)) {
+        GDA_FT_ASSERT(soft_now_sec() < deadline);
+        test_chan_progress_for(&c, 5);
+    }
+    for (i = 0; i < 2; ++i) {
+        workers_join(th[i], TEST_POSTERS);
+    }
+
+    deadline = soft_now_sec() + 20;
+    while (!test_chan_all_back(&c)) {
+        if (soft_now_sec() > deadline) {
+            GDA_FT_FAIL("the channels did not all fail back");
+        }
+        test_chan_nudge(&c);
+        test_chan_progress_for(&c, 5);
+    }
+
+    for (i = 0; i < 2; ++i) {
+        workers_verify(&c.view[i], wk[i], TEST_POSTERS);
+        for (k = 0; k < c.view[i].params.nchan; ++k) {
+            GDA_FT_ASSERT_OK(c.query_channel(c.t.node[i].ep, k, NULL, &q));
+            printf("node %u channel %u: switches %u replays %u resolved %u "
+                   "in doubt %u failbacks %u; guardian: fences %u resolved "
+                   "%u re-arms %u\n", i, k, q.poster.switches,
+                   q.poster.replays, q.poster.resolved, q.poster.in_doubt,
+                   q.poster.failbacks, q.host.fences, q.host.resolved,
+                   q.host.rearms);
+            GDA_FT_ASSERT(q.poster.switches >= 1);
+            GDA_FT_ASSERT_EQ(q.poster.failbacks, q.poster.switches);
+            GDA_FT_ASSERT_EQ(q.poster.no_path, 0);
+            GDA_FT_ASSERT(q.host.rearms >= q.poster.failbacks);
+            GDA_FT_ASSERT_EQ(q.active, GDA_FT_CHAN_PRIMARY);
+        }
+    }
+    test_chan_cleanup(&c);
+}
