@@ -211,6 +211,11 @@ void workers_verify(chan_world_t *w, chan_worker_t *wk, unsigned n)
                 memset(written + off, 1, len);
             }
         }
+        if (w->signals[t] != wk[t].signals) {
+            printf("worker %u on channel %u: %u signals posted, %lu "
+                   "arrived\n", t, wk[t].chan, wk[t].signals,
+                   (unsigned long)w->signals[t]);
+        }
         GDA_FT_ASSERT_EQ(w->signals[t], wk[t].signals);
         total_fadds += wk[t].fadds;
     }

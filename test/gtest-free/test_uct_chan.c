@@ -289,7 +289,7 @@ GDA_FT_TEST_TIMEOUT(uct_chan, threads_both_ways_through_failover_and_back,
 {
     chan_worker_t wk[2][TEST_POSTERS];
     pthread_t th[2][TEST_POSTERS];
-    gda_ft_chan_query_t q;
+    gda_ft_chan_query_t q[2][UCT_GDA_FT_WIRE_CHAN_MAX];
     double deadline;
     test_chan_t c;
     unsigned i, k;
@@ -328,20 +328,28 @@ GDA_FT_TEST_TIMEOUT(uct_chan, threads_both_ways_through_failover_and_back,
     }
 
     for (i = 0; i < 2; ++i) {
+        for (k = 0; k < c.view[i].params.nchan; ++k) {
+            GDA_FT_ASSERT_OK(c.query_channel(c.t.node[i].ep, k, NULL,
+                                             &q[i][k]));
+            printf("node %u channel %u: switches %u replays %u resolved %u "
+                   "confirmed %u in doubt %u failbacks %u; guardian: fences "
+                   "%u resolved %u re-arms %u\n", i, k,
+                   q[i][k].poster.switches, q[i][k].poster.replays,
+                   q[i][k].poster.resolved, q[i][k].poster.confirmed,
+                   q[i][k].poster.in_doubt, q[i][k].poster.failbacks,
+                   q[i][k].host.fences, q[i][k].host.resolved,
+                   q[i][k].host.rearms);
+        }
+    }
+    for (i = 0; i < 2; ++i) {
         workers_verify(&c.view[i], wk[i], TEST_POSTERS);
         for (k = 0; k < c.view[i].params.nchan; ++k) {
-            GDA_FT_ASSERT_OK(c.query_channel(c.t.node[i].ep, k, NULL, &q));
-            printf("node %u channel %u: switches %u replays %u resolved %u "
-                   "in doubt %u failbacks %u; guardian: fences %u resolved "
-                   "%u re-arms %u\n", i, k, q.poster.switches,
-                   q.poster.replays, q.poster.resolved, q.poster.in_doubt,
-                   q.poster.failbacks, q.host.fences, q.host.resolved,
-                   q.host.rearms);
-            GDA_FT_ASSERT(q.poster.switches >= 1);
-            GDA_FT_ASSERT_EQ(q.poster.failbacks, q.poster.switches);
-            GDA_FT_ASSERT_EQ(q.poster.no_path, 0);
-            GDA_FT_ASSERT(q.host.rearms >= q.poster.failbacks);
-            GDA_FT_ASSERT_EQ(q.active, GDA_FT_CHAN_PRIMARY);
+            GDA_FT_ASSERT(q[i][k].poster.switches >= 1);
+            GDA_FT_ASSERT_EQ(q[i][k].poster.failbacks,
+                             q[i][k].poster.switches);
+            GDA_FT_ASSERT_EQ(q[i][k].poster.no_path, 0);
+            GDA_FT_ASSERT(q[i][k].host.rearms >= q[i][k].poster.failbacks);
+            GDA_FT_ASSERT_EQ(q[i][k].active, GDA_FT_CHAN_PRIMARY);
         }
     }
     test_chan_cleanup(&c);

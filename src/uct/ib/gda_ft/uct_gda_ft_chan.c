@@ -26,6 +26,7 @@
 #include <ucs/arch/cpu.h>
 #include <ucs/debug/log.h>
 #include <ucs/sys/math.h>
+#include <ucs/sys/sys.h>
 #include <ucs/debug/memtrack_int.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,16 +45,19 @@ enum {
 };
 
 
+/* Whole pages: the device API's host side maps each region into the GPU
+ * on its own (cudaHostRegister), which a page shared with other data
+ * would forbid */
 static void *uct_gda_ft_chan_alloc(size_t size, void *arg)
 {
-    void *ptr = NULL;
+    size_t page = ucs_get_page_size();
+    void *ptr   = NULL;
 
     (void)arg;
-    if (posix_memalign(&ptr, UCS_SYS_CACHE_LINE_SIZE,
-                       ucs_align_up_pow2(size, UCS_SYS_CACHE_LINE_SIZE)) != 0) {
+    if (posix_memalign(&ptr, page, ucs_align_up(size, page)) != 0) {
         return NULL;
     }
-    memset(ptr, 0, size);
+    memset(ptr, 0, ucs_align_up(size, page));
     return ptr;
 }
 
@@ -87,17 +91,18 @@ static int uct_gda_ft_chan_port_up(uct_gda_ft_iface_t *iface, unsigned path)
 /*
  * Asks the peer to do `op` to its end of channel ch's `path`, or collects
  * the answer: UCS_OK (with *psn_p), UCS_ERR_REJECTED, or UCS_INPROGRESS
- * while it is on its way (or another channel's question is).
+ * while it is on its way. Each channel has its own question slot in the
+ * peer's mailbox, and one question in flight.
  */
 static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
                                         gda_ft_chan_host_t *ch, unsigned path,
                                         uint32_t psn0, uint32_t psn1,
                                         uint32_t *psn_p)
 {
+    unsigned id              = ch->chan.id;
     uct_gda_ft_ep_chans_t *c = &ep->chans;
     uct_gda_ft_mbox_t *mbox  = ep->guard.mbox;
-    uint32_t key             = (op << 16) | ((uint32_t)ch->chan.id << 8) |
-                               path;
+    uint32_t key             = (op << 16) | path;
     uint64_t now             = gda_ft_dev_now_ns();
     uint32_t args[3]         = {key, psn0, psn1};
     uint32_t epoch;
@@ -106,33 +111,35 @@ static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
         return UCS_ERR_UNSUPPORTED;     /* the peer cannot be asked */
     }
 
-    if (c->ask != 0) {
-        if ((c->ask == key) && (mbox->chan_ans_epoch == c->ask_epoch)) {
+    if (c->q[id].ask == key) {
+        if (mbox->chan[id].ans_epoch == c->q[id].ask_epoch) {
             ucs_memory_cpu_load_fence();  /* the answer, then its fields */
-            c->ask = 0;
-            *psn_p = mbox->chan_ans_psn;
-            return (mbox->chan_ans_status == 0) ? UCS_OK : UCS_ERR_REJECTED;
+            c->q[id].ask = 0;
+            *psn_p       = mbox->chan[id].ans_psn;
+            return (mbox->chan[id].ans_status == 0) ? UCS_OK :
+                                                      UCS_ERR_REJECTED;
         }
-        if ((now - c->ask_ns) < ch->params.resolve_ns) {
+        if ((now - c->q[id].ask_ns) < ch->params.resolve_ns) {
             return UCS_INPROGRESS;
         }
-        c->ask = 0;   /* lost: its asker asks again, within its own bound */
+        /* lost: asked again, within the channel guardian's own bound */
     }
 
     /* Over the other path: the channel left this one, or re-arms it */
-    epoch = c->ask_epoch + 1;
+    epoch = c->q[id].ask_epoch + 1;
     if ((uct_gda_ft_ep_guard_write(ep, 1 - path,
-                                   ucs_offsetof(uct_gda_ft_mbox_t, chan_req),
+                                   ucs_offsetof(uct_gda_ft_mbox_t,
+                                                chan[id].req),
                                    args, sizeof(args)) != UCS_OK) ||
         (uct_gda_ft_ep_guard_write(ep, 1 - path,
                                    ucs_offsetof(uct_gda_ft_mbox_t,
-                                                chan_req_epoch),
+                                                chan[id].req_epoch),
                                    &epoch, sizeof(epoch)) != UCS_OK)) {
         return UCS_INPROGRESS;        /* no room now: the next pass asks */
     }
-    c->ask       = key;
-    c->ask_epoch = epoch;
-    c->ask_ns    = now;
+    c->q[id].ask       = key;
+    c->q[id].ask_epoch = epoch;
+    c->q[id].ask_ns    = now;
     return UCS_INPROGRESS;
 }
 
@@ -173,30 +180,28 @@ static const gda_ft_chan_peer_ops_t uct_gda_ft_chan_peer_ops = {
     uct_gda_ft_chan_peer_port_up
 };
 
-/* The peer asks about our target end of one of its channel paths */
-static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep)
+/* The peer asks about our target end of its channel `id` */
+static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id)
 {
-    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
-    uct_gda_ft_ep_chans_t *c  = &ep->chans;
-    uct_gda_ft_mbox_t *mbox   = ep->guard.mbox;
-    uint32_t epoch            = mbox->chan_req_epoch;
-    uint32_t answer[2]        = {1, 0};   /* status (refused), PSN */
-    uint32_t req, op, id, path;
-    gda_ft_chan_host_t *target;
+    uct_gda_ft_iface_t *iface  = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_chans_t *c   = &ep->chans;
+    uct_gda_ft_mbox_t *mbox    = ep->guard.mbox;
+    gda_ft_chan_host_t *target = &c->target[id];
+    uint32_t epoch             = mbox->chan[id].req_epoch;
+    uint32_t answer[2]         = {1, 0};   /* status (refused), PSN */
+    uint32_t req, op, path;
 
     ucs_memory_cpu_load_fence();      /* the question, then its fields */
-    req  = mbox->chan_req;
+    req  = mbox->chan[id].req;
     op   = req >> 16;
-    id   = (req >> 8) & 0xff;
-    path = req & 0xff;
-    if ((id >= c->count) || (path >= UCT_GDA_FT_NUM_PATHS)) {
-        ucs_diag("gda_ft: ep %p: ignoring the peer's question 0x%x about a "
-                 "channel path it does not have", ep, req);
-        c->seen_epoch = epoch;
+    path = req & 0xffff;
+    if (path >= UCT_GDA_FT_NUM_PATHS) {
+        ucs_diag("gda_ft: ep %p: ignoring the peer's question 0x%x about "
+                 "channel %u: no such path", ep, req, id);
+        c->q[id].seen_epoch = epoch;
         return;
     }
 
-    target = &c->target[id];
     if (op == UCT_GDA_FT_CHAN_ASK_FENCE) {
         if (gda_ft_chan_host_fence_qp(target->path[path].qp, &answer[1]) ==
             UCS_OK) {
@@ -204,26 +209,28 @@ static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep)
         }
     } else if (op == UCT_GDA_FT_CHAN_ASK_REARM) {
         if (uct_gda_ft_chan_port_up(iface, path) &&
-            (gda_ft_chan_host_reconnect(target, path, mbox->chan_req_psn[0],
-                                        mbox->chan_req_psn[1]) == UCS_OK)) {
+            (gda_ft_chan_host_reconnect(target, path,
+                                        mbox->chan[id].req_psn[0],
+                                        mbox->chan[id].req_psn[1]) ==
+             UCS_OK)) {
             answer[0] = 0;
         }
     } else {
         ucs_diag("gda_ft: ep %p: ignoring the peer's question 0x%x of an "
-                 "unknown kind", ep, req);
+                 "unknown kind about channel %u", ep, req, id);
     }
 
     if ((uct_gda_ft_ep_guard_write(ep, 1 - path,
                                    ucs_offsetof(uct_gda_ft_mbox_t,
-                                                chan_ans_status),
+                                                chan[id].ans_status),
                                    answer, sizeof(answer)) != UCS_OK) ||
         (uct_gda_ft_ep_guard_write(ep, 1 - path,
                                    ucs_offsetof(uct_gda_ft_mbox_t,
-                                                chan_ans_epoch),
+                                                chan[id].ans_epoch),
                                    &epoch, sizeof(epoch)) != UCS_OK)) {
         return;    /* no room now: answered again at the next pass */
     }
-    c->seen_epoch = epoch;
+    c->q[id].seen_epoch = epoch;
     ucs_debug("gda_ft: ep %p: channel %u path %u: the peer's %s %s", ep, id,
               path, (op == UCT_GDA_FT_CHAN_ASK_FENCE) ? "fence" : "re-arm",
               answer[0] ? "refused" : "done");
@@ -241,16 +248,19 @@ static void uct_gda_ft_chan_params(uct_gda_ft_iface_t *iface,
     memset(params, 0, sizeof(*params));
     params->wqebb_cnt   = wqebb_cnt;
     params->deadline_ns = deadline;
-    /* the peer's word takes a guardian pass at each end and a round trip */
+    params->grace_ns    = deadline / 8;
+    /* the peer's word comes after the grace, a pass of the channel guardian
+     * at each end and a round trip */
     params->resolve_ns  = (deadline != 0) ?
-                          ucs_max(deadline, 4 * iface->config.guard_ns) :
+                          deadline + params->grace_ns +
+                          4 * iface->config.chan_guard_ns :
                           iface->config.recovery_ns;
     params->max_chunk   = UCT_GDA_FT_CHAN_MAX_CHUNK;
     params->recovery_ns = iface->config.recovery_ns;
-    params->grace_ns    = deadline / 8;
     params->mem.alloc   = uct_gda_ft_chan_alloc;
     params->mem.free    = uct_gda_ft_chan_free;
-    params->mem.type    = GDA_FT_HCA_MEM_HOST;
+    params->mem.type    = iface->config.dev_channel_mapped ?
+                          GDA_FT_HCA_MEM_HOST_MAPPED : GDA_FT_HCA_MEM_HOST;
 }
 
 void uct_gda_ft_ep_chans_destroy(uct_gda_ft_ep_t *ep)
@@ -413,10 +423,10 @@ void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now)
         return;
     }
 
-    if (ep->guard.mbox->chan_req_epoch != c->seen_epoch) {
-        uct_gda_ft_chan_answer_peer(ep);
-    }
     for (i = 0; i < c->count; ++i) {
+        if (ep->guard.mbox->chan[i].req_epoch != c->q[i].seen_epoch) {
+            uct_gda_ft_chan_answer_peer(ep, i);
+        }
         gda_ft_chan_host_guard(&c->init[i], &uct_gda_ft_chan_peer_ops, ep,
                                now);
     }
@@ -446,13 +456,20 @@ size_t uct_gda_ft_ep_chans_format(uct_gda_ft_ep_t *ep, const char *prefix,
 
 /* ---- exported ------------------------------------------------------------ */
 
+/* The out-of-band channel is a gda_ft transport too, of another kind */
+static uct_gda_ft_ep_t *uct_gda_ft_chan_hca_ep(uct_ep_h tl_ep)
+{
+    return (tl_ep->iface->ops.ep_get_address == uct_gda_ft_ep_get_address) ?
+           ucs_derived_of(tl_ep, uct_gda_ft_ep_t) : NULL;
+}
+
 ucs_status_t uct_gda_ft_ep_device_channels(uct_ep_h tl_ep,
                                            gda_ft_chan_t **chans_p,
                                            unsigned *count_p)
 {
-    uct_gda_ft_ep_t *ep = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_ep_t *ep = uct_gda_ft_chan_hca_ep(tl_ep);
 
-    if (ep->chans.num == 0) {
+    if ((ep == NULL) || (ep->chans.num == 0)) {
         return UCS_ERR_UNSUPPORTED;
     }
     if (!(ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ||
@@ -468,9 +485,9 @@ ucs_status_t uct_gda_ft_ep_query_channel(uct_ep_h tl_ep, unsigned id,
                                          const gda_ft_chan_t *poster,
                                          gda_ft_chan_query_t *query)
 {
-    uct_gda_ft_ep_t *ep = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_ep_t *ep = uct_gda_ft_chan_hca_ep(tl_ep);
 
-    if (id >= ep->chans.count) {
+    if ((ep == NULL) || (id >= ep->chans.count)) {
         return UCS_ERR_INVALID_PARAM;
     }
     gda_ft_chan_host_query(&ep->chans.init[id],

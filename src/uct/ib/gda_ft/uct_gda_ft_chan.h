@@ -43,8 +43,12 @@ size_t uct_gda_ft_ep_chans_format(uct_gda_ft_ep_t *ep, const char *prefix,
  * The channels of a connected endpoint, as posters use them: an array of
  * *count_p channels in host memory, which CPU posters use in place and a
  * GPU's host-side setup copies where its kernels read them. Valid until the
- * endpoint is destroyed. UCS_ERR_UNSUPPORTED: the interface has no device
- * channels; UCS_ERR_NOT_CONNECTED: the endpoint is not connected yet.
+ * endpoint is destroyed. UCS_ERR_UNSUPPORTED: not an HCA endpoint of
+ * gda_ft, or its interface has no device channels; UCS_ERR_NOT_CONNECTED:
+ * the endpoint is not connected yet. With DEVICE_CHANNEL_RINGS=mapped (the
+ * default) rings, mailboxes and doorbell records are in whole pages of host
+ * memory for the caller to map into the GPU, and the HCA watches the
+ * doorbell records; with "host", CPU threads post and ring doorbells.
  */
 ucs_status_t uct_gda_ft_ep_device_channels(uct_ep_h tl_ep,
                                            gda_ft_chan_t **chans_p,

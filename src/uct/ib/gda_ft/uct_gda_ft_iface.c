@@ -40,6 +40,8 @@
 #define UCT_GDA_FT_GUARD_MIN_NS      (10000ull)       /* 10 us */
 #define UCT_GDA_FT_GUARD_MAX_NS      (1000000ull)     /* 1 ms */
 
+static const char *uct_gda_ft_chan_rings_names[] = {"mapped", "host", NULL};
+
 static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
     {"", "", NULL,
      ucs_offsetof(uct_gda_ft_iface_config_t, super),
@@ -230,6 +232,15 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      "largest replay.",
      ucs_offsetof(uct_gda_ft_iface_config_t, dev_channel_ring),
      UCS_CONFIG_TYPE_UINT},
+
+    {"DEVICE_CHANNEL_RINGS", "mapped",
+     "Where the device channels' rings are meant to be posted from:\n"
+     " mapped - GPU kernels (and CPU threads): rings in whole pages of host\n"
+     "          memory that the device API's host side maps into the GPU;\n"
+     "          the HCA watches their doorbell records.\n"
+     " host   - CPU threads only: they ring the HCA's doorbell.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, dev_channel_rings),
+     UCS_CONFIG_TYPE_ENUM(uct_gda_ft_chan_rings_names)},
 
     UCT_IFACE_MPOOL_CONFIG_FIELDS("TX_", -1, 64, "bounce",
                                   ucs_offsetof(uct_gda_ft_iface_config_t,
@@ -503,15 +514,24 @@ unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface)
         }
     }
 
-    /* Guardians: mailboxes, resolution and failback, of the endpoints and
-     * of their device channels, every GUARD_INTERVAL */
-    if (iface->config.failback || iface->config.resolve ||
-        iface->config.dev_channels) {
+    /* Guardian: mailboxes, resolution and failback, every GUARD_INTERVAL */
+    if (iface->config.failback || iface->config.resolve) {
         now = gda_ft_dev_now_ns();
         if ((now - iface->last_guard_ns) > iface->config.guard_ns) {
             iface->last_guard_ns = now;
             ucs_list_for_each(ep, &iface->eps, list) {
                 uct_gda_ft_ep_guard_progress(ep, now);
+            }
+        }
+    }
+
+    /* Device channels: their posters wait for the guardian's answer to a
+     * switch, so it runs more often (a fiftieth of the deadline) */
+    if (iface->config.dev_channels != 0) {
+        now = gda_ft_dev_now_ns();
+        if ((now - iface->last_chan_guard_ns) > iface->config.chan_guard_ns) {
+            iface->last_chan_guard_ns = now;
+            ucs_list_for_each(ep, &iface->eps, list) {
                 uct_gda_ft_ep_chans_progress(ep, now);
             }
         }
@@ -1034,6 +1054,12 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
             gda_ft_soft_is_soft_dev(md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca);
     iface->config.dev_channels     = config->dev_channels;
     iface->config.dev_channel_ring = config->dev_channel_ring;
+    iface->config.dev_channel_mapped = (config->dev_channel_rings == 0);
+    iface->config.chan_guard_ns    =
+            (iface->config.deadline_ns == 0) ? iface->config.guard_ns :
+            ucs_min(iface->config.guard_ns,
+                    ucs_max(UCT_GDA_FT_GUARD_MIN_NS,
+                            iface->config.deadline_ns / 50));
     iface->config.max_rd_atomic = ucs_min(16, ucs_min(pattr->max_rd_atomic,
                                                       battr->max_rd_atomic));
     iface->config.max_msg       = ucs_min(UCT_GDA_FT_MAX_ZCOPY,

@@ -22,6 +22,7 @@
 #include "uct_gda_ft_md.h"
 #include "gda_ft_ep.h"
 #include "gda_ft_chan_types.h"
+#include "uct_gda_ft_wire.h"
 
 #include <uct/base/uct_iface.h>
 #include <ucs/datastruct/arbiter.h>
@@ -91,6 +92,8 @@ typedef struct uct_gda_ft_iface_config {
     ucs_time_t               oob_async_tick; /* 0: no timer */
     unsigned                 dev_channels;  /* DEVICE_CHANNELS */
     unsigned                 dev_channel_ring; /* DEVICE_CHANNEL_RING */
+    int                      dev_channel_rings; /* DEVICE_CHANNEL_RINGS:
+                                                   0 mapped, 1 host */
     uct_iface_mpool_config_t tx_mp;
     uct_iface_mpool_config_t rx_mp;
 } uct_gda_ft_iface_config_t;
@@ -164,20 +167,27 @@ typedef struct uct_gda_ft_mbox {
     volatile uint32_t fenced_epoch;/* the peer fenced its end for us */
     volatile uint32_t fenced_psn;  /* the PSN it expected next there, or
                                       UCT_GDA_FT_PSN_UNKNOWN */
+    uint32_t          reserved[7];
     /* Device channels (uct_gda_ft_chan.c): the peer's question about the
-     * far end of one of its channel paths, and its answer to ours */
-    volatile uint32_t chan_req;       /* op << 16 | channel << 8 | path */
-    volatile uint32_t chan_req_psn[2];/* re-arm: first PSN the peer sends,
+     * far end of one of its channel paths, and its answer to ours; one
+     * pair per channel, so that channels that fail together are settled
+     * together */
+    struct {
+        volatile uint32_t req;        /* op << 16 | path */
+        volatile uint32_t req_psn[2]; /* re-arm: first PSN the peer sends,
                                          first PSN we send */
-    volatile uint32_t chan_req_epoch; /* written last */
-    volatile uint32_t chan_ans_status;/* 0: done, else refused */
-    volatile uint32_t chan_ans_psn;   /* fence: the PSN it expected next */
-    volatile uint32_t chan_ans_epoch; /* of our question; written last */
+        volatile uint32_t req_epoch;  /* written last */
+        volatile uint32_t ans_status; /* 0: done, else refused */
+        volatile uint32_t ans_psn;    /* fence: the PSN it expected next */
+        volatile uint32_t ans_epoch;  /* of our question; written last */
+        uint32_t          reserved;
+    } chan[UCT_GDA_FT_WIRE_CHAN_MAX];
 } uct_gda_ft_mbox_t;
 
 #define UCT_GDA_FT_PSN_UNKNOWN 0xffffffffu
 
-_Static_assert(sizeof(uct_gda_ft_mbox_t) == 64, "mailbox size");
+_Static_assert(sizeof(uct_gda_ft_mbox_t) ==
+               64 + 32 * UCT_GDA_FT_WIRE_CHAN_MAX, "mailbox size");
 
 typedef enum {
     UCT_GDA_FT_GUARD_IDLE,        /* healthy, or waiting to retry */
@@ -224,10 +234,12 @@ typedef struct uct_gda_ft_ep_chans {
     struct gda_ft_chan_host *target; /* [num] */
     gda_ft_chan_t        *poster;    /* [num]: the posters' view */
     gda_ft_chan_health_t *health;    /* shared by the channels */
-    uint32_t              ask;       /* our question in flight, 0: none */
-    uint32_t              ask_epoch;
-    uint64_t              ask_ns;
-    uint32_t              seen_epoch; /* the peer's last question */
+    struct {
+        uint32_t          ask;       /* our question in flight, 0: none */
+        uint32_t          ask_epoch;
+        uint64_t          ask_ns;
+        uint32_t          seen_epoch; /* the peer's last question */
+    } q[UCT_GDA_FT_WIRE_CHAN_MAX];
 } uct_gda_ft_ep_chans_t;
 
 
@@ -335,6 +347,7 @@ struct uct_gda_ft_iface {
     size_t                  dev_addr_len;
     uint64_t                last_deadline_check_ns;
     uint64_t                last_guard_ns;
+    uint64_t                last_chan_guard_ns;
     pthread_mutex_t         eps_lock;    /* eps: the counters command
                                             reads it from another thread */
     struct {
@@ -370,6 +383,9 @@ struct uct_gda_ft_iface {
                                             nothing: the HCA is a thread */
         unsigned            dev_channels;     /* per endpoint */
         unsigned            dev_channel_ring; /* WQEBBs per channel path */
+        int                 dev_channel_mapped; /* rings for GPU posters */
+        uint64_t            chan_guard_ns;    /* their guardian's interval:
+                                                 a switch waits for it */
     } config;
     char                    backup_desc[UCT_GDA_FT_TOPO_STR_MAX];
 };
