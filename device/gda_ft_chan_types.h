@@ -225,6 +225,26 @@ typedef struct gda_ft_chan {
                                               interruption's end */
 } gda_ft_chan_t;
 
+/* Counters of a channel's host guardian */
+typedef struct gda_ft_chan_host_counters {
+    uint32_t records;    /* switch records handled */
+    uint32_t fences;     /* abandoned QPs moved to ERR */
+    uint32_t resolved;   /* answers with the peer's word */
+    uint32_t rearms;     /* paths re-armed */
+} gda_ft_chan_host_counters_t;
+
+/* What a channel has been through: the posters' side and the guardian's */
+typedef struct gda_ft_chan_query {
+    unsigned                    id;
+    uint32_t                    state;        /* GDA_FT_CHAN_* */
+    uint32_t                    active;       /* path of this epoch */
+    gda_ft_chan_counters_t      poster;
+    gda_ft_chan_host_counters_t host;
+    uint64_t                    switch_ns;    /* last switch's replay and */
+    uint64_t                    recovered_ns; /* the first completion after
+                                                 it (posters' clock) */
+} gda_ft_chan_query_t;
+
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_slot_t) == 48, chan_slot_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_path_t) == 128, chan_path_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_record_t) == 32, chan_record_size);

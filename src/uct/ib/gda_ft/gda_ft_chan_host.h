@@ -64,12 +64,6 @@ typedef struct gda_ft_chan_host_path {
     uint64_t             rearmed_ns;  /* last re-arm */
 } gda_ft_chan_host_path_t;
 
-typedef struct gda_ft_chan_host_counters {
-    uint32_t records;    /* switch records handled */
-    uint32_t fences;     /* abandoned QPs moved to ERR */
-    uint32_t resolved;   /* answers with the peer's word */
-    uint32_t rearms;     /* paths re-armed */
-} gda_ft_chan_host_counters_t;
 
 typedef struct gda_ft_chan_host {
     gda_ft_chan_t               chan;   /* the poster's view */
@@ -143,17 +137,6 @@ int gda_ft_chan_host_guard(gda_ft_chan_host_t *ch,
 ucs_status_t gda_ft_chan_host_fence_qp(gda_ft_hca_qp_t *qp,
                                        uint32_t *epsn_p);
 
-/* What a channel has been through: the posters' side and the guardian's */
-typedef struct gda_ft_chan_query {
-    unsigned                    id;
-    uint32_t                    state;        /* GDA_FT_CHAN_* */
-    uint32_t                    active;       /* path of this epoch */
-    gda_ft_chan_counters_t      poster;
-    gda_ft_chan_host_counters_t host;
-    uint64_t                    switch_ns;    /* last switch's replay and */
-    uint64_t                    recovered_ns; /* the first completion after
-                                                 it (posters' clock) */
-} gda_ft_chan_query_t;
 
 /*
  * Fills q from the guardian's counters and from `poster`: the posters'

@@ -668,3 +668,23 @@ uct_component_t uct_gda_ft_component = {
     .md_vfs_init        = (uct_component_md_vfs_init_func_t)
                           ucs_empty_function
 };
+
+ucs_status_t uct_gda_ft_md_mem_keys(uct_md_h tl_md, uct_mem_h memh,
+                                    uint32_t *lkeys, uint32_t *rkeys,
+                                    void **address_p, size_t *length_p)
+{
+    const uct_gda_ft_memh_t *m = memh;
+    unsigned path;
+
+    if ((tl_md == NULL) || (tl_md->component != &uct_gda_ft_component) ||
+        (memh == NULL) || (memh == UCT_MEM_HANDLE_NULL)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+        lkeys[path] = m->lkey[path];
+        rkeys[path] = m->rkey[path];
+    }
+    *address_p = m->address;
+    *length_p  = m->length;
+    return UCS_OK;
+}

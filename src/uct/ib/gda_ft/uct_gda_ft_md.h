@@ -96,6 +96,15 @@ ucs_status_t uct_gda_ft_md_reg(uct_gda_ft_md_t *md, void *address,
 
 void uct_gda_ft_md_dereg(uct_gda_ft_md_t *md, uct_gda_ft_memh_t *memh);
 
+/*
+ * Exported for the device API's host side (src/ucp_ext): the keys of a
+ * registration on the primary and the backup HCA (0 without backup), and
+ * its bounds. UCS_ERR_INVALID_PARAM when tl_md is not a gda_ft MD.
+ */
+ucs_status_t uct_gda_ft_md_mem_keys(uct_md_h tl_md, uct_mem_h memh,
+                                    uint32_t *lkeys, uint32_t *rkeys,
+                                    void **address_p, size_t *length_p);
+
 /* CUDA memory type of a pointer through the driver API (dlopen'ed);
  * GDA_FT_HCA_MEM_HOST when there is no driver or no GPU */
 gda_ft_hca_mem_type_t uct_gda_ft_detect_mem_type(const void *address);

@@ -1,0 +1,108 @@
+/*
+ * gda_ft for UCP programs: device endpoints, memory lists and signal memory
+ * built from UCP objects, for kernels (or CPU threads) that post through
+ * the device API (gda_ft_device_api.h).
+ *
+ * A UCP program selects gda_ft (UCX_TLS=gda_ft,...) with device channels
+ * (UCX_GDA_FT_DEVICE_CHANNELS=1..3), connects its endpoints as usual, and
+ * then:
+ *
+ *   gda_ft_ucp_device_ep_create(ep, GDA_FT_UCP_PLACE_CUDA, &dep);
+ *   gda_ft_ucp_mem_list_create(ep, elems, n, GDA_FT_UCP_PLACE_CUDA, &ml);
+ *   kernel<<<...>>>(gda_ft_ucp_device_ep(dep), gda_ft_ucp_mem_list(ml));
+ *   ... ucp_worker_progress() while the kernel runs: the endpoint's
+ *       guardian settles path switches and fails back ...
+ *
+ * Placement: GDA_FT_UCP_PLACE_HOST puts everything in host memory for CPU
+ * threads; GDA_FT_UCP_PLACE_CUDA puts the endpoint, its channels and the
+ * memory list in the current CUDA device's memory, and maps the channels'
+ * rings and mailboxes into it. The CUDA runtime is loaded on first use, so
+ * the library runs where no GPU exists.
+ *
+ * Errors are ucs_status_t, with a message logged once: an endpoint without
+ * a gda_ft lane or device channels, memory not registered on gda_ft, a
+ * remote key without a gda_ft part, host memory where the GPU needs to
+ * reach it, and an element outside its registration. Nothing is kept on
+ * failure.
+ */
+#ifndef GDA_FT_UCP_H_
+#define GDA_FT_UCP_H_
+
+#include "gda_ft_device_api.h"
+#include <ucp/api/ucp.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    GDA_FT_UCP_PLACE_HOST = 0, /* CPU threads post */
+    GDA_FT_UCP_PLACE_CUDA = 1  /* kernels of the current CUDA device post */
+} gda_ft_ucp_place_t;
+
+typedef struct gda_ft_ucp_device_ep *gda_ft_ucp_device_ep_h;
+typedef struct gda_ft_ucp_mem_list  *gda_ft_ucp_mem_list_h;
+
+/* One element of a memory list: local registered memory and the peer's */
+typedef struct gda_ft_ucp_mem_elem {
+    ucp_mem_h   memh;        /* covering local_addr .. + length; NULL: the
+                                element has no local part (signals) */
+    void       *local_addr;
+    size_t      length;      /* bytes valid at both ends */
+    ucp_rkey_h  rkey;        /* the peer's, unpacked on this endpoint */
+    uint64_t    remote_addr;
+} gda_ft_ucp_mem_elem_t;
+
+/* Signal or counter words a kernel waits on, registered with UCP */
+typedef struct gda_ft_ucp_signal_mem {
+    void              *address;
+    size_t             length;
+    ucp_mem_h          memh;
+    gda_ft_ucp_place_t place;
+} gda_ft_ucp_signal_mem_t;
+
+
+/* The device endpoint of a connected (wired-up) endpoint: its gda_ft lane's
+ * device channels */
+ucs_status_t gda_ft_ucp_device_ep_create(ucp_ep_h ep, gda_ft_ucp_place_t place,
+                                         gda_ft_ucp_device_ep_h *dev_ep_p);
+
+/* What posters take: in GPU memory for PLACE_CUDA */
+const gda_ft_dev_endpoint_t *
+gda_ft_ucp_device_ep(gda_ft_ucp_device_ep_h dev_ep);
+
+/* Counters and state of one channel; safe while posters run */
+ucs_status_t gda_ft_ucp_device_ep_query(gda_ft_ucp_device_ep_h dev_ep,
+                                        unsigned channel,
+                                        gda_ft_chan_query_t *query);
+
+void gda_ft_ucp_device_ep_destroy(gda_ft_ucp_device_ep_h dev_ep);
+
+
+/* A memory list for posters on ep's device endpoint */
+ucs_status_t gda_ft_ucp_mem_list_create(ucp_ep_h ep,
+                                        const gda_ft_ucp_mem_elem_t *elems,
+                                        unsigned count,
+                                        gda_ft_ucp_place_t place,
+                                        gda_ft_ucp_mem_list_h *ml_p);
+
+/* What posters take: in GPU memory for PLACE_CUDA */
+const gda_ft_dev_mem_list_t *gda_ft_ucp_mem_list(gda_ft_ucp_mem_list_h ml);
+
+void gda_ft_ucp_mem_list_destroy(gda_ft_ucp_mem_list_h ml);
+
+
+/* Zeroed words in host memory (PLACE_HOST) or GPU memory (PLACE_CUDA),
+ * registered with context */
+ucs_status_t gda_ft_ucp_signal_alloc(ucp_context_h context, size_t length,
+                                     gda_ft_ucp_place_t place,
+                                     gda_ft_ucp_signal_mem_t *sig);
+
+void gda_ft_ucp_signal_free(ucp_context_h context,
+                            gda_ft_ucp_signal_mem_t *sig);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
