@@ -446,24 +446,61 @@ static void perf_keys_and_lists(perf_t *p)
 
 /* ---- the GPU runner ------------------------------------------------------ */
 
-static int perf_gpu_load(perf_t *p, const char *argv0)
+/* GDA_FT_PERF_GPU_LIB, else beside the program (or above it: libtool's
+ * .libs), else the installed library */
+static void *perf_gpu_open(char *path, size_t max)
 {
-    char path[PATH_MAX], *slash;
+    char exe[PATH_MAX], *slash;
+    const char *dirs[3];
+    ssize_t len;
+    void *handle;
+    unsigned i;
+
+    if (getenv("GDA_FT_PERF_GPU_LIB") != NULL) {
+        snprintf(path, max, "%s", getenv("GDA_FT_PERF_GPU_LIB"));
+        return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    }
+    len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[(len > 0) ? len : 0] = '\0';
+    slash = strrchr(exe, '/');
+    if (slash != NULL) {
+        *slash = '\0';
+    }
+    dirs[0] = exe;
+    dirs[1] = "..";
+    dirs[2] = GDA_FT_PERF_LIBDIR;
+    for (i = 0; i < 3; ++i) {
+        if (i == 1) {
+            snprintf(path, max, "%s/../libgda_ft_perf_gpu.so", exe);
+        } else {
+            snprintf(path, max, "%s/libgda_ft_perf_gpu.so", dirs[i]);
+        }
+        handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (handle != NULL) {
+            return handle;
+        }
+    }
+    return NULL;
+}
+
+static int perf_gpu_load(perf_t *p)
+{
+    char path[PATH_MAX + 64];
+    int (*available)(void);
     void *handle;
 
-    snprintf(path, sizeof(path), "%s", getenv("GDA_FT_PERF_GPU_LIB") ?
-             getenv("GDA_FT_PERF_GPU_LIB") : argv0);
-    if (getenv("GDA_FT_PERF_GPU_LIB") == NULL) {
-        slash = strrchr(path, '/');
-        snprintf(slash ? slash + 1 : path,
-                 sizeof(path) - (slash ? (slash + 1 - path) : 0),
-                 "libgda_ft_perf_gpu.so");
-    }
-    handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    handle = perf_gpu_open(path, sizeof(path));
     if (handle == NULL) {
         if (opt.use_gpu == 1) {
-            perf_die("--gpu: cannot load the GPU runner %s: %s", path,
-                     dlerror());
+            perf_die("--gpu: cannot load the GPU runner "
+                     "libgda_ft_perf_gpu.so: %s", dlerror());
+        }
+        return 0;
+    }
+    *(void**)&available = dlsym(handle, "gda_ft_perf_gpu_available");
+    if ((available == NULL) || !available()) {
+        if (opt.use_gpu == 1) {
+            perf_die("--gpu: no GPU found");
         }
         return 0;
     }
@@ -589,10 +626,10 @@ static void perf_run(perf_t *p, const gda_ft_perf_params_t *params,
     }
 
     if (run != NULL) {
+        memcpy(results, gpu_results, workers * sizeof(*results));
         if (p->gpu.finish(run) != 0) {
             perf_die("the kernel failed");
         }
-        memcpy(results, gpu_results, workers * sizeof(*results));
     } else {
         for (i = 0; i < workers; ++i) {
             pthread_join(th[i], NULL);
@@ -904,7 +941,7 @@ int main(int argc, char **argv)
     server = (opt.server == NULL);
     memset(&p, 0, sizeof(p));
     p.place = GDA_FT_UCP_PLACE_HOST;
-    if ((opt.use_gpu != 0) && perf_gpu_load(&p, argv[0])) {
+    if ((opt.use_gpu != 0) && perf_gpu_load(&p)) {
         p.place = GDA_FT_UCP_PLACE_CUDA;
     }
 
