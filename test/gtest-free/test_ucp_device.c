@@ -23,20 +23,15 @@ typedef struct {
     int   exit_code;
 } udev_run_t;
 
-static void udev_run(const char *args, udev_run_t *r)
+/* Runs a shell command; its output and exit code go to r */
+static void udev_shell(const char *cmd, udev_run_t *r)
 {
-    char cmd[2048];
     size_t len = 0, n;
     FILE *pipe;
     int ret;
 
     r->out = malloc(UDEV_OUT_MAX);
     GDA_FT_ASSERT(r->out != NULL);
-    snprintf(cmd, sizeof(cmd),
-             "GDA_FT_PERF='%s/src/tools/gda_ft_perf' "
-             "GDA_FT_PERF_SERVER_ARGS=--cpu UCX_GDA_FT_DEADLINE=100ms "
-             "%s/contrib/gda_ft-perf-local.sh --cpu --timeout 30 %s 2>&1",
-             gda_ft_test_builddir(), gda_ft_test_srcdir(), args);
     pipe = popen(cmd, "r");
     GDA_FT_ASSERT(pipe != NULL);
     while ((len + 1 < UDEV_OUT_MAX) &&
@@ -47,6 +42,18 @@ static void udev_run(const char *args, udev_run_t *r)
     ret = pclose(pipe);
     GDA_FT_ASSERT(WIFEXITED(ret));
     r->exit_code = WEXITSTATUS(ret);
+}
+
+static void udev_run(const char *args, udev_run_t *r)
+{
+    char cmd[2048];
+
+    snprintf(cmd, sizeof(cmd),
+             "GDA_FT_PERF='%s/src/tools/gda_ft_perf' "
+             "GDA_FT_PERF_SERVER_ARGS=--cpu UCX_GDA_FT_DEADLINE=100ms "
+             "%s/contrib/gda_ft-perf-local.sh --cpu --timeout 30 %s 2>&1",
+             gda_ft_test_builddir(), gda_ft_test_srcdir(), args);
+    udev_shell(cmd, r);
 }
 
 static void udev_expect(const udev_run_t *r, const char *text)
@@ -129,5 +136,35 @@ GDA_FT_TEST_TIMEOUT(ucp_device, perf_through_port_failure_and_back, 300)
               "fetch-add values all distinct", &r);
     udev_paths(&r, &switches, &failbacks);
     GDA_FT_ASSERT(switches >= 1);
+    free(r.out);
+}
+
+/* src/ucp_ext's host API in one process (test/ucp/gda_ft_ucp_ext_check):
+ * the keys and data of a good list, and each refusal with its status */
+GDA_FT_TEST_TIMEOUT(ucp_device, host_api_builds_and_refuses, 120)
+{
+    unsigned port = 22000 + getpid() % 20000;
+    char cmd[2048];
+    udev_run_t r;
+
+    snprintf(cmd, sizeof(cmd),
+             "env -u UCX_TLS UCX_NET_DEVICES=all UCX_GDA_FT_SOFT_CTL_DIR= "
+             "UCX_GDA_FT_SOFT_DEVICES=t0=127.0.0.1:%u,t1=127.0.0.2:%u,"
+             "t2=127.0.0.3:%u,t3=127.0.0.4:%u "
+             "%s/test/ucp/gda_ft_ucp_ext_check 2>&1", port, port, port,
+             port, gda_ft_test_builddir());
+    udev_shell(cmd, &r);
+    if (r.exit_code != 0) {
+        printf("%s\n", r.out);
+    }
+    GDA_FT_ASSERT_EQ(r.exit_code, 0);
+    udev_expect(&r, "RESULT PASS (0 failures)");
+    /* each refusal said why, once */
+    udev_expect(&r, "has no gda_ft lane with device channels");
+    udev_expect(&r, "is not registered on gda_ft");
+    udev_expect(&r, "is outside its registration");
+    udev_expect(&r, "is host memory, and a kernel posts from it");
+    udev_expect(&r, "holds no gda_ft key of the peer");
+    udev_expect(&r, "cannot unpack remote key");
     free(r.out);
 }

@@ -636,7 +636,10 @@ uct_gda_ft_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
                                          &info, &reason);
     if (status != UCS_OK) {
         ucs_error("gda_ft: cannot unpack remote key: %s", reason);
-        return status;
+        /* UCX 1.13's ucp_ep_rkey_unpack() crashes releasing the keys it
+         * had not unpacked yet when one fails with another status; with
+         * this one it drops our part, and the key reaches nothing here */
+        return UCS_ERR_UNREACHABLE;
     }
 
     *rkey_p   = uct_gda_ft_wire_rkey_to_uct(&info);
