@@ -16,6 +16,9 @@
 # bench:     device post rate (gda_ft_gpu_bench) and kernel vs CPU posters
 #            (gda_ft_gpu_vs_cpu)
 # sanitizer: compute-sanitizer memcheck and racecheck on small runs
+# perf:      gda_ft_perf (UCP, src/ucp_ext) from kernels and from CPU
+#            threads side by side: put_lat, put_bw at warp level, fadd_lat,
+#            with and without a port failure
 #
 # Debian's UCX 1.13 libraries travel in .gpu/lib; UCX_MODULE_DIR points
 # at an empty directory so that UCX 1.13 loads none of the machine's own
@@ -40,7 +43,8 @@ run() {   # LOG COMMAND...: the command's output into LOG, its tail shown
     echo "=== $* ($(date +%T))" | tee -a "$log"
     timeout -k 5 "$limit" "$@" >>"$log" 2>&1
     echo "exit $?" >>"$log"
-    grep -E 'interruption|steady:|passed|FAIL|longest' "$log" | tail -6
+    grep -E 'interruption|steady:|passed|FAIL|longest|Final|paths|fault:|RESULT' \
+        "$log" | tail -8
 }
 
 for part in $parts; do
@@ -105,6 +109,26 @@ for part in $parts; do
     bench)
         run post_rate_bench.log $gpu/gda_ft_gpu_bench -n 64
         run gpu_vs_cpu.log $gpu/gda_ft_gpu_vs_cpu
+        ;;
+    perf)
+        # both sides in their own process on the one GPU; the test's
+        # options travel from the client to the server
+        pair() {   # LOG SERVER_ARGS CLIENT_ARGS...
+            local log=$1 sargs=$2
+            shift 2
+            GDA_FT_PERF=$gpu/gda_ft_perf GDA_FT_PERF_SERVER_ARGS=$sargs \
+                run "$log" "$top/contrib/gda_ft-perf-local.sh" "$@"
+        }
+        for mode in gpu cpu; do
+            pair perf_put_lat_$mode.log --$mode --$mode -t put_lat -n 2000
+            pair perf_put_bw_warp_$mode.log --cpu --$mode -t put_bw \
+                -L warp -T 8 -c 3 -s 4096 -n 400
+            pair perf_put_bw_warp_8B_$mode.log --cpu --$mode -t put_bw \
+                -L warp -T 8 -c 3 -s 8 -n 2000
+            pair perf_fadd_lat_$mode.log --cpu --$mode -t fadd_lat -n 1000
+            pair perf_put_bw_warp_fault_$mode.log --cpu --$mode -t put_bw \
+                -L warp -T 8 -c 3 -s 4096 -n 600 --fault=300
+        done
         ;;
     sanitizer)
         run memcheck_warp_fault.log compute-sanitizer --tool memcheck \

@@ -494,6 +494,36 @@ gda_ft_dev_wait_signal(const uint64_t *signal, uint64_t value,
     return GDA_FT_DEV_OK;
 }
 
+/*
+ * The same while progressing a channel: a poster that waits for the peer's
+ * answer to what it posted there finds a dead path while it waits, and
+ * moves it (a plain wait would sit out the HCA's retry window). Returns
+ * OK, TIMEOUT, or NO_PATH when the channel lost both paths.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_wait_signal_on(const gda_ft_dev_endpoint_t *ep,
+                          unsigned channel_id, const uint64_t *signal,
+                          uint64_t value, uint64_t timeout_ns)
+{
+    gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
+    uint64_t start      = gda_ft_dev_now_ns();
+
+    if (chan == NULL) {
+        return GDA_FT_DEV_ERROR;
+    }
+    while (gda_ft_atomic_load_acq64(signal) < value) {
+        if (gda_ft_chan_progress(chan) == GDA_FT_DEV_NO_PATH) {
+            return GDA_FT_DEV_NO_PATH;
+        }
+        if ((timeout_ns != 0) &&
+            ((gda_ft_dev_now_ns() - start) > timeout_ns)) {
+            return GDA_FT_DEV_TIMEOUT;
+        }
+        gda_ft_cpu_relax();
+    }
+    return GDA_FT_DEV_OK;
+}
+
 
 /* ---- warp level (GPU) --------------------------------------------------- */
 

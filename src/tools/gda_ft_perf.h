@@ -167,9 +167,11 @@ gda_ft_perf_pingpong(const gda_ft_perf_params_t *p, gda_ft_perf_worker_t *r)
 
     for (i = 0; (i < p->iters) && (status == GDA_FT_DEV_OK); ++i) {
         start = gda_ft_dev_now_ns();
+        /* waiting, each side progresses its channel: a path that dies
+         * under the ping-pong is found and left */
         if (p->server) {
-            status = gda_ft_dev_wait_signal(p->signals, i + 1,
-                                            p->timeout_ns);
+            status = gda_ft_dev_wait_signal_on(p->ep, 0, p->signals, i + 1,
+                                               p->timeout_ns);
         }
         if (status == GDA_FT_DEV_OK) {
             status = gda_ft_dev_put_signal(p->ep, p->ml,
@@ -178,8 +180,8 @@ gda_ft_perf_pingpong(const gda_ft_perf_params_t *p, gda_ft_perf_worker_t *r)
                                            0, 1, 0, &req);
         }
         if ((status == GDA_FT_DEV_OK) && !p->server) {
-            status = gda_ft_dev_wait_signal(p->signals, i + 1,
-                                            p->timeout_ns);
+            status = gda_ft_dev_wait_signal_on(p->ep, 0, p->signals, i + 1,
+                                               p->timeout_ns);
         }
         r->lat_sum_ns += (gda_ft_dev_now_ns() - start) / 2;
         r->iters_done  = i + 1;

@@ -132,6 +132,12 @@ GDA_FT_TEST_TIMEOUT(ucp_device, perf_through_port_failure_and_back, 300)
     GDA_FT_ASSERT(failbacks >= 1);
     free(r.out);
 
+    /* the ping-pong's waits progress the channel: no retry window */
+    udev_pass("-t put_lat -n 30000 --fault=250", "check: data exact", &r);
+    udev_paths(&r, &switches, &failbacks);
+    GDA_FT_ASSERT(switches >= 1);
+    free(r.out);
+
     udev_pass("-t fadd_lat -n 3000 -T 2 -c 2 --fault=400",
               "fetch-add values all distinct", &r);
     udev_paths(&r, &switches, &failbacks);
