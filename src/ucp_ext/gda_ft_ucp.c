@@ -40,7 +40,8 @@
 
 struct gda_ft_ucp_device_ep {
     gda_ft_ucp_place_t     place;
-    uct_ep_h               uct_ep;
+    uct_gda_ft_ep_chans_t *held;       /* the channels, held: they outlive
+                                          a UCP endpoint that failed */
     unsigned               count;
     void                  *mem;        /* endpoint, then channels */
     gda_ft_dev_endpoint_t *ep;         /* what posters take */
@@ -152,6 +153,9 @@ static void gda_ft_ucp_device_ep_free(gda_ft_ucp_device_ep_h dep)
         gda_ft_ucp_cuda_free(dep->mem);
     } else {
         free(dep->mem);
+    }
+    if (dep->held != NULL) {
+        uct_gda_ft_channels_put(dep->held);
     }
     ucs_free(dep);
 }
@@ -317,12 +321,14 @@ ucs_status_t gda_ft_ucp_device_ep_create(ucp_ep_h ep, gda_ft_ucp_place_t place,
     if (dep == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
-    dep->place  = place;
-    dep->uct_ep = lane.uct_ep;
-    dep->count  = lane.count;
-    status      = (place == GDA_FT_UCP_PLACE_CUDA) ?
-                  gda_ft_ucp_device_ep_to_gpu(dep, &lane) :
-                  gda_ft_ucp_device_ep_on_host(dep, &lane);
+    dep->place = place;
+    dep->count = lane.count;
+    status     = uct_gda_ft_ep_channels_get(lane.uct_ep, &dep->held);
+    if (status == UCS_OK) {
+        status = (place == GDA_FT_UCP_PLACE_CUDA) ?
+                 gda_ft_ucp_device_ep_to_gpu(dep, &lane) :
+                 gda_ft_ucp_device_ep_on_host(dep, &lane);
+    }
     if (status != UCS_OK) {
         gda_ft_ucp_device_ep_free(dep);
         return status;
@@ -349,8 +355,8 @@ ucs_status_t gda_ft_ucp_device_ep_query(gda_ft_ucp_device_ep_h dev_ep,
         return UCS_ERR_INVALID_PARAM;
     }
     if (dev_ep->place == GDA_FT_UCP_PLACE_HOST) {
-        return uct_gda_ft_ep_query_channel(dev_ep->uct_ep, channel,
-                                           &dev_ep->chans[channel], query);
+        return uct_gda_ft_channels_query(dev_ep->held, channel,
+                                         &dev_ep->chans[channel], query);
     }
 
     /* a snapshot from the GPU, beside the running kernels */
@@ -359,8 +365,7 @@ ucs_status_t gda_ft_ucp_device_ep_query(gda_ft_ucp_device_ep_h dev_ep,
     if (status != UCS_OK) {
         return status;
     }
-    return uct_gda_ft_ep_query_channel(dev_ep->uct_ep, channel, &copy,
-                                       query);
+    return uct_gda_ft_channels_query(dev_ep->held, channel, &copy, query);
 }
 
 void gda_ft_ucp_device_ep_destroy(gda_ft_ucp_device_ep_h dev_ep)

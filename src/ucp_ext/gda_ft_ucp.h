@@ -63,7 +63,9 @@ typedef struct gda_ft_ucp_signal_mem {
 
 
 /* The device endpoint of a connected (wired-up) endpoint: its gda_ft lane's
- * device channels */
+ * device channels, held until the device endpoint is destroyed (a UCP
+ * endpoint that fails may be destroyed while kernels still post; its
+ * channels stay, without a guardian) */
 ucs_status_t gda_ft_ucp_device_ep_create(ucp_ep_h ep, gda_ft_ucp_place_t place,
                                          gda_ft_ucp_device_ep_h *dev_ep_p);
 

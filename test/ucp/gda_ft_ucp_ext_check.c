@@ -244,6 +244,8 @@ static void check_datapath(check_node_t *a, check_node_t *b,
             break;
         }
         st = GDA_FT_DEV_OK;
+        ucp_worker_progress(a->worker);
+        ucp_worker_progress(b->worker);
     }
     CHECK(st == GDA_FT_DEV_OK, "fetch-add: status %d", st);
     CHECK(gda_ft_dev_fetched(a->buf + 8192) == 42, "fetched %lu, not 42",
@@ -251,6 +253,61 @@ static void check_datapath(check_node_t *a, check_node_t *b,
     CHECK(*(uint64_t*)(b->buf + 4096) == 52, "counter: %lu, not 52",
           (unsigned long)*(uint64_t*)(b->buf + 4096));
 
+    gda_ft_ucp_mem_list_destroy(list);
+    gda_ft_ucp_device_ep_destroy(dev_ep);
+}
+
+/* A device endpoint outlives its UCP endpoint: UCP may destroy an endpoint
+ * that failed while kernels still post into its channels */
+static void check_outlives_ep(check_node_t *a, check_node_t *b,
+                              ucp_rkey_h rkey)
+{
+    ucp_request_param_t param = {0};
+    gda_ft_ucp_device_ep_h dev_ep;
+    gda_ft_ucp_mem_list_h list;
+    gda_ft_ucp_mem_elem_t e;
+    gda_ft_dev_request_t req;
+    gda_ft_dev_status_t st;
+    void *close_req;
+
+    check_elem(&e, a->memh, a->buf, 128, rkey, (uintptr_t)b->buf + 2048);
+    if (gda_ft_ucp_device_ep_create(a->ep, GDA_FT_UCP_PLACE_HOST, &dev_ep) !=
+        UCS_OK) {
+        CHECK(0, "no device endpoint");
+        return;
+    }
+    if (gda_ft_ucp_mem_list_create(a->ep, &e, 1, GDA_FT_UCP_PLACE_HOST,
+                                   &list) != UCS_OK) {
+        CHECK(0, "no memory list");
+        gda_ft_ucp_device_ep_destroy(dev_ep);
+        return;
+    }
+
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags        = UCP_EP_CLOSE_FLAG_FORCE;
+    close_req          = ucp_ep_close_nbx(a->ep, &param);
+    if (UCS_PTR_IS_PTR(close_req)) {
+        while (ucp_request_check_status(close_req) == UCS_INPROGRESS) {
+            ucp_worker_progress(a->worker);
+        }
+        ucp_request_free(close_req);
+    }
+    a->ep = NULL;
+
+    st = gda_ft_dev_put_single(gda_ft_ucp_device_ep(dev_ep),
+                               gda_ft_ucp_mem_list(list), 0, 0, 0, 128, 0,
+                               &req);
+    while (st == GDA_FT_DEV_OK) {
+        st = gda_ft_dev_progress(&req);
+        if (st != GDA_FT_DEV_INPROGRESS) {
+            break;
+        }
+        st = GDA_FT_DEV_OK;
+        ucp_worker_progress(b->worker);
+    }
+    CHECK(st == GDA_FT_DEV_OK, "put after the endpoint's close: status %d",
+          st);
+    CHECK(!memcmp(b->buf + 2048, a->buf, 128), "put data differs");
     gda_ft_ucp_mem_list_destroy(list);
     gda_ft_ucp_device_ep_destroy(dev_ep);
 }
@@ -267,6 +324,7 @@ int main(void)
     size_t i;
 
     setenv("UCX_GDA_FT_DEVICE_CHANNELS", "2", 0);
+    setenv("UCX_GDA_FT_DEADLINE", "2s", 0);     /* slow under valgrind */
     setenv("UCX_GDA_FT_DEVICE_CHANNEL_RINGS", "host", 0);
     check_node_init(&a, "gda_ft,tcp");
     check_node_init(&b, "gda_ft,tcp");
@@ -364,6 +422,7 @@ int main(void)
         gda_ft_ucp_signal_free(a.context, &sig);
     }
 
+    check_outlives_ep(&a, &b, rkey);
     ucp_rkey_destroy(rkey);
     check_node_fini(&c);
     check_node_fini(&a);

@@ -100,7 +100,7 @@ static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
                                         uint32_t *psn_p)
 {
     unsigned id              = ch->chan.id;
-    uct_gda_ft_ep_chans_t *c = &ep->chans;
+    uct_gda_ft_ep_chans_t *c = ep->chans;
     uct_gda_ft_mbox_t *mbox  = ep->guard.mbox;
     uint32_t key             = (op << 16) | path;
     uint64_t now             = gda_ft_dev_now_ns();
@@ -184,7 +184,7 @@ static const gda_ft_chan_peer_ops_t uct_gda_ft_chan_peer_ops = {
 static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id)
 {
     uct_gda_ft_iface_t *iface  = uct_gda_ft_ep_iface(ep);
-    uct_gda_ft_ep_chans_t *c   = &ep->chans;
+    uct_gda_ft_ep_chans_t *c   = ep->chans;
     uct_gda_ft_mbox_t *mbox    = ep->guard.mbox;
     gda_ft_chan_host_t *target = &c->target[id];
     uint32_t epoch             = mbox->chan[id].req_epoch;
@@ -263,9 +263,8 @@ static void uct_gda_ft_chan_params(uct_gda_ft_iface_t *iface,
                           GDA_FT_HCA_MEM_HOST_MAPPED : GDA_FT_HCA_MEM_HOST;
 }
 
-void uct_gda_ft_ep_chans_destroy(uct_gda_ft_ep_t *ep)
+static void uct_gda_ft_chans_free(uct_gda_ft_ep_chans_t *c)
 {
-    uct_gda_ft_ep_chans_t *c = &ep->chans;
     unsigned i;
 
     for (i = 0; i < c->num; ++i) {
@@ -276,24 +275,56 @@ void uct_gda_ft_ep_chans_destroy(uct_gda_ft_ep_t *ep)
     ucs_free(c->target);
     free(c->poster);
     free(c->health);
-    memset(c, 0, sizeof(*c));
+    ucs_free(c);
+}
+
+void uct_gda_ft_channels_put(uct_gda_ft_ep_chans_t *chans)
+{
+    if (--chans->refs == 0) {
+        uct_gda_ft_chans_free(chans);
+    }
+}
+
+void uct_gda_ft_ep_chans_destroy(uct_gda_ft_ep_t *ep)
+{
+    uct_gda_ft_ep_chans_t *c = ep->chans;
+
+    if (c == NULL) {
+        return;
+    }
+    ep->chans = NULL;
+    c->ep     = NULL;   /* no guardian, no peer to ask: posters that go on
+                           find out by their deadlines */
+    if (c->refs > 1) {
+        ucs_debug("gda_ft: ep %p destroyed while device endpoints use its "
+                  "%u channels: they stay until released", ep, c->count);
+    }
+    uct_gda_ft_channels_put(c);
 }
 
 ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
                                         uct_gda_ft_iface_t *iface)
 {
-    uct_gda_ft_ep_chans_t *c = &ep->chans;
     unsigned num             = iface->config.dev_channels;
     gda_ft_hca_pd_t *pd[UCT_GDA_FT_NUM_PATHS];
+    uct_gda_ft_ep_chans_t *c;
     uint8_t port[UCT_GDA_FT_NUM_PATHS];
     gda_ft_chan_host_params_t params, target_params;
     ucs_status_t status;
     unsigned i, path;
 
-    memset(c, 0, sizeof(*c));
+    ep->chans = NULL;
     if (num == 0) {
         return UCS_OK;
     }
+    c = ucs_calloc(1, sizeof(*c), "gda_ft_ep_chans");
+    if (c == NULL) {
+        ucs_error("gda_ft: ep %p: out of memory for device channels", ep);
+        return UCS_ERR_NO_MEMORY;
+    }
+    c->refs   = 1;
+    c->ep     = ep;
+    ep->chans = c;
 
     for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
         pd[path]   = iface->path[path].dev->pd;
@@ -342,11 +373,11 @@ err:
 void uct_gda_ft_ep_chans_pack(uct_gda_ft_ep_t *ep,
                               uct_gda_ft_ep_addr_info_t *info)
 {
-    uct_gda_ft_ep_chans_t *c = &ep->chans;
+    uct_gda_ft_ep_chans_t *c = ep->chans;
     unsigned i, path;
 
-    info->num_chan = c->num;
-    for (i = 0; i < c->num; ++i) {
+    info->num_chan = (c != NULL) ? c->num : 0;
+    for (i = 0; i < info->num_chan; ++i) {
         for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
             info->chan[i].init_qpn[path]   = c->init[i].path[path].qp->qpn;
             info->chan[i].target_qpn[path] = c->target[i].path[path].qp->qpn;
@@ -381,11 +412,14 @@ static ucs_status_t uct_gda_ft_chan_connect_qp(uct_gda_ft_ep_t *ep,
 ucs_status_t uct_gda_ft_ep_chans_connect(uct_gda_ft_ep_t *ep,
                                          const uct_gda_ft_ep_addr_info_t *peer)
 {
-    uct_gda_ft_ep_chans_t *c = &ep->chans;
-    unsigned count           = ucs_min(c->num, peer->num_chan);
+    uct_gda_ft_ep_chans_t *c = ep->chans;
     ucs_status_t status;
-    unsigned i, path;
+    unsigned i, path, count;
 
+    if (c == NULL) {
+        return UCS_OK;
+    }
+    count = ucs_min(c->num, peer->num_chan);
     if (c->num != peer->num_chan) {
         ucs_diag("gda_ft: ep %p: %u device channels here, %u at the peer: "
                  "%u connected", ep, c->num, peer->num_chan, count);
@@ -416,10 +450,10 @@ ucs_status_t uct_gda_ft_ep_chans_connect(uct_gda_ft_ep_t *ep,
 
 void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now)
 {
-    uct_gda_ft_ep_chans_t *c = &ep->chans;
+    uct_gda_ft_ep_chans_t *c = ep->chans;
     unsigned i;
 
-    if ((c->count == 0) || (ep->guard.mbox == NULL)) {
+    if ((c == NULL) || (c->count == 0) || (ep->guard.mbox == NULL)) {
         return;
     }
 
@@ -435,13 +469,13 @@ void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now)
 size_t uct_gda_ft_ep_chans_format(uct_gda_ft_ep_t *ep, const char *prefix,
                                   char *buf, size_t max)
 {
-    uct_gda_ft_ep_chans_t *c = &ep->chans;
+    uct_gda_ft_ep_chans_t *c = ep->chans;
     gda_ft_chan_query_t query;
     size_t len = 0;
     unsigned i;
     int ret;
 
-    for (i = 0; i < c->count; ++i) {
+    for (i = 0; (c != NULL) && (i < c->count); ++i) {
         gda_ft_chan_host_query(&c->init[i], &c->poster[i], &query);
         ret = gda_ft_chan_query_format(&query, prefix, buf + len,
                                        (len < max) ? max - len : 0);
@@ -463,21 +497,67 @@ static uct_gda_ft_ep_t *uct_gda_ft_chan_hca_ep(uct_ep_h tl_ep)
            ucs_derived_of(tl_ep, uct_gda_ft_ep_t) : NULL;
 }
 
+/* The channels of a connected HCA endpoint, or why there are none */
+static ucs_status_t uct_gda_ft_chan_usable(uct_ep_h tl_ep,
+                                           uct_gda_ft_ep_chans_t **chans_p)
+{
+    uct_gda_ft_ep_t *ep = uct_gda_ft_chan_hca_ep(tl_ep);
+
+    if ((ep == NULL) || (ep->chans == NULL)) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    if (!(ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ||
+        (ep->chans->count == 0)) {
+        return UCS_ERR_NOT_CONNECTED;
+    }
+    *chans_p = ep->chans;
+    return UCS_OK;
+}
+
 ucs_status_t uct_gda_ft_ep_device_channels(uct_ep_h tl_ep,
                                            gda_ft_chan_t **chans_p,
                                            unsigned *count_p)
 {
-    uct_gda_ft_ep_t *ep = uct_gda_ft_chan_hca_ep(tl_ep);
+    uct_gda_ft_ep_chans_t *c;
+    ucs_status_t status;
 
-    if ((ep == NULL) || (ep->chans.num == 0)) {
-        return UCS_ERR_UNSUPPORTED;
+    status = uct_gda_ft_chan_usable(tl_ep, &c);
+    if (status == UCS_OK) {
+        *chans_p = c->poster;
+        *count_p = c->count;
     }
-    if (!(ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ||
-        (ep->chans.count == 0)) {
-        return UCS_ERR_NOT_CONNECTED;
+    return status;
+}
+
+ucs_status_t uct_gda_ft_ep_channels_get(uct_ep_h tl_ep,
+                                        uct_gda_ft_ep_chans_t **chans_p)
+{
+    ucs_status_t status = uct_gda_ft_chan_usable(tl_ep, chans_p);
+
+    if (status == UCS_OK) {
+        ++(*chans_p)->refs;
     }
-    *chans_p = ep->chans.poster;
-    *count_p = ep->chans.count;
+    return status;
+}
+
+gda_ft_chan_t *uct_gda_ft_channels(uct_gda_ft_ep_chans_t *chans,
+                                   unsigned *count_p)
+{
+    *count_p = chans->count;
+    return chans->poster;
+}
+
+ucs_status_t uct_gda_ft_channels_query(uct_gda_ft_ep_chans_t *chans,
+                                       unsigned id,
+                                       const gda_ft_chan_t *poster,
+                                       gda_ft_chan_query_t *query)
+{
+    if (id >= chans->count) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    gda_ft_chan_host_query(&chans->init[id],
+                           (poster != NULL) ? poster : &chans->poster[id],
+                           query);
     return UCS_OK;
 }
 
@@ -485,13 +565,10 @@ ucs_status_t uct_gda_ft_ep_query_channel(uct_ep_h tl_ep, unsigned id,
                                          const gda_ft_chan_t *poster,
                                          gda_ft_chan_query_t *query)
 {
-    uct_gda_ft_ep_t *ep = uct_gda_ft_chan_hca_ep(tl_ep);
+    uct_gda_ft_ep_chans_t *c;
+    ucs_status_t status;
 
-    if ((ep == NULL) || (id >= ep->chans.count)) {
-        return UCS_ERR_INVALID_PARAM;
-    }
-    gda_ft_chan_host_query(&ep->chans.init[id],
-                           (poster != NULL) ? poster : &ep->chans.poster[id],
-                           query);
-    return UCS_OK;
+    status = uct_gda_ft_chan_usable(tl_ep, &c);
+    return (status == UCS_OK) ?
+           uct_gda_ft_channels_query(c, id, poster, query) : status;
 }

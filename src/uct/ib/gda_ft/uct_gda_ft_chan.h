@@ -60,4 +60,21 @@ ucs_status_t uct_gda_ft_ep_query_channel(uct_ep_h tl_ep, unsigned id,
                                          const gda_ft_chan_t *poster,
                                          gda_ft_chan_query_t *query);
 
+/*
+ * The same channels, held: they (their QPs, rings and mailboxes) outlive
+ * the endpoint until the last holder puts them back, since UCP may
+ * destroy an endpoint that failed while kernels still post into its
+ * channels. Once the endpoint is gone they have no guardian: posters find
+ * a dead path by their deadlines, and no failback comes.
+ */
+ucs_status_t uct_gda_ft_ep_channels_get(uct_ep_h tl_ep,
+                                        uct_gda_ft_ep_chans_t **chans_p);
+gda_ft_chan_t *uct_gda_ft_channels(uct_gda_ft_ep_chans_t *chans,
+                                   unsigned *count_p);
+ucs_status_t uct_gda_ft_channels_query(uct_gda_ft_ep_chans_t *chans,
+                                       unsigned id,
+                                       const gda_ft_chan_t *poster,
+                                       gda_ft_chan_query_t *query);
+void uct_gda_ft_channels_put(uct_gda_ft_ep_chans_t *chans);
+
 #endif

@@ -1151,6 +1151,7 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
     ucs_list_head_init(&self->eps);
     pthread_mutex_init(&self->eps_lock, NULL);
     self->last_guard_ns = 0;
+    self->last_chan_guard_ns = 0;
     ucs_list_head_init(&self->active_eps);
     ucs_list_head_init(&self->ready_eps);
     ucs_arbiter_init(&self->arbiter);

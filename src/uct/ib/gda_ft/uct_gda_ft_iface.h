@@ -227,6 +227,11 @@ typedef struct uct_gda_ft_ep_guard {
  * posters use and a pair of target QPs that the peer's posters reach.
  */
 typedef struct uct_gda_ft_ep_chans {
+    unsigned              refs;      /* the endpoint's, and the device
+                                        endpoints' that use them: a device
+                                        endpoint keeps them (QPs, rings)
+                                        after UCP destroyed the endpoint */
+    struct uct_gda_ft_ep *ep;        /* NULL once it is destroyed */
     unsigned              num;       /* created */
     unsigned              count;     /* connected: the smaller of both
                                         sides' counts */
@@ -295,7 +300,7 @@ struct uct_gda_ft_ep {
     gda_ft_dev_ep_counters_t reported;  /* counters already logged */
     uct_gda_ft_ep_guard_t    guard;     /* fence and failback */
     uct_gda_ft_ep_am_t       am;        /* active messages */
-    uct_gda_ft_ep_chans_t    chans;     /* device channels */
+    uct_gda_ft_ep_chans_t   *chans;     /* device channels, or NULL */
     ucs_status_t             unreported_status; /* for the next flush */
 };
 
