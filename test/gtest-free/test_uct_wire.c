@@ -17,7 +17,8 @@
 #include <unistd.h>
 
 
-#define WIRE_MAX_LEN 96
+#define WIRE_MAX_LEN 128   /* twice the largest blob (an endpoint address with
+                              channels, 61 bytes), for random lengths */
 
 
 /* ---- helpers ------------------------------------------------------------- */
