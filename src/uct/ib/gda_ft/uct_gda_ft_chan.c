@@ -243,7 +243,10 @@ static void uct_gda_ft_chan_params(uct_gda_ft_iface_t *iface,
                                    unsigned wqebb_cnt,
                                    gda_ft_chan_host_params_t *params)
 {
-    uint64_t deadline = iface->config.deadline_ns;
+    /* without failover a channel waits for its primary as long as the HCA
+     * retries, like any RC QP */
+    uint64_t deadline = iface->config.dev_failover ?
+                        iface->config.deadline_ns : 0;
 
     memset(params, 0, sizeof(*params));
     params->wqebb_cnt   = wqebb_cnt;
@@ -437,6 +440,12 @@ ucs_status_t uct_gda_ft_ep_chans_connect(uct_gda_ft_ep_t *ep,
             if (status != UCS_OK) {
                 return status;
             }
+        }
+        if (!uct_gda_ft_ep_iface(ep)->config.dev_failover) {
+            /* DEVICE_FAILOVER=n: the backup is never taken, and an error
+             * of the primary leaves the channel without a path */
+            c->init[i].chan.path[UCT_GDA_FT_PATH_BACKUP].failed =
+                    GDA_FT_CHAN_WHY_RETRY;
         }
         /* the posters' copy, with the PSNs and MTU of the connection */
         c->poster[i] = c->init[i].chan;

@@ -233,6 +233,14 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      ucs_offsetof(uct_gda_ft_iface_config_t, dev_channel_ring),
      UCS_CONFIG_TYPE_UINT},
 
+    {"DEVICE_FAILOVER", "y",
+     "Whether device channels move to the backup path when the primary\n"
+     "fails. With 'n' a channel waits for its primary as long as the HCA\n"
+     "retries (TIMEOUT, RETRY_COUNT), then its posters get NO_PATH: what a\n"
+     "device datapath without failover does. FAILOVER=n implies it.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, dev_failover),
+     UCS_CONFIG_TYPE_BOOL},
+
     {"DEVICE_CHANNEL_RINGS", "mapped",
      "Where the device channels' rings are meant to be posted from:\n"
      " mapped - GPU kernels (and CPU threads): rings in whole pages of host\n"
@@ -1055,6 +1063,7 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     iface->config.dev_channels     = config->dev_channels;
     iface->config.dev_channel_ring = config->dev_channel_ring;
     iface->config.dev_channel_mapped = (config->dev_channel_rings == 0);
+    iface->config.dev_failover     = config->failover && config->dev_failover;
     iface->config.chan_guard_ns    =
             (iface->config.deadline_ns == 0) ? iface->config.guard_ns :
             ucs_min(iface->config.guard_ns,

@@ -94,6 +94,7 @@ typedef struct uct_gda_ft_iface_config {
     unsigned                 dev_channel_ring; /* DEVICE_CHANNEL_RING */
     int                      dev_channel_rings; /* DEVICE_CHANNEL_RINGS:
                                                    0 mapped, 1 host */
+    int                      dev_failover;  /* DEVICE_FAILOVER */
     uct_iface_mpool_config_t tx_mp;
     uct_iface_mpool_config_t rx_mp;
 } uct_gda_ft_iface_config_t;
@@ -389,6 +390,7 @@ struct uct_gda_ft_iface {
         unsigned            dev_channels;     /* per endpoint */
         unsigned            dev_channel_ring; /* WQEBBs per channel path */
         int                 dev_channel_mapped; /* rings for GPU posters */
+        int                 dev_failover;     /* channels may switch */
         uint64_t            chan_guard_ns;    /* their guardian's interval:
                                                  a switch waits for it */
     } config;

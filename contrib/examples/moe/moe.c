@@ -1,0 +1,1213 @@
+/*
+ * moe: DeepEP-style MoE dispatch and combine over gda_ft, surviving a port
+ * failure. The launcher (no --rank) forks N ranks, each with two software
+ * HCAs; they connect with UCP over UCX_TLS=gda_ft, build their device
+ * endpoints and memory lists with src/ucp_ext, and run moe.h's iterations
+ * from a CUDA kernel (where a GPU and libmoe_gpu.so are found, or --gpu)
+ * or from CPU threads. The launcher relays the ranks' rendezvous, prints
+ * one line per iteration and the summary, and plots the timeline.
+ *
+ *   moe [--ranks N] [--experts E] [--topk K] [--hidden H] [--tokens T]
+ *       [--iters I] [--fault-rank R --fault-at I1 --up-at I2]
+ *       [--no-failover | --compare] [--plot FILE.png] [--gpu | --cpu]
+ */
+#ifndef _GNU_SOURCE
+#  define _GNU_SOURCE
+#endif
+
+#include <pthread.h>
+
+static pthread_barrier_t moe_cpu_barrier;
+#define MOE_BARRIER() pthread_barrier_wait(&moe_cpu_barrier)
+
+#include "moe.h"
+#include "gda_ft_ucp.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MOE_MAX_ITERS 10000
+#define MOE_MIN(_a, _b) (((_a) < (_b)) ? (_a) : (_b))
+#define MOE_MAX(_a, _b) (((_a) > (_b)) ? (_a) : (_b))
+
+static double moe_now(void)
+{
+    return gda_ft_dev_now_ns() * 1e-9;
+}
+
+static struct {
+    unsigned    ranks, experts, topk, hidden, tokens, iters, workers, nchan;
+    int         fault_rank, fault_at, up_at;
+    int         failover;     /* 1: on, 0: off, -1: both (--compare) */
+    int         use_gpu;      /* -1: auto */
+    double      timeout;      /* of one wait, seconds */
+    double      retry_window; /* failover off: the HCA's, seconds */
+    const char *plot;
+    uint64_t    seed;
+    int         rank;         /* -1: launcher */
+    int         sock;
+} opt = {2, 4, 2, 1024, 64, 60, 2, 2, 0, 20, 40, 1, -1, 20.0, 8.0,
+         "moe_timeline.png", 2026, -1, -1};
+
+/* What a rank reports per iteration */
+typedef struct {
+    uint64_t dispatch_ns, combine_ns;
+    uint32_t status;      /* gda_ft_dev_status_t; TIMEOUT: never finished */
+    uint32_t on_backup;   /* channels of ours on the backup after it */
+} moe_iter_rec_t;
+
+/* And once, at the end */
+typedef struct {
+    uint32_t done;        /* iterations that finished */
+    uint32_t checked, wrong, signal_errors;
+    uint32_t switches, replays, resolved, in_doubt, failbacks, no_path;
+    uint32_t gpu;
+    double   first_backup_ms;  /* after the switch, 0: none */
+} moe_summary_t;
+
+
+/* ---- messages between a rank and the launcher ---------------------------- */
+
+static void moe_die(const char *fmt, ...) __attribute__((format(printf, 1, 2),
+                                                         noreturn));
+static void moe_die(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    fprintf(stderr, "moe%s%d: ", (opt.rank >= 0) ? " rank " : "",
+            (opt.rank >= 0) ? opt.rank : 0);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(1);
+}
+
+static void moe_write(int fd, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    ssize_t n;
+
+    while (len > 0) {
+        n = write(fd, p, len);
+        if ((n < 0) && (errno == EINTR)) {
+            continue;
+        }
+        if (n <= 0) {
+            moe_die("lost the launcher: %s", strerror(errno));
+        }
+        p += n;
+        len -= n;
+    }
+}
+
+static int moe_read(int fd, void *buf, size_t len)
+{
+    uint8_t *p = buf;
+    ssize_t n;
+
+    while (len > 0) {
+        n = read(fd, p, len);
+        if ((n < 0) && (errno == EINTR)) {
+            continue;
+        }
+        if (n <= 0) {
+            return -1;
+        }
+        p += n;
+        len -= n;
+    }
+    return 0;
+}
+
+/* Rank to launcher: a typed message; launcher to rank: blobs */
+enum {
+    MOE_MSG_GATHER = 1,   /* a contribution to an all-gather */
+    MOE_MSG_REPORT = 2,   /* records and summary, once */
+    MOE_MSG_BYE    = 3    /* launcher: every rank reported */
+};
+
+static void moe_send_blob(int fd, const void *buf, uint32_t len)
+{
+    moe_write(fd, &len, sizeof(len));
+    moe_write(fd, buf, len);
+}
+
+static void moe_send_msg(int fd, uint32_t type, const void *buf,
+                         uint32_t len)
+{
+    moe_write(fd, &type, sizeof(type));
+    moe_send_blob(fd, buf, len);
+}
+
+static void *moe_recv_blob(int fd, uint32_t *len_p)
+{
+    uint32_t len;
+    void *buf;
+
+    if ((moe_read(fd, &len, sizeof(len)) != 0) || (len > (64u << 20))) {
+        return NULL;
+    }
+    buf = malloc(len + 1);
+    if (moe_read(fd, buf, len) != 0) {
+        free(buf);
+        return NULL;
+    }
+    if (len_p != NULL) {
+        *len_p = len;
+    }
+    return buf;
+}
+
+/* Every rank's blob, in rank order (the launcher relays) */
+static void **moe_allgather(const void *buf, uint32_t len, uint32_t *lens)
+{
+    void **all = calloc(opt.ranks, sizeof(*all));
+    unsigned r;
+
+    moe_send_msg(opt.sock, MOE_MSG_GATHER, buf, len);
+    for (r = 0; r < opt.ranks; ++r) {
+        all[r] = moe_recv_blob(opt.sock, (lens != NULL) ? &lens[r] : NULL);
+        if (all[r] == NULL) {
+            moe_die("the rendezvous broke");
+        }
+    }
+    return all;
+}
+
+static void moe_free_all(void **all)
+{
+    unsigned r;
+
+    for (r = 0; r < opt.ranks; ++r) {
+        free(all[r]);
+    }
+    free(all);
+}
+
+
+/* ---- a rank -------------------------------------------------------------- */
+
+typedef struct {
+    ucp_context_h           context;
+    ucp_worker_h            worker;
+    ucp_ep_h                ep[MOE_MAX_RANKS];
+    ucp_rkey_h              rkey[MOE_MAX_RANKS];
+    gda_ft_ucp_device_ep_h  dev_ep[MOE_MAX_RANKS];
+    gda_ft_ucp_mem_list_h   ml[MOE_MAX_RANKS];
+    gda_ft_ucp_signal_mem_t region;
+    gda_ft_ucp_place_t      place;
+    moe_ctx_t               ctx;       /* host copy */
+    moe_plan_t             *plan;      /* host */
+    uint8_t                *staging;   /* GPU runs: tokens to copy in */
+    struct {
+        void *(*launch)(const moe_ctx_t *ctx, unsigned workers,
+                        moe_result_t **results_p);
+        int   (*done)(void *run);
+        int   (*finish)(void *run);
+        int   (*copy)(void *dst, const void *src, size_t len);
+        void *(*alloc)(size_t len);
+    } gpu;
+    moe_plan_t             *dev_plan;
+} moe_rank_t;
+
+static void moe_check(ucs_status_t status, const char *what)
+{
+    if (status != UCS_OK) {
+        moe_die("%s: %s", what, ucs_status_string(status));
+    }
+}
+
+static int moe_gpu_load(moe_rank_t *m)
+{
+    char exe[PATH_MAX], path[PATH_MAX + 32], *slash;
+    int (*available)(void);
+    ssize_t len;
+    void *h;
+
+    len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[(len > 0) ? len : 0] = '\0';
+    slash = strrchr(exe, '/');
+    if (slash != NULL) {
+        *slash = '\0';
+    }
+    snprintf(path, sizeof(path), "%s/libmoe_gpu.so", exe);
+    h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        snprintf(path, sizeof(path), "%s/../libmoe_gpu.so", exe);
+        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    }
+    *(void**)&available = (h != NULL) ? dlsym(h, "moe_gpu_available") : NULL;
+    if ((available == NULL) || !available()) {
+        if (opt.use_gpu == 1) {
+            moe_die("--gpu: no GPU, or no libmoe_gpu.so beside the program");
+        }
+        return 0;
+    }
+    *(void**)&m->gpu.launch = dlsym(h, "moe_gpu_launch");
+    *(void**)&m->gpu.done   = dlsym(h, "moe_gpu_done");
+    *(void**)&m->gpu.finish = dlsym(h, "moe_gpu_finish");
+    *(void**)&m->gpu.copy   = dlsym(h, "moe_gpu_copy");
+    *(void**)&m->gpu.alloc  = dlsym(h, "moe_gpu_alloc");
+    return (m->gpu.launch != NULL) && (m->gpu.done != NULL) &&
+           (m->gpu.finish != NULL) && (m->gpu.copy != NULL) &&
+           (m->gpu.alloc != NULL);
+}
+
+static void moe_layout(moe_ctx_t *c)
+{
+    uint64_t row  = moe_row(c);
+    uint64_t slots = (uint64_t)c->experts * c->nranks * c->tokens * row;
+    moe_layout_t *l = &c->layout;
+
+    l->tokens = 0;
+    l->recv   = l->tokens + (uint64_t)c->tokens * row;
+    l->out    = l->recv + slots;
+    l->back   = l->out + slots;
+    l->dsig   = l->back + (uint64_t)c->tokens * c->topk * row;
+    l->csig   = l->dsig + 2ull * c->experts * c->nranks * sizeof(uint64_t);
+    l->total  = l->csig + 2ull * c->nranks * sizeof(uint64_t);
+}
+
+static void moe_ucp_setup(moe_rank_t *m)
+{
+    ucp_worker_params_t wparams = {0};
+    ucp_params_t params         = {0};
+    ucp_request_param_t rparam  = {0};
+    ucp_ep_params_t eparams;
+    ucp_address_t *addr;
+    ucp_config_t *config;
+    size_t addr_len;
+    void **addrs;
+    unsigned p;
+    void *req;
+
+    moe_check(ucp_config_read(NULL, NULL, &config), "ucp_config_read");
+    params.field_mask = UCP_PARAM_FIELD_FEATURES;
+    params.features   = UCP_FEATURE_RMA | UCP_FEATURE_AMO64;
+    moe_check(ucp_init(&params, config, &m->context), "ucp_init");
+    ucp_config_release(config);
+    wparams.field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
+    moe_check(ucp_worker_create(m->context, &wparams, &m->worker),
+              "ucp_worker_create");
+    moe_check(ucp_worker_get_address(m->worker, &addr, &addr_len),
+              "ucp_worker_get_address");
+    addrs = moe_allgather(addr, addr_len, NULL);
+    ucp_worker_release_address(m->worker, addr);
+
+    for (p = 0; p < opt.ranks; ++p) {
+        if (p == (unsigned)opt.rank) {
+            continue;
+        }
+        memset(&eparams, 0, sizeof(eparams));
+        eparams.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+        eparams.address    = addrs[p];
+        moe_check(ucp_ep_create(m->worker, &eparams, &m->ep[p]),
+                  "ucp_ep_create");
+    }
+    moe_free_all(addrs);
+
+    /* wired up once a flush of each endpoint completes */
+    for (p = 0; p < opt.ranks; ++p) {
+        if (m->ep[p] == NULL) {
+            continue;
+        }
+        req = ucp_ep_flush_nbx(m->ep[p], &rparam);
+        if (UCS_PTR_IS_PTR(req)) {
+            while (ucp_request_check_status(req) == UCS_INPROGRESS) {
+                ucp_worker_progress(m->worker);
+            }
+            ucp_request_free(req);
+        }
+    }
+}
+
+/* The region, and every peer's keys and base address */
+static void moe_memory_setup(moe_rank_t *m)
+{
+    moe_ctx_t *c = &m->ctx;
+    gda_ft_ucp_mem_elem_t e[MOE_NUM_ELEMS];
+    uint64_t my_base, peer_base, slots, back;
+    ucs_status_t status;
+    void **rkeys, **bases, *rkey_buf;
+    size_t rkey_len;
+    unsigned p;
+
+    moe_check(gda_ft_ucp_signal_alloc(m->context, c->layout.total, m->place,
+                                      &m->region), "region");
+    c->base = m->region.address;
+    moe_check(ucp_rkey_pack(m->context, m->region.memh, &rkey_buf,
+                            &rkey_len), "ucp_rkey_pack");
+    rkeys   = moe_allgather(rkey_buf, rkey_len, NULL);
+    ucp_rkey_buffer_release(rkey_buf);
+    my_base = (uintptr_t)c->base;
+    bases   = moe_allgather(&my_base, sizeof(my_base), NULL);
+
+    slots = c->layout.out - c->layout.recv;
+    back  = c->layout.dsig - c->layout.back;
+    for (p = 0; p < opt.ranks; ++p) {
+        if (m->ep[p] == NULL) {
+            continue;
+        }
+        moe_check(ucp_ep_rkey_unpack(m->ep[p], rkeys[p], &m->rkey[p]),
+                  "ucp_ep_rkey_unpack");
+        do {
+            status = gda_ft_ucp_device_ep_create(m->ep[p], m->place,
+                                                 &m->dev_ep[p]);
+            ucp_worker_progress(m->worker);
+        } while (status == UCS_ERR_NOT_CONNECTED);
+        moe_check(status, "device endpoint");
+
+        peer_base = *(uint64_t*)bases[p];
+        e[MOE_ELEM_DISPATCH] = (gda_ft_ucp_mem_elem_t){
+                m->region.memh, c->base + c->layout.tokens, slots,
+                m->rkey[p], peer_base + c->layout.recv};
+        e[MOE_ELEM_DSIG]     = (gda_ft_ucp_mem_elem_t){
+                NULL, NULL, c->layout.csig - c->layout.dsig, m->rkey[p],
+                peer_base + c->layout.dsig};
+        e[MOE_ELEM_COMBINE]  = (gda_ft_ucp_mem_elem_t){
+                m->region.memh, c->base + c->layout.out, MOE_MAX(slots, back),
+                m->rkey[p], peer_base + c->layout.back};
+        e[MOE_ELEM_CSIG]     = (gda_ft_ucp_mem_elem_t){
+                NULL, NULL, c->layout.total - c->layout.csig, m->rkey[p],
+                peer_base + c->layout.csig};
+        moe_check(gda_ft_ucp_mem_list_create(m->ep[p], e, MOE_NUM_ELEMS,
+                                             m->place, &m->ml[p]),
+                  "memory list");
+        c->ep[p] = gda_ft_ucp_device_ep(m->dev_ep[p]);
+        c->ml[p] = gda_ft_ucp_mem_list(m->ml[p]);
+    }
+    moe_free_all(rkeys);
+    moe_free_all(bases);
+}
+
+/* Distinct top-k experts of token (src, t): every rank computes the same */
+static void moe_route(const moe_ctx_t *c, unsigned src, unsigned t,
+                      unsigned *experts)
+{
+    unsigned g = c->nranks * c->experts, k, j, attempt = 0, e;
+
+    for (k = 0; k < c->topk; ++k) {
+        do {
+            e = (unsigned)(moe_mix(c->seed * 31 + ((uint64_t)c->iter << 40) +
+                                   ((uint64_t)src << 28) +
+                                   ((uint64_t)t << 8) + k + 977 * attempt++)
+                           % g);
+            for (j = 0; (j < k) && (experts[j] != e); ++j) {
+            }
+        } while (j < k);
+        experts[k] = e;
+    }
+}
+
+/* The iteration's plan: where our tokens go, what comes to our experts */
+static void moe_make_plan(const moe_ctx_t *c, moe_plan_t *plan)
+{
+    unsigned src, t, k, e, owner, le, experts[MOE_MAX_TOPK];
+    uint16_t fill[MOE_MAX_RANKS * MOE_MAX_EXPERTS];
+
+    memset(plan->sent, 0, sizeof(plan->sent));
+    memset(plan->recv_count, 0, sizeof(plan->recv_count));
+    memset(plan->back_count, 0, sizeof(plan->back_count));
+    for (src = 0; src < c->nranks; ++src) {
+        memset(fill, 0, sizeof(fill));
+        for (t = 0; t < c->tokens; ++t) {
+            moe_route(c, src, t, experts);
+            for (k = 0; k < c->topk; ++k) {
+                e     = experts[k];
+                owner = e / c->experts;
+                le    = e % c->experts;
+                if (src == c->rank) {
+                    plan->send[t * c->topk + k].expert = e;
+                    plan->send[t * c->topk + k].slot   = fill[e];
+                    ++plan->sent[e];
+                    ++plan->back_count[owner];
+                }
+                if (owner == c->rank) {
+                    plan->origin[(le * c->nranks + src) * c->tokens +
+                                 fill[e]] = (moe_origin_t){t, k};
+                    ++plan->recv_count[le * c->nranks + src];
+                }
+                ++fill[e];
+            }
+        }
+    }
+}
+
+typedef struct {
+    const moe_ctx_t *ctx;
+    moe_result_t     result;
+    unsigned         worker;
+    int              done;
+} moe_cpu_worker_t;
+
+static void *moe_cpu_worker(void *arg)
+{
+    moe_cpu_worker_t *w = arg;
+
+    moe_iteration(w->ctx, w->worker, opt.workers, &w->result);
+    __atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void moe_port(const char *dev, int up)
+{
+    void *(*find)(const char*) = NULL;
+    ucs_status_t (*set_up)(void*, uint8_t, int) = NULL;
+    void *hca;
+
+    *(void**)&find   = dlsym(RTLD_DEFAULT, "gda_ft_soft_dev_find");
+    *(void**)&set_up = dlsym(RTLD_DEFAULT, "gda_ft_soft_port_set_up");
+    hca              = (find != NULL) ? find(dev) : NULL;
+    if ((hca == NULL) || (set_up == NULL) || (set_up(hca, 1, up) != UCS_OK)) {
+        moe_die("cannot set the port of %s", dev);
+    }
+}
+
+/* One iteration: posters run while this thread progresses UCP */
+static void moe_run_iteration(moe_rank_t *m, moe_result_t *sum)
+{
+    moe_cpu_worker_t w[64];
+    pthread_t th[64];
+    moe_result_t *gpu_results = NULL;
+    unsigned i, done;
+    void *run = NULL;
+
+    memset(sum, 0, sizeof(*sum));
+    if (m->place == GDA_FT_UCP_PLACE_CUDA) {
+        run = m->gpu.launch(&m->ctx, opt.workers, &gpu_results);
+        if (run == NULL) {
+            moe_die("the kernel did not launch");
+        }
+    } else {
+        for (i = 0; i < opt.workers; ++i) {
+            memset(&w[i], 0, sizeof(w[i]));
+            w[i].ctx    = &m->ctx;
+            w[i].worker = i;
+            pthread_create(&th[i], NULL, moe_cpu_worker, &w[i]);
+        }
+    }
+
+    do {
+        if (ucp_worker_progress(m->worker) == 0) {
+            sched_yield();
+        }
+        done = (run != NULL) ? m->gpu.done(run) : 1;
+        for (i = 0; (run == NULL) && (i < opt.workers); ++i) {
+            done &= __atomic_load_n(&w[i].done, __ATOMIC_ACQUIRE);
+        }
+    } while (!done);
+
+    for (i = 0; i < opt.workers; ++i) {
+        const moe_result_t *r = (run != NULL) ? &gpu_results[i] :
+                                                &w[i].result;
+        if (run == NULL) {
+            pthread_join(th[i], NULL);
+        }
+        if (i == 0) {
+            sum->dispatch_ns = r->dispatch_ns;
+            sum->combine_ns  = r->combine_ns;
+        }
+        moe_fail(sum, (gda_ft_dev_status_t)r->status);
+        sum->checked       += r->checked;
+        sum->wrong         += r->wrong;
+        sum->signal_errors += r->signal_errors;
+    }
+    if ((run != NULL) && (m->gpu.finish(run) != 0)) {
+        moe_die("the kernel failed");
+    }
+}
+
+static void moe_chan_totals(moe_rank_t *m, moe_summary_t *s,
+                            uint32_t *on_backup)
+{
+    gda_ft_chan_query_t q;
+    unsigned p, ch;
+
+    *on_backup = 0;
+    memset(&s->switches, 0, 6 * sizeof(uint32_t));
+    for (p = 0; p < opt.ranks; ++p) {
+        for (ch = 0; (m->dev_ep[p] != NULL) && (ch < opt.nchan); ++ch) {
+            if (gda_ft_ucp_device_ep_query(m->dev_ep[p], ch, &q) != UCS_OK) {
+                continue;
+            }
+            *on_backup   += (q.active == GDA_FT_CHAN_BACKUP);
+            s->switches  += q.poster.switches;
+            s->replays   += q.poster.replays;
+            s->resolved  += q.poster.resolved;
+            s->in_doubt  += q.poster.in_doubt;
+            s->failbacks += q.poster.failbacks;
+            s->no_path   += q.poster.no_path;
+            if ((q.recovered_ns > q.switch_ns) && (s->first_backup_ms == 0)) {
+                s->first_backup_ms = (q.recovered_ns - q.switch_ns) / 1e6;
+            }
+        }
+    }
+}
+
+static int moe_rank_main(void)
+{
+    moe_iter_rec_t *recs = calloc(opt.iters, sizeof(*recs));
+    moe_summary_t sum    = {0};
+    struct pollfd pfd;
+    uint32_t report_len;
+    uint8_t *report;
+    moe_rank_t m;
+    moe_result_t r;
+    char dev[32];
+    unsigned it, t, h, p;
+    moe_elem_t *tokens;
+
+    memset(&m, 0, sizeof(m));
+    m.place = GDA_FT_UCP_PLACE_HOST;
+    if ((opt.use_gpu != 0) && moe_gpu_load(&m)) {
+        m.place = GDA_FT_UCP_PLACE_CUDA;
+    }
+    if (m.place == GDA_FT_UCP_PLACE_HOST) {
+        setenv("UCX_GDA_FT_DEVICE_CHANNEL_RINGS", "host", 0);
+    }
+    m.ctx.nranks     = opt.ranks;
+    m.ctx.rank       = opt.rank;
+    m.ctx.experts    = opt.experts;
+    m.ctx.topk       = opt.topk;
+    m.ctx.hidden     = opt.hidden;
+    m.ctx.tokens     = opt.tokens;
+    m.ctx.nchan      = opt.nchan;
+    m.ctx.seed       = opt.seed;
+    m.ctx.timeout_ns = (uint64_t)(opt.timeout * 1e9);
+    moe_layout(&m.ctx);
+    pthread_barrier_init(&moe_cpu_barrier, NULL, opt.workers);
+
+    moe_ucp_setup(&m);
+    moe_memory_setup(&m);
+    m.plan = calloc(1, sizeof(*m.plan));
+    tokens = calloc(opt.tokens, moe_row(&m.ctx));
+    if (m.place == GDA_FT_UCP_PLACE_CUDA) {
+        m.dev_plan = m.gpu.alloc(sizeof(*m.plan));
+    }
+    free(moe_allgather("", 1, NULL));       /* everyone is ready */
+
+    snprintf(dev, sizeof(dev), "r%ua", opt.rank);
+    for (it = 0; it < opt.iters; ++it) {
+        if ((opt.rank == opt.fault_rank) && ((int)it == opt.fault_at)) {
+            moe_port(dev, 0);
+        }
+        if ((opt.rank == opt.fault_rank) && ((int)it == opt.up_at)) {
+            moe_port(dev, 1);
+        }
+        m.ctx.iter = it;
+        moe_make_plan(&m.ctx, m.plan);
+        for (t = 0; t < opt.tokens; ++t) {
+            for (h = 0; h < opt.hidden; ++h) {
+                tokens[t * opt.hidden + h] = moe_token(&m.ctx, opt.rank, t,
+                                                       h);
+            }
+        }
+        if (m.place == GDA_FT_UCP_PLACE_CUDA) {
+            m.gpu.copy(m.ctx.base + m.ctx.layout.tokens, tokens,
+                       (size_t)opt.tokens * moe_row(&m.ctx));
+            m.gpu.copy(m.dev_plan, m.plan, sizeof(*m.plan));
+            m.ctx.plan = m.dev_plan;
+        } else {
+            memcpy(m.ctx.base + m.ctx.layout.tokens, tokens,
+                   (size_t)opt.tokens * moe_row(&m.ctx));
+            m.ctx.plan = m.plan;
+        }
+
+        moe_run_iteration(&m, &r);
+        moe_chan_totals(&m, &sum, &recs[it].on_backup);
+        recs[it].dispatch_ns = r.dispatch_ns;
+        recs[it].combine_ns  = r.combine_ns;
+        recs[it].status      = r.status;
+        sum.checked         += r.checked;
+        sum.wrong           += r.wrong;
+        sum.signal_errors   += r.signal_errors;
+        if (r.status != GDA_FT_DEV_OK) {
+            break;       /* this iteration never finished */
+        }
+        ++sum.done;
+    }
+    sum.gpu = (m.place == GDA_FT_UCP_PLACE_CUDA);
+    report_len = opt.iters * sizeof(*recs) + sizeof(sum);
+    report     = malloc(report_len);
+    memcpy(report, recs, opt.iters * sizeof(*recs));
+    memcpy(report + opt.iters * sizeof(*recs), &sum, sizeof(sum));
+    moe_send_msg(opt.sock, MOE_MSG_REPORT, report, report_len);
+    free(report);
+
+    /* leave together, progressing meanwhile: a rank that left first would
+     * fail the others' last operations */
+    pfd.fd     = opt.sock;
+    pfd.events = POLLIN;
+    while (poll(&pfd, 1, 0) == 0) {
+        if (ucp_worker_progress(m.worker) == 0) {
+            usleep(100);
+        }
+    }
+    for (p = 0; p < opt.ranks; ++p) {
+        if (m.dev_ep[p] != NULL) {
+            gda_ft_ucp_mem_list_destroy(m.ml[p]);
+            gda_ft_ucp_device_ep_destroy(m.dev_ep[p]);
+            ucp_rkey_destroy(m.rkey[p]);
+        }
+    }
+    free(tokens);
+    free(m.plan);
+    free(recs);
+    return 0;
+}
+
+
+/* ---- the launcher -------------------------------------------------------- */
+
+typedef struct {
+    moe_iter_rec_t *recs[MOE_MAX_RANKS];
+    moe_summary_t   sum[MOE_MAX_RANKS];
+    int             got[MOE_MAX_RANKS];
+    int             failover;
+} moe_job_t;
+
+static pid_t moe_spawn(unsigned rank, int fd, int failover, unsigned port,
+                       char **argv)
+{
+    char devices[160], val[32];
+    pid_t pid;
+
+    fflush(stdout);
+    pid = fork();
+    if (pid != 0) {
+        return pid;
+    }
+    snprintf(devices, sizeof(devices), "r%ua=127.0.%u.%u:%u,"
+             "r%ub=127.0.%u.%u:%u", rank, 10 + rank, 1, port, rank,
+             10 + rank, 2, port);
+    setenv("UCX_GDA_FT_SOFT_DEVICES", devices, 1);
+    setenv("UCX_TLS", "gda_ft", 0);
+    setenv("UCX_NET_DEVICES", "all", 0);
+    setenv("UCX_GDA_FT_SOFT_CTL_DIR", "", 0);
+    setenv("UCX_GDA_FT_DEADLINE", "100ms", 0);
+    setenv("UCX_GDA_FT_RECOVERY_WINDOW", "50ms", 0);
+    snprintf(val, sizeof(val), "%u", opt.nchan);
+    setenv("UCX_GDA_FT_DEVICE_CHANNELS", val, 1);
+    if (!failover) {
+        /* what users live with today: the HCA retries, then fails */
+        setenv("UCX_GDA_FT_DEVICE_FAILOVER", "n", 1);
+        snprintf(val, sizeof(val), "%.0fms", opt.retry_window * 1000 / 7);
+        setenv("UCX_GDA_FT_TIMEOUT", val, 1);
+        /* the others give up soon after the failing rank did */
+        snprintf(val, sizeof(val), "%.0f", opt.retry_window + 3);
+        setenv("MOE_TIMEOUT", val, 1);
+    }
+    snprintf(val, sizeof(val), "%u", rank);
+    setenv("MOE_RANK", val, 1);
+    snprintf(val, sizeof(val), "%d", fd);
+    setenv("MOE_SOCK", val, 1);
+    execv("/proc/self/exe", argv);
+    fprintf(stderr, "execv: %s\n", strerror(errno));
+    _exit(127);
+}
+
+/* Relays the ranks' all-gathers until every rank has reported (or died) */
+static void moe_relay(int *fds, moe_job_t *job, double limit_sec)
+{
+    void *blobs[MOE_MAX_RANKS] = {NULL};
+    uint32_t lens[MOE_MAX_RANKS], type, len;
+    struct pollfd pfd[MOE_MAX_RANKS];
+    unsigned r, q, gathered = 0, over = 0;
+    int open_[MOE_MAX_RANKS];
+    double deadline = moe_now() + limit_sec;
+    void *blob;
+
+    for (r = 0; r < opt.ranks; ++r) {
+        open_[r] = 1;
+    }
+    while (over < opt.ranks) {
+        for (r = 0; r < opt.ranks; ++r) {
+            pfd[r].fd     = open_[r] ? fds[r] : -1;
+            pfd[r].events = POLLIN;
+        }
+        if (poll(pfd, opt.ranks, 200) == 0) {
+            if (moe_now() > deadline) {
+                printf("launcher: a rank hangs; ending the job\n");
+                break;
+            }
+            continue;
+        }
+        for (r = 0; r < opt.ranks; ++r) {
+            if (!open_[r] || !(pfd[r].revents & (POLLIN | POLLHUP))) {
+                continue;
+            }
+            if ((moe_read(fds[r], &type, sizeof(type)) != 0) ||
+                ((blob = moe_recv_blob(fds[r], &len)) == NULL)) {
+                open_[r] = 0;          /* it died before reporting */
+                ++over;
+                continue;
+            }
+            if (type == MOE_MSG_REPORT) {
+                if (len == opt.iters * sizeof(moe_iter_rec_t) +
+                           sizeof(moe_summary_t)) {
+                    job->recs[r] = blob;
+                    memcpy(&job->sum[r], (uint8_t*)blob + opt.iters *
+                           sizeof(moe_iter_rec_t), sizeof(moe_summary_t));
+                    job->got[r] = 1;
+                }
+                open_[r] = 0;
+                ++over;
+                continue;
+            }
+            blobs[r] = blob;
+            lens[r]  = len;
+            if (++gathered < opt.ranks) {
+                continue;
+            }
+            for (q = 0; q < opt.ranks; ++q) {
+                for (r = 0; r < opt.ranks; ++r) {
+                    moe_send_blob(fds[q], blobs[r], lens[r]);
+                }
+            }
+            for (q = 0; q < opt.ranks; ++q) {
+                free(blobs[q]);
+                blobs[q] = NULL;
+            }
+            gathered = 0;
+            break;
+        }
+    }
+    type = MOE_MSG_BYE;
+    for (r = 0; r < opt.ranks; ++r) {
+        (void)!write(fds[r], &type, sizeof(type));
+    }
+}
+
+static int moe_usage(FILE *f, int rc)
+{
+    fprintf(f,
+        "usage: moe [options]\n"
+        "  --ranks N        ranks (processes), 2..8 (default 2)\n"
+        "  --experts E      experts per rank (default 4)\n"
+        "  --topk K         experts per token (default 2)\n"
+        "  --hidden H       elements per token vector (default 1024)\n"
+        "  --tokens T       tokens per rank and iteration (default 64)\n"
+        "  --iters I        iterations (default 60)\n"
+        "  --workers W      CPU threads (or GPU threads) per rank "
+        "(default 2)\n"
+        "  --channels C     device channels per peer, 1..3 (default 2)\n"
+        "  --fault-rank R   rank whose primary port fails (default 0; "
+        "-1: none)\n"
+        "  --fault-at I1    ... at iteration I1 (default 20)\n"
+        "  --up-at I2       ... and comes back at I2 (default 40)\n"
+        "  --no-failover    UCX_GDA_FT_DEVICE_FAILOVER=n: what users have "
+        "today\n"
+        "  --compare        both runs, their summaries side by side\n"
+        "  --retry-window S the HCA's retry window without failover "
+        "(default 8 s; ConnectX: about 30)\n"
+        "  --timeout S      longest wait for a signal (default 20)\n"
+        "  --plot FILE.png  the timeline (default moe_timeline.png; needs "
+        "gnuplot)\n"
+        "  --gpu | --cpu    kernels | CPU threads (default: the GPU where "
+        "found)\n");
+    return rc;
+}
+
+/* One job: N ranks through all iterations (or until one never finishes) */
+static void moe_job(int failover, char **argv, moe_job_t *job)
+{
+    int fds[MOE_MAX_RANKS], pair[2], status;
+    pid_t pids[MOE_MAX_RANKS];
+    unsigned r, port = 30000 + (getpid() * 7 + failover * 13) % 20000;
+
+    memset(job, 0, sizeof(*job));
+    job->failover = failover;
+    for (r = 0; r < opt.ranks; ++r) {
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) != 0) {
+            moe_die("socketpair: %s", strerror(errno));
+        }
+        pids[r] = moe_spawn(r, pair[1], failover, port, argv);
+        close(pair[1]);
+        fds[r] = pair[0];
+    }
+    moe_relay(fds, job, opt.iters * 2.0 + opt.timeout * 3 +
+              opt.retry_window + 60);
+    for (r = 0; r < opt.ranks; ++r) {
+        close(fds[r]);
+        kill(pids[r], SIGTERM);   /* gone already, unless it hangs */
+        waitpid(pids[r], &status, 0);
+    }
+}
+
+static int moe_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Iterations every rank finished */
+static unsigned moe_job_done(const moe_job_t *job)
+{
+    unsigned r, done = opt.iters;
+
+    for (r = 0; r < opt.ranks; ++r) {
+        done = MOE_MIN(done, job->got[r] ? job->sum[r].done : 0);
+    }
+    return done;
+}
+
+/* An iteration's time: the slowest rank's dispatch + combine; 0 with
+ * *failed when some rank never finished it */
+static uint64_t moe_iter_ns(const moe_job_t *job, unsigned it, int *failed)
+{
+    uint64_t worst = 0;
+    unsigned r;
+
+    *failed = (it >= moe_job_done(job));
+    for (r = 0; !*failed && (r < opt.ranks); ++r) {
+        worst = MOE_MAX(worst, job->recs[r][it].dispatch_ns +
+                               job->recs[r][it].combine_ns);
+    }
+    return *failed ? 0 : worst;
+}
+
+static void moe_print_iterations(const moe_job_t *job)
+{
+    unsigned it, r, done = moe_job_done(job);
+    uint64_t d, c;
+    char paths[64];
+
+    printf("iter  dispatch(ms)  combine(ms)  paths (rank:P primary, "
+           "B backup)\n");
+    for (it = 0; (it <= done) && (it < opt.iters); ++it) {
+        d = c = 0;
+        paths[0] = '\0';
+        for (r = 0; (it < done) && (r < opt.ranks); ++r) {
+            d = MOE_MAX(d, job->recs[r][it].dispatch_ns);
+            c = MOE_MAX(c, job->recs[r][it].combine_ns);
+            snprintf(paths + strlen(paths), sizeof(paths) - strlen(paths),
+                     " %u:%c", r, job->recs[r][it].on_backup ? 'B' : 'P');
+        }
+        if (it == done) {
+            printf("%4u  NEVER FINISHED\n", it);
+            break;
+        }
+        printf("%4u  %12.3f  %11.3f %s%s%s\n", it, d / 1e6, c / 1e6, paths,
+               ((int)it == opt.fault_at) && (opt.fault_rank >= 0) ?
+               "   <- port down" : "",
+               ((int)it == opt.up_at) && (opt.fault_rank >= 0) ?
+               "   <- port up" : "");
+    }
+}
+
+static const char *moe_status_name(uint32_t status)
+{
+    static const char *names[] = {"OK", "INPROGRESS", "NO_RESOURCE",
+                                  "PATH_SWITCHED", "IN_DOUBT", "NO_PATH",
+                                  "ERROR", "TIMEOUT"};
+
+    return (status < 8) ? names[status] : "?";
+}
+
+/* The summary of a job, as lines, for printing alone or side by side */
+static unsigned moe_summary_lines(const moe_job_t *job, char lines[][80])
+{
+    moe_summary_t t = {0};
+    unsigned r, it, n = 0, done = moe_job_done(job), k = 0;
+    uint64_t *times = calloc(opt.iters, sizeof(*times)), med = 0, worst = 0;
+    int failed;
+
+    for (r = 0; r < opt.ranks; ++r) {
+        t.checked       += job->sum[r].checked;
+        t.wrong         += job->sum[r].wrong;
+        t.signal_errors += job->sum[r].signal_errors;
+        t.switches      += job->sum[r].switches;
+        t.replays       += job->sum[r].replays;
+        t.resolved      += job->sum[r].resolved;
+        t.in_doubt      += job->sum[r].in_doubt;
+        t.failbacks     += job->sum[r].failbacks;
+        t.no_path       += job->sum[r].no_path;
+        t.first_backup_ms = MOE_MAX(t.first_backup_ms,
+                                    job->sum[r].first_backup_ms);
+        t.gpu          |= job->sum[r].gpu;
+    }
+    for (it = 0; it < done; ++it) {
+        times[k++] = moe_iter_ns(job, it, &failed);
+        worst      = MOE_MAX(worst, times[k - 1]);
+    }
+    if (k > 0) {
+        qsort(times, k, sizeof(*times), moe_cmp_u64);
+        med = times[k / 2];
+    }
+    free(times);
+
+    snprintf(lines[n++], 80, "failover %s, %s", job->failover ? "ON" : "OFF",
+             t.gpu ? "GPU kernels" : "CPU threads");
+    snprintf(lines[n++], 80, "iterations finished   %u of %u", done,
+             opt.iters);
+    snprintf(lines[n++], 80, "switches / failbacks  %u / %u", t.switches,
+             t.failbacks);
+    snprintf(lines[n++], 80, "replays / resolved    %u / %u", t.replays,
+             t.resolved);
+    snprintf(lines[n++], 80, "atomics in doubt      %u", t.in_doubt);
+    snprintf(lines[n++], 80, "tokens checked        %u", t.checked);
+    snprintf(lines[n++], 80, "lost / duplicated     %u / %u", t.wrong,
+             t.signal_errors);
+    snprintf(lines[n++], 80, "signals exact         %s",
+             (t.signal_errors == 0) ? "yes" : "NO");
+    snprintf(lines[n++], 80, "median iteration      %.2f ms", med / 1e6);
+    snprintf(lines[n++], 80, "slowest iteration     %.2f ms (%.0fx median)",
+             worst / 1e6, med ? (double)worst / med : 0.0);
+    if (done < opt.iters) {
+        snprintf(lines[n++], 80, "interruption          never recovered");
+    } else {
+        snprintf(lines[n++], 80, "interruption          %.1f ms",
+                 (worst - med) / 1e6);
+    }
+    snprintf(lines[n++], 80, "first backup reply    %.2f ms after switch",
+             t.first_backup_ms);
+    if (done < opt.iters) {
+        snprintf(lines[n++], 80, "iteration %-4u        NEVER FINISHED",
+                 done);
+        for (r = 0; r < opt.ranks; ++r) {
+            it = job->got[r] ? job->sum[r].done : 0;
+            if (!job->got[r]) {
+                snprintf(lines[n++], 80, " rank %u died", r);
+            } else if (it < opt.iters) {
+                snprintf(lines[n++], 80, " rank %u: iteration %u, %s after "
+                         "%.2f s", r, it,
+                         moe_status_name(job->recs[r][it].status),
+                         (job->recs[r][it].dispatch_ns +
+                          job->recs[r][it].combine_ns) / 1e9);
+            }
+        }
+    }
+    return n;
+}
+
+static int moe_job_ok(const moe_job_t *job)
+{
+    unsigned r;
+    uint32_t wrong = 0, sigerr = 0;
+
+    for (r = 0; r < opt.ranks; ++r) {
+        wrong  += job->sum[r].wrong;
+        sigerr += job->sum[r].signal_errors;
+    }
+    return (moe_job_done(job) == opt.iters) && (wrong == 0) &&
+           (sigerr == 0);
+}
+
+/* CSV of iteration times and the gnuplot timeline */
+static void moe_plot(const moe_job_t *jobs, unsigned njobs)
+{
+    char csv[PATH_MAX], cmd[PATH_MAX * 3];
+    unsigned it, j;
+    FILE *f;
+    int failed;
+
+    snprintf(csv, sizeof(csv), "%s.csv", opt.plot);
+    f = fopen(csv, "w");
+    if (f == NULL) {
+        printf("cannot write %s\n", csv);
+        return;
+    }
+    for (it = 0; it < opt.iters; ++it) {
+        fprintf(f, "%u", it);
+        for (j = 0; j < njobs; ++j) {
+            uint64_t t = moe_iter_ns(&jobs[j], it, &failed);
+
+            if (failed) {
+                fprintf(f, " NaN");
+            } else {
+                fprintf(f, " %.3f", t / 1e6);
+            }
+        }
+        fprintf(f, "\n");
+    }
+    fclose(f);
+
+    snprintf(cmd, sizeof(cmd),
+             "gnuplot -e \"set terminal png size 900,420; set output '%s'; "
+             "set xlabel 'iteration'; set ylabel 'iteration time (ms)'; "
+             "set logscale y; set key top left; set grid; "
+             "set arrow from %d, graph 0 to %d, graph 1 nohead lc 'red'; "
+             "set arrow from %d, graph 0 to %d, graph 1 nohead lc 'green'; "
+             "set label 'port down' at %d, graph 0.95 tc 'red'; "
+             "set label 'port up' at %d, graph 0.88 tc 'green'; "
+             "plot '%s' using 1:2 with linespoints title 'failover %s'%s\" "
+             "2>&1", opt.plot, opt.fault_at, opt.fault_at, opt.up_at,
+             opt.up_at, opt.fault_at, opt.up_at, csv,
+             jobs[0].failover ? "on" : "off",
+             (njobs > 1) ? ", '' using 1:3 with linespoints "
+                           "title 'failover off'" : "");
+    if (system(cmd) == 0) {
+        printf("timeline: %s (data: %s)\n", opt.plot, csv);
+    } else {
+        printf("timeline: gnuplot failed or is missing; data in %s\n", csv);
+    }
+}
+
+static int moe_launcher(char **argv)
+{
+    signal(SIGPIPE, SIG_IGN);     /* a rank that died leaves a closed fd */
+    moe_job_t jobs[2];
+    char lines[2][24][80];
+    unsigned n[2] = {0, 0}, j, i, njobs = 0;
+    int ok = 1;
+
+    printf("MoE dispatch/combine over gda_ft: %u ranks, %u experts each, "
+           "top-%u, %u tokens of %u elements per rank, %u iterations; ",
+           opt.ranks, opt.experts, opt.topk, opt.tokens, opt.hidden,
+           opt.iters);
+    if (opt.fault_rank >= 0) {
+        printf("rank %d's primary port down at iteration %d, up at %d\n",
+               opt.fault_rank, opt.fault_at, opt.up_at);
+    } else {
+        printf("no fault\n");
+    }
+
+    if (opt.failover != 0) {
+        moe_job(1, argv, &jobs[njobs]);
+        moe_print_iterations(&jobs[njobs]);
+        ++njobs;
+    }
+    if (opt.failover != 1) {
+        printf("\nThe same job with failover off (UCX_GDA_FT_DEVICE_FAILOVER"
+               "=n, a retry window of %.0f s):\n", opt.retry_window);
+        moe_job(0, argv, &jobs[njobs]);
+        moe_print_iterations(&jobs[njobs]);
+        ++njobs;
+    }
+
+    printf("\n");
+    for (j = 0; j < njobs; ++j) {
+        n[j] = moe_summary_lines(&jobs[j], lines[j]);
+    }
+    for (i = 0; i < (unsigned)MOE_MAX(n[0], n[1]); ++i) {
+        printf("  %-44s %s\n", (i < n[0]) ? lines[0][i] : "",
+               ((njobs > 1) && (i < n[1])) ? lines[1][i] : "");
+    }
+    moe_plot(jobs, njobs);
+
+    /* the failover job must be exact and finish; a job without failover
+     * through a fault is expected not to */
+    if (jobs[0].failover) {
+        ok = moe_job_ok(&jobs[0]);
+    } else {
+        ok = (opt.fault_rank < 0) ? moe_job_ok(&jobs[0]) :
+             (moe_job_done(&jobs[0]) < opt.iters);
+    }
+    printf("RESULT %s\n", ok ? "PASS" : "FAIL");
+    for (j = 0; j < njobs; ++j) {
+        for (i = 0; i < opt.ranks; ++i) {
+            free(jobs[j].recs[i]);
+        }
+    }
+    return ok ? 0 : 1;
+}
+
+static unsigned moe_uint(const char *arg, unsigned min, unsigned max,
+                         const char *what)
+{
+    char *end;
+    unsigned long v = strtoul(arg, &end, 0);
+
+    if ((*arg == '\0') || (*end != '\0') || (v < min) || (v > max)) {
+        moe_die("%s must be in [%u, %u], not '%s'", what, min, max, arg);
+    }
+    return (unsigned)v;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"ranks", required_argument, NULL, 'N'},
+        {"experts", required_argument, NULL, 'E'},
+        {"topk", required_argument, NULL, 'K'},
+        {"hidden", required_argument, NULL, 'H'},
+        {"tokens", required_argument, NULL, 'T'},
+        {"iters", required_argument, NULL, 'I'},
+        {"workers", required_argument, NULL, 'W'},
+        {"channels", required_argument, NULL, 'C'},
+        {"fault-rank", required_argument, NULL, 'R'},
+        {"fault-at", required_argument, NULL, 'a'},
+        {"up-at", required_argument, NULL, 'u'},
+        {"no-failover", no_argument, NULL, 'n'},
+        {"compare", no_argument, NULL, 'c'},
+        {"retry-window", required_argument, NULL, 'r'},
+        {"timeout", required_argument, NULL, 't'},
+        {"plot", required_argument, NULL, 'p'},
+        {"seed", required_argument, NULL, 's'},
+        {"gpu", no_argument, NULL, 'G'},
+        {"cpu", no_argument, NULL, 'P'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}
+    };
+    int c;
+
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'N': opt.ranks   = moe_uint(optarg, 2, MOE_MAX_RANKS, "--ranks");
+                  break;
+        case 'E': opt.experts = moe_uint(optarg, 1, MOE_MAX_EXPERTS,
+                                         "--experts"); break;
+        case 'K': opt.topk    = moe_uint(optarg, 1, MOE_MAX_TOPK, "--topk");
+                  break;
+        case 'H': opt.hidden  = moe_uint(optarg, 1, 65536, "--hidden");
+                  break;
+        case 'T': opt.tokens  = moe_uint(optarg, 1, MOE_MAX_TOKENS,
+                                         "--tokens"); break;
+        case 'I': opt.iters   = moe_uint(optarg, 1, MOE_MAX_ITERS,
+                                         "--iters"); break;
+        case 'W': opt.workers = moe_uint(optarg, 1, 64, "--workers"); break;
+        case 'C': opt.nchan   = moe_uint(optarg, 1, 3, "--channels"); break;
+        case 'R': opt.fault_rank = (atoi(optarg) < 0) ? -1 :
+                                   (int)moe_uint(optarg, 0, MOE_MAX_RANKS - 1,
+                                                 "--fault-rank"); break;
+        case 'a': opt.fault_at = moe_uint(optarg, 0, MOE_MAX_ITERS,
+                                          "--fault-at"); break;
+        case 'u': opt.up_at    = moe_uint(optarg, 0, MOE_MAX_ITERS,
+                                          "--up-at"); break;
+        case 'n': opt.failover = 0; break;
+        case 'c': opt.failover = -1; break;
+        case 'r': opt.retry_window = moe_uint(optarg, 1, 600,
+                                              "--retry-window"); break;
+        case 't': opt.timeout = moe_uint(optarg, 1, 3600, "--timeout");
+                  break;
+        case 'p': opt.plot = optarg; break;
+        case 's': opt.seed = strtoull(optarg, NULL, 0); break;
+        case 'G': opt.use_gpu = 1; break;
+        case 'P': opt.use_gpu = 0; break;
+        case 'h': return moe_usage(stdout, 0);
+        default:  return moe_usage(stderr, 2);
+        }
+    }
+    if (optind < argc) {
+        return moe_usage(stderr, 2);
+    }
+    if ((opt.fault_rank >= (int)opt.ranks) ||
+        (opt.topk > opt.ranks * opt.experts)) {
+        moe_die("--fault-rank or --topk out of range for %u ranks of %u "
+                "experts", opt.ranks, opt.experts);
+    }
+    if (getenv("MOE_RANK") != NULL) {
+        if (getenv("MOE_TIMEOUT") != NULL) {
+            opt.timeout = atof(getenv("MOE_TIMEOUT"));
+        }
+        opt.rank = atoi(getenv("MOE_RANK"));
+        opt.sock = atoi(getenv("MOE_SOCK"));
+        return moe_rank_main();
+    }
+    return moe_launcher(argv);
+}

@@ -1,0 +1,495 @@
+/*
+ * DeepEP-style MoE dispatch and combine over gda_ft's device API, written
+ * once: CUDA threads run these functions in moe_gpu.cu, CPU threads run
+ * them in moe.c. The code does not fork between the two but for the
+ * barrier between phases.
+ *
+ * Every rank holds E experts; each of its T tokens per iteration goes to
+ * its top-k experts (from a seeded RNG: every rank can replay any rank's
+ * routing, which the host turns into this iteration's plan). An iteration:
+ *
+ *  1. dispatch: each token vector is put into the receive slot of each of
+ *     its experts; then one signal per (expert, source rank) adds the
+ *     token count + 1, on the channel that carried those tokens, so that
+ *     it lands after them;
+ *  2. every rank waits for its E x N dispatch signals and checks counts;
+ *  3. each expert computes, a deterministic function of the token;
+ *  4. combine: each output is put back into the source's slot for
+ *     (token, k); after a quiet of the channels to that source, one signal
+ *     per (expert rank, source) adds the result count + 1;
+ *  5. every rank waits for its N combine signals, checks counts, and
+ *     checks every result against the expert function of its own token.
+ *
+ * Signal words alternate between two banks by iteration parity; a rank
+ * clears a bank once its iteration is over, which no peer can be ahead of
+ * by two.
+ */
+#ifndef MOE_H_
+#define MOE_H_
+
+#include "gda_ft_device_api.h"
+
+#define MOE_MAX_RANKS   8
+#define MOE_MAX_EXPERTS 16      /* per rank */
+#define MOE_MAX_TOPK    8
+#define MOE_MAX_TOKENS  512     /* per rank and iteration */
+
+/* The includer says how the workers of a rank meet between phases:
+ * __syncthreads() in a kernel, a pthread barrier on the CPU */
+#ifndef MOE_BARRIER
+#  error "define MOE_BARRIER() before including moe.h"
+/* One iteration, for worker w of nw; worker 0 waits and clocks */
+GDA_FT_DEV_FUNC void moe_iteration(const moe_ctx_t *c, unsigned w,
+                                   unsigned nw, moe_result_t *r)
+{
+    uint64_t start = gda_ft_dev_now_ns(), mid = start;
+    uint64_t *bank;
+    uint32_t i;
+
+    moe_dispatch_puts(c, w, nw, r);
+    MOE_BARRIER();
+    moe_dispatch_signals(c, w, nw, r);
+    if (w == 0) {
+        moe_fail(r, moe_wait_dispatch(c, r));
+        mid            = gda_ft_dev_now_ns();
+        r->dispatch_ns = mid - start;
+    }
+    MOE_BARRIER();
+    moe_compute(c, w, nw);
+    MOE_BARRIER();
+    moe_combine_puts(c, w, nw, r);
+    MOE_BARRIER();
+    moe_combine_signals(c, w, nw, r);
+    if (w == 0) {
+        moe_fail(r, moe_wait_combine(c, r));
+        r->combine_ns = gda_ft_dev_now_ns() - mid;
+    }
+    MOE_BARRIER();
+    moe_verify(c, w, nw, r);
+    MOE_BARRIER();
+    if (w == 0) {
+        /* this parity's bank is free until two iterations on */
+        bank = moe_dsig(c, 0, 0);
+        for (i = 0; i < c->experts * c->nranks; ++i) {
+            bank[i] = 0;
+        }
+        bank = moe_csig(c, 0);
+        for (i = 0; i < c->nranks; ++i) {
+            bank[i] = 0;
+        }
+    }
+    MOE_BARRIER();
+}
+
+#endif
+
+typedef uint16_t moe_elem_t;  /* bf16-sized: the check is exact integers */
+
+/* Elements of the memory list to each peer */
+enum {
+    MOE_ELEM_DISPATCH = 0, /* our tokens -> the peer's receive slots */
+    MOE_ELEM_DSIG     = 1, /* -> the peer's dispatch signal words */
+    MOE_ELEM_COMBINE  = 2, /* our expert outputs -> the peer's result slots */
+    MOE_ELEM_CSIG     = 3, /* -> the peer's combine signal words */
+    MOE_NUM_ELEMS
+};
+
+/* Byte offsets in every rank's region */
+typedef struct moe_layout {
+    uint64_t tokens;  /* [T][H] our tokens */
+    uint64_t recv;    /* [E][N][T][H] tokens our experts received */
+    uint64_t out;     /* [E][N][T][H] our experts' outputs */
+    uint64_t back;    /* [T][K][H] the outputs for our tokens */
+    uint64_t dsig;    /* [2][E][N] dispatch signal words */
+    uint64_t csig;    /* [2][N] combine signal words */
+    uint64_t total;
+} moe_layout_t;
+
+/* Where token (t, k) goes, and where an expert's slot came from */
+typedef struct moe_route {
+    uint16_t expert;  /* global: owner = expert / E */
+    uint16_t slot;    /* in the owner's receive slots for (expert, us) */
+} moe_route_t;
+
+typedef struct moe_origin {
+    uint16_t token;
+    uint16_t k;
+} moe_origin_t;
+
+/* The iteration's plan, from the routing of every rank */
+typedef struct moe_plan {
+    moe_route_t  send[MOE_MAX_TOKENS * MOE_MAX_TOPK]; /* [T][K]: ours */
+    uint16_t     sent[MOE_MAX_RANKS * MOE_MAX_EXPERTS]; /* [N * E]: our
+                                                 tokens for each expert */
+    uint16_t     recv_count[MOE_MAX_EXPERTS * MOE_MAX_RANKS]; /* [E][N] */
+    uint16_t     back_count[MOE_MAX_RANKS];   /* [N]: results each rank's
+                                                 experts send us */
+    moe_origin_t origin[MOE_MAX_EXPERTS * MOE_MAX_RANKS * MOE_MAX_TOKENS];
+                                              /* [E][N][T] */
+} moe_plan_t;
+
+/* What the posters of one rank share; in memory they reach */
+typedef struct moe_ctx {
+    uint32_t                     nranks, rank, experts, topk, hidden,
+                                 tokens, nchan, iter;
+    uint8_t                     *base;            /* our region */
+    moe_layout_t                 layout;
+    const gda_ft_dev_endpoint_t *ep[MOE_MAX_RANKS]; /* NULL for us */
+    const gda_ft_dev_mem_list_t *ml[MOE_MAX_RANKS];
+    const moe_plan_t            *plan;
+    uint64_t                     timeout_ns;
+    uint64_t                     seed;
+} moe_ctx_t;
+
+/* What an iteration found; one per worker, summed by the host */
+typedef struct moe_result {
+    uint64_t dispatch_ns;   /* from the start to all dispatch signals */
+    uint64_t combine_ns;    /* from then to all results back */
+    uint32_t status;        /* first failure: gda_ft_dev_status_t */
+    uint32_t checked;       /* results compared */
+    uint32_t wrong;         /* results that differ (lost) */
+    uint32_t signal_errors; /* counts that differ (lost or duplicated) */
+} moe_result_t;
+
+
+GDA_FT_DEV_FUNC uint64_t moe_mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
+/* Element h of token t of rank r at iteration it */
+GDA_FT_DEV_FUNC moe_elem_t moe_token(const moe_ctx_t *c, uint32_t r,
+                                     uint32_t t, uint32_t h)
+{
+    return (moe_elem_t)moe_mix(c->seed ^ ((uint64_t)c->iter << 40) ^
+                               ((uint64_t)r << 32) ^ ((uint64_t)t << 16) ^ h);
+}
+
+/* The expert: a deterministic function of its input */
+GDA_FT_DEV_FUNC moe_elem_t moe_expert_fn(uint32_t expert, moe_elem_t x)
+{
+    return (moe_elem_t)(x * (2 * expert + 3) + expert + 1);
+}
+
+GDA_FT_DEV_FUNC uint64_t moe_row(const moe_ctx_t *c)
+{
+    return (uint64_t)c->hidden * sizeof(moe_elem_t);
+}
+
+/* Offset of receive (and output) slot (le, src, slot) */
+GDA_FT_DEV_FUNC uint64_t moe_slot_off(const moe_ctx_t *c, uint32_t le,
+                                      uint32_t src, uint32_t slot)
+{
+    return (((uint64_t)le * c->nranks + src) * c->tokens + slot) *
+           moe_row(c);
+}
+
+GDA_FT_DEV_FUNC uint64_t *moe_dsig(const moe_ctx_t *c, uint32_t le,
+                                   uint32_t src)
+{
+    return (uint64_t*)(c->base + c->layout.dsig) +
+           ((c->iter % 2) * c->experts + le) * c->nranks + src;
+}
+
+GDA_FT_DEV_FUNC uint64_t *moe_csig(const moe_ctx_t *c, uint32_t owner)
+{
+    return (uint64_t*)(c->base + c->layout.csig) +
+           (c->iter % 2) * c->nranks + owner;
+}
+
+GDA_FT_DEV_FUNC void moe_copy_row(const moe_ctx_t *c, uint8_t *dst,
+                                  const uint8_t *src)
+{
+    uint64_t i;
+
+    for (i = 0; i < moe_row(c); ++i) {
+        dst[i] = src[i];
+    }
+}
+
+GDA_FT_DEV_FUNC void moe_fail(moe_result_t *r, gda_ft_dev_status_t status)
+{
+    if ((r->status == GDA_FT_DEV_OK) && (status != GDA_FT_DEV_OK)) {
+        r->status = status;
+    }
+}
+
+/* Progresses every channel once: detection by any waiter */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t moe_progress(const moe_ctx_t *c)
+{
+    uint32_t peer, ch;
+
+    for (peer = 0; peer < c->nranks; ++peer) {
+        for (ch = 0; (c->ep[peer] != NULL) && (ch < c->nchan); ++ch) {
+            if (gda_ft_chan_progress(gda_ft_dev_channel(c->ep[peer], ch)) ==
+                GDA_FT_DEV_NO_PATH) {
+                return GDA_FT_DEV_NO_PATH;
+            }
+        }
+    }
+    return GDA_FT_DEV_OK;
+}
+
+/* Waits until a signal word is set, progressing our channels meanwhile;
+ * checks the count it carries (word - 1) */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t moe_wait_word(const moe_ctx_t *c,
+                                                  const uint64_t *word,
+                                                  uint32_t expect,
+                                                  moe_result_t *r)
+{
+    uint64_t start = gda_ft_dev_now_ns();
+
+    while (gda_ft_atomic_load_acq64(word) == 0) {
+        if (moe_progress(c) == GDA_FT_DEV_NO_PATH) {
+            return GDA_FT_DEV_NO_PATH;
+        }
+        if ((gda_ft_dev_now_ns() - start) > c->timeout_ns) {
+            return GDA_FT_DEV_TIMEOUT;
+        }
+        gda_ft_cpu_relax();
+    }
+    r->signal_errors += (gda_ft_atomic_load_acq64(word) !=
+                         (uint64_t)expect + 1);
+    return GDA_FT_DEV_OK;
+}
+
+/* All E x N dispatch signals of the iteration */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t moe_wait_dispatch(const moe_ctx_t *c,
+                                                      moe_result_t *r)
+{
+    gda_ft_dev_status_t status = GDA_FT_DEV_OK;
+    uint32_t le, src;
+
+    for (le = 0; le < c->experts; ++le) {
+        for (src = 0; (src < c->nranks) && (status == GDA_FT_DEV_OK);
+             ++src) {
+            status = moe_wait_word(c, moe_dsig(c, le, src),
+                                   c->plan->recv_count[le * c->nranks + src],
+                                   r);
+        }
+    }
+    return status;
+}
+
+/* All N combine signals of the iteration */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t moe_wait_combine(const moe_ctx_t *c,
+                                                     moe_result_t *r)
+{
+    gda_ft_dev_status_t status = GDA_FT_DEV_OK;
+    uint32_t owner;
+
+    for (owner = 0; (owner < c->nranks) && (status == GDA_FT_DEV_OK);
+         ++owner) {
+        status = moe_wait_word(c, moe_csig(c, owner),
+                               c->plan->back_count[owner], r);
+    }
+    return status;
+}
+
+/* ---- the phases, for worker w of nw ------------------------------------- */
+
+/* Puts each of our (token, k) into its expert's receive slot */
+GDA_FT_DEV_FUNC void moe_dispatch_puts(const moe_ctx_t *c, unsigned w,
+                                       unsigned nw, moe_result_t *r)
+{
+    gda_ft_dev_request_t req;
+    uint32_t idx, t, owner, le;
+    const moe_route_t *route;
+    uint64_t roff;
+
+    for (idx = w; idx < c->tokens * c->topk; idx += nw) {
+        t     = idx / c->topk;
+        route = &c->plan->send[idx];
+        owner = route->expert / c->experts;
+        le    = route->expert % c->experts;
+        roff  = moe_slot_off(c, le, c->rank, route->slot);
+        if (owner == c->rank) {
+            moe_copy_row(c, c->base + c->layout.recv + roff,
+                         c->base + c->layout.tokens + t * moe_row(c));
+            continue;
+        }
+        moe_fail(r, gda_ft_dev_put_single(c->ep[owner], c->ml[owner],
+                                          MOE_ELEM_DISPATCH,
+                                          t * moe_row(c), roff, moe_row(c),
+                                          le % c->nchan, &req));
+    }
+}
+
+/* One signal per global expert: the count of our tokens it got, + 1, on
+ * the channel its tokens took */
+GDA_FT_DEV_FUNC void moe_dispatch_signals(const moe_ctx_t *c, unsigned w,
+                                          unsigned nw, moe_result_t *r)
+{
+    uint32_t e, owner, le, count;
+    gda_ft_dev_request_t req;
+    uint64_t off;
+
+    for (e = w; e < c->nranks * c->experts; e += nw) {
+        owner = e / c->experts;
+        le    = e % c->experts;
+        count = c->plan->sent[e];
+        off   = (((c->iter % 2) * c->experts + le) * c->nranks + c->rank) *
+                sizeof(uint64_t);
+        if (owner == c->rank) {
+            gda_ft_atomic_store_rel64(moe_dsig(c, le, c->rank), count + 1);
+            continue;
+        }
+        moe_fail(r, gda_ft_dev_signal(c->ep[owner], c->ml[owner],
+                                      MOE_ELEM_DSIG, off, count + 1,
+                                      le % c->nchan, &req));
+    }
+}
+
+/* Our experts on what they received */
+GDA_FT_DEV_FUNC void moe_compute(const moe_ctx_t *c, unsigned w, unsigned nw)
+{
+    uint32_t le, src, slot, h, n = c->experts * c->nranks, i;
+    const moe_elem_t *in;
+    moe_elem_t *out;
+
+    for (i = w; i < n * c->tokens; i += nw) {
+        le   = i / (c->nranks * c->tokens);
+        src  = (i / c->tokens) % c->nranks;
+        slot = i % c->tokens;
+        if (slot >= c->plan->recv_count[le * c->nranks + src]) {
+            continue;
+        }
+        in  = (const moe_elem_t*)(c->base + c->layout.recv +
+                                  moe_slot_off(c, le, src, slot));
+        out = (moe_elem_t*)(c->base + c->layout.out +
+                            moe_slot_off(c, le, src, slot));
+        for (h = 0; h < c->hidden; ++h) {
+            out[h] = moe_expert_fn(c->rank * c->experts + le, in[h]);
+        }
+    }
+}
+
+/* Each output back to its token's slot (token, k) at its source */
+GDA_FT_DEV_FUNC void moe_combine_puts(const moe_ctx_t *c, unsigned w,
+                                      unsigned nw, moe_result_t *r)
+{
+    uint32_t le, src, slot, i, n = c->experts * c->nranks;
+    const moe_origin_t *o;
+    gda_ft_dev_request_t req;
+    uint64_t loff, roff;
+
+    for (i = w; i < n * c->tokens; i += nw) {
+        le   = i / (c->nranks * c->tokens);
+        src  = (i / c->tokens) % c->nranks;
+        slot = i % c->tokens;
+        if (slot >= c->plan->recv_count[le * c->nranks + src]) {
+            continue;
+        }
+        o    = &c->plan->origin[(le * c->nranks + src) * c->tokens + slot];
+        loff = moe_slot_off(c, le, src, slot);
+        roff = ((uint64_t)o->token * c->topk + o->k) * moe_row(c);
+        if (src == c->rank) {
+            moe_copy_row(c, c->base + c->layout.back + roff,
+                         c->base + c->layout.out + loff);
+            continue;
+        }
+        moe_fail(r, gda_ft_dev_put_single(c->ep[src], c->ml[src],
+                                          MOE_ELEM_COMBINE, loff, roff,
+                                          moe_row(c), le % c->nchan, &req));
+    }
+}
+
+/* After the combine puts to a source completed: one signal to it */
+GDA_FT_DEV_FUNC void moe_combine_signals(const moe_ctx_t *c, unsigned w,
+                                         unsigned nw, moe_result_t *r)
+{
+    uint32_t src, ch, count, le;
+    gda_ft_dev_request_t req;
+    uint64_t off = ((c->iter % 2) * c->nranks + c->rank) * sizeof(uint64_t);
+
+    for (src = w; src < c->nranks; src += nw) {
+        count = 0;
+        for (le = 0; le < c->experts; ++le) {
+            count += c->plan->recv_count[le * c->nranks + src];
+        }
+        if (src == c->rank) {
+            gda_ft_atomic_store_rel64(moe_csig(c, c->rank), count + 1);
+            continue;
+        }
+        /* the puts went on every channel: they complete before the
+         * signal that announces them is posted */
+        for (ch = 0; ch < c->nchan; ++ch) {
+            moe_fail(r, gda_ft_dev_quiet(c->ep[src], ch, c->timeout_ns));
+        }
+        moe_fail(r, gda_ft_dev_signal(c->ep[src], c->ml[src], MOE_ELEM_CSIG,
+                                      off, count + 1, 0, &req));
+    }
+}
+
+/* Every result of our tokens against the expert function */
+GDA_FT_DEV_FUNC void moe_verify(const moe_ctx_t *c, unsigned w, unsigned nw,
+                                moe_result_t *r)
+{
+    uint32_t idx, t, h;
+    const moe_elem_t *got;
+    uint32_t expert;
+
+    for (idx = w; idx < c->tokens * c->topk; idx += nw) {
+        t      = idx / c->topk;
+        expert = c->plan->send[idx].expert;
+        got    = (const moe_elem_t*)(c->base + c->layout.back +
+                                     (uint64_t)idx * moe_row(c));
+        for (h = 0; h < c->hidden; ++h) {
+            if (got[h] != moe_expert_fn(expert,
+                                        moe_token(c, c->rank, t, h))) {
+                ++r->wrong;
+                break;
+            }
+        }
+        ++r->checked;
+    }
+}
+
+/* One iteration, for worker w of nw; worker 0 waits and clocks */
+GDA_FT_DEV_FUNC void moe_iteration(const moe_ctx_t *c, unsigned w,
+                                   unsigned nw, moe_result_t *r)
+{
+    uint64_t start = gda_ft_dev_now_ns(), mid = start;
+    uint64_t *bank;
+    uint32_t i;
+
+    moe_dispatch_puts(c, w, nw, r);
+    MOE_BARRIER();
+    moe_dispatch_signals(c, w, nw, r);
+    if (w == 0) {
+        moe_fail(r, moe_wait_dispatch(c, r));
+        mid            = gda_ft_dev_now_ns();
+        r->dispatch_ns = mid - start;
+    }
+    MOE_BARRIER();
+    moe_compute(c, w, nw);
+    MOE_BARRIER();
+    moe_combine_puts(c, w, nw, r);
+    MOE_BARRIER();
+    moe_combine_signals(c, w, nw, r);
+    if (w == 0) {
+        moe_fail(r, moe_wait_combine(c, r));
+        r->combine_ns = gda_ft_dev_now_ns() - mid;
+    }
+    MOE_BARRIER();
+    moe_verify(c, w, nw, r);
+    MOE_BARRIER();
+    if (w == 0) {
+        /* this parity's bank is free until two iterations on */
+        bank = moe_dsig(c, 0, 0);
+        for (i = 0; i < c->experts * c->nranks; ++i) {
+            bank[i] = 0;
+        }
+        bank = moe_csig(c, 0);
+        for (i = 0; i < c->nranks; ++i) {
+            bank[i] = 0;
+        }
+    }
+    MOE_BARRIER();
+}
+
+#endif

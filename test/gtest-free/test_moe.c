@@ -1,0 +1,141 @@
+/*
+ * The main job (contrib/examples/moe): MoE dispatch and combine across
+ * ranks on CPU threads through gda_ft's device API, built from UCP objects
+ * with src/ucp_ext, through a port failure and back. Every token's result
+ * and every signal must be exact and every iteration must finish; without
+ * failover the job must not survive the same fault.
+ */
+#include "gda_ft_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MOE_OUT_MAX (256 * 1024)
+
+typedef struct {
+    char out[MOE_OUT_MAX];
+    int  exit_code;
+    char plot[256];
+} moe_run_t;
+
+static void moe_test_run(const char *args, moe_run_t *r)
+{
+    char cmd[2048];
+    size_t len = 0, n;
+    FILE *pipe;
+    int ret;
+
+    snprintf(r->plot, sizeof(r->plot), "/tmp/gda_ft_moe_%d.png",
+             (int)getpid());
+    snprintf(cmd, sizeof(cmd),
+             "env -u UCX_TLS -u UCX_GDA_FT_SOFT_DEVICES %s/contrib/examples/"
+             "moe/moe --cpu --plot %s %s 2>&1", gda_ft_test_builddir(),
+             r->plot, args);
+    pipe = popen(cmd, "r");
+    GDA_FT_ASSERT(pipe != NULL);
+    while ((len + 1 < MOE_OUT_MAX) &&
+           ((n = fread(r->out + len, 1, MOE_OUT_MAX - len - 1, pipe)) > 0)) {
+        len += n;
+    }
+    r->out[len] = '\0';
+    ret = pclose(pipe);
+    GDA_FT_ASSERT(WIFEXITED(ret));
+    r->exit_code = WEXITSTATUS(ret);
+}
+
+static void moe_test_expect(const moe_run_t *r, const char *text)
+{
+    if (strstr(r->out, text) == NULL) {
+        printf("%s\n", r->out);
+        GDA_FT_FAIL("the output above does not contain \"%s\"", text);
+    }
+}
+
+/* Two numbers after "key" in the summary's first column */
+static void moe_test_pair(const moe_run_t *r, const char *key, unsigned *a,
+                          unsigned *b)
+{
+    const char *p = strstr(r->out, key);
+
+    GDA_FT_ASSERT(p != NULL);
+    GDA_FT_ASSERT_EQ(sscanf(p + strlen(key), " %u / %u", a, b), 2);
+}
+
+static void moe_test_survives(const char *args, unsigned iters)
+{
+    unsigned switches, failbacks, lost, dup;
+    char finished[64];
+    struct stat st;
+    moe_run_t *r = calloc(1, sizeof(*r));
+    char csv[300];
+
+    moe_test_run(args, r);
+    if (r->exit_code != 0) {
+        printf("%s\n", r->out);
+    }
+    GDA_FT_ASSERT_EQ(r->exit_code, 0);
+    moe_test_expect(r, "RESULT PASS");
+    snprintf(finished, sizeof(finished), "iterations finished   %u of %u",
+             iters, iters);
+    moe_test_expect(r, finished);
+    moe_test_expect(r, "signals exact         yes");
+    moe_test_pair(r, "lost / duplicated", &lost, &dup);
+    GDA_FT_ASSERT_EQ(lost, 0);
+    GDA_FT_ASSERT_EQ(dup, 0);
+    moe_test_pair(r, "switches / failbacks", &switches, &failbacks);
+    GDA_FT_ASSERT(switches >= 1);
+    GDA_FT_ASSERT(failbacks >= 1);
+    moe_test_expect(r, "<- port down");
+
+    /* the timeline: its data always, the picture where gnuplot is */
+    snprintf(csv, sizeof(csv), "%s.csv", r->plot);
+    GDA_FT_ASSERT_EQ(stat(csv, &st), 0);
+    GDA_FT_ASSERT(st.st_size > 0);
+    if (system("command -v gnuplot >/dev/null 2>&1") == 0) {
+        GDA_FT_ASSERT_EQ(stat(r->plot, &st), 0);
+        GDA_FT_ASSERT(st.st_size > 1000);
+    }
+    printf("%s", strstr(r->out, "  failover ON"));
+    unlink(csv);
+    unlink(r->plot);
+    free(r);
+}
+
+GDA_FT_TEST_TIMEOUT(moe_job, two_ranks_survive_a_port_failure_exactly, 180)
+{
+    moe_test_survives("--iters 40 --fault-at 10 --up-at 20", 40);
+}
+
+GDA_FT_TEST_TIMEOUT(moe_job, four_ranks_survive_a_port_failure_exactly, 240)
+{
+    moe_test_survives("--ranks 4 --experts 2 --topk 3 --tokens 32 "
+                      "--hidden 256 --workers 1 --iters 24 --fault-rank 2 "
+                      "--fault-at 6 --up-at 12", 24);
+}
+
+GDA_FT_TEST_TIMEOUT(moe_job, without_failover_the_job_never_finishes, 180)
+{
+    moe_run_t *r = calloc(1, sizeof(*r));
+    char csv[300];
+
+    moe_test_run("--no-failover --retry-window 2 --iters 30 --fault-at 10 "
+                 "--up-at 20", r);
+    if (r->exit_code != 0) {
+        printf("%s\n", r->out);
+    }
+    GDA_FT_ASSERT_EQ(r->exit_code, 0);
+    moe_test_expect(r, "failover OFF");
+    moe_test_expect(r, "NEVER FINISHED");
+    moe_test_expect(r, "interruption          never recovered");
+    moe_test_expect(r, "NO_PATH after");
+    GDA_FT_ASSERT(strstr(r->out, "iterations finished   30 of 30") == NULL);
+    printf("%s", strstr(r->out, "  failover OFF"));
+    snprintf(csv, sizeof(csv), "%s.csv", r->plot);
+    unlink(csv);
+    unlink(r->plot);
+    free(r);
+}
