@@ -881,6 +881,22 @@ static uint64_t moe_iter_ns(const moe_job_t *job, unsigned it, int *failed)
     return *failed ? 0 : worst;
 }
 
+/* How long the ranks that reported spent on iteration it before they gave
+ * up */
+static uint64_t moe_stall_ns(const moe_job_t *job, unsigned it)
+{
+    uint64_t worst = 0;
+    unsigned r;
+
+    for (r = 0; r < opt.ranks; ++r) {
+        if (job->got[r] && (it < opt.iters)) {
+            worst = MOE_MAX(worst, job->recs[r][it].dispatch_ns +
+                                   job->recs[r][it].combine_ns);
+        }
+    }
+    return worst;
+}
+
 static void moe_print_iterations(const moe_job_t *job)
 {
     unsigned it, r, done = moe_job_done(job);
@@ -899,7 +915,8 @@ static void moe_print_iterations(const moe_job_t *job)
                      " %u:%c", r, job->recs[r][it].on_backup ? 'B' : 'P');
         }
         if (it == done) {
-            printf("%4u  NEVER FINISHED\n", it);
+            printf("%4u  NEVER FINISHED (given up after %.2f s)\n", it,
+                   moe_stall_ns(job, it) / 1e9);
             break;
         }
         printf("%4u  %12.3f  %11.3f %s%s%s\n", it, d / 1e6, c / 1e6, paths,
@@ -1027,7 +1044,10 @@ static void moe_plot(const moe_job_t *jobs, unsigned njobs)
         for (j = 0; j < njobs; ++j) {
             uint64_t t = moe_iter_ns(&jobs[j], it, &failed);
 
-            if (failed) {
+            if (failed && (it == moe_job_done(&jobs[j]))) {
+                /* the iteration that never finished: until it gave up */
+                fprintf(f, " %.3f", moe_stall_ns(&jobs[j], it) / 1e6);
+            } else if (failed) {
                 fprintf(f, " NaN");
             } else {
                 fprintf(f, " %.3f", t / 1e6);
