@@ -12,9 +12,18 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MOE_OUT_MAX (256 * 1024)
+
+static double moe_test_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 typedef struct {
     char out[MOE_OUT_MAX];
@@ -22,7 +31,8 @@ typedef struct {
     char plot[256];
 } moe_run_t;
 
-static void moe_test_run(const char *args, moe_run_t *r)
+/* Runs the job (or, with demo, contrib/demo.sh) on CPU threads */
+static void moe_test_exec(const char *args, int demo, moe_run_t *r)
 {
     char cmd[2048];
     size_t len = 0, n;
@@ -31,10 +41,18 @@ static void moe_test_run(const char *args, moe_run_t *r)
 
     snprintf(r->plot, sizeof(r->plot), "/tmp/gda_ft_moe_%d.png",
              (int)getpid());
-    snprintf(cmd, sizeof(cmd),
-             "env -u UCX_TLS -u UCX_GDA_FT_SOFT_DEVICES %s/contrib/examples/"
-             "moe/moe --cpu --plot %s %s 2>&1", gda_ft_test_builddir(),
-             r->plot, args);
+    if (demo) {
+        snprintf(cmd, sizeof(cmd),
+                 "env -u UCX_TLS -u UCX_GDA_FT_SOFT_DEVICES "
+                 "GDA_FT_BUILD_DIR='%s' %s/contrib/demo.sh --cpu --plot %s "
+                 "%s 2>&1", gda_ft_test_builddir(), gda_ft_test_srcdir(),
+                 r->plot, args);
+    } else {
+        snprintf(cmd, sizeof(cmd),
+                 "env -u UCX_TLS -u UCX_GDA_FT_SOFT_DEVICES %s/contrib/"
+                 "examples/moe/moe --cpu --plot %s %s 2>&1",
+                 gda_ft_test_builddir(), r->plot, args);
+    }
     pipe = popen(cmd, "r");
     GDA_FT_ASSERT(pipe != NULL);
     while ((len + 1 < MOE_OUT_MAX) &&
@@ -45,6 +63,11 @@ static void moe_test_run(const char *args, moe_run_t *r)
     ret = pclose(pipe);
     GDA_FT_ASSERT(WIFEXITED(ret));
     r->exit_code = WEXITSTATUS(ret);
+}
+
+static void moe_test_run(const char *args, moe_run_t *r)
+{
+    moe_test_exec(args, 0, r);
 }
 
 static void moe_test_expect(const moe_run_t *r, const char *text)
@@ -65,7 +88,7 @@ static void moe_test_pair(const moe_run_t *r, const char *key, unsigned *a,
     GDA_FT_ASSERT_EQ(sscanf(p + strlen(key), " %u / %u", a, b), 2);
 }
 
-static void moe_test_survives(const char *args, unsigned iters)
+static void moe_test_survives(const char *args, int demo, unsigned iters)
 {
     unsigned switches, failbacks, lost, dup;
     char finished[64];
@@ -73,7 +96,7 @@ static void moe_test_survives(const char *args, unsigned iters)
     moe_run_t *r = calloc(1, sizeof(*r));
     char csv[300];
 
-    moe_test_run(args, r);
+    moe_test_exec(args, demo, r);
     if (r->exit_code != 0) {
         printf("%s\n", r->out);
     }
@@ -107,19 +130,20 @@ static void moe_test_survives(const char *args, unsigned iters)
 
 GDA_FT_TEST_TIMEOUT(moe_job, two_ranks_survive_a_port_failure_exactly, 180)
 {
-    moe_test_survives("--iters 40 --fault-at 10 --up-at 20", 40);
+    moe_test_survives("--iters 40 --fault-at 10 --up-at 20", 0, 40);
 }
 
 GDA_FT_TEST_TIMEOUT(moe_job, four_ranks_survive_a_port_failure_exactly, 240)
 {
     moe_test_survives("--ranks 4 --experts 2 --topk 3 --tokens 32 "
                       "--hidden 256 --workers 1 --iters 24 --fault-rank 2 "
-                      "--fault-at 6 --up-at 12", 24);
+                      "--fault-at 6 --up-at 12", 0, 24);
 }
 
 GDA_FT_TEST_TIMEOUT(moe_job, without_failover_the_job_never_finishes, 180)
 {
     moe_run_t *r = calloc(1, sizeof(*r));
+    double gave_up;
     char csv[300];
 
     moe_test_run("--no-failover --retry-window 2 --iters 30 --fault-at 10 "
@@ -133,9 +157,24 @@ GDA_FT_TEST_TIMEOUT(moe_job, without_failover_the_job_never_finishes, 180)
     moe_test_expect(r, "interruption          never recovered");
     moe_test_expect(r, "NO_PATH after");
     GDA_FT_ASSERT(strstr(r->out, "iterations finished   30 of 30") == NULL);
+    /* the error comes within the retry window (2 s: 7 retries of 2^19 x
+     * 4.096 us, 2.1 s... 2.3 s with the wait for a re-arm), no hang */
+    GDA_FT_ASSERT_EQ(sscanf(strstr(r->out, "NO_PATH after") +
+                            strlen("NO_PATH after"), "%lf", &gave_up), 1);
+    GDA_FT_ASSERT(gave_up < 2 * 2.0 + 1.0);
     printf("%s", strstr(r->out, "  failover OFF"));
     snprintf(csv, sizeof(csv), "%s.csv", r->plot);
     unlink(csv);
     unlink(r->plot);
     free(r);
+}
+
+/* What the README's first command shows: the demo's own output */
+GDA_FT_TEST_TIMEOUT(moe_job, demo_prints_its_verification_and_summary, 180)
+{
+    double start = moe_test_now();
+
+    moe_test_survives("", 1, 60);
+    /* "in under a minute" on a fresh machine */
+    GDA_FT_ASSERT(moe_test_now() - start < 60);
 }

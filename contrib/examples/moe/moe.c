@@ -15,11 +15,6 @@
 #  define _GNU_SOURCE
 #endif
 
-#include <pthread.h>
-
-static pthread_barrier_t moe_cpu_barrier;
-#define MOE_BARRIER() pthread_barrier_wait(&moe_cpu_barrier)
-
 #include "moe.h"
 #include "gda_ft_ucp.h"
 
@@ -28,6 +23,7 @@ static pthread_barrier_t moe_cpu_barrier;
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -39,6 +35,7 @@ static pthread_barrier_t moe_cpu_barrier;
 #include <unistd.h>
 
 #define MOE_MAX_ITERS 10000
+#define MOE_MAX_WORKERS 1024    /* a block of GPU threads */
 #define MOE_MIN(_a, _b) (((_a) < (_b)) ? (_a) : (_b))
 #define MOE_MAX(_a, _b) (((_a) > (_b)) ? (_a) : (_b))
 
@@ -49,6 +46,7 @@ static double moe_now(void)
 
 static struct {
     unsigned    ranks, experts, topk, hidden, tokens, iters, workers, nchan;
+    unsigned    blocks;       /* GPU: CTAs of every phase's kernel */
     int         fault_rank, fault_at, up_at;
     int         failover;     /* 1: on, 0: off, -1: both (--compare) */
     int         use_gpu;      /* -1: auto */
@@ -58,7 +56,7 @@ static struct {
     uint64_t    seed;
     int         rank;         /* -1: launcher */
     int         sock;
-} opt = {2, 4, 2, 1024, 64, 60, 2, 2, 0, 20, 40, 1, -1, 20.0, 8.0,
+} opt = {2, 4, 2, 1024, 64, 60, 2, 2, 1, 0, 20, 40, 1, -1, 20.0, 8.0,
          "moe_timeline.png", 2026, -1, -1};
 
 /* What a rank reports per iteration */
@@ -213,8 +211,8 @@ typedef struct {
     moe_plan_t             *plan;      /* host */
     uint8_t                *staging;   /* GPU runs: tokens to copy in */
     struct {
-        void *(*launch)(const moe_ctx_t *ctx, unsigned workers,
-                        moe_result_t **results_p);
+        void *(*launch)(const moe_ctx_t *ctx, unsigned blocks,
+                        unsigned threads, moe_result_t **results_p);
         int   (*done)(void *run);
         int   (*finish)(void *run);
         int   (*copy)(void *dst, const void *src, size_t len);
@@ -454,11 +452,18 @@ typedef struct {
     int              done;
 } moe_cpu_worker_t;
 
+static pthread_barrier_t moe_cpu_barrier;
+
+/* The phases in turn, meeting the other workers between two */
 static void *moe_cpu_worker(void *arg)
 {
     moe_cpu_worker_t *w = arg;
+    unsigned phase;
 
-    moe_iteration(w->ctx, w->worker, opt.workers, &w->result);
+    for (phase = 0; phase < MOE_NUM_PHASES; ++phase) {
+        moe_phase(w->ctx, phase, w->worker, opt.workers, &w->result);
+        pthread_barrier_wait(&moe_cpu_barrier);
+    }
     __atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
@@ -480,15 +485,15 @@ static void moe_port(const char *dev, int up)
 /* One iteration: posters run while this thread progresses UCP */
 static void moe_run_iteration(moe_rank_t *m, moe_result_t *sum)
 {
-    moe_cpu_worker_t w[64];
-    pthread_t th[64];
+    static moe_cpu_worker_t w[MOE_MAX_WORKERS];
+    static pthread_t th[MOE_MAX_WORKERS];
     moe_result_t *gpu_results = NULL;
     unsigned i, done;
     void *run = NULL;
 
     memset(sum, 0, sizeof(*sum));
     if (m->place == GDA_FT_UCP_PLACE_CUDA) {
-        run = m->gpu.launch(&m->ctx, opt.workers, &gpu_results);
+        run = m->gpu.launch(&m->ctx, opt.blocks, opt.workers, &gpu_results);
         if (run == NULL) {
             moe_die("the kernel did not launch");
         }
@@ -511,7 +516,7 @@ static void moe_run_iteration(moe_rank_t *m, moe_result_t *sum)
         }
     } while (!done);
 
-    for (i = 0; i < opt.workers; ++i) {
+    for (i = 0; i < ((run != NULL) ? opt.blocks : 1) * opt.workers; ++i) {
         const moe_result_t *r = (run != NULL) ? &gpu_results[i] :
                                                 &w[i].result;
         if (run == NULL) {
@@ -802,8 +807,10 @@ static int moe_usage(FILE *f, int rc)
         "  --hidden H       elements per token vector (default 1024)\n"
         "  --tokens T       tokens per rank and iteration (default 64)\n"
         "  --iters I        iterations (default 60)\n"
-        "  --workers W      CPU threads (or GPU threads) per rank "
+        "  --workers W      CPU threads, or GPU threads per block, per rank "
         "(default 2)\n"
+        "  --blocks B       GPU: CTAs of each phase's kernel (default 1; "
+        "132 fill an H100)\n"
         "  --channels C     device channels per peer, 1..3 (default 2)\n"
         "  --fault-rank R   rank whose primary port fails (default 0; "
         "-1: none)\n"
@@ -1160,6 +1167,7 @@ int main(int argc, char **argv)
         {"iters", required_argument, NULL, 'I'},
         {"workers", required_argument, NULL, 'W'},
         {"channels", required_argument, NULL, 'C'},
+        {"blocks", required_argument, NULL, 'B'},
         {"fault-rank", required_argument, NULL, 'R'},
         {"fault-at", required_argument, NULL, 'a'},
         {"up-at", required_argument, NULL, 'u'},
@@ -1190,8 +1198,11 @@ int main(int argc, char **argv)
                                          "--tokens"); break;
         case 'I': opt.iters   = moe_uint(optarg, 1, MOE_MAX_ITERS,
                                          "--iters"); break;
-        case 'W': opt.workers = moe_uint(optarg, 1, 64, "--workers"); break;
+        case 'W': opt.workers = moe_uint(optarg, 1, MOE_MAX_WORKERS,
+                                         "--workers"); break;
         case 'C': opt.nchan   = moe_uint(optarg, 1, 3, "--channels"); break;
+        case 'B': opt.blocks  = moe_uint(optarg, 1, 65535, "--blocks");
+                  break;
         case 'R': opt.fault_rank = (atoi(optarg) < 0) ? -1 :
                                    (int)moe_uint(optarg, 0, MOE_MAX_RANKS - 1,
                                                  "--fault-rank"); break;

@@ -1,8 +1,7 @@
 /*
  * DeepEP-style MoE dispatch and combine over gda_ft's device API, written
  * once: CUDA threads run these functions in moe_gpu.cu, CPU threads run
- * them in moe.c. The code does not fork between the two but for the
- * barrier between phases.
+ * them in moe.c, phase by phase (moe_phase).
  *
  * Every rank holds E experts; each of its T tokens per iteration goes to
  * its top-k experts (from a seeded RNG: every rank can replay any rank's
@@ -34,54 +33,6 @@
 #define MOE_MAX_TOPK    8
 #define MOE_MAX_TOKENS  512     /* per rank and iteration */
 
-/* The includer says how the workers of a rank meet between phases:
- * __syncthreads() in a kernel, a pthread barrier on the CPU */
-#ifndef MOE_BARRIER
-#  error "define MOE_BARRIER() before including moe.h"
-/* One iteration, for worker w of nw; worker 0 waits and clocks */
-GDA_FT_DEV_FUNC void moe_iteration(const moe_ctx_t *c, unsigned w,
-                                   unsigned nw, moe_result_t *r)
-{
-    uint64_t start = gda_ft_dev_now_ns(), mid = start;
-    uint64_t *bank;
-    uint32_t i;
-
-    moe_dispatch_puts(c, w, nw, r);
-    MOE_BARRIER();
-    moe_dispatch_signals(c, w, nw, r);
-    if (w == 0) {
-        moe_fail(r, moe_wait_dispatch(c, r));
-        mid            = gda_ft_dev_now_ns();
-        r->dispatch_ns = mid - start;
-    }
-    MOE_BARRIER();
-    moe_compute(c, w, nw);
-    MOE_BARRIER();
-    moe_combine_puts(c, w, nw, r);
-    MOE_BARRIER();
-    moe_combine_signals(c, w, nw, r);
-    if (w == 0) {
-        moe_fail(r, moe_wait_combine(c, r));
-        r->combine_ns = gda_ft_dev_now_ns() - mid;
-    }
-    MOE_BARRIER();
-    moe_verify(c, w, nw, r);
-    MOE_BARRIER();
-    if (w == 0) {
-        /* this parity's bank is free until two iterations on */
-        bank = moe_dsig(c, 0, 0);
-        for (i = 0; i < c->experts * c->nranks; ++i) {
-            bank[i] = 0;
-        }
-        bank = moe_csig(c, 0);
-        for (i = 0; i < c->nranks; ++i) {
-            bank[i] = 0;
-        }
-    }
-    MOE_BARRIER();
-}
-
-#endif
 
 typedef uint16_t moe_elem_t;  /* bf16-sized: the check is exact integers */
 
@@ -143,6 +94,7 @@ typedef struct moe_ctx {
 
 /* What an iteration found; one per worker, summed by the host */
 typedef struct moe_result {
+    uint64_t start_ns;      /* worker 0: the iteration's start */
     uint64_t dispatch_ns;   /* from the start to all dispatch signals */
     uint64_t combine_ns;    /* from then to all results back */
     uint32_t status;        /* first failure: gda_ft_dev_status_t */
@@ -449,36 +401,71 @@ GDA_FT_DEV_FUNC void moe_verify(const moe_ctx_t *c, unsigned w, unsigned nw,
     }
 }
 
-/* One iteration, for worker w of nw; worker 0 waits and clocks */
-GDA_FT_DEV_FUNC void moe_iteration(const moe_ctx_t *c, unsigned w,
-                                   unsigned nw, moe_result_t *r)
+/*
+ * The phases of an iteration. Between two phases every worker of the rank
+ * has finished the first: CPU threads meet at a barrier, and a GPU runs
+ * each phase as a kernel of its own, over as many CTAs as it likes. The
+ * waits and the clock are worker 0's.
+ */
+enum {
+    MOE_PHASE_DISPATCH_PUTS,
+    MOE_PHASE_DISPATCH_SIGNALS,
+    MOE_PHASE_DISPATCH_WAIT,     /* worker 0 */
+    MOE_PHASE_COMPUTE,
+    MOE_PHASE_COMBINE_PUTS,
+    MOE_PHASE_COMBINE_SIGNALS,
+    MOE_PHASE_COMBINE_WAIT,      /* worker 0 */
+    MOE_PHASE_VERIFY,
+    MOE_PHASE_CLEAR,             /* worker 0 */
+    MOE_NUM_PHASES
+};
+
+/* A phase of worker 0 alone (a macro: the GPU runner's host code asks) */
+#define MOE_PHASE_SINGLE(_phase) \
+    (((_phase) == MOE_PHASE_DISPATCH_WAIT) || \
+     ((_phase) == MOE_PHASE_COMBINE_WAIT) || ((_phase) == MOE_PHASE_CLEAR))
+
+/* Phase `phase` of the iteration, for worker w of nw */
+GDA_FT_DEV_FUNC void moe_phase(const moe_ctx_t *c, unsigned phase,
+                               unsigned w, unsigned nw, moe_result_t *r)
 {
-    uint64_t start = gda_ft_dev_now_ns(), mid = start;
     uint64_t *bank;
     uint32_t i;
 
-    moe_dispatch_puts(c, w, nw, r);
-    MOE_BARRIER();
-    moe_dispatch_signals(c, w, nw, r);
-    if (w == 0) {
+    if (MOE_PHASE_SINGLE(phase) && (w != 0)) {
+        return;
+    }
+    switch (phase) {
+    case MOE_PHASE_DISPATCH_PUTS:
+        if (w == 0) {
+            r->start_ns = gda_ft_dev_now_ns();
+        }
+        moe_dispatch_puts(c, w, nw, r);
+        break;
+    case MOE_PHASE_DISPATCH_SIGNALS:
+        moe_dispatch_signals(c, w, nw, r);
+        break;
+    case MOE_PHASE_DISPATCH_WAIT:
         moe_fail(r, moe_wait_dispatch(c, r));
-        mid            = gda_ft_dev_now_ns();
-        r->dispatch_ns = mid - start;
-    }
-    MOE_BARRIER();
-    moe_compute(c, w, nw);
-    MOE_BARRIER();
-    moe_combine_puts(c, w, nw, r);
-    MOE_BARRIER();
-    moe_combine_signals(c, w, nw, r);
-    if (w == 0) {
+        r->dispatch_ns = gda_ft_dev_now_ns() - r->start_ns;
+        break;
+    case MOE_PHASE_COMPUTE:
+        moe_compute(c, w, nw);
+        break;
+    case MOE_PHASE_COMBINE_PUTS:
+        moe_combine_puts(c, w, nw, r);
+        break;
+    case MOE_PHASE_COMBINE_SIGNALS:
+        moe_combine_signals(c, w, nw, r);
+        break;
+    case MOE_PHASE_COMBINE_WAIT:
         moe_fail(r, moe_wait_combine(c, r));
-        r->combine_ns = gda_ft_dev_now_ns() - mid;
-    }
-    MOE_BARRIER();
-    moe_verify(c, w, nw, r);
-    MOE_BARRIER();
-    if (w == 0) {
+        r->combine_ns = gda_ft_dev_now_ns() - r->start_ns - r->dispatch_ns;
+        break;
+    case MOE_PHASE_VERIFY:
+        moe_verify(c, w, nw, r);
+        break;
+    default:
         /* this parity's bank is free until two iterations on */
         bank = moe_dsig(c, 0, 0);
         for (i = 0; i < c->experts * c->nranks; ++i) {
@@ -488,8 +475,8 @@ GDA_FT_DEV_FUNC void moe_iteration(const moe_ctx_t *c, unsigned w,
         for (i = 0; i < c->nranks; ++i) {
             bank[i] = 0;
         }
+        break;
     }
-    MOE_BARRIER();
 }
 
 #endif

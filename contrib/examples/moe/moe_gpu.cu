@@ -1,9 +1,9 @@
 /*
- * moe's GPU runner (libmoe_gpu.so, loaded by moe where a GPU is): one
- * iteration of moe.h in a kernel of one block, its threads the workers,
- * on a non-blocking stream so that the host progresses UCP meanwhile.
+ * moe's GPU runner (libmoe_gpu.so, loaded by moe where a GPU is): each
+ * phase of moe.h's iteration a kernel over blocks x threads workers (the
+ * waits one thread), queued on a non-blocking stream so that the host
+ * progresses UCP meanwhile. A kernel's end is the barrier between phases.
  */
-#define MOE_BARRIER() __syncthreads()
 #include "moe.h"
 
 #include <stdio.h>
@@ -14,13 +14,12 @@ typedef struct {
     moe_result_t *results;   /* host-mapped */
 } moe_gpu_run_t;
 
-__global__ void moe_kernel(const moe_ctx_t *ctx, unsigned workers,
-                           moe_result_t *results)
+__global__ void moe_kernel(const moe_ctx_t *ctx, unsigned phase,
+                           unsigned workers, moe_result_t *results)
 {
-    moe_result_t r = {0};
+    unsigned w = blockIdx.x * blockDim.x + threadIdx.x;
 
-    moe_iteration(ctx, threadIdx.x, workers, &r);
-    results[threadIdx.x] = r;
+    moe_phase(ctx, phase, w, workers, &results[w]);
 }
 
 static int moe_gpu_check(cudaError_t err, const char *what)
@@ -53,10 +52,11 @@ extern "C" int moe_gpu_copy(void *dst, const void *src, size_t len)
                          "copy");
 }
 
-extern "C" void *moe_gpu_launch(const moe_ctx_t *ctx, unsigned workers,
-                                moe_result_t **results_p)
+extern "C" void *moe_gpu_launch(const moe_ctx_t *ctx, unsigned blocks,
+                                unsigned threads, moe_result_t **results_p)
 {
     moe_gpu_run_t *run = new moe_gpu_run_t();
+    unsigned workers   = blocks * threads, phase;
 
     if (moe_gpu_check(cudaStreamCreateWithFlags(&run->stream,
                                                 cudaStreamNonBlocking),
@@ -70,8 +70,16 @@ extern "C" void *moe_gpu_launch(const moe_ctx_t *ctx, unsigned workers,
                                     cudaHostAllocMapped), "cudaHostAlloc")) {
         return NULL;
     }
-    moe_kernel<<<1, workers, 0, run->stream>>>(run->ctx, workers,
-                                               run->results);
+    memset(run->results, 0, workers * sizeof(*run->results));
+    for (phase = 0; phase < MOE_NUM_PHASES; ++phase) {
+        if (MOE_PHASE_SINGLE(phase)) {
+            moe_kernel<<<1, 1, 0, run->stream>>>(run->ctx, phase, workers,
+                                                 run->results);
+        } else {
+            moe_kernel<<<blocks, threads, 0, run->stream>>>(
+                    run->ctx, phase, workers, run->results);
+        }
+    }
     if (moe_gpu_check(cudaGetLastError(), "launch")) {
         return NULL;
     }
