@@ -16,6 +16,8 @@
 # bench:     device post rate (gda_ft_gpu_bench) and kernel vs CPU posters
 #            (gda_ft_gpu_vs_cpu)
 # sanitizer: compute-sanitizer memcheck and racecheck on small runs
+# moe:       the main job (docs/moe.md) under MPS: the DeepEP decoding
+#            shape on 132 CTAs, CPU threads, 4 ranks, failover off
 # perf:      gda_ft_perf (UCP, src/ucp_ext) from kernels and from CPU
 #            threads side by side: put_lat, put_bw at warp level, fadd_lat,
 #            with and without a port failure
@@ -129,6 +131,24 @@ for part in $parts; do
             pair perf_put_bw_warp_fault_$mode.log --cpu --$mode -t put_bw \
                 -L warp -T 8 -c 3 -s 4096 -n 600 --fault=300
         done
+        ;;
+    moe)
+        export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps
+        export CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog
+        mkdir -p /tmp/mps /tmp/mpslog
+        nvidia-cuda-mps-control -d
+        shape="--hidden 7168 --tokens 128 --iters 60 --channels 3"
+        ( cd "$out" &&
+          run moe_gpu_deepep_shape.log $gpu/moe --gpu --blocks 132 \
+              --workers 128 $shape --plot moe_deepep_shape.png &&
+          run moe_cpu_deepep_shape.log $gpu/moe --cpu --workers 8 $shape \
+              --plot moe_deepep_shape_cpu.png &&
+          run moe_gpu.log $gpu/moe --gpu --workers 128 &&
+          run moe_gpu_4ranks.log $gpu/moe --gpu --workers 128 --ranks 4 \
+              --fault-rank 2 --iters 40 --fault-at 10 --up-at 25 &&
+          run moe_gpu_compare.log $gpu/moe --gpu --workers 128 --compare \
+              --retry-window 3 --plot moe_timeline_gpu.png )
+        echo quit | nvidia-cuda-mps-control
         ;;
     sanitizer)
         run memcheck_warp_fault.log compute-sanitizer --tool memcheck \
