@@ -477,14 +477,18 @@ gda_ft_dev_quiet(const gda_ft_dev_endpoint_t *ep, unsigned channel_id,
     return GDA_FT_DEV_OK;
 }
 
-/* Waits until the 64-bit word a peer's signals add to reaches value */
+/* Waits until *signal reaches value, progressing chan (if not NULL) */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
-gda_ft_dev_wait_signal(const uint64_t *signal, uint64_t value,
-                       uint64_t timeout_ns)
+gda_ft_dev_wait_word(gda_ft_chan_t *chan, const uint64_t *signal,
+                     uint64_t value, uint64_t timeout_ns)
 {
     uint64_t start = gda_ft_dev_now_ns();
 
     while (gda_ft_atomic_load_acq64(signal) < value) {
+        if ((chan != NULL) &&
+            (gda_ft_chan_progress(chan) == GDA_FT_DEV_NO_PATH)) {
+            return GDA_FT_DEV_NO_PATH;
+        }
         if ((timeout_ns != 0) &&
             ((gda_ft_dev_now_ns() - start) > timeout_ns)) {
             return GDA_FT_DEV_TIMEOUT;
@@ -492,6 +496,14 @@ gda_ft_dev_wait_signal(const uint64_t *signal, uint64_t value,
         gda_ft_cpu_relax();
     }
     return GDA_FT_DEV_OK;
+}
+
+/* Waits until the 64-bit word a peer's signals add to reaches value */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_wait_signal(const uint64_t *signal, uint64_t value,
+                       uint64_t timeout_ns)
+{
+    return gda_ft_dev_wait_word(NULL, signal, value, timeout_ns);
 }
 
 /*
@@ -506,22 +518,9 @@ gda_ft_dev_wait_signal_on(const gda_ft_dev_endpoint_t *ep,
                           uint64_t value, uint64_t timeout_ns)
 {
     gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
-    uint64_t start      = gda_ft_dev_now_ns();
 
-    if (chan == NULL) {
-        return GDA_FT_DEV_ERROR;
-    }
-    while (gda_ft_atomic_load_acq64(signal) < value) {
-        if (gda_ft_chan_progress(chan) == GDA_FT_DEV_NO_PATH) {
-            return GDA_FT_DEV_NO_PATH;
-        }
-        if ((timeout_ns != 0) &&
-            ((gda_ft_dev_now_ns() - start) > timeout_ns)) {
-            return GDA_FT_DEV_TIMEOUT;
-        }
-        gda_ft_cpu_relax();
-    }
-    return GDA_FT_DEV_OK;
+    return (chan == NULL) ? GDA_FT_DEV_ERROR :
+           gda_ft_dev_wait_word(chan, signal, value, timeout_ns);
 }
 
 

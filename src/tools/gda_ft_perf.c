@@ -24,6 +24,7 @@
 #endif
 
 #include "gda_ft_perf.h"
+#include "gda_ft_prog.h"
 #include "gda_ft_ucp.h"
 
 #include <ucs/sys/math.h>
@@ -130,37 +131,15 @@ static void perf_check(ucs_status_t status, const char *what)
 
 static void perf_write_all(int fd, const void *buf, size_t len)
 {
-    const uint8_t *p = buf;
-    ssize_t n;
-
-    while (len > 0) {
-        n = write(fd, p, len);
-        if ((n < 0) && (errno == EINTR)) {
-            continue;
-        }
-        if (n <= 0) {
-            perf_die("peer connection: write: %s", strerror(errno));
-        }
-        p   += n;
-        len -= n;
+    if (gda_ft_prog_write_all(fd, buf, len) != 0) {
+        perf_die("peer connection: write: %s", strerror(errno));
     }
 }
 
 static void perf_read_all(int fd, void *buf, size_t len)
 {
-    uint8_t *p = buf;
-    ssize_t n;
-
-    while (len > 0) {
-        n = read(fd, p, len);
-        if ((n < 0) && (errno == EINTR)) {
-            continue;
-        }
-        if (n <= 0) {
-            perf_die("peer connection closed");
-        }
-        p   += n;
-        len -= n;
+    if (gda_ft_prog_read_all(fd, buf, len) != 0) {
+        perf_die("peer connection closed");
     }
 }
 
@@ -446,41 +425,22 @@ static void perf_keys_and_lists(perf_t *p)
 
 /* ---- the GPU runner ------------------------------------------------------ */
 
-/* GDA_FT_PERF_GPU_LIB, else beside the program (or above it: libtool's
- * .libs), else the installed library */
+/* GDA_FT_PERF_GPU_LIB, else beside the program, else the installed one */
 static void *perf_gpu_open(char *path, size_t max)
 {
-    char exe[PATH_MAX], *slash;
-    const char *dirs[3];
-    ssize_t len;
     void *handle;
-    unsigned i;
 
     if (getenv("GDA_FT_PERF_GPU_LIB") != NULL) {
         snprintf(path, max, "%s", getenv("GDA_FT_PERF_GPU_LIB"));
         return dlopen(path, RTLD_NOW | RTLD_LOCAL);
     }
-    len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    exe[(len > 0) ? len : 0] = '\0';
-    slash = strrchr(exe, '/');
-    if (slash != NULL) {
-        *slash = '\0';
-    }
-    dirs[0] = exe;
-    dirs[1] = "..";
-    dirs[2] = GDA_FT_PERF_LIBDIR;
-    for (i = 0; i < 3; ++i) {
-        if (i == 1) {
-            snprintf(path, max, "%s/../libgda_ft_perf_gpu.so", exe);
-        } else {
-            snprintf(path, max, "%s/libgda_ft_perf_gpu.so", dirs[i]);
-        }
+    snprintf(path, max, "libgda_ft_perf_gpu.so");
+    handle = gda_ft_prog_open_beside(path);
+    if (handle == NULL) {
+        snprintf(path, max, "%s/libgda_ft_perf_gpu.so", GDA_FT_PERF_LIBDIR);
         handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (handle != NULL) {
-            return handle;
-        }
     }
-    return NULL;
+    return handle;
 }
 
 static int perf_gpu_load(perf_t *p)
@@ -535,17 +495,12 @@ static void *perf_cpu_worker(void *arg)
 /* Takes soft port 1 of dev up or down, in this process */
 static void perf_port(const char *dev, int up)
 {
-    void *(*find)(const char*) = NULL;
-    ucs_status_t (*set_up)(void*, uint8_t, int) = NULL;
-    void *hca;
+    ucs_status_t status = gda_ft_prog_soft_port(dev, up);
 
-    *(void**)&find   = dlsym(RTLD_DEFAULT, "gda_ft_soft_dev_find");
-    *(void**)&set_up = dlsym(RTLD_DEFAULT, "gda_ft_soft_port_set_up");
-    hca              = (find != NULL) ? find(dev) : NULL;
-    if ((hca == NULL) || (set_up == NULL)) {
+    if (status == UCS_ERR_NO_DEVICE) {
         perf_die("--fault: %s is not a software HCA of this process", dev);
     }
-    perf_check(set_up(hca, 1, up), "--fault: port state");
+    perf_check(status, "--fault: port state");
 }
 
 static const char *perf_fault_dev(char *buf, size_t max)

@@ -41,6 +41,11 @@ void gda_ft_test_skip(const char *fmt, ...)
 const char *gda_ft_test_builddir(void);
 const char *gda_ft_test_srcdir(void);
 
+/* Runs a shell command; its output (stdout and what it redirects) goes to
+ * out, cut at max - 1 bytes. Returns its exit code; a command killed by a
+ * signal fails the test. */
+int gda_ft_test_shell(const char *cmd, char *out, size_t max);
+
 #define GDA_FT_TEST_DEFAULT_TIMEOUT 60
 
 #define GDA_FT_TEST_TIMEOUT(_suite, _name, _timeout) \

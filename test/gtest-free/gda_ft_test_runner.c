@@ -145,6 +145,30 @@ const char *gda_ft_test_srcdir(void)
 #endif
 }
 
+int gda_ft_test_shell(const char *cmd, char *out, size_t max)
+{
+    size_t len = 0, n;
+    FILE *pipe;
+    int ret;
+
+    pipe = popen(cmd, "r");
+    if (pipe == NULL) {
+        gda_ft_test_fail(__FILE__, __LINE__, "popen(%s): %s", cmd,
+                         strerror(errno));
+    }
+    while ((len + 1 < max) &&
+           ((n = fread(out + len, 1, max - len - 1, pipe)) > 0)) {
+        len += n;
+    }
+    out[len] = '\0';
+    ret = pclose(pipe);
+    if (!WIFEXITED(ret)) {
+        gda_ft_test_fail(__FILE__, __LINE__, "'%s' did not exit (status "
+                         "0x%x)", cmd, ret);
+    }
+    return WEXITSTATUS(ret);
+}
+
 static double gda_ft_test_now(void)
 {
     struct timespec ts;

@@ -35,9 +35,6 @@ typedef struct {
 static void moe_test_exec(const char *args, int demo, moe_run_t *r)
 {
     char cmd[2048];
-    size_t len = 0, n;
-    FILE *pipe;
-    int ret;
 
     snprintf(r->plot, sizeof(r->plot), "/tmp/gda_ft_moe_%d.png",
              (int)getpid());
@@ -53,16 +50,7 @@ static void moe_test_exec(const char *args, int demo, moe_run_t *r)
                  "examples/moe/moe --cpu --plot %s %s 2>&1",
                  gda_ft_test_builddir(), r->plot, args);
     }
-    pipe = popen(cmd, "r");
-    GDA_FT_ASSERT(pipe != NULL);
-    while ((len + 1 < MOE_OUT_MAX) &&
-           ((n = fread(r->out + len, 1, MOE_OUT_MAX - len - 1, pipe)) > 0)) {
-        len += n;
-    }
-    r->out[len] = '\0';
-    ret = pclose(pipe);
-    GDA_FT_ASSERT(WIFEXITED(ret));
-    r->exit_code = WEXITSTATUS(ret);
+    r->exit_code = gda_ft_test_shell(cmd, r->out, sizeof(r->out));
 }
 
 static void moe_test_run(const char *args, moe_run_t *r)

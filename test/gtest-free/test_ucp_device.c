@@ -26,22 +26,9 @@ typedef struct {
 /* Runs a shell command; its output and exit code go to r */
 static void udev_shell(const char *cmd, udev_run_t *r)
 {
-    size_t len = 0, n;
-    FILE *pipe;
-    int ret;
-
     r->out = malloc(UDEV_OUT_MAX);
     GDA_FT_ASSERT(r->out != NULL);
-    pipe = popen(cmd, "r");
-    GDA_FT_ASSERT(pipe != NULL);
-    while ((len + 1 < UDEV_OUT_MAX) &&
-           ((n = fread(r->out + len, 1, UDEV_OUT_MAX - len - 1, pipe)) > 0)) {
-        len += n;
-    }
-    r->out[len] = '\0';
-    ret = pclose(pipe);
-    GDA_FT_ASSERT(WIFEXITED(ret));
-    r->exit_code = WEXITSTATUS(ret);
+    r->exit_code = gda_ft_test_shell(cmd, r->out, UDEV_OUT_MAX);
 }
 
 static void udev_run(const char *args, udev_run_t *r)

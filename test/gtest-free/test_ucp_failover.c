@@ -59,9 +59,6 @@ static void ufo_check_prereq(void)
 static void ufo_run(const char *args, const char *extra_env, ufo_run_t *r)
 {
     char cmd[4096];
-    size_t len = 0, n;
-    FILE *pipe;
-    int ret;
 
     ufo_check_prereq();
     r->out = malloc(UFO_OUT_MAX);
@@ -74,16 +71,7 @@ static void ufo_run(const char *args, const char *extra_env, ufo_run_t *r)
              "%s/contrib/gda_ft-run.sh %s/test/ucp/gda_ft_ucp_failover %s "
              "--timeout 30 2>&1", gda_ft_test_builddir(), extra_env,
              gda_ft_test_srcdir(), gda_ft_test_builddir(), args);
-    pipe = popen(cmd, "r");
-    GDA_FT_ASSERT(pipe != NULL);
-    while ((len + 1 < UFO_OUT_MAX) &&
-           ((n = fread(r->out + len, 1, UFO_OUT_MAX - len - 1, pipe)) > 0)) {
-        len += n;
-    }
-    r->out[len] = '\0';
-    ret = pclose(pipe);
-    GDA_FT_ASSERT(WIFEXITED(ret));
-    r->exit_code = WEXITSTATUS(ret);
+    r->exit_code = gda_ft_test_shell(cmd, r->out, UFO_OUT_MAX);
 }
 
 static void ufo_fail(const ufo_run_t *r, const char *fmt, const char *what)

@@ -180,6 +180,25 @@ static ucs_status_t check_list(ucp_ep_h ep, const gda_ft_ucp_mem_elem_t *e,
     return status;
 }
 
+/* The outcome of a posted request, progressing both workers meanwhile */
+static gda_ft_dev_status_t check_complete(gda_ft_dev_status_t posted,
+                                          gda_ft_dev_request_t *req,
+                                          check_node_t *a, check_node_t *b)
+{
+    gda_ft_dev_status_t st = posted;
+
+    while (st == GDA_FT_DEV_OK) {
+        st = gda_ft_dev_progress(req);
+        if (st != GDA_FT_DEV_INPROGRESS) {
+            break;
+        }
+        st = GDA_FT_DEV_OK;
+        ucp_worker_progress(a->worker);
+        ucp_worker_progress(b->worker);
+    }
+    return st;
+}
+
 /* A put_signal and a fetch-add from this thread into b, through the
  * device endpoint and list built from a's endpoint */
 static void check_datapath(check_node_t *a, check_node_t *b,
@@ -222,31 +241,15 @@ static void check_datapath(check_node_t *a, check_node_t *b,
     CHECK(ml->count == 2, "list of %u elements", ml->count);
 
     *(uint64_t*)(b->buf + 4096) = 41;
-    st = gda_ft_dev_put_signal(dep, ml, 0, 0, 0, 256, 1, 0, 1, 1, &req);
-    while (st == GDA_FT_DEV_OK) {
-        st = gda_ft_dev_progress(&req);
-        if (st != GDA_FT_DEV_INPROGRESS) {
-            break;
-        }
-        st = GDA_FT_DEV_OK;
-        ucp_worker_progress(a->worker);
-        ucp_worker_progress(b->worker);
-    }
+    st = check_complete(gda_ft_dev_put_signal(dep, ml, 0, 0, 0, 256, 1, 0,
+                                              1, 1, &req), &req, a, b);
     CHECK(st == GDA_FT_DEV_OK, "put_signal: status %d", st);
     CHECK(!memcmp(b->buf + 1024, a->buf, 256), "put data differs");
     CHECK(*(uint64_t*)(b->buf + 4096) == 42, "signal: %lu, not 42",
           (unsigned long)*(uint64_t*)(b->buf + 4096));
 
-    st = gda_ft_dev_atomic_fetch_add(dep, ml, 1, 0, 0, 10, 0, &req);
-    while (st == GDA_FT_DEV_OK) {
-        st = gda_ft_dev_progress(&req);
-        if (st != GDA_FT_DEV_INPROGRESS) {
-            break;
-        }
-        st = GDA_FT_DEV_OK;
-        ucp_worker_progress(a->worker);
-        ucp_worker_progress(b->worker);
-    }
+    st = check_complete(gda_ft_dev_atomic_fetch_add(dep, ml, 1, 0, 0, 10,
+                                                    0, &req), &req, a, b);
     CHECK(st == GDA_FT_DEV_OK, "fetch-add: status %d", st);
     CHECK(gda_ft_dev_fetched(a->buf + 8192) == 42, "fetched %lu, not 42",
           (unsigned long)gda_ft_dev_fetched(a->buf + 8192));
@@ -294,17 +297,10 @@ static void check_outlives_ep(check_node_t *a, check_node_t *b,
     }
     a->ep = NULL;
 
-    st = gda_ft_dev_put_single(gda_ft_ucp_device_ep(dev_ep),
-                               gda_ft_ucp_mem_list(list), 0, 0, 0, 128, 0,
-                               &req);
-    while (st == GDA_FT_DEV_OK) {
-        st = gda_ft_dev_progress(&req);
-        if (st != GDA_FT_DEV_INPROGRESS) {
-            break;
-        }
-        st = GDA_FT_DEV_OK;
-        ucp_worker_progress(b->worker);
-    }
+    st = check_complete(gda_ft_dev_put_single(gda_ft_ucp_device_ep(dev_ep),
+                                              gda_ft_ucp_mem_list(list), 0,
+                                              0, 0, 128, 0, &req),
+                        &req, b, b);
     CHECK(st == GDA_FT_DEV_OK, "put after the endpoint's close: status %d",
           st);
     CHECK(!memcmp(b->buf + 2048, a->buf, 128), "put data differs");

@@ -16,6 +16,7 @@
 #endif
 
 #include "moe.h"
+#include "gda_ft_prog.h"
 #include "gda_ft_ucp.h"
 
 #include <dlfcn.h>
@@ -95,39 +96,14 @@ static void moe_die(const char *fmt, ...)
 
 static void moe_write(int fd, const void *buf, size_t len)
 {
-    const uint8_t *p = buf;
-    ssize_t n;
-
-    while (len > 0) {
-        n = write(fd, p, len);
-        if ((n < 0) && (errno == EINTR)) {
-            continue;
-        }
-        if (n <= 0) {
-            moe_die("lost the launcher: %s", strerror(errno));
-        }
-        p += n;
-        len -= n;
+    if (gda_ft_prog_write_all(fd, buf, len) != 0) {
+        moe_die("lost the launcher: %s", strerror(errno));
     }
 }
 
 static int moe_read(int fd, void *buf, size_t len)
 {
-    uint8_t *p = buf;
-    ssize_t n;
-
-    while (len > 0) {
-        n = read(fd, p, len);
-        if ((n < 0) && (errno == EINTR)) {
-            continue;
-        }
-        if (n <= 0) {
-            return -1;
-        }
-        p += n;
-        len -= n;
-    }
-    return 0;
+    return gda_ft_prog_read_all(fd, buf, len);
 }
 
 /* Rank to launcher: a typed message; launcher to rank: blobs */
@@ -230,23 +206,9 @@ static void moe_check(ucs_status_t status, const char *what)
 
 static int moe_gpu_load(moe_rank_t *m)
 {
-    char exe[PATH_MAX], path[PATH_MAX + 32], *slash;
+    void *h = gda_ft_prog_open_beside("libmoe_gpu.so");
     int (*available)(void);
-    ssize_t len;
-    void *h;
 
-    len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    exe[(len > 0) ? len : 0] = '\0';
-    slash = strrchr(exe, '/');
-    if (slash != NULL) {
-        *slash = '\0';
-    }
-    snprintf(path, sizeof(path), "%s/libmoe_gpu.so", exe);
-    h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL) {
-        snprintf(path, sizeof(path), "%s/../libmoe_gpu.so", exe);
-        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    }
     *(void**)&available = (h != NULL) ? dlsym(h, "moe_gpu_available") : NULL;
     if ((available == NULL) || !available()) {
         if (opt.use_gpu == 1) {
@@ -470,14 +432,7 @@ static void *moe_cpu_worker(void *arg)
 
 static void moe_port(const char *dev, int up)
 {
-    void *(*find)(const char*) = NULL;
-    ucs_status_t (*set_up)(void*, uint8_t, int) = NULL;
-    void *hca;
-
-    *(void**)&find   = dlsym(RTLD_DEFAULT, "gda_ft_soft_dev_find");
-    *(void**)&set_up = dlsym(RTLD_DEFAULT, "gda_ft_soft_port_set_up");
-    hca              = (find != NULL) ? find(dev) : NULL;
-    if ((hca == NULL) || (set_up == NULL) || (set_up(hca, 1, up) != UCS_OK)) {
+    if (gda_ft_prog_soft_port(dev, up) != UCS_OK) {
         moe_die("cannot set the port of %s", dev);
     }
 }

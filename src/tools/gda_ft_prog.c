@@ -1,0 +1,88 @@
+/*
+ * Helpers of the device API's programs (see gda_ft_prog.h).
+ */
+#include "gda_ft_prog.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int gda_ft_prog_write_all(int fd, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    ssize_t n;
+
+    while (len > 0) {
+        n = write(fd, p, len);
+        if ((n < 0) && (errno == EINTR)) {
+            continue;
+        }
+        if (n <= 0) {
+            return -1;
+        }
+        p   += n;
+        len -= n;
+    }
+    return 0;
+}
+
+int gda_ft_prog_read_all(int fd, void *buf, size_t len)
+{
+    uint8_t *p = buf;
+    ssize_t n;
+
+    while (len > 0) {
+        n = read(fd, p, len);
+        if ((n < 0) && (errno == EINTR)) {
+            continue;
+        }
+        if (n <= 0) {
+            return -1;
+        }
+        p   += n;
+        len -= n;
+    }
+    return 0;
+}
+
+/* The software HCA's calls, from the plugin these programs load (they are
+ * not part of any installed header) */
+ucs_status_t gda_ft_prog_soft_port(const char *dev, int up)
+{
+    void *(*find)(const char*)                  = NULL;
+    ucs_status_t (*set_up)(void*, uint8_t, int) = NULL;
+    void *hca;
+
+    *(void**)&find   = dlsym(RTLD_DEFAULT, "gda_ft_soft_dev_find");
+    *(void**)&set_up = dlsym(RTLD_DEFAULT, "gda_ft_soft_port_set_up");
+    hca              = (find != NULL) ? find(dev) : NULL;
+    if ((hca == NULL) || (set_up == NULL)) {
+        return UCS_ERR_NO_DEVICE;
+    }
+    return set_up(hca, 1, up);
+}
+
+void *gda_ft_prog_open_beside(const char *name)
+{
+    char exe[PATH_MAX], path[PATH_MAX + 64], *slash;
+    ssize_t len;
+    void *handle;
+
+    len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[(len > 0) ? len : 0] = '\0';
+    slash = strrchr(exe, '/');
+    if (slash != NULL) {
+        *slash = '\0';
+    }
+    snprintf(path, sizeof(path), "%s/%s", exe, name);
+    handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (handle == NULL) {
+        snprintf(path, sizeof(path), "%s/../%s", exe, name);
+        handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    }
+    return handle;
+}

@@ -1,0 +1,25 @@
+/*
+ * Helpers of the programs that drive the device API from UCP processes
+ * (gda_ft_perf, the MoE example): whole reads and writes on their
+ * rendezvous sockets, a software HCA port's state for their faults, and
+ * their GPU runners, loaded from beside the program.
+ */
+#ifndef GDA_FT_PROG_H_
+#define GDA_FT_PROG_H_
+
+#include <ucs/type/status.h>
+#include <stddef.h>
+
+/* 0, or -1 when the peer closed or an error occurred (errno) */
+int gda_ft_prog_write_all(int fd, const void *buf, size_t len);
+int gda_ft_prog_read_all(int fd, void *buf, size_t len);
+
+/* Port 1 of software HCA dev, in this process, up or down;
+ * UCS_ERR_NO_DEVICE when dev is none of this process's software HCAs */
+ucs_status_t gda_ft_prog_soft_port(const char *dev, int up);
+
+/* dlopen()s name from the program's directory, or the one above it (a
+ * libtool build keeps the program in .libs); NULL when it is in neither */
+void *gda_ft_prog_open_beside(const char *name);
+
+#endif
