@@ -238,7 +238,7 @@ static void moe_layout(moe_ctx_t *c)
     l->back   = l->out + slots;
     l->dsig   = l->back + (uint64_t)c->tokens * c->topk * row;
     l->csig   = l->dsig + 2ull * c->experts * c->nranks * sizeof(uint64_t);
-    l->total  = l->csig + 2ull * c->nranks * sizeof(uint64_t);
+    l->total  = l->csig + 2ull * c->nranks * c->experts * sizeof(uint64_t);
 }
 
 static void moe_ucp_setup(moe_rank_t *m)
@@ -381,7 +381,6 @@ static void moe_make_plan(const moe_ctx_t *c, moe_plan_t *plan)
 
     memset(plan->sent, 0, sizeof(plan->sent));
     memset(plan->recv_count, 0, sizeof(plan->recv_count));
-    memset(plan->back_count, 0, sizeof(plan->back_count));
     for (src = 0; src < c->nranks; ++src) {
         memset(fill, 0, sizeof(fill));
         for (t = 0; t < c->tokens; ++t) {
@@ -394,7 +393,6 @@ static void moe_make_plan(const moe_ctx_t *c, moe_plan_t *plan)
                     plan->send[t * c->topk + k].expert = e;
                     plan->send[t * c->topk + k].slot   = fill[e];
                     ++plan->sent[e];
-                    ++plan->back_count[owner];
                 }
                 if (owner == c->rank) {
                     plan->origin[(le * c->nranks + src) * c->tokens +
@@ -987,10 +985,29 @@ static int moe_job_ok(const moe_job_t *job)
            (sigerr == 0);
 }
 
+/* The first iteration after the fault with every rank's channels back on
+ * their primaries, or -1 */
+static int moe_failback_iter(const moe_job_t *job)
+{
+    unsigned it, r, back, done = moe_job_done(job);
+
+    for (it = (opt.fault_at > 0) ? opt.fault_at : 0; it < done; ++it) {
+        back = 0;
+        for (r = 0; r < opt.ranks; ++r) {
+            back += job->recs[r][it].on_backup;
+        }
+        if ((back == 0) && ((int)it > opt.fault_at)) {
+            return it;
+        }
+    }
+    return -1;
+}
+
 /* CSV of iteration times and the gnuplot timeline */
 static void moe_plot(const moe_job_t *jobs, unsigned njobs)
 {
-    char csv[PATH_MAX], cmd[PATH_MAX * 3];
+    char csv[PATH_MAX], cmd[PATH_MAX * 3], failback[160] = "";
+    int fb = jobs[0].failover ? moe_failback_iter(&jobs[0]) : -1;
     unsigned it, j;
     FILE *f;
     int failed;
@@ -1019,6 +1036,12 @@ static void moe_plot(const moe_job_t *jobs, unsigned njobs)
     }
     fclose(f);
 
+    if (fb >= 0) {
+        snprintf(failback, sizeof(failback),
+                 "set arrow from %d, graph 0 to %d, graph 1 nohead dt 2 "
+                 "lc 'blue'; set label 'failback' at %d, graph 0.81 "
+                 "tc 'blue'; ", fb, fb, fb);
+    }
     snprintf(cmd, sizeof(cmd),
              "gnuplot -e \"set terminal png size 900,420; set output '%s'; "
              "set xlabel 'iteration'; set ylabel 'iteration time (ms)'; "
@@ -1026,10 +1049,10 @@ static void moe_plot(const moe_job_t *jobs, unsigned njobs)
              "set arrow from %d, graph 0 to %d, graph 1 nohead lc 'red'; "
              "set arrow from %d, graph 0 to %d, graph 1 nohead lc 'green'; "
              "set label 'port down' at %d, graph 0.95 tc 'red'; "
-             "set label 'port up' at %d, graph 0.88 tc 'green'; "
+             "set label 'port up' at %d, graph 0.88 tc 'green'; %s"
              "plot '%s' using 1:2 with linespoints title 'failover %s'%s\" "
              "2>&1", opt.plot, opt.fault_at, opt.fault_at, opt.up_at,
-             opt.up_at, opt.fault_at, opt.up_at, csv,
+             opt.up_at, opt.fault_at, opt.up_at, failback, csv,
              jobs[0].failover ? "on" : "off",
              (njobs > 1) ? ", '' using 1:3 with linespoints "
                            "title 'failover off'" : "");

@@ -14,9 +14,10 @@
  *  2. every rank waits for its E x N dispatch signals and checks counts;
  *  3. each expert computes, a deterministic function of the token;
  *  4. combine: each output is put back into the source's slot for
- *     (token, k); after a quiet of the channels to that source, one signal
- *     per (expert rank, source) adds the result count + 1;
- *  5. every rank waits for its N combine signals, checks counts, and
+ *     (token, k), on the expert's channel; the last one of each (expert,
+ *     source) goes with put_signal, whose signal adds the result count + 1
+ *     after them (an expert with nothing for a source signals 1);
+ *  5. every rank waits for its N x E combine signals, checks counts, and
  *     checks every result against the expert function of its own token.
  *
  * Signal words alternate between two banks by iteration parity; a rank
@@ -52,7 +53,8 @@ typedef struct moe_layout {
     uint64_t out;     /* [E][N][T][H] our experts' outputs */
     uint64_t back;    /* [T][K][H] the outputs for our tokens */
     uint64_t dsig;    /* [2][E][N] dispatch signal words */
-    uint64_t csig;    /* [2][N] combine signal words */
+    uint64_t csig;    /* [2][N * E] combine signal words, by global
+                         expert */
     uint64_t total;
 } moe_layout_t;
 
@@ -73,8 +75,6 @@ typedef struct moe_plan {
     uint16_t     sent[MOE_MAX_RANKS * MOE_MAX_EXPERTS]; /* [N * E]: our
                                                  tokens for each expert */
     uint16_t     recv_count[MOE_MAX_EXPERTS * MOE_MAX_RANKS]; /* [E][N] */
-    uint16_t     back_count[MOE_MAX_RANKS];   /* [N]: results each rank's
-                                                 experts send us */
     moe_origin_t origin[MOE_MAX_EXPERTS * MOE_MAX_RANKS * MOE_MAX_TOKENS];
                                               /* [E][N][T] */
 } moe_plan_t;
@@ -147,10 +147,15 @@ GDA_FT_DEV_FUNC uint64_t *moe_dsig(const moe_ctx_t *c, uint32_t le,
            ((c->iter % 2) * c->experts + le) * c->nranks + src;
 }
 
-GDA_FT_DEV_FUNC uint64_t *moe_csig(const moe_ctx_t *c, uint32_t owner)
+/* The combine signal word of global expert e */
+GDA_FT_DEV_FUNC uint64_t moe_csig_off(const moe_ctx_t *c, uint32_t e)
 {
-    return (uint64_t*)(c->base + c->layout.csig) +
-           (c->iter % 2) * c->nranks + owner;
+    return ((c->iter % 2) * c->nranks * c->experts + e) * sizeof(uint64_t);
+}
+
+GDA_FT_DEV_FUNC uint64_t *moe_csig(const moe_ctx_t *c, uint32_t e)
+{
+    return (uint64_t*)(c->base + c->layout.csig + moe_csig_off(c, e));
 }
 
 GDA_FT_DEV_FUNC void moe_copy_row(const moe_ctx_t *c, uint8_t *dst,
@@ -227,17 +232,17 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t moe_wait_dispatch(const moe_ctx_t *c,
     return status;
 }
 
-/* All N combine signals of the iteration */
+/* All N x E combine signals of the iteration: each expert returns as
+ * many results as we sent it tokens */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t moe_wait_combine(const moe_ctx_t *c,
                                                      moe_result_t *r)
 {
     gda_ft_dev_status_t status = GDA_FT_DEV_OK;
-    uint32_t owner;
+    uint32_t e;
 
-    for (owner = 0; (owner < c->nranks) && (status == GDA_FT_DEV_OK);
-         ++owner) {
-        status = moe_wait_word(c, moe_csig(c, owner),
-                               c->plan->back_count[owner], r);
+    for (e = 0; (e < c->nranks * c->experts) && (status == GDA_FT_DEV_OK);
+         ++e) {
+        status = moe_wait_word(c, moe_csig(c, e), c->plan->sent[e], r);
     }
     return status;
 }
@@ -320,12 +325,22 @@ GDA_FT_DEV_FUNC void moe_compute(const moe_ctx_t *c, unsigned w, unsigned nw)
     }
 }
 
-/* Each output back to its token's slot (token, k) at its source */
+/* Where output `slot` of (le, src) goes at its source */
+GDA_FT_DEV_FUNC uint64_t moe_back_off(const moe_ctx_t *c, uint32_t le,
+                                      uint32_t src, uint32_t slot)
+{
+    const moe_origin_t *o = &c->plan->origin[(le * c->nranks + src) *
+                                             c->tokens + slot];
+
+    return ((uint64_t)o->token * c->topk + o->k) * moe_row(c);
+}
+
+/* Each output but the last of every (expert, source) back to its token's
+ * slot (token, k), on the expert's channel */
 GDA_FT_DEV_FUNC void moe_combine_puts(const moe_ctx_t *c, unsigned w,
                                       unsigned nw, moe_result_t *r)
 {
     uint32_t le, src, slot, i, n = c->experts * c->nranks;
-    const moe_origin_t *o;
     gda_ft_dev_request_t req;
     uint64_t loff, roff;
 
@@ -333,12 +348,11 @@ GDA_FT_DEV_FUNC void moe_combine_puts(const moe_ctx_t *c, unsigned w,
         le   = i / (c->nranks * c->tokens);
         src  = (i / c->tokens) % c->nranks;
         slot = i % c->tokens;
-        if (slot >= c->plan->recv_count[le * c->nranks + src]) {
-            continue;
+        if (slot + 1 >= c->plan->recv_count[le * c->nranks + src]) {
+            continue;       /* none, or the last: it goes with its signal */
         }
-        o    = &c->plan->origin[(le * c->nranks + src) * c->tokens + slot];
         loff = moe_slot_off(c, le, src, slot);
-        roff = ((uint64_t)o->token * c->topk + o->k) * moe_row(c);
+        roff = moe_back_off(c, le, src, slot);
         if (src == c->rank) {
             moe_copy_row(c, c->base + c->layout.back + roff,
                          c->base + c->layout.out + loff);
@@ -350,30 +364,40 @@ GDA_FT_DEV_FUNC void moe_combine_puts(const moe_ctx_t *c, unsigned w,
     }
 }
 
-/* After the combine puts to a source completed: one signal to it */
+/* The last output of every (expert, source) with put_signal: its signal
+ * lands after all of them, which took the same channel */
 GDA_FT_DEV_FUNC void moe_combine_signals(const moe_ctx_t *c, unsigned w,
                                          unsigned nw, moe_result_t *r)
 {
-    uint32_t src, ch, count, le;
+    uint32_t i, le, src, count, e;
     gda_ft_dev_request_t req;
-    uint64_t off = ((c->iter % 2) * c->nranks + c->rank) * sizeof(uint64_t);
+    uint64_t loff, roff, soff;
 
-    for (src = w; src < c->nranks; src += nw) {
-        count = 0;
-        for (le = 0; le < c->experts; ++le) {
-            count += c->plan->recv_count[le * c->nranks + src];
-        }
+    for (i = w; i < c->experts * c->nranks; i += nw) {
+        le    = i / c->nranks;
+        src   = i % c->nranks;
+        e     = c->rank * c->experts + le;
+        count = c->plan->recv_count[le * c->nranks + src];
+        soff  = moe_csig_off(c, e);
+        loff  = (count > 0) ? moe_slot_off(c, le, src, count - 1) : 0;
+        roff  = (count > 0) ? moe_back_off(c, le, src, count - 1) : 0;
         if (src == c->rank) {
-            gda_ft_atomic_store_rel64(moe_csig(c, c->rank), count + 1);
-            continue;
+            if (count > 0) {
+                moe_copy_row(c, c->base + c->layout.back + roff,
+                             c->base + c->layout.out + loff);
+            }
+            gda_ft_atomic_store_rel64(moe_csig(c, e), count + 1);
+        } else if (count > 0) {
+            moe_fail(r, gda_ft_dev_put_signal(c->ep[src], c->ml[src],
+                                              MOE_ELEM_COMBINE, loff, roff,
+                                              moe_row(c), MOE_ELEM_CSIG,
+                                              soff, count + 1,
+                                              le % c->nchan, &req));
+        } else {
+            moe_fail(r, gda_ft_dev_signal(c->ep[src], c->ml[src],
+                                          MOE_ELEM_CSIG, soff, 1,
+                                          le % c->nchan, &req));
         }
-        /* the puts went on every channel: they complete before the
-         * signal that announces them is posted */
-        for (ch = 0; ch < c->nchan; ++ch) {
-            moe_fail(r, gda_ft_dev_quiet(c->ep[src], ch, c->timeout_ns));
-        }
-        moe_fail(r, gda_ft_dev_signal(c->ep[src], c->ml[src], MOE_ELEM_CSIG,
-                                      off, count + 1, 0, &req));
     }
 }
 
@@ -472,7 +496,7 @@ GDA_FT_DEV_FUNC void moe_phase(const moe_ctx_t *c, unsigned phase,
             bank[i] = 0;
         }
         bank = moe_csig(c, 0);
-        for (i = 0; i < c->nranks; ++i) {
+        for (i = 0; i < c->nranks * c->experts; ++i) {
             bank[i] = 0;
         }
         break;
