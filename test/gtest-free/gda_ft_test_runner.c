@@ -7,7 +7,8 @@
  * stray helper process fails one test and never the run. A child's stdout and
  * stderr go to a temporary file that is printed only if the test fails.
  *
- * Child exit status: GDA_FT_TEST_EXIT_PASS, _FAIL or _SKIP (a skip reason
+ * Child exit status: GDA_FT_TEST_EXIT_PASS (with GDA_FT_TEST_FINISHED on
+ * the status pipe, or it is a failure), _FAIL or _SKIP (a skip reason
  * travels back through a pipe); anything else, or a signal, is a failure.
  *
  * The last line printed is always "N passed, N failed".
@@ -33,6 +34,10 @@
 #define GDA_FT_TEST_EXIT_PASS     0
 #define GDA_FT_TEST_EXIT_FAIL     97
 #define GDA_FT_TEST_EXIT_SKIP     98
+
+/* What a child writes on its status pipe once its test returned: an exit
+ * status 0 without it is a test that something ended half-way */
+#define GDA_FT_TEST_FINISHED      "\001finished"
 
 /* Only the tail of a failed test's output is printed, to keep logs short */
 #define GDA_FT_TEST_OUTPUT_MAX    (64 * 1024)
@@ -431,6 +436,9 @@ static void gda_ft_test_child(const gda_ft_test_t *test, pid_t runner_pid,
 
     gda_ft_test_status_fd = status_fd;
     test->func();
+    while ((write(status_fd, GDA_FT_TEST_FINISHED,
+                  strlen(GDA_FT_TEST_FINISHED)) < 0) && (errno == EINTR)) {
+    }
     exit(GDA_FT_TEST_EXIT_PASS);
 }
 
@@ -480,7 +488,9 @@ static int gda_ft_test_wait(pid_t pid, double deadline, int *status)
 
     while (waitpid(pid, status, 0) < 0) {
         if (errno != EINTR) {
-            *status = 0;
+            /* the outcome is unknown: a failure, not a pass */
+            printf("waitpid(%d): %s\n", (int)pid, strerror(errno));
+            *status = GDA_FT_TEST_EXIT_FAIL << 8;
             break;
         }
     }
@@ -590,7 +600,13 @@ gda_ft_test_run_one(const gda_ft_test_entry_t *entry,
                gda_ft_test_signal_name(WTERMSIG(status)),
                WCOREDUMP(status) ? ", core dumped" : "", elapsed);
         result = GDA_FT_TEST_RESULT_FAIL;
-    } else if ((code = WEXITSTATUS(status)) == GDA_FT_TEST_EXIT_PASS) {
+    } else if (((code = WEXITSTATUS(status)) == GDA_FT_TEST_EXIT_PASS) &&
+               strncmp(reason, GDA_FT_TEST_FINISHED,
+                       strlen(GDA_FT_TEST_FINISHED))) {
+        printf("[FAIL] %s (exited 0 before its test finished, %.2f s)\n",
+               entry->full_name, elapsed);
+        result = GDA_FT_TEST_RESULT_FAIL;
+    } else if (code == GDA_FT_TEST_EXIT_PASS) {
         printf("[ OK ] %s (%.2f s)\n", entry->full_name, elapsed);
         result = GDA_FT_TEST_RESULT_PASS;
     } else if (code == GDA_FT_TEST_EXIT_SKIP) {

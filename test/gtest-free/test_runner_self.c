@@ -91,6 +91,12 @@ GDA_FT_SELF_HIDDEN_TEST(runner_selfcheck, exit_code, 10)
     exit(7);
 }
 
+/* a library that ends the process with status 0 in the middle of a test */
+GDA_FT_SELF_HIDDEN_TEST(runner_selfcheck, exit_zero, 10)
+{
+    exit(0);
+}
+
 GDA_FT_SELF_HIDDEN_TEST(runner_selfcheck, skip, 10)
 {
     GDA_FT_SKIP("no widget here (%d)", 42);
@@ -355,7 +361,8 @@ static void gda_ft_self_free(gda_ft_self_run_t *run)
 GDA_FT_TEST(test_runner, reports_every_outcome)
 {
     static const char *const args[] = {"-f", GDA_FT_SELF_ALL_HIDDEN, NULL};
-    const char *crash, *exit_code, *fail, *hang, *pass, *skip, *helper;
+    const char *crash, *exit_code, *exit_zero, *fail, *hang, *pass, *skip;
+    const char *helper;
     gda_ft_self_run_t run;
     int helper_pid;
 
@@ -367,6 +374,9 @@ GDA_FT_TEST(test_runner, reports_every_outcome)
                     "[FAIL] runner_selfcheck.crash (killed by SIGABRT");
     exit_code = gda_ft_self_expect_line(&run,
                     "[FAIL] runner_selfcheck.exit_code (exit code 7, ");
+    exit_zero = gda_ft_self_expect_line(&run,
+                    "[FAIL] runner_selfcheck.exit_zero (exited 0 before "
+                    "its test finished, ");
     fail      = gda_ft_self_expect_line(&run,
                     "[FAIL] runner_selfcheck.fail (");
     hang      = gda_ft_self_expect_line(&run,
@@ -377,7 +387,8 @@ GDA_FT_TEST(test_runner, reports_every_outcome)
 
     /* sorted by "suite.name" */
     GDA_FT_ASSERT(crash < exit_code);
-    GDA_FT_ASSERT(exit_code < fail);
+    GDA_FT_ASSERT(exit_code < exit_zero);
+    GDA_FT_ASSERT(exit_zero < fail);
     GDA_FT_ASSERT(fail < hang);
     GDA_FT_ASSERT(hang < pass);
     GDA_FT_ASSERT(pass < skip);
@@ -408,9 +419,9 @@ GDA_FT_TEST(test_runner, reports_every_outcome)
     /* one 1 s timeout, everything else quick */
     GDA_FT_ASSERT(run.elapsed_s < 15);
 
-    GDA_FT_ASSERT_EQ(gda_ft_self_count_lines(run.output, "["), 6);
+    GDA_FT_ASSERT_EQ(gda_ft_self_count_lines(run.output, "["), 7);
     GDA_FT_ASSERT(gda_ft_self_find_line(run.output, "1 skipped\n") > skip);
-    gda_ft_self_expect_last_line(&run, "1 passed, 4 failed");
+    gda_ft_self_expect_last_line(&run, "1 passed, 5 failed");
     gda_ft_self_free(&run);
 }
 
@@ -515,6 +526,7 @@ GDA_FT_TEST(test_runner, list_shows_sorted_names)
     static const char *const expected =
         "runner_selfcheck.crash\n"
         "runner_selfcheck.exit_code\n"
+        "runner_selfcheck.exit_zero\n"
         "runner_selfcheck.fail\n"
         "runner_selfcheck.hang\n"
         "runner_selfcheck.pass\n"
