@@ -33,8 +33,15 @@ void gda_ft_test_register(gda_ft_test_t *test);
 void gda_ft_test_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((noreturn, format(printf, 3, 4)));
 
-/* Marks the running test as skipped, with a reason, and exits */
+/* Marks the running test as skipped, with a reason, and exits. With
+ * GDA_FT_TEST_STRICT=1 (CI) such a skip is a failure: the machine lacks
+ * something setup installs or CI has (a tool, root). */
 void gda_ft_test_skip(const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 1, 2)));
+
+/* The same for what no setup can give: a GPU, a build without sanitizers,
+ * a second CPU. A skip even in strict mode. */
+void gda_ft_test_skip_unavailable(const char *fmt, ...)
     __attribute__((noreturn, format(printf, 1, 2)));
 
 /* Directory of the build tree (for helper programs and scripts) */
@@ -65,6 +72,7 @@ int gda_ft_test_shell(const char *cmd, char *out, size_t max);
 
 #define GDA_FT_FAIL(...) gda_ft_test_fail(__FILE__, __LINE__, __VA_ARGS__)
 #define GDA_FT_SKIP(...) gda_ft_test_skip(__VA_ARGS__)
+#define GDA_FT_SKIP_UNAVAILABLE(...) gda_ft_test_skip_unavailable(__VA_ARGS__)
 
 #define GDA_FT_ASSERT(_cond) \
     do { \

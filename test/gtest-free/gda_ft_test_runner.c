@@ -65,6 +65,8 @@ typedef struct gda_ft_test_opts {
     char        *env_filter;    /* GDA_FT_TEST_FILTER, split in place */
     int          list;
     int          verbose;
+    int          strict;        /* GDA_FT_TEST_STRICT=1: skips of what
+                                   setup installs are failures */
     double       timeout_scale;
 } gda_ft_test_opts_t;
 
@@ -103,15 +105,19 @@ void gda_ft_test_fail(const char *file, int line, const char *fmt, ...)
     _exit(GDA_FT_TEST_EXIT_FAIL);
 }
 
-void gda_ft_test_skip(const char *fmt, ...)
+/* A skip reason starting with this is of something no setup can give */
+#define GDA_FT_TEST_UNAVAILABLE  '\002'
+
+static void gda_ft_test_vskip(int unavailable, const char *fmt, va_list ap)
+    __attribute__((noreturn));
+
+static void gda_ft_test_vskip(int unavailable, const char *fmt, va_list ap)
 {
     char reason[GDA_FT_TEST_REASON_MAX];
     ssize_t ret;
-    va_list ap;
 
-    va_start(ap, fmt);
-    vsnprintf(reason, sizeof(reason), fmt, ap);
-    va_end(ap);
+    reason[0] = GDA_FT_TEST_UNAVAILABLE;
+    vsnprintf(reason + !!unavailable, sizeof(reason) - 1, fmt, ap);
 
     if (gda_ft_test_status_fd >= 0) {
         /* shorter than PIPE_BUF: one atomic write */
@@ -119,10 +125,26 @@ void gda_ft_test_skip(const char *fmt, ...)
             ret = write(gda_ft_test_status_fd, reason, strlen(reason));
         } while ((ret < 0) && (errno == EINTR));
     } else {
-        printf("skipped: %s\n", reason);
+        printf("skipped: %s\n", reason + !!unavailable);
     }
     fflush(NULL);
     _exit(GDA_FT_TEST_EXIT_SKIP);
+}
+
+void gda_ft_test_skip(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    gda_ft_test_vskip(0, fmt, ap);
+}
+
+void gda_ft_test_skip_unavailable(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    gda_ft_test_vskip(1, fmt, ap);
 }
 
 static const char *gda_ft_test_dir(const char *env_name, const char *dflt)
@@ -221,7 +243,10 @@ static void gda_ft_test_usage(const char *prog, FILE *stream)
             "  -l          list the selected tests and exit\n"
             "  -v          show test output live instead of on failure\n"
             "Environment: GDA_FT_TEST_TIMEOUT_SCALE multiplies every "
-            "timeout.\n", prog);
+            "timeout;\n"
+            "GDA_FT_TEST_STRICT=1 fails a test skipped for want of what "
+            "setup installs\n(skips for want of a GPU and the like stay "
+            "skips).\n", prog);
 }
 
 static void gda_ft_test_add_pattern(const char ***patterns, size_t *count,
@@ -305,6 +330,9 @@ static void gda_ft_test_parse_opts(int argc, char **argv,
     if (opts->num_include == 0) {
         gda_ft_test_parse_env_filter(opts);
     }
+
+    opts->strict = (getenv("GDA_FT_TEST_STRICT") != NULL) &&
+                   !strcmp(getenv("GDA_FT_TEST_STRICT"), "1");
 
     scale_env = getenv("GDA_FT_TEST_TIMEOUT_SCALE");
     if ((scale_env != NULL) && (scale_env[0] != '\0')) {
@@ -609,8 +637,15 @@ gda_ft_test_run_one(const gda_ft_test_entry_t *entry,
     } else if (code == GDA_FT_TEST_EXIT_PASS) {
         printf("[ OK ] %s (%.2f s)\n", entry->full_name, elapsed);
         result = GDA_FT_TEST_RESULT_PASS;
+    } else if ((code == GDA_FT_TEST_EXIT_SKIP) && opts->strict &&
+               (reason[0] != GDA_FT_TEST_UNAVAILABLE)) {
+        printf("[FAIL] %s (skipped, and strict mode runs it: %s)\n",
+               entry->full_name,
+               (reason[0] != '\0') ? reason : "(no reason given)");
+        result = GDA_FT_TEST_RESULT_FAIL;
     } else if (code == GDA_FT_TEST_EXIT_SKIP) {
         printf("[SKIP] %s: %s\n", entry->full_name,
+               (reason[0] == GDA_FT_TEST_UNAVAILABLE) ? reason + 1 :
                (reason[0] != '\0') ? reason : "(no reason given)");
         result = GDA_FT_TEST_RESULT_SKIP;
     } else if (code == GDA_FT_TEST_EXIT_FAIL) {

@@ -21,15 +21,15 @@ static void gpu_run_program(const char *args)
     snprintf(path, sizeof(path), "%s/test/gpu/gda_ft_gpu_chan",
              gda_ft_test_builddir());
     if (access(path, X_OK) != 0) {
-        GDA_FT_SKIP("%s was not built (no nvcc, or a sanitizer build)",
-                    path);
+        GDA_FT_SKIP_UNAVAILABLE("%s was not built (no nvcc, or a "
+                                "sanitizer build)", path);
     }
     snprintf(cmd, sizeof(cmd), "%s %s 2>&1", path, args);
     fflush(stdout);
     status = system(cmd);
     GDA_FT_ASSERT(WIFEXITED(status));
     if (WEXITSTATUS(status) == GPU_PROGRAM_SKIP) {
-        GDA_FT_SKIP("no CUDA device on this machine");
+        GDA_FT_SKIP_UNAVAILABLE("no CUDA device on this machine");
     }
     GDA_FT_ASSERT_EQ(WEXITSTATUS(status), 0);
 }

@@ -102,6 +102,16 @@ GDA_FT_SELF_HIDDEN_TEST(runner_selfcheck, skip, 10)
     GDA_FT_SKIP("no widget here (%d)", 42);
 }
 
+GDA_FT_SELF_HIDDEN_TEST(runner_selfstrict, unavailable, 10)
+{
+    GDA_FT_SKIP_UNAVAILABLE("no widget can be had (%d)", 7);
+}
+
+GDA_FT_SELF_HIDDEN_TEST(runner_selfstrict, missing, 10)
+{
+    GDA_FT_SKIP("the widget is not installed");
+}
+
 /* The assertion macros, each made to fail once */
 
 GDA_FT_SELF_HIDDEN_TEST(runner_selfmacro, all_hold, 10)
@@ -222,6 +232,12 @@ static void gda_ft_self_run(gda_ft_self_run_t *run, int selftest,
             setenv("GDA_FT_TEST_TIMEOUT_SCALE", timeout_scale, 1);
         } else {
             unsetenv("GDA_FT_TEST_TIMEOUT_SCALE");
+        }
+        /* the outer runner's strict mode (CI) is not the inner one's */
+        if (getenv("GDA_FT_SELF_STRICT") != NULL) {
+            setenv("GDA_FT_TEST_STRICT", "1", 1);
+        } else {
+            unsetenv("GDA_FT_TEST_STRICT");
         }
 
         execv(exe, (char *const*)argv);
@@ -515,6 +531,34 @@ GDA_FT_TEST(test_runner, no_match_is_an_error)
     gda_ft_self_run(&run, 1, NULL, NULL, args);
     GDA_FT_ASSERT_EQ(gda_ft_self_exit_code(&run), 1);
     GDA_FT_ASSERT_EQ(gda_ft_self_count_lines(run.output, "["), 0);
+    gda_ft_self_expect_last_line(&run, "0 passed, 0 failed");
+    gda_ft_self_free(&run);
+}
+
+/* Strict mode: a skip of what setup installs fails; one of what no setup
+ * can give stays a skip */
+GDA_FT_TEST(test_runner, strict_mode_fails_skips_setup_could_avoid)
+{
+    static const char *const args[] = {"-f", "runner_selfstrict.*", NULL};
+    gda_ft_self_run_t run;
+
+    setenv("GDA_FT_SELF_STRICT", "1", 1);
+    gda_ft_self_run(&run, 1, NULL, NULL, args);
+    unsetenv("GDA_FT_SELF_STRICT");
+    GDA_FT_ASSERT_EQ(gda_ft_self_exit_code(&run), 1);
+    gda_ft_self_expect_line(&run, "[FAIL] runner_selfstrict.missing "
+                            "(skipped, and strict mode runs it: the widget "
+                            "is not installed)\n");
+    gda_ft_self_expect_line(&run, "[SKIP] runner_selfstrict.unavailable: "
+                            "no widget can be had (7)\n");
+    gda_ft_self_expect_last_line(&run, "0 passed, 1 failed");
+    gda_ft_self_free(&run);
+
+    /* without it both are skips */
+    gda_ft_self_run(&run, 1, NULL, NULL, args);
+    GDA_FT_ASSERT_EQ(gda_ft_self_exit_code(&run), 0);
+    gda_ft_self_expect_line(&run, "[SKIP] runner_selfstrict.missing: the "
+                            "widget is not installed\n");
     gda_ft_self_expect_last_line(&run, "0 passed, 0 failed");
     gda_ft_self_free(&run);
 }

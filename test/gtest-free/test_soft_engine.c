@@ -100,7 +100,7 @@ GDA_FT_TEST(soft_engine, thread_runs_on_the_process_cpus_not_the_opener_cpu)
 
     GDA_FT_ASSERT_EQ(sched_getaffinity(0, sizeof(process), &process), 0);
     if (CPU_COUNT(&process) < 2) {
-        GDA_FT_SKIP("needs 2 CPUs, the process may use %d",
+        GDA_FT_SKIP_UNAVAILABLE("needs 2 CPUs, the process may use %d",
                     CPU_COUNT(&process));
     }
 

@@ -361,8 +361,14 @@ GDA_FT_TEST_TIMEOUT(soft_netns, rail_down_gives_retry_exceeded_in_time, 300)
 
     snprintf(probe, sizeof(probe), "gdaftprobe%d", getpid());
     if (netns_run(out, sizeof(out), probe_add) != 0) {
-        GDA_FT_SKIP("cannot create network namespaces: 'ip netns add' "
-                    "failed (needs root / CAP_NET_ADMIN): %.100s", out);
+        if (geteuid() != 0) {
+            GDA_FT_SKIP_UNAVAILABLE("cannot create network namespaces: 'ip "
+                                    "netns add' needs root / "
+                                    "CAP_NET_ADMIN: %.100s", out);
+        }
+        /* root, and still none: strict mode (CI) wants this test run */
+        GDA_FT_SKIP("cannot create network namespaces as root: %.100s",
+                    out);
     }
     GDA_FT_ASSERT_EQ(netns_run(out, sizeof(out), probe_del), 0);
 

@@ -1395,7 +1395,7 @@ GDA_FT_TEST(uct_ops, cuda_memory_put_get)
     test_uct_t t;
 
     if (!test_cuda_load(&cu)) {
-        GDA_FT_SKIP("no CUDA driver or no GPU");
+        GDA_FT_SKIP_UNAVAILABLE("no CUDA driver or no GPU");
     }
 
     test_uct_env(&t, 4, NULL);

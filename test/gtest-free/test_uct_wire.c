@@ -943,13 +943,13 @@ GDA_FT_TEST_TIMEOUT(uct_wire, valgrind_clean, 300)
     int ret;
 
 #ifdef __SANITIZE_ADDRESS__
-    GDA_FT_SKIP("sanitizer build: AddressSanitizer checks these tests");
+    GDA_FT_SKIP_UNAVAILABLE("sanitizer build: AddressSanitizer checks these tests");
 #endif
     if (system("valgrind --version >/dev/null 2>&1") != 0) {
         GDA_FT_SKIP("valgrind is not installed");
     }
     if (getenv("GDA_FT_UNDER_VALGRIND") != NULL) {
-        GDA_FT_SKIP("already under valgrind");
+        GDA_FT_SKIP_UNAVAILABLE("already under valgrind");
     }
 
     len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
