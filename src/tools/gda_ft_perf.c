@@ -814,14 +814,13 @@ static unsigned perf_parse_enum(const char *arg, const char **names,
 static unsigned perf_parse_uint(const char *arg, unsigned min, unsigned max,
                                 const char *what)
 {
-    char *end;
-    unsigned long v = strtoul(arg, &end, 0);
+    unsigned value;
 
-    if ((*arg == '\0') || (*end != '\0') || (v < min) || (v > max)) {
+    if (gda_ft_prog_parse_uint(arg, min, max, &value) != 0) {
         perf_die("%s must be a number in [%u, %u], not '%s'", what, min, max,
                  arg);
     }
-    return (unsigned)v;
+    return value;
 }
 
 static void perf_parse(int argc, char **argv)

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -46,6 +47,20 @@ int gda_ft_prog_read_all(int fd, void *buf, size_t len)
         p   += n;
         len -= n;
     }
+    return 0;
+}
+
+int gda_ft_prog_parse_uint(const char *arg, unsigned min, unsigned max,
+                           unsigned *value_p)
+{
+    unsigned long value;
+    char *end;
+
+    value = strtoul(arg, &end, 0);
+    if ((*arg == '\0') || (*end != '\0') || (value < min) || (value > max)) {
+        return -1;
+    }
+    *value_p = (unsigned)value;
     return 0;
 }
 

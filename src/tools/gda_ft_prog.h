@@ -1,7 +1,7 @@
 /*
  * Helpers of the programs that drive the device API from UCP processes
  * (gda_ft_perf, the MoE example): whole reads and writes on their
- * rendezvous sockets, a software HCA port's state for their faults, and
+ * rendezvous sockets, their options' numbers, a software HCA port's state for their faults, and
  * their GPU runners, loaded from beside the program.
  */
 #ifndef GDA_FT_PROG_H_
@@ -13,6 +13,11 @@
 /* 0, or -1 when the peer closed or an error occurred (errno) */
 int gda_ft_prog_write_all(int fd, const void *buf, size_t len);
 int gda_ft_prog_read_all(int fd, void *buf, size_t len);
+
+/* A number of [min, max] in arg (any base strtoul takes); 0, or -1 when
+ * arg is not one */
+int gda_ft_prog_parse_uint(const char *arg, unsigned min, unsigned max,
+                           unsigned *value_p);
 
 /* Port 1 of software HCA dev, in this process, up or down;
  * UCS_ERR_NO_DEVICE when dev is none of this process's software HCAs */

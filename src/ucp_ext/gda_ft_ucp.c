@@ -477,6 +477,7 @@ ucs_status_t gda_ft_ucp_mem_list_create(ucp_ep_h ep,
 {
     size_t size = GDA_FT_UCP_HDR_SIZE + count * sizeof(gda_ft_dev_mem_elem_t);
     gda_ft_dev_mem_list_t *list;
+    gda_ft_dev_mem_elem_t *elem;
     gda_ft_ucp_mem_list_h ml;
     gda_ft_ucp_lane_t lane;
     ucs_status_t status;
@@ -501,16 +502,12 @@ ucs_status_t gda_ft_ucp_mem_list_create(ucp_ep_h ep,
         return UCS_ERR_NO_MEMORY;
     }
     list = (gda_ft_dev_mem_list_t*)host;
+    elem = (gda_ft_dev_mem_elem_t*)UCS_PTR_BYTE_OFFSET(host,
+                                                       GDA_FT_UCP_HDR_SIZE);
     for (i = 0; i < count; ++i) {
-        status = gda_ft_ucp_elem_local(&lane, i, &elems[i], place,
-                                       (gda_ft_dev_mem_elem_t*)
-                                       UCS_PTR_BYTE_OFFSET(host,
-                                               GDA_FT_UCP_HDR_SIZE) + i);
+        status = gda_ft_ucp_elem_local(&lane, i, &elems[i], place, &elem[i]);
         if (status == UCS_OK) {
-            status = gda_ft_ucp_elem_remote(&lane, i, &elems[i],
-                                            (gda_ft_dev_mem_elem_t*)
-                                            UCS_PTR_BYTE_OFFSET(host,
-                                                    GDA_FT_UCP_HDR_SIZE) + i);
+            status = gda_ft_ucp_elem_remote(&lane, i, &elems[i], &elem[i]);
         }
         if (status != UCS_OK) {
             goto err_free_host;

@@ -71,8 +71,8 @@ typedef struct {
 typedef struct {
     uint32_t done;        /* iterations that finished */
     uint32_t checked, wrong, signal_errors;
-    uint32_t switches, replays, resolved, in_doubt, failbacks, no_path;
     uint32_t gpu;
+    gda_ft_chan_counters_t chan;   /* of all our channels */
     double   first_backup_ms;  /* after the switch, 0: none */
 } moe_summary_t;
 
@@ -489,6 +489,20 @@ static void moe_run_iteration(moe_rank_t *m, moe_result_t *sum)
     }
 }
 
+/* Adds the counters of b to a */
+static void moe_counters_add(gda_ft_chan_counters_t *a,
+                             const gda_ft_chan_counters_t *b)
+{
+    a->switches  += b->switches;
+    a->replays   += b->replays;
+    a->resolved  += b->resolved;
+    a->confirmed += b->confirmed;
+    a->in_doubt  += b->in_doubt;
+    a->failbacks += b->failbacks;
+    a->no_path   += b->no_path;
+    a->op_errors += b->op_errors;
+}
+
 static void moe_chan_totals(moe_rank_t *m, moe_summary_t *s,
                             uint32_t *on_backup)
 {
@@ -496,19 +510,14 @@ static void moe_chan_totals(moe_rank_t *m, moe_summary_t *s,
     unsigned p, ch;
 
     *on_backup = 0;
-    memset(&s->switches, 0, 6 * sizeof(uint32_t));
+    memset(&s->chan, 0, sizeof(s->chan));
     for (p = 0; p < opt.ranks; ++p) {
         for (ch = 0; (m->dev_ep[p] != NULL) && (ch < opt.nchan); ++ch) {
             if (gda_ft_ucp_device_ep_query(m->dev_ep[p], ch, &q) != UCS_OK) {
                 continue;
             }
-            *on_backup   += (q.active == GDA_FT_CHAN_BACKUP);
-            s->switches  += q.poster.switches;
-            s->replays   += q.poster.replays;
-            s->resolved  += q.poster.resolved;
-            s->in_doubt  += q.poster.in_doubt;
-            s->failbacks += q.poster.failbacks;
-            s->no_path   += q.poster.no_path;
+            *on_backup += (q.active == GDA_FT_CHAN_BACKUP);
+            moe_counters_add(&s->chan, &q.poster);
             if ((q.recovered_ns > q.switch_ns) && (s->first_backup_ms == 0)) {
                 s->first_backup_ms = (q.recovered_ns - q.switch_ns) / 1e6;
             }
@@ -908,12 +917,7 @@ static unsigned moe_summary_lines(const moe_job_t *job, char lines[][80])
         t.checked       += job->sum[r].checked;
         t.wrong         += job->sum[r].wrong;
         t.signal_errors += job->sum[r].signal_errors;
-        t.switches      += job->sum[r].switches;
-        t.replays       += job->sum[r].replays;
-        t.resolved      += job->sum[r].resolved;
-        t.in_doubt      += job->sum[r].in_doubt;
-        t.failbacks     += job->sum[r].failbacks;
-        t.no_path       += job->sum[r].no_path;
+        moe_counters_add(&t.chan, &job->sum[r].chan);
         t.first_backup_ms = MOE_MAX(t.first_backup_ms,
                                     job->sum[r].first_backup_ms);
         t.gpu          |= job->sum[r].gpu;
@@ -932,11 +936,11 @@ static unsigned moe_summary_lines(const moe_job_t *job, char lines[][80])
              t.gpu ? "GPU kernels" : "CPU threads");
     snprintf(lines[n++], 80, "iterations finished   %u of %u", done,
              opt.iters);
-    snprintf(lines[n++], 80, "switches / failbacks  %u / %u", t.switches,
-             t.failbacks);
-    snprintf(lines[n++], 80, "replays / resolved    %u / %u", t.replays,
-             t.resolved);
-    snprintf(lines[n++], 80, "atomics in doubt      %u", t.in_doubt);
+    snprintf(lines[n++], 80, "switches / failbacks  %u / %u",
+             t.chan.switches, t.chan.failbacks);
+    snprintf(lines[n++], 80, "replays / resolved    %u / %u",
+             t.chan.replays, t.chan.resolved);
+    snprintf(lines[n++], 80, "atomics in doubt      %u", t.chan.in_doubt);
     snprintf(lines[n++], 80, "tokens checked        %u", t.checked);
     snprintf(lines[n++], 80, "lost / duplicated     %u / %u", t.wrong,
              t.signal_errors);
@@ -1125,13 +1129,12 @@ static int moe_launcher(char **argv)
 static unsigned moe_uint(const char *arg, unsigned min, unsigned max,
                          const char *what)
 {
-    char *end;
-    unsigned long v = strtoul(arg, &end, 0);
+    unsigned value;
 
-    if ((*arg == '\0') || (*end != '\0') || (v < min) || (v > max)) {
+    if (gda_ft_prog_parse_uint(arg, min, max, &value) != 0) {
         moe_die("%s must be in [%u, %u], not '%s'", what, min, max, arg);
     }
-    return (unsigned)v;
+    return value;
 }
 
 int main(int argc, char **argv)

@@ -75,17 +75,6 @@ static uint32_t uct_gda_ft_chan_first_psn(uint32_t src_qpn, uint32_t dst_qpn)
             (src_qpn >> 7)) & 0xffffff;
 }
 
-static int uct_gda_ft_chan_port_up(uct_gda_ft_iface_t *iface, unsigned path)
-{
-    uct_gda_ft_iface_path_t *ipath = &iface->path[path];
-    gda_ft_hca_port_attr_t attr;
-
-    return (ipath->dev != NULL) &&
-           (gda_ft_hca_port_query(ipath->dev->hca, ipath->port_num, &attr) ==
-            UCS_OK) && (attr.state == GDA_FT_HCA_PORT_ACTIVE);
-}
-
-
 /* ---- questions to the peer ----------------------------------------------- */
 
 /*
@@ -208,7 +197,7 @@ static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id)
             answer[0] = 0;
         }
     } else if (op == UCT_GDA_FT_CHAN_ASK_REARM) {
-        if (uct_gda_ft_chan_port_up(iface, path) &&
+        if (uct_gda_ft_iface_port_up(iface, path) &&
             (gda_ft_chan_host_reconnect(target, path,
                                         mbox->chan[id].req_psn[0],
                                         mbox->chan[id].req_psn[1]) ==

@@ -51,16 +51,6 @@ static uint32_t uct_gda_ft_guard_new_psn(void)
     return psn & 0xffffff;
 }
 
-static int uct_gda_ft_guard_port_up(uct_gda_ft_iface_t *iface)
-{
-    uct_gda_ft_iface_path_t *ipath = &iface->path[UCT_GDA_FT_PATH_PRIMARY];
-    gda_ft_hca_port_attr_t attr;
-
-    return (gda_ft_hca_port_query(ipath->dev->hca, ipath->port_num,
-                                  &attr) == UCS_OK) &&
-           (attr.state == GDA_FT_HCA_PORT_ACTIVE);
-}
-
 /*
  * Writes fields of the peer's mailbox over `path`: the backup for the
  * failback handshake, the one known to work while the primary pair is
@@ -232,7 +222,7 @@ static void uct_gda_ft_guard_answer(uct_gda_ft_ep_t *ep, uint64_t now)
         return;     /* both asked: ours wins, the peer answers it */
     }
 
-    if (!uct_gda_ft_guard_port_up(iface)) {
+    if (!uct_gda_ft_iface_port_up(iface, UCT_GDA_FT_PATH_PRIMARY)) {
         return;     /* the initiator retries after its back-off */
     }
 
@@ -529,7 +519,8 @@ void uct_gda_ft_ep_guard_progress(uct_gda_ft_ep_t *ep, uint64_t now)
     switch (g->state) {
     case UCT_GDA_FT_GUARD_IDLE:
         if (iface->config.failback && ep->dev.path_failed[0] &&
-            (now >= g->next_try_ns) && uct_gda_ft_guard_port_up(iface)) {
+            (now >= g->next_try_ns) &&
+            uct_gda_ft_iface_port_up(iface, UCT_GDA_FT_PATH_PRIMARY)) {
             uct_gda_ft_guard_request(ep, now);
         }
         break;

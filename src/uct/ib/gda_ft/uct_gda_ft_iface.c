@@ -522,22 +522,22 @@ unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface)
         }
     }
 
-    /* Guardian: mailboxes, resolution and failback, every GUARD_INTERVAL */
-    if (iface->config.failback || iface->config.resolve) {
+    /* Guardians: the endpoints' mailboxes, resolution and failback every
+     * GUARD_INTERVAL; their device channels' more often (a fiftieth of the
+     * deadline), since posters wait for the answer to a switch */
+    if (iface->config.failback || iface->config.resolve ||
+        iface->config.dev_channels) {
         now = gda_ft_dev_now_ns();
-        if ((now - iface->last_guard_ns) > iface->config.guard_ns) {
+        if ((iface->config.failback || iface->config.resolve) &&
+            ((now - iface->last_guard_ns) > iface->config.guard_ns)) {
             iface->last_guard_ns = now;
             ucs_list_for_each(ep, &iface->eps, list) {
                 uct_gda_ft_ep_guard_progress(ep, now);
             }
         }
-    }
-
-    /* Device channels: their posters wait for the guardian's answer to a
-     * switch, so it runs more often (a fiftieth of the deadline) */
-    if (iface->config.dev_channels != 0) {
-        now = gda_ft_dev_now_ns();
-        if ((now - iface->last_chan_guard_ns) > iface->config.chan_guard_ns) {
+        if (iface->config.dev_channels &&
+            ((now - iface->last_chan_guard_ns) >
+             iface->config.chan_guard_ns)) {
             iface->last_chan_guard_ns = now;
             ucs_list_for_each(ep, &iface->eps, list) {
                 uct_gda_ft_ep_chans_progress(ep, now);
@@ -976,8 +976,10 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     }
     if ((config->dev_channels != 0) && (backup_port == 0)) {
         ucs_error("gda_ft: DEVICE_CHANNELS=%u needs a backup HCA, and %s "
-                  "has none", config->dev_channels,
-                  md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca->attr.info.name);
+                  "has none%s", config->dev_channels,
+                  md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca->attr.info.name,
+                  config->failover ? "" : " with FAILOVER=n (channels "
+                  "without failover: DEVICE_FAILOVER=n)");
         return UCS_ERR_UNSUPPORTED;
     }
 

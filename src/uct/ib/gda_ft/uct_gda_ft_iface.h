@@ -398,6 +398,18 @@ struct uct_gda_ft_iface {
 };
 
 
+/* Whether the port of the interface's `path` is up (0 without the path) */
+static UCS_F_ALWAYS_INLINE int
+uct_gda_ft_iface_port_up(const uct_gda_ft_iface_t *iface, unsigned path)
+{
+    const uct_gda_ft_iface_path_t *ipath = &iface->path[path];
+    gda_ft_hca_port_attr_t attr;
+
+    return (ipath->dev != NULL) &&
+           (gda_ft_hca_port_query(ipath->dev->hca, ipath->port_num, &attr) ==
+            UCS_OK) && (attr.state == GDA_FT_HCA_PORT_ACTIVE);
+}
+
 static UCS_F_ALWAYS_INLINE int
 uct_gda_ft_iface_has_backup(const uct_gda_ft_iface_t *iface)
 {
