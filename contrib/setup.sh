@@ -50,8 +50,10 @@ if [ $have_src = no ]; then
         /(^|\n)Types:[ \t]*deb[ \t]*(\n|$)/ {
             sub(/Types:[ \t]*deb[ \t]*/, "Types: deb-src"); print }' \
         /etc/apt/sources.list.d/*.sources 2>/dev/null)
-    oneline=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
-                  2>/dev/null | sed -n 's/^deb\([[:space:]]\)/deb-src\1/p')
+    # either file may be missing: cat's status is not the answer
+    oneline=$( (cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
+                    2>/dev/null || true) |
+              sed -n 's/^deb\([[:space:]]\)/deb-src\1/p')
     if [ -z "$deb822" ] && [ -z "$oneline" ]; then
         echo "setup: APT has no deb entry to take a deb-src entry from;" \
              "add one for the UCX source package" >&2
