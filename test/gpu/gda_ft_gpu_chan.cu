@@ -524,15 +524,12 @@ static void gpu_counters(chan_world_t *w, gda_ft_chan_counters_t *sum,
     }
 }
 
-/* Channel states and the newest switch records, for a run that failed */
-static void gpu_dump(chan_world_t *w)
+/* The soft HCAs' packet counters and the engine thread's pass gaps */
+static void gpu_print_hca_stats(chan_world_t *w)
 {
-    gda_ft_chan_t chans[CHAN_WORLD_MAX_CHANNELS];
-    const gda_ft_chan_mbox_t *mbox;
-    const gda_ft_chan_record_t *rec;
-    unsigned c, r;
+    gda_ft_soft_engine_stats_t es;
+    unsigned c;
 
-    gpu_chans_host(w, chans);
     for (c = 0; c < 4; ++c) {
         gda_ft_soft_port_stats_t st = soft_port_stats(w->dev[c], 1);
 
@@ -544,6 +541,28 @@ static void gpu_dump(chan_world_t *w)
                (unsigned long)st.rx_duplicate, (unsigned long)st.tx_naks,
                (unsigned long)st.retransmits, (unsigned long)st.rx_bad_state);
     }
+    gda_ft_soft_engine_stats(&es);
+    printf("engine: %lu passes, gaps <16us %lu <64us %lu <256us %lu <1ms %lu "
+           "<4ms %lu >=4ms %lu, longest %.3f ms (its work: %.3f ms; "
+           "longest receive %.3f, queues %.3f, housekeeping %.3f ms)\n",
+           (unsigned long)es.passes, (unsigned long)es.gaps[0],
+           (unsigned long)es.gaps[1], (unsigned long)es.gaps[2],
+           (unsigned long)es.gaps[3], (unsigned long)es.gaps[4],
+           (unsigned long)es.gaps[5], es.max_gap_ns / 1e6,
+           es.max_pass_ns / 1e6, es.max_part_ns[0] / 1e6,
+           es.max_part_ns[1] / 1e6, es.max_part_ns[2] / 1e6);
+}
+
+/* Channel states and the newest switch records, for a run that failed */
+static void gpu_dump(chan_world_t *w)
+{
+    gda_ft_chan_t chans[CHAN_WORLD_MAX_CHANNELS];
+    const gda_ft_chan_mbox_t *mbox;
+    const gda_ft_chan_record_t *rec;
+    unsigned c, r;
+
+    gpu_chans_host(w, chans);
+    gpu_print_hca_stats(w);
     for (c = 0; c < w->params.nchan; ++c) {
         mbox = w->a[c].mbox;
         printf("chan %u: state %u active %u word 0x%lx ready %lu completed "
@@ -697,6 +716,7 @@ static void gpu_steady_scenario(const gpu_run_t *run)
     gpu_run_kernel(&w, run, 1, 0, 0, 0, out, fadd, &t_down, &t_end,
                    &down_gpu_ns);
     printf("steady: the kernel returned after %.3f s\n", t_end - t0);
+    gpu_print_hca_stats(&w);
     gpu_verify(&w, run, out, fadd, "steady");
     gpu_counters(&w, &sum, &on_primary);
     for (wp = 0; wp < warps; ++wp) {

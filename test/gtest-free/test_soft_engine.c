@@ -158,3 +158,64 @@ GDA_FT_TEST(soft_engine, thread_runs_on_the_process_cpus_not_the_opener_cpu)
     pthread_cond_destroy(&o.cond);
     pthread_mutex_destroy(&o.lock);
 }
+
+/*
+ * LOOPBACK: between two soft HCAs of one process the datagrams skip the
+ * kernel by default and go through it with LOOPBACK=n; the bytes, the
+ * packet counts and the engine's stats are the same either way.
+ */
+static void loopback_write(const char *env, int expect_loopback)
+{
+    size_t len = 256 * 1024;
+    uint8_t *src = malloc(len), *dst = calloc(1, len);
+    gda_ft_soft_port_stats_t tx, rx;
+    gda_ft_soft_engine_stats_t es;
+    gda_ft_dev_cqe_info_t info;
+    gda_ft_hca_mr_t *smr, *dmr;
+    char reply[4096];
+    soft_pair_t p;
+    uint16_t idx;
+
+    soft_pair_init(&p, env, NULL);
+    soft_fill(src, len, 3);
+    smr = soft_mr(&p.a, src, len, 0);
+    dmr = soft_mr(&p.b, dst, len, GDA_FT_HCA_ACCESS_REMOTE_WRITE);
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&p.a.sq, (uintptr_t)src,
+                                               smr->lkey, len,
+                                               (uintptr_t)dst, dmr->rkey,
+                                               GDA_FT_WQE_SIGNALED, &idx),
+                     GDA_FT_DEV_OK);
+    soft_ep_ring(&p.a);
+    soft_ep_wait_send(&p.a, &info, 5000);
+    GDA_FT_ASSERT_EQ(info.opcode, GDA_FT_MLX5_CQE_REQ);
+    GDA_FT_ASSERT_MEM_EQ(dst, src, len);
+
+    tx = soft_port_stats(p.dev0, 1);
+    rx = soft_port_stats(p.dev1, 1);
+    /* 64 packets of 4 KiB out, their ACKs back */
+    GDA_FT_ASSERT(rx.rx_pkts >= len / 4096);
+    GDA_FT_ASSERT_EQ(rx.rx_pkts, tx.tx_pkts);
+    GDA_FT_ASSERT_EQ(rx.rx_loopback, expect_loopback ? rx.rx_pkts : 0);
+    GDA_FT_ASSERT_EQ(tx.rx_loopback, expect_loopback ? tx.rx_pkts : 0);
+
+    gda_ft_soft_engine_stats(&es);
+    GDA_FT_ASSERT(es.passes > 0);
+    GDA_FT_ASSERT(es.max_pass_ns > 0);
+    GDA_FT_ASSERT_OK(gda_ft_soft_ctl_exec("stats", reply, sizeof(reply)));
+    GDA_FT_ASSERT(strstr(reply, "engine passes ") != NULL);
+    GDA_FT_ASSERT(strstr(reply, expect_loopback ? "loopback 64" :
+                                                  "loopback 0\n") != NULL);
+    free(src);
+    free(dst);
+    soft_pair_fini(&p);
+}
+
+GDA_FT_TEST(soft_engine, loopback_between_ports_of_one_process)
+{
+    loopback_write(NULL, 1);
+}
+
+GDA_FT_TEST(soft_engine, loopback_off_goes_through_the_kernel)
+{
+    loopback_write("UCX_GDA_FT_SOFT_LOOPBACK=n", 0);
+}

@@ -28,6 +28,8 @@ typedef struct gda_ft_soft_config {
     double         reorder;
     char          *ctl_dir;        /* control socket directory, "" = none */
     double         link_check;     /* interval of the netdev state check */
+    int            loopback;       /* datagrams between ports of this
+                                      process skip the kernel */
 } gda_ft_soft_config_t;
 
 extern ucs_config_field_t gda_ft_soft_config_table[];
@@ -53,7 +55,32 @@ typedef struct gda_ft_soft_port_stats {
     uint64_t retransmits;      /* retransmission timer expirations */
     uint64_t fault_dropped;    /* dropped by fault injection or link down */
     uint64_t fault_delayed;
+    uint64_t rx_loopback;      /* of rx_pkts: from a port of this process,
+                                  not through the kernel (LOOPBACK) */
 } gda_ft_soft_port_stats_t;
+
+
+/*
+ * How steadily the engine thread ran: the time between the starts of two
+ * passes while it was busy or spinning (a sleep it chose is not counted).
+ * A gap is the silence every QP of the process sees at once, so a gap
+ * near a deadline is a false switch waiting to happen. The longest pass
+ * (its work alone) tells a gap the engine spent working from one it spent
+ * waiting for the lock or the CPU.
+ */
+#define GDA_FT_SOFT_ENGINE_GAP_BUCKETS 6   /* <16us <64us <256us <1ms <4ms
+                                              and longer */
+typedef struct gda_ft_soft_engine_stats {
+    uint64_t passes;
+    uint64_t gaps[GDA_FT_SOFT_ENGINE_GAP_BUCKETS];
+    uint64_t max_gap_ns;
+    uint64_t max_pass_ns;
+    uint64_t max_part_ns[3];   /* the longest receive (datagrams in), queue
+                                  (QPs' work) and housekeeping (timers,
+                                  faults, control, link check) part */
+} gda_ft_soft_engine_stats_t;
+
+void gda_ft_soft_engine_stats(gda_ft_soft_engine_stats_t *stats);
 
 
 /* Fault injection settings of one port */

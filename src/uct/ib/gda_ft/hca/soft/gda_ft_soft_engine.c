@@ -14,6 +14,7 @@
 #include "gda_ft_soft_int.h"
 
 #include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/compiler_def.h>
 #include <arpa/inet.h>
 #include <errno.h>
@@ -77,11 +78,80 @@ void gda_ft_soft_engine_wake(void)
     }
 }
 
+/* The open port of this process at dst_ip and the sender's UDP port */
+static gda_ft_soft_port_t *gda_ft_soft_loopback_find(gda_ft_soft_port_t *from,
+                                                     uint32_t dst_ip)
+{
+    gda_ft_soft_dev_t *dev;
+    gda_ft_soft_port_t *port;
+    unsigned p;
+
+    ucs_list_for_each(dev, &gda_ft_soft_engine.devs, list) {
+        for (p = 0; p < dev->super.attr.info.num_ports; ++p) {
+            port = &dev->ports[p];
+            if ((port->addr.sin_addr.s_addr == dst_ip) &&
+                (port->addr.sin_port == from->addr.sin_port) &&
+                (port->fd >= 0)) {
+                return port;
+            }
+        }
+    }
+    return NULL;
+}
+
+/*
+ * Queues a datagram for a port of this process. A full queue drops it, as
+ * a full socket buffer would; retransmission recovers.
+ */
+static void gda_ft_soft_loopback_send(gda_ft_soft_port_t *from,
+                                      gda_ft_soft_port_t *to,
+                                      const void *pkt, size_t len)
+{
+    gda_ft_soft_loopback_pkt_t *lb;
+
+    if (to->lb_queue == NULL) {
+        to->lb_queue = ucs_malloc(GDA_FT_SOFT_LOOPBACK_QUEUE *
+                                  sizeof(*to->lb_queue), "soft_loopback");
+    }
+    if ((to->lb_queue == NULL) ||
+        ((to->lb_tail - to->lb_head) == GDA_FT_SOFT_LOOPBACK_QUEUE)) {
+        ++from->stats.fault_dropped;
+        return;
+    }
+
+    lb             = &to->lb_queue[to->lb_tail % GDA_FT_SOFT_LOOPBACK_QUEUE];
+    lb->arrival_ns = gda_ft_soft_realtime_ns();
+    lb->src        = from->addr;
+    lb->len        = len;
+    memcpy(lb->data, pkt, len);
+    ++to->lb_tail;
+    ++gda_ft_soft_engine.loopback_queued;
+    ++from->stats.tx_pkts;
+    from->stats.tx_bytes += len;
+}
+
+void gda_ft_soft_loopback_close(gda_ft_soft_port_t *port)
+{
+    gda_ft_soft_engine.loopback_queued -= port->lb_tail - port->lb_head;
+    port->lb_head = port->lb_tail = 0;
+    ucs_free(port->lb_queue);
+    port->lb_queue = NULL;
+}
+
 void gda_ft_soft_sendto(gda_ft_soft_port_t *port, uint32_t dst_ip,
                         const void *pkt, size_t len)
 {
     struct sockaddr_in dst = port->addr;
+    gda_ft_soft_port_t *local;
     ssize_t ret;
+
+    if (gda_ft_soft_engine.config.loopback) {
+        local = gda_ft_soft_loopback_find(port, dst_ip);
+        if (local != NULL) {
+            gda_ft_soft_loopback_send(port, local, pkt, len);
+            return;
+        }
+    }
 
     dst.sin_addr.s_addr = dst_ip;
     ret = sendto(port->fd, pkt, len, 0, (struct sockaddr*)&dst, sizeof(dst));
@@ -207,6 +277,27 @@ static uint64_t gda_ft_soft_rx_arrival_ns(struct msghdr *msg)
     return 0;
 }
 
+/*
+ * Handles up to one batch of the datagrams from ports of this process.
+ * What they make this port send may land in this very queue, behind them.
+ */
+static int gda_ft_soft_rx_loopback(gda_ft_soft_port_t *port)
+{
+    gda_ft_soft_loopback_pkt_t *lb;
+    int count;
+
+    for (count = 0; (count < GDA_FT_SOFT_RX_BATCH) &&
+                    (port->lb_head != port->lb_tail); ++count) {
+        lb = &port->lb_queue[port->lb_head % GDA_FT_SOFT_LOOPBACK_QUEUE];
+        ++port->stats.rx_loopback;
+        gda_ft_soft_rx(port, &lb->src, lb->data, lb->len, lb->arrival_ns);
+        gda_ft_soft_engine.late_port = NULL;
+        ++port->lb_head;
+        --gda_ft_soft_engine.loopback_queued;
+    }
+    return count;
+}
+
 /* Receives up to one batch on a port; returns the number of datagrams */
 static int gda_ft_soft_rx_port(gda_ft_soft_port_t *port)
 {
@@ -252,9 +343,71 @@ static int gda_ft_soft_rx_port(gda_ft_soft_port_t *port)
     return count;
 }
 
+void gda_ft_soft_engine_stats(gda_ft_soft_engine_stats_t *stats)
+{
+    const gda_ft_soft_engine_stats_t *cur = &gda_ft_soft_engine.stats;
+    unsigned i;
+
+    /* word by word: the engine thread counts on beside us */
+    stats->passes     = __atomic_load_n(&cur->passes, __ATOMIC_RELAXED);
+    stats->max_gap_ns = __atomic_load_n(&cur->max_gap_ns, __ATOMIC_RELAXED);
+    stats->max_pass_ns = __atomic_load_n(&cur->max_pass_ns,
+                                         __ATOMIC_RELAXED);
+    for (i = 0; i < 3; ++i) {
+        stats->max_part_ns[i] = __atomic_load_n(&cur->max_part_ns[i],
+                                                __ATOMIC_RELAXED);
+    }
+    for (i = 0; i < GDA_FT_SOFT_ENGINE_GAP_BUCKETS; ++i) {
+        stats->gaps[i] = __atomic_load_n(&cur->gaps[i], __ATOMIC_RELAXED);
+    }
+}
+
+/* Counts the gap since the previous pass (none after a sleep) */
+static void gda_ft_soft_engine_count_pass(gda_ft_soft_engine_t *engine,
+                                          uint64_t now)
+{
+    gda_ft_soft_engine_stats_t *stats = &engine->stats;
+    uint64_t gap, limit               = 16000;
+    unsigned bucket                   = 0;
+
+    __atomic_store_n(&stats->passes, stats->passes + 1, __ATOMIC_RELAXED);
+    if (engine->last_pass_ns != 0) {
+        gap = now - engine->last_pass_ns;
+        while ((bucket < GDA_FT_SOFT_ENGINE_GAP_BUCKETS - 1) &&
+               (gap >= limit)) {
+            ++bucket;
+            limit *= 4;
+        }
+        __atomic_store_n(&stats->gaps[bucket], stats->gaps[bucket] + 1,
+                         __ATOMIC_RELAXED);
+        if (gap > stats->max_gap_ns) {
+            __atomic_store_n(&stats->max_gap_ns, gap, __ATOMIC_RELAXED);
+        }
+    }
+    engine->last_pass_ns = now;
+}
+
+static void gda_ft_soft_engine_max(uint64_t *max, uint64_t value)
+{
+    if (value > *max) {
+        __atomic_store_n(max, value, __ATOMIC_RELAXED);
+    }
+}
+
+/* Ends part `part` of the pass, which began at *start */
+static void gda_ft_soft_engine_count_part(unsigned part, uint64_t *start)
+{
+    uint64_t now = gda_ft_soft_now_ns();
+
+    gda_ft_soft_engine_max(&gda_ft_soft_engine.stats.max_part_ns[part],
+                           now - *start);
+    *start = now;
+}
+
 /* One pass over everything; returns nonzero when work was done */
 static int gda_ft_soft_engine_progress(uint64_t now, uint64_t *next_timer)
 {
+    uint64_t part_start = now;
     gda_ft_soft_dev_t *dev;
     gda_ft_soft_qp_t *qp;
     unsigned p, i;
@@ -271,8 +424,17 @@ static int gda_ft_soft_engine_progress(uint64_t now, uint64_t *next_timer)
                     break;
                 }
             }
+            for (i = 0; i < GDA_FT_SOFT_RX_BATCHES; ++i) {
+                count = gda_ft_soft_rx_loopback(&dev->ports[p]);
+                work += count;
+                if (count < GDA_FT_SOFT_RX_BATCH) {
+                    break;
+                }
+            }
         }
     }
+
+    gda_ft_soft_engine_count_part(0, &part_start);
 
     *next_timer = UINT64_MAX;
     ucs_list_for_each(qp, &gda_ft_soft_engine.qps, list) {
@@ -281,6 +443,8 @@ static int gda_ft_soft_engine_progress(uint64_t now, uint64_t *next_timer)
         work      += gda_ft_soft_req_progress(qp, now);
         *next_timer = ucs_min(*next_timer, gda_ft_soft_qp_next_timer(qp));
     }
+
+    gda_ft_soft_engine_count_part(1, &part_start);
 
     gda_ft_soft_delayed_progress(now);
     if (!ucs_list_is_empty(&gda_ft_soft_engine.delayed)) {
@@ -292,7 +456,10 @@ static int gda_ft_soft_engine_progress(uint64_t now, uint64_t *next_timer)
     gda_ft_soft_sched_progress(now);
     gda_ft_soft_ctl_progress();
     gda_ft_soft_link_check(now);
-    return work;
+    gda_ft_soft_engine_count_part(2, &part_start);
+    /* queued for a port of this process by a timer or a command: the
+     * kernel would wake a sleeping engine for it; nothing else will */
+    return work + (gda_ft_soft_engine.loopback_queued != 0);
 }
 
 static void gda_ft_soft_engine_sleep(uint64_t now, uint64_t next_timer)
@@ -329,8 +496,11 @@ static void *gda_ft_soft_engine_thread(void *arg)
     while (!__atomic_load_n(&gda_ft_soft_engine.stop, __ATOMIC_ACQUIRE)) {
         pthread_mutex_lock(&gda_ft_soft_engine.lock);
         now    = gda_ft_soft_now_ns();
+        gda_ft_soft_engine_count_pass(&gda_ft_soft_engine, now);
         work   = gda_ft_soft_engine_progress(now, &next_timer);
         device = gda_ft_soft_engine.device_qps != 0;
+        gda_ft_soft_engine_max(&gda_ft_soft_engine.stats.max_pass_ns,
+                               gda_ft_soft_now_ns() - now);
         pthread_mutex_unlock(&gda_ft_soft_engine.lock);
         while (__atomic_load_n(&gda_ft_soft_engine.lock_waiters,
                                __ATOMIC_ACQUIRE) != 0) {
@@ -344,6 +514,7 @@ static void *gda_ft_soft_engine_thread(void *arg)
             sched_yield();
         } else {
             gda_ft_soft_engine_sleep(now, next_timer);
+            gda_ft_soft_engine.last_pass_ns = 0;
         }
     }
     return NULL;
@@ -414,6 +585,8 @@ ucs_status_t gda_ft_soft_engine_get(void)
 
     engine->stop         = 0;
     engine->start_ns     = gda_ft_soft_now_ns();
+    engine->last_pass_ns = 0;
+    memset(&engine->stats, 0, sizeof(engine->stats));
     engine->last_busy_ns = engine->start_ns;
     engine->last_link_check_ns = engine->start_ns;
     engine->rng          = engine->config.seed * 0x9e3779b97f4a7c15ull + 1;

@@ -443,6 +443,21 @@ void gda_ft_soft_ctl_close(void)
     engine->ctl_path[0] = '\0';
 }
 
+static void gda_ft_soft_ctl_engine_stats(char *reply, size_t max)
+{
+    gda_ft_soft_engine_stats_t st;
+
+    gda_ft_soft_engine_stats(&st);
+    snprintf(reply, max, "engine passes %lu gaps <16us %lu <64us %lu "
+             "<256us %lu <1ms %lu <4ms %lu >=4ms %lu max %.3f ms "
+             "longest pass %.3f ms (receive %.3f, queues %.3f, "
+             "housekeeping %.3f)\n",
+             st.passes, st.gaps[0], st.gaps[1], st.gaps[2], st.gaps[3],
+             st.gaps[4], st.gaps[5], st.max_gap_ns / 1e6,
+             st.max_pass_ns / 1e6, st.max_part_ns[0] / 1e6,
+             st.max_part_ns[1] / 1e6, st.max_part_ns[2] / 1e6);
+}
+
 static void gda_ft_soft_ctl_stats(char *reply, size_t max)
 {
     gda_ft_soft_dev_t *dev;
@@ -457,7 +472,8 @@ static void gda_ft_soft_ctl_stats(char *reply, size_t max)
             len += snprintf(reply + len, (len < max) ? max - len : 0,
                     "%s:%u %s tx %lu rx %lu retrans %lu dropped %lu "
                     "malformed %lu bad_icrc %lu bad_qpn %lu bad_src %lu "
-                    "out_of_seq %lu dup %lu naks %lu rnr_naks %lu\n",
+                    "out_of_seq %lu dup %lu naks %lu rnr_naks %lu "
+                    "loopback %lu\n",
                     dev->super.attr.info.name, port->num,
                     gda_ft_soft_port_is_up(port) ? "ACTIVE" : "DOWN",
                     port->stats.tx_pkts, port->stats.rx_pkts,
@@ -465,9 +481,12 @@ static void gda_ft_soft_ctl_stats(char *reply, size_t max)
                     port->stats.rx_malformed, port->stats.rx_bad_icrc,
                     port->stats.rx_bad_qpn, port->stats.rx_bad_src,
                     port->stats.rx_out_of_seq, port->stats.rx_duplicate,
-                    port->stats.tx_naks, port->stats.tx_rnr_naks);
+                    port->stats.tx_naks, port->stats.tx_rnr_naks,
+                    port->stats.rx_loopback);
         }
     }
+    gda_ft_soft_ctl_engine_stats(reply + ucs_min(len, max),
+                                 (len < max) ? max - len : 0);
 }
 
 /* Commands added by upper layers (the UCT transport's "counters") */

@@ -31,11 +31,23 @@
 #define GDA_FT_SOFT_RX_BATCHES      8
 #define GDA_FT_SOFT_ATOMIC_CACHE    32
 #define GDA_FT_SOFT_RX_BATCH        32
+/* Datagrams a port holds from ports of the same process (LOOPBACK): about
+ * the socket buffer's 4 MiB */
+#define GDA_FT_SOFT_LOOPBACK_QUEUE  1024
 #define GDA_FT_SOFT_EVENT_QUEUE     64
 #define GDA_FT_SOFT_PKT_MAX         (GDA_FT_ROCE_MAX_HDR + 4096 + 8)
 
 typedef struct gda_ft_soft_engine gda_ft_soft_engine_t;
 typedef struct gda_ft_soft_dev    gda_ft_soft_dev_t;
+
+
+/* A datagram on its way between two ports of the process (LOOPBACK) */
+typedef struct gda_ft_soft_loopback_pkt {
+    uint64_t           arrival_ns;
+    struct sockaddr_in src;
+    uint32_t           len;
+    uint8_t            data[GDA_FT_SOFT_PKT_MAX];
+} gda_ft_soft_loopback_pkt_t;
 
 
 typedef struct gda_ft_soft_port {
@@ -52,6 +64,10 @@ typedef struct gda_ft_soft_port {
     uint64_t                  pace_due_ns; /* the paced transmit is busy
                                               until then */
     gda_ft_soft_port_stats_t  stats;
+    /* datagrams from ports of this process, as a socket buffer would hold
+     * them: GDA_FT_SOFT_LOOPBACK_QUEUE, allocated at the first one */
+    gda_ft_soft_loopback_pkt_t *lb_queue;
+    unsigned                  lb_head, lb_tail;
 } gda_ft_soft_port_t;
 
 
@@ -236,6 +252,9 @@ struct gda_ft_soft_engine {
     gda_ft_soft_sched_event_t *sched;
     unsigned                   sched_count;
     gda_ft_soft_config_t       config;
+    uint64_t                   last_pass_ns;  /* 0 after a sleep */
+    gda_ft_soft_engine_stats_t stats;         /* engine thread writes */
+    unsigned                   loopback_queued; /* in every lb_queue */
 };
 
 
@@ -253,6 +272,7 @@ static inline void gda_ft_soft_engine_lock(void)
 ucs_status_t gda_ft_soft_engine_get(void);
 void gda_ft_soft_engine_put(void);
 void gda_ft_soft_engine_wake(void);
+void gda_ft_soft_loopback_close(gda_ft_soft_port_t *port);
 uint64_t gda_ft_soft_now_ns(void);
 double gda_ft_soft_random(void);
 void gda_ft_soft_tx(gda_ft_soft_port_t *port, uint32_t dst_ip, void *pkt,
