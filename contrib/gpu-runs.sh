@@ -15,6 +15,9 @@
 #            program's default) and without pause, interleaved
 # bench:     device post rate (gda_ft_gpu_bench) and kernel vs CPU posters
 #            (gda_ft_gpu_vs_cpu)
+# engine:    the soft HCA's engine under the device channels' steady load:
+#            loopback against the kernel's UDP side by side, 8 and 2 warps,
+#            1 ms and 200 us deadlines, the switches' reasons
 # sanitizer: compute-sanitizer memcheck and racecheck on small runs
 # moe:       the main job (docs/moe.md) under MPS: the DeepEP decoding
 #            shape on 132 CTAs, CPU threads, 4 ranks, failover off
@@ -45,8 +48,8 @@ run() {   # LOG COMMAND...: the command's output into LOG, its tail shown
     echo "=== $* ($(date +%T))" | tee -a "$log"
     timeout -k 5 "$limit" "$@" >>"$log" 2>&1
     echo "exit $?" >>"$log"
-    grep -E 'interruption|steady:|passed|FAIL|longest|Final|paths|fault:|RESULT' \
-        "$log" | tail -8
+    grep -E -e 'interruption|steady:|passed|FAIL|longest|Final|paths|fault:' \
+         -e 'RESULT|engine:' "$log" | tail -8
 }
 
 for part in $parts; do
@@ -149,6 +152,21 @@ for part in $parts; do
           run moe_gpu_compare.log $gpu/moe --gpu --workers 128 --compare \
               --retry-window 3 --plot moe_timeline_gpu.png )
         echo quit | nvidia-cuda-mps-control
+        ;;
+    engine)
+        steady() {   # LOG DEADLINE_US BLOCKS WARPS
+            UCX_LOG_LEVEL=diag run "$1" $chan -s steady -b "$3" -w "$4" \
+                -D "$2" -T 20 -i 2000000 -m host
+            grep -o 'reason [0-9]*' "$out/$1" | sort | uniq -c
+        }
+        for lb in y n; do
+            UCX_GDA_FT_SOFT_LOOPBACK=$lb steady steady_1ms_lb$lb.log 1000 4 2
+        done
+        steady steady_200us_8warps.log 200 4 2
+        steady steady_1ms_2warps.log 1000 1 2
+        steady steady_200us_2warps.log 200 1 2
+        run warp_fault_1ms_x10.log $chan -s warp_fault -b 4 -w 2 -D 1000 \
+            -i 1000 -m host -r 10
         ;;
     sanitizer)
         run memcheck_warp_fault.log compute-sanitizer --tool memcheck \
