@@ -502,6 +502,70 @@ GDA_FT_TEST(soft_errors, drop_delay_reorder_lose_nothing)
     soft_pair_fini(&p);
 }
 
+/*
+ * Writes and reads longer than the requester's window (256 packets), one
+ * packet in 500 lost: every loss is recovered by a NAK or the timer, and
+ * nothing waits for more than the retry budget.
+ */
+GDA_FT_TEST(soft_errors, drops_in_messages_longer_than_the_window)
+{
+    size_t len = 3 << 20, count = 8, i;
+    uint8_t *src = malloc(len * count), *dst = calloc(count, len);
+    uint8_t *back = calloc(1, len);
+    gda_ft_soft_fault_t fault = {0};
+    gda_ft_hca_mr_t *smr, *dmr, *bmr;
+    gda_ft_dev_cqe_info_t info;
+    soft_pair_t p;
+    uint16_t idx;
+    unsigned round;
+
+    soft_pair_init(&p, NULL, NULL);
+    soft_fill(src, len * count, 9);
+    smr = soft_mr(&p.a, src, len * count, 0);
+    bmr = soft_mr(&p.a, back, len, GDA_FT_HCA_ACCESS_LOCAL_WRITE);
+    dmr = soft_mr(&p.b, dst, len * count, GDA_FT_HCA_ACCESS_REMOTE_WRITE |
+                  GDA_FT_HCA_ACCESS_REMOTE_READ);
+    fault.drop = 0.002;
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(p.dev0, 1, &fault));
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(p.dev1, 1, &fault));
+
+    for (round = 0; round < 4; ++round) {
+        for (i = 0; i < count; ++i) {
+            GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(
+                    &p.a.sq, (uintptr_t)src + i * len, smr->lkey, len,
+                    (uintptr_t)dst + i * len, dmr->rkey,
+                    GDA_FT_WQE_SIGNALED, &idx), GDA_FT_DEV_OK);
+        }
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_read(
+                &p.a.sq, (uintptr_t)back, bmr->lkey, len,
+                (uintptr_t)dst + round * len, dmr->rkey,
+                GDA_FT_WQE_SIGNALED | GDA_FT_WQE_FENCE, &idx),
+                GDA_FT_DEV_OK);
+        soft_ep_ring(&p.a);
+        for (i = 0; i <= count; ++i) {
+            soft_ep_wait_send(&p.a, &info, 20000);
+            if (info.opcode != GDA_FT_MLX5_CQE_REQ) {
+                gda_ft_soft_port_stats_t sa = soft_port_stats(p.dev0, 1);
+                gda_ft_soft_port_stats_t sb = soft_port_stats(p.dev1, 1);
+                GDA_FT_FAIL("round %u CQE %zu: %s; requester retrans %lu "
+                            "rx %lu dropped %lu; responder rx %lu dup %lu "
+                            "oos %lu naks %lu", round, i,
+                            gda_ft_hca_syndrome_str(info.syndrome),
+                            sa.retransmits, sa.rx_pkts, sa.fault_dropped,
+                            sb.rx_pkts, sb.rx_duplicate, sb.rx_out_of_seq,
+                            sb.tx_naks);
+            }
+        }
+        GDA_FT_ASSERT_MEM_EQ(back, src + round * len, len);
+    }
+    GDA_FT_ASSERT_MEM_EQ(dst, src, len * count);
+    GDA_FT_ASSERT(soft_port_stats(p.dev0, 1).fault_dropped > 0);
+    free(src);
+    free(dst);
+    free(back);
+    soft_pair_fini(&p);
+}
+
 /* ---- hostile datagrams --------------------------------------------------- */
 
 typedef struct attacker {

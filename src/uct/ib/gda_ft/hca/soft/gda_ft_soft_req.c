@@ -484,6 +484,24 @@ static void gda_ft_soft_send_request(gda_ft_soft_qp_t *qp,
     gda_ft_soft_tx(gda_ft_soft_qp_port(qp), qp->remote_ip, pkt, hdr_len, 0);
 }
 
+/*
+ * One past the last op with packets on the wire: op_send, or the op at
+ * op_send itself while it is partly sent (a message longer than the window
+ * goes out over several passes). The retransmission timer runs while any
+ * op before it is unacknowledged.
+ */
+static unsigned gda_ft_soft_req_sent_end(gda_ft_soft_qp_t *qp)
+{
+    return qp->op_send +
+           ((qp->op_send != qp->op_tail) &&
+            (gda_ft_soft_op_at(qp, qp->op_send)->pkts_sent > 0));
+}
+
+static int gda_ft_soft_req_in_flight(gda_ft_soft_qp_t *qp)
+{
+    return qp->op_head != gda_ft_soft_req_sent_end(qp);
+}
+
 static int gda_ft_soft_req_transmit(gda_ft_soft_qp_t *qp, uint64_t now)
 {
     /* A budget per pass: a window-sized burst of loopback datagrams makes
@@ -521,6 +539,9 @@ static int gda_ft_soft_req_transmit(gda_ft_soft_qp_t *qp, uint64_t now)
                 break;
             }
             ++qp->rd_atomic_inflight;
+            if (!gda_ft_soft_req_in_flight(qp)) {
+                qp->timer_start = now;
+            }
             gda_ft_soft_send_request(qp, op, op->resp_next);
             op->pkts_sent = op->npkts;  /* one request covers all PSNs */
             work          = 1;
@@ -535,13 +556,13 @@ static int gda_ft_soft_req_transmit(gda_ft_soft_qp_t *qp, uint64_t now)
             if (budget-- == 0) {
                 return 1;     /* more next pass */
             }
+            if (!gda_ft_soft_req_in_flight(qp)) {
+                qp->timer_start = now;   /* the first packet in flight */
+            }
             gda_ft_soft_send_request(qp, op, op->pkts_sent++);
             work = 1;
         }
 
-        if (qp->op_head == qp->op_send) {
-            qp->timer_start = now;
-        }
         ++qp->op_send;
     }
     return work;
@@ -617,11 +638,12 @@ static int gda_ft_soft_req_retire(gda_ft_soft_qp_t *qp)
 /* Go-back-N: transmit again from op index 'from' */
 static void gda_ft_soft_req_rewind(gda_ft_soft_qp_t *qp, unsigned from)
 {
+    unsigned end = gda_ft_soft_req_sent_end(qp);
     gda_ft_soft_op_t *op;
     unsigned idx;
     int32_t acked;
 
-    for (idx = from; idx != qp->op_send; ++idx) {
+    for (idx = from; idx != end; ++idx) {
         op = gda_ft_soft_op_at(qp, idx);
         if (op->done) {
             continue;
@@ -673,12 +695,15 @@ static int gda_ft_soft_req_ack(gda_ft_soft_qp_t *qp, uint32_t psn)
     return 1;
 }
 
-/* Index of the sent op that holds psn, or op_send when none */
+/* Index of the sent (or partly sent) op that holds psn, or
+ * gda_ft_soft_req_sent_end() when none: a NAK may name a packet of a
+ * message still going out */
 static unsigned gda_ft_soft_req_find(gda_ft_soft_qp_t *qp, uint32_t psn)
 {
+    unsigned end = gda_ft_soft_req_sent_end(qp);
     unsigned idx;
 
-    for (idx = qp->op_head; idx != qp->op_send; ++idx) {
+    for (idx = qp->op_head; idx != end; ++idx) {
         if (gda_ft_soft_op_has_psn(gda_ft_soft_op_at(qp, idx), psn)) {
             break;
         }
@@ -696,7 +721,7 @@ static void gda_ft_soft_req_handle_nak(gda_ft_soft_qp_t *qp, uint32_t psn,
 
     gda_ft_soft_req_ack(qp, gda_ft_psn_add(psn, GDA_FT_ROCE_PSN_MASK));
     idx = gda_ft_soft_req_find(qp, psn);
-    if (idx == qp->op_send) {
+    if (idx == gda_ft_soft_req_sent_end(qp)) {
         ++port->stats.rx_unexpected;
         return;
     }
@@ -765,7 +790,7 @@ void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
     }
 
     idx = gda_ft_soft_req_find(qp, pkt->psn);
-    if (idx == qp->op_send) {
+    if (idx == gda_ft_soft_req_sent_end(qp)) {
         ++port->stats.rx_duplicate;
         return;
     }
@@ -830,7 +855,7 @@ static int gda_ft_soft_req_check_timer(gda_ft_soft_qp_t *qp, uint64_t now)
 
     /* timer_start may be later than this pass's 'now': an ACK received in
      * the pass restarted the timer */
-    if ((qp->op_head == qp->op_send) || (qp->rnr_until != 0) ||
+    if (!gda_ft_soft_req_in_flight(qp) || (qp->rnr_until != 0) ||
         (now < qp->timer_start) ||
         (now - qp->timer_start < gda_ft_soft_timeout_ns(qp->timeout))) {
         return 0;
@@ -892,7 +917,7 @@ uint64_t gda_ft_soft_qp_next_timer(gda_ft_soft_qp_t *qp)
         return qp->rnr_until;
     }
 
-    if (qp->op_head == qp->op_send) {
+    if (!gda_ft_soft_req_in_flight(qp)) {
         return UINT64_MAX;
     }
 
