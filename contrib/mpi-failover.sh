@@ -8,6 +8,8 @@
 #   contrib/mpi-failover.sh                    # port down at 1.5 s
 #   contrib/mpi-failover.sh --mode none        # no failure
 #   contrib/mpi-failover.sh --mode updown      # down at 1.5 s, up at 3 s
+#   contrib/mpi-failover.sh --mode flap        # down and up 6 times in 6 s
+#   contrib/mpi-failover.sh --atomic-mode device  # atomics on the HCAs
 #   contrib/mpi-failover.sh -- --fence --no-acc   # arguments of the program
 #
 # Each rank declares its own soft HCAs (MPMD: one app context per rank):
@@ -26,6 +28,17 @@
 # <hca>:oob), so --tls gda_ft alone works too. --rndv-rails N sets
 # UCX_MAX_RNDV_RAILS (UCX's default otherwise).
 #
+# Atomics (osc ucx's locks, accumulates and fetch-and-ops) run in
+# UCX_ATOMIC_MODE=cpu by default: the target's UCX executes them from
+# gda_ft's exactly-once active messages, so a failure in flight leaves
+# none in doubt. With --atomic-mode device the HCAs execute them, and a
+# fetching atomic whose reply a failure lost is in doubt (DESIGN rule 4):
+# the program's own counters then tell whether the in-doubt outcome is
+# honest (each counter holds the successful increments, plus at most those
+# of the failed epoch).
+# UCX_GDA_FT_* settings of the caller's environment (UCX_GDA_FT_SOFT_DROP,
+# ...) reach both ranks.
+#
 # Exit status: 0 when the program passes and, with a fault, the transport
 # logged a switch to the backup path; 1 when not; 77 when mpirun, the program
 # or the plugin is missing; 2 on a usage error.
@@ -35,9 +48,12 @@ set -u
 usage() {
     cat <<EOF
 Usage: $0 [OPTIONS] [-- PROGRAM_ARGS...]
-  -m, --mode MODE    none | down (default) | updown: rank 1's primary port
+  -m, --mode MODE    none | down (default) | updown | flap: rank 1's
+                     primary port (flap: down at 1 s and up half a
+                     second later, 6 times, one a second)
   -a, --at TIME      when it goes down, schedule time (default 1500ms)
   -u, --up TIME      updown: when it comes back (default 3s)
+  -A, --atomic-mode M  UCX_ATOMIC_MODE: cpu (default) | device
   -p, --pml PML      ucx (default) | ob1 (messages over Open MPI's TCP BTL)
   -r, --rndv-rails N UCX_MAX_RNDV_RAILS (default: UCX's)
   -l, --tls TLS      UCX_TLS (default gda_ft,tcp)
@@ -55,6 +71,7 @@ script_dir=$(cd "$(dirname "$0")" && pwd)
 src_dir=$(cd "$script_dir/.." && pwd)
 build_dir=${GDA_FT_BUILD_DIR:-$src_dir/build}
 mode=down
+atomic_mode=cpu
 fault_at=1500ms
 up_at=3s
 pml=ucx
@@ -70,6 +87,7 @@ while [ $# -gt 0 ]; do
     -m|--mode)  mode=$2; shift 2 ;;
     -a|--at)    fault_at=$2; shift 2 ;;
     -u|--up)    up_at=$2; shift 2 ;;
+    -A|--atomic-mode) atomic_mode=$2; shift 2 ;;
     -p|--pml)   pml=$2; shift 2 ;;
     -r|--rndv-rails) rndv_rails=$2; shift 2 ;;
     -l|--tls)   tls=$2; shift 2 ;;
@@ -84,7 +102,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-case "$mode" in none|down|updown) ;; *) usage >&2; exit 2 ;; esac
+case "$mode" in none|down|updown|flap) ;; *) usage >&2; exit 2 ;; esac
+case "$atomic_mode" in cpu|device) ;; *) usage >&2; exit 2 ;; esac
 case "$pml" in ucx|ob1) ;; *) usage >&2; exit 2 ;; esac
 
 # a build tree's .libs, or the directory itself (as gda_ft-run.sh takes it)
@@ -116,11 +135,16 @@ case "$mode" in
 none)   faults="" ;;
 down)   faults="$fault_at:r1a:1:down" ;;
 updown) faults="$fault_at:r1a:1:down;$up_at:r1a:1:up" ;;
+flap)   faults="1000ms:r1a:1:down;1500ms:r1a:1:up;2000ms:r1a:1:down"
+        faults="$faults;2500ms:r1a:1:up;3000ms:r1a:1:down;3500ms:r1a:1:up"
+        faults="$faults;4000ms:r1a:1:down;4500ms:r1a:1:up;5000ms:r1a:1:down"
+        faults="$faults;5500ms:r1a:1:up;6000ms:r1a:1:down;6500ms:r1a:1:up" ;;
 esac
 
 # Open MPI 4.1 applies the -x options before the first app context only to
 # that context: every context gets the whole list
 common="-x UCX_TLS=$tls -x LD_PRELOAD=$lib
+        -x UCX_ATOMIC_MODE=$atomic_mode
         -x UCX_GDA_FT_SOFT_CTL_DIR=${UCX_GDA_FT_SOFT_CTL_DIR:-}
         -x UCX_NET_DEVICES=${UCX_NET_DEVICES:-all}
         -x UCX_LOG_LEVEL=${UCX_LOG_LEVEL:-diag}"
@@ -167,9 +191,21 @@ in_doubt=$(grep -c "is in doubt" "$log")
 reply_lost=$(sed -n 's/.*settled with the peer.s word: .* \([0-9][0-9]*\) atomics in doubt/\1/p' "$log" |
              awk '{ n += $1 } END { print n + 0 }')
 result=FAIL
-if [ "$rc" -eq 0 ] && grep -q "MPI failover test: RESULT PASS" "$log"; then
+if [ "$rc" -eq 0 ] &&
+   grep -q "MPI \(failover test\|atomics bench\): .*RESULT PASS" "$log"; then
     result=PASS
 fi
+# the program's --bench line (contrib/mpi-atomics-bench.sh reads it)
+grep -h "MPI atomics bench:" "$log"
+
+# the program's own verdict on the data, whatever the transport logged:
+# every byte and counter checked against what each rank saw complete
+program_field() {   # NAME: its value in the program's RESULT line, or -1
+    sed -n "s/.*MPI failover test: RESULT .* $1=\([0-9]*\).*/\1/p" "$log" |
+        awk '{ v = $1 } END { print (NR ? v : -1) }'
+}
+data_errors=$(program_field data_errors)
+rma_failures=$(program_field rma_failures)
 
 reason=""
 if grep -q "no auxiliary transport" "$log"; then
@@ -187,9 +223,11 @@ elif [ $result != PASS ]; then
     keep=1
 fi
 
-echo "mpi-failover: mode=$mode pml=$pml tls=$tls rndv_rails=$rndv_rails" \
+echo "mpi-failover: mode=$mode atomic_mode=$atomic_mode pml=$pml" \
+     "tls=$tls rndv_rails=$rndv_rails" \
      "result=$result" \
      "exit=$rc switches=$switches" \
+     "rma_failures=$rma_failures data_errors=$data_errors" \
      "atomics_in_doubt=$in_doubt reply_lost=$reply_lost${reason:+ reason=\"$reason\"}"
 if [ $keep -eq 1 ]; then
     echo "mpi-failover: log $log"

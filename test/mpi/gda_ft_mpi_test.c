@@ -8,15 +8,23 @@
  *  - in an access epoch (passive target: MPI_Win_lock/MPI_Win_flush/
  *    MPI_Win_unlock, or active target: MPI_Win_fence) puts a patterned
  *    block of 1 byte to 2 MiB into slot it % NSLOTS of the peer's window
- *    (MPI_Win_allocate) and adds 1 to a counter there (MPI_Accumulate,
- *    MPI_SUM on MPI_INT64_T);
+ *    (MPI_Win_allocate), adds 1 to a counter there (MPI_Accumulate,
+ *    MPI_SUM on MPI_INT64_T) and 1 to a second one whose old value it
+ *    fetches (MPI_Fetch_and_op): the k-th must return k, so that no value
+ *    comes back twice or is skipped;
  *  - every 8th iteration reads its last write back (MPI_Get) and checks it;
  *  - exchanges a patterned message of 8 bytes to 4 MiB with the peer
  *    (MPI_Sendrecv: eager and rendezvous) and checks what it received.
  * The run lasts at least -n iterations and -t seconds (so that a fault
  * scheduled by time lands in the middle). At the end each rank checks its
- * whole window: every slot holds the peer's last write to it, the counter
- * equals the number of iterations, the bytes around the slots are intact.
+ * whole window: every slot holds the peer's last write to it, the counters
+ * equal the numbers of increments, the bytes around the slots are intact.
+ * When an epoch failed, its operations are in doubt: the counters may hold
+ * them or not, but nothing more, whatever the transport's log says.
+ *
+ * --bench N instead times N MPI_Accumulate and N MPI_Fetch_and_op calls
+ * of rank 0 on rank 1's counters, each followed by MPI_Win_flush, in one
+ * passive epoch: the cost of an atomic as UCX_ATOMIC_MODE executes it.
  *
  * Output: per rank "rank R: ..." lines, then from rank 0
  * "MPI failover test: RESULT PASS|FAIL ..."; exit status 0 on success.
@@ -47,6 +55,9 @@
 #define GUARD_BYTE    0xa5
 #define INIT_BYTE     0x5a
 #define GET_EVERY     8
+#define ACC_OFF       0     /* window offset of the accumulate counter */
+#define FOP_OFF       8     /* ... and of the fetch-and-op counter */
+#define COUNTERS_LEN  16
 
 static const size_t slot_sizes[NSLOTS] = {
     1, 8, 63, 64, 129, 1000, 4096, 8193, 65536, 100003, 262144, 524288,
@@ -68,6 +79,8 @@ static struct {
     double min_time;
     int    fence;
     int    acc;
+    int    fop;
+    long   bench;
     int    p2p;
     size_t max_size;
     int    origin;      /* the only rank that does RMA; -1: both */
@@ -80,6 +93,8 @@ static struct {
     .min_time   = 0.0,
     .fence      = 0,
     .acc        = 1,
+    .fop        = 1,
+    .bench      = 0,
     .p2p        = 1,
     .max_size   = 2u << 20,
     .origin     = -1,
@@ -170,7 +185,7 @@ static void soft_port(const char *state)
 
 static void layout(void)
 {
-    size_t cur = 8;
+    size_t cur = COUNTERS_LEN;
     int s;
 
     for (s = 0; s < NSLOTS; ++s) {
@@ -193,6 +208,8 @@ typedef struct {
     long doubt_it[NSLOTS];  /* an iteration whose epoch failed, or -1 */
     long acc_ok;            /* increments in successful epochs */
     long acc_doubt;         /* increments in failed epochs */
+    long fop_ok;            /* fetch-and-ops in successful epochs */
+    long fop_doubt;         /* fetch-and-ops in failed epochs */
 } written_t;
 
 static written_t mine, theirs;
@@ -229,6 +246,73 @@ static void check_slot(int s, long last, long doubt, uint8_t *exp1,
     }
 }
 
+/* A counter of the local window against the peer's increments: those of
+ * its successful epochs, and at most those of a failed one */
+static void check_counter(const char *what, int64_t value, long ok,
+                          long doubt)
+{
+    if ((value >= ok) && (value <= ok + doubt)) {
+        return;
+    }
+    printf("rank %d: ERROR %s is %" PRId64 ", expected %ld%s%ld\n", rank,
+           what, value, ok, doubt ? " plus at most " : "", doubt ? doubt : 0);
+    ++errors;
+}
+
+/* --bench: rank 0 times opt.bench accumulates, then as many fetch-and-ops,
+ * each flushed, on rank 1's counters; rank 1 checks them */
+static int bench_atomics(void)
+{
+    int64_t one = 1, fetched, counters[2];
+    double t0, t_acc = 0, t_fop = 0;
+    int rc = MPI_SUCCESS, pass;
+    long i;
+
+    if (rank == 0) {
+        rc |= MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, win);
+        t0 = now_s();
+        for (i = 0; i < opt.bench; ++i) {
+            rc |= MPI_Accumulate(&one, 1, MPI_INT64_T, peer, ACC_OFF, 1,
+                                 MPI_INT64_T, MPI_SUM, win);
+            rc |= MPI_Win_flush(peer, win);
+        }
+        t_acc = now_s() - t0;
+        t0    = now_s();
+        for (i = 0; i < opt.bench; ++i) {
+            rc |= MPI_Fetch_and_op(&one, &fetched, MPI_INT64_T, peer,
+                                   FOP_OFF, MPI_SUM, win);
+            rc |= MPI_Win_flush(peer, win);
+            if (fetched != i) {
+                ++errors;
+            }
+        }
+        t_fop = now_s() - t0;
+        rc |= MPI_Win_unlock(peer, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+        MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+        MPI_Win_sync(win);
+        memcpy(counters, win_base, sizeof(counters));
+        MPI_Win_unlock_all(win);
+        errors += (counters[0] != opt.bench) + (counters[1] != opt.bench);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &errors, 1, MPI_LONG, MPI_SUM,
+                  MPI_COMM_WORLD);
+    pass = (rc == MPI_SUCCESS) && (errors == 0);
+    if (rank == 0) {
+        printf("MPI atomics bench: atomic_mode=%s accumulate_us=%.2f "
+               "fetch_and_op_us=%.2f ops=%ld RESULT %s\n",
+               getenv("UCX_ATOMIC_MODE") ? getenv("UCX_ATOMIC_MODE") :
+               "(UCX's default)", t_acc * 1e6 / opt.bench,
+               t_fop * 1e6 / opt.bench, opt.bench, pass ? "PASS" : "FAIL");
+        fflush(stdout);
+    }
+    MPI_Win_free(&win);
+    MPI_Finalize();
+    return pass ? 0 : 1;
+}
+
 /* A target-only rank's part of the origin's fence epochs */
 static int target_fences(long it)
 {
@@ -251,6 +335,8 @@ static void usage(void)
            "  --fence      active target (MPI_Win_fence) instead of "
            "lock/flush/unlock\n"
            "  --no-acc     no MPI_Accumulate\n"
+           "  --no-fop     no MPI_Fetch_and_op\n"
+           "  --bench N    time N accumulates and N fetch-and-ops instead\n"
            "  --origin R   only rank R puts, accumulates and gets (the other\n"
            "               is a target only; fences stay collective)\n"
            "  --no-p2p     no MPI_Sendrecv\n"
@@ -264,6 +350,8 @@ int main(int argc, char **argv)
     static const struct option longopts[] = {
         {"fence",  no_argument, NULL, 'e'},
         {"no-acc", no_argument, NULL, 'A'},
+        {"no-fop", no_argument, NULL, 'Q'},
+        {"bench",  required_argument, NULL, 'b'},
         {"no-p2p", no_argument, NULL, 'P'},
         {"origin", required_argument, NULL, 'O'},
         {"help",   no_argument, NULL, 'h'},
@@ -273,9 +361,9 @@ int main(int argc, char **argv)
     long it, total_errors, total_rma_failures, rma_failures = 0;
     long iters_done = 0;
     int pass;
-    long puts = 0, accs = 0, gets = 0, msgs = 0;
+    long puts = 0, accs = 0, fops = 0, gets = 0, msgs = 0;
     int size, c, s, done, local_done, stop = 0;
-    int64_t one = 1, counter;
+    int64_t one = 1, counter, fop_counter, fetched = 0;
     double start, t_end;
     size_t msz, i;
 
@@ -294,6 +382,8 @@ int main(int argc, char **argv)
         case 'u': opt.up_at = strtol(optarg, NULL, 0); break;
         case 'e': opt.fence = 1; break;
         case 'A': opt.acc = 0; break;
+        case 'Q': opt.fop = 0; break;
+        case 'b': opt.bench = strtol(optarg, NULL, 0); break;
         case 'P': opt.p2p = 0; break;
         case 'O': opt.origin = atoi(optarg); break;
         case 'v': opt.verbose = 1; break;
@@ -325,7 +415,7 @@ int main(int argc, char **argv)
     MPI_Win_allocate(win_size, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win_base,
                      &win);
     memset(win_base, GUARD_BYTE, win_size);
-    memset(win_base, 0, 8);
+    memset(win_base, 0, COUNTERS_LEN);
     for (s = 0; s < NSLOTS; ++s) {
         memset(win_base + slot_off[s], INIT_BYTE, slot_sizes[s]);
         mine.last_it[s]  = -1;
@@ -345,6 +435,9 @@ int main(int argc, char **argv)
     }
 
     MPI_Barrier(MPI_COMM_WORLD);
+    if (opt.bench > 0) {
+        return bench_atomics();
+    }
     if (opt.fence) {
         MPI_Win_fence(0, win);
     }
@@ -353,7 +446,8 @@ int main(int argc, char **argv)
                "(1 byte to %zu bytes), %s, accumulate %s, messages %s, at "
                "least %ld iterations and %.1f s\n", win_size, NSLOTS,
                slot_size(NSLOTS - 1), opt.fence ? "fence" :
-               "lock/flush/unlock", opt.acc ? "on" : "off",
+               "lock/flush/unlock", opt.acc ? (opt.fop ? "and fetch-and-op "
+               "on" : "on") : (opt.fop ? "off, fetch-and-op on" : "off"),
                opt.p2p ? "8 B to 4 MiB" : "off", opt.iters, opt.min_time);
         fflush(stdout);
     }
@@ -399,14 +493,27 @@ int main(int argc, char **argv)
                       slot_size(s), MPI_BYTE, win);
         ++puts;
         if (opt.acc) {
-            rc |= MPI_Accumulate(&one, 1, MPI_INT64_T, peer, 0, 1,
+            rc |= MPI_Accumulate(&one, 1, MPI_INT64_T, peer, ACC_OFF, 1,
                                  MPI_INT64_T, MPI_SUM, win);
             ++accs;
+        }
+        if (opt.fop) {
+            rc |= MPI_Fetch_and_op(&one, &fetched, MPI_INT64_T, peer,
+                                   FOP_OFF, MPI_SUM, win);
+            ++fops;
         }
         if (opt.fence) {
             rc |= MPI_Win_fence(0, win);
         } else {
             rc |= MPI_Win_flush(peer, win);
+        }
+        /* the k-th increment returns k, whatever path carried it */
+        if (opt.fop && (rc == MPI_SUCCESS) && (fetched != mine.fop_ok)) {
+            printf("rank %d: ERROR MPI_Fetch_and_op of iteration %ld "
+                   "returned %" PRId64 ", expected %ld (a value returned "
+                   "twice or skipped)\n", rank, it, fetched, mine.fop_ok);
+            fflush(stdout);
+            ++errors;
         }
         /* read it back now and then */
         if ((it % GET_EVERY) == GET_EVERY - 1) {
@@ -433,10 +540,12 @@ int main(int argc, char **argv)
             ++rma_failures;
             mine.doubt_it[s] = it;
             mine.acc_doubt  += opt.acc;
+            mine.fop_doubt  += opt.fop;
             stop = 1;   /* both ranks stop at the next agreement */
         } else {
             mine.last_it[s] = it;
             mine.acc_ok    += opt.acc;
+            mine.fop_ok    += opt.fop;
         }
 rma_done:
 
@@ -485,7 +594,7 @@ rma_done:
             }
         }
     }
-    for (i = 8; i < win_size; ++i) {
+    for (i = COUNTERS_LEN; i < win_size; ++i) {
         int in_slot = 0;
 
         for (s = 0; s < NSLOTS; ++s) {
@@ -502,23 +611,20 @@ rma_done:
             break;
         }
     }
-    memcpy(&counter, win_base, 8);
+    memcpy(&counter, win_base + ACC_OFF, 8);
+    memcpy(&fop_counter, win_base + FOP_OFF, 8);
     MPI_Win_unlock_all(win);
     /* exactly the peer's successful increments, plus any of those in doubt,
      * each at most once */
-    if ((counter < theirs.acc_ok) ||
-        (counter > theirs.acc_ok + theirs.acc_doubt)) {
-        printf("rank %d: ERROR counter is %" PRId64 ", expected %ld%s%ld\n",
-               rank, counter, theirs.acc_ok,
-               theirs.acc_doubt ? " plus at most " : "",
-               theirs.acc_doubt ? theirs.acc_doubt : 0);
-        ++errors;
-    }
+    check_counter("counter", counter, theirs.acc_ok, theirs.acc_doubt);
+    check_counter("fetch-and-op counter", fop_counter, theirs.fop_ok,
+                  theirs.fop_doubt);
 
-    printf("rank %d: iterations=%ld puts=%ld accumulates=%ld gets=%ld "
-           "messages=%ld counter=%" PRId64 " rma_failures=%ld "
-           "data_errors=%ld time=%.2f\n", rank, iters_done, puts, accs,
-           gets, msgs, counter, rma_failures, errors, t_end - start);
+    printf("rank %d: iterations=%ld puts=%ld accumulates=%ld "
+           "fetch_and_ops=%ld gets=%ld messages=%ld counter=%" PRId64
+           " fop_counter=%" PRId64 " rma_failures=%ld data_errors=%ld "
+           "time=%.2f\n", rank, iters_done, puts, accs, fops, gets, msgs,
+           counter, fop_counter, rma_failures, errors, t_end - start);
     fflush(stdout);
 
     MPI_Allreduce(&errors, &total_errors, 1, MPI_LONG, MPI_SUM,
