@@ -28,7 +28,7 @@ sudo=""
 packages="build-essential autoconf automake libtool pkg-config dpkg-dev
           libucx-dev ucx-utils libibverbs-dev rdma-core libhwloc-dev zlib1g-dev
           hwloc iproute2 tshark openmpi-bin libopenmpi-dev python3
-          gnuplot-nox valgrind"
+          gnuplot-nox valgrind clang libclang-rt-dev"
 
 missing=""
 for p in $packages; do
