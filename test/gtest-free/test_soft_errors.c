@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -160,6 +161,148 @@ GDA_FT_TEST(soft_errors, out_of_bounds_remote_access_error)
     check_remote_refused(GDA_FT_HCA_ACCESS_ALL, 0, 0, 1);
     check_remote_refused(GDA_FT_HCA_ACCESS_ALL, 1, 0, 1);
     check_remote_refused(GDA_FT_HCA_ACCESS_ALL, 2, 0, 1024);
+}
+
+/*
+ * The protection domain: a valid rkey of the target's device, in bounds
+ * and with every right, but of a memory region registered in another PD
+ * than the target QP's, is refused and the memory is untouched.
+ */
+GDA_FT_TEST(soft_errors, rkey_of_another_pd_refused)
+{
+    uint64_t *src = aligned_alloc(64, 4096), *dst = aligned_alloc(64, 4096);
+    gda_ft_hca_mr_attr_t attr = {dst, 4096, GDA_FT_HCA_ACCESS_ALL,
+                                 GDA_FT_HCA_MEM_HOST};
+    gda_ft_hca_mr_t *smr, *dmr, *own;
+    gda_ft_hca_pd_t *other_pd;
+    uint8_t ref[4096];
+    soft_pair_t p;
+    uint16_t idx;
+    int op;
+
+    for (op = 0; op < 3; ++op) {
+        soft_pair_init(&p, NULL, NULL);
+        soft_fill(src, 4096, 2);
+        soft_fill(dst, 4096, 3);
+        memcpy(ref, dst, sizeof(ref));
+        smr = soft_mr(&p.a, src, 4096, GDA_FT_HCA_ACCESS_LOCAL_WRITE);
+        GDA_FT_ASSERT_OK(gda_ft_hca_pd_alloc(p.dev1, &other_pd));
+        GDA_FT_ASSERT(other_pd != p.b.pd);
+        GDA_FT_ASSERT_OK(gda_ft_hca_mr_reg(other_pd, &attr, &dmr));
+        /* the same memory in the QP's own PD works: the key is the fault */
+        own = soft_mr(&p.b, dst, 4096, GDA_FT_HCA_ACCESS_ALL);
+        GDA_FT_ASSERT(own->rkey != dmr->rkey);
+        switch (op) {
+        case 0:
+            GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(
+                    &p.a.sq, (uintptr_t)src, smr->lkey, 1024,
+                    (uintptr_t)dst, dmr->rkey, GDA_FT_WQE_SIGNALED, &idx),
+                    GDA_FT_DEV_OK);
+            break;
+        case 1:
+            GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_read(
+                    &p.a.sq, (uintptr_t)src, smr->lkey, 1024,
+                    (uintptr_t)dst, dmr->rkey, GDA_FT_WQE_SIGNALED, &idx),
+                    GDA_FT_DEV_OK);
+            break;
+        default:
+            GDA_FT_ASSERT_EQ(gda_ft_sq_post_atomic_fa(
+                    &p.a.sq, (uintptr_t)src, smr->lkey, (uintptr_t)dst,
+                    dmr->rkey, 1, GDA_FT_WQE_SIGNALED, &idx),
+                    GDA_FT_DEV_OK);
+            break;
+        }
+        soft_ep_ring(&p.a);
+        expect_error(&p.a, idx, GDA_FT_MLX5_SYND_REMOTE_ACCESS_ERR);
+        GDA_FT_ASSERT_MEM_EQ(dst, ref, sizeof(ref));
+        gda_ft_hca_mr_dereg(dmr);
+        gda_ft_hca_mr_dereg(own);
+        gda_ft_hca_pd_free(other_pd);
+        soft_pair_fini(&p);
+    }
+    free(src);
+    free(dst);
+}
+
+/* One bit of n values: how often it is set */
+static unsigned bit_count(const uint32_t *v, unsigned n, unsigned bit)
+{
+    unsigned i, count = 0;
+
+    for (i = 0; i < n; ++i) {
+        count += (v[i] >> bit) & 1;
+    }
+    return count;
+}
+
+/*
+ * Keys and QP numbers an attacker must not guess from those it saw: over
+ * 2000 registrations and 256 QPs, no value repeats, no two successive
+ * differences are equal (no counter), and each random bit is set in
+ * 50% +- 5 sigma of them.
+ */
+static void expect_unpredictable(const char *what, const uint32_t *v,
+                                 unsigned n, unsigned bits)
+{
+    double sigma = sqrt(n) / 2.0;
+    unsigned i, j, bit, count, steps = 0;
+
+    for (i = 0; i < n; ++i) {
+        for (j = i + 1; j < n; ++j) {
+            if (v[i] == v[j]) {
+                GDA_FT_FAIL("%s %u and %u are both 0x%x", what, i, j, v[i]);
+            }
+        }
+    }
+    for (i = 2; i < n; ++i) {
+        steps += ((v[i] - v[i - 1]) == (v[i - 1] - v[i - 2]));
+    }
+    GDA_FT_ASSERT(steps < n / 100);
+    for (bit = 0; bit < bits; ++bit) {
+        count = bit_count(v, n, bit);
+        if (fabs(count - n / 2.0) > 5 * sigma) {
+            GDA_FT_FAIL("%s: bit %u set in %u of %u", what, bit, count, n);
+        }
+    }
+    printf("%s: %u values, all distinct, %u equal steps, every bit of %u "
+           "within 5 sigma of half\n", what, n, steps, bits);
+}
+
+GDA_FT_TEST(soft_errors, rkeys_and_qpns_unpredictable)
+{
+    enum { NMR = 2000, NQP = 256 };
+    static uint32_t rkeys[NMR], lkeys[NMR], qpns[NQP];
+    static soft_ep_t eps[NQP];
+    uint8_t buf[64];
+    gda_ft_hca_mr_t *mr;
+    gda_ft_hca_dev_t *dev;
+    unsigned i;
+
+    soft_test_env(1, NULL);
+    dev = soft_open("tsoft0");
+    soft_ep_create(&eps[0], dev, 1);
+    for (i = 0; i < NMR; ++i) {
+        /* registered and released one after the other: a reused slot
+         * must not give a key seen before */
+        mr       = soft_mr(&eps[0], buf, sizeof(buf),
+                           GDA_FT_HCA_ACCESS_ALL);
+        rkeys[i] = mr->rkey;
+        lkeys[i] = mr->lkey;
+        gda_ft_hca_mr_dereg(mr);
+    }
+    qpns[0] = eps[0].qp->qpn;
+    for (i = 1; i < NQP; ++i) {
+        soft_ep_create(&eps[i], dev, 1);
+        qpns[i] = eps[i].qp->qpn;
+    }
+    expect_unpredictable("rkeys", rkeys, NMR, 32);
+    expect_unpredictable("lkeys", lkeys, NMR, 32);
+    expect_unpredictable("QPNs", qpns, NQP, 24);   /* QPNs have 24 bits */
+    for (i = 0; i < NQP; ++i) {
+        GDA_FT_ASSERT(qpns[i] < (1u << 24));
+        soft_ep_destroy(&eps[i]);
+    }
+    gda_ft_hca_close(dev);
 }
 
 GDA_FT_TEST(soft_errors, missing_access_right)
