@@ -857,6 +857,126 @@ static void ctl_echo(void *arg, int argc, char **argv, char *reply,
              argv[argc - 1]);
 }
 
+/*
+ * Forged datagrams that claim the peer's own address (IPv4 source and UDP
+ * port spoofed through a raw socket, which needs root): a write to a QPN
+ * of nobody, one at a PSN far ahead of the window, and a replay of a PSN
+ * already executed with other bytes are all dropped and counted, and the
+ * target's memory keeps what the real peer wrote. A forged write at the
+ * very PSN the target expects is executed: from the right address it is
+ * the peer, which shows that the forged ones did reach the responder.
+ */
+static void spoof_write(int fd, uint16_t udp_port, uint32_t dqpn,
+                        uint32_t psn, uint64_t va, uint32_t rkey,
+                        uint8_t fill)
+{
+    uint8_t frame[20 + 8 + GDA_FT_ROCE_MAX_HDR + 16 + 8];
+    uint8_t *ip = frame, *udp = frame + 20, *pkt = frame + 28;
+    struct sockaddr_in dst = {0};
+    gda_ft_roce_reth_t reth;
+    uint16_t word;
+    size_t len;
+
+    reth.va      = htobe64(va);
+    reth.rkey    = htonl(rkey);
+    reth.dma_len = htonl(16);
+    len  = gda_ft_roce_build_hdr(pkt, GDA_FT_ROCE_WRITE_ONLY, dqpn, psn, 1,
+                                 16, &reth, sizeof(reth));
+    memset(pkt + len, fill, 16);
+    len += 16;
+    len += gda_ft_roce_finish(pkt, len);
+
+    memset(frame, 0, 28);
+    ip[0]  = 0x45;                        /* IPv4, 20-byte header */
+    word   = htons(28 + len);
+    memcpy(ip + 2, &word, 2);             /* the kernel fills the checksum */
+    ip[8]  = 64;
+    ip[9]  = IPPROTO_UDP;
+    ip[12] = 127; ip[15] = 1;             /* from tsoft0, the peer */
+    ip[16] = 127; ip[19] = 2;             /* to tsoft1 */
+    word   = htons(udp_port);
+    memcpy(udp, &word, 2);
+    memcpy(udp + 2, &word, 2);
+    word   = htons(8 + len);              /* no UDP checksum: allowed */
+    memcpy(udp + 4, &word, 2);
+
+    dst.sin_family      = AF_INET;
+    dst.sin_addr.s_addr = htonl(0x7f000002);
+    GDA_FT_ASSERT_EQ(sendto(fd, frame, 28 + len, 0, (struct sockaddr*)&dst,
+                            sizeof(dst)), (ssize_t)(28 + len));
+}
+
+GDA_FT_TEST(soft_errors, forged_packets_from_the_peer_address)
+{
+    uint16_t udp_port = 20000 + (getpid() % 20000);
+    uint64_t *src = aligned_alloc(64, 4096), *dst = aligned_alloc(64, 4096);
+    gda_ft_soft_port_stats_t before, after;
+    gda_ft_hca_qp_query_attr_t qa;
+    gda_ft_hca_mr_t *smr, *dmr;
+    uint8_t ref[16], forged[16];
+    soft_pair_t p;
+    uint16_t idx;
+    uint32_t epsn;
+    int fd, one = 1;
+
+    fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+    if (fd < 0) {
+        GDA_FT_SKIP_UNAVAILABLE("a raw socket to spoof the peer's address "
+                                "needs root: %m");
+    }
+    GDA_FT_ASSERT_EQ(setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &one,
+                                sizeof(one)), 0);
+
+    soft_pair_init(&p, NULL, NULL);
+    soft_fill(src, 4096, 4);
+    memset(dst, 0, 4096);
+    smr = soft_mr(&p.a, src, 4096, 0);
+    dmr = soft_mr(&p.b, dst, 4096, GDA_FT_HCA_ACCESS_REMOTE_WRITE);
+    /* the real peer writes 16 bytes: its PSN is used now */
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&p.a.sq, (uintptr_t)src,
+                                               smr->lkey, 16, (uintptr_t)dst,
+                                               dmr->rkey, GDA_FT_WQE_SIGNALED,
+                                               &idx), GDA_FT_DEV_OK);
+    soft_ep_ring(&p.a);
+    expect_ok_under_faults(&p, 0);
+    memcpy(ref, dst, sizeof(ref));
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_query(p.b.qp, &qa));
+    epsn   = qa.rq_psn;
+    before = soft_port_stats(p.dev1, 1);
+
+    spoof_write(fd, udp_port, p.b.qp->qpn ^ 0x5, epsn, (uintptr_t)dst,
+                dmr->rkey, 0xa1);                      /* nobody's QPN */
+    spoof_write(fd, udp_port, p.b.qp->qpn, (epsn + 4096) & 0xffffff,
+                (uintptr_t)dst, dmr->rkey, 0xa2);      /* far ahead */
+    spoof_write(fd, udp_port, p.b.qp->qpn, (epsn - 1) & 0xffffff,
+                (uintptr_t)dst, dmr->rkey, 0xa3);      /* a replay */
+    after = soft_port_stats(p.dev1, 1);
+    while ((after.rx_bad_qpn == before.rx_bad_qpn) ||
+           (after.rx_out_of_seq == before.rx_out_of_seq) ||
+           (after.rx_duplicate == before.rx_duplicate)) {
+        usleep(1000);   /* the test's timeout bounds it */
+        after = soft_port_stats(p.dev1, 1);
+    }
+    GDA_FT_ASSERT_EQ(after.rx_bad_qpn - before.rx_bad_qpn, 1);
+    GDA_FT_ASSERT_EQ(after.rx_out_of_seq - before.rx_out_of_seq, 1);
+    GDA_FT_ASSERT_EQ(after.rx_duplicate - before.rx_duplicate, 1);
+    GDA_FT_ASSERT_MEM_EQ(dst, ref, sizeof(ref));
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_query(p.b.qp, &qa));
+    GDA_FT_ASSERT_EQ(qa.rq_psn, epsn);
+
+    /* the PSN the target expects, from the peer's address: executed */
+    spoof_write(fd, udp_port, p.b.qp->qpn, epsn, (uintptr_t)dst, dmr->rkey,
+                0xa4);
+    memset(forged, 0xa4, sizeof(forged));
+    while (memcmp(dst, forged, sizeof(forged)) != 0) {
+        usleep(1000);
+    }
+    close(fd);
+    soft_pair_fini(&p);
+    free(src);
+    free(dst);
+}
+
 GDA_FT_TEST(soft_errors, control_commands_and_extensions)
 {
     gda_ft_hca_dev_t *dev;
