@@ -33,9 +33,12 @@ prog=$build_dir/test/ucp/gda_ft_ucp_failover
 GDA_FT_BUILD_DIR=$build_dir "$top/contrib/setup.sh" >/dev/null || exit 2
 
 RANDOM=$seed
-pick() {   # one of the arguments, by the seeded generator
+pick() {   # VAR CHOICES...: VAR gets one, by the seeded generator (no
+           # subshell: bash seeds a subshell's generator anew)
+    local var=$1
+    shift
     local choices=("$@")
-    echo "${choices[$((RANDOM % ${#choices[@]}))]}"
+    printf -v "$var" '%s' "${choices[$((RANDOM % ${#choices[@]}))]}"
 }
 field() {   # LOG LINE_PREFIX NAME: the value of NAME= on that line, or 0
     sed -n "s/.*$2.* $3=\\([0-9]*\\).*/\\1/p" "$1" | head -1 | grep . || echo 0
@@ -45,14 +48,15 @@ log=$(mktemp /tmp/gda_ft_soak.XXXXXX.log)
 end=$(( $(date +%s) + minutes * 60 ))
 runs=0 ops=0 errors=0 dups=0 doubt=0
 while [ "$(date +%s)" -lt "$end" ]; do
-    iters=$(( $(pick 300 600 1200) * scale ))
-    mode=$(pick none down updown updown)
-    drop=$(pick 0 0 0.0005 0.002)
-    delay=$(pick 0 0 0.001)
-    reorder=$(pick 0 0 0.001)
-    amo=$(pick mixed fetch post)
-    size=$(pick 4096 65536 1048576 3145728)
-    am=$(pick --am --am "")
+    pick iters 300 600 1200
+    iters=$((iters * scale))
+    pick mode none down updown updown
+    pick drop 0 0 0.0005 0.002
+    pick delay 0 0 0.001
+    pick reorder 0 0 0.001
+    pick amo mixed fetch post
+    pick size 4096 65536 1048576 3145728
+    pick am --am --am ""
     run_seed=$RANDOM
     args="--mode $mode -n $iters -f $((iters / 3)) -u $((2 * iters / 3))"
     args="$args --amo $amo -s $size${am:+ $am} --timeout 60"
