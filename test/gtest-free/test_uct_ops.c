@@ -1763,6 +1763,76 @@ GDA_FT_TEST(uct_ops, failback_is_damped_when_the_path_flaps)
 }
 
 
+/*
+ * REARM_BACKOFF_MAX caps the doubled back-off: with 200 ms doubling to
+ * 400 ms after the flap but a cap of 250 ms, the second failback comes
+ * after the capped wait and the recovery window (>= 350 ms), and before
+ * the uncapped one would allow (500 ms).
+ */
+GDA_FT_TEST(uct_ops, rearm_backoff_max_caps_the_damping)
+{
+    test_counters_t a = {0};
+    double first, second;
+    unsigned slot = 0;
+    test_uct_t t;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms",
+                 "UCX_GDA_FT_RECOVERY_WINDOW=100ms",
+                 "UCX_GDA_FT_REARM_BACKOFF=200ms",
+                 "UCX_GDA_FT_REARM_BACKOFF_MAX=250ms", NULL);
+    test_uct_setup(&t);
+
+    test_port_set(&t, "tsoft0", 0);
+    test_put_until(&t, &slot, &a, &a.switches, 1);
+    test_port_set(&t, "tsoft0", 1);
+    first = test_put_until(&t, &slot, &a, &a.failbacks, 1);
+    test_port_set(&t, "tsoft0", 0);
+    test_put_until(&t, &slot, &a, &a.switches, 2);
+    test_port_set(&t, "tsoft0", 1);
+    second = test_put_until(&t, &slot, &a, &a.failbacks, 2);
+
+    printf("failback after %.0f ms, after the flap %.0f ms (cap 250 ms)\n",
+           first * 1e3, second * 1e3);
+    GDA_FT_ASSERT(first >= 0.3 - 0.02);
+    GDA_FT_ASSERT(second >= 0.35 - 0.02);
+    GDA_FT_ASSERT(second < 0.5 - 0.02);
+    GDA_FT_ASSERT_EQ(a.no_path, 0);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
+    test_uct_cleanup(&t);
+}
+
+/*
+ * STRICT_FENCE without RESOLVE: the abandoned QP is fenced before the
+ * replay (what the setting promises of this end), the puts of the window
+ * land once on the backup, and every word holds its last put.
+ */
+GDA_FT_TEST(uct_ops, strict_fence_replays_after_the_local_fence)
+{
+    test_counters_t a = {0};
+    unsigned slot = 0, i;
+    test_uct_t t;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms",
+                 "UCX_GDA_FT_STRICT_FENCE=y", "UCX_GDA_FT_RESOLVE=n", NULL);
+    test_uct_setup(&t);
+
+    test_port_set(&t, "tsoft0", 0);
+    test_put_until(&t, &slot, &a, &a.switches, 1);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &a));
+    GDA_FT_ASSERT_EQ(a.switches, 1);
+    GDA_FT_ASSERT_EQ(a.fences, 1);
+    GDA_FT_ASSERT(a.replays >= 1);
+    GDA_FT_ASSERT_EQ(a.confirmed, 0);   /* nobody asked the peer */
+    for (i = 0; (i < slot) && (i < 512); ++i) {
+        GDA_FT_ASSERT_EQ(((uint64_t*)t.node[NODE_B].buf)[i],
+                         5000 + i + 512 * ((slot - 1 - i) / 512));
+    }
+    GDA_FT_ASSERT_EQ(a.no_path, 0);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
+    test_uct_cleanup(&t);
+}
+
 /* ---- active messages ----------------------------------------------------- */
 
 #define TEST_AM_ID        7

@@ -78,9 +78,12 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      UCS_CONFIG_TYPE_TIME},
 
     {"STRICT_FENCE", "n",
-     "Replay the operations of a failed path only after its QP was moved to\n"
-     "the error state, so that nothing of the old path can land after the\n"
-     "replayed copy (costs the time of the state change on every failover).",
+     "Replay the operations of a failed path only after this end's QP was\n"
+     "moved to the error state: it retransmits nothing after the replayed\n"
+     "copy went out (costs the time of the state change on every failover).\n"
+     "Datagrams already in the network may still reach the peer; RESOLVE\n"
+     "(the default) fences the peer's end too before anything is replayed,\n"
+     "which is what keeps the old path from landing after the replay.",
      ucs_offsetof(uct_gda_ft_iface_config_t, strict_fence),
      UCS_CONFIG_TYPE_BOOL},
 
