@@ -218,8 +218,16 @@ static void ufo_expect_failover_of(const ufo_run_t *r, long long min_iters,
     amo_err = ufo_num(r, "[client] SUMMARY", "amo_err");
     counter = ufo_num(r, "[server] SUMMARY", "counter");
     GDA_FT_ASSERT_EQ(amo_ok + amo_err, iters);
-    GDA_FT_ASSERT(counter >= amo_ok);
-    GDA_FT_ASSERT(counter <= amo_ok + amo_err);
+    if (ufo_count(r->out, "settled without the peer") == 0) {
+        /* every switch was settled with the peer's word (or had nothing
+         * to settle): an atomic that completed in doubt had executed, its
+         * reply alone was lost (DESIGN rule 4), and the rest ran once */
+        GDA_FT_ASSERT_EQ(counter, amo_ok + amo_err);
+    } else {
+        /* without it, an atomic in doubt may or may not have run */
+        GDA_FT_ASSERT(counter >= amo_ok);
+        GDA_FT_ASSERT(counter <= amo_ok + amo_err);
+    }
 
     /* the transport logged exactly one switch (per side that sends), and
      * no lost path */
