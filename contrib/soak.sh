@@ -61,6 +61,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
     args="--mode $mode -n $iters -f $((iters / 3)) -u $((2 * iters / 3))"
     args="$args --amo $amo -s $size${am:+ $am} --timeout 60"
     desc="run $runs: $args drop=$drop delay=$delay reorder=$reorder"
+    desc="$desc soft_seed=$run_seed"
     env GDA_FT_BUILD_DIR="$build_dir/.libs" UCX_TLS=gda_ft,tcp \
         UCX_NET_DEVICES=all UCX_GDA_FT_SOFT_CTL_DIR= \
         UCX_GDA_FT_SOFT_SEED=$run_seed UCX_GDA_FT_SOFT_DROP=$drop \

@@ -657,10 +657,11 @@ GDA_FT_TEST(soft_errors, drop_delay_reorder_lose_nothing)
 
 /*
  * Writes and reads longer than the requester's window (256 packets), one
- * packet in 500 lost: every loss is recovered by a NAK or the timer, and
- * nothing waits for more than the retry budget.
+ * packet in 500 lost, and (when delay) one in 1000 delayed by 200 us and
+ * one in 1000 held behind later ones: every loss is recovered by a NAK or
+ * the timer, and nothing waits for more than the retry budget.
  */
-GDA_FT_TEST(soft_errors, drops_in_messages_longer_than_the_window)
+static void faults_in_messages_longer_than_the_window(int delay)
 {
     size_t len = 3 << 20, count = 8, i;
     uint8_t *src = malloc(len * count), *dst = calloc(count, len);
@@ -678,6 +679,11 @@ GDA_FT_TEST(soft_errors, drops_in_messages_longer_than_the_window)
     dmr = soft_mr(&p.b, dst, len * count, GDA_FT_HCA_ACCESS_REMOTE_WRITE |
                   GDA_FT_HCA_ACCESS_REMOTE_READ);
     fault.drop = 0.002;
+    if (delay) {
+        fault.delay      = 0.001;
+        fault.delay_time = 0.0002;
+        fault.reorder    = 0.001;
+    }
     GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(p.dev0, 1, &fault));
     GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(p.dev1, 1, &fault));
 
@@ -705,6 +711,16 @@ GDA_FT_TEST(soft_errors, drops_in_messages_longer_than_the_window)
     free(dst);
     free(back);
     soft_pair_fini(&p);
+}
+
+GDA_FT_TEST(soft_errors, drops_in_messages_longer_than_the_window)
+{
+    faults_in_messages_longer_than_the_window(0);
+}
+
+GDA_FT_TEST(soft_errors, drops_and_delays_in_messages_longer_than_the_window)
+{
+    faults_in_messages_longer_than_the_window(1);
 }
 
 /* ---- hostile datagrams --------------------------------------------------- */

@@ -669,30 +669,36 @@ static void gda_ft_soft_req_rewind(gda_ft_soft_qp_t *qp, unsigned from)
     }
 }
 
-/* Marks ops acknowledged up to and including psn; returns 1 on progress */
+/*
+ * Takes an acknowledgement of psn; returns 1 on progress. Every sent op
+ * up to the highest PSN acknowledged so far is done, also on an old or
+ * duplicate one: an op acknowledged while it was still partly sent (a
+ * message longer than the window), or sent again after a rewind, gets
+ * only duplicate acknowledgements from then on.
+ */
 static int gda_ft_soft_req_ack(gda_ft_soft_qp_t *qp, uint32_t psn)
 {
+    int progress = gda_ft_psn_diff(psn, qp->acked_psn) > 0;
     gda_ft_soft_op_t *op;
     unsigned idx;
 
-    if (gda_ft_psn_diff(psn, qp->acked_psn) <= 0) {
-        return 0;   /* old or duplicate acknowledgement */
+    if (progress) {
+        qp->acked_psn    = psn;
+        qp->retries_left = qp->retry_cnt;
+        qp->timer_start  = gda_ft_soft_now_ns();
     }
-    qp->acked_psn = psn;
 
     for (idx = qp->op_head; idx != qp->op_send; ++idx) {
         op = gda_ft_soft_op_at(qp, idx);
-        if (gda_ft_psn_diff(gda_ft_soft_op_last_psn(op), psn) > 0) {
+        if (gda_ft_psn_diff(gda_ft_soft_op_last_psn(op), qp->acked_psn) >
+            0) {
             break;
         }
         if (!gda_ft_soft_op_needs_response(op)) {
             op->done = 1;
         }
     }
-
-    qp->retries_left = qp->retry_cnt;
-    qp->timer_start  = gda_ft_soft_now_ns();
-    return 1;
+    return progress;
 }
 
 /* Index of the sent (or partly sent) op that holds psn, or
