@@ -1726,11 +1726,27 @@ static double test_put_until(test_uct_t *t, unsigned *slot,
     return soft_now_sec() - start;
 }
 
+/* A's primary fails and comes back, then flaps right after failing back;
+ * *first and *second get how long each failback took from the switch */
+static void test_fail_back_twice(test_uct_t *t, test_counters_t *a,
+                                 double *first, double *second)
+{
+    unsigned slot = 0;
+
+    test_port_set(t, "tsoft0", 0);
+    test_put_until(t, &slot, a, &a->switches, 1);
+    test_port_set(t, "tsoft0", 1);
+    *first = test_put_until(t, &slot, a, &a->failbacks, 1);
+    test_port_set(t, "tsoft0", 0);
+    test_put_until(t, &slot, a, &a->switches, 2);
+    test_port_set(t, "tsoft0", 1);
+    *second = test_put_until(t, &slot, a, &a->failbacks, 2);
+}
+
 GDA_FT_TEST(uct_ops, failback_is_damped_when_the_path_flaps)
 {
     test_counters_t a = {0};
     double first, second;
-    unsigned slot = 0;
     test_uct_t t;
 
     /* back-off 200 ms and recovery window 100 ms: a failback comes at
@@ -1742,16 +1758,7 @@ GDA_FT_TEST(uct_ops, failback_is_damped_when_the_path_flaps)
                  "UCX_GDA_FT_REARM_BACKOFF=200ms", NULL);
     test_uct_setup(&t);
 
-    test_port_set(&t, "tsoft0", 0);
-    test_put_until(&t, &slot, &a, &a.switches, 1);
-    test_port_set(&t, "tsoft0", 1);
-    first = test_put_until(&t, &slot, &a, &a.failbacks, 1);
-
-    /* the path flaps right after failing back */
-    test_port_set(&t, "tsoft0", 0);
-    test_put_until(&t, &slot, &a, &a.switches, 2);
-    test_port_set(&t, "tsoft0", 1);
-    second = test_put_until(&t, &slot, &a, &a.failbacks, 2);
+    test_fail_back_twice(&t, &a, &first, &second);
 
     printf("failback after %.0f ms, after the flap %.0f ms\n", first * 1e3,
            second * 1e3);
@@ -1773,7 +1780,6 @@ GDA_FT_TEST(uct_ops, rearm_backoff_max_caps_the_damping)
 {
     test_counters_t a = {0};
     double first, second;
-    unsigned slot = 0;
     test_uct_t t;
 
     test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms",
@@ -1782,14 +1788,7 @@ GDA_FT_TEST(uct_ops, rearm_backoff_max_caps_the_damping)
                  "UCX_GDA_FT_REARM_BACKOFF_MAX=250ms", NULL);
     test_uct_setup(&t);
 
-    test_port_set(&t, "tsoft0", 0);
-    test_put_until(&t, &slot, &a, &a.switches, 1);
-    test_port_set(&t, "tsoft0", 1);
-    first = test_put_until(&t, &slot, &a, &a.failbacks, 1);
-    test_port_set(&t, "tsoft0", 0);
-    test_put_until(&t, &slot, &a, &a.switches, 2);
-    test_port_set(&t, "tsoft0", 1);
-    second = test_put_until(&t, &slot, &a, &a.failbacks, 2);
+    test_fail_back_twice(&t, &a, &first, &second);
 
     printf("failback after %.0f ms, after the flap %.0f ms (cap 250 ms)\n",
            first * 1e3, second * 1e3);
