@@ -343,6 +343,25 @@ static int gda_ft_soft_rx_port(gda_ft_soft_port_t *port)
     return count;
 }
 
+/* Receives with rx (a batch at most per call) until a batch is not full,
+ * or GDA_FT_SOFT_RX_BATCHES of them: the peer may send faster than one
+ * batch per pass. Returns the number of datagrams. */
+static int gda_ft_soft_rx_drain(gda_ft_soft_port_t *port,
+                                int (*rx)(gda_ft_soft_port_t *port))
+{
+    int count, total = 0;
+    unsigned i;
+
+    for (i = 0; i < GDA_FT_SOFT_RX_BATCHES; ++i) {
+        count  = rx(port);
+        total += count;
+        if (count < GDA_FT_SOFT_RX_BATCH) {
+            break;
+        }
+    }
+    return total;
+}
+
 void gda_ft_soft_engine_stats(gda_ft_soft_engine_stats_t *stats)
 {
     const gda_ft_soft_engine_stats_t *cur = &gda_ft_soft_engine.stats;
@@ -353,12 +372,19 @@ void gda_ft_soft_engine_stats(gda_ft_soft_engine_stats_t *stats)
     stats->max_gap_ns = __atomic_load_n(&cur->max_gap_ns, __ATOMIC_RELAXED);
     stats->max_pass_ns = __atomic_load_n(&cur->max_pass_ns,
                                          __ATOMIC_RELAXED);
-    for (i = 0; i < 3; ++i) {
+    for (i = 0; i < ucs_static_array_size(cur->max_part_ns); ++i) {
         stats->max_part_ns[i] = __atomic_load_n(&cur->max_part_ns[i],
                                                 __ATOMIC_RELAXED);
     }
     for (i = 0; i < GDA_FT_SOFT_ENGINE_GAP_BUCKETS; ++i) {
         stats->gaps[i] = __atomic_load_n(&cur->gaps[i], __ATOMIC_RELAXED);
+    }
+}
+
+static void gda_ft_soft_engine_max(uint64_t *max, uint64_t value)
+{
+    if (value > *max) {
+        __atomic_store_n(max, value, __ATOMIC_RELAXED);
     }
 }
 
@@ -380,18 +406,9 @@ static void gda_ft_soft_engine_count_pass(gda_ft_soft_engine_t *engine,
         }
         __atomic_store_n(&stats->gaps[bucket], stats->gaps[bucket] + 1,
                          __ATOMIC_RELAXED);
-        if (gap > stats->max_gap_ns) {
-            __atomic_store_n(&stats->max_gap_ns, gap, __ATOMIC_RELAXED);
-        }
+        gda_ft_soft_engine_max(&stats->max_gap_ns, gap);
     }
     engine->last_pass_ns = now;
-}
-
-static void gda_ft_soft_engine_max(uint64_t *max, uint64_t value)
-{
-    if (value > *max) {
-        __atomic_store_n(max, value, __ATOMIC_RELAXED);
-    }
 }
 
 /* Ends part `part` of the pass, which began at *start */
@@ -410,27 +427,17 @@ static int gda_ft_soft_engine_progress(uint64_t now, uint64_t *next_timer)
     uint64_t part_start = now;
     gda_ft_soft_dev_t *dev;
     gda_ft_soft_qp_t *qp;
-    unsigned p, i;
-    int work = 0, count;
+    unsigned p;
+    int work = 0;
 
     ucs_list_for_each(dev, &gda_ft_soft_engine.devs, list) {
         for (p = 0; p < dev->super.attr.info.num_ports; ++p) {
             /* Drain more than one batch: the peer may send faster than one
              * batch per pass */
-            for (i = 0; i < GDA_FT_SOFT_RX_BATCHES; ++i) {
-                count = gda_ft_soft_rx_port(&dev->ports[p]);
-                work += count;
-                if (count < GDA_FT_SOFT_RX_BATCH) {
-                    break;
-                }
-            }
-            for (i = 0; i < GDA_FT_SOFT_RX_BATCHES; ++i) {
-                count = gda_ft_soft_rx_loopback(&dev->ports[p]);
-                work += count;
-                if (count < GDA_FT_SOFT_RX_BATCH) {
-                    break;
-                }
-            }
+            work += gda_ft_soft_rx_drain(&dev->ports[p],
+                                         gda_ft_soft_rx_port);
+            work += gda_ft_soft_rx_drain(&dev->ports[p],
+                                         gda_ft_soft_rx_loopback);
         }
     }
 
