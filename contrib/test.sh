@@ -1,8 +1,8 @@
 #!/bin/bash
 #
 # Sets everything up (packages, UCX source, build) and runs the test suite.
-# The last line printed is "N passed, N failed"; the exit status is non-zero
-# when a test failed.
+# The last line printed is "N passed, N failed, N skipped"; the exit status
+# is non-zero when a test failed.
 #
 #   contrib/test.sh [--asan|--tsan] [runner options, e.g. -f 'soft_*']
 #

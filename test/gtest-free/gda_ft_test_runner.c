@@ -11,7 +11,7 @@
  * the status pipe, or it is a failure), _FAIL or _SKIP (a skip reason
  * travels back through a pipe); anything else, or a signal, is a failure.
  *
- * The last line printed is always "N passed, N failed".
+ * The last line printed is always "N passed, N failed, N skipped".
  */
 #ifndef _GNU_SOURCE
 #  define _GNU_SOURCE
@@ -767,10 +767,7 @@ int main(int argc, char **argv)
     if (matched == 0) {
         printf("no test matches the filter\n");
     }
-    if (skipped > 0) {
-        printf("%zu skipped\n", skipped);
-    }
-    printf("%zu passed, %zu failed\n", passed, failed);
+    printf("%zu passed, %zu failed, %zu skipped\n", passed, failed, skipped);
     fflush(stdout);
 
     gda_ft_test_cleanup(entries, &opts);
