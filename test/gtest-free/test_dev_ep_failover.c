@@ -282,7 +282,7 @@ GDA_FT_TEST(dev_ep_failover, lost_atomic_is_in_doubt_never_twice)
     counter[0] = 1000;
 
     /* The fetch-add lands on B but its response is lost */
-    fault.ack_loss = 1;
+    fault.ack_drop = 1.0;
     GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(s.dev[2], 1, &fault));
     GDA_FT_ASSERT_EQ(gda_ft_ep_atomic(&s.ep, GDA_FT_ATOMIC_FADD64, 8, operand,
                                       (uintptr_t)s.src, s.lkey,
@@ -567,7 +567,7 @@ GDA_FT_TEST(dev_ep_failover, resolution_confirms_what_the_peer_executed)
     counter[0] = 1000;
 
     /* B executes all three, every answer to A is lost */
-    fault.ack_loss = 1;
+    fault.ack_drop = 1.0;
     GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(s.dev[2], 1, &fault));
     ft_post_atomics_and_put(&s, counter);
     ft_wait_deferred_switch(&s);

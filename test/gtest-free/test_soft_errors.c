@@ -563,7 +563,7 @@ GDA_FT_TEST(soft_errors, lost_atomic_ack_applied_once)
 
     /* The request lands, the response is lost: the requester retransmits
      * and the responder answers from its cache without adding again */
-    fault.ack_loss = 1;
+    fault.ack_drop = 1.0;
     GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(p.dev1, 1, &fault));
     GDA_FT_ASSERT_EQ(gda_ft_sq_post_atomic_fa(&p.a.sq, (uintptr_t)result,
                                               lmr->lkey, (uintptr_t)remote,
@@ -573,7 +573,7 @@ GDA_FT_TEST(soft_errors, lost_atomic_ack_applied_once)
     soft_ep_ring(&p.a);
     usleep(40000);   /* two retransmissions of 16.8 ms */
     GDA_FT_ASSERT_EQ(remote[0], 107);
-    fault.ack_loss = 0;
+    fault.ack_drop = 0;
     GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(p.dev1, 1, &fault));
     soft_ep_wait_send(&p.a, &info, 5000);
     GDA_FT_ASSERT_EQ(info.opcode, GDA_FT_MLX5_CQE_REQ);
@@ -604,6 +604,78 @@ static void expect_ok_under_faults(soft_pair_t *p, unsigned n)
                 sa.rx_pkts, sa.fault_dropped, sa.rx_duplicate,
                 sa.rx_unexpected, sb.rx_pkts, sb.rx_duplicate,
                 sb.rx_out_of_seq, sb.tx_naks);
+}
+
+/*
+ * UCX_GDA_FT_SOFT_ACK_DROP loses a fraction of the responses only: writes,
+ * reads and atomics land once and complete, the requester retransmits what
+ * it heard nothing of, and the responder answers its duplicates; the
+ * requester's port (which sends requests only) drops nothing.
+ */
+GDA_FT_TEST(soft_errors, ack_drop_setting_loses_responses_only)
+{
+    size_t len = 256 << 10, chunk = len / 8;
+    uint8_t *src = malloc(len), *dst = calloc(1, len), *back = calloc(1, len);
+    uint64_t *counter = aligned_alloc(64, 64), *old = aligned_alloc(64, 512);
+    gda_ft_hca_mr_t *smr, *dmr, *bmr, *cmr, *omr;
+    gda_ft_soft_port_stats_t req, resp;
+    unsigned i, round;
+    soft_pair_t p;
+    uint16_t idx;
+
+    soft_pair_init(&p, "UCX_GDA_FT_SOFT_ACK_DROP=0.2", NULL);
+    unsetenv("UCX_GDA_FT_SOFT_ACK_DROP");
+    soft_fill(src, len, 11);
+    counter[0] = 0;
+    smr = soft_mr(&p.a, src, len, 0);
+    bmr = soft_mr(&p.a, back, len, GDA_FT_HCA_ACCESS_LOCAL_WRITE);
+    omr = soft_mr(&p.a, old, 512, GDA_FT_HCA_ACCESS_LOCAL_WRITE);
+    dmr = soft_mr(&p.b, dst, len, GDA_FT_HCA_ACCESS_REMOTE_WRITE |
+                  GDA_FT_HCA_ACCESS_REMOTE_READ);
+    cmr = soft_mr(&p.b, counter, 64, GDA_FT_HCA_ACCESS_REMOTE_ATOMIC);
+
+    for (round = 0; round < 8; ++round) {
+        for (i = 0; i < 8; ++i) {
+            GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(
+                    &p.a.sq, (uintptr_t)src + i * chunk, smr->lkey, chunk,
+                    (uintptr_t)dst + i * chunk, dmr->rkey,
+                    GDA_FT_WQE_SIGNALED, &idx), GDA_FT_DEV_OK);
+            GDA_FT_ASSERT_EQ(gda_ft_sq_post_atomic_fa(
+                    &p.a.sq, (uintptr_t)&old[round * 8 + i], omr->lkey,
+                    (uintptr_t)counter, cmr->rkey, 1, GDA_FT_WQE_SIGNALED,
+                    &idx), GDA_FT_DEV_OK);
+        }
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_read(
+                &p.a.sq, (uintptr_t)back, bmr->lkey, len, (uintptr_t)dst,
+                dmr->rkey, GDA_FT_WQE_SIGNALED | GDA_FT_WQE_FENCE, &idx),
+                GDA_FT_DEV_OK);
+        soft_ep_ring(&p.a);
+        for (i = 0; i < 17; ++i) {
+            expect_ok_under_faults(&p, round * 17 + i);
+        }
+        GDA_FT_ASSERT_MEM_EQ(back, src, len);
+        memset(back, 0, len);
+    }
+
+    /* 64 increments, each applied once: the old values are 0..63 */
+    GDA_FT_ASSERT_EQ(counter[0], 64);
+    for (i = 0; i < 64; ++i) {
+        GDA_FT_ASSERT_EQ(be64toh(old[i]), i);
+    }
+    GDA_FT_ASSERT_MEM_EQ(dst, src, len);
+    req  = soft_port_stats(p.dev0, 1);
+    resp = soft_port_stats(p.dev1, 1);
+    GDA_FT_ASSERT_EQ(req.fault_dropped, 0);
+    GDA_FT_ASSERT(resp.fault_dropped > 0);
+    GDA_FT_ASSERT(req.retransmits > 0);
+    GDA_FT_ASSERT(resp.rx_duplicate > 0);
+    soft_pair_fini(&p);
+    GDA_FT_ASSERT_OK(gda_ft_soft_reload_config());
+    free(src);
+    free(dst);
+    free(back);
+    free(counter);
+    free(old);
 }
 
 GDA_FT_TEST(soft_errors, drop_delay_reorder_lose_nothing)

@@ -301,7 +301,7 @@ void test_port_lose_answers(test_uct_t *t, const char *dev)
     GDA_FT_ASSERT((find != NULL) && (set_fault != NULL));
     hca = find(dev);
     GDA_FT_ASSERT(hca != NULL);
-    fault.ack_loss = 1;
+    fault.ack_drop = 1.0;
     GDA_FT_ASSERT_OK(set_fault(hca, 1, &fault));
 }
 

@@ -26,6 +26,7 @@ typedef struct gda_ft_soft_config {
     double         delay;
     double         delay_time;
     double         reorder;
+    double         ack_drop;
     char          *ctl_dir;        /* control socket directory, "" = none */
     double         link_check;     /* interval of the netdev state check */
     int            loopback;       /* datagrams between ports of this
@@ -89,7 +90,8 @@ typedef struct gda_ft_soft_fault {
     double delay;       /* probability to delay a packet */
     double delay_time;  /* seconds */
     double reorder;     /* probability to hold a packet behind later ones */
-    int    ack_loss;    /* drop only responses (ACK, read resp, atomic ack) */
+    double ack_drop;    /* probability to drop a response (ACK, NAK, read
+                           response, atomic ACK): 1 loses every one */
     double pace_time;   /* seconds each packet holds the port's transmit:
                            a slow link or HCA that every QP of the port
                            queues behind, in order (0: none) */

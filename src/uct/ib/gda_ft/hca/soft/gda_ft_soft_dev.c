@@ -68,6 +68,12 @@ ucs_config_field_t gda_ft_soft_config_table[] = {
      "Probability to hold a packet back so that later ones overtake it.",
      ucs_offsetof(gda_ft_soft_config_t, reorder), UCS_CONFIG_TYPE_DOUBLE},
 
+    {"ACK_DROP", "0",
+     "Probability to drop a response (ACK, NAK, read response, atomic ACK)\n"
+     "on every port, on top of DROP: the request landed, its initiator does\n"
+     "not learn it, and retransmits.",
+     ucs_offsetof(gda_ft_soft_config_t, ack_drop), UCS_CONFIG_TYPE_DOUBLE},
+
     {"CTL_DIR", "/tmp",
      "Directory of the control socket gda_ft-soft.<pid>.sock used by\n"
      "gda_ft_softctl; empty to disable.",
@@ -453,6 +459,7 @@ static ucs_status_t gda_ft_soft_dev_open(const gda_ft_hca_dev_info_t *info,
         dev->ports[p].fault.delay      = config->delay;
         dev->ports[p].fault.delay_time = config->delay_time;
         dev->ports[p].fault.reorder    = config->reorder;
+        dev->ports[p].fault.ack_drop   = config->ack_drop;
         status = gda_ft_soft_port_open(&dev->ports[p]);
         if (status != UCS_OK) {
             goto err_close_ports;

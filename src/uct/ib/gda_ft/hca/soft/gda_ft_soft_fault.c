@@ -91,7 +91,8 @@ static const char *gda_ft_soft_fault_invalid(const gda_ft_soft_fault_t *fault)
 {
     if (!gda_ft_soft_prob_valid(fault->drop) ||
         !gda_ft_soft_prob_valid(fault->delay) ||
-        !gda_ft_soft_prob_valid(fault->reorder)) {
+        !gda_ft_soft_prob_valid(fault->reorder) ||
+        !gda_ft_soft_prob_valid(fault->ack_drop)) {
         return "probability must be within [0, 1]";
     }
     if ((fault->delay_time < 0) || (fault->delay_time > 10.0)) {
@@ -173,7 +174,11 @@ int gda_ft_soft_fault_tx(gda_ft_soft_port_t *port, uint32_t dst_ip,
     const gda_ft_soft_fault_t *fault = &port->fault;
     uint64_t now;
 
-    if (is_response && fault->ack_loss) {
+    /* 1 draws no random number: the other faults' sequence stays as
+     * without it */
+    if (is_response && (fault->ack_drop > 0) &&
+        ((fault->ack_drop >= 1.0) ||
+         (gda_ft_soft_random() < fault->ack_drop))) {
         ++port->stats.fault_dropped;
         return 1;
     }
@@ -623,7 +628,7 @@ static ucs_status_t gda_ft_soft_ctl_exec_locked(char *cmd, char *reply,
     } else if (!strcmp(argv[0], "reorder")) {
         fault.reorder = value;
     } else if (!strcmp(argv[0], "ackloss")) {
-        fault.ack_loss = (value != 0);
+        fault.ack_drop = value;
     } else if (!strcmp(argv[0], "pace")) {
         fault.pace_time = value;
     } else {
@@ -642,7 +647,7 @@ static ucs_status_t gda_ft_soft_ctl_exec_locked(char *cmd, char *reply,
 
 usage:
     snprintf(reply, max, "error: commands: stats | port DEV PORT up|down | "
-             "drop|delay|reorder DEV PORT PROB | ackloss DEV PORT 0|1 | "
+             "drop|delay|reorder|ackloss DEV PORT PROB | "
              "pace DEV PORT SECONDS | "
              "commands added by the transport (counters)\n");
     return UCS_ERR_INVALID_PARAM;
