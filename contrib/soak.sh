@@ -1,12 +1,12 @@
 #!/bin/bash
 #
-# A seeded soak: UCP puts, fetching and posted atomics and active messages
-# (no gets yet: the program does not issue them) between two processes (test/ucp/gda_ft_ucp_failover) over gda_ft on soft
-# HCAs, run after run for MINUTES, each run with faults the seed picks:
-# the server's primary port down or down and up again, packet drops,
-# delays and reordering on every port. Every run verifies every byte, the
-# counter and every message; a run that fails stops the soak and keeps its
-# log.
+# A seeded soak: UCP puts, gets, fetching and posted atomics and active
+# messages between two processes (test/ucp/gda_ft_ucp_failover) over gda_ft
+# on soft HCAs, run after run for MINUTES, each run with faults the seed
+# picks: the server's primary port down or down and up again, packet drops,
+# delays, reordering and lost responses (ACKs, read and atomic responses)
+# on every port. Every run verifies every byte put and got, the counter and
+# every message; a run that fails stops the soak and keeps its log.
 #
 #   contrib/soak.sh SEED MINUTES [SCALE]
 #
@@ -54,24 +54,28 @@ while [ "$(date +%s)" -lt "$end" ]; do
     pick drop 0 0 0.0005 0.002
     pick delay 0 0 0.001
     pick reorder 0 0 0.001
+    pick ackdrop 0 0 0.001 0.005
     pick amo mixed fetch post
     pick size 4096 65536 1048576 3145728
     pick am --am --am ""
+    pick get --get --get ""
     run_seed=$RANDOM
     args="--mode $mode -n $iters -f $((iters / 3)) -u $((2 * iters / 3))"
-    args="$args --amo $amo -s $size${am:+ $am} --timeout 60"
+    args="$args --amo $amo -s $size${am:+ $am}${get:+ $get} --timeout 60"
     desc="run $runs: $args drop=$drop delay=$delay reorder=$reorder"
+    desc="$desc ackdrop=$ackdrop"
     desc="$desc soft_seed=$run_seed"
     env GDA_FT_BUILD_DIR="$build_dir/.libs" UCX_TLS=gda_ft,tcp \
         UCX_NET_DEVICES=all UCX_GDA_FT_SOFT_CTL_DIR= \
         UCX_GDA_FT_SOFT_SEED=$run_seed UCX_GDA_FT_SOFT_DROP=$drop \
         UCX_GDA_FT_SOFT_DELAY=$delay UCX_GDA_FT_SOFT_DELAY_TIME=200us \
-        UCX_GDA_FT_SOFT_REORDER=$reorder \
+        UCX_GDA_FT_SOFT_REORDER=$reorder UCX_GDA_FT_SOFT_ACK_DROP=$ackdrop \
         "$top/contrib/gda_ft-run.sh" "$prog" $args >"$log" 2>&1
     rc=$?
     runs=$((runs + 1))
     run_ops=$(( $(field "$log" "SUMMARY client" puts_ok) +
                 $(field "$log" "SUMMARY client" amo_ok) +
+                $(field "$log" "SUMMARY client" gets_ok) +
                 $(field "$log" "SUMMARY client" am_sent) ))
     ops=$((ops + run_ops))
     dups=$((dups + $(field "$log" "SUMMARY client" fetch_dups)))

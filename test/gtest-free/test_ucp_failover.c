@@ -196,6 +196,8 @@ static void ufo_expect_pass(const ufo_run_t *r)
     GDA_FT_ASSERT(ufo_num(r, "[server] SUMMARY", "bytes_checked") >
                   (3ll << 20));
     GDA_FT_ASSERT_EQ(ufo_num(r, "[client] SUMMARY", "puts_err"), 0);
+    GDA_FT_ASSERT_EQ(ufo_num(r, "[client] SUMMARY", "gets_err"), 0);
+    GDA_FT_ASSERT_EQ(ufo_num(r, "[client] SUMMARY", "gets_bad"), 0);
     GDA_FT_ASSERT_EQ(ufo_num(r, "[client] SUMMARY", "fetch_dups"), 0);
     /* a flush may fail only to report posted atomics in doubt */
     GDA_FT_ASSERT_EQ(ufo_num(r, "[client] SUMMARY", "flush_errors"),
@@ -261,10 +263,12 @@ GDA_FT_TEST_TIMEOUT(ucp_failover, no_failure, 180)
 {
     ufo_run_t r;
 
-    ufo_run("--mode none -n 300", "", &r);
+    ufo_run("--mode none -n 300 --get", "", &r);
     ufo_expect_pass(&r);
     GDA_FT_ASSERT_EQ(ufo_num(&r, "[client] SUMMARY", "iters"), 300);
     GDA_FT_ASSERT_EQ(ufo_num(&r, "[client] SUMMARY", "puts_ok"), 300);
+    /* each got 1 byte to 3 MiB of the read-only area, every byte right */
+    GDA_FT_ASSERT_EQ(ufo_num(&r, "[client] SUMMARY", "gets_ok"), 300);
     GDA_FT_ASSERT_EQ(ufo_num(&r, "[client] SUMMARY", "amo_ok"), 300);
     GDA_FT_ASSERT_EQ(ufo_num(&r, "[client] SUMMARY", "amo_err"), 0);
     GDA_FT_ASSERT_EQ(ufo_num(&r, "[server] SUMMARY", "counter"), 300);
@@ -285,8 +289,12 @@ GDA_FT_TEST_TIMEOUT(ucp_failover, gda_ft_alone_primary_down, 180)
 {
     ufo_run_t r;
 
-    ufo_run("--mode down -n 400 -f 130 --amo fetch", "UCX_TLS=gda_ft", &r);
+    ufo_run("--mode down -n 400 -f 130 --amo fetch --get", "UCX_TLS=gda_ft",
+            &r);
     ufo_expect_failover(&r, 400);
+    /* reads in flight at the switch were replayed: every one completed,
+     * with the right bytes */
+    GDA_FT_ASSERT_EQ(ufo_num(&r, "[client] SUMMARY", "gets_ok"), 400);
     free(r.out);
 }
 
@@ -409,9 +417,11 @@ GDA_FT_TEST_TIMEOUT(ucp_failover, primary_down_then_up, 240)
 
     /* 2 s after the port is up: the recovery window (500 ms by default)
      * and the re-arm backoff have passed */
-    ufo_run("--mode updown -n 900 -f 200 -u 450 --after-up 2 --amo fetch",
-            "", &r);
+    ufo_run("--mode updown -n 900 -f 200 -u 450 --after-up 2 --amo fetch "
+            "--get", "", &r);
     ufo_expect_failover(&r, 900);
+    GDA_FT_ASSERT_EQ(ufo_num(&r, "[client] SUMMARY", "gets_ok"),
+                     ufo_num(&r, "[client] SUMMARY", "iters"));
     ufo_expect(&r, "ok: s0 port 1 up");
     /* DESIGN §5 rule 6: traffic returns to the primary, in the counters
      * (a run that prints none fails: -1) and in the transport's log */

@@ -11,6 +11,10 @@
  *    checksummed pattern (ucp_put_nbx), and adds 1 to the counter
  *    (ucp_atomic_op_nbx UCP_ATOMIC_OP_ADD, 64-bit; posted, fetched, or both
  *    in turns), keeping a window of operations in flight.
+ *  - With --get the client also reads a piece of a read-only area of the
+ *    server (ucp_get_nbx: 1 byte to the largest slot, at any offset) each
+ *    iteration, and checks every byte it got against the area's pattern;
+ *    the server checks that the area never changed.
  *  - With --am the client also sends an active message each iteration
  *    (ucp_am_send_nbx: a short one, one by bcopy, one by rendezvous, in
  *    turns) whose header is the iteration and whose data a checksummed
@@ -117,6 +121,7 @@ static struct {
                                      pauses this long between two progress
                                      calls (0: none) */
     int             am;           /* active messages too */
+    int             get;          /* gets too */
     int             verbose;
 } opt = {
     .role           = NULL,
@@ -201,8 +206,10 @@ static uint64_t fo_mix64(uint64_t x)
 
 /*
  * Offset 0: the counter (8 bytes). Then, for each slot, at least FO_GUARD
- * guard bytes and the slot at a 64-byte aligned offset; FO_GUARD guard bytes
- * after the last slot. Every byte that belongs to no slot and is not the
+ * guard bytes and the slot at a 64-byte aligned offset; the same for the
+ * read-only area that gets read (as large as the largest slot, holding
+ * fo_fill()'s content of FO_GET_SLOT from the start); FO_GUARD guard bytes
+ * after it. Every byte that belongs to no slot or area and is not the
  * counter is a guard byte and must keep FO_GUARD_BYTE.
  */
 #define FO_GUARD        64
@@ -212,6 +219,7 @@ static uint64_t fo_mix64(uint64_t x)
 #define FO_HDR_SIZE     24     /* magic, slot, generation, size */
 #define FO_SUM_SIZE     8      /* checksum at the end of the slot */
 #define FO_MAX_SLOTS    64
+#define FO_GET_SLOT     0xa4   /* fo_fill()'s slot of the read-only area */
 
 static const size_t fo_all_sizes[] = {
     1, 2, 7, 8, 31, 32, 33, 64, 127, 128, 129, 255, 1000, 2048, 4095, 4096,
@@ -223,6 +231,8 @@ typedef struct {
     unsigned nslots;
     size_t   size[FO_MAX_SLOTS];
     size_t   offset[FO_MAX_SLOTS];
+    size_t   get_offset;     /* the read-only area */
+    size_t   get_size;
     size_t   region_size;
 } fo_layout_t;
 
@@ -242,6 +252,10 @@ static void fo_layout_init(fo_layout_t *l, size_t max_size)
         cur += fo_all_sizes[i];
         ++l->nslots;
     }
+    cur           += FO_GUARD;
+    l->get_offset  = (cur + 63) & ~(size_t)63;
+    l->get_size    = l->size[l->nslots - 1];
+    cur            = l->get_offset + l->get_size;
     l->region_size = ((cur + FO_GUARD) + 63) & ~(size_t)63;
 }
 
@@ -864,11 +878,27 @@ static void fo_server_verify(const uint8_t *region, const fo_layout_t *l,
         }
     }
 
+    /* the area that gets read: as it was filled */
+    fo_fill(exp1, l->get_size, FO_GET_SLOT, 0);
+    if (memcmp(region + l->get_offset, exp1, l->get_size) != 0) {
+        for (off = 0; region[l->get_offset + off] == exp1[off]; ++off) {
+        }
+        snprintf(detail, sizeof(detail), "the read-only area changed: byte "
+                 "%zu of %zu is 0x%02x, not 0x%02x", off, l->get_size,
+                 region[l->get_offset + off], exp1[off]);
+        fo_log("VERIFY FAIL %s", detail);
+        ++res->slots_bad;
+        if (res->detail[0] == '\0') {
+            snprintf(res->detail, sizeof(res->detail), "%s", detail);
+        }
+    }
+
     /* guards: everything between the counter and the slots, between the
-     * slots, and after the last one */
+     * slots, around the read-only area, and after it */
     off = 8;
-    for (s = 0; s <= l->nslots; ++s) {
-        next = (s < l->nslots) ? l->offset[s] : l->region_size;
+    for (s = 0; s <= l->nslots + 1; ++s) {
+        next = (s < l->nslots) ? l->offset[s] :
+               (s == l->nslots) ? l->get_offset : l->region_size;
         for (; off < next; ++off) {
             if (region[off] != FO_GUARD_BYTE) {
                 if (res->guard_bad == 0) {
@@ -878,9 +908,8 @@ static void fo_server_verify(const uint8_t *region, const fo_layout_t *l,
                 ++res->guard_bad;
             }
         }
-        if (s < l->nslots) {
-            off = l->offset[s] + l->size[s];
-        }
+        off = (s < l->nslots) ? (l->offset[s] + l->size[s]) :
+                                (l->get_offset + l->get_size);
     }
     /* every byte of the region: counter, slots and guards */
     res->bytes_checked = l->region_size;
@@ -1079,6 +1108,7 @@ static int fo_server(void)
     for (unsigned s = 0; s < layout.nslots; ++s) {
         memset(region + layout.offset[s], FO_INIT_BYTE, layout.size[s]);
     }
+    fo_fill(region + layout.get_offset, layout.get_size, FO_GET_SLOT, 0);
 
     memset(&mparams, 0, sizeof(mparams));
     mparams.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
@@ -1252,12 +1282,15 @@ typedef struct fo_op {
     int           busy;
     int           is_amo;
     int           is_am;    /* active message */
+    int           is_get;
     int           fetch;
     unsigned      slot;
     uint64_t      gen;
     uint64_t      iter;
     uint64_t      addend;
     uint64_t      result;   /* fetched value */
+    size_t        get_off;  /* get: where in the read-only area */
+    size_t        get_len;
     double        posted_at;
     ucs_status_t  status;
 } fo_op_t;
@@ -1268,7 +1301,12 @@ static struct {
     ucp_mem_h        local_memh;
     uint64_t         remote_addr;
     ucp_rkey_h       rkey;
-    fo_op_t         *puts, *amos, *ams;
+    fo_op_t         *puts, *amos, *ams, *gets;
+    uint8_t         *get_ref;        /* what the read-only area holds */
+    uint8_t         *get_bufs;       /* [window][get_size]: where gets
+                                        land */
+    ucp_mem_h        get_memh;
+    uint64_t         gets_ok, gets_err, gets_bad;
     uint8_t        **am_bufs;        /* [window]: data of the messages */
     uint64_t        *am_hdrs;        /* [window]: their headers */
     fo_done_t        done;
@@ -1286,6 +1324,39 @@ static struct {
     ucs_status_t     first_err;
     int              fd;
 } fc;
+
+static const char *fo_op_name(const fo_op_t *op)
+{
+    return op->is_am ? "active message" : op->is_amo ? "atomic" :
+           op->is_get ? "get" : "put";
+}
+
+static size_t fo_op_size(const fo_op_t *op)
+{
+    return op->is_am ? fo_am_size(op->iter) : op->is_amo ? sizeof(uint64_t) :
+           op->is_get ? op->get_len : fc.layout.size[op->slot];
+}
+
+/* A get that completed successfully brought exactly the area's bytes */
+static void fo_get_check(const fo_op_t *op)
+{
+    const uint8_t *got = fc.get_bufs + (op->iter % opt.window) *
+                                       fc.layout.get_size;
+    const uint8_t *ref = fc.get_ref + op->get_off;
+    size_t i;
+
+    if (memcmp(got, ref, op->get_len) == 0) {
+        ++fc.gets_ok;
+        return;
+    }
+    for (i = 0; got[i] == ref[i]; ++i) {
+    }
+    if (fc.gets_bad++ == 0) {
+        fo_log("VERIFY FAIL get %" PRIu64 " (%zu bytes at offset %zu of the "
+               "read-only area): byte %zu is 0x%02x, not 0x%02x", op->iter,
+               op->get_len, op->get_off, i, got[i], ref[i]);
+    }
+}
 
 static void fo_op_cb(void *request, ucs_status_t status, void *user_data)
 {
@@ -1308,13 +1379,17 @@ static void fo_op_finish(fo_op_t *op)
     } else if (fc.first_err_at == 0) {
         fc.first_err_at = now;
         fc.first_err    = op->status;
-        fo_log("first error: %s %" PRIu64 " (slot %u): %s",
-               op->is_am ? "active message" : op->is_amo ? "atomic" : "put",
-               op->iter, op->slot,
-               ucs_status_string(op->status));
+        fo_log("first error: %s %" PRIu64 " (slot %u): %s", fo_op_name(op),
+               op->iter, op->slot, ucs_status_string(op->status));
     }
 
-    if (op->is_am) {
+    if (op->is_get) {
+        if (op->status == UCS_OK) {
+            fo_get_check(op);
+        } else {
+            ++fc.gets_err;
+        }
+    } else if (op->is_am) {
         /* sent; a flush after it tells that it arrived */
         if (op->status == UCS_OK) {
             ++fc.done.am_ok;
@@ -1381,10 +1456,7 @@ static void fo_op_wait(fo_ucp_t *u, fo_op_t *op)
             if (fo_now() > deadline) {
                 fo_die("HANG: %s %" PRIu64 " (slot %u, %zu bytes) did not "
                        "complete in %.0f s (endpoint error: %s)",
-                       op->is_am ? "active message" :
-                       op->is_amo ? "atomic" : "put", op->iter, op->slot,
-                       op->is_am ? fo_am_size(op->iter) :
-                       op->is_amo ? (size_t)8 : fc.layout.size[op->slot],
+                       fo_op_name(op), op->iter, op->slot, fo_op_size(op),
                        fo_now() - op->posted_at,
                        u->ep_failed ? ucs_status_string(u->ep_status) :
                                       "none");
@@ -1462,6 +1534,7 @@ static ucs_status_t fo_client_flush(fo_ucp_t *u)
         fo_op_wait(u, &fc.puts[s]);
         fo_op_wait(u, &fc.amos[s]);
         fo_op_wait(u, &fc.ams[s]);
+        fo_op_wait(u, &fc.gets[s]);
     }
     if (u->ep_failed) {
         status = u->ep_status;
@@ -1596,6 +1669,38 @@ static void fo_client_am(fo_ucp_t *u, uint64_t iter)
                                           &param));
 }
 
+/* Get `iter`: as many bytes as slot iter % nslots holds, from an offset of
+ * the read-only area that the seed picks */
+static void fo_client_get(fo_ucp_t *u, uint64_t iter)
+{
+    unsigned w  = iter % opt.window;
+    fo_op_t *op = &fc.gets[w];
+    ucp_request_param_t param;
+
+    fo_op_wait(u, op);
+    memset(op, 0, sizeof(*op));
+    op->busy      = 1;
+    op->is_get    = 1;
+    op->iter      = iter;
+    op->get_len   = fc.layout.size[iter % fc.layout.nslots];
+    op->get_off   = fo_mix64(opt.seed ^ ~iter) %
+                    (fc.layout.get_size - op->get_len + 1);
+    op->status    = UCS_INPROGRESS;
+    op->posted_at = fo_now();
+
+    memset(&param, 0, sizeof(param));
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                         UCP_OP_ATTR_FIELD_USER_DATA |
+                         UCP_OP_ATTR_FIELD_MEMH;
+    param.cb.send      = fo_op_cb;
+    param.user_data    = op;
+    param.memh         = fc.get_memh;
+    fo_op_post_result(op, ucp_get_nbx(u->ep, fc.get_bufs +
+                                      w * fc.layout.get_size, op->get_len,
+                                      fc.remote_addr + fc.layout.get_offset +
+                                      op->get_off, fc.rkey, &param));
+}
+
 static void fo_client_fault(fo_ucp_t *u, fo_fault_t fault, const char *what)
 {
     uint32_t type, len;
@@ -1715,7 +1820,22 @@ static int fo_client(void)
         fo_die("ucp_mem_map: %s", ucs_status_string(status));
     }
 
+    /* where gets land, registered, and what they must bring */
+    fc.get_ref  = malloc(fc.layout.get_size);
+    fc.get_bufs = malloc(opt.window * fc.layout.get_size);
+    if ((fc.get_ref == NULL) || (fc.get_bufs == NULL)) {
+        fo_die("out of memory");
+    }
+    fo_fill(fc.get_ref, fc.layout.get_size, FO_GET_SLOT, 0);
+    mparams.address = fc.get_bufs;
+    mparams.length  = opt.window * fc.layout.get_size;
+    status = ucp_mem_map(u->context, &mparams, &fc.get_memh);
+    if (status != UCS_OK) {
+        fo_die("ucp_mem_map: %s", ucs_status_string(status));
+    }
+
     fc.puts    = calloc(opt.window, sizeof(*fc.puts));
+    fc.gets    = calloc(opt.window, sizeof(*fc.gets));
     fc.amos    = calloc(opt.window, sizeof(*fc.amos));
     fc.ams     = calloc(opt.window, sizeof(*fc.ams));
     fc.am_hdrs = calloc(opt.window, sizeof(*fc.am_hdrs));
@@ -1731,7 +1851,8 @@ static int fo_client(void)
     }
     fc.fetched_cap = opt.iters + 1;
     fc.fetched     = calloc(fc.fetched_cap, sizeof(*fc.fetched));
-    if ((fc.puts == NULL) || (fc.amos == NULL) || (fc.fetched == NULL)) {
+    if ((fc.puts == NULL) || (fc.amos == NULL) || (fc.gets == NULL) ||
+        (fc.fetched == NULL)) {
         fo_die("out of memory");
     }
     fc.done.nslots = fc.layout.nslots;
@@ -1787,6 +1908,9 @@ static int fo_client(void)
         fo_client_amo(u, i);
         if (opt.am) {
             fo_client_am(u, i);
+        }
+        if (opt.get) {
+            fo_client_get(u, i);
         }
         iters_posted = i + 1;
         if (opt.flush_every && ((iters_posted % opt.flush_every) == 0)) {
@@ -1847,6 +1971,11 @@ static int fo_client(void)
             snprintf(why, sizeof(why), "%" PRIu64 " puts completed with an "
                      "error (first error: %s)", fc.done.puts_err,
                      ucs_status_string(fc.first_err));
+        } else if (fc.gets_err) {
+            pass = 0;
+            snprintf(why, sizeof(why), "%" PRIu64 " gets completed with an "
+                     "error (first error: %s)", fc.gets_err,
+                     ucs_status_string(fc.first_err));
         } else if (fc.done.am_err) {
             pass = 0;
             snprintf(why, sizeof(why), "%" PRIu64 " active messages "
@@ -1888,12 +2017,13 @@ static int fo_client(void)
     printf("[client] SUMMARY client mode=%s iters=%" PRIu64 " puts_ok=%"
            PRIu64 " puts_err=%" PRIu64 " amo_ok=%" PRIu64 " amo_err=%" PRIu64
            " amo_fetched=%" PRIu64 " fetch_dups=%" PRIu64 " am_sent=%" PRIu64
-           " am_err=%" PRIu64 " flushes=%"
+           " am_err=%" PRIu64 " gets_ok=%" PRIu64 " gets_err=%" PRIu64
+           " gets_bad=%" PRIu64 " flushes=%"
            PRIu64 " flush_errors=%" PRIu64 " flush_errors_amo=%" PRIu64
            " flush=%s ep_error=%s time=%.3f\n", fo_mode_names[opt.mode],
            iters_posted, fc.done.puts_ok, fc.done.puts_err, fc.done.amo_ok,
            fc.done.amo_err, fc.nfetched, dups, fc.done.am_ok, fc.done.am_err,
-           fc.flushes, fc.flush_errors,
+           fc.gets_ok, fc.gets_err, fc.gets_bad, fc.flushes, fc.flush_errors,
            fc.flush_errors_amo,
            ucs_status_string(fc.flush_errors ? fc.flush_status :
                                                flush_status),
@@ -1910,6 +2040,11 @@ static int fo_client(void)
                (err_after >= 0) ? err_after * 1e3 : -1.0);
     }
     fflush(stdout);
+    if (fc.gets_bad != 0) {
+        pass = 0;
+        snprintf(why, sizeof(why), "%" PRIu64 " gets brought wrong data",
+                 fc.gets_bad);
+    }
     if (dups != 0) {
         pass = 0;
         snprintf(why, sizeof(why), "%" PRIu64 " fetched counter values seen "
@@ -1943,10 +2078,14 @@ static int fo_client(void)
     close(fc.fd);
     ucp_worker_release_address(u->worker, addr);
     ucp_mem_unmap(u->context, fc.local_memh);
+    ucp_mem_unmap(u->context, fc.get_memh);
     ucp_worker_destroy(u->worker);
     ucp_cleanup(u->context);
     free(fc.local);
     free(fc.puts);
+    free(fc.gets);
+    free(fc.get_ref);
+    free(fc.get_bufs);
     free(fc.amos);
     for (i = 0; i < opt.window; ++i) {
         free(fc.am_bufs[i]);
@@ -2107,6 +2246,8 @@ static void fo_usage(FILE *f)
 "                        done once a flush after it succeeded\n"
 "  -a, --amo KIND        fetch | post | mixed (default)\n"
 "  -s, --max-size BYTES  largest put, slots up to 3 MiB (3145728)\n"
+"      --get             a get too each iteration, of the read-only area\n"
+"                        (1 byte to the largest slot, at any offset)\n"
 "      --am              an active message too each iteration\n"
 "                        (ucp_am_send_nbx: short, bcopy, rendezvous)\n"
 "  -t, --timeout SEC     longest wait for one operation (60): a hang\n"
@@ -2147,6 +2288,7 @@ int main(int argc, char **argv)
     enum {
         OPT_ROLE = 256, OPT_SOCK, OPT_SOFTCTL, OPT_SDEV, OPT_CDEV, OPT_SFAULTS,
         OPT_SEED, OPT_PRIMARY, OPT_BACKUP, OPT_FDELAY, OPT_AFTER_UP, OPT_AM,
+        OPT_GET,
         OPT_PAUSE
     };
     static const struct option longopts[] = {
@@ -2177,6 +2319,7 @@ int main(int argc, char **argv)
         {"after-up",       required_argument, NULL, OPT_AFTER_UP},
         {"poll-pause",     required_argument, NULL, OPT_PAUSE},
         {"am",             no_argument,       NULL, OPT_AM},
+        {"get",            no_argument,       NULL, OPT_GET},
         {NULL, 0, NULL, 0}
     };
     static char softctl_default[PATH_MAX];
@@ -2223,6 +2366,7 @@ int main(int argc, char **argv)
         case OPT_AFTER_UP: opt.after_up = strtod(optarg, NULL); break;
         case OPT_PAUSE: opt.poll_pause = strtod(optarg, NULL); break;
         case OPT_AM: opt.am = 1; break;
+        case OPT_GET: opt.get = 1; break;
         default: fo_usage(stderr); return 2;
         }
     }
