@@ -8,7 +8,7 @@
 # on every port. Every run verifies every byte put and got, the counter and
 # every message; a run that fails stops the soak and keeps its log.
 #
-#   contrib/soak.sh SEED MINUTES [SCALE]
+#   contrib/soak.sh [--no-setup] SEED MINUTES [SCALE]
 #
 # SCALE (default 1) multiplies each run's iterations: longer runs spend
 # less of the soak starting processes and wiring up.
@@ -16,9 +16,17 @@
 # The last line: "soak: seed S, R runs, O operations, E integrity errors,
 # D duplicated atomics, I in doubt (accounted for)". Exit status 0 when
 # every run passed. The same seed gives the same sequence of runs. Sets up
-# first, as contrib/test.sh does.
+# first, as contrib/test.sh does, unless --no-setup (a machine that got
+# the build from elsewhere: GDA_FT_BUILD_DIR then holds
+# test/ucp/gda_ft_ucp_failover and .libs/libuct_gda_ft.so).
 #
 set -u
+
+setup=1
+if [ "${1:-}" = "--no-setup" ]; then
+    setup=0
+    shift
+fi
 
 seed=${1:?usage: $0 SEED MINUTES}
 minutes=${2:?usage: $0 SEED MINUTES}
@@ -30,7 +38,9 @@ esac
 top=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${GDA_FT_BUILD_DIR:-$top/build}
 prog=$build_dir/test/ucp/gda_ft_ucp_failover
-GDA_FT_BUILD_DIR=$build_dir "$top/contrib/setup.sh" >/dev/null || exit 2
+if [ $setup -eq 1 ]; then
+    GDA_FT_BUILD_DIR=$build_dir "$top/contrib/setup.sh" >/dev/null || exit 2
+fi
 
 RANDOM=$seed
 pick() {   # VAR CHOICES...: VAR gets one, by the seeded generator (no
@@ -44,7 +54,7 @@ field() {   # LOG LINE_PREFIX NAME: the value of NAME= on that line, or 0
     sed -n "s/.*$2.* $3=\\([0-9]*\\).*/\\1/p" "$1" | head -1 | grep . || echo 0
 }
 
-log=$(mktemp /tmp/gda_ft_soak.XXXXXX.log)
+log=$(mktemp "${TMPDIR:-/tmp}/gda_ft_soak.XXXXXX.log")
 end=$(( $(date +%s) + minutes * 60 ))
 runs=0 ops=0 errors=0 dups=0 doubt=0
 while [ "$(date +%s)" -lt "$end" ]; do

@@ -475,14 +475,16 @@ static void gda_ft_soft_ctl_stats(char *reply, size_t max)
         for (p = 0; p < dev->super.attr.info.num_ports; ++p) {
             port = &dev->ports[p];
             len += snprintf(reply + len, (len < max) ? max - len : 0,
-                    "%s:%u %s tx %lu rx %lu retrans %lu dropped %lu "
+                    "%s:%u %s tx %lu rx %lu retrans %lu read_resumes %lu "
+                    "dropped %lu "
                     "malformed %lu bad_icrc %lu bad_qpn %lu bad_src %lu "
                     "out_of_seq %lu dup %lu naks %lu rnr_naks %lu "
                     "loopback %lu\n",
                     dev->super.attr.info.name, port->num,
                     gda_ft_soft_port_is_up(port) ? "ACTIVE" : "DOWN",
                     port->stats.tx_pkts, port->stats.rx_pkts,
-                    port->stats.retransmits, port->stats.fault_dropped,
+                    port->stats.retransmits, port->stats.read_resumes,
+                    port->stats.fault_dropped,
                     port->stats.rx_malformed, port->stats.rx_bad_icrc,
                     port->stats.rx_bad_qpn, port->stats.rx_bad_src,
                     port->stats.rx_out_of_seq, port->stats.rx_duplicate,

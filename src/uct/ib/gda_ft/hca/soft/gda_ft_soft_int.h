@@ -116,6 +116,9 @@ typedef struct gda_ft_soft_op {
     uint32_t          npkts;        /* PSNs consumed */
     uint32_t          pkts_sent;    /* of this transmission round */
     uint32_t          resp_next;    /* next read response PSN offset */
+    uint32_t          resp_gap;     /* 1 + resp_next when a response
+                                       beyond it showed it lost and the
+                                       rest was asked for again; 0: none */
     uint32_t          length;
     uint64_t          raddr;
     uint32_t          rkey;

@@ -775,6 +775,7 @@ void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
     uint32_t syn_msn, offset;
     gda_ft_soft_op_t *op;
     uint8_t orig_be[8];
+    int32_t diff;
     uint64_t orig;
     unsigned idx;
     int size;
@@ -826,9 +827,28 @@ void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
         op->done = 1;
     } else {
         /* Read response: accepted only in order */
-        if (!gda_ft_soft_op_is_read(op) ||
-            (gda_ft_psn_diff(pkt->psn, op->first_psn) !=
-             (int32_t)op->resp_next)) {
+        if (!gda_ft_soft_op_is_read(op)) {
+            ++port->stats.rx_unexpected;
+            return;
+        }
+        diff = gda_ft_psn_diff(pkt->psn, op->first_psn);
+        if (diff > (int32_t)op->resp_next) {
+            /*
+             * Response resp_next was lost (IBA 9.7.5.1.2, an implied NAK):
+             * ask for the rest of the read at once, as an HCA does,
+             * instead of a retransmission timeout per lost response. Once
+             * per lost response: the old stream's responses still on
+             * their way are all beyond it too.
+             */
+            ++port->stats.rx_out_of_seq;
+            if (op->resp_gap != op->resp_next + 1) {
+                op->resp_gap = op->resp_next + 1;
+                ++port->stats.read_resumes;
+                gda_ft_soft_req_rewind(qp, idx);
+            }
+            return;
+        }
+        if (diff != (int32_t)op->resp_next) {
             ++port->stats.rx_unexpected;
             return;
         }
