@@ -517,6 +517,74 @@ GDA_FT_TEST(soft_ops, fence_orders_write_after_read)
     free(local);
 }
 
+/*
+ * The responder executes requests in PSN order, as an HCA does, also when
+ * a read's data is still leaving over later engine passes: a 512 KiB read
+ * followed, unfenced, by a write and a fetch-add of bytes it covers
+ * returns what was there before either; the atomic returns the value the
+ * write left. The read's 128 PSNs leave the write room in the requester's
+ * window of 256, so that it lands while the read is still being answered.
+ * Every byte read is compared: one that the later requests changed first
+ * would show.
+ */
+GDA_FT_TEST(soft_ops, read_then_unfenced_write_and_atomic_read_the_old)
+{
+    size_t len = 512 << 10, wlen = 64 << 10;
+    uint8_t *remote = aligned_alloc(64, len), *local = aligned_alloc(64, len);
+    uint8_t *expect = malloc(len), *newdata = malloc(wlen);
+    uint64_t *old = aligned_alloc(64, 64), word;
+    gda_ft_hca_mr_t *rmr, *lmr, *nmr, *omr;
+    gda_ft_dev_cqe_info_t info;
+    soft_pair_t p;
+    uint16_t idx;
+    int round;
+
+    soft_pair_init(&p, NULL, NULL);
+    rmr = soft_mr(&p.b, remote, len, GDA_FT_HCA_ACCESS_REMOTE_READ |
+                  GDA_FT_HCA_ACCESS_REMOTE_WRITE |
+                  GDA_FT_HCA_ACCESS_REMOTE_ATOMIC);
+    lmr = soft_mr(&p.a, local, len, GDA_FT_HCA_ACCESS_LOCAL_WRITE);
+    nmr = soft_mr(&p.a, newdata, wlen, 0);
+    omr = soft_mr(&p.a, old, 64, GDA_FT_HCA_ACCESS_LOCAL_WRITE);
+
+    for (round = 0; round < 8; ++round) {
+        soft_fill(remote, len, 100 + round);
+        soft_fill(newdata, wlen, 200 + round);
+        memcpy(expect, remote, len);
+        memset(local, 0, len);
+        /* the write lands in the read's last quarter, the atomic on the
+         * read's last word, inside the write */
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_read(
+                &p.a.sq, (uintptr_t)local, lmr->lkey, len, (uintptr_t)remote,
+                rmr->rkey, 0, &idx), GDA_FT_DEV_OK);
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(
+                &p.a.sq, (uintptr_t)newdata, nmr->lkey, wlen,
+                (uintptr_t)remote + len - wlen, rmr->rkey, 0, &idx),
+                GDA_FT_DEV_OK);
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_atomic_fa(
+                &p.a.sq, (uintptr_t)old, omr->lkey,
+                (uintptr_t)remote + len - 8, rmr->rkey, 5,
+                GDA_FT_WQE_SIGNALED, &idx), GDA_FT_DEV_OK);
+        soft_ep_ring(&p.a);
+        soft_ep_wait_send(&p.a, &info, 5000);
+        GDA_FT_ASSERT_EQ(info.opcode, GDA_FT_MLX5_CQE_REQ);
+
+        GDA_FT_ASSERT_MEM_EQ(local, expect, len);
+        memcpy(&word, newdata + wlen - 8, 8);
+        GDA_FT_ASSERT_EQ(be64toh(old[0]), word);
+        word += 5;
+        GDA_FT_ASSERT_MEM_EQ(remote + len - wlen, newdata, wlen - 8);
+        GDA_FT_ASSERT_MEM_EQ(remote + len - 8, &word, 8);
+        GDA_FT_ASSERT_MEM_EQ(remote, expect, len - wlen);
+    }
+    soft_pair_fini(&p);
+    free(remote);
+    free(local);
+    free(expect);
+    free(newdata);
+    free(old);
+}
+
 GDA_FT_TEST(soft_ops, loopback_same_device)
 {
     uint8_t src[3000], dst[3000];

@@ -54,8 +54,9 @@ typedef struct gda_ft_soft_port_stats {
     uint64_t tx_naks;
     uint64_t tx_rnr_naks;
     uint64_t retransmits;      /* retransmission timer expirations */
-    uint64_t read_resumes;     /* reads asked for again from a lost
-                                  response, without waiting for the timer */
+    uint64_t implied_naks;     /* responses found lost by a later one: the
+                                  requester went back at once, without
+                                  waiting for the timer */
     uint64_t fault_dropped;    /* dropped by fault injection or link down */
     uint64_t fault_delayed;
     uint64_t rx_loopback;      /* of rx_pkts: from a port of this process,

@@ -475,7 +475,7 @@ static void gda_ft_soft_ctl_stats(char *reply, size_t max)
         for (p = 0; p < dev->super.attr.info.num_ports; ++p) {
             port = &dev->ports[p];
             len += snprintf(reply + len, (len < max) ? max - len : 0,
-                    "%s:%u %s tx %lu rx %lu retrans %lu read_resumes %lu "
+                    "%s:%u %s tx %lu rx %lu retrans %lu implied_naks %lu "
                     "dropped %lu "
                     "malformed %lu bad_icrc %lu bad_qpn %lu bad_src %lu "
                     "out_of_seq %lu dup %lu naks %lu rnr_naks %lu "
@@ -483,7 +483,7 @@ static void gda_ft_soft_ctl_stats(char *reply, size_t max)
                     dev->super.attr.info.name, port->num,
                     gda_ft_soft_port_is_up(port) ? "ACTIVE" : "DOWN",
                     port->stats.tx_pkts, port->stats.rx_pkts,
-                    port->stats.retransmits, port->stats.read_resumes,
+                    port->stats.retransmits, port->stats.implied_naks,
                     port->stats.fault_dropped,
                     port->stats.rx_malformed, port->stats.rx_bad_icrc,
                     port->stats.rx_bad_qpn, port->stats.rx_bad_src,

@@ -116,9 +116,9 @@ typedef struct gda_ft_soft_op {
     uint32_t          npkts;        /* PSNs consumed */
     uint32_t          pkts_sent;    /* of this transmission round */
     uint32_t          resp_next;    /* next read response PSN offset */
-    uint32_t          resp_gap;     /* 1 + resp_next when a response
-                                       beyond it showed it lost and the
-                                       rest was asked for again; 0: none */
+    uint32_t          resp_gap;     /* 1 + resp_next when a later response
+                                       showed it lost and the op was sent
+                                       again; 0: none */
     uint32_t          length;
     uint64_t          raddr;
     uint32_t          rkey;
@@ -137,8 +137,13 @@ typedef struct gda_ft_soft_atomic_cache {
 } gda_ft_soft_atomic_cache_t;
 
 
-/* A read being answered: responses go out a budget per engine pass, so
- * that a multi-MB read does not overflow the requester's socket */
+/*
+ * A response the responder owes, queued in PSN order: a read's (they go
+ * out a budget per engine pass, so that a multi-MB read does not overflow
+ * the requester's socket), or an atomic's acknowledgement, which waits
+ * behind the reads before it: responses leave in request order, as an
+ * HCA's do.
+ */
 typedef struct gda_ft_soft_rd_resp {
     uint32_t psn;        /* PSN of the first response */
     uint64_t va;
@@ -147,6 +152,12 @@ typedef struct gda_ft_soft_rd_resp {
     uint32_t npkts;
     uint32_t sent;
     uint32_t msn;
+    int      is_atomic;  /* an atomic's acknowledgement, of orig */
+    uint64_t orig;
+    uint8_t *snapshot;   /* a read's bytes from response snap_from on, as
+                            they were before a later write or atomic
+                            changed them; NULL: read from memory */
+    uint32_t snap_from;
 } gda_ft_soft_rd_resp_t;
 
 
@@ -317,6 +328,9 @@ int gda_ft_soft_req_progress(gda_ft_soft_qp_t *qp, uint64_t now);
 void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
                                      const gda_ft_roce_pkt_t *pkt);
 void gda_ft_soft_qp_reset_state(gda_ft_soft_qp_t *qp);
+
+/* Drops every response the responder still owes */
+void gda_ft_soft_resp_reset(gda_ft_soft_qp_t *qp);
 void gda_ft_soft_qp_enter_error(gda_ft_soft_qp_t *qp);
 int gda_ft_soft_qp_flush(gda_ft_soft_qp_t *qp);
 int gda_ft_soft_qp_busy(gda_ft_soft_qp_t *qp);

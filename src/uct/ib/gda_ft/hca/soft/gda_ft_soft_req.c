@@ -768,6 +768,44 @@ static void gda_ft_soft_req_handle_nak(gda_ft_soft_qp_t *qp, uint32_t psn,
     gda_ft_soft_req_rewind(qp, idx);
 }
 
+/*
+ * Responses come in PSN order, so one for op idx at psn that is not the
+ * next one expected shows those before it lost (IBA 9.7.5.1.2, an implied
+ * NAK): the requester goes back at once to the first op still waiting for
+ * a response (a read resumes from its first missing one), as an HCA does,
+ * instead of a retransmission timeout per lost response. Once per lost
+ * response: the rest of the old stream, still on its way, is beyond it
+ * too. Returns 1 when psn showed a loss.
+ */
+static int gda_ft_soft_req_response_gap(gda_ft_soft_qp_t *qp, unsigned idx,
+                                        uint32_t psn)
+{
+    gda_ft_soft_op_t *op;
+    unsigned first;
+
+    for (first = qp->op_head; first != idx; ++first) {
+        op = gda_ft_soft_op_at(qp, first);
+        if (gda_ft_soft_op_needs_response(op) && !op->done) {
+            break;
+        }
+    }
+
+    op = gda_ft_soft_op_at(qp, first);
+    if ((first == idx) &&
+        (!gda_ft_soft_op_is_read(op) ||
+         (gda_ft_psn_diff(psn, op->first_psn) <= (int32_t)op->resp_next))) {
+        return 0;
+    }
+
+    ++gda_ft_soft_qp_port(qp)->stats.rx_out_of_seq;
+    if (op->resp_gap != op->resp_next + 1) {
+        op->resp_gap = op->resp_next + 1;
+        ++gda_ft_soft_qp_port(qp)->stats.implied_naks;
+        gda_ft_soft_req_rewind(qp, first);
+    }
+    return 1;
+}
+
 void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
                                      const gda_ft_roce_pkt_t *pkt)
 {
@@ -775,7 +813,6 @@ void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
     uint32_t syn_msn, offset;
     gda_ft_soft_op_t *op;
     uint8_t orig_be[8];
-    int32_t diff;
     uint64_t orig;
     unsigned idx;
     int size;
@@ -807,6 +844,9 @@ void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
         ++port->stats.rx_duplicate;
         return;
     }
+    if (gda_ft_soft_req_response_gap(qp, idx, pkt->psn)) {
+        return;
+    }
 
     if (pkt->opcode == GDA_FT_ROCE_ATOMIC_ACKNOWLEDGE) {
         if (!gda_ft_soft_op_is_atomic(op)) {
@@ -831,24 +871,8 @@ void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
             ++port->stats.rx_unexpected;
             return;
         }
-        diff = gda_ft_psn_diff(pkt->psn, op->first_psn);
-        if (diff > (int32_t)op->resp_next) {
-            /*
-             * Response resp_next was lost (IBA 9.7.5.1.2, an implied NAK):
-             * ask for the rest of the read at once, as an HCA does,
-             * instead of a retransmission timeout per lost response. Once
-             * per lost response: the old stream's responses still on
-             * their way are all beyond it too.
-             */
-            ++port->stats.rx_out_of_seq;
-            if (op->resp_gap != op->resp_next + 1) {
-                op->resp_gap = op->resp_next + 1;
-                ++port->stats.read_resumes;
-                gda_ft_soft_req_rewind(qp, idx);
-            }
-            return;
-        }
-        if (diff != (int32_t)op->resp_next) {
+        if (gda_ft_psn_diff(pkt->psn, op->first_psn) !=
+            (int32_t)op->resp_next) {
             ++port->stats.rx_unexpected;
             return;
         }
@@ -1028,4 +1052,5 @@ void gda_ft_soft_qp_reset_state(gda_ft_soft_qp_t *qp)
     qp->ack_pending        = 0;
     qp->msn                = 0;
     memset(qp->atomic_cache, 0, sizeof(qp->atomic_cache));
+    gda_ft_soft_resp_reset(qp);
 }

@@ -133,6 +133,84 @@ static gda_ft_soft_mr_t *gda_ft_soft_resp_check_rkey(gda_ft_soft_qp_t *qp,
 }
 
 /* Receive WQE available? */
+static gda_ft_soft_rd_resp_t *gda_ft_soft_resp_entry(gda_ft_soft_qp_t *qp,
+                                                     unsigned idx)
+{
+    return &qp->rd_resp[idx % GDA_FT_SOFT_RD_RESP_QUEUE];
+}
+
+static int gda_ft_soft_resp_queue_full(const gda_ft_soft_qp_t *qp)
+{
+    return (qp->rd_resp_tail - qp->rd_resp_head) == GDA_FT_SOFT_RD_RESP_QUEUE;
+}
+
+/* Drops the queued responses, from the last one back to the first whose
+ * last PSN is before psn (all of them when all) */
+static void gda_ft_soft_resp_drop_from(gda_ft_soft_qp_t *qp, uint32_t psn,
+                                       int all)
+{
+    gda_ft_soft_rd_resp_t *rd;
+
+    while (qp->rd_resp_tail != qp->rd_resp_head) {
+        rd = gda_ft_soft_resp_entry(qp, qp->rd_resp_tail - 1);
+        if (!all && (gda_ft_psn_diff(gda_ft_psn_add(rd->psn, rd->npkts - 1),
+                                     psn) < 0)) {
+            break;
+        }
+        free(rd->snapshot);
+        rd->snapshot = NULL;
+        --qp->rd_resp_tail;
+    }
+}
+
+void gda_ft_soft_resp_reset(gda_ft_soft_qp_t *qp)
+{
+    gda_ft_soft_resp_drop_from(qp, 0, 1);
+    qp->rd_resp_head = qp->rd_resp_tail = 0;
+}
+
+/*
+ * Requests execute in PSN order, but a read's data leaves over later
+ * engine passes: before a later write or atomic changes bytes that a queued
+ * read has still to send, the read keeps a copy of them, so that it
+ * answers what was there when it executed, as an HCA does. Returns 0 when
+ * no copy could be made: the caller drops its request unexecuted, and the
+ * requester sends it again.
+ */
+static int gda_ft_soft_resp_hold_reads(gda_ft_soft_qp_t *qp, uint64_t va,
+                                       size_t len)
+{
+    gda_ft_soft_rd_resp_t *rd;
+    gda_ft_soft_mr_t *mr;
+    uint64_t from, end;
+    unsigned idx;
+
+    for (idx = qp->rd_resp_head; idx != qp->rd_resp_tail; ++idx) {
+        rd   = gda_ft_soft_resp_entry(qp, idx);
+        from = rd->va + (uint64_t)rd->sent * qp->mtu;
+        end  = rd->va + rd->len;
+        if (rd->is_atomic || (rd->snapshot != NULL) || (va >= end) ||
+            (va + len <= from)) {
+            continue;
+        }
+        /* a key gone since: the read's next response reports it */
+        mr = gda_ft_soft_resp_check_rkey(qp, rd->rkey, from, end - from,
+                                         GDA_FT_HCA_ACCESS_REMOTE_READ);
+        if (mr == NULL) {
+            continue;
+        }
+        rd->snapshot = malloc(end - from);
+        if (rd->snapshot == NULL) {
+            return 0;
+        }
+        gda_ft_soft_mem_copy(rd->snapshot, GDA_FT_HCA_MEM_HOST,
+                             (void*)(uintptr_t)from, mr->super.mem_type,
+                             end - from);
+        rd->snap_from = rd->sent;
+    }
+    return 1;
+}
+
 static int gda_ft_soft_resp_rq_ready(gda_ft_soft_qp_t *qp)
 {
     uint16_t pi;
@@ -300,6 +378,10 @@ static int gda_ft_soft_resp_write_send(gda_ft_soft_qp_t *qp,
             gda_ft_soft_resp_nak(qp, pkt->psn, GDA_FT_AETH_NAK_REMOTE_ACCESS);
             return 0;
         }
+        if (!gda_ft_soft_resp_hold_reads(qp, qp->msg_va + qp->msg_done,
+                                         pkt->payload_len)) {
+            return 0;   /* unexecuted: the requester sends it again */
+        }
         gda_ft_soft_mem_copy((void*)(uintptr_t)(qp->msg_va + qp->msg_done),
                              mr->super.mem_type, pkt->payload,
                              GDA_FT_HCA_MEM_HOST, pkt->payload_len);
@@ -341,19 +423,37 @@ static uint32_t gda_ft_soft_resp_read(gda_ft_soft_qp_t *qp,
     }
 
     npkts = ucs_max(1, (len + qp->mtu - 1) / qp->mtu);
-    if ((qp->rd_resp_tail - qp->rd_resp_head) == GDA_FT_SOFT_RD_RESP_QUEUE) {
+    if (gda_ft_soft_resp_queue_full(qp)) {
         return npkts;
     }
 
-    rd        = &qp->rd_resp[qp->rd_resp_tail++ % GDA_FT_SOFT_RD_RESP_QUEUE];
-    rd->psn   = pkt->psn;
-    rd->va    = va;
-    rd->rkey  = ntohl(pkt->reth->rkey);
-    rd->len   = len;
-    rd->npkts = npkts;
-    rd->sent  = 0;
-    rd->msn   = qp->msn + 1;
+    rd            = gda_ft_soft_resp_entry(qp, qp->rd_resp_tail++);
+    rd->psn       = pkt->psn;
+    rd->va        = va;
+    rd->rkey      = ntohl(pkt->reth->rkey);
+    rd->len       = len;
+    rd->npkts     = npkts;
+    rd->sent      = 0;
+    rd->msn       = qp->msn + 1;
+    rd->is_atomic = 0;
+    rd->snapshot  = NULL;
     return npkts;
+}
+
+static void gda_ft_soft_resp_atomic_ack(gda_ft_soft_qp_t *qp, uint32_t psn,
+                                        uint32_t msn, uint64_t orig)
+{
+    struct {
+        gda_ft_roce_aeth_t           aeth;
+        gda_ft_roce_atomic_ack_eth_t ack;
+    } __attribute__((packed)) ext;
+
+    ext.aeth.syn_msn = htonl(((uint32_t)(GDA_FT_AETH_ACK |
+                                         GDA_FT_AETH_CREDIT_INVALID) << 24) |
+                             (msn & 0xffffff));
+    ext.ack.orig     = gda_ft_htobe64(orig);
+    gda_ft_soft_resp_send(qp, GDA_FT_ROCE_ATOMIC_ACKNOWLEDGE, psn, &ext,
+                          sizeof(ext), NULL, GDA_FT_HCA_MEM_HOST, 0);
 }
 
 /* Sends queued read responses, a budget per call */
@@ -371,7 +471,14 @@ int gda_ft_soft_resp_progress(gda_ft_soft_qp_t *qp)
     while ((qp->rd_resp_head != qp->rd_resp_tail) && (budget > 0) &&
            ((qp->super.state == GDA_FT_HCA_QP_RTR) ||
             (qp->super.state == GDA_FT_HCA_QP_RTS))) {
-        rd = &qp->rd_resp[qp->rd_resp_head % GDA_FT_SOFT_RD_RESP_QUEUE];
+        rd = gda_ft_soft_resp_entry(qp, qp->rd_resp_head);
+        if (rd->is_atomic) {
+            gda_ft_soft_resp_atomic_ack(qp, rd->psn, rd->msn, rd->orig);
+            ++qp->rd_resp_head;
+            --budget;
+            work = 1;
+            continue;
+        }
         k  = rd->sent;
         va = rd->va + (uint64_t)k * qp->mtu;
         chunk = ucs_min(qp->mtu, rd->len - k * qp->mtu);
@@ -382,7 +489,7 @@ int gda_ft_soft_resp_progress(gda_ft_soft_qp_t *qp)
         if (mr == NULL) {
             gda_ft_soft_resp_nak(qp, gda_ft_psn_add(rd->psn, k),
                                  GDA_FT_AETH_NAK_REMOTE_ACCESS);
-            qp->rd_resp_head = qp->rd_resp_tail;
+            gda_ft_soft_resp_drop_from(qp, 0, 1);
             return 1;
         }
 
@@ -401,9 +508,16 @@ int gda_ft_soft_resp_progress(gda_ft_soft_qp_t *qp)
                              (rd->msn & 0xffffff));
         gda_ft_soft_resp_send(qp, opcode, gda_ft_psn_add(rd->psn, k), &aeth,
                               (opcode == GDA_FT_ROCE_READ_RESPONSE_MIDDLE) ?
-                              0 : sizeof(aeth), (void*)(uintptr_t)va,
+                              0 : sizeof(aeth),
+                              (rd->snapshot != NULL) ?
+                              rd->snapshot +
+                              (uint64_t)(k - rd->snap_from) * qp->mtu :
+                              (void*)(uintptr_t)va,
+                              (rd->snapshot != NULL) ? GDA_FT_HCA_MEM_HOST :
                               mr->super.mem_type, chunk);
         if (++rd->sent == rd->npkts) {
+            free(rd->snapshot);
+            rd->snapshot = NULL;
             ++qp->rd_resp_head;
         }
         --budget;
@@ -490,20 +604,25 @@ static uint64_t gda_ft_soft_atomic_exec(void *addr, int size, uint8_t op,
     return old;
 }
 
-static void gda_ft_soft_resp_atomic_ack(gda_ft_soft_qp_t *qp, uint32_t psn,
-                                        uint64_t orig)
+/* An atomic's acknowledgement leaves now, or behind the reads before it */
+static void gda_ft_soft_resp_answer_atomic(gda_ft_soft_qp_t *qp,
+                                           uint32_t psn, uint64_t orig)
 {
-    struct {
-        gda_ft_roce_aeth_t           aeth;
-        gda_ft_roce_atomic_ack_eth_t ack;
-    } __attribute__((packed)) ext;
+    gda_ft_soft_rd_resp_t *rd;
 
-    ext.aeth.syn_msn = htonl(((uint32_t)(GDA_FT_AETH_ACK |
-                                         GDA_FT_AETH_CREDIT_INVALID) << 24) |
-                             (qp->msn & 0xffffff));
-    ext.ack.orig     = gda_ft_htobe64(orig);
-    gda_ft_soft_resp_send(qp, GDA_FT_ROCE_ATOMIC_ACKNOWLEDGE, psn, &ext,
-                          sizeof(ext), NULL, GDA_FT_HCA_MEM_HOST, 0);
+    if (qp->rd_resp_head == qp->rd_resp_tail) {
+        gda_ft_soft_resp_atomic_ack(qp, psn, qp->msn, orig);
+        return;
+    }
+
+    /* the caller checked that there is room */
+    rd            = gda_ft_soft_resp_entry(qp, qp->rd_resp_tail++);
+    rd->psn       = psn;
+    rd->npkts     = 1;
+    rd->msn       = qp->msn;
+    rd->is_atomic = 1;
+    rd->orig      = orig;
+    rd->snapshot  = NULL;
 }
 
 static gda_ft_soft_atomic_cache_t *
@@ -565,6 +684,14 @@ static int gda_ft_soft_resp_atomic(gda_ft_soft_qp_t *qp,
         return 0;
     }
 
+    /* no room for its answer behind the reads (the requester keeps fewer
+     * in flight, duplicates aside), or for what they must answer: unexecuted,
+     * the requester sends it again */
+    if (gda_ft_soft_resp_queue_full(qp) ||
+        !gda_ft_soft_resp_hold_reads(qp, va, size)) {
+        return 0;
+    }
+
     orig = gda_ft_soft_atomic_exec((void*)(uintptr_t)va, size, op, arg,
                                    mr->super.mem_type);
     ++qp->msn;
@@ -576,7 +703,7 @@ static int gda_ft_soft_resp_atomic(gda_ft_soft_qp_t *qp,
     entry->psn   = pkt->psn;
     entry->orig  = orig;
     entry->valid = 1;
-    gda_ft_soft_resp_atomic_ack(qp, pkt->psn, orig);
+    gda_ft_soft_resp_answer_atomic(qp, pkt->psn, orig);
     return 1;
 }
 
@@ -588,18 +715,23 @@ static void gda_ft_soft_resp_duplicate(gda_ft_soft_qp_t *qp,
     ++gda_ft_soft_qp_port(qp)->stats.rx_duplicate;
     switch (pkt->opcode) {
     case GDA_FT_ROCE_READ_REQUEST:
-        /* The requester went back to this read: what is still queued is
-         * stale (it re-sends every later request too). Reads are
-         * idempotent, so answer it again. */
-        qp->rd_resp_head = qp->rd_resp_tail;
+        /* The requester went back to this read (or to its rest, from a
+         * lost response on): the answers queued for it and for every later
+         * read are stale (it sends those requests again too, in order,
+         * each a duplicate that lands here); those of the reads before it
+         * are not. Reads are idempotent, so answer it again. */
+        gda_ft_soft_resp_drop_from(qp, pkt->psn, 0);
         gda_ft_soft_resp_read(qp, pkt);
         break;
     case GDA_FT_ROCE_COMPARE_SWAP:
     case GDA_FT_ROCE_FETCH_ADD:
     case GDA_FT_ROCE_MASKED_ATOMIC:
+        /* its answer goes behind the reads before it, which its
+         * requester asks for again too: those after it are stale */
+        gda_ft_soft_resp_drop_from(qp, pkt->psn, 0);
         entry = gda_ft_soft_atomic_cache_find(qp, pkt->psn);
-        if (entry != NULL) {
-            gda_ft_soft_resp_atomic_ack(qp, pkt->psn, entry->orig);
+        if ((entry != NULL) && !gda_ft_soft_resp_queue_full(qp)) {
+            gda_ft_soft_resp_answer_atomic(qp, pkt->psn, entry->orig);
         }
         break;
     default:
