@@ -1030,6 +1030,56 @@ GDA_FT_TEST(uct_ops, flush_cancel)
 }
 
 /*
+ * An endpoint destroyed before progress ran again completes what was in
+ * flight and the flush(CANCEL) waiting for it, as canceled: UCP discards a
+ * failed or closed endpoint with such a flush and releases it only when
+ * its completion runs (a worker destroyed right after a force close
+ * asserted on the endpoint still held).
+ */
+GDA_FT_TEST(uct_ops, destroy_completes_a_canceled_flush)
+{
+    test_comp_t comp, flush_comp;
+    uct_iov_t iov;
+    test_uct_t t;
+    ucs_status_t status;
+    unsigned i, posted = 0;
+
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+
+    test_comp_init(&comp, 0);
+    for (i = 0; i < 8; ++i) {
+        iov.buffer = t.node[NODE_A].buf;
+        iov.length = 256 * 1024;
+        iov.memh   = t.node[NODE_A].memh;
+        iov.stride = 0;
+        iov.count  = 1;
+        ++comp.super.count;
+        status = uct_ep_get_zcopy(t.node[NODE_A].ep, &iov, 1, raddr_b(&t, 0),
+                                  rkey_b(&t), &comp.super);
+        if (status != UCS_INPROGRESS) {
+            --comp.super.count;
+            break;
+        }
+        ++posted;
+    }
+    GDA_FT_ASSERT(posted > 0);
+
+    test_comp_init(&flush_comp, 1);
+    GDA_FT_ASSERT_EQ(uct_ep_flush(t.node[NODE_A].ep, UCT_FLUSH_FLAG_CANCEL,
+                                  &flush_comp.super), UCS_INPROGRESS);
+    GDA_FT_ASSERT_EQ(flush_comp.calls, 0);
+
+    uct_ep_destroy(t.node[NODE_A].ep);
+    t.node[NODE_A].ep = NULL;
+    GDA_FT_ASSERT_EQ(comp.calls, 1);
+    GDA_FT_ASSERT_EQ(comp.super.status, UCS_ERR_CANCELED);
+    GDA_FT_ASSERT_EQ(flush_comp.calls, 1);
+    GDA_FT_ASSERT_EQ(flush_comp.super.status, UCS_ERR_CANCELED);
+    test_uct_cleanup(&t);
+}
+
+/*
  * The keepalive probe is a zero-length RDMA WRITE to address 0, R_Key 0, as
  * rc_mlx5 posts it: no HCA checks the R_Key of a zero-length access.
  */

@@ -229,6 +229,12 @@ static void uct_gda_ft_op_complete(uct_gda_ft_op_t *op, ucs_status_t status)
     }
 }
 
+/* Releases an operation of a destroyed endpoint; its waiter learns */
+static void uct_gda_ft_op_cancel(uct_gda_ft_op_t *op)
+{
+    uct_gda_ft_op_complete(op, UCS_ERR_CANCELED);
+}
+
 static void uct_gda_ft_op_get_bcopy(uct_gda_ft_op_t *op, ucs_status_t status)
 {
     if (status == UCS_OK) {
@@ -2225,24 +2231,30 @@ UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_ep_t)
         iface->am_dispatch_ep = NULL;   /* destroyed by its AM handler */
     }
 
-    /* Operations still in flight are dropped without completion */
-    for (idx = self->dev.log_head; idx != self->dev.log_tail; ++idx) {
-        op = gda_ft_ep_op(&self->dev, idx);
-        if (op->user != 0) {
-            ucs_mpool_put_inline((void*)(uintptr_t)op->user);
-        }
-        ucs_assert(iface->outstanding > 0);
-        --iface->outstanding;
-    }
+    /*
+     * Operations still in flight, and the flushes waiting for them (a
+     * flush(CANCEL) of UCP's discard among them), complete as canceled, in
+     * order, as UCT asks of a destroyed endpoint: UCP releases an endpoint
+     * it discards only when that flush completes. Their handlers do not
+     * run: what they would do (unpack a get, take a probe's answer) is for
+     * an endpoint that lives on.
+     */
     if (self->dev.log_head != self->dev.log_tail) {
         ucs_debug("gda_ft: ep %p destroyed with %u operations in flight",
                   self, self->dev.log_tail - self->dev.log_head);
     }
-
+    for (idx = self->dev.log_head; idx != self->dev.log_tail; ++idx) {
+        op = gda_ft_ep_op(&self->dev, idx);
+        ucs_assert(iface->outstanding > 0);
+        --iface->outstanding;
+        if (op->user != 0) {
+            uct_gda_ft_op_cancel((uct_gda_ft_op_t*)(uintptr_t)op->user);
+        }
+    }
     while (!ucs_queue_is_empty(&self->flush_q)) {
-        desc = ucs_queue_pull_elem_non_empty(&self->flush_q, uct_gda_ft_op_t,
-                                             queue);
-        ucs_mpool_put_inline(desc);
+        uct_gda_ft_op_cancel(ucs_queue_pull_elem_non_empty(&self->flush_q,
+                                                           uct_gda_ft_op_t,
+                                                           queue));
     }
 
     uct_gda_ft_ep_chans_destroy(self);

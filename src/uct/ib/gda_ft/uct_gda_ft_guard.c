@@ -493,8 +493,11 @@ void uct_gda_ft_ep_guard_progress(uct_gda_ft_ep_t *ep, uint64_t now)
     uct_gda_ft_ep_guard_t *g  = &ep->guard;
     uct_gda_ft_mbox_t *mbox   = g->mbox;
 
+    /* a canceled endpoint's QPs stay in ERR: nothing is re-armed or
+     * posted (the cancel promised the HCA is done with its buffers) */
     if ((mbox == NULL) || (g->peer_mbox == 0) ||
         !(ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ||
+        (ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED) ||
         (ep->path[UCT_GDA_FT_PATH_BACKUP].qp == NULL) ||
         (ep->dev.state == GDA_FT_EP_NO_PATH)) {
         return;
