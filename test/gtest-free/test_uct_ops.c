@@ -7,11 +7,13 @@
 #include "chan_harness.h"   /* chan_world_time_scale() */
 #include <uct/ib/gda_ft/uct_gda_ft_wire.h>
 #include <uct/ib/gda_ft/uct_gda_ft_perf.h>
+#include <uct/ib/gda_ft/uct_gda_ft_oob_stats.h>
 #include <ucp/core/ucp_types.h>   /* UCX_ADDRESS_VERSION=v2 packing */
 
 #include <uct/api/uct.h>
 #include <ucs/async/async.h>
 #include <alloca.h>
+#include <dirent.h>
 #include <arpa/inet.h>
 #include <pthread.h>
 #include <sys/socket.h>
@@ -267,6 +269,128 @@ GDA_FT_TEST(uct_oob, malformed_stream_and_addresses_are_refused)
     ep_params.dev_addr   = (uct_device_addr_t*)junk;
     ep_params.iface_addr = (uct_iface_addr_t*)iface_addr;
     GDA_FT_ASSERT(uct_ep_create(&ep_params, &ep) != UCS_OK);
+    test_oob_cleanup(&t);
+}
+
+/* A stranger's connection to B's listener */
+static int test_oob_stranger(test_uct_t *t)
+{
+    uint8_t dev_addr[64], iface_addr[64];
+    struct sockaddr_in sa;
+    int fd;
+
+    GDA_FT_ASSERT_OK(uct_iface_get_device_address(
+            t->node[NODE_B].iface, (uct_device_addr_t*)dev_addr));
+    GDA_FT_ASSERT_OK(uct_iface_get_address(t->node[NODE_B].iface,
+                                           (uct_iface_addr_t*)iface_addr));
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    memcpy(&sa.sin_addr, dev_addr + 2, 4);
+    memcpy(&sa.sin_port, iface_addr, 2);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    GDA_FT_ASSERT(fd >= 0);
+    GDA_FT_ASSERT_EQ(connect(fd, (struct sockaddr*)&sa, sizeof(sa)), 0);
+    return fd;
+}
+
+typedef void (*test_oob_stats_func_t)(uct_iface_h, uct_gda_ft_oob_stats_t*);
+
+static uct_gda_ft_oob_stats_t test_oob_stats(test_uct_t *t)
+{
+    test_oob_stats_func_t func;
+    uct_gda_ft_oob_stats_t stats;
+
+    func = (test_oob_stats_func_t)dlsym(t->plugin,
+                                        "uct_gda_ft_oob_iface_stats");
+    GDA_FT_ASSERT(func != NULL);
+    func(t->node[NODE_B].iface, &stats);
+    return stats;
+}
+
+static size_t test_open_fds(void)
+{
+    struct dirent *entry;
+    size_t count = 0;
+    DIR *dir      = opendir("/proc/self/fd");
+
+    GDA_FT_ASSERT(dir != NULL);
+    while ((entry = readdir(dir)) != NULL) {
+        count += (entry->d_name[0] != '.');
+    }
+    closedir(dir);
+    return count;
+}
+
+/*
+ * Strangers on the listener: junk is refused, half a message is dropped
+ * when its connection ends, and 200 connections that come and go leave
+ * no descriptor behind; each is counted, and the real peer's messages keep
+ * arriving, each once, in between and after.
+ */
+GDA_FT_TEST(uct_oob, strangers_are_refused_counted_and_freed)
+{
+    uct_gda_ft_wire_oob_hdr_t hdr;
+    uct_gda_ft_oob_stats_t stats;
+    test_oob_rx_t rx = {0};
+    uint8_t junk[64];
+    size_t fds_before;
+    test_uct_t t;
+    int fd, i;
+
+    test_oob_setup(&t);
+    GDA_FT_ASSERT_OK(uct_iface_set_am_handler(t.node[NODE_B].iface, 5,
+                                              test_oob_am_cb, &rx,
+                                              TEST_CB_SYNC));
+    test_oob_send(&t, 5, 0, 64);
+    TEST_WAIT(&t, rx.calls == 1, 5000);
+    stats = test_oob_stats(&t);
+    GDA_FT_ASSERT_EQ(stats.accepted, 1);   /* A's endpoint */
+    GDA_FT_ASSERT_EQ(stats.open, 1);
+
+    /* junk: refused, the connection closed by B */
+    fd = test_oob_stranger(&t);
+    memset(junk, 0x5a, sizeof(junk));
+    GDA_FT_ASSERT_EQ(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+    TEST_WAIT(&t, recv(fd, junk, sizeof(junk), MSG_DONTWAIT) == 0, 5000);
+    close(fd);
+    TEST_WAIT(&t, test_oob_stats(&t).open == 1, 5000);
+    stats = test_oob_stats(&t);
+    GDA_FT_ASSERT_EQ(stats.refused, 1);
+    GDA_FT_ASSERT_EQ(stats.truncated, 0);
+
+    /* a valid header promising 1000 bytes, 10 of them, then the end */
+    fd = test_oob_stranger(&t);
+    uct_gda_ft_wire_oob_hdr_pack(5, 1000, &hdr);
+    GDA_FT_ASSERT_EQ(write(fd, &hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+    GDA_FT_ASSERT_EQ(write(fd, junk, 10), 10);
+    test_oob_send(&t, 5, 1, 64);
+    TEST_WAIT(&t, rx.calls == 2, 5000);
+    close(fd);
+    TEST_WAIT(&t, test_oob_stats(&t).truncated == 1, 5000);
+    TEST_WAIT(&t, test_oob_stats(&t).open == 1, 5000);
+    GDA_FT_ASSERT_EQ(rx.calls, 2);   /* the half message ran no handler */
+
+    /* a flood of connections: half send junk, half nothing */
+    fds_before = test_open_fds();
+    for (i = 0; i < 200; ++i) {
+        fd = test_oob_stranger(&t);
+        if (i & 1) {
+            GDA_FT_ASSERT_EQ(write(fd, junk, 16), 16);
+        }
+        close(fd);
+        if ((i % 20) == 0) {
+            test_oob_send(&t, 5, 2 + i / 20, 64);
+        }
+    }
+    TEST_WAIT(&t, (test_oob_stats(&t).accepted == 203) &&
+                  (test_oob_stats(&t).open == 1), 10000);
+    TEST_WAIT(&t, rx.calls == 12, 5000);
+    stats = test_oob_stats(&t);
+    GDA_FT_ASSERT_EQ(stats.refused, 101);
+    GDA_FT_ASSERT_EQ(stats.truncated, 1);
+    GDA_FT_ASSERT(test_open_fds() <= fds_before);
+    GDA_FT_ASSERT_EQ(rx.bad, 0);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
     test_oob_cleanup(&t);
 }
 

@@ -86,6 +86,7 @@ typedef struct uct_gda_ft_oob_iface {
     int             *retired_fds; /* of destroyed endpoints, see above */
     unsigned         num_retired;
     int              timer_id;    /* OOB_ASYNC_TICK; -1: none */
+    uct_gda_ft_oob_stats_t stats;
     struct {
         size_t       tx_queue;    /* OOB_TX_QUEUE */
         unsigned     tx_max_msgs; /* OOB_TX_MAX_MSGS */
@@ -197,8 +198,9 @@ static unsigned uct_gda_ft_oob_conn_dispatch(uct_gda_ft_oob_conn_t *conn,
         if (uct_gda_ft_wire_oob_hdr_unpack(conn->buf + offset,
                                            conn->length - offset, &am_id,
                                            &length, &reason) != UCS_OK) {
-            ucs_error("gda_ft oob: closing the connection on fd %d: %s",
+            ucs_error("gda_ft oob: refusing the connection on fd %d: %s",
                       conn->fd, reason);
+            ++iface->stats.refused;
             uct_gda_ft_oob_conn_close(conn);
             conn->length = 0;
             return count;
@@ -340,6 +342,8 @@ static void uct_gda_ft_oob_accept_event(int fd, ucs_event_set_types_t events,
         conn->fd      = conn_fd;
         conn->closed  = 0;
         conn->watched = 0;
+        ++iface->stats.accepted;
+        ++iface->stats.open;
         setsockopt(conn_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         ucs_list_add_tail(&iface->conns, &conn->list);
         /* edge-triggered: what the handler leaves in the socket while a
@@ -366,8 +370,21 @@ static void uct_gda_ft_oob_conn_free(uct_gda_ft_oob_conn_t *conn)
     }
     close(conn->fd);
     ucs_list_del(&conn->list);
+    --conn->iface->stats.open;
     ucs_free(conn->buf);
     ucs_free(conn);
+}
+
+void uct_gda_ft_oob_iface_stats(uct_iface_h tl_iface,
+                                uct_gda_ft_oob_stats_t *stats)
+{
+    uct_gda_ft_oob_iface_t *iface = ucs_derived_of(tl_iface,
+                                                   uct_gda_ft_oob_iface_t);
+    ucs_async_context_t *async    = uct_gda_ft_oob_async(iface);
+
+    UCS_ASYNC_BLOCK(async);
+    *stats = iface->stats;
+    UCS_ASYNC_UNBLOCK(async);
 }
 
 /* ---- send side ----------------------------------------------------------- */
@@ -809,23 +826,42 @@ static unsigned uct_gda_ft_oob_iface_progress(uct_iface_h tl_iface)
     uct_gda_ft_oob_iface_t *iface = ucs_derived_of(tl_iface,
                                                    uct_gda_ft_oob_iface_t);
     ucs_async_context_t *async    = uct_gda_ft_oob_async(iface);
-    uct_gda_ft_oob_conn_t *conn;
+    uct_gda_ft_oob_conn_t *conn, *next;
     uct_gda_ft_oob_ep_t *ep, *tmp;
+    UCS_LIST_HEAD(ended);
     unsigned count = 0;
     int reported;
 
     UCS_ASYNC_BLOCK(async);
-    ucs_list_for_each(conn, &iface->conns, list) {
+    ucs_list_for_each_safe(conn, next, &iface->conns, list) {
         count += uct_gda_ft_oob_conn_progress(conn, 0);
-        if (conn->closed && (conn->length == 0) && (conn->buf != NULL)) {
-            ucs_free(conn->buf);    /* nothing more will come */
-            conn->buf = NULL;
+        if (!conn->closed) {
+            continue;
         }
+        /* Every whole message ran above: nothing more will come. What is
+         * left is part of one (a stranger's, or a peer killed while it
+         * wrote). The connection goes now, not with the interface, so
+         * that connections that come and go hold no descriptors. */
+        if (conn->length > 0) {
+            ucs_debug("gda_ft oob: connection on fd %d ended %zu bytes into "
+                      "a message; dropped", conn->fd, conn->length);
+            ++iface->stats.truncated;
+        }
+        ucs_list_del(&conn->list);
+        ucs_list_add_tail(&ended, &conn->list);
     }
     ucs_list_for_each_safe(ep, tmp, &iface->eps, list) {
         count += uct_gda_ft_oob_ep_tx_progress(iface, ep);
     }
     UCS_ASYNC_UNBLOCK(async);
+
+    /* off the list, so that the async timer no longer sees them; their
+     * handlers go, once a call in progress returns */
+    ucs_list_for_each_safe(conn, next, &ended, list) {
+        UCS_ASYNC_BLOCK(async);
+        uct_gda_ft_oob_conn_free(conn);
+        UCS_ASYNC_UNBLOCK(async);
+    }
 
     /* Broken connections of our endpoints, once each; the handler may
      * destroy the endpoint: restart after every report */
@@ -1027,6 +1063,7 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_oob_iface_t, uct_md_h tl_md,
     self->retired_fds = NULL;
     self->num_retired = 0;
     self->timer_id    = -1;
+    memset(&self->stats, 0, sizeof(self->stats));
 
     if ((config->oob_tx_queue < UCT_GDA_FT_OOB_MSG_MAX) ||
         (config->oob_tx_max_msgs == 0)) {
@@ -1098,6 +1135,12 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_oob_iface_t)
     close(self->listen_fd);
     ucs_list_for_each_safe(conn, tmp, &self->conns, list) {
         uct_gda_ft_oob_conn_free(conn);
+    }
+    if ((self->stats.refused + self->stats.truncated) > 0) {
+        ucs_diag("gda_ft oob: of %" PRIu64 " connections accepted, %" PRIu64
+                 " were refused (malformed) and %" PRIu64 " ended in the "
+                 "middle of a message", self->stats.accepted,
+                 self->stats.refused, self->stats.truncated);
     }
     for (i = 0; i < self->num_retired; ++i) {
         close(self->retired_fds[i]);

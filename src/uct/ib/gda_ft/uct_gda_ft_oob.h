@@ -21,6 +21,8 @@
 #ifndef UCT_GDA_FT_OOB_H_
 #define UCT_GDA_FT_OOB_H_
 
+#include "uct_gda_ft_oob_stats.h"
+
 #include <uct/base/uct_iface.h>
 #include <ucs/sys/math.h>
 
