@@ -288,9 +288,41 @@ static void tools_parse_final(const char *out, perf_result_t *r)
 }
 
 /*
+ * Payload bytes the client's soft HCA ports carried, both directions, from
+ * the lines each port logs at close ("<dev>:<port> carried tx N packets B
+ * bytes, rx N packets B bytes"); -1 when none logged
+ */
+static double tools_carried_bytes(const char *out)
+{
+    double sum = -1;
+    unsigned long tx, rx;
+    const char *p;
+
+    for (p = out; (p = strstr(p, " carried tx ")) != NULL; ++p) {
+        if (sscanf(p, " carried tx %*u packets %lu bytes, rx %*u packets "
+                   "%lu bytes", &tx, &rx) == 2) {
+            sum = ((sum < 0) ? 0 : sum) + (double)tx + (double)rx;
+        }
+    }
+    return sum;
+}
+
+/* The message size of perftest arguments: -s, else 8 (the atomics') */
+static double tools_msg_size(const char *args)
+{
+    const char *s = strstr(args, "-s ");
+
+    return (s != NULL) ? strtod(s + 3, NULL) : 8;
+}
+
+/*
  * Runs ucx_perftest as a server (soft HCAs gda0/gda1 on 127.0.0.1/.2) and a
  * client (gda0/gda1 on 127.0.0.3/.4): same device names, other addresses,
  * as two hosts would have. Both must exit 0; returns the client's result.
+ * The client's soft HCA ports must have carried at least the payload the
+ * run moved (iterations times the message size): gda_ft carried the
+ * traffic, not another transport. ucx_perftest cannot check the data it
+ * moves; the UCP programs' tests do that.
  */
 static void tools_perftest_ex(const char *args, const char *extra_env,
                               const char *server_env, unsigned long iters,
@@ -308,6 +340,10 @@ static void tools_perftest_ex(const char *args, const char *extra_env,
 
     tools_env(senv, sizeof(senv), "gda", 2, 1, extra_env);
     tools_env(cenv, sizeof(cenv), "gda", 2, 3, extra_env);
+    /* info: the ports' "carried" lines at close */
+    if (strstr(extra_env, "UCX_LOG_LEVEL=") == NULL) {
+        strncat(cenv, " UCX_LOG_LEVEL=info", sizeof(cenv) - strlen(cenv) - 1);
+    }
     if (server_env != NULL) {
         strncat(senv, " ", sizeof(senv) - strlen(senv) - 1);
         strncat(senv, server_env, sizeof(senv) - strlen(senv) - 1);
@@ -380,6 +416,12 @@ static void tools_perftest_ex(const char *args, const char *extra_env,
     tools_parse_final(out, r);
     printf("%s: %s", args, strstr(out, "Final:"));
     GDA_FT_ASSERT_EQ(r->iters, iters);
+    if (tools_carried_bytes(out) < (double)iters * tools_msg_size(args)) {
+        printf("client:\n%s\n", out);
+        GDA_FT_FAIL("the client's soft HCA ports carried %.0f bytes, less "
+                    "than the %lu x %.0f the run moved",
+                    tools_carried_bytes(out), iters, tools_msg_size(args));
+    }
     GDA_FT_ASSERT(r->lat_avg > 0);
     GDA_FT_ASSERT(r->mr_overall > 0);
     if (client_out != NULL) {
@@ -428,7 +470,7 @@ static void tools_perftest_failover(const char *args, const char *env,
     perf_result_t r;
     char *out;
 
-    snprintf(full_env, sizeof(full_env), "%s UCX_LOG_LEVEL=diag "
+    snprintf(full_env, sizeof(full_env), "%s UCX_LOG_LEVEL=info "
              "UCX_GDA_FT_DEADLINE=400ms UCX_GDA_FT_TIMEOUT=200ms "
              "UCX_GDA_FT_RECOVERY_WINDOW=100ms "
              "UCX_GDA_FT_REARM_BACKOFF=50ms", env);

@@ -528,6 +528,14 @@ static void gda_ft_soft_dev_close(gda_ft_hca_dev_t *hca_dev)
         }
     }
     for (p = 0; p < dev->super.attr.info.num_ports; ++p) {
+        /* what each port carried, for a program whose traffic is asked
+         * to have gone through it (the perftest tests) */
+        ucs_info("%s:%u carried tx %lu packets %lu bytes, rx %lu packets "
+                 "%lu bytes, %lu retransmissions",
+                 dev->super.attr.info.name, dev->ports[p].num,
+                 dev->ports[p].stats.tx_pkts, dev->ports[p].stats.tx_bytes,
+                 dev->ports[p].stats.rx_pkts, dev->ports[p].stats.rx_bytes,
+                 dev->ports[p].stats.retransmits);
         gda_ft_soft_port_close(&dev->ports[p]);
     }
     ucs_list_del(&dev->list);
