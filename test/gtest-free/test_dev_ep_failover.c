@@ -127,6 +127,8 @@ static gda_ft_dev_status_t ft_wait_one(ft_setup_t *s, uint64_t expect_user,
     }
 }
 
+#define FT_SEQ_USER 1000   /* user values of ft_put_seq()'s puts */
+
 static void ft_put_chunk(ft_setup_t *s, unsigned i, size_t chunk)
 {
     GDA_FT_ASSERT_EQ(gda_ft_ep_put(&s->ep, (uintptr_t)s->src + i * chunk,
@@ -190,18 +192,38 @@ GDA_FT_TEST(dev_ep_failover, healthy_path_no_switch)
     ft_fini(&s);
 }
 
+/* An 8-byte put of i from its own source word to the one word after the
+ * n chunks that every such put overwrites: the last to land stays */
+static void ft_put_seq(ft_setup_t *s, unsigned i, unsigned n, size_t chunk)
+{
+    uint64_t *words = (uint64_t*)(s->src + n * chunk);
+
+    words[i] = i;
+    GDA_FT_ASSERT_EQ(gda_ft_ep_put(&s->ep, (uintptr_t)&words[i], s->lkey, 8,
+                                   (uintptr_t)s->dst + n * chunk, s->rkey,
+                                   FT_SEQ_USER + i), GDA_FT_DEV_OK);
+}
+
+/*
+ * Each chunk is followed by a put of its number to one shared word: the
+ * word ends holding the last number only if every put, those replayed on
+ * the backup included, landed in the order posted (a final compare of the
+ * disjoint chunks alone would not see a replay out of order).
+ */
 GDA_FT_TEST(dev_ep_failover, deadline_switches_and_replays_in_order)
 {
     soft_conn_params_t params = ft_slow_hw_params();
     gda_ft_dev_status_t status;
     size_t chunk = 64 * 1024;
-    unsigned i, n = 32, switched = 0;
+    unsigned i, k, n = 32, switched = 0;
     double t_down = 0, t_first_backup = 0;
+    uint64_t last;
     ft_setup_t s;
 
-    ft_init(&s, n * chunk, FT_DEADLINE_NS, &params);
+    ft_init(&s, n * chunk + 8 * n, FT_DEADLINE_NS, &params);
     for (i = 0; i < n; ++i) {
         ft_put_chunk(&s, i, chunk);
+        ft_put_seq(&s, i, n, chunk);
         gda_ft_ep_ring(&s.ep);
         if (i == 8) {
             /* B's primary port dies: A's primary path to B is gone */
@@ -210,21 +232,24 @@ GDA_FT_TEST(dev_ep_failover, deadline_switches_and_replays_in_order)
         }
     }
 
-    for (i = 0; i < n; ++i) {
-        status = ft_wait_one(&s, i, 5);
+    for (i = 0; i < 2 * n; ++i) {
+        k      = (i & 1) ? (FT_SEQ_USER + i / 2) : (i / 2);
+        status = ft_wait_one(&s, k, 5);
         if (status == GDA_FT_DEV_PATH_SWITCHED) {
             if (!switched++) {
                 t_first_backup = soft_now_sec();
             }
         } else if (status != GDA_FT_DEV_OK) {
-            GDA_FT_FAIL("op %u: status %s", i, gda_ft_dev_status_str(status));
+            GDA_FT_FAIL("op %u: status %s", k, gda_ft_dev_status_str(status));
         }
     }
 
     printf("interruption: %.1f ms (deadline 50 ms, HW window %.0f ms); "
            "%u replayed\n", (t_first_backup - t_down) * 1e3,
            8 * 4.096e-6 * (1 << 12) * 1e3, s.ep.counters.replays);
-    GDA_FT_ASSERT_MEM_EQ(s.dst, s.src, s.len);
+    GDA_FT_ASSERT_MEM_EQ(s.dst, s.src, n * chunk);
+    memcpy(&last, s.dst + n * chunk, 8);
+    GDA_FT_ASSERT_EQ(last, n - 1);
     GDA_FT_ASSERT_EQ(s.ep.counters.switches, 1);
     GDA_FT_ASSERT(s.ep.counters.replays >= 1);
     GDA_FT_ASSERT_EQ(s.ep.counters.replays, switched);
