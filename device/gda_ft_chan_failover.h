@@ -500,7 +500,7 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_check_rearm(
     if (chan->mbox == NULL) {
         return GDA_FT_DEV_OK;
     }
-    for (p = 0; p < GDA_FT_CHAN_NUM_PATHS; ++p) {
+    for (p = 0; p < GDA_FT_NUM_PATHS; ++p) {
         rearm[p] = gda_ft_atomic_load_acq32_sys(&chan->mbox->rearm[p]);
     }
     if ((rearm[0] == gda_ft_atomic_load_acq32(&chan->path[0].seen_rearm)) &&

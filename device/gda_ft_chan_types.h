@@ -30,7 +30,6 @@
 
 #include "gda_ft_dev_types.h"
 
-#define GDA_FT_CHAN_NUM_PATHS     2
 #define GDA_FT_CHAN_PRIMARY       0
 #define GDA_FT_CHAN_BACKUP        1
 

@@ -20,6 +20,10 @@
 #  define GDA_FT_ON_DEVICE       0
 #endif
 
+/* Paths of every connection, a primary and a backup RC QP: the one count
+ * that the datapath, the transport and the wire formats size by */
+#define GDA_FT_NUM_PATHS         2
+
 /* For the few pure functions host code of a CUDA program calls too */
 #ifdef __CUDACC__
 #  define GDA_FT_HOST_DEV_FUNC   static __host__ __device__ __forceinline__

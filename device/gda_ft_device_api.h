@@ -413,7 +413,7 @@ gda_ft_dev_request_outcome(const gda_ft_dev_request_t *req)
     const gda_ft_chan_slot_t *slot;
     uint8_t p;
 
-    for (p = 0; p < GDA_FT_CHAN_NUM_PATHS; ++p) {
+    for (p = 0; p < GDA_FT_NUM_PATHS; ++p) {
         slot = gda_ft_chan_slot(chan, &chan->path[p], req->seq);
         if ((gda_ft_atomic_load_acq64((uint64_t*)&slot->seq) == req->seq) &&
             (slot->flags & GDA_FT_CHAN_SLOT_FAILED)) {

@@ -30,7 +30,6 @@
 #include "gda_ft_cq.h"
 #include "gda_ft_dev_common.h"
 
-#define GDA_FT_EP_NUM_PATHS  2
 #define GDA_FT_PATH_PRIMARY  0
 #define GDA_FT_PATH_BACKUP   1
 
@@ -772,7 +771,7 @@ GDA_FT_DEV_FUNC void gda_ft_ep_replay_pending(gda_ft_dev_ep_t *ep)
 {
     uint8_t path;
 
-    for (path = 0; path < GDA_FT_EP_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         if ((ep->replay_pending & (1u << path)) &&
             (ep->state != GDA_FT_EP_NO_PATH)) {
             gda_ft_ep_replay_from(ep, path);

@@ -33,7 +33,7 @@
 
 /* Host regions of one channel mapped into the GPU: both paths' rings, CQEs
  * and doorbell records, and its mailbox */
-#define GDA_FT_UCP_CHAN_MAPS  (GDA_FT_CHAN_NUM_PATHS * 3 + 1)
+#define GDA_FT_UCP_CHAN_MAPS  (GDA_FT_NUM_PATHS * 3 + 1)
 
 /* The posters' structures in one allocation: the header, then the array */
 #define GDA_FT_UCP_HDR_SIZE   64
@@ -49,7 +49,7 @@ struct gda_ft_ucp_device_ep {
     /* GDA_FT_UCP_PLACE_CUDA */
     void                  *health;
     void                  *slots[UCT_GDA_FT_WIRE_CHAN_MAX]
-                                [GDA_FT_CHAN_NUM_PATHS];
+                                [GDA_FT_NUM_PATHS];
     void                  *mapped[UCT_GDA_FT_WIRE_CHAN_MAX *
                                   GDA_FT_UCP_CHAN_MAPS];
     unsigned               num_mapped;
@@ -145,7 +145,7 @@ static void gda_ft_ucp_device_ep_free(gda_ft_ucp_device_ep_h dep)
     }
     if (dep->place == GDA_FT_UCP_PLACE_CUDA) {
         for (i = 0; i < UCT_GDA_FT_WIRE_CHAN_MAX; ++i) {
-            for (p = 0; p < GDA_FT_CHAN_NUM_PATHS; ++p) {
+            for (p = 0; p < GDA_FT_NUM_PATHS; ++p) {
                 gda_ft_ucp_cuda_free(dep->slots[i][p]);
             }
         }
@@ -191,7 +191,7 @@ static ucs_status_t gda_ft_ucp_chan_for_gpu(gda_ft_ucp_device_ep_h dep,
     ptrdiff_t uar_off;
     unsigned path;
 
-    for (path = 0; path < GDA_FT_CHAN_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         p = &chan->path[path];
         if (p->sq.wake_fd >= 0) {
             ucs_error("gda_ft: channels made for CPU threads "

@@ -177,7 +177,7 @@ ucs_status_t gda_ft_chan_host_init(gda_ft_chan_host_t *ch,
     ch->mbox->link_up[GDA_FT_CHAN_BACKUP]  = 1;
     ch->chan.scratch_addr = (uintptr_t)ch->scratch;
 
-    for (path = 0; path < GDA_FT_CHAN_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         ch->path[path].pd   = pd[path];
         ch->path[path].port = port[path];
         status = gda_ft_chan_host_init_path(ch, path);
@@ -208,7 +208,7 @@ void gda_ft_chan_host_cleanup(gda_ft_chan_host_t *ch)
     const gda_ft_chan_host_mem_t *mem = &ch->params.mem;
     unsigned path;
 
-    for (path = 0; path < GDA_FT_CHAN_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         if (ch->scratch_mr[path] != NULL) {
             gda_ft_hca_mr_dereg(ch->scratch_mr[path]);
             ch->scratch_mr[path] = NULL;
@@ -274,7 +274,7 @@ static int gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
     uint32_t known                   = 0;
     ucs_status_t status;
 
-    if (failed >= GDA_FT_CHAN_NUM_PATHS) {
+    if (failed >= GDA_FT_NUM_PATHS) {
         ucs_error("gda_ft channel %u: switch record %u names path %u",
                   ch->chan.id, seq, failed);
     } else if (rec->why != GDA_FT_CHAN_WHY_FAILBACK) {
@@ -471,12 +471,12 @@ int gda_ft_chan_host_guard(gda_ft_chan_host_t *ch,
         ch->handled_seq = next;
     }
 
-    for (path = 0; path < GDA_FT_CHAN_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         gda_ft_atomic_store_rel32(&ch->mbox->link_up[path],
                                   gda_ft_chan_host_link_up(ch, peer, arg,
                                                            path));
     }
-    for (path = 0; path < GDA_FT_CHAN_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         if (ch->path[path].needs_rearm &&
             gda_ft_chan_host_path_ready(ch, peer, arg, path, now_ns)) {
             status = gda_ft_chan_host_rearm(ch, peer, arg, path, now_ns);

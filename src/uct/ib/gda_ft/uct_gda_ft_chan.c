@@ -184,7 +184,7 @@ static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id)
     req  = mbox->chan[id].req;
     op   = req >> 16;
     path = req & 0xffff;
-    if (path >= UCT_GDA_FT_NUM_PATHS) {
+    if (path >= GDA_FT_NUM_PATHS) {
         ucs_diag("gda_ft: ep %p: ignoring the peer's question 0x%x about "
                  "channel %u: no such path", ep, req, id);
         c->q[id].seen_epoch = epoch;
@@ -298,9 +298,9 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
                                         uct_gda_ft_iface_t *iface)
 {
     unsigned num             = iface->config.dev_channels;
-    gda_ft_hca_pd_t *pd[UCT_GDA_FT_NUM_PATHS];
+    gda_ft_hca_pd_t *pd[GDA_FT_NUM_PATHS];
     uct_gda_ft_ep_chans_t *c;
-    uint8_t port[UCT_GDA_FT_NUM_PATHS];
+    uint8_t port[GDA_FT_NUM_PATHS];
     gda_ft_chan_host_params_t params, target_params;
     ucs_status_t status;
     unsigned i, path;
@@ -318,7 +318,7 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
     c->ep     = ep;
     ep->chans = c;
 
-    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         pd[path]   = iface->path[path].dev->pd;
         port[path] = iface->path[path].port_num;
     }
@@ -370,7 +370,7 @@ void uct_gda_ft_ep_chans_pack(uct_gda_ft_ep_t *ep,
 
     info->num_chan = (c != NULL) ? c->num : 0;
     for (i = 0; i < info->num_chan; ++i) {
-        for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+        for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
             info->chan[i].init_qpn[path]   = c->init[i].path[path].qp->qpn;
             info->chan[i].target_qpn[path] = c->target[i].path[path].qp->qpn;
         }
@@ -418,7 +418,7 @@ ucs_status_t uct_gda_ft_ep_chans_connect(uct_gda_ft_ep_t *ep,
     }
 
     for (i = 0; i < count; ++i) {
-        for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+        for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
             status = uct_gda_ft_chan_connect_qp(
                     ep, &c->init[i], path, peer->chan[i].target_qpn[path]);
             if (status != UCS_OK) {

@@ -877,7 +877,7 @@ ucs_status_t uct_gda_ft_ep_put_short(uct_ep_h tl_ep, const void *buffer,
 {
     uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
-    uint32_t rkeys[UCT_GDA_FT_NUM_PATHS];
+    uint32_t rkeys[GDA_FT_NUM_PATHS];
     gda_ft_dev_status_t status;
     ucs_status_t ret;
 
@@ -905,7 +905,7 @@ uct_gda_ft_ep_post_bcopy(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
                          uct_gda_ft_op_t *desc, uint8_t kind, uint32_t length,
                          uint64_t remote_addr, uct_rkey_t rkey)
 {
-    uint32_t rkeys[UCT_GDA_FT_NUM_PATHS];
+    uint32_t rkeys[GDA_FT_NUM_PATHS];
     gda_ft_dev_status_t dev_status;
     ucs_status_t status;
 
@@ -1196,7 +1196,7 @@ uct_gda_ft_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
 {
     uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
-    uint32_t rkeys[UCT_GDA_FT_NUM_PATHS], lkeys[UCT_GDA_FT_NUM_PATHS];
+    uint32_t rkeys[GDA_FT_NUM_PATHS], lkeys[GDA_FT_NUM_PATHS];
     uct_gda_ft_op_t *desc     = NULL;
     gda_ft_dev_status_t dev_status;
     ucs_status_t status;
@@ -1376,7 +1376,7 @@ uct_gda_ft_ep_atomic(uct_ep_h tl_ep, unsigned opcode, unsigned size,
 {
     uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
-    uint32_t rkeys[UCT_GDA_FT_NUM_PATHS];
+    uint32_t rkeys[GDA_FT_NUM_PATHS];
     gda_ft_dev_status_t dev_status;
     uct_gda_ft_op_t *desc;
     uint64_t operand[4];
@@ -1603,7 +1603,7 @@ static void uct_gda_ft_ep_cancel(uct_gda_ft_ep_t *ep)
 
     ep->flags    |= UCT_GDA_FT_EP_FLAG_CANCELED;
     ep->cancel_sn = ep->dev.log_tail;
-    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         if (ep->path[path].qp == NULL) {
             continue;
         }
@@ -1694,7 +1694,7 @@ ucs_status_t uct_gda_ft_ep_check(uct_ep_h tl_ep, unsigned flags,
 {
     uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
-    static const uint32_t no_keys[UCT_GDA_FT_NUM_PATHS] = {0, 0};
+    static const uint32_t no_keys[GDA_FT_NUM_PATHS] = {0, 0};
     gda_ft_dev_status_t dev_status;
 
     UCT_EP_KEEPALIVE_CHECK_PARAM(flags, comp);
@@ -1787,7 +1787,7 @@ static void uct_gda_ft_ep_learn_mtu(uct_gda_ft_ep_t *ep)
     gda_ft_hca_qp_query_attr_t attr;
     unsigned path, mtu = 0;
 
-    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         if (ep->dev.path_failed[path]) {
             continue;   /* no backup */
         }
@@ -1843,7 +1843,7 @@ ucs_status_t uct_gda_ft_ep_connect_to_ep(uct_ep_h tl_ep,
     ep->guard.peer_mbox         = ep_info.mbox_va;
     ep->guard.peer_mbox_rkey[0] = ep_info.mbox_rkey[0];
     ep->guard.peer_mbox_rkey[1] = ep_info.mbox_rkey[1];
-    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         ep->path[path].dest_qpn = ep_info.qpn[path];
         ep->path[path].dest_lid = dev_info.lid[path];
         memcpy(ep->path[path].dest_gid, dev_info.gid[path],
@@ -2134,7 +2134,7 @@ UCS_CLASS_INIT_FUNC(uct_gda_ft_ep_t, const uct_ep_params_t *params)
         }
     }
 
-    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         if (iface->path[path].dev == NULL) {
             continue;
         }
@@ -2164,10 +2164,10 @@ UCS_CLASS_INIT_FUNC(uct_gda_ft_ep_t, const uct_ep_params_t *params)
     return UCS_OK;
 
 err_destroy_qps:
-    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         uct_gda_ft_ep_destroy_qp(self, iface, path);
     }
-    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         /* nothing was received: the QPs were never connected */
         uct_gda_ft_ep_rx_cleanup(self, iface, path);
     }
@@ -2209,7 +2209,7 @@ UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_ep_t)
     /* The QPs stop first; then the CQs are drained, so that no completion
      * of theirs is left to be taken for one of a later QP with the same
      * number */
-    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         uct_gda_ft_ep_destroy_qp(self, iface, path);
     }
     do {
@@ -2218,7 +2218,7 @@ UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_ep_t)
 
     /* Receive completions of the other endpoints wait in them; ours are
      * dropped, and our buffers, posted or held, go back */
-    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         uct_gda_ft_iface_poll_rx(iface, path, UINT_MAX);
         uct_gda_ft_ep_rx_cleanup(self, iface, path);
     }

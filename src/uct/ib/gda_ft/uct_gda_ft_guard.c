@@ -378,7 +378,7 @@ static void uct_gda_ft_guard_fence_for_peer(uct_gda_ft_ep_t *ep)
     gda_ft_hca_qp_query_attr_t attr;
 
     g->seen_fence_epoch = epoch;
-    if ((path >= UCT_GDA_FT_NUM_PATHS) || (ep->path[path].qp == NULL)) {
+    if ((path >= GDA_FT_NUM_PATHS) || (ep->path[path].qp == NULL)) {
         ucs_diag("gda_ft: ep %p: ignoring the peer's fence request for "
                  "path %u", ep, path);
         return;
@@ -450,7 +450,7 @@ void uct_gda_ft_ep_guard_on_switch(uct_gda_ft_ep_t *ep, unsigned path)
     unsigned p;
 
     /* Fence every abandoned QP now (rule 3), then replay if strict */
-    for (p = 0; p < UCT_GDA_FT_NUM_PATHS; ++p) {
+    for (p = 0; p < GDA_FT_NUM_PATHS; ++p) {
         if (ep->dev.path_failed[p] && !g->fenced[p] &&
             (ep->path[p].qp != NULL) &&
             (gda_ft_hca_qp_modify(ep->path[p].qp, GDA_FT_HCA_QP_ERR, NULL) ==

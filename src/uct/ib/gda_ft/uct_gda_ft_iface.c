@@ -284,7 +284,7 @@ static void uct_gda_ft_iface_dev_addr_info(uct_gda_ft_iface_t *iface,
 
     memset(info, 0, sizeof(*info));
     info->has_backup = uct_gda_ft_iface_has_backup(iface);
-    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         if (iface->path[path].dev == NULL) {
             continue;
         }
@@ -441,7 +441,7 @@ unsigned uct_gda_ft_iface_poll_cqs(uct_gda_ft_iface_t *iface, int *drained)
     khiter_t iter;
 
     *drained = 1;
-    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         ipath = &iface->path[path];
         if (ipath->cq == NULL) {
             continue;
@@ -490,7 +490,7 @@ unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface)
     int drained;
 
     count = uct_gda_ft_iface_poll_cqs(iface, &drained);
-    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         count += uct_gda_ft_iface_poll_rx(iface, path,
                                           iface->config.max_poll);
     }
@@ -1275,6 +1275,7 @@ err_close_primary:
 err_cleanup_hash:
     kh_destroy_inplace(uct_gda_ft_qp, &self->qp_hash);
     ucs_arbiter_cleanup(&self->arbiter);
+    pthread_mutex_destroy(&self->eps_lock);
     return status;
 }
 

@@ -115,7 +115,7 @@ struct uct_gda_ft_op {
     uint64_t                raddr;       /* for error and in-doubt reports */
     ucs_queue_elem_t        queue;       /* flush requests: ep->flush_q */
     uint32_t                sn;          /* flush requests: log index */
-    uint32_t                lkey[UCT_GDA_FT_NUM_PATHS]; /* of the payload */
+    uint32_t                lkey[GDA_FT_NUM_PATHS]; /* of the payload */
     union {
         struct {
             uct_unpack_callback_t unpack_cb;
@@ -202,8 +202,8 @@ typedef struct uct_gda_ft_ep_guard {
     uct_gda_ft_mbox_t        *mbox;          /* ours, written by the peer */
     struct uct_gda_ft_memh   *mbox_memh;
     uint64_t                  peer_mbox;     /* 0: the peer has none */
-    uint32_t                  peer_mbox_rkey[UCT_GDA_FT_NUM_PATHS];
-    uint8_t                   fenced[UCT_GDA_FT_NUM_PATHS];
+    uint32_t                  peer_mbox_rkey[GDA_FT_NUM_PATHS];
+    uint8_t                   fenced[GDA_FT_NUM_PATHS];
     uct_gda_ft_guard_state_t  state;
     uint32_t                  epoch;          /* current attempt */
     uint32_t                  seen_req_epoch; /* last request answered */
@@ -290,7 +290,7 @@ struct uct_gda_ft_ep {
     uct_base_ep_t            super;
     gda_ft_dev_ep_t          dev;       /* the datapath endpoint */
     gda_ft_dev_op_t         *log;
-    uct_gda_ft_ep_path_t     path[UCT_GDA_FT_NUM_PATHS];
+    uct_gda_ft_ep_path_t     path[GDA_FT_NUM_PATHS];
     unsigned                 flags;
     uint32_t                 cancel_sn; /* ops before it: canceled */
     ucs_arbiter_group_t      arb_group;
@@ -337,7 +337,7 @@ typedef struct uct_gda_ft_iface_path {
 
 struct uct_gda_ft_iface {
     uct_base_iface_t        super;
-    uct_gda_ft_iface_path_t path[UCT_GDA_FT_NUM_PATHS];
+    uct_gda_ft_iface_path_t path[GDA_FT_NUM_PATHS];
     khash_t(uct_gda_ft_qp)  qp_hash;     /* path << 32 | QPN -> ep */
     ucs_list_link_t         eps;         /* all endpoints */
     ucs_list_link_t         active_eps;  /* endpoints with operations */

@@ -219,7 +219,7 @@ ucs_status_t uct_gda_ft_md_reg(uct_gda_ft_md_t *md, void *address,
     attr.access   = GDA_FT_HCA_ACCESS_ALL;
     attr.mem_type = memh->mem_type;
 
-    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         if ((path == UCT_GDA_FT_PATH_BACKUP) &&
             (md->dev[path] == md->dev[UCT_GDA_FT_PATH_PRIMARY])) {
             /* dual-port card: the backup port shares the registration */
@@ -262,7 +262,7 @@ void uct_gda_ft_md_dereg(uct_gda_ft_md_t *md, uct_gda_ft_memh_t *memh)
 {
     unsigned path;
 
-    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         if (memh->mr[path] != NULL) {
             gda_ft_hca_mr_dereg(memh->mr[path]);
         }
@@ -683,7 +683,7 @@ ucs_status_t uct_gda_ft_md_mem_keys(uct_md_h tl_md, uct_mem_h memh,
         (memh == NULL) || (memh == UCT_MEM_HANDLE_NULL)) {
         return UCS_ERR_INVALID_PARAM;
     }
-    for (path = 0; path < UCT_GDA_FT_NUM_PATHS; ++path) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         lkeys[path] = m->lkey[path];
         rkeys[path] = m->rkey[path];
     }

@@ -26,7 +26,6 @@
 /* Paths of an endpoint: index into every [2] array of this transport */
 #define UCT_GDA_FT_PATH_PRIMARY   0
 #define UCT_GDA_FT_PATH_BACKUP    1
-#define UCT_GDA_FT_NUM_PATHS      2
 
 
 extern uct_component_t uct_gda_ft_component;
@@ -64,7 +63,7 @@ typedef struct uct_gda_ft_md {
     /* [PRIMARY]: the MD's device; [BACKUP]: the device of the backup ports,
      * NULL when no port has a backup, equal to [PRIMARY] when the backup is
      * the other port of the same card (one registration, one key) */
-    uct_gda_ft_dev_t    *dev[UCT_GDA_FT_NUM_PATHS];
+    uct_gda_ft_dev_t    *dev[GDA_FT_NUM_PATHS];
     unsigned             num_ports;
     uct_gda_ft_md_port_t port[GDA_FT_HCA_MAX_PORTS];
     int                  cuda_reg;    /* CUDA pointers are registered */
@@ -76,10 +75,10 @@ typedef struct uct_gda_ft_memh {
     void                 *address;
     size_t                length;
     gda_ft_hca_mem_type_t mem_type;
-    gda_ft_hca_mr_t      *mr[UCT_GDA_FT_NUM_PATHS]; /* [BACKUP] NULL when
+    gda_ft_hca_mr_t      *mr[GDA_FT_NUM_PATHS]; /* [BACKUP] NULL when
                                                        shared or absent */
-    uint32_t              lkey[UCT_GDA_FT_NUM_PATHS];
-    uint32_t              rkey[UCT_GDA_FT_NUM_PATHS];
+    uint32_t              lkey[GDA_FT_NUM_PATHS];
+    uint32_t              rkey[GDA_FT_NUM_PATHS];
 } uct_gda_ft_memh_t;
 
 

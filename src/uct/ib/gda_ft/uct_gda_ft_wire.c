@@ -343,7 +343,7 @@ uct_gda_ft_wire_ep_addr_pack(const uct_gda_ft_ep_addr_info_t *info,
         return UCS_ERR_INVALID_PARAM;
     }
     for (i = 0; i < info->num_chan; ++i) {
-        for (path = 0; path < UCT_GDA_FT_WIRE_NUM_PATHS; ++path) {
+        for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
             if (!uct_gda_ft_wire_qpn_valid(info->chan[i].init_qpn[path]) ||
                 !uct_gda_ft_wire_qpn_valid(info->chan[i].target_qpn[path])) {
                 return UCS_ERR_INVALID_PARAM;
@@ -367,7 +367,7 @@ uct_gda_ft_wire_ep_addr_pack(const uct_gda_ft_ep_addr_info_t *info,
 
     *chan_buf++ = (uint8_t)info->num_chan;
     for (i = 0; i < info->num_chan; ++i) {
-        for (path = 0; path < UCT_GDA_FT_WIRE_NUM_PATHS; ++path) {
+        for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
             uct_gda_ft_wire_put_qpn(wchan.init_qpn[path],
                                     info->chan[i].init_qpn[path]);
             uct_gda_ft_wire_put_qpn(wchan.target_qpn[path],
@@ -405,7 +405,7 @@ uct_gda_ft_wire_ep_addr_unpack_chans(const uint8_t *buf, size_t length,
 
     for (i = 0; i < count; ++i) {
         memcpy(&wchan, buf + 1 + i * sizeof(wchan), sizeof(wchan));
-        for (path = 0; path < UCT_GDA_FT_WIRE_NUM_PATHS; ++path) {
+        for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
             out->chan[i].init_qpn[path]   =
                     uct_gda_ft_wire_get_qpn(wchan.init_qpn[path]);
             out->chan[i].target_qpn[path] =

@@ -23,6 +23,8 @@
 #ifndef UCT_GDA_FT_WIRE_H_
 #define UCT_GDA_FT_WIRE_H_
 
+#include "gda_ft_dev_def.h"
+
 #include <ucs/sys/compiler_def.h>
 #include <ucs/type/status.h>
 #include <stddef.h>
@@ -33,7 +35,6 @@
 #define UCT_GDA_FT_WIRE_VERSION      1
 
 #define UCT_GDA_FT_WIRE_GID_LEN      16
-#define UCT_GDA_FT_WIRE_NUM_PATHS    2
 #define UCT_GDA_FT_WIRE_QPN_MASK     0xffffffu
 
 /* First two bytes of every packed rkey: "gF" */
