@@ -150,11 +150,11 @@ void soft_ep_connect(soft_ep_t *ep, uint32_t dest_qpn, const uint8_t *gid,
     attr.access             = GDA_FT_HCA_ACCESS_ALL;
     attr.dest_qpn           = dest_qpn;
     memcpy(attr.dest_gid, gid, GDA_FT_HCA_GID_LEN);
-    attr.rq_psn             = 0x123;
+    attr.rq_psn             = (params->psn != 0) ? params->psn : 0x123;
     attr.path_mtu           = params->mtu;
     attr.min_rnr_timer      = params->min_rnr_timer;
     attr.max_dest_rd_atomic = 16;
-    attr.sq_psn             = 0x123;
+    attr.sq_psn             = attr.rq_psn;
     attr.timeout            = params->timeout;
     attr.retry_cnt          = params->retry_cnt;
     attr.rnr_retry          = params->rnr_retry;
@@ -162,15 +162,26 @@ void soft_ep_connect(soft_ep_t *ep, uint32_t dest_qpn, const uint8_t *gid,
     GDA_FT_ASSERT_OK(gda_ft_hca_qp_connect(ep->qp, &attr));
 }
 
+/*
+ * Every pair starts at PSNs of its own, as a QP connected again would: a
+ * datagram of an earlier connection of the same QPs (a late ACK of a QP
+ * since reset) must not fit the new one's window and acknowledge what it
+ * never saw.
+ */
 void soft_ep_pair_connect(soft_ep_t *a, soft_ep_t *b,
                           const soft_conn_params_t *params)
 {
+    static uint32_t pairs;
+    soft_conn_params_t own = *params;
     uint8_t gid_a[16], gid_b[16];
 
+    if (own.psn == 0) {
+        own.psn = (0x123 + 0x40000 * (pairs++ % 63)) & 0xffffff;
+    }
     soft_ep_gid(a, gid_a);
     soft_ep_gid(b, gid_b);
-    soft_ep_connect(a, b->qp->qpn, gid_b, params);
-    soft_ep_connect(b, a->qp->qpn, gid_a, params);
+    soft_ep_connect(a, b->qp->qpn, gid_b, &own);
+    soft_ep_connect(b, a->qp->qpn, gid_a, &own);
 }
 
 gda_ft_hca_mr_t *soft_mr(soft_ep_t *ep, void *buf, size_t len,

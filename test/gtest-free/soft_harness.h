@@ -35,6 +35,7 @@ typedef struct soft_conn_params {
     uint8_t  rnr_retry;
     uint8_t  min_rnr_timer;
     unsigned mtu;
+    uint32_t psn;            /* first PSN of both directions; 0: 0x123 */
 } soft_conn_params_t;
 
 /* Default parameters: fast retransmission for tests (timeout 12 = 16 ms) */
