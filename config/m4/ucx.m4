@@ -62,23 +62,3 @@ AC_DEFUN([GDA_FT_CHECK_UCX], [
     AC_SUBST([UCX_INFO])
     AC_PATH_PROG([UCX_PERFTEST], [ucx_perftest], [], [$with_ucx/bin$PATH_SEPARATOR$PATH])
 ])
-
-AC_DEFUN([GDA_FT_CHECK_VERBS], [
-    verbs_happy=yes
-    AC_CHECK_HEADER([infiniband/mlx5dv.h], [], [verbs_happy=no])
-    AC_CHECK_LIB([ibverbs], [ibv_get_device_list], [:], [verbs_happy=no])
-    AS_IF([test "x$verbs_happy" != xyes],
-          [AC_MSG_ERROR([rdma-core headers/libraries not found: install libibverbs-dev])])
-])
-
-AC_DEFUN([GDA_FT_CHECK_ZLIB], [
-    AC_CHECK_HEADER([zlib.h], [],
-        [AC_MSG_ERROR([zlib.h not found: install zlib1g-dev])])
-    AC_CHECK_LIB([z], [crc32], [:],
-        [AC_MSG_ERROR([libz not found: install zlib1g-dev])])
-])
-
-AC_DEFUN([GDA_FT_CHECK_HWLOC], [
-    PKG_CHECK_MODULES([HWLOC], [hwloc], [hwloc_happy=yes],
-        [AC_MSG_ERROR([hwloc not found: install libhwloc-dev])])
-])
