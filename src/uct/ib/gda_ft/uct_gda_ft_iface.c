@@ -9,7 +9,6 @@
 #include "uct_gda_ft_chan.h"
 #include "uct_gda_ft_oob.h"
 #include "uct_gda_ft_perf.h"
-#include "gda_ft_soft.h"
 
 #include <ucs/arch/bitops.h>
 #include <ucs/arch/cpu.h>
@@ -322,8 +321,8 @@ static int uct_gda_ft_iface_is_reachable(const uct_iface_h tl_iface,
     }
 
     /* A software HCA speaks RoCEv2 over IPv4 only */
-    if (gda_ft_soft_is_soft_dev(
-                iface->path[UCT_GDA_FT_PATH_PRIMARY].dev->hca) &&
+    if (uct_gda_ft_hca_has(iface->path[UCT_GDA_FT_PATH_PRIMARY].dev->hca,
+                           GDA_FT_HCA_DEV_FLAG_IPV4_ONLY) &&
         !gda_ft_hca_gid_to_ipv4(info.gid[UCT_GDA_FT_PATH_PRIMARY], &ipv4)) {
         ucs_debug("gda_ft: iface %p: peer GID is not IPv4-mapped", iface);
         return 0;
@@ -342,8 +341,9 @@ static ucs_status_t uct_gda_ft_iface_query(uct_iface_h tl_iface,
                         UCS_BIT(UCT_ATOMIC_OP_XOR);
     uint64_t amo_fetch = amo_post | UCS_BIT(UCT_ATOMIC_OP_SWAP) |
                          UCS_BIT(UCT_ATOMIC_OP_CSWAP);
-    int soft = gda_ft_soft_is_soft_dev(
-                       iface->path[UCT_GDA_FT_PATH_PRIMARY].dev->hca);
+    int soft = uct_gda_ft_hca_has(
+                       iface->path[UCT_GDA_FT_PATH_PRIMARY].dev->hca,
+                       GDA_FT_HCA_DEV_FLAG_CPU_ENGINE);
 
     uct_base_iface_query(&iface->super, attr);
 
@@ -1009,11 +1009,11 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
         iface->config.deadline_ns = 0;
     } else if (config->deadline == UCS_TIME_AUTO) {
         iface->config.deadline_ns =
-                (gda_ft_soft_is_soft_dev(
-                         md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca) ||
+                (uct_gda_ft_hca_has(md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca,
+                                    GDA_FT_HCA_DEV_FLAG_CPU_ENGINE) ||
                  ((backup_port != 0) &&
-                  gda_ft_soft_is_soft_dev(
-                          md->dev[UCT_GDA_FT_PATH_BACKUP]->hca))) ?
+                  uct_gda_ft_hca_has(md->dev[UCT_GDA_FT_PATH_BACKUP]->hca,
+                                     GDA_FT_HCA_DEV_FLAG_CPU_ENGINE))) ?
                 UCT_GDA_FT_DEADLINE_SOFT_NS : UCT_GDA_FT_DEADLINE_HW_NS;
     } else {
         iface->config.deadline_ns = (uint64_t)ucs_time_to_nsec(
@@ -1064,7 +1064,8 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
             ucs_max((uint64_t)(config->rearm_backoff_max * 1e9),
                     iface->config.rearm_backoff_ns);
     iface->config.soft_yield    =
-            gda_ft_soft_is_soft_dev(md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca);
+            uct_gda_ft_hca_has(md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca,
+                               GDA_FT_HCA_DEV_FLAG_CPU_ENGINE);
     iface->config.dev_channels     = config->dev_channels;
     iface->config.dev_channel_ring = config->dev_channel_ring;
     iface->config.dev_channel_mapped = (config->dev_channel_rings == 0);

@@ -31,6 +31,15 @@
 extern uct_component_t uct_gda_ft_component;
 
 
+/* Whether the provider says its device is of a kind (GDA_FT_HCA_DEV_FLAG_*):
+ * the transport decides by that, never by which provider it is */
+static UCS_F_ALWAYS_INLINE int uct_gda_ft_hca_has(const gda_ft_hca_dev_t *hca,
+                                                  unsigned flag)
+{
+    return (hca != NULL) && (hca->attr.flags & flag);
+}
+
+
 /* An opened HCA and its PD, shared by the MDs that use it */
 typedef struct uct_gda_ft_dev {
     ucs_list_link_t   list;

@@ -89,8 +89,20 @@ typedef struct gda_ft_hca_dev_info {
 } gda_ft_hca_dev_info_t;
 
 
+/* What kind of HCA a provider's device is, for what its user decides by it
+ * (gda_ft_hca_dev_attr_t.flags) */
+enum {
+    /* A CPU thread plays the HCA: it notices doorbells and answers later
+     * than hardware (default deadlines are longer), and it shares the
+     * cores with the program (progress yields to it) */
+    GDA_FT_HCA_DEV_FLAG_CPU_ENGINE = (1u << 0),
+    /* Its ports reach peers whose GIDs are IPv4-mapped only */
+    GDA_FT_HCA_DEV_FLAG_IPV4_ONLY  = (1u << 1)
+};
+
 typedef struct gda_ft_hca_dev_attr {
     gda_ft_hca_dev_info_t info;
+    unsigned              flags;          /* GDA_FT_HCA_DEV_FLAG_* */
     unsigned              ring_mem_caps;  /* GDA_FT_HCA_MEM_BIT() where SQ,
                                              CQ and DBR may live */
     unsigned              mr_mem_caps;    /* GDA_FT_HCA_MEM_BIT() of MRs */

@@ -436,6 +436,8 @@ static ucs_status_t gda_ft_soft_dev_open(const gda_ft_hca_dev_info_t *info,
     dev->super.attr.max_msg_size       = 1ul << 31;
     dev->super.attr.max_rd_atomic      = 16;
     dev->super.attr.masked_atomics     = 1;
+    dev->super.attr.flags              = GDA_FT_HCA_DEV_FLAG_CPU_ENGINE |
+                                         GDA_FT_HCA_DEV_FLAG_IPV4_ONLY;
     dev->engine                        = &gda_ft_soft_engine;
     dev->next_pdn                      = 1;
     dev->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
