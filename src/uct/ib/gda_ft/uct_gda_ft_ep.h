@@ -140,6 +140,15 @@ ssize_t uct_gda_ft_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
  * returns 0 otherwise. Same rules as uct_gda_ft_ep_deliver_one(). */
 unsigned uct_gda_ft_ep_am_deliver(uct_gda_ft_ep_t *ep);
 
+/* Receive queues of a path (uct_gda_ft_am.c): filled with fresh buffers
+ * when its QP is created; their buffers returned to the pool when the QP
+ * could not be, or, once its receive CQ is drained, when it is destroyed */
+ucs_status_t uct_gda_ft_ep_rx_fill(uct_gda_ft_iface_t *iface,
+                                   uct_gda_ft_ep_t *ep, unsigned path);
+void uct_gda_ft_ep_rx_release(uct_gda_ft_ep_t *ep, unsigned path);
+void uct_gda_ft_ep_rx_cleanup(uct_gda_ft_ep_t *ep, uct_gda_ft_iface_t *iface,
+                              unsigned path);
+
 /* After the QP of a path went RESET -> INIT again (failback re-arm): takes
  * what it received before from the receive CQ, returns the buffers it had
  * posted, resets its receive ring and posts fresh buffers; before RTR */

@@ -1,0 +1,578 @@
+/*
+ * gda_ft UCT transport: active messages. SEND/RECV on the endpoint's QPs:
+ * the receive queues of both paths and their buffers, the sequence number
+ * in every message's immediate data, in-order and exactly-once delivery
+ * across a failover (held messages, resynchronization), and the sends.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "uct_gda_ft_ep.inl"
+
+#include <uct/base/uct_iov.inl>
+#include <ucs/debug/log.h>
+#include <string.h>
+
+
+/* ---- receive queues ------------------------------------------------------ */
+
+/*
+ * Every QP of an endpoint has a receive queue of RX_QUEUE_LEN WQEs of one
+ * data segment, each naming a SEG_SIZE buffer of iface->rx_mp (registered
+ * on both HCAs: a path posts with its own lkey). path->rx_desc[] remembers
+ * the buffer at each RQ index, so that a CQE's wqe_counter finds it.
+ */
+
+/* Posts a buffer on the RQ of a path; the doorbell is the caller's */
+static ucs_status_t uct_gda_ft_ep_rx_post(uct_gda_ft_iface_t *iface,
+                                          uct_gda_ft_ep_t *ep, unsigned path,
+                                          uct_gda_ft_op_t *desc)
+{
+    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
+    gda_ft_dev_sge_t sge;
+    uint16_t idx;
+
+    sge.addr   = (uintptr_t)uct_gda_ft_op_payload(desc);
+    sge.length = (uint32_t)iface->config.seg_size;
+    sge.lkey   = desc->lkey[path];
+    if (gda_ft_rq_post(&ep_path->rq, &sge, 1, &idx) != GDA_FT_DEV_OK) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    desc->ep = ep;
+    ep_path->rx_desc[idx & ep_path->rq.wqe_mask] = desc;
+    return UCS_OK;
+}
+
+static UCS_F_ALWAYS_INLINE int uct_gda_ft_ep_rx_qp_alive(uct_gda_ft_ep_t *ep,
+                                                         unsigned path)
+{
+    gda_ft_hca_qp_t *qp = ep->path[path].qp;
+
+    return (qp != NULL) && (qp->state != GDA_FT_HCA_QP_RESET) &&
+           (qp->state != GDA_FT_HCA_QP_ERR);
+}
+
+/* A delivered (or dropped) message's buffer goes back on the QP it came
+ * from; to the pool if that QP is gone or its RQ was refilled meanwhile */
+static void uct_gda_ft_ep_rx_repost(uct_gda_ft_iface_t *iface,
+                                    uct_gda_ft_ep_t *ep, unsigned path,
+                                    uct_gda_ft_op_t *desc)
+{
+    if (!uct_gda_ft_ep_rx_qp_alive(ep, path) ||
+        (uct_gda_ft_ep_rx_post(iface, ep, path, desc) != UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+        return;
+    }
+    gda_ft_rq_ring_db(&ep->path[path].rq);
+}
+
+/* Fills the RQ of a path with fresh buffers */
+ucs_status_t uct_gda_ft_ep_rx_fill(uct_gda_ft_iface_t *iface,
+                                   uct_gda_ft_ep_t *ep, unsigned path)
+{
+    gda_ft_dev_rq_t *rq = &ep->path[path].rq;
+    uct_gda_ft_op_t *desc;
+    ucs_status_t status = UCS_OK;
+
+    while ((uint16_t)(rq->pi - rq->ci) < rq->wqe_cnt) {
+        desc = ucs_mpool_get_inline(&iface->rx_mp);
+        if (desc == NULL) {
+            ucs_error("gda_ft: ep %p: no receive buffer for the %s QP (%u of "
+                      "%u posted)", ep, uct_gda_ft_path_name(path),
+                      (uint16_t)(rq->pi - rq->ci), rq->wqe_cnt);
+            status = UCS_ERR_NO_MEMORY;
+            break;
+        }
+        status = uct_gda_ft_ep_rx_post(iface, ep, path, desc);
+        ucs_assert_always(status == UCS_OK);
+    }
+    gda_ft_rq_ring_db(rq);
+    return status;
+}
+
+/* Returns the buffers posted on the RQ of a path to the pool */
+void uct_gda_ft_ep_rx_release(uct_gda_ft_ep_t *ep, unsigned path)
+{
+    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
+    gda_ft_dev_rq_t *rq           = &ep_path->rq;
+    uct_gda_ft_op_t **slot;
+
+    if (ep_path->rx_desc == NULL) {
+        return;
+    }
+    for (; rq->ci != rq->pi; rq->ci = (uint16_t)(rq->ci + 1)) {
+        slot = &ep_path->rx_desc[rq->ci & rq->wqe_mask];
+        if (*slot != NULL) {
+            ucs_mpool_put_inline(*slot);
+            *slot = NULL;
+        }
+    }
+}
+
+void uct_gda_ft_ep_rx_rearm(uct_gda_ft_ep_t *ep, unsigned path)
+{
+    uct_gda_ft_iface_t *iface     = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
+
+    /* What the QP received before its RESET is in the receive CQ: take it
+     * (it is delivered later, in order), then forget the old ring */
+    uct_gda_ft_iface_poll_rx(iface, path, UINT_MAX);
+    uct_gda_ft_ep_rx_release(ep, path);
+    ep_path->dbrec[GDA_FT_MLX5_RCV_DBR] = 0;
+    gda_ft_dev_rq_init(&ep_path->rq, ep_path->rq_buf,
+                       iface->config.rx_queue_len, GDA_FT_MLX5_DS_SIZE,
+                       ep_path->dbrec);
+    (void)uct_gda_ft_ep_rx_fill(iface, ep, path);
+}
+
+
+/* ---- active messages: receive -------------------------------------------- */
+
+/* 26-bit sequence numbers: a - b, wrap-safe */
+static UCS_F_ALWAYS_INLINE int32_t uct_gda_ft_am_seq_diff(uint32_t a,
+                                                          uint32_t b)
+{
+    return ((int32_t)((a - b) << UCT_GDA_FT_AM_ID_BITS)) >>
+           UCT_GDA_FT_AM_ID_BITS;
+}
+
+static int uct_gda_ft_ep_am_is_held(uct_gda_ft_ep_t *ep, uint32_t seq)
+{
+    uct_gda_ft_op_t *desc;
+
+    ucs_queue_for_each(desc, &ep->am.held, queue) {
+        if (desc->sn == seq) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * A receive completion of one of the endpoint's QPs. Messages are kept in
+ * ep->am.held and delivered by uct_gda_ft_ep_am_deliver() in sequence
+ * order: the two paths of an endpoint are two QPs with no order between
+ * them, and a failover may replay a message the peer already received (no
+ * resolution) or hand the rest of the stream to the other path while the
+ * first still has completions to poll. A sequence number below the next
+ * expected one is such a duplicate and is dropped.
+ */
+static void uct_gda_ft_ep_rx_cqe(uct_gda_ft_iface_t *iface,
+                                 uct_gda_ft_ep_t *ep, unsigned path,
+                                 const gda_ft_dev_cqe_info_t *info)
+{
+    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
+    gda_ft_dev_rq_t *rq           = &ep_path->rq;
+    uct_gda_ft_op_t **slot;
+    uct_gda_ft_op_t *desc;
+    uint32_t seq;
+    int32_t diff;
+
+    if ((ep_path->rx_desc == NULL) ||
+        !GDA_FT_U16_LE(rq->ci, info->wqe_counter) ||
+        !GDA_FT_U16_LT(info->wqe_counter, rq->pi)) {
+        /* of a receive queue since re-armed */
+        ucs_trace("gda_ft: ep %p: stale receive CQE %u on the %s QP", ep,
+                  info->wqe_counter, uct_gda_ft_path_name(path));
+        return;
+    }
+
+    /* Receive completions come in RQ order */
+    while (rq->ci != info->wqe_counter) {
+        ucs_debug("gda_ft: ep %p: receive WQE %u of the %s QP completed "
+                  "without a CQE", ep, rq->ci, uct_gda_ft_path_name(path));
+        slot = &ep_path->rx_desc[rq->ci & rq->wqe_mask];
+        ucs_mpool_put_inline(*slot);
+        *slot  = NULL;
+        rq->ci = (uint16_t)(rq->ci + 1);
+    }
+    slot   = &ep_path->rx_desc[rq->ci & rq->wqe_mask];
+    desc   = *slot;
+    *slot  = NULL;
+    rq->ci = (uint16_t)(rq->ci + 1);
+
+    if (gda_ft_cq_opcode_is_error(info->opcode)) {
+        if (info->syndrome == GDA_FT_MLX5_SYND_WR_FLUSH_ERR) {
+            ucs_mpool_put_inline(desc);   /* the QP left: no repost */
+            return;
+        }
+        ucs_error("gda_ft: ep %p: receive error on the %s QP 0x%x: %s", ep,
+                  uct_gda_ft_path_name(path), ep_path->qp->qpn,
+                  gda_ft_hca_syndrome_str(info->syndrome));
+        uct_gda_ft_ep_rx_repost(iface, ep, path, desc);
+        return;
+    }
+
+    if (ucs_unlikely(info->opcode != GDA_FT_MLX5_CQE_RESP_SEND_IMM)) {
+        ucs_error("gda_ft: ep %p: unexpected receive completion opcode %u "
+                  "on the %s QP 0x%x: message dropped", ep, info->opcode,
+                  uct_gda_ft_path_name(path), ep_path->qp->qpn);
+        uct_gda_ft_ep_rx_repost(iface, ep, path, desc);
+        return;
+    }
+
+    seq  = info->imm >> UCT_GDA_FT_AM_ID_BITS;
+    diff = uct_gda_ft_am_seq_diff(seq, ep->am.rx_seq);
+    if ((diff < 0) ||
+        ((ep->am.num_held != 0) && uct_gda_ft_ep_am_is_held(ep, seq))) {
+        ucs_trace("gda_ft: ep %p: duplicate active message seq %u on the %s "
+                  "path dropped", ep, seq, uct_gda_ft_path_name(path));
+        ++ep->am.counters.duplicates;
+        uct_gda_ft_ep_rx_repost(iface, ep, path, desc);
+        return;
+    }
+
+    diff = uct_gda_ft_am_seq_diff(seq, ep->am.rx_arrival);
+    if (diff >= 0) {
+        if (diff > 0) {
+            ++ep->am.counters.reordered;  /* overtook an earlier one */
+        }
+        ep->am.rx_arrival = (seq + 1) & UCT_GDA_FT_AM_SEQ_MASK;
+    }
+    desc->sn        = seq;
+    desc->rx.length = info->byte_cnt;
+    desc->rx.imm    = info->imm;
+    desc->rx.path   = (uint8_t)path;
+    ucs_queue_push(&ep->am.held, &desc->queue);
+    ++ep->am.num_held;
+    uct_gda_ft_iface_ep_ready(iface, ep);
+}
+
+static unsigned uct_gda_ft_iface_poll_rx_cq(uct_gda_ft_iface_t *iface,
+                                            unsigned path,
+                                            uct_gda_ft_rx_cq_t *rx_cq,
+                                            unsigned max)
+{
+    gda_ft_dev_cqe_info_t info;
+    unsigned count;
+    khiter_t iter;
+
+    for (count = 0; count < max; ++count) {
+        if (gda_ft_cq_poll_ring(&rx_cq->dcq, &info) ==
+            GDA_FT_DEV_INPROGRESS) {
+            break;
+        }
+
+        iter = kh_get(uct_gda_ft_qp, &iface->qp_hash,
+                      uct_gda_ft_qp_key(path, info.qpn));
+        if (iter == kh_end(&iface->qp_hash)) {
+            ucs_trace("gda_ft: iface %p: receive CQE of unknown %s QP 0x%x",
+                      iface, uct_gda_ft_path_name(path), info.qpn);
+            continue;
+        }
+        uct_gda_ft_ep_rx_cqe(iface, kh_val(&iface->qp_hash, iter), path,
+                             &info);
+    }
+    return count;
+}
+
+unsigned uct_gda_ft_iface_poll_rx(uct_gda_ft_iface_t *iface, unsigned path,
+                                  unsigned max)
+{
+    uct_gda_ft_iface_path_t *ipath = &iface->path[path];
+    unsigned count                 = 0;
+    unsigned i, idx;
+
+    /* Every receive CQ of the path, the first one in turn: a busy CQ does
+     * not starve the others of a bounded progress */
+    for (i = 0; (i < ipath->num_rx_cqs) && (count < max); ++i) {
+        idx = (ipath->rx_poll_next + i) % ipath->num_rx_cqs;
+        count += uct_gda_ft_iface_poll_rx_cq(iface, path,
+                                             ipath->rx_cqs[idx], max - count);
+    }
+    if (ipath->num_rx_cqs > 1) {
+        ipath->rx_poll_next = (ipath->rx_poll_next + 1) % ipath->num_rx_cqs;
+    }
+    return count;
+}
+
+/* The held message with the next sequence number, if it has arrived */
+static uct_gda_ft_op_t *uct_gda_ft_ep_am_take_next(uct_gda_ft_ep_t *ep)
+{
+    uct_gda_ft_op_t *desc;
+    ucs_queue_iter_t iter;
+
+    ucs_queue_for_each_safe(desc, iter, &ep->am.held, queue) {
+        if (desc->sn == ep->am.rx_seq) {
+            ucs_queue_del_iter(&ep->am.held, iter);
+            --ep->am.num_held;
+            return desc;
+        }
+    }
+    return NULL;
+}
+
+/*
+ * A gap that does not fill: more messages wait than one receive queue
+ * holds, so the missing one is not merely queued behind on the other path.
+ * Never happens while the peer replays what it did not see; should it,
+ * delivery resumes at the oldest message held.
+ */
+static int uct_gda_ft_ep_am_resync(uct_gda_ft_ep_t *ep)
+{
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_op_t *desc;
+    uint32_t oldest;
+
+    if (ep->am.num_held <= iface->config.rx_queue_len) {
+        return 0;
+    }
+
+    oldest = ucs_queue_head_elem_non_empty(&ep->am.held, uct_gda_ft_op_t,
+                                           queue)->sn;
+    ucs_queue_for_each(desc, &ep->am.held, queue) {
+        if (uct_gda_ft_am_seq_diff(desc->sn, oldest) < 0) {
+            oldest = desc->sn;
+        }
+    }
+
+    if (ep->am.counters.gaps++ == 0) {
+        ucs_error("gda_ft: ep %p: active messages %u..%u never arrived (%u "
+                  "later ones wait); delivery resumes at %u", ep,
+                  ep->am.rx_seq,
+                  (unsigned)((oldest - 1) & UCT_GDA_FT_AM_SEQ_MASK),
+                  ep->am.num_held, oldest);
+    }
+    ep->am.rx_seq = oldest;
+    return 1;
+}
+
+unsigned uct_gda_ft_ep_am_deliver(uct_gda_ft_ep_t *ep)
+{
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_op_t *desc;
+    unsigned path;
+    uint8_t am_id;
+
+    desc = uct_gda_ft_ep_am_take_next(ep);
+    if ((desc == NULL) && uct_gda_ft_ep_am_resync(ep)) {
+        desc = uct_gda_ft_ep_am_take_next(ep);
+    }
+    if (desc == NULL) {
+        return 0;
+    }
+
+    ep->am.rx_seq = (ep->am.rx_seq + 1) & UCT_GDA_FT_AM_SEQ_MASK;
+    ++ep->am.counters.received;
+    path  = desc->rx.path;
+    am_id = desc->rx.imm & UCT_GDA_FT_AM_ID_MASK;
+    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, am_id,
+                       uct_gda_ft_op_payload(desc), desc->rx.length,
+                       "RX: ep %p AM seq %u on the %s path", ep,
+                       desc->rx.imm >> UCT_GDA_FT_AM_ID_BITS,
+                       uct_gda_ft_path_name(path));
+
+    /* The handler may destroy the endpoint: its cleanup clears
+     * am_dispatch_ep, and the buffer then goes back to the pool */
+    iface->am_dispatch_ep = ep;
+    uct_iface_invoke_am(&iface->super, am_id, uct_gda_ft_op_payload(desc),
+                        desc->rx.length, 0);
+    ep                    = iface->am_dispatch_ep;
+    iface->am_dispatch_ep = NULL;
+    if (ep != NULL) {
+        uct_gda_ft_ep_rx_repost(iface, ep, path, desc);
+    } else {
+        ucs_mpool_put_inline(desc);
+    }
+    return 1;
+}
+
+ucs_status_t
+uct_gda_ft_ep_query_am_counters(uct_ep_h tl_ep,
+                                uct_gda_ft_am_counters_t *counters)
+{
+    uct_gda_ft_ep_t *ep = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+
+    *counters = ep->am.counters;
+    return UCS_OK;
+}
+
+/* ---- active messages: send ----------------------------------------------- */
+
+static UCS_F_ALWAYS_INLINE uint32_t uct_gda_ft_ep_am_imm(uct_gda_ft_ep_t *ep,
+                                                         uint8_t id)
+{
+    return (ep->am.tx_seq << UCT_GDA_FT_AM_ID_BITS) | id;
+}
+
+static UCS_F_ALWAYS_INLINE void uct_gda_ft_ep_am_sent(uct_gda_ft_ep_t *ep)
+{
+    ep->am.tx_seq = (ep->am.tx_seq + 1) & UCT_GDA_FT_AM_SEQ_MASK;
+    ++ep->am.counters.sent;
+}
+
+/* SEND of the payload of a bounce descriptor, which goes back on failure */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gda_ft_ep_post_am_bcopy(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
+                            uct_gda_ft_op_t *desc, uint8_t id,
+                            uint32_t length)
+{
+    gda_ft_dev_status_t dev_status;
+    ucs_status_t status;
+
+    dev_status = gda_ft_ep_send(&ep->dev,
+                                (uintptr_t)uct_gda_ft_op_payload(desc),
+                                desc->lkey, length,
+                                uct_gda_ft_ep_am_imm(ep, id),
+                                (uintptr_t)desc);
+    status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+        return status;
+    }
+    uct_gda_ft_ep_am_sent(ep);
+    return UCS_OK;
+}
+
+/* The bytes of a short message: the header and the payload of am_short, or
+ * the iov of am_short_iov (iov != NULL) */
+static UCS_F_ALWAYS_INLINE void
+uct_gda_ft_ep_am_short_pack(void *dest, uint64_t header, const void *payload,
+                            unsigned length, const uct_iov_t *iov,
+                            size_t iovcnt)
+{
+    ucs_iov_iter_t iov_iter;
+
+    if (iov == NULL) {
+        memcpy(dest, &header, sizeof(header));
+        if (length > 0) {   /* payload may be NULL then */
+            memcpy(UCS_PTR_BYTE_OFFSET(dest, sizeof(header)), payload,
+                   length);
+        }
+    } else {
+        ucs_iov_iter_init(&iov_iter);
+        uct_iov_to_buffer(iov, iovcnt, &iov_iter, dest, SIZE_MAX);
+    }
+}
+
+/* am_short and am_short_iov: SEND with the data inline when the HCAs take
+ * that much, else through a bounce buffer; total is checked by the caller */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gda_ft_ep_am_short_common(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
+                              uint8_t id, uint32_t total, uint64_t header,
+                              const void *payload, unsigned length,
+                              const uct_iov_t *iov, size_t iovcnt)
+{
+    uint8_t data[GDA_FT_WQE_MAX_INLINE];
+    gda_ft_dev_status_t dev_status;
+    uct_gda_ft_op_t *desc;
+    ucs_status_t status;
+
+    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
+
+    if (total <= iface->config.max_inline) {
+        uct_gda_ft_ep_am_short_pack(data, header, payload, length, iov,
+                                    iovcnt);
+        dev_status = gda_ft_ep_send_inline(&ep->dev, data, total,
+                                           uct_gda_ft_ep_am_imm(ep, id), 0);
+        status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
+        if (ucs_unlikely(status != UCS_OK)) {
+            return status;
+        }
+        uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_SEND, id, data,
+                           total, "TX: ep %p AM_SHORT%s seq %u", ep,
+                           (iov == NULL) ? "" : "_IOV", ep->am.tx_seq);
+        uct_gda_ft_ep_am_sent(ep);
+    } else {
+        /* more than the HCAs take inline: through a bounce buffer */
+        desc = uct_gda_ft_op_get(&iface->tx_mp, ep, uct_gda_ft_op_release,
+                                 NULL, 0);
+        if (ucs_unlikely(desc == NULL)) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        uct_gda_ft_ep_am_short_pack(uct_gda_ft_op_payload(desc), header,
+                                    payload, length, iov, iovcnt);
+        uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_SEND, id,
+                           uct_gda_ft_op_payload(desc), total,
+                           "TX: ep %p AM_SHORT%s seq %u (bounce)", ep,
+                           (iov == NULL) ? "" : "_IOV", ep->am.tx_seq);
+        status = uct_gda_ft_ep_post_am_bcopy(iface, ep, desc, id, total);
+        if (ucs_unlikely(status != UCS_OK)) {
+            return status;
+        }
+    }
+
+    UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, total);
+    return UCS_OK;
+}
+
+ucs_status_t uct_gda_ft_ep_am_short(uct_ep_h tl_ep, uint8_t id,
+                                    uint64_t header, const void *payload,
+                                    unsigned length)
+{
+    uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uint32_t total            = sizeof(header) + length;
+
+    UCT_CHECK_AM_ID(id);
+    UCT_CHECK_LENGTH(total, 0, iface->config.am_max_short, "am_short");
+    return uct_gda_ft_ep_am_short_common(iface, ep, id, total, header,
+                                         payload, length, NULL, 0);
+}
+
+ucs_status_t uct_gda_ft_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
+                                        const uct_iov_t *iov, size_t iovcnt)
+{
+    uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    size_t total              = uct_iov_total_length(iov, iovcnt);
+
+    UCT_CHECK_AM_ID(id);
+    UCT_CHECK_IOV_SIZE(iovcnt, (size_t)UCT_GDA_FT_AM_MAX_IOV,
+                       "am_short_iov");
+    UCT_CHECK_LENGTH(total, 0, iface->config.am_max_short, "am_short_iov");
+    return uct_gda_ft_ep_am_short_common(iface, ep, id, total, 0, NULL, 0,
+                                         iov, iovcnt);
+}
+
+ssize_t uct_gda_ft_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
+                               uct_pack_callback_t pack_cb, void *arg,
+                               unsigned flags)
+{
+    uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_op_t *desc;
+    ucs_status_t status;
+    ssize_t length;
+
+    UCT_CHECK_AM_ID(id);
+    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
+    length = uct_gda_ft_ep_bcopy_pack(iface, ep, pack_cb, arg, 0, "am_bcopy",
+                                      &desc);
+    if (ucs_unlikely(length < 0)) {
+        return length;
+    }
+
+    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_SEND, id,
+                       uct_gda_ft_op_payload(desc), length,
+                       "TX: ep %p AM_BCOPY seq %u", ep, ep->am.tx_seq);
+    status = uct_gda_ft_ep_post_am_bcopy(iface, ep, desc, id,
+                                         (uint32_t)length);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, length);
+    return length;
+}
+
+/* The receive buffers of a path whose QP is destroyed go back to the pool;
+ * call after the receive CQ was drained of its completions */
+void uct_gda_ft_ep_rx_cleanup(uct_gda_ft_ep_t *ep, uct_gda_ft_iface_t *iface,
+                              unsigned path)
+{
+    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
+
+    if (ep_path->rx_desc == NULL) {
+        return;
+    }
+    uct_gda_ft_ep_rx_release(ep, path);
+    uct_gda_ft_iface_rx_cq_put(iface, ep_path->rx_cq);
+    ucs_free(ep_path->rx_desc);
+    free(ep_path->rq_buf);
+    ep_path->rx_desc = NULL;
+    ep_path->rq_buf  = NULL;
+    ep_path->rx_cq   = NULL;
+}

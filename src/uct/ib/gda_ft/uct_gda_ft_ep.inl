@@ -1,0 +1,291 @@
+/*
+ * gda_ft UCT transport: the hot helpers of every poster (resource checks,
+ * post bookkeeping, operation descriptors and their completion), in the
+ * role of UCX's rc_mlx5.inl. Included by the operations' and the active
+ * messages' files.
+ */
+#ifndef UCT_GDA_FT_EP_INL_
+#define UCT_GDA_FT_EP_INL_
+
+#include "uct_gda_ft_ep.h"
+
+#include <ucs/debug/log.h>
+#include <string.h>
+
+
+/* Returns from a post function when the endpoint cannot take an operation
+ * now (not connected, canceled, failed, or out of resources) */
+#define UCT_GDA_FT_EP_CHECK_RES(_iface, _ep) \
+    { \
+        ucs_status_t _status = uct_gda_ft_ep_check_res(_iface, _ep); \
+        if (ucs_unlikely(_status != UCS_OK)) { \
+            return _status; \
+        } \
+    }
+
+
+
+static inline const char *uct_gda_ft_path_name(unsigned path)
+{
+    return (path == UCT_GDA_FT_PATH_PRIMARY) ? "primary" : "backup";
+}
+
+static UCS_F_ALWAYS_INLINE void uct_gda_ft_rkeys(uct_rkey_t rkey,
+                                                 uint32_t *rkeys)
+{
+    rkeys[UCT_GDA_FT_PATH_PRIMARY] =
+            uct_gda_ft_wire_rkey_path(rkey, UCT_GDA_FT_PATH_PRIMARY);
+    rkeys[UCT_GDA_FT_PATH_BACKUP]  =
+            uct_gda_ft_wire_rkey_path(rkey, UCT_GDA_FT_PATH_BACKUP);
+}
+
+/*
+ * Every RDMA post is traced, as UCX's IB transports trace theirs
+ * (uct_ib_log_post): the operation, the local buffer and the remote one
+ * with the rkey of each path. ucs_trace_data() is compiled out unless
+ * UCS_MAX_LOG_LEVEL keeps it (the _trace plugin).
+ */
+static UCS_F_ALWAYS_INLINE void
+uct_gda_ft_ep_trace_rdma(uct_gda_ft_ep_t *ep, const char *name,
+                         const void *buffer, size_t length,
+                         uint64_t remote_addr, const uint32_t *rkeys)
+{
+    ucs_trace_data("TX: ep %p %s [va %p len %zu] [rva 0x%" PRIx64
+                   " rkey 0x%x/0x%x]", ep, name, buffer, length, remote_addr,
+                   rkeys[UCT_GDA_FT_PATH_PRIMARY],
+                   rkeys[UCT_GDA_FT_PATH_BACKUP]);
+}
+
+static UCS_F_ALWAYS_INLINE int
+uct_gda_ft_ep_has_tx_resources(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
+{
+    return (gda_ft_ep_outstanding(&ep->dev) < iface->config.ep_max_ops) &&
+           (gda_ft_sq_free_wqebbs(&ep->dev.sq[ep->dev.active]) >=
+            iface->config.op_wqebbs);
+}
+
+static UCS_F_ALWAYS_INLINE int
+uct_gda_ft_iface_has_tx_resources(uct_gda_ft_iface_t *iface)
+{
+    return iface->outstanding < iface->config.max_outstanding;
+}
+
+/*
+ * Whether the endpoint takes an operation now. After a switch, what the
+ * failed path left goes first: new operations wait until the guardian has
+ * replayed it (keeps the order); before a failback, until the backup path
+ * has completed what it carries.
+ */
+static UCS_F_ALWAYS_INLINE int
+uct_gda_ft_ep_can_post(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
+{
+    return uct_gda_ft_ep_has_tx_resources(iface, ep) &&
+           (ep->dev.replay_pending == 0) &&
+           !(ep->flags & UCT_GDA_FT_EP_FLAG_FAILBACK_DRAIN);
+}
+
+/*
+ * Whether an operation or a flush must wait in the pending queue: no room,
+ * or older requests wait there (an operation must not overtake them, and a
+ * flush must cover them)
+ */
+static UCS_F_ALWAYS_INLINE int
+uct_gda_ft_ep_pending_ahead(uct_gda_ft_ep_t *ep)
+{
+    return !(ep->flags & UCT_GDA_FT_EP_FLAG_IN_PENDING) &&
+           !ucs_arbiter_group_is_empty(&ep->arb_group);
+}
+
+static UCS_F_ALWAYS_INLINE int
+uct_gda_ft_ep_must_queue(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
+{
+    return !uct_gda_ft_ep_can_post(iface, ep) ||
+           !uct_gda_ft_iface_has_tx_resources(iface) ||
+           uct_gda_ft_ep_pending_ahead(ep);
+}
+
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gda_ft_ep_check_res(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
+{
+    if (ucs_unlikely(!(ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ||
+                     (ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED) ||
+                     (ep->dev.state == GDA_FT_EP_NO_PATH))) {
+        if (ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED) {
+            return UCS_ERR_CANCELED;
+        }
+        return (ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ?
+               UCS_ERR_ENDPOINT_TIMEOUT : UCS_ERR_NOT_CONNECTED;
+    }
+
+    if (ucs_unlikely(uct_gda_ft_ep_must_queue(iface, ep))) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    return UCS_OK;
+}
+
+/* A post the resource check allowed can only fail for lack of a path */
+static inline ucs_status_t
+uct_gda_ft_dev_post_status(gda_ft_dev_status_t status)
+{
+    switch (status) {
+    case GDA_FT_DEV_OK:
+        return UCS_OK;
+    case GDA_FT_DEV_NO_RESOURCE:
+        return UCS_ERR_NO_RESOURCE;
+    case GDA_FT_DEV_NO_PATH:
+        return UCS_ERR_ENDPOINT_TIMEOUT;
+    default:
+        return UCS_ERR_INVALID_PARAM;
+    }
+}
+
+/*
+ * After a successful post: fence it if asked, ring the doorbell, account for
+ * it. The WQE is not visible to the HCA before the doorbell, so its ctrl
+ * segment may still be changed here (and a replay copies it as it is).
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gda_ft_ep_post_done(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
+                        gda_ft_dev_status_t dev_status)
+{
+    gda_ft_mlx5_ctrl_seg_t *ctrl;
+    gda_ft_dev_op_t *op;
+
+    if (ucs_unlikely(dev_status != GDA_FT_DEV_OK)) {
+        return uct_gda_ft_dev_post_status(dev_status);
+    }
+
+    if (ucs_unlikely(ep->flags & UCT_GDA_FT_EP_FLAG_FENCE)) {
+        op    = gda_ft_ep_op(&ep->dev, ep->dev.log_tail - 1);
+        ctrl  = (gda_ft_mlx5_ctrl_seg_t*)gda_ft_wqe_seg(&ep->dev.sq[op->path],
+                                                        op->wqe_idx, 0);
+        ctrl->fm_ce_se |= GDA_FT_MLX5_WQE_CTRL_FENCE;
+        ep->flags      &= ~UCT_GDA_FT_EP_FLAG_FENCE;
+    }
+
+    gda_ft_ep_ring(&ep->dev);
+    uct_gda_ft_ep_posted_no_ring(iface, ep);
+    return UCS_OK;
+}
+
+
+static UCS_F_ALWAYS_INLINE uct_gda_ft_op_t *
+uct_gda_ft_op_get(ucs_mpool_t *mp, uct_gda_ft_ep_t *ep,
+                  uct_gda_ft_op_handler_t handler, uct_completion_t *comp,
+                  uint64_t raddr)
+{
+    uct_gda_ft_op_t *op = ucs_mpool_get_inline(mp);
+
+    if (ucs_unlikely(op == NULL)) {
+        return NULL;
+    }
+
+    op->handler = handler;
+    op->comp    = comp;
+    op->ep      = ep;
+    op->raddr   = raddr;
+    return op;
+}
+
+static UCS_F_ALWAYS_INLINE void *uct_gda_ft_op_payload(uct_gda_ft_op_t *op)
+{
+    return op + 1;
+}
+
+
+/* ---- completion handlers ------------------------------------------------- */
+
+static inline void uct_gda_ft_op_release(uct_gda_ft_op_t *op,
+                                         ucs_status_t status)
+{
+    ucs_mpool_put_inline(op);
+}
+
+static inline void uct_gda_ft_op_complete(uct_gda_ft_op_t *op,
+                                          ucs_status_t status)
+{
+    uct_completion_t *comp = op->comp;
+
+    ucs_mpool_put_inline(op);
+    if (comp != NULL) {
+        uct_invoke_completion(comp, status);
+    }
+}
+
+/* Releases an operation of a destroyed endpoint; its waiter learns */
+static inline void uct_gda_ft_op_cancel(uct_gda_ft_op_t *op)
+{
+    uct_gda_ft_op_complete(op, UCS_ERR_CANCELED);
+}
+
+/* The failure of an operation nobody waited for, once */
+static inline ucs_status_t uct_gda_ft_ep_take_unreported(uct_gda_ft_ep_t *ep)
+{
+    ucs_status_t status = ep->unreported_status;
+
+    ep->unreported_status = UCS_OK;
+    return status;
+}
+
+/* put_bcopy and get_bcopy: RDMA WRITE from, or READ into, the payload of a
+ * registered bounce descriptor; the descriptor goes back on failure */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gda_ft_ep_post_bcopy(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
+                         uct_gda_ft_op_t *desc, uint8_t kind, uint32_t length,
+                         uint64_t remote_addr, uct_rkey_t rkey)
+{
+    uint32_t rkeys[GDA_FT_NUM_PATHS];
+    gda_ft_dev_status_t dev_status;
+    ucs_status_t status;
+
+    uct_gda_ft_rkeys(rkey, rkeys);
+    dev_status = gda_ft_ep_rdma(&ep->dev, kind,
+                                (kind == GDA_FT_OP_PUT) ?
+                                GDA_FT_MLX5_OPCODE_RDMA_WRITE :
+                                GDA_FT_MLX5_OPCODE_RDMA_READ,
+                                (uintptr_t)uct_gda_ft_op_payload(desc),
+                                desc->lkey, length, remote_addr, rkeys,
+                                (uintptr_t)desc);
+    status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+        return status;
+    }
+
+    uct_gda_ft_ep_trace_rdma(ep, (kind == GDA_FT_OP_PUT) ? "PUT_BCOPY" :
+                                                           "GET_BCOPY",
+                             uct_gda_ft_op_payload(desc), length, remote_addr,
+                             rkeys);
+    return UCS_OK;
+}
+
+/* A bounce descriptor packed by the caller's callback (put and AM bcopy);
+ * returns the packed length, or a negative status */
+static UCS_F_ALWAYS_INLINE ssize_t
+uct_gda_ft_ep_bcopy_pack(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
+                         uct_pack_callback_t pack_cb, void *arg,
+                         uint64_t remote_addr, const char *name,
+                         uct_gda_ft_op_t **desc_p)
+{
+    uct_gda_ft_op_t *desc;
+    size_t length;
+
+    desc = uct_gda_ft_op_get(&iface->tx_mp, ep, uct_gda_ft_op_release, NULL,
+                             remote_addr);
+    if (ucs_unlikely(desc == NULL)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    length = pack_cb(uct_gda_ft_op_payload(desc), arg);
+    if (ucs_unlikely(length > iface->config.seg_size)) {
+        ucs_error("gda_ft: %s packed %zu bytes into a %zu-byte segment", name,
+                  length, iface->config.seg_size);
+        ucs_mpool_put_inline(desc);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    *desc_p = desc;
+    return length;
+}
+
+#endif
