@@ -1,5 +1,6 @@
 /*
- * gda_ft guardian: the host half of failover (DESIGN §5 rules 3, 6 and 7).
+ * gda_ft guardian: the host half of failover (DESIGN §5 rules 3, 6 and 7),
+ * and the path events and deadline checks that decide a switch.
  *
  * - Fence: as soon as a path is abandoned its QP goes to ERR, so hardware
  *   retransmission cannot deliver stale data later; in strict mode the
@@ -24,7 +25,7 @@
 #  include "config.h"
 #endif
 
-#include "uct_gda_ft_ep.h"
+#include "uct_gda_ft_ep.inl"
 #include "uct_gda_ft_chan.h"
 #include "gda_ft_soft.h"
 
@@ -608,4 +609,75 @@ void uct_gda_ft_iface_guard_init(uct_gda_ft_iface_t *iface)
 void uct_gda_ft_iface_guard_cleanup(uct_gda_ft_iface_t *iface)
 {
     gda_ft_soft_ctl_unregister(uct_gda_ft_guard_ctl_counters, iface);
+}
+
+
+/* ---- path events and the deadline ---------------------------------------- */
+
+void uct_gda_ft_ep_path_event(uct_gda_ft_ep_t *ep, unsigned path,
+                              gda_ft_dev_status_t status,
+                              const gda_ft_dev_cqe_info_t *info,
+                              const char *why)
+{
+    uct_gda_ft_iface_t *iface          = uct_gda_ft_ep_iface(ep);
+    const gda_ft_dev_ep_counters_t *cn = &ep->dev.counters;
+    char reason[96];
+
+    if (why != NULL) {
+        ucs_snprintf_zero(reason, sizeof(reason), "%s", why);
+    } else if ((info != NULL) && gda_ft_cq_opcode_is_error(info->opcode)) {
+        ucs_snprintf_zero(reason, sizeof(reason), "error completion %s",
+                          gda_ft_hca_syndrome_str(info->syndrome));
+    } else {
+        ucs_snprintf_zero(reason, sizeof(reason),
+                          "no completion for %.0f ms",
+                          iface->config.deadline_ns / 1e6);
+    }
+
+    if ((status == GDA_FT_DEV_PATH_SWITCHED) && (why != NULL)) {
+        /* not a failure seen here: the peer's guardian decided */
+        ucs_diag("gda_ft: ep %p: %s path to peer QP 0x%x abandoned (%s): "
+                 "moved to the %s path", ep, uct_gda_ft_path_name(path),
+                 ep->path[path].dest_qpn, reason,
+                 uct_gda_ft_path_name(ep->dev.active));
+        uct_gda_ft_ep_guard_on_switch(ep, path);
+    } else if (status == GDA_FT_DEV_PATH_SWITCHED) {
+        /* Expected and survived: a diagnostic, as UCX reports such events;
+         * the counters keep the record, and what the user must know (in
+         * doubt, no path left) is a warning or an error */
+        ucs_diag("gda_ft: ep %p: %s path to peer QP 0x%x failed (%s): "
+                 "switched to the %s path", ep, uct_gda_ft_path_name(path),
+                 ep->path[path].dest_qpn, reason,
+                 uct_gda_ft_path_name(ep->dev.active));
+        /* Fence the abandoned QP; the guardian settles what it left (at
+         * once, or after the fence and the peer's word) and schedules the
+         * failback (uct_gda_ft_guard.c) */
+        uct_gda_ft_ep_guard_on_switch(ep, path);
+    } else if (status == GDA_FT_DEV_NO_PATH) {
+        ucs_error("gda_ft: ep %p: %s path to peer QP 0x%x failed (%s) and "
+                  "no other path is left: %u operations fail", ep,
+                  uct_gda_ft_path_name(path), ep->path[path].dest_qpn,
+                  reason, cn->no_path - ep->reported.no_path);
+        /* Both QPs are fenced; the endpoint error is reported by
+         * uct_gda_ft_ep_deliver_one() once every operation has completed
+         * with an error */
+        uct_gda_ft_ep_guard_on_switch(ep, path);
+    }
+
+    ep->reported = *cn;
+    uct_gda_ft_iface_ep_ready(iface, ep);
+}
+
+void uct_gda_ft_ep_check_deadline(uct_gda_ft_ep_t *ep, uint64_t now_ns)
+{
+    uint8_t active = ep->dev.active;
+    gda_ft_dev_status_t status;
+
+    status = gda_ft_ep_check_deadline(&ep->dev, now_ns);
+    if (status == GDA_FT_DEV_PATH_SWITCHED) {
+        uct_gda_ft_ep_path_event(ep, 1 - ep->dev.active, status, NULL,
+                                 NULL);
+    } else if (status == GDA_FT_DEV_NO_PATH) {
+        uct_gda_ft_ep_path_event(ep, active, status, NULL, NULL);
+    }
 }
