@@ -1103,34 +1103,45 @@ GDA_FT_TEST(uct_ops, pending_add_dispatch_purge)
     test_uct_cleanup(&t);
 }
 
+/* Up to max gets of 256 KiB from B into A, one completion for all, as many
+ * as A takes (at least one); returns how many */
+static unsigned test_post_gets(test_uct_t *t, test_comp_t *comp,
+                               unsigned max)
+{
+    ucs_status_t status;
+    unsigned posted;
+    uct_iov_t iov;
+
+    test_comp_init(comp, 0);
+    for (posted = 0; posted < max; ++posted) {
+        iov.buffer = t->node[NODE_A].buf;
+        iov.length = 256 * 1024;
+        iov.memh   = t->node[NODE_A].memh;
+        iov.stride = 0;
+        iov.count  = 1;
+        ++comp->super.count;
+        status = uct_ep_get_zcopy(t->node[NODE_A].ep, &iov, 1,
+                                  raddr_b(t, 0), rkey_b(t), &comp->super);
+        if (status != UCS_INPROGRESS) {
+            --comp->super.count;
+            break;
+        }
+    }
+    GDA_FT_ASSERT(posted > 0);
+    return posted;
+}
+
 GDA_FT_TEST(uct_ops, flush_cancel)
 {
     test_comp_t comp, flush_comp;
-    uct_iov_t iov;
     test_uct_t t;
     ucs_status_t status;
-    unsigned i, posted = 0;
+    unsigned i, posted;
 
     test_uct_env(&t, 4, NULL);
     test_uct_setup(&t);
 
-    test_comp_init(&comp, 0);
-    for (i = 0; i < 32; ++i) {
-        iov.buffer = t.node[NODE_A].buf;
-        iov.length = 256 * 1024;
-        iov.memh   = t.node[NODE_A].memh;
-        iov.stride = 0;
-        iov.count  = 1;
-        ++comp.super.count;
-        status = uct_ep_get_zcopy(t.node[NODE_A].ep, &iov, 1, raddr_b(&t, 0),
-                                  rkey_b(&t), &comp.super);
-        if (status != UCS_INPROGRESS) {
-            --comp.super.count;
-            break;
-        }
-        ++posted;
-    }
-    GDA_FT_ASSERT(posted > 0);
+    posted = test_post_gets(&t, &comp, 32);
 
     test_comp_init(&flush_comp, 1);
     status = uct_ep_flush(t.node[NODE_A].ep, UCT_FLUSH_FLAG_CANCEL,
@@ -1163,31 +1174,12 @@ GDA_FT_TEST(uct_ops, flush_cancel)
 GDA_FT_TEST(uct_ops, destroy_completes_a_canceled_flush)
 {
     test_comp_t comp, flush_comp;
-    uct_iov_t iov;
     test_uct_t t;
-    ucs_status_t status;
-    unsigned i, posted = 0;
 
     test_uct_env(&t, 4, NULL);
     test_uct_setup(&t);
 
-    test_comp_init(&comp, 0);
-    for (i = 0; i < 8; ++i) {
-        iov.buffer = t.node[NODE_A].buf;
-        iov.length = 256 * 1024;
-        iov.memh   = t.node[NODE_A].memh;
-        iov.stride = 0;
-        iov.count  = 1;
-        ++comp.super.count;
-        status = uct_ep_get_zcopy(t.node[NODE_A].ep, &iov, 1, raddr_b(&t, 0),
-                                  rkey_b(&t), &comp.super);
-        if (status != UCS_INPROGRESS) {
-            --comp.super.count;
-            break;
-        }
-        ++posted;
-    }
-    GDA_FT_ASSERT(posted > 0);
+    test_post_gets(&t, &comp, 8);
 
     test_comp_init(&flush_comp, 1);
     GDA_FT_ASSERT_EQ(uct_ep_flush(t.node[NODE_A].ep, UCT_FLUSH_FLAG_CANCEL,

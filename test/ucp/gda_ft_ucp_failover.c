@@ -1575,6 +1575,30 @@ static ucs_status_t fo_client_flush(fo_ucp_t *u)
     return status;
 }
 
+/* Waits for what the window's op still holds, then makes it the operation
+ * of iteration iter: param gets its completion callback, and memh when
+ * not NULL */
+static void fo_op_start(fo_ucp_t *u, fo_op_t *op, uint64_t iter,
+                        ucp_mem_h memh, ucp_request_param_t *param)
+{
+    fo_op_wait(u, op);
+    memset(op, 0, sizeof(*op));
+    op->busy      = 1;
+    op->iter      = iter;
+    op->status    = UCS_INPROGRESS;
+    op->posted_at = fo_now();
+
+    memset(param, 0, sizeof(*param));
+    param->op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                          UCP_OP_ATTR_FIELD_USER_DATA;
+    param->cb.send      = fo_op_cb;
+    param->user_data    = op;
+    if (memh != NULL) {
+        param->op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
+        param->memh          = memh;
+    }
+}
+
 static void fo_client_put(fo_ucp_t *u, uint64_t iter)
 {
     unsigned slot = iter % fc.layout.nslots;
@@ -1582,25 +1606,11 @@ static void fo_client_put(fo_ucp_t *u, uint64_t iter)
     ucp_request_param_t param;
     uint8_t *src;
 
-    fo_op_wait(u, op);
+    fo_op_start(u, op, iter, fc.local_memh, &param);
     src = fc.local + fc.layout.offset[slot];
     fo_fill(src, fc.layout.size[slot], slot, iter / fc.layout.nslots);
-
-    memset(op, 0, sizeof(*op));
-    op->busy      = 1;
-    op->slot      = slot;
-    op->gen       = iter / fc.layout.nslots;
-    op->iter      = iter;
-    op->status    = UCS_INPROGRESS;
-    op->posted_at = fo_now();
-
-    memset(&param, 0, sizeof(param));
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                         UCP_OP_ATTR_FIELD_USER_DATA |
-                         UCP_OP_ATTR_FIELD_MEMH;
-    param.cb.send      = fo_op_cb;
-    param.user_data    = op;
-    param.memh         = fc.local_memh;
+    op->slot = slot;
+    op->gen  = iter / fc.layout.nslots;
     fo_op_post_result(op, ucp_put_nbx(u->ep, src, fc.layout.size[slot],
                                       fc.remote_addr + fc.layout.offset[slot],
                                       fc.rkey, &param));
@@ -1611,24 +1621,13 @@ static void fo_client_amo(fo_ucp_t *u, uint64_t iter)
     fo_op_t *op = &fc.amos[iter % opt.window];
     ucp_request_param_t param;
 
-    fo_op_wait(u, op);
-    memset(op, 0, sizeof(*op));
-    op->busy      = 1;
-    op->is_amo    = 1;
-    op->iter      = iter;
-    op->addend    = 1;
-    op->fetch     = (opt.amo == AMO_FETCH) ||
-                    ((opt.amo == AMO_MIXED) && (iter & 1));
-    op->status    = UCS_INPROGRESS;
-    op->posted_at = fo_now();
-
-    memset(&param, 0, sizeof(param));
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                         UCP_OP_ATTR_FIELD_USER_DATA |
-                         UCP_OP_ATTR_FIELD_DATATYPE;
-    param.cb.send      = fo_op_cb;
-    param.user_data    = op;
-    param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
+    fo_op_start(u, op, iter, NULL, &param);
+    op->is_amo          = 1;
+    op->addend          = 1;
+    op->fetch           = (opt.amo == AMO_FETCH) ||
+                          ((opt.amo == AMO_MIXED) && (iter & 1));
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    param.datatype      = ucp_dt_make_contig(sizeof(uint64_t));
     if (op->fetch) {
         param.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
         param.reply_buffer  = &op->result;
@@ -1645,24 +1644,12 @@ static void fo_client_am(fo_ucp_t *u, uint64_t iter)
     fo_op_t *op = &fc.ams[w];
     ucp_request_param_t param;
 
-    fo_op_wait(u, op);
+    fo_op_start(u, op, iter, NULL, &param);
     fo_fill(fc.am_bufs[w], fo_am_size(iter), FO_AM_SLOT, iter);
-    fc.am_hdrs[w] = iter;
-
-    memset(op, 0, sizeof(*op));
-    op->busy      = 1;
-    op->is_am     = 1;
-    op->iter      = iter;
-    op->status    = UCS_INPROGRESS;
-    op->posted_at = fo_now();
-
-    memset(&param, 0, sizeof(param));
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                         UCP_OP_ATTR_FIELD_USER_DATA |
-                         UCP_OP_ATTR_FIELD_FLAGS;
-    param.cb.send      = fo_op_cb;
-    param.user_data    = op;
-    param.flags        = fo_am_flags(iter);
+    fc.am_hdrs[w]       = iter;
+    op->is_am           = 1;
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags         = fo_am_flags(iter);
     fo_op_post_result(op, ucp_am_send_nbx(u->ep, FO_AM_ID, &fc.am_hdrs[w],
                                           sizeof(fc.am_hdrs[w]),
                                           fc.am_bufs[w], fo_am_size(iter),
@@ -1677,24 +1664,11 @@ static void fo_client_get(fo_ucp_t *u, uint64_t iter)
     fo_op_t *op = &fc.gets[w];
     ucp_request_param_t param;
 
-    fo_op_wait(u, op);
-    memset(op, 0, sizeof(*op));
-    op->busy      = 1;
-    op->is_get    = 1;
-    op->iter      = iter;
-    op->get_len   = fc.layout.size[iter % fc.layout.nslots];
-    op->get_off   = fo_mix64(opt.seed ^ ~iter) %
-                    (fc.layout.get_size - op->get_len + 1);
-    op->status    = UCS_INPROGRESS;
-    op->posted_at = fo_now();
-
-    memset(&param, 0, sizeof(param));
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                         UCP_OP_ATTR_FIELD_USER_DATA |
-                         UCP_OP_ATTR_FIELD_MEMH;
-    param.cb.send      = fo_op_cb;
-    param.user_data    = op;
-    param.memh         = fc.get_memh;
+    fo_op_start(u, op, iter, fc.get_memh, &param);
+    op->is_get  = 1;
+    op->get_len = fc.layout.size[iter % fc.layout.nslots];
+    op->get_off = fo_mix64(opt.seed ^ ~iter) %
+                  (fc.layout.get_size - op->get_len + 1);
     fo_op_post_result(op, ucp_get_nbx(u->ep, fc.get_bufs +
                                       w * fc.layout.get_size, op->get_len,
                                       fc.remote_addr + fc.layout.get_offset +
