@@ -747,8 +747,10 @@ GDA_FT_TEST(soft_errors, lost_responses_recovered_without_the_timer)
            (unsigned long)soft_port_stats(p.dev1, 1).fault_dropped,
            (unsigned long)req.implied_naks, (unsigned long)req.retransmits);
     GDA_FT_ASSERT(req.implied_naks >= 8);
-    /* only a lost last response of a round waits for the timer */
-    GDA_FT_ASSERT(req.retransmits < req.implied_naks);
+    /* only a lost last response of a round waits for the timer (1 with
+     * this seed; an atomic answer overtaking the reads' cost one timeout
+     * in every round) */
+    GDA_FT_ASSERT(req.retransmits <= rounds / 2);
     soft_pair_fini(&p);
     free(src);
     free(dst);
