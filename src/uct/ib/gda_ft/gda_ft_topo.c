@@ -15,6 +15,7 @@
 #include "gda_ft_topo.h"
 
 #include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
 #include <ucs/debug/assert.h>
 #include <hwloc.h>
 #include <ctype.h>
@@ -291,8 +292,8 @@ gda_ft_topo_init_devs(uct_gda_ft_topo_t *topo,
     gda_ft_topo_dev_t *dev;
     unsigned i, j, port;
 
-    topo->devs = calloc(params->num_devices ? params->num_devices : 1,
-                        sizeof(*topo->devs));
+    topo->devs = ucs_calloc(params->num_devices ? params->num_devices : 1,
+                            sizeof(*topo->devs), "gda_ft_topo_devs");
     if (topo->devs == NULL) {
         ucs_error("gda_ft: failed to allocate %u topology devices",
                   params->num_devices);
@@ -343,8 +344,8 @@ gda_ft_topo_init_devs(uct_gda_ft_topo_t *topo,
     qsort(topo->devs, topo->num_devs, sizeof(*topo->devs),
           gda_ft_topo_dev_compare);
 
-    topo->ports = calloc(topo->num_ports ? topo->num_ports : 1,
-                         sizeof(*topo->ports));
+    topo->ports = ucs_calloc(topo->num_ports ? topo->num_ports : 1,
+                             sizeof(*topo->ports), "gda_ft_topo_ports");
     if (topo->ports == NULL) {
         ucs_error("gda_ft: failed to allocate %u topology ports",
                   topo->num_ports);
@@ -447,14 +448,14 @@ static ucs_status_t gda_ft_topo_parse_map(const uct_gda_ft_topo_t *topo,
     unsigned primary, backup;
     char why[128];
 
-    copy = strdup(map);
+    copy = ucs_strdup(map, "gda_ft_backup_map");
     if (copy == NULL) {
         ucs_error("gda_ft: failed to copy the backup map");
         return UCS_ERR_NO_MEMORY;
     }
 
     if (*gda_ft_topo_strip(copy) == '\0') {
-        free(copy);
+        ucs_free(copy);
         return UCS_OK; /* empty: no explicit map */
     }
 
@@ -504,13 +505,13 @@ static ucs_status_t gda_ft_topo_parse_map(const uct_gda_ft_topo_t *topo,
         explicit[primary] = backup;
     }
 
-    free(copy);
+    ucs_free(copy);
     return UCS_OK;
 
 err_entry:
     ucs_error("gda_ft: invalid backup map entry '%.*s': %s", (int)text_len,
               text, why);
-    free(copy);
+    ucs_free(copy);
     return UCS_ERR_INVALID_PARAM;
 }
 
@@ -601,7 +602,7 @@ ucs_status_t uct_gda_ft_topo_create(const uct_gda_ft_topo_params_t *params,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    topo = calloc(1, sizeof(*topo));
+    topo = ucs_calloc(1, sizeof(*topo), "gda_ft_topo");
     if (topo == NULL) {
         ucs_error("gda_ft: failed to allocate the topology");
         return UCS_ERR_NO_MEMORY;
@@ -617,8 +618,8 @@ ucs_status_t uct_gda_ft_topo_create(const uct_gda_ft_topo_params_t *params,
         goto err_destroy;
     }
 
-    explicit = malloc((topo->num_ports ? topo->num_ports : 1) *
-                      sizeof(*explicit));
+    explicit = ucs_malloc((topo->num_ports ? topo->num_ports : 1) *
+                          sizeof(*explicit), "gda_ft_topo_explicit");
     if (explicit == NULL) {
         ucs_error("gda_ft: failed to allocate the backup map");
         status = UCS_ERR_NO_MEMORY;
@@ -637,7 +638,7 @@ ucs_status_t uct_gda_ft_topo_create(const uct_gda_ft_topo_params_t *params,
     }
 
     gda_ft_topo_choose_backups(topo, explicit);
-    free(explicit);
+    ucs_free(explicit);
 
     for (i = 0; i < topo->num_ports; ++i) {
         ucs_debug("gda_ft: %s", uct_gda_ft_topo_backup_str(topo, i, line,
@@ -648,13 +649,13 @@ ucs_status_t uct_gda_ft_topo_create(const uct_gda_ft_topo_params_t *params,
     return UCS_OK;
 
 err_free_explicit:
-    free(explicit);
+    ucs_free(explicit);
 err_destroy:
-    free(topo->ports);
-    free(topo->devs);
+    ucs_free(topo->ports);
+    ucs_free(topo->devs);
     hwloc_topology_destroy(topo->topology);
 err_free:
-    free(topo);
+    ucs_free(topo);
     return status;
 }
 
@@ -664,10 +665,10 @@ void uct_gda_ft_topo_destroy(uct_gda_ft_topo_t *topo)
         return;
     }
 
-    free(topo->ports);
-    free(topo->devs);
+    ucs_free(topo->ports);
+    ucs_free(topo->devs);
     hwloc_topology_destroy(topo->topology);
-    free(topo);
+    ucs_free(topo);
 }
 
 unsigned uct_gda_ft_topo_num_ports(const uct_gda_ft_topo_t *topo)

@@ -174,8 +174,8 @@ static void uct_gda_ft_ep_rx_cqe(uct_gda_ft_iface_t *iface,
         !GDA_FT_U16_LE(rq->ci, info->wqe_counter) ||
         !GDA_FT_U16_LT(info->wqe_counter, rq->pi)) {
         /* of a receive queue since re-armed */
-        ucs_trace("gda_ft: ep %p: stale receive CQE %u on the %s QP", ep,
-                  info->wqe_counter, uct_gda_ft_path_name(path));
+        ucs_trace_data("gda_ft: ep %p: stale receive CQE %u on the %s QP",
+                       ep, info->wqe_counter, uct_gda_ft_path_name(path));
         return;
     }
 
@@ -217,8 +217,9 @@ static void uct_gda_ft_ep_rx_cqe(uct_gda_ft_iface_t *iface,
     diff = uct_gda_ft_am_seq_diff(seq, ep->am.rx_seq);
     if ((diff < 0) ||
         ((ep->am.num_held != 0) && uct_gda_ft_ep_am_is_held(ep, seq))) {
-        ucs_trace("gda_ft: ep %p: duplicate active message seq %u on the %s "
-                  "path dropped", ep, seq, uct_gda_ft_path_name(path));
+        ucs_trace_data("gda_ft: ep %p: duplicate active message seq %u on "
+                       "the %s path dropped", ep, seq,
+                       uct_gda_ft_path_name(path));
         ++ep->am.counters.duplicates;
         uct_gda_ft_ep_rx_repost(iface, ep, path, desc);
         return;
@@ -258,8 +259,9 @@ static unsigned uct_gda_ft_iface_poll_rx_cq(uct_gda_ft_iface_t *iface,
         iter = kh_get(uct_gda_ft_qp, &iface->qp_hash,
                       uct_gda_ft_qp_key(path, info.qpn));
         if (iter == kh_end(&iface->qp_hash)) {
-            ucs_trace("gda_ft: iface %p: receive CQE of unknown %s QP 0x%x",
-                      iface, uct_gda_ft_path_name(path), info.qpn);
+            ucs_trace_data("gda_ft: iface %p: receive CQE of unknown %s QP "
+                           "0x%x", iface, uct_gda_ft_path_name(path),
+                           info.qpn);
             continue;
         }
         uct_gda_ft_ep_rx_cqe(iface, kh_val(&iface->qp_hash, iter), path,

@@ -207,9 +207,8 @@ unsigned uct_gda_ft_iface_poll_cqs(uct_gda_ft_iface_t *iface, int *drained)
                           uct_gda_ft_qp_key(path, info.qpn));
             if (iter == kh_end(&iface->qp_hash)) {
                 /* a completion of a destroyed endpoint's QP */
-                ucs_trace("gda_ft: iface %p: CQE of unknown %s QP 0x%x",
-                          iface, (path == UCT_GDA_FT_PATH_PRIMARY) ?
-                          "primary" : "backup", info.qpn);
+                ucs_trace_data("gda_ft: iface %p: CQE of unknown %s QP 0x%x",
+                               iface, uct_gda_ft_path_name(path), info.qpn);
                 continue;
             }
 
