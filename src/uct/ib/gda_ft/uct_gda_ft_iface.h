@@ -42,15 +42,6 @@
 /* Payload room of the small registered descriptors (atomic results) */
 #define UCT_GDA_FT_OP_PAYLOAD      16
 
-/*
- * Active messages: SEND with immediate, immediate = seq << 6 | am_id. The
- * sequence number (26 bits, per endpoint) lets the receiver deliver every
- * message exactly once and in order across failovers and failbacks.
- */
-#define UCT_GDA_FT_AM_ID_BITS      6
-#define UCT_GDA_FT_AM_ID_MASK      (UCS_MASK(UCT_GDA_FT_AM_ID_BITS))
-#define UCT_GDA_FT_AM_SEQ_BITS     (32 - UCT_GDA_FT_AM_ID_BITS)
-#define UCT_GDA_FT_AM_SEQ_MASK     (UCS_MASK(UCT_GDA_FT_AM_SEQ_BITS))
 /* am_short through a bounce buffer when the HCAs allow less inline */
 #define UCT_GDA_FT_AM_MIN_SHORT    128
 /* Most iov entries of am_short_iov (cap.am.max_iov): they are copied into
@@ -152,43 +143,6 @@ typedef struct uct_gda_ft_ep_path {
     struct uct_gda_ft_rx_cq *rx_cq; /* where its receives complete */
 } uct_gda_ft_ep_path_t;
 
-
-/*
- * Failback mailbox of an endpoint, written by the peer's guardian (RDMA
- * WRITEs over the path that works); see uct_gda_ft_guard.c
- */
-typedef struct uct_gda_ft_mbox {
-    volatile uint32_t req_epoch;   /* re-arm request of the peer */
-    volatile uint32_t req_psn;     /* the peer's new send PSN */
-    volatile uint32_t ack_epoch;   /* the peer re-armed for our request */
-    volatile uint32_t ack_psn;     /* the peer's new send PSN */
-    volatile uint32_t probe_epoch; /* written over the re-armed primary */
-    volatile uint32_t fence_epoch; /* the peer asks us to fence a path */
-    volatile uint32_t fence_path;  /* which one */
-    volatile uint32_t fenced_epoch;/* the peer fenced its end for us */
-    volatile uint32_t fenced_psn;  /* the PSN it expected next there, or
-                                      UCT_GDA_FT_PSN_UNKNOWN */
-    uint32_t          reserved[7];
-    /* Device channels (uct_gda_ft_chan.c): the peer's question about the
-     * far end of one of its channel paths, and its answer to ours; one
-     * pair per channel, so that channels that fail together are settled
-     * together */
-    struct {
-        volatile uint32_t req;        /* op << 16 | path */
-        volatile uint32_t req_psn[2]; /* re-arm: first PSN the peer sends,
-                                         first PSN we send */
-        volatile uint32_t req_epoch;  /* written last */
-        volatile uint32_t ans_status; /* 0: done, else refused */
-        volatile uint32_t ans_psn;    /* fence: the PSN it expected next */
-        volatile uint32_t ans_epoch;  /* of our question; written last */
-        uint32_t          reserved;
-    } chan[UCT_GDA_FT_WIRE_CHAN_MAX];
-} uct_gda_ft_mbox_t;
-
-#define UCT_GDA_FT_PSN_UNKNOWN 0xffffffffu
-
-_Static_assert(sizeof(uct_gda_ft_mbox_t) ==
-               64 + 32 * UCT_GDA_FT_WIRE_CHAN_MAX, "mailbox size");
 
 typedef enum {
     UCT_GDA_FT_GUARD_IDLE,        /* healthy, or waiting to retry */

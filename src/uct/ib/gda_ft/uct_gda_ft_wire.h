@@ -26,6 +26,7 @@
 #include "gda_ft_dev_def.h"
 
 #include <ucs/sys/compiler_def.h>
+#include <ucs/sys/math.h>
 #include <ucs/type/status.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -172,10 +173,57 @@ typedef struct uct_gda_ft_wire_oob_hdr {
 #define UCT_GDA_FT_OOB_MAX_PAYLOAD  (64 * 1024)
 
 
+/*
+ * Active messages: SEND with immediate, immediate = seq << 6 | am_id. The
+ * sequence number (26 bits, per endpoint) lets the receiver deliver every
+ * message exactly once and in order across failovers and failbacks.
+ */
+#define UCT_GDA_FT_AM_ID_BITS      6
+#define UCT_GDA_FT_AM_ID_MASK      (UCS_MASK(UCT_GDA_FT_AM_ID_BITS))
+#define UCT_GDA_FT_AM_SEQ_BITS     (32 - UCT_GDA_FT_AM_ID_BITS)
+#define UCT_GDA_FT_AM_SEQ_MASK     (UCS_MASK(UCT_GDA_FT_AM_SEQ_BITS))
+
+/*
+ * Failback mailbox of an endpoint, written by the peer's guardian (RDMA
+ * WRITEs over the path that works); see uct_gda_ft_guard.c
+ */
+typedef struct uct_gda_ft_mbox {
+    volatile uint32_t req_epoch;   /* re-arm request of the peer */
+    volatile uint32_t req_psn;     /* the peer's new send PSN */
+    volatile uint32_t ack_epoch;   /* the peer re-armed for our request */
+    volatile uint32_t ack_psn;     /* the peer's new send PSN */
+    volatile uint32_t probe_epoch; /* written over the re-armed primary */
+    volatile uint32_t fence_epoch; /* the peer asks us to fence a path */
+    volatile uint32_t fence_path;  /* which one */
+    volatile uint32_t fenced_epoch;/* the peer fenced its end for us */
+    volatile uint32_t fenced_psn;  /* the PSN it expected next there, or
+                                      UCT_GDA_FT_PSN_UNKNOWN */
+    uint32_t          reserved[7];
+    /* Device channels (uct_gda_ft_chan.c): the peer's question about the
+     * far end of one of its channel paths, and its answer to ours; one
+     * pair per channel, so that channels that fail together are settled
+     * together */
+    struct {
+        volatile uint32_t req;        /* op << 16 | path */
+        volatile uint32_t req_psn[2]; /* re-arm: first PSN the peer sends,
+                                         first PSN we send */
+        volatile uint32_t req_epoch;  /* written last */
+        volatile uint32_t ans_status; /* 0: done, else refused */
+        volatile uint32_t ans_psn;    /* fence: the PSN it expected next */
+        volatile uint32_t ans_epoch;  /* of our question; written last */
+        uint32_t          reserved;
+    } chan[UCT_GDA_FT_WIRE_CHAN_MAX];
+} uct_gda_ft_mbox_t;
+
+#define UCT_GDA_FT_PSN_UNKNOWN 0xffffffffu
+
+
 /* File-scope size checks (UCS_STATIC_ASSERT works only inside functions) */
 _Static_assert(sizeof(uct_gda_ft_wire_oob_dev_addr_t) == 6,
                "wire oob dev_addr size");
 _Static_assert(sizeof(uct_gda_ft_wire_oob_hdr_t) == 8, "wire oob header size");
+_Static_assert(sizeof(uct_gda_ft_mbox_t) == 64 + 32 * UCT_GDA_FT_WIRE_CHAN_MAX,
+               "mailbox size");
 _Static_assert(sizeof(uct_gda_ft_wire_rkey_t) == 16, "wire rkey size");
 _Static_assert(sizeof(uct_gda_ft_wire_dev_addr_hdr_t) == 2,
                "wire dev_addr header size");
