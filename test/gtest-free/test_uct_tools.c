@@ -332,7 +332,7 @@ static void tools_perftest_ex(const char *args, const char *extra_env,
     char senv[1024], cenv[1024], cmd[4096], log[256];
     char *out = malloc(TOOLS_OUT_MAX), *sout = malloc(TOOLS_OUT_MAX);
     unsigned port = tools_tcp_port();
-    double deadline;
+    double deadline, carried;
     int ret, status;
     pid_t server;
     FILE *f;
@@ -416,11 +416,12 @@ static void tools_perftest_ex(const char *args, const char *extra_env,
     tools_parse_final(out, r);
     printf("%s: %s", args, strstr(out, "Final:"));
     GDA_FT_ASSERT_EQ(r->iters, iters);
-    if (tools_carried_bytes(out) < (double)iters * tools_msg_size(args)) {
+    carried = tools_carried_bytes(out);
+    if (carried < (double)iters * tools_msg_size(args)) {
         printf("client:\n%s\n", out);
         GDA_FT_FAIL("the client's soft HCA ports carried %.0f bytes, less "
-                    "than the %lu x %.0f the run moved",
-                    tools_carried_bytes(out), iters, tools_msg_size(args));
+                    "than the %lu x %.0f the run moved", carried, iters,
+                    tools_msg_size(args));
     }
     GDA_FT_ASSERT(r->lat_avg > 0);
     GDA_FT_ASSERT(r->mr_overall > 0);

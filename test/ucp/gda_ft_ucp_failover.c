@@ -1337,11 +1337,16 @@ static size_t fo_op_size(const fo_op_t *op)
            op->is_get ? op->get_len : fc.layout.size[op->slot];
 }
 
+/* Where get `iter` lands: its window slot's buffer */
+static uint8_t *fo_get_buf(uint64_t iter)
+{
+    return fc.get_bufs + (iter % opt.window) * fc.layout.get_size;
+}
+
 /* A get that completed successfully brought exactly the area's bytes */
 static void fo_get_check(const fo_op_t *op)
 {
-    const uint8_t *got = fc.get_bufs + (op->iter % opt.window) *
-                                       fc.layout.get_size;
+    const uint8_t *got = fo_get_buf(op->iter);
     const uint8_t *ref = fc.get_ref + op->get_off;
     size_t i;
 
@@ -1660,8 +1665,7 @@ static void fo_client_am(fo_ucp_t *u, uint64_t iter)
  * the read-only area that the seed picks */
 static void fo_client_get(fo_ucp_t *u, uint64_t iter)
 {
-    unsigned w  = iter % opt.window;
-    fo_op_t *op = &fc.gets[w];
+    fo_op_t *op = &fc.gets[iter % opt.window];
     ucp_request_param_t param;
 
     fo_op_start(u, op, iter, fc.get_memh, &param);
@@ -1669,8 +1673,7 @@ static void fo_client_get(fo_ucp_t *u, uint64_t iter)
     op->get_len = fc.layout.size[iter % fc.layout.nslots];
     op->get_off = fo_mix64(opt.seed ^ ~iter) %
                   (fc.layout.get_size - op->get_len + 1);
-    fo_op_post_result(op, ucp_get_nbx(u->ep, fc.get_bufs +
-                                      w * fc.layout.get_size, op->get_len,
+    fo_op_post_result(op, ucp_get_nbx(u->ep, fo_get_buf(iter), op->get_len,
                                       fc.remote_addr + fc.layout.get_offset +
                                       op->get_off, fc.rkey, &param));
 }
