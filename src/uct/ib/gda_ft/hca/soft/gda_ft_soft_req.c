@@ -866,13 +866,11 @@ void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
         gda_ft_soft_op_scatter(op, 0, orig_be, size);
         op->done = 1;
     } else {
-        /* Read response: accepted only in order */
-        if (!gda_ft_soft_op_is_read(op)) {
-            ++port->stats.rx_unexpected;
-            return;
-        }
-        if (gda_ft_psn_diff(pkt->psn, op->first_psn) !=
-            (int32_t)op->resp_next) {
+        /* Read response: accepted only in order (one beyond the next was
+         * taken above as a loss; this is one already had) */
+        if (!gda_ft_soft_op_is_read(op) ||
+            (gda_ft_psn_diff(pkt->psn, op->first_psn) !=
+             (int32_t)op->resp_next)) {
             ++port->stats.rx_unexpected;
             return;
         }

@@ -132,7 +132,6 @@ static gda_ft_soft_mr_t *gda_ft_soft_resp_check_rkey(gda_ft_soft_qp_t *qp,
     return NULL;
 }
 
-/* Receive WQE available? */
 static gda_ft_soft_rd_resp_t *gda_ft_soft_resp_entry(gda_ft_soft_qp_t *qp,
                                                      unsigned idx)
 {
@@ -211,6 +210,7 @@ static int gda_ft_soft_resp_hold_reads(gda_ft_soft_qp_t *qp, uint64_t va,
     return 1;
 }
 
+/* Receive WQE available? */
 static int gda_ft_soft_resp_rq_ready(gda_ft_soft_qp_t *qp)
 {
     uint16_t pi;
@@ -456,7 +456,7 @@ static void gda_ft_soft_resp_atomic_ack(gda_ft_soft_qp_t *qp, uint32_t psn,
                           sizeof(ext), NULL, GDA_FT_HCA_MEM_HOST, 0);
 }
 
-/* Sends queued read responses, a budget per call */
+/* Sends the queued responses in order, reads' a budget per call */
 int gda_ft_soft_resp_progress(gda_ft_soft_qp_t *qp)
 {
     unsigned budget = GDA_FT_SOFT_RD_RESP_BUDGET;
