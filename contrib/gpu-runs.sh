@@ -18,6 +18,10 @@
 # engine:    the soft HCA's engine under the device channels' steady load:
 #            loopback against the kernel's UDP side by side, 8 and 2 warps,
 #            1 ms and 200 us deadlines, the switches' reasons
+# threads:   the soft HCA with one engine thread against one per device
+#            (UCX_GDA_FT_SOFT_THREADS), side by side: the device channels'
+#            steady load at 1 ms and 200 us, port failures at both; the
+#            host path through port failures at 200 us and 1 ms
 # sanitizer: compute-sanitizer memcheck and racecheck on small runs
 # moe:       the main job (docs/moe.md) under MPS: the DeepEP decoding
 #            shape on 132 CTAs, CPU threads, 4 ranks, failover off
@@ -167,6 +171,36 @@ for part in $parts; do
         steady steady_200us_2warps.log 200 1 2
         run warp_fault_1ms_x10.log $chan -s warp_fault -b 4 -w 2 -D 1000 \
             -i 1000 -m host -r 10
+        ;;
+    threads)
+        for d in 1000 200; do
+            for t in 1 4; do
+                UCX_GDA_FT_SOFT_THREADS=$t UCX_LOG_LEVEL=diag \
+                    run steady_${d}us_threads$t.log $chan -s steady -b 4 \
+                    -w 2 -D $d -T 20 -i 2000000 -m host
+            done
+            UCX_GDA_FT_SOFT_THREADS=4 run warp_fault_${d}us_threads4.log \
+                $chan -s warp_fault -b 4 -w 2 -D $d -i 1000 -m host -r 10
+        done
+        export GDA_FT_BUILD_DIR=$gpu/plugin
+        for d in 200us 1ms; do
+            for i in $(seq 1 10); do
+                for t in 1 2; do
+                    UCX_TLS=gda_ft,tcp UCX_NET_DEVICES=all \
+                    UCX_GDA_FT_DEADLINE=$d UCX_GDA_FT_SOFT_THREADS=$t \
+                    UCX_GDA_FT_SOFT_CTL_DIR= \
+                        "$top/contrib/gda_ft-run.sh" \
+                        $gpu/gda_ft_ucp_failover --mode down -n 400 \
+                        -f 130 --amo fetch -s 65536 --timeout 30 \
+                        --poll-pause 0 >"$out/host_tmp.log" 2>&1
+                    echo "deadline $d threads $t exit $? $(grep -h \
+                        FAILOVER "$out/host_tmp.log")" \
+                        >>"$out/host_threads.log"
+                done
+            done
+        done
+        rm -f "$out/host_tmp.log"
+        tail -4 "$out/host_threads.log"
         ;;
     sanitizer)
         run memcheck_warp_fault.log compute-sanitizer --tool memcheck \

@@ -415,13 +415,8 @@ GDA_FT_DEV_FUNC uint8_t gda_ft_chan_read_cqe_tail(const gda_ft_chan_path_t *p,
     const volatile gda_ft_mlx5_cqe64_t *cqe =
             (const volatile gda_ft_mlx5_cqe64_t*)p->cqe;
     /* one acquire load: the HCA writes this word last, in one store */
-    uint32_t tail = gda_ft_atomic_load_acq32_sys(
-            (const uint32_t*)&cqe->wqe_counter);
-    uint8_t  bytes[4];
-
-    gda_ft_wqe_copy_bytes(bytes, &tail, sizeof(bytes));
-    *counter_p = (uint16_t)((bytes[0] << 8) | bytes[1]);
-    return bytes[3];
+    return gda_ft_cq_split_tail(gda_ft_atomic_load_acq32_sys(
+            (const uint32_t*)&cqe->wqe_counter), counter_p);
 }
 
 /*

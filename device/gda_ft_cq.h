@@ -97,6 +97,21 @@ gda_ft_cq_read_cqe(const volatile gda_ft_mlx5_cqe64_t *cqe, uint8_t op_own,
     return GDA_FT_DEV_OK;
 }
 
+/*
+ * Splits a CQE's last word, read in one load (wqe_counter, signature,
+ * op_own: bytes 60..63, which the HCA writes last, in one store), into the
+ * WQE counter and op_own
+ */
+GDA_FT_DEV_FUNC uint8_t gda_ft_cq_split_tail(uint32_t tail,
+                                             uint16_t *counter_p)
+{
+    uint8_t bytes[4];
+
+    gda_ft_wqe_copy_bytes(bytes, &tail, sizeof(bytes));
+    *counter_p = (uint16_t)((bytes[0] << 8) | bytes[1]);
+    return bytes[3];
+}
+
 /* Owner bit software expects at consumer index ci: flips every pass */
 GDA_FT_DEV_FUNC uint8_t gda_ft_cq_sw_owner(const gda_ft_dev_cq_t *cq)
 {
@@ -110,16 +125,17 @@ gda_ft_cq_poll_ring(gda_ft_dev_cq_t *cq, gda_ft_dev_cqe_info_t *info)
     const volatile gda_ft_mlx5_cqe64_t *cqe =
             (const volatile gda_ft_mlx5_cqe64_t*)
             (cq->buf + (cq->ci & (cq->cqe_cnt - 1)) * GDA_FT_MLX5_CQE_SIZE);
-    uint8_t  op_own = gda_ft_dev_read_once_u8(&cqe->op_own);
     uint16_t wqe_counter;
+    uint8_t  op_own;
 
+    op_own = gda_ft_cq_split_tail(gda_ft_dev_read_once_u32(
+            (const volatile uint32_t*)&cqe->wqe_counter), &wqe_counter);
     if (((op_own >> 4) == GDA_FT_MLX5_CQE_INVALID) ||
         ((op_own & GDA_FT_MLX5_CQE_OWNER_MASK) != gda_ft_cq_sw_owner(cq))) {
         return GDA_FT_DEV_INPROGRESS;
     }
 
     gda_ft_dev_fence_load();
-    wqe_counter = gda_ft_be16toh(cqe->wqe_counter);
     cq->ci++;
     return gda_ft_cq_read_cqe(cqe, op_own, wqe_counter, info);
 }
@@ -136,16 +152,11 @@ gda_ft_cq_poll_collapsed(const gda_ft_dev_cq_t *cq, uint16_t wqe_idx,
 {
     const volatile gda_ft_mlx5_cqe64_t *cqe =
             (const volatile gda_ft_mlx5_cqe64_t*)cq->buf;
-    /* wqe_counter, signature, op_own: bytes 60..63 */
-    uint32_t tail = gda_ft_dev_read_once_u32(
-            (const volatile uint32_t*)&cqe->wqe_counter);
-    uint8_t  bytes[4];
     uint16_t wqe_counter;
     uint8_t  op_own;
 
-    gda_ft_wqe_copy_bytes(bytes, &tail, sizeof(bytes));
-    wqe_counter = (uint16_t)((bytes[0] << 8) | bytes[1]);
-    op_own      = bytes[3];
+    op_own = gda_ft_cq_split_tail(gda_ft_dev_read_once_u32(
+            (const volatile uint32_t*)&cqe->wqe_counter), &wqe_counter);
 
     if ((op_own >> 4) == GDA_FT_MLX5_CQE_INVALID) {
         return GDA_FT_DEV_INPROGRESS;

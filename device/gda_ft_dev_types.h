@@ -219,26 +219,41 @@ GDA_FT_DEV_FUNC void gda_ft_dev_fence_load(void)
 #endif /* GDA_FT_ON_DEVICE */
 
 
+/*
+ * Words shared with the HCA (doorbell records, CQE tails). On the GPU a
+ * volatile access, ordered by the fences above. On the CPU an acquire load
+ * or release store: the same instruction on x86, and what ThreadSanitizer
+ * needs to see the soft HCA's engine thread synchronize with the poster.
+ */
+#if GDA_FT_ON_DEVICE
+#  define GDA_FT_DEV_LOAD_ONCE(_p)       (*(_p))
+#  define GDA_FT_DEV_STORE_ONCE(_p, _v)  (*(_p) = (_v))
+#else
+#  define GDA_FT_DEV_LOAD_ONCE(_p)       __atomic_load_n(_p, __ATOMIC_ACQUIRE)
+#  define GDA_FT_DEV_STORE_ONCE(_p, _v) \
+        __atomic_store_n(_p, _v, __ATOMIC_RELEASE)
+#endif
+
 GDA_FT_DEV_FUNC uint8_t gda_ft_dev_read_once_u8(const volatile uint8_t *p)
 {
-    return *p;
+    return GDA_FT_DEV_LOAD_ONCE(p);
 }
 
 GDA_FT_DEV_FUNC uint32_t gda_ft_dev_read_once_u32(const volatile uint32_t *p)
 {
-    return *p;
+    return GDA_FT_DEV_LOAD_ONCE(p);
 }
 
 GDA_FT_DEV_FUNC void gda_ft_dev_write_once_u32(volatile uint32_t *p,
                                                uint32_t value)
 {
-    *p = value;
+    GDA_FT_DEV_STORE_ONCE(p, value);
 }
 
 GDA_FT_DEV_FUNC void gda_ft_dev_write_once_u64(volatile uint64_t *p,
                                                uint64_t value)
 {
-    *p = value;
+    GDA_FT_DEV_STORE_ONCE(p, value);
 }
 
 #endif

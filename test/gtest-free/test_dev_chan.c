@@ -175,7 +175,7 @@ static void chan_check_counters(chan_world_t *w)
     printf("%s", reply);
 }
 
-GDA_FT_TEST_TIMEOUT(dev_chan, primary_down_mid_run_and_back, 180)
+static void primary_down_mid_run_and_back(void)
 {
     chan_world_params_t params;
     chan_worker_t wk[8];
@@ -214,6 +214,21 @@ GDA_FT_TEST_TIMEOUT(dev_chan, primary_down_mid_run_and_back, 180)
            CHAN_WORLD_SUM(&w, failbacks));
     chan_check_counters(&w);
     chan_world_fini(&w);
+}
+
+GDA_FT_TEST_TIMEOUT(dev_chan, primary_down_mid_run_and_back, 180)
+{
+    primary_down_mid_run_and_back();
+}
+
+/* The same with an engine thread per soft HCA: the initiator's and the
+ * target's devices are served at once, by threads that hand each other
+ * datagrams and reach the same memory */
+GDA_FT_TEST_TIMEOUT(dev_chan, primary_down_mid_run_and_back_thread_per_hca,
+                    180)
+{
+    setenv("UCX_GDA_FT_SOFT_THREADS", "4", 1);
+    primary_down_mid_run_and_back();
 }
 
 GDA_FT_TEST_TIMEOUT(dev_chan, both_ports_down_no_path_within_two_deadlines,

@@ -46,6 +46,26 @@ static unsigned list_tasks(pid_t *tids, unsigned max)
     return n;
 }
 
+/* Whether thread tid of this process has the name comm */
+static int task_named(pid_t tid, const char *comm)
+{
+    char path[64], name[32];
+    int found = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/self/task/%d/comm", tid);
+    f = fopen(path, "r");
+    if (f == NULL) {
+        return 0;
+    }
+    if (fgets(name, sizeof(name), f) != NULL) {
+        name[strcspn(name, "\n")] = '\0';
+        found = !strcmp(name, comm);
+    }
+    fclose(f);
+    return found;
+}
+
 static int tid_in(pid_t tid, const pid_t *tids, unsigned n)
 {
     unsigned i;
@@ -94,8 +114,6 @@ GDA_FT_TEST(soft_engine, thread_runs_on_the_process_cpus_not_the_opener_cpu)
     engine_opener_t o;
     unsigned nbefore, nafter, i;
     pthread_t thread;
-    char path[64], comm[32] = "";
-    FILE *f;
     int cpu;
 
     GDA_FT_ASSERT_EQ(sched_getaffinity(0, sizeof(process), &process), 0);
@@ -104,7 +122,7 @@ GDA_FT_TEST(soft_engine, thread_runs_on_the_process_cpus_not_the_opener_cpu)
                     CPU_COUNT(&process));
     }
 
-    soft_test_env(1, NULL);
+    soft_test_env(1, "UCX_GDA_FT_SOFT_THREADS=1");
     memset(&o, 0, sizeof(o));
     pthread_mutex_init(&o.lock, NULL);
     pthread_cond_init(&o.cond, NULL);
@@ -122,10 +140,12 @@ GDA_FT_TEST(soft_engine, thread_runs_on_the_process_cpus_not_the_opener_cpu)
     pthread_mutex_unlock(&o.lock);
     GDA_FT_ASSERT_OK(o.status);
 
-    /* The engine is the thread that appeared with the device */
+    /* The engine is the thread named so that appeared with the device (a
+     * sanitizer may start threads of its own) */
     nafter = list_tasks(after, MAX_TASKS);
     for (i = 0; i < nafter; ++i) {
-        if ((after[i] != o.tid) && !tid_in(after[i], before, nbefore)) {
+        if ((after[i] != o.tid) && !tid_in(after[i], before, nbefore) &&
+            task_named(after[i], "gda_ft_soft0")) {
             GDA_FT_ASSERT_EQ(engine_tid, 0);
             engine_tid = after[i];
         }
@@ -141,13 +161,6 @@ GDA_FT_TEST(soft_engine, thread_runs_on_the_process_cpus_not_the_opener_cpu)
                     CPU_COUNT(&engine), CPU_COUNT(&process), cpu);
     }
 
-    snprintf(path, sizeof(path), "/proc/self/task/%d/comm", engine_tid);
-    f = fopen(path, "r");
-    GDA_FT_ASSERT(f != NULL);
-    GDA_FT_ASSERT(fgets(comm, sizeof(comm), f) != NULL);
-    fclose(f);
-    comm[strcspn(comm, "\n")] = '\0';
-    GDA_FT_ASSERT_EQ(strcmp(comm, "gda_ft_soft"), 0);
 
     pthread_mutex_lock(&o.lock);
     o.done = 1;
@@ -164,7 +177,23 @@ GDA_FT_TEST(soft_engine, thread_runs_on_the_process_cpus_not_the_opener_cpu)
  * kernel by default and go through it with LOOPBACK=n; the bytes, the
  * packet counts and the engine's stats are the same either way.
  */
-static void loopback_write(const char *env, int expect_loopback)
+/* Whether a thread of this process has the name comm */
+static int thread_named(const char *comm)
+{
+    pid_t tids[MAX_TASKS];
+    unsigned i, n;
+
+    n = list_tasks(tids, MAX_TASKS);
+    for (i = 0; i < n; ++i) {
+        if (task_named(tids[i], comm)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void loopback_write(const char *env, int expect_loopback,
+                           unsigned expect_threads)
 {
     size_t len = 256 * 1024;
     uint8_t *src = malloc(len), *dst = calloc(1, len);
@@ -199,10 +228,15 @@ static void loopback_write(const char *env, int expect_loopback)
     GDA_FT_ASSERT_EQ(tx.rx_loopback, expect_loopback ? tx.rx_pkts : 0);
 
     gda_ft_soft_engine_stats(&es);
+    GDA_FT_ASSERT_EQ(es.workers, expect_threads);
+    GDA_FT_ASSERT(thread_named((expect_threads > 1) ? "gda_ft_soft1" :
+                                                      "gda_ft_soft0"));
+    GDA_FT_ASSERT(!thread_named((expect_threads > 1) ? "gda_ft_soft2" :
+                                                       "gda_ft_soft1"));
     GDA_FT_ASSERT(es.passes > 0);
     GDA_FT_ASSERT(es.max_pass_ns > 0);
     GDA_FT_ASSERT_OK(gda_ft_soft_ctl_exec("stats", reply, sizeof(reply)));
-    GDA_FT_ASSERT(strstr(reply, "engine passes ") != NULL);
+    GDA_FT_ASSERT(strstr(reply, "engine threads ") != NULL);
     GDA_FT_ASSERT(strstr(reply, expect_loopback ? "loopback 64" :
                                                   "loopback 0\n") != NULL);
     free(src);
@@ -212,10 +246,24 @@ static void loopback_write(const char *env, int expect_loopback)
 
 GDA_FT_TEST(soft_engine, loopback_between_ports_of_one_process)
 {
-    loopback_write(NULL, 1);
+    loopback_write("UCX_GDA_FT_SOFT_THREADS=1", 1, 1);
 }
 
 GDA_FT_TEST(soft_engine, loopback_off_goes_through_the_kernel)
 {
-    loopback_write("UCX_GDA_FT_SOFT_LOOPBACK=n", 0);
+    setenv("UCX_GDA_FT_SOFT_THREADS", "1", 1);
+    loopback_write("UCX_GDA_FT_SOFT_LOOPBACK=n", 0, 1);
+}
+
+/* THREADS=2: each of the two devices has an engine thread of its own, and
+ * the write goes from one to the other as with one */
+GDA_FT_TEST(soft_engine, thread_per_device_hands_datagrams_across)
+{
+    loopback_write("UCX_GDA_FT_SOFT_THREADS=2", 1, 2);
+}
+
+GDA_FT_TEST(soft_engine, thread_per_device_through_the_kernel)
+{
+    setenv("UCX_GDA_FT_SOFT_THREADS", "2", 1);
+    loopback_write("UCX_GDA_FT_SOFT_LOOPBACK=n", 0, 2);
 }

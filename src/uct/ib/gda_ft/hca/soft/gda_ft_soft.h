@@ -31,6 +31,8 @@ typedef struct gda_ft_soft_config {
     double         link_check;     /* interval of the netdev state check */
     int            loopback;       /* datagrams between ports of this
                                       process skip the kernel */
+    unsigned long  threads;        /* engine workers; UCS_ULUNITS_AUTO:
+                                      by the devices and CPUs */
 } gda_ft_soft_config_t;
 
 extern ucs_config_field_t gda_ft_soft_config_table[];
@@ -80,8 +82,10 @@ typedef struct gda_ft_soft_engine_stats {
     uint64_t max_gap_ns;
     uint64_t max_pass_ns;
     uint64_t max_part_ns[3];   /* the longest receive (datagrams in), queue
-                                  (QPs' work) and housekeeping (timers,
-                                  faults, control, link check) part */
+                                  (QPs' work) and housekeeping (faults,
+                                  control, link check) part */
+    unsigned workers;          /* engine threads; the counts above are
+                                  their sums, and the longest of all */
 } gda_ft_soft_engine_stats_t;
 
 void gda_ft_soft_engine_stats(gda_ft_soft_engine_stats_t *stats);

@@ -93,6 +93,14 @@ ucs_config_field_t gda_ft_soft_config_table[] = {
      "through the kernel (for a capture on the loopback interface).",
      ucs_offsetof(gda_ft_soft_config_t, loopback), UCS_CONFIG_TYPE_BOOL},
 
+    {"THREADS", "1",
+     "Engine threads: each serves its own devices (device i of DEVICES goes\n"
+     "to thread i mod THREADS), as each HCA has its own processing units.\n"
+     "'auto': one per device when the process may use at least 4 CPUs per\n"
+     "thread, else fewer (one on a machine of fewer than 8 CPUs). One by\n"
+     "default: more measured no gain (docs/device-datapath.md).",
+     ucs_offsetof(gda_ft_soft_config_t, threads), UCS_CONFIG_TYPE_ULUNITS},
+
     {NULL}
 };
 
@@ -357,7 +365,7 @@ static ucs_status_t gda_ft_soft_port_open(gda_ft_soft_port_t *port)
 
     ev.events   = EPOLLIN;
     ev.data.ptr = port;
-    if (epoll_ctl(gda_ft_soft_engine.epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+    if (epoll_ctl(port->dev->worker->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
         ucs_error("epoll_ctl(ADD) failed: %m");
         close(fd);
         return UCS_ERR_IO_ERROR;
@@ -373,10 +381,20 @@ static void gda_ft_soft_port_close(gda_ft_soft_port_t *port)
 {
     gda_ft_soft_loopback_close(port);
     if (port->fd >= 0) {
-        epoll_ctl(gda_ft_soft_engine.epfd, EPOLL_CTL_DEL, port->fd, NULL);
+        epoll_ctl(port->dev->worker->epfd, EPOLL_CTL_DEL, port->fd, NULL);
         close(port->fd);
         port->fd = -1;
     }
+}
+
+static void gda_ft_soft_dev_free(gda_ft_soft_dev_t *dev)
+{
+    unsigned p;
+
+    for (p = 0; p < GDA_FT_HCA_MAX_PORTS; ++p) {
+        pthread_spin_destroy(&dev->ports[p].lb_lock);
+    }
+    free(dev);
 }
 
 static ucs_status_t gda_ft_soft_dev_open(const gda_ft_hca_dev_info_t *info,
@@ -439,6 +457,7 @@ static ucs_status_t gda_ft_soft_dev_open(const gda_ft_hca_dev_info_t *info,
     dev->super.attr.flags              = GDA_FT_HCA_DEV_FLAG_CPU_ENGINE |
                                          GDA_FT_HCA_DEV_FLAG_IPV4_ONLY;
     dev->engine                        = &gda_ft_soft_engine;
+    dev->worker                        = gda_ft_soft_worker_of(i);
     dev->next_pdn                      = 1;
     dev->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (dev->event_fd < 0) {
@@ -447,7 +466,9 @@ static ucs_status_t gda_ft_soft_dev_open(const gda_ft_hca_dev_info_t *info,
     }
 
     for (p = 0; p < GDA_FT_HCA_MAX_PORTS; ++p) {
-        dev->ports[p].fd = -1;
+        dev->ports[p].fd  = -1;
+        dev->ports[p].dev = dev;
+        pthread_spin_init(&dev->ports[p].lb_lock, PTHREAD_PROCESS_PRIVATE);
     }
 
     for (p = 0; p < info->num_ports; ++p) {
@@ -469,7 +490,7 @@ static ucs_status_t gda_ft_soft_dev_open(const gda_ft_hca_dev_info_t *info,
     }
 
     ucs_list_add_tail(&gda_ft_soft_engine.devs, &dev->list);
-    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_unlock();
     free(infos);
     *dev_p = &dev->super;
     return UCS_OK;
@@ -480,11 +501,11 @@ err_close_ports:
     }
     close(dev->event_fd);
 err_free_dev:
-    free(dev);
+    gda_ft_soft_dev_free(dev);
 err_free_infos:
     free(infos);
 err_unlock:
-    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_unlock();
     gda_ft_soft_engine_put();
     return status;
 }
@@ -523,7 +544,7 @@ static void gda_ft_soft_dev_close(gda_ft_hca_dev_t *hca_dev)
 
     gda_ft_soft_engine_lock();
     gda_ft_soft_dev_release_mrs(dev);
-    ucs_list_for_each_safe(delayed, tmp, &gda_ft_soft_engine.delayed, list) {
+    ucs_list_for_each_safe(delayed, tmp, &dev->worker->delayed, list) {
         if (delayed->port->dev == dev) {
             ucs_list_del(&delayed->list);
             free(delayed);
@@ -541,10 +562,10 @@ static void gda_ft_soft_dev_close(gda_ft_hca_dev_t *hca_dev)
         gda_ft_soft_port_close(&dev->ports[p]);
     }
     ucs_list_del(&dev->list);
-    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_unlock();
 
     close(dev->event_fd);
-    free(dev);
+    gda_ft_soft_dev_free(dev);
     gda_ft_soft_engine_put();
 }
 
@@ -613,7 +634,7 @@ static ucs_status_t gda_ft_soft_get_event(gda_ft_hca_dev_t *hca_dev,
     } else if (read(dev->event_fd, &value, sizeof(value)) < 0) {
         /* drained */
     }
-    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_unlock();
     return status;
 }
 
@@ -636,7 +657,7 @@ static ucs_status_t gda_ft_soft_pd_alloc(gda_ft_hca_dev_t *hca_dev,
     pd->dev = hca_dev;
     gda_ft_soft_engine_lock();
     pd->pdn = dev->next_pdn++;
-    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_unlock();
     *pd_p = pd;
     return UCS_OK;
 }
@@ -686,12 +707,12 @@ static ucs_status_t gda_ft_soft_mr_reg(gda_ft_hca_pd_t *pd,
     } while ((key == 0) || (gda_ft_soft_mr_lookup(key) != NULL));
     iter = kh_put(gda_ft_soft_mr, &gda_ft_soft_engine.mr_hash, key, &ret);
     if (ret < 0) {
-        pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+        gda_ft_soft_engine_unlock();
         free(mr);
         return UCS_ERR_NO_MEMORY;
     }
     kh_val(&gda_ft_soft_engine.mr_hash, iter) = mr;
-    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_unlock();
 
     mr->super.lkey = key;
     mr->super.rkey = key;
@@ -708,7 +729,7 @@ static void gda_ft_soft_mr_dereg(gda_ft_hca_mr_t *mr)
     if (iter != kh_end(&gda_ft_soft_engine.mr_hash)) {
         kh_del(gda_ft_soft_mr, &gda_ft_soft_engine.mr_hash, iter);
     }
-    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_unlock();
     free(mr);
 }
 
@@ -728,7 +749,7 @@ static ucs_status_t gda_ft_soft_cq_create(gda_ft_hca_dev_t *dev,
     cq->super.attr = *attr;
     gda_ft_soft_engine_lock();
     cq->super.cqn  = next_cqn++;
-    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_unlock();
     *cq_p          = &cq->super;
     return UCS_OK;
 }
@@ -794,10 +815,22 @@ static ucs_status_t gda_ft_soft_qp_create(gda_ft_hca_pd_t *pd,
                                           const gda_ft_hca_qp_init_attr_t *attr,
                                           gda_ft_hca_qp_t **qp_p)
 {
+    gda_ft_soft_worker_t *worker = ucs_derived_of(pd->dev,
+                                                  gda_ft_soft_dev_t)->worker;
     gda_ft_soft_qp_t *qp;
     khiter_t iter;
     uint32_t qpn;
     int ret;
+
+    /* The device's worker writes the CQEs: a CQ of another device, which
+     * another worker may write at the same time, is refused (verbs ties
+     * both to one context, too) */
+    if ((attr->send_cq->dev != pd->dev) ||
+        ((attr->recv_cq != NULL) && (attr->recv_cq->dev != pd->dev))) {
+        ucs_error("soft HCA %s: a QP's CQs must be of its own device",
+                  pd->dev->attr.info.name);
+        return UCS_ERR_INVALID_PARAM;
+    }
 
     qp = calloc(1, sizeof(*qp));
     if (qp == NULL) {
@@ -815,7 +848,7 @@ static ucs_status_t gda_ft_soft_qp_create(gda_ft_hca_pd_t *pd,
     qp->super.state   = GDA_FT_HCA_QP_RESET;
     qp->super.init    = *attr;
     qp->super.uar     = &qp->uar_word;
-    qp->super.wake_fd = gda_ft_soft_engine.wake_fd;
+    qp->super.wake_fd = worker->wake_fd;
 
     gda_ft_soft_engine_lock();
     do {
@@ -825,7 +858,7 @@ static ucs_status_t gda_ft_soft_qp_create(gda_ft_hca_pd_t *pd,
               kh_end(&gda_ft_soft_engine.qp_hash)));
     iter = kh_put(gda_ft_soft_qp, &gda_ft_soft_engine.qp_hash, qpn, &ret);
     if (ret < 0) {
-        pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+        gda_ft_soft_engine_unlock();
         free(qp->ops);
         free(qp);
         return UCS_ERR_NO_MEMORY;
@@ -833,11 +866,11 @@ static ucs_status_t gda_ft_soft_qp_create(gda_ft_hca_pd_t *pd,
     kh_val(&gda_ft_soft_engine.qp_hash, iter) = qp;
     qp->super.qpn = qpn;
     gda_ft_soft_qp_reset_state(qp);
-    ucs_list_add_tail(&gda_ft_soft_engine.qps, &qp->list);
+    ucs_list_add_tail(&worker->qps, &qp->list);
     if (attr->ring_mem != GDA_FT_HCA_MEM_HOST) {
-        ++gda_ft_soft_engine.device_qps;
+        ++worker->device_qps;
     }
-    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_unlock();
 
     *qp_p = &qp->super;
     return UCS_OK;
@@ -901,7 +934,7 @@ static ucs_status_t gda_ft_soft_qp_modify(gda_ft_hca_qp_t *hca_qp,
     }
     qp->super.state = state;
 out:
-    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_unlock();
     gda_ft_soft_engine_wake();
     return status;
 }
@@ -917,7 +950,7 @@ static ucs_status_t gda_ft_soft_qp_query(gda_ft_hca_qp_t *hca_qp,
     attr->sq_psn   = qp->next_psn;
     attr->rq_psn   = qp->epsn;
     attr->path_mtu = qp->mtu;
-    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_unlock();
     return UCS_OK;
 }
 
@@ -934,9 +967,9 @@ static void gda_ft_soft_qp_destroy(gda_ft_hca_qp_t *hca_qp)
     ucs_list_del(&qp->list);
     gda_ft_soft_qp_reset_state(qp);
     if (hca_qp->init.ring_mem != GDA_FT_HCA_MEM_HOST) {
-        --gda_ft_soft_engine.device_qps;
+        --ucs_derived_of(hca_qp->dev, gda_ft_soft_dev_t)->worker->device_qps;
     }
-    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_unlock();
     free(qp->ops);
     free(qp);
 }

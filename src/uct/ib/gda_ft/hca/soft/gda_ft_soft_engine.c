@@ -1,11 +1,13 @@
 /*
- * Software HCA engine: one thread per process serving every soft device.
+ * Software HCA engine: worker threads, each serving its own soft devices.
  *
- * It receives datagrams, reads doorbell records, runs the requester and
- * responder state machines and the retransmission timers. It spins while
- * there is traffic and sleeps in epoll_wait() when idle: CPU posters wake it
- * through an eventfd; while any QP has rings a GPU posts into (not in host
- * memory), it never sleeps, since a kernel cannot write an eventfd.
+ * A worker receives its ports' datagrams, reads its QPs' doorbell records,
+ * runs their requester and responder state machines and retransmission
+ * timers. It spins while there is traffic and sleeps in epoll_wait() when
+ * idle: CPU posters wake it through its eventfd; while any of its QPs has
+ * rings a GPU posts into (not in host memory), it never sleeps, since a
+ * kernel cannot write an eventfd. Worker 0 also serves the engine's own
+ * work: the control socket, the fault schedule and the link check.
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
@@ -16,28 +18,34 @@
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/compiler_def.h>
+#include <ucs/sys/string.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 gda_ft_soft_engine_t gda_ft_soft_engine = {
-    .lock    = PTHREAD_MUTEX_INITIALIZER,
-    .epfd    = -1,
-    .wake_fd = -1,
     .ctl_fd  = -1
 };
 
 static void UCS_F_CTOR gda_ft_soft_engine_ctor(void)
 {
+    pthread_rwlockattr_t attr;
+
+    /* Writers first: the workers take the lock shared for one pass after
+     * another, and a verbs call must not wait for a gap between them */
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr,
+                                  PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&gda_ft_soft_engine.lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
     ucs_list_head_init(&gda_ft_soft_engine.devs);
-    ucs_list_head_init(&gda_ft_soft_engine.qps);
-    ucs_list_head_init(&gda_ft_soft_engine.delayed);
     kh_init_inplace(gda_ft_soft_qp, &gda_ft_soft_engine.qp_hash);
     kh_init_inplace(gda_ft_soft_mr, &gda_ft_soft_engine.mr_hash);
 }
@@ -46,6 +54,7 @@ static void UCS_F_DTOR gda_ft_soft_engine_dtor(void)
 {
     kh_destroy_inplace(gda_ft_soft_qp, &gda_ft_soft_engine.qp_hash);
     kh_destroy_inplace(gda_ft_soft_mr, &gda_ft_soft_engine.mr_hash);
+    pthread_rwlock_destroy(&gda_ft_soft_engine.lock);
 }
 
 uint64_t gda_ft_soft_now_ns(void)
@@ -56,26 +65,42 @@ uint64_t gda_ft_soft_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* xorshift64*: reproducible for a given UCX_GDA_FT_SOFT_SEED */
-double gda_ft_soft_random(void)
+/* xorshift64*, one sequence per worker: reproducible for a given
+ * UCX_GDA_FT_SOFT_SEED and THREADS */
+double gda_ft_soft_random(gda_ft_soft_worker_t *worker)
 {
-    uint64_t x = gda_ft_soft_engine.rng;
+    uint64_t x = worker->rng;
 
     x ^= x >> 12;
     x ^= x << 25;
     x ^= x >> 27;
-    gda_ft_soft_engine.rng = x;
+    worker->rng = x;
     return (double)((x * 0x2545f4914f6cdd1dull) >> 11) / (double)(1ull << 53);
+}
+
+static void gda_ft_soft_worker_wake(gda_ft_soft_worker_t *worker)
+{
+    uint64_t one = 1;
+
+    if ((worker->wake_fd >= 0) &&
+        (write(worker->wake_fd, &one, sizeof(one)) < 0)) {
+        /* eventfd saturated: the worker is awake anyway */
+    }
 }
 
 void gda_ft_soft_engine_wake(void)
 {
-    uint64_t one = 1;
+    unsigned i;
 
-    if ((gda_ft_soft_engine.wake_fd >= 0) &&
-        (write(gda_ft_soft_engine.wake_fd, &one, sizeof(one)) < 0)) {
-        /* eventfd saturated: the engine is awake anyway */
+    for (i = 0; i < gda_ft_soft_engine.num_workers; ++i) {
+        gda_ft_soft_worker_wake(&gda_ft_soft_engine.workers[i]);
     }
+}
+
+gda_ft_soft_worker_t *gda_ft_soft_worker_of(unsigned index)
+{
+    return &gda_ft_soft_engine.workers[index %
+                                       gda_ft_soft_engine.num_workers];
 }
 
 /* The open port of this process at dst_ip and the sender's UDP port */
@@ -100,39 +125,58 @@ static gda_ft_soft_port_t *gda_ft_soft_loopback_find(gda_ft_soft_port_t *from,
 }
 
 /*
- * Queues a datagram for a port of this process. A full queue drops it, as
- * a full socket buffer would; retransmission recovers.
+ * Queues a datagram for a port of this process, which another worker may
+ * serve. A full queue drops it, as a full socket buffer would;
+ * retransmission recovers.
  */
 static void gda_ft_soft_loopback_send(gda_ft_soft_port_t *from,
                                       gda_ft_soft_port_t *to,
                                       const void *pkt, size_t len)
 {
+    gda_ft_soft_worker_t *worker = to->dev->worker;
     gda_ft_soft_loopback_pkt_t *lb;
+    unsigned tail;
 
+    pthread_spin_lock(&to->lb_lock);
     if (to->lb_queue == NULL) {
         to->lb_queue = ucs_malloc(GDA_FT_SOFT_LOOPBACK_QUEUE *
                                   sizeof(*to->lb_queue), "soft_loopback");
     }
+    tail = to->lb_tail;
     if ((to->lb_queue == NULL) ||
-        ((to->lb_tail - to->lb_head) == GDA_FT_SOFT_LOOPBACK_QUEUE)) {
+        ((tail - __atomic_load_n(&to->lb_head, __ATOMIC_ACQUIRE)) ==
+         GDA_FT_SOFT_LOOPBACK_QUEUE)) {
+        pthread_spin_unlock(&to->lb_lock);
         ++from->stats.fault_dropped;
         return;
     }
 
-    lb             = &to->lb_queue[to->lb_tail % GDA_FT_SOFT_LOOPBACK_QUEUE];
+    lb             = &to->lb_queue[tail % GDA_FT_SOFT_LOOPBACK_QUEUE];
     lb->arrival_ns = gda_ft_soft_realtime_ns();
     lb->src        = from->addr;
     lb->len        = len;
     memcpy(lb->data, pkt, len);
-    ++to->lb_tail;
-    ++gda_ft_soft_engine.loopback_queued;
+    /* the datagram, then its place in the queue: the receiving worker
+     * reads the tail without the lock */
+    __atomic_store_n(&to->lb_tail, tail + 1, __ATOMIC_RELEASE);
+    pthread_spin_unlock(&to->lb_lock);
     ++from->stats.tx_pkts;
     from->stats.tx_bytes += len;
+
+    /* A worker that has said it is going to sleep is woken, as the kernel
+     * wakes one for a datagram; one that has not will see the count (both
+     * sides store, then load, in sequential consistency) */
+    __atomic_fetch_add(&worker->loopback_queued, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&worker->sleeping, __ATOMIC_SEQ_CST)) {
+        gda_ft_soft_worker_wake(worker);
+    }
 }
 
+/* With the engine lock exclusive: no worker sends or receives */
 void gda_ft_soft_loopback_close(gda_ft_soft_port_t *port)
 {
-    gda_ft_soft_engine.loopback_queued -= port->lb_tail - port->lb_head;
+    __atomic_fetch_sub(&port->dev->worker->loopback_queued,
+                       port->lb_tail - port->lb_head, __ATOMIC_RELAXED);
     port->lb_head = port->lb_tail = 0;
     ucs_free(port->lb_queue);
     port->lb_queue = NULL;
@@ -169,7 +213,7 @@ void gda_ft_soft_tx(gda_ft_soft_port_t *port, uint32_t dst_ip, void *pkt,
                     size_t len, int is_response)
 {
     if (!gda_ft_soft_port_is_up(port) &&
-        (gda_ft_soft_engine.late_port != port)) {
+        (port->dev->worker->late_port != port)) {
         ++port->stats.fault_dropped;
         return;
     }
@@ -204,7 +248,7 @@ static int gda_ft_soft_rx_port_up(gda_ft_soft_port_t *port,
     }
     if ((port->down_ns != 0) && (arrival_ns != 0) &&
         (arrival_ns < port->down_ns)) {
-        gda_ft_soft_engine.late_port = port;
+        port->dev->worker->late_port = port;
         return 1;
     }
     return 0;
@@ -283,17 +327,23 @@ static uint64_t gda_ft_soft_rx_arrival_ns(struct msghdr *msg)
  */
 static int gda_ft_soft_rx_loopback(gda_ft_soft_port_t *port)
 {
+    gda_ft_soft_worker_t *worker = port->dev->worker;
     gda_ft_soft_loopback_pkt_t *lb;
+    unsigned head;
     int count;
 
-    for (count = 0; (count < GDA_FT_SOFT_RX_BATCH) &&
-                    (port->lb_head != port->lb_tail); ++count) {
-        lb = &port->lb_queue[port->lb_head % GDA_FT_SOFT_LOOPBACK_QUEUE];
+    for (count = 0; count < GDA_FT_SOFT_RX_BATCH; ++count) {
+        head = port->lb_head;
+        if (head == __atomic_load_n(&port->lb_tail, __ATOMIC_ACQUIRE)) {
+            break;
+        }
+        lb = &port->lb_queue[head % GDA_FT_SOFT_LOOPBACK_QUEUE];
         ++port->stats.rx_loopback;
         gda_ft_soft_rx(port, &lb->src, lb->data, lb->len, lb->arrival_ns);
-        gda_ft_soft_engine.late_port = NULL;
-        ++port->lb_head;
-        --gda_ft_soft_engine.loopback_queued;
+        worker->late_port = NULL;
+        /* the slot is free for senders once the datagram is handled */
+        __atomic_store_n(&port->lb_head, head + 1, __ATOMIC_RELEASE);
+        __atomic_fetch_sub(&worker->loopback_queued, 1, __ATOMIC_RELAXED);
     }
     return count;
 }
@@ -301,10 +351,10 @@ static int gda_ft_soft_rx_loopback(gda_ft_soft_port_t *port)
 /* Receives up to one batch on a port; returns the number of datagrams */
 static int gda_ft_soft_rx_port(gda_ft_soft_port_t *port)
 {
-    static uint8_t bufs[GDA_FT_SOFT_RX_BATCH][GDA_FT_SOFT_PKT_MAX];
-    static struct sockaddr_in srcs[GDA_FT_SOFT_RX_BATCH];
-    static uint8_t cmsgs[GDA_FT_SOFT_RX_BATCH]
-                        [CMSG_SPACE(sizeof(struct timespec))];
+    gda_ft_soft_rx_bufs_t *rx_bufs = port->dev->worker->rx_bufs;
+    uint8_t (*bufs)[GDA_FT_SOFT_PKT_MAX] = rx_bufs->data;
+    struct sockaddr_in *srcs             = rx_bufs->srcs;
+    uint8_t (*cmsgs)[CMSG_SPACE(sizeof(struct timespec))] = rx_bufs->cmsgs;
     struct mmsghdr msgs[GDA_FT_SOFT_RX_BATCH];
     struct iovec iovs[GDA_FT_SOFT_RX_BATCH];
     int i, count;
@@ -338,7 +388,7 @@ static int gda_ft_soft_rx_port(gda_ft_soft_port_t *port)
         }
         gda_ft_soft_rx(port, &srcs[i], bufs[i], msgs[i].msg_len,
                        gda_ft_soft_rx_arrival_ns(&msgs[i].msg_hdr));
-        gda_ft_soft_engine.late_port = NULL;
+        port->dev->worker->late_port = NULL;
     }
     return count;
 }
@@ -362,23 +412,36 @@ static int gda_ft_soft_rx_drain(gda_ft_soft_port_t *port,
     return total;
 }
 
+/* The workers' counts together: the sums, and the longest of each */
 void gda_ft_soft_engine_stats(gda_ft_soft_engine_stats_t *stats)
 {
-    const gda_ft_soft_engine_stats_t *cur = &gda_ft_soft_engine.stats;
-    unsigned i;
+    const gda_ft_soft_engine_stats_t *cur;
+    unsigned i, w;
 
-    /* word by word: the engine thread counts on beside us */
-    stats->passes     = __atomic_load_n(&cur->passes, __ATOMIC_RELAXED);
-    stats->max_gap_ns = __atomic_load_n(&cur->max_gap_ns, __ATOMIC_RELAXED);
-    stats->max_pass_ns = __atomic_load_n(&cur->max_pass_ns,
-                                         __ATOMIC_RELAXED);
-    for (i = 0; i < ucs_static_array_size(cur->max_part_ns); ++i) {
-        stats->max_part_ns[i] = __atomic_load_n(&cur->max_part_ns[i],
-                                                __ATOMIC_RELAXED);
+    /* without the lock: the control socket asks for them with it held */
+    memset(stats, 0, sizeof(*stats));
+    for (w = 0; w < gda_ft_soft_engine.num_workers; ++w) {
+        /* word by word: the workers count on beside us */
+        cur             = &gda_ft_soft_engine.workers[w].stats;
+        stats->passes  += __atomic_load_n(&cur->passes, __ATOMIC_RELAXED);
+        stats->max_gap_ns  = ucs_max(stats->max_gap_ns,
+                                     __atomic_load_n(&cur->max_gap_ns,
+                                                     __ATOMIC_RELAXED));
+        stats->max_pass_ns = ucs_max(stats->max_pass_ns,
+                                     __atomic_load_n(&cur->max_pass_ns,
+                                                     __ATOMIC_RELAXED));
+        for (i = 0; i < ucs_static_array_size(cur->max_part_ns); ++i) {
+            stats->max_part_ns[i] = ucs_max(stats->max_part_ns[i],
+                                            __atomic_load_n(
+                                                    &cur->max_part_ns[i],
+                                                    __ATOMIC_RELAXED));
+        }
+        for (i = 0; i < GDA_FT_SOFT_ENGINE_GAP_BUCKETS; ++i) {
+            stats->gaps[i] += __atomic_load_n(&cur->gaps[i],
+                                              __ATOMIC_RELAXED);
+        }
     }
-    for (i = 0; i < GDA_FT_SOFT_ENGINE_GAP_BUCKETS; ++i) {
-        stats->gaps[i] = __atomic_load_n(&cur->gaps[i], __ATOMIC_RELAXED);
-    }
+    stats->workers = gda_ft_soft_engine.num_workers;
 }
 
 static void gda_ft_soft_engine_max(uint64_t *max, uint64_t value)
@@ -389,16 +452,16 @@ static void gda_ft_soft_engine_max(uint64_t *max, uint64_t value)
 }
 
 /* Counts the gap since the previous pass (none after a sleep) */
-static void gda_ft_soft_engine_count_pass(gda_ft_soft_engine_t *engine,
+static void gda_ft_soft_worker_count_pass(gda_ft_soft_worker_t *worker,
                                           uint64_t now)
 {
-    gda_ft_soft_engine_stats_t *stats = &engine->stats;
+    gda_ft_soft_engine_stats_t *stats = &worker->stats;
     uint64_t gap, limit               = 16000;
     unsigned bucket                   = 0;
 
     __atomic_store_n(&stats->passes, stats->passes + 1, __ATOMIC_RELAXED);
-    if (engine->last_pass_ns != 0) {
-        gap = now - engine->last_pass_ns;
+    if (worker->last_pass_ns != 0) {
+        gap = now - worker->last_pass_ns;
         while ((bucket < GDA_FT_SOFT_ENGINE_GAP_BUCKETS - 1) &&
                (gap >= limit)) {
             ++bucket;
@@ -408,21 +471,23 @@ static void gda_ft_soft_engine_count_pass(gda_ft_soft_engine_t *engine,
                          __ATOMIC_RELAXED);
         gda_ft_soft_engine_max(&stats->max_gap_ns, gap);
     }
-    engine->last_pass_ns = now;
+    worker->last_pass_ns = now;
 }
 
 /* Ends part `part` of the pass, which began at *start */
-static void gda_ft_soft_engine_count_part(unsigned part, uint64_t *start)
+static void gda_ft_soft_worker_count_part(gda_ft_soft_worker_t *worker,
+                                          unsigned part, uint64_t *start)
 {
     uint64_t now = gda_ft_soft_now_ns();
 
-    gda_ft_soft_engine_max(&gda_ft_soft_engine.stats.max_part_ns[part],
-                           now - *start);
+    gda_ft_soft_engine_max(&worker->stats.max_part_ns[part], now - *start);
     *start = now;
 }
 
-/* One pass over everything; returns nonzero when work was done */
-static int gda_ft_soft_engine_progress(uint64_t now, uint64_t *next_timer)
+/* One pass over the worker's devices and QPs, with the engine lock shared;
+ * returns nonzero when work was done */
+static int gda_ft_soft_worker_progress(gda_ft_soft_worker_t *worker,
+                                       uint64_t now, uint64_t *next_timer)
 {
     uint64_t part_start = now;
     gda_ft_soft_dev_t *dev;
@@ -431,6 +496,9 @@ static int gda_ft_soft_engine_progress(uint64_t now, uint64_t *next_timer)
     int work = 0;
 
     ucs_list_for_each(dev, &gda_ft_soft_engine.devs, list) {
+        if (dev->worker != worker) {
+            continue;
+        }
         for (p = 0; p < dev->super.attr.info.num_ports; ++p) {
             /* Drain more than one batch: the peer may send faster than one
              * batch per pass */
@@ -441,35 +509,59 @@ static int gda_ft_soft_engine_progress(uint64_t now, uint64_t *next_timer)
         }
     }
 
-    gda_ft_soft_engine_count_part(0, &part_start);
+    gda_ft_soft_worker_count_part(worker, 0, &part_start);
 
     *next_timer = UINT64_MAX;
-    ucs_list_for_each(qp, &gda_ft_soft_engine.qps, list) {
+    ucs_list_for_each(qp, &worker->qps, list) {
         gda_ft_soft_resp_flush_ack(qp);
         work      += gda_ft_soft_resp_progress(qp);
         work      += gda_ft_soft_req_progress(qp, now);
         *next_timer = ucs_min(*next_timer, gda_ft_soft_qp_next_timer(qp));
     }
 
-    gda_ft_soft_engine_count_part(1, &part_start);
+    gda_ft_soft_worker_count_part(worker, 1, &part_start);
 
-    gda_ft_soft_delayed_progress(now);
-    if (!ucs_list_is_empty(&gda_ft_soft_engine.delayed)) {
+    gda_ft_soft_delayed_progress(worker, now);
+    if (!ucs_list_is_empty(&worker->delayed)) {
         *next_timer = ucs_min(*next_timer, ucs_list_head(
-                &gda_ft_soft_engine.delayed, gda_ft_soft_delayed_t,
-                list)->due);
+                &worker->delayed, gda_ft_soft_delayed_t, list)->due);
     }
 
+    /* queued for a port of this worker by a timer, a command or another
+     * worker: the kernel would wake a sleeping engine for it; nothing else
+     * will */
+    return work + (__atomic_load_n(&worker->loopback_queued,
+                                   __ATOMIC_RELAXED) != 0);
+}
+
+/*
+ * The engine's own work, which worker 0 does after its passes, with the
+ * engine lock exclusive since it changes any device's ports: the fault
+ * schedule, the control socket and the link check. It takes the lock only
+ * when one of them has something to do.
+ */
+static void gda_ft_soft_engine_housekeeping(gda_ft_soft_worker_t *worker,
+                                            uint64_t now)
+{
+    gda_ft_soft_engine_t *engine = &gda_ft_soft_engine;
+    uint64_t part_start          = now;
+    struct pollfd ctl            = {.fd = engine->ctl_fd, .events = POLLIN};
+
+    if (!gda_ft_soft_sched_due(now) && !gda_ft_soft_link_check_due(now) &&
+        ((engine->ctl_fd < 0) || (poll(&ctl, 1, 0) <= 0))) {
+        return;
+    }
+
+    gda_ft_soft_engine_lock();
     gda_ft_soft_sched_progress(now);
     gda_ft_soft_ctl_progress();
     gda_ft_soft_link_check(now);
-    gda_ft_soft_engine_count_part(2, &part_start);
-    /* queued for a port of this process by a timer or a command: the
-     * kernel would wake a sleeping engine for it; nothing else will */
-    return work + (gda_ft_soft_engine.loopback_queued != 0);
+    gda_ft_soft_engine_unlock();
+    gda_ft_soft_worker_count_part(worker, 2, &part_start);
 }
 
-static void gda_ft_soft_engine_sleep(uint64_t now, uint64_t next_timer)
+static void gda_ft_soft_worker_sleep(gda_ft_soft_worker_t *worker,
+                                     uint64_t now, uint64_t next_timer)
 {
     gda_ft_soft_config_t *config = &gda_ft_soft_engine.config;
     struct epoll_event events[8];
@@ -485,60 +577,94 @@ static void gda_ft_soft_engine_sleep(uint64_t now, uint64_t next_timer)
     ts.tv_sec  = sleep_ns / 1000000000ull;
     ts.tv_nsec = sleep_ns % 1000000000ull;
 
-    n = epoll_pwait2(gda_ft_soft_engine.epfd, events, 8, &ts, NULL);
+    n = epoll_pwait2(worker->epfd, events, 8, &ts, NULL);
     for (i = 0; i < n; ++i) {
         if ((events[i].data.ptr == NULL) &&
-            (read(gda_ft_soft_engine.wake_fd, &value, sizeof(value)) < 0)) {
+            (read(worker->wake_fd, &value, sizeof(value)) < 0)) {
             /* already drained */
         }
     }
 }
 
-static void *gda_ft_soft_engine_thread(void *arg)
+static void *gda_ft_soft_worker_thread(void *arg)
 {
+    gda_ft_soft_worker_t *worker = arg;
     uint64_t spin_ns = (uint64_t)(gda_ft_soft_engine.config.spin_time * 1e9);
     uint64_t now, next_timer;
+    int64_t idle_ns;
     int work, device;
 
     while (!__atomic_load_n(&gda_ft_soft_engine.stop, __ATOMIC_ACQUIRE)) {
-        pthread_mutex_lock(&gda_ft_soft_engine.lock);
+        pthread_rwlock_rdlock(&gda_ft_soft_engine.lock);
         now    = gda_ft_soft_now_ns();
-        gda_ft_soft_engine_count_pass(&gda_ft_soft_engine, now);
-        work   = gda_ft_soft_engine_progress(now, &next_timer);
-        device = gda_ft_soft_engine.device_qps != 0;
-        gda_ft_soft_engine_max(&gda_ft_soft_engine.stats.max_pass_ns,
+        gda_ft_soft_worker_count_pass(worker, now);
+        work   = gda_ft_soft_worker_progress(worker, now, &next_timer);
+        device = worker->device_qps != 0;
+        gda_ft_soft_engine_max(&worker->stats.max_pass_ns,
                                gda_ft_soft_now_ns() - now);
-        pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+        pthread_rwlock_unlock(&gda_ft_soft_engine.lock);
+        if (worker->index == 0) {
+            gda_ft_soft_engine_housekeeping(worker, now);
+        }
         while (__atomic_load_n(&gda_ft_soft_engine.lock_waiters,
                                __ATOMIC_ACQUIRE) != 0) {
             sched_yield();   /* a control call waits: let it in */
         }
 
+        /* signed: another worker may have stored a later time */
+        idle_ns = (int64_t)(now -
+                            __atomic_load_n(&gda_ft_soft_engine.last_busy_ns,
+                                            __ATOMIC_RELAXED));
         if (work) {
-            gda_ft_soft_engine.last_busy_ns = now;
-        } else if (device ||
-                   ((now - gda_ft_soft_engine.last_busy_ns) < spin_ns)) {
+            if (idle_ns > 1000) {   /* a shared line: once a microsecond */
+                __atomic_store_n(&gda_ft_soft_engine.last_busy_ns, now,
+                                 __ATOMIC_RELAXED);
+            }
+        } else if (device || (idle_ns < (int64_t)spin_ns)) {
             sched_yield();
         } else {
-            gda_ft_soft_engine_sleep(now, next_timer);
-            gda_ft_soft_engine.last_pass_ns = 0;
+            /* the loopback senders' side of it: gda_ft_soft_loopback_send */
+            __atomic_store_n(&worker->sleeping, 1, __ATOMIC_SEQ_CST);
+            if (__atomic_load_n(&worker->loopback_queued,
+                                __ATOMIC_SEQ_CST) == 0) {
+                gda_ft_soft_worker_sleep(worker, now, next_timer);
+            }
+            __atomic_store_n(&worker->sleeping, 0, __ATOMIC_RELAXED);
+            worker->last_pass_ns = 0;
         }
     }
     return NULL;
 }
 
+/* How many workers: THREADS, or by the devices and the CPUs we may use */
+static unsigned gda_ft_soft_engine_num_workers(unsigned num_devs)
+{
+    unsigned long threads = gda_ft_soft_engine.config.threads;
+    cpu_set_t cpus;
+    unsigned ncpus;
+
+    if (threads != UCS_ULUNITS_AUTO) {
+        return ucs_max(1, ucs_min(threads, GDA_FT_SOFT_MAX_DEVS));
+    }
+
+    ncpus = (sched_getaffinity(getpid(), sizeof(cpus), &cpus) == 0) ?
+            CPU_COUNT(&cpus) : 1;
+    return ucs_max(1, ucs_min(num_devs, ncpus / 4));
+}
+
 /*
- * Starts the engine thread on the CPUs of the process (its main thread's
+ * Starts a worker thread on the CPUs of the process (its main thread's
  * affinity), not on those of the thread that opened the first device: a
  * caller bound to one CPU, as ucx_perftest and UCX's performance tests bind
  * each of their threads, would otherwise share that CPU with the engine
  * while it busy-polls, and starve it (on 2 cores, one measurement of UCX's
  * test_uct_perf took 137 s instead of about 20 s).
  */
-static int gda_ft_soft_engine_start_thread(gda_ft_soft_engine_t *engine)
+static int gda_ft_soft_worker_start_thread(gda_ft_soft_worker_t *worker)
 {
     pthread_attr_t attr;
     cpu_set_t cpus;
+    char name[16];
     int ret;
 
     ret = pthread_attr_init(&attr);
@@ -556,33 +682,150 @@ static int gda_ft_soft_engine_start_thread(gda_ft_soft_engine_t *engine)
         ucs_debug("soft HCA: process CPU affinity unknown: %m");
     }
 
-    ret = pthread_create(&engine->thread, &attr, gda_ft_soft_engine_thread,
-                         NULL);
+    ret = pthread_create(&worker->thread, &attr, gda_ft_soft_worker_thread,
+                         worker);
     pthread_attr_destroy(&attr);
     if (ret == 0) {
         /* visible in /proc/PID/task/TID/comm, top -H, gdb */
-        pthread_setname_np(engine->thread, "gda_ft_soft");
+        snprintf(name, sizeof(name), "gda_ft_soft%u", worker->index);
+        pthread_setname_np(worker->thread, name);
+        worker->thread_started = 1;
     }
     return ret;
+}
+
+static void gda_ft_soft_worker_cleanup(gda_ft_soft_worker_t *worker)
+{
+    if (worker->epfd >= 0) {
+        close(worker->epfd);
+    }
+    if (worker->wake_fd >= 0) {
+        close(worker->wake_fd);
+    }
+    ucs_free(worker->rx_bufs);
+}
+
+static ucs_status_t gda_ft_soft_worker_init(gda_ft_soft_worker_t *worker,
+                                            unsigned index)
+{
+    gda_ft_soft_engine_t *engine = &gda_ft_soft_engine;
+    struct epoll_event ev        = {0};
+
+    worker->index        = index;
+    worker->epfd         = epoll_create1(EPOLL_CLOEXEC);
+    worker->wake_fd      = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    worker->rx_bufs      = ucs_malloc(sizeof(*worker->rx_bufs),
+                                      "soft_rx_bufs");
+    worker->rng          = (engine->config.seed + index) *
+                           0x9e3779b97f4a7c15ull + 1;
+    ucs_list_head_init(&worker->qps);
+    ucs_list_head_init(&worker->delayed);
+    if ((worker->epfd < 0) || (worker->wake_fd < 0)) {
+        ucs_error("soft HCA: epoll/eventfd creation failed: %m");
+        return UCS_ERR_IO_ERROR;
+    }
+    if (worker->rx_bufs == NULL) {
+        ucs_error("soft HCA: no memory for receive buffers");
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    ev.events   = EPOLLIN;
+    ev.data.ptr = NULL;
+    epoll_ctl(worker->epfd, EPOLL_CTL_ADD, worker->wake_fd, &ev);
+    return UCS_OK;
+}
+
+/* Stops and frees the workers (all, or those started so far) */
+static void gda_ft_soft_engine_stop_workers(gda_ft_soft_engine_t *engine)
+{
+    unsigned i;
+
+    __atomic_store_n(&engine->stop, 1, __ATOMIC_RELEASE);
+    gda_ft_soft_engine_wake();
+    for (i = 0; i < engine->num_workers; ++i) {
+        if (engine->workers[i].thread_started) {
+            pthread_join(engine->workers[i].thread, NULL);
+        }
+        gda_ft_soft_worker_cleanup(&engine->workers[i]);
+    }
+    ucs_free(engine->workers);
+    engine->workers     = NULL;
+    engine->num_workers = 0;
+}
+
+/* Starts the workers, with the engine lock exclusive: on failure, the
+ * caller stops those started once it has let go of the lock */
+static ucs_status_t gda_ft_soft_engine_start_workers(gda_ft_soft_engine_t *engine)
+{
+    struct sockaddr_in addrs[GDA_FT_SOFT_MAX_DEVS][GDA_FT_HCA_MAX_PORTS];
+    gda_ft_hca_dev_info_t *infos;
+    ucs_status_t status;
+    unsigned i, num_devs;
+    int ret;
+
+    status = gda_ft_soft_parse_devices(engine->config.devices, &infos,
+                                       &num_devs, addrs);
+    if (status != UCS_OK) {
+        return status;
+    }
+    free(infos);
+
+    engine->num_workers = gda_ft_soft_engine_num_workers(num_devs);
+    engine->workers     = ucs_calloc(engine->num_workers,
+                                     sizeof(*engine->workers),
+                                     "soft_workers");
+    if (engine->workers == NULL) {
+        engine->num_workers = 0;
+        ucs_error("soft HCA: no memory for %u engine threads",
+                  gda_ft_soft_engine_num_workers(num_devs));
+        return UCS_ERR_NO_MEMORY;
+    }
+    for (i = 0; i < engine->num_workers; ++i) {
+        engine->workers[i].epfd    = -1;
+        engine->workers[i].wake_fd = -1;
+    }
+
+    for (i = 0; i < engine->num_workers; ++i) {
+        status = gda_ft_soft_worker_init(&engine->workers[i], i);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+
+    status = gda_ft_soft_ctl_open(engine->workers[0].epfd);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    for (i = 0; i < engine->num_workers; ++i) {
+        ret = gda_ft_soft_worker_start_thread(&engine->workers[i]);
+        if (ret != 0) {
+            ucs_error("soft HCA: cannot start engine thread %u: %s", i,
+                      strerror(ret));
+            return UCS_ERR_NO_RESOURCE;
+        }
+    }
+
+    ucs_debug("soft HCA: %u engine thread(s) for %u device(s)",
+              engine->num_workers, num_devs);
+    return UCS_OK;
 }
 
 ucs_status_t gda_ft_soft_engine_get(void)
 {
     gda_ft_soft_engine_t *engine = &gda_ft_soft_engine;
-    struct epoll_event ev        = {0};
     ucs_status_t status;
-    int ret;
 
-    pthread_mutex_lock(&engine->lock);
+    gda_ft_soft_engine_lock();
     if (engine->refcount++ > 0) {
-        pthread_mutex_unlock(&engine->lock);
+        gda_ft_soft_engine_unlock();
         return UCS_OK;
     }
 
     if (!engine->config.devices) {
         /* reload is refused while refcount > 0: fill it directly */
         --engine->refcount;
-        pthread_mutex_unlock(&engine->lock);
+        gda_ft_soft_engine_unlock();
         status = gda_ft_soft_reload_config();
         if (status != UCS_OK) {
             return status;
@@ -590,13 +833,10 @@ ucs_status_t gda_ft_soft_engine_get(void)
         return gda_ft_soft_engine_get();
     }
 
-    engine->stop         = 0;
-    engine->start_ns     = gda_ft_soft_now_ns();
-    engine->last_pass_ns = 0;
-    memset(&engine->stats, 0, sizeof(engine->stats));
-    engine->last_busy_ns = engine->start_ns;
+    engine->stop               = 0;
+    engine->start_ns           = gda_ft_soft_now_ns();
     engine->last_link_check_ns = engine->start_ns;
-    engine->rng          = engine->config.seed * 0x9e3779b97f4a7c15ull + 1;
+    engine->last_busy_ns       = engine->start_ns;
 
     status = gda_ft_soft_sched_parse(engine->config.faults, &engine->sched,
                                      &engine->sched_count);
@@ -604,50 +844,27 @@ ucs_status_t gda_ft_soft_engine_get(void)
         goto err;
     }
 
-    engine->epfd    = epoll_create1(EPOLL_CLOEXEC);
-    engine->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if ((engine->epfd < 0) || (engine->wake_fd < 0)) {
-        ucs_error("soft HCA: epoll/eventfd creation failed: %m");
-        status = UCS_ERR_IO_ERROR;
-        goto err_close;
-    }
-
-    ev.events   = EPOLLIN;
-    ev.data.ptr = NULL;
-    epoll_ctl(engine->epfd, EPOLL_CTL_ADD, engine->wake_fd, &ev);
-
-    status = gda_ft_soft_ctl_open();
+    status = gda_ft_soft_engine_start_workers(engine);
     if (status != UCS_OK) {
-        goto err_close;
+        goto err_stop;
     }
 
-    ret = gda_ft_soft_engine_start_thread(engine);
-    if (ret != 0) {
-        ucs_error("soft HCA: cannot start the engine thread: %s",
-                  strerror(ret));
-        status = UCS_ERR_NO_RESOURCE;
-        goto err_ctl;
-    }
-    engine->thread_started = 1;
-    pthread_mutex_unlock(&engine->lock);
+    gda_ft_soft_engine_unlock();
     return UCS_OK;
 
-err_ctl:
+err_stop:
+    __atomic_store_n(&engine->stop, 1, __ATOMIC_RELEASE);
+    --engine->refcount;
+    gda_ft_soft_engine_unlock();
+    gda_ft_soft_engine_stop_workers(engine);   /* they take the lock */
     gda_ft_soft_ctl_close();
-err_close:
-    if (engine->epfd >= 0) {
-        close(engine->epfd);
-    }
-    if (engine->wake_fd >= 0) {
-        close(engine->wake_fd);
-    }
-    engine->epfd    = -1;
-    engine->wake_fd = -1;
     free(engine->sched);
-    engine->sched = NULL;
+    engine->sched       = NULL;
+    engine->sched_count = 0;
+    return status;
 err:
     --engine->refcount;
-    pthread_mutex_unlock(&engine->lock);
+    gda_ft_soft_engine_unlock();
     return status;
 }
 
@@ -655,25 +872,16 @@ void gda_ft_soft_engine_put(void)
 {
     gda_ft_soft_engine_t *engine = &gda_ft_soft_engine;
 
-    pthread_mutex_lock(&engine->lock);
+    gda_ft_soft_engine_lock();
     if (--engine->refcount > 0) {
-        pthread_mutex_unlock(&engine->lock);
+        gda_ft_soft_engine_unlock();
         return;
     }
-    __atomic_store_n(&engine->stop, 1, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&engine->lock);
+    gda_ft_soft_engine_unlock();
 
-    gda_ft_soft_engine_wake();
-    if (engine->thread_started) {
-        pthread_join(engine->thread, NULL);
-        engine->thread_started = 0;
-    }
-
+    /* the workers take the lock shared until they see stop */
+    gda_ft_soft_engine_stop_workers(engine);
     gda_ft_soft_ctl_close();
-    close(engine->epfd);
-    close(engine->wake_fd);
-    engine->epfd    = -1;
-    engine->wake_fd = -1;
     free(engine->sched);
     engine->sched       = NULL;
     engine->sched_count = 0;

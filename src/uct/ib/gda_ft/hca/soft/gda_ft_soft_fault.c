@@ -75,7 +75,7 @@ ucs_status_t gda_ft_soft_port_set_up(gda_ft_hca_dev_t *dev, uint8_t port_num,
 
     gda_ft_soft_engine_lock();
     status = gda_ft_soft_port_set_up_locked(dev, port_num, up);
-    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_unlock();
     gda_ft_soft_engine_wake();
     return status;
 }
@@ -120,7 +120,7 @@ ucs_status_t gda_ft_soft_port_set_fault(gda_ft_hca_dev_t *dev,
     if (port != NULL) {
         port->fault = *fault;
     }
-    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_unlock();
     return (port != NULL) ? UCS_OK : UCS_ERR_INVALID_PARAM;
 }
 
@@ -134,7 +134,7 @@ ucs_status_t gda_ft_soft_port_stats(gda_ft_hca_dev_t *dev, uint8_t port_num,
     if (port != NULL) {
         *stats = port->stats;
     }
-    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_unlock();
     return (port != NULL) ? UCS_OK : UCS_ERR_INVALID_PARAM;
 }
 
@@ -157,14 +157,14 @@ static void gda_ft_soft_delay(gda_ft_soft_port_t *port, uint32_t dst_ip,
     memcpy(delayed->data, pkt, len);
 
     /* Keep the list sorted by due time */
-    ucs_list_for_each(iter, &gda_ft_soft_engine.delayed, list) {
+    ucs_list_for_each(iter, &port->dev->worker->delayed, list) {
         if (iter->due > delayed->due) {
             ucs_list_insert_before(&iter->list, &delayed->list);
             ++port->stats.fault_delayed;
             return;
         }
     }
-    ucs_list_add_tail(&gda_ft_soft_engine.delayed, &delayed->list);
+    ucs_list_add_tail(&port->dev->worker->delayed, &delayed->list);
     ++port->stats.fault_delayed;
 }
 
@@ -172,32 +172,33 @@ int gda_ft_soft_fault_tx(gda_ft_soft_port_t *port, uint32_t dst_ip,
                          const void *pkt, size_t len, int is_response)
 {
     const gda_ft_soft_fault_t *fault = &port->fault;
+    gda_ft_soft_worker_t *worker     = port->dev->worker;
     uint64_t now;
 
     /* 1 draws no random number: the other faults' sequence stays as
      * without it */
     if (is_response && (fault->ack_drop > 0) &&
         ((fault->ack_drop >= 1.0) ||
-         (gda_ft_soft_random() < fault->ack_drop))) {
+         (gda_ft_soft_random(worker) < fault->ack_drop))) {
         ++port->stats.fault_dropped;
         return 1;
     }
 
-    if ((fault->drop > 0) && (gda_ft_soft_random() < fault->drop)) {
+    if ((fault->drop > 0) && (gda_ft_soft_random(worker) < fault->drop)) {
         ++port->stats.fault_dropped;
         return 1;
     }
 
-    if ((fault->delay > 0) && (gda_ft_soft_random() < fault->delay)) {
+    if ((fault->delay > 0) && (gda_ft_soft_random(worker) < fault->delay)) {
         gda_ft_soft_delay(port, dst_ip, pkt, len,
                           (uint64_t)(fault->delay_time * 1e9));
         return 1;
     }
 
-    if ((fault->reorder > 0) && (gda_ft_soft_random() < fault->reorder)) {
+    if ((fault->reorder > 0) && (gda_ft_soft_random(worker) < fault->reorder)) {
         /* Held back briefly: the packets sent next overtake it */
         gda_ft_soft_delay(port, dst_ip, pkt, len,
-                          20000 + (uint64_t)(gda_ft_soft_random() * 80000));
+                          20000 + (uint64_t)(gda_ft_soft_random(worker) * 80000));
         return 1;
     }
 
@@ -213,12 +214,12 @@ int gda_ft_soft_fault_tx(gda_ft_soft_port_t *port, uint32_t dst_ip,
     return 0;
 }
 
-void gda_ft_soft_delayed_progress(uint64_t now)
+void gda_ft_soft_delayed_progress(gda_ft_soft_worker_t *worker, uint64_t now)
 {
     gda_ft_soft_delayed_t *delayed;
 
-    while (!ucs_list_is_empty(&gda_ft_soft_engine.delayed)) {
-        delayed = ucs_list_head(&gda_ft_soft_engine.delayed,
+    while (!ucs_list_is_empty(&worker->delayed)) {
+        delayed = ucs_list_head(&worker->delayed,
                                 gda_ft_soft_delayed_t, list);
         if (delayed->due > now) {
             break;
@@ -312,6 +313,24 @@ err_syntax:
     return UCS_ERR_INVALID_PARAM;
 }
 
+static int gda_ft_soft_sched_event_due(const gda_ft_soft_sched_event_t *event,
+                                       uint64_t now)
+{
+    return !event->done && (now - gda_ft_soft_engine.start_ns >= event->at);
+}
+
+int gda_ft_soft_sched_due(uint64_t now)
+{
+    unsigned i;
+
+    for (i = 0; i < gda_ft_soft_engine.sched_count; ++i) {
+        if (gda_ft_soft_sched_event_due(&gda_ft_soft_engine.sched[i], now)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void gda_ft_soft_sched_progress(uint64_t now)
 {
     gda_ft_soft_engine_t *engine = &gda_ft_soft_engine;
@@ -321,7 +340,7 @@ void gda_ft_soft_sched_progress(uint64_t now)
 
     for (i = 0; i < engine->sched_count; ++i) {
         event = &engine->sched[i];
-        if (event->done || (now - engine->start_ns < event->at)) {
+        if (!gda_ft_soft_sched_event_due(event, now)) {
             continue;
         }
 
@@ -339,6 +358,12 @@ void gda_ft_soft_sched_progress(uint64_t now)
     }
 }
 
+int gda_ft_soft_link_check_due(uint64_t now)
+{
+    return (now - gda_ft_soft_engine.last_link_check_ns) >=
+           (uint64_t)(gda_ft_soft_engine.config.link_check * 1e9);
+}
+
 /* The carrier of the interface holding a port's address (netns testbeds) */
 void gda_ft_soft_link_check(uint64_t now)
 {
@@ -349,8 +374,7 @@ void gda_ft_soft_link_check(uint64_t now)
     unsigned p;
     int link_up;
 
-    if ((now - engine->last_link_check_ns) <
-        (uint64_t)(engine->config.link_check * 1e9)) {
+    if (!gda_ft_soft_link_check_due(now)) {
         return;
     }
     engine->last_link_check_ns = now;
@@ -392,7 +416,7 @@ const char *gda_ft_soft_ctl_path(void)
     return gda_ft_soft_engine.ctl_path;
 }
 
-ucs_status_t gda_ft_soft_ctl_open(void)
+ucs_status_t gda_ft_soft_ctl_open(int epfd)
 {
     gda_ft_soft_engine_t *engine = &gda_ft_soft_engine;
     struct sockaddr_un addr      = {.sun_family = AF_UNIX};
@@ -431,7 +455,7 @@ ucs_status_t gda_ft_soft_ctl_open(void)
 
     ev.events   = EPOLLIN;
     ev.data.ptr = engine;   /* wakes the engine; handled by ctl_progress */
-    epoll_ctl(engine->epfd, EPOLL_CTL_ADD, fd, &ev);
+    epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
     engine->ctl_fd = fd;
     return UCS_OK;
 }
@@ -453,11 +477,11 @@ static void gda_ft_soft_ctl_engine_stats(char *reply, size_t max)
     gda_ft_soft_engine_stats_t st;
 
     gda_ft_soft_engine_stats(&st);
-    snprintf(reply, max, "engine passes %lu gaps <16us %lu <64us %lu "
+    snprintf(reply, max, "engine threads %u passes %lu gaps <16us %lu <64us %lu "
              "<256us %lu <1ms %lu <4ms %lu >=4ms %lu max %.3f ms "
              "longest pass %.3f ms (receive %.3f, queues %.3f, "
              "housekeeping %.3f)\n",
-             st.passes, st.gaps[0], st.gaps[1], st.gaps[2], st.gaps[3],
+             st.workers, st.passes, st.gaps[0], st.gaps[1], st.gaps[2], st.gaps[3],
              st.gaps[4], st.gaps[5], st.max_gap_ns / 1e6,
              st.max_pass_ns / 1e6, st.max_part_ns[0] / 1e6,
              st.max_part_ns[1] / 1e6, st.max_part_ns[2] / 1e6);
@@ -527,7 +551,7 @@ ucs_status_t gda_ft_soft_ctl_register(const char *name,
             break;
         }
     }
-    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_unlock();
     return status;
 }
 
@@ -542,7 +566,7 @@ void gda_ft_soft_ctl_unregister(gda_ft_soft_ctl_func_t func, void *arg)
             memset(&gda_ft_soft_ctl_exts[i], 0, sizeof(gda_ft_soft_ctl_exts[i]));
         }
     }
-    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_unlock();
 }
 
 /* Runs every extension named argv[0], appending their replies */
@@ -667,7 +691,7 @@ ucs_status_t gda_ft_soft_ctl_exec(const char *cmd, char *reply, size_t max)
 
     gda_ft_soft_engine_lock();
     status = gda_ft_soft_ctl_exec_locked(copy, reply, max);
-    pthread_mutex_unlock(&gda_ft_soft_engine.lock);
+    gda_ft_soft_engine_unlock();
     free(copy);
     gda_ft_soft_engine_wake();
     return status;

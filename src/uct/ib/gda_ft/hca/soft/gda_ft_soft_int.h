@@ -1,10 +1,19 @@
 /*
  * Software HCA internals: engine, devices, ports, MRs, CQs and QPs.
  *
- * Locking: one mutex per engine. The engine thread holds it while it works
- * on a batch; verbs-like calls (create, modify, destroy, register) take it
- * too. Posters never take it: they only write rings and doorbell records,
- * which the engine reads, exactly as hardware does.
+ * Threads: the engine has one or more workers (UCX_GDA_FT_SOFT_THREADS),
+ * each a thread serving its own devices: their ports, QPs, CQs and delayed
+ * packets. A device belongs to one worker for its whole life, so what a
+ * device owns needs no lock of its own.
+ *
+ * Locking: one reader-writer lock per engine. A worker holds it shared
+ * while it works on a pass; verbs-like calls (open, create, modify,
+ * destroy, register), the control socket and the fault schedule hold it
+ * exclusive, so they see no worker at work. What workers share during a
+ * pass is read-only then (device list, QP and MR tables, configuration),
+ * or has its own guard: a port's loopback queue (any worker may send to
+ * it), atomics on GPU memory. Posters never take the lock: they only write
+ * rings and doorbell records, which the worker reads, as hardware does.
  */
 #ifndef GDA_FT_SOFT_INT_H_
 #define GDA_FT_SOFT_INT_H_
@@ -20,6 +29,8 @@
 #include <ucs/datastruct/list.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sys/socket.h>
+#include <time.h>
 
 #define GDA_FT_SOFT_MAX_DEVS        16
 #define GDA_FT_SOFT_MAX_SGE         4
@@ -38,6 +49,7 @@
 #define GDA_FT_SOFT_PKT_MAX         (GDA_FT_ROCE_MAX_HDR + 4096 + 8)
 
 typedef struct gda_ft_soft_engine gda_ft_soft_engine_t;
+typedef struct gda_ft_soft_worker gda_ft_soft_worker_t;
 typedef struct gda_ft_soft_dev    gda_ft_soft_dev_t;
 
 
@@ -65,8 +77,11 @@ typedef struct gda_ft_soft_port {
                                               until then */
     gda_ft_soft_port_stats_t  stats;
     /* datagrams from ports of this process, as a socket buffer would hold
-     * them: GDA_FT_SOFT_LOOPBACK_QUEUE, allocated at the first one */
+     * them: GDA_FT_SOFT_LOOPBACK_QUEUE, allocated at the first one. Any
+     * worker may add (under lb_lock, tail released); the port's own worker
+     * takes them from the head (released after it handled the datagram) */
     gda_ft_soft_loopback_pkt_t *lb_queue;
+    pthread_spinlock_t        lb_lock;
     unsigned                  lb_head, lb_tail;
 } gda_ft_soft_port_t;
 
@@ -74,6 +89,7 @@ typedef struct gda_ft_soft_port {
 struct gda_ft_soft_dev {
     gda_ft_hca_dev_t      super;
     gda_ft_soft_engine_t *engine;
+    gda_ft_soft_worker_t *worker;     /* serves it, for its whole life */
     ucs_list_link_t       list;
     gda_ft_soft_port_t    ports[GDA_FT_HCA_MAX_PORTS];
     int                   event_fd;
@@ -234,61 +250,98 @@ typedef struct gda_ft_soft_sched_event {
 } gda_ft_soft_sched_event_t;
 
 
-struct gda_ft_soft_engine {
-    pthread_mutex_t            lock;
+/* Receive buffers of one recvmmsg() */
+typedef struct gda_ft_soft_rx_bufs {
+    uint8_t            data[GDA_FT_SOFT_RX_BATCH][GDA_FT_SOFT_PKT_MAX];
+    struct sockaddr_in srcs[GDA_FT_SOFT_RX_BATCH];
+    uint8_t            cmsgs[GDA_FT_SOFT_RX_BATCH]
+                            [CMSG_SPACE(sizeof(struct timespec))];
+} gda_ft_soft_rx_bufs_t;
+
+
+/* An engine thread and what its devices own */
+struct gda_ft_soft_worker {
+    unsigned                   index;
     pthread_t                  thread;
     int                        thread_started;
-    int                        stop;           /* atomic */
     int                        epfd;
     int                        wake_fd;
+    ucs_list_link_t            qps;            /* of its devices */
+    /* QPs whose rings a GPU posts into: it cannot write an eventfd, so
+     * the worker keeps polling their doorbell records while any exists */
+    unsigned                   device_qps;
+    ucs_list_link_t            delayed;        /* its ports' */
+    uint64_t                   rng;
+    /* A port that is down, while the worker handles a packet that reached
+     * it before: what the packet makes the port send leaves too */
+    gda_ft_soft_port_t        *late_port;
+    uint64_t                   last_pass_ns;   /* 0 after a sleep */
+    gda_ft_soft_engine_stats_t stats;          /* the worker writes */
+    unsigned                   loopback_queued; /* atomic: in its ports'
+                                                   lb_queue */
+    int                        sleeping;       /* atomic: about to wait in
+                                                  epoll; a sender of
+                                                  loopback datagrams wakes
+                                                  it */
+    gda_ft_soft_rx_bufs_t     *rx_bufs;
+};
+
+
+struct gda_ft_soft_engine {
+    pthread_rwlock_t           lock;
+    int                        stop;           /* atomic */
     int                        ctl_fd;
     char                       ctl_path[108];
     unsigned                   refcount;
     ucs_list_link_t            devs;
-    ucs_list_link_t            qps;
     khash_t(gda_ft_soft_qp)    qp_hash;
     khash_t(gda_ft_soft_mr)    mr_hash;
-    uint32_t                   next_qpn;
     uint64_t                   start_ns;
-    uint64_t                   last_busy_ns;
-    /* QPs whose rings a GPU posts into: it cannot write an eventfd, so
-     * the engine keeps polling their doorbell records while any exists */
-    unsigned                   device_qps;
-    /* threads other than the engine waiting for the lock: the engine,
-     * which would otherwise take it back at once, lets them in first */
+    /* threads other than the workers waiting for the lock: the workers,
+     * which would otherwise take it back at once, let them in first */
     unsigned                   lock_waiters;
     uint64_t                   last_link_check_ns;
-    uint64_t                   rng;
-    ucs_list_link_t            delayed;
-    /* A port that is down, while the engine handles a packet that reached
-     * it before: what the packet makes the port send leaves too */
-    gda_ft_soft_port_t        *late_port;
     gda_ft_soft_sched_event_t *sched;
     unsigned                   sched_count;
     gda_ft_soft_config_t       config;
-    uint64_t                   last_pass_ns;  /* 0 after a sleep */
-    gda_ft_soft_engine_stats_t stats;         /* engine thread writes */
-    unsigned                   loopback_queued; /* in every lb_queue */
+    gda_ft_soft_worker_t      *workers;
+    unsigned                   num_workers;
+    /* atomic: the last pass of any worker that found work. A worker
+     * sleeps only when the whole engine has been idle for SPIN_TIME, as
+     * one thread did: a path that carried nothing for a while (a backup)
+     * must answer at once when traffic moves to it, and waking a sleeping
+     * thread takes tens of microseconds or more */
+    uint64_t                   last_busy_ns;
 };
 
 
 /* Engine (gda_ft_soft_engine.c) */
 extern gda_ft_soft_engine_t gda_ft_soft_engine;
 
-/* Takes the engine lock from a thread other than the engine's: ahead of
- * the engine, which is busy for as long as GPU-posted rings exist */
+/* Takes the engine lock exclusive from a thread other than the workers:
+ * ahead of them, who are busy for as long as GPU-posted rings exist */
 static inline void gda_ft_soft_engine_lock(void)
 {
     __atomic_fetch_add(&gda_ft_soft_engine.lock_waiters, 1, __ATOMIC_ACQ_REL);
-    pthread_mutex_lock(&gda_ft_soft_engine.lock);
+    pthread_rwlock_wrlock(&gda_ft_soft_engine.lock);
     __atomic_fetch_sub(&gda_ft_soft_engine.lock_waiters, 1, __ATOMIC_ACQ_REL);
 }
+
+static inline void gda_ft_soft_engine_unlock(void)
+{
+    pthread_rwlock_unlock(&gda_ft_soft_engine.lock);
+}
+
 ucs_status_t gda_ft_soft_engine_get(void);
 void gda_ft_soft_engine_put(void);
+/* Wakes every worker (after a command or a port change) */
 void gda_ft_soft_engine_wake(void);
+/* The worker that serves the device at position index of the
+ * configuration's device list */
+gda_ft_soft_worker_t *gda_ft_soft_worker_of(unsigned index);
 void gda_ft_soft_loopback_close(gda_ft_soft_port_t *port);
 uint64_t gda_ft_soft_now_ns(void);
-double gda_ft_soft_random(void);
+double gda_ft_soft_random(gda_ft_soft_worker_t *worker);
 void gda_ft_soft_tx(gda_ft_soft_port_t *port, uint32_t dst_ip, void *pkt,
                     size_t len, int is_response);
 void gda_ft_soft_dev_post_event(gda_ft_soft_dev_t *dev,
@@ -346,13 +399,17 @@ int gda_ft_soft_resp_progress(gda_ft_soft_qp_t *qp);
 ucs_status_t gda_ft_soft_sched_parse(const char *spec,
                                      gda_ft_soft_sched_event_t **events_p,
                                      unsigned *count_p);
+/* Whether an entry of the fault schedule is due */
+int gda_ft_soft_sched_due(uint64_t now);
 void gda_ft_soft_sched_progress(uint64_t now);
-ucs_status_t gda_ft_soft_ctl_open(void);
+/* Opens the control socket; its readiness wakes the epoll set epfd */
+ucs_status_t gda_ft_soft_ctl_open(int epfd);
 void gda_ft_soft_ctl_close(void);
 void gda_ft_soft_ctl_progress(void);
 int gda_ft_soft_fault_tx(gda_ft_soft_port_t *port, uint32_t dst_ip,
                          const void *pkt, size_t len, int is_response);
-void gda_ft_soft_delayed_progress(uint64_t now);
+void gda_ft_soft_delayed_progress(gda_ft_soft_worker_t *worker, uint64_t now);
+int gda_ft_soft_link_check_due(uint64_t now);
 void gda_ft_soft_link_check(uint64_t now);
 
 /* Send a raw datagram from a port (no fault injection) */

@@ -401,7 +401,7 @@ static uint8_t gda_ft_soft_write_opcode(const gda_ft_soft_op_t *op,
 static void gda_ft_soft_send_request(gda_ft_soft_qp_t *qp,
                                      gda_ft_soft_op_t *op, uint32_t k)
 {
-    static uint8_t pkt[GDA_FT_SOFT_PKT_MAX];
+    static __thread uint8_t pkt[GDA_FT_SOFT_PKT_MAX];
     uint8_t ext[sizeof(gda_ft_roce_masked_eth_t)];
     gda_ft_roce_atomic_eth_t *aeth = (gda_ft_roce_atomic_eth_t*)ext;
     gda_ft_roce_masked_eth_t *meth = (gda_ft_roce_masked_eth_t*)ext;

@@ -26,7 +26,7 @@ static void gda_ft_soft_resp_send(gda_ft_soft_qp_t *qp, uint8_t opcode,
                                   size_t ext_len, const void *payload,
                                   gda_ft_hca_mem_type_t mem_type, size_t len)
 {
-    static uint8_t pkt[GDA_FT_SOFT_PKT_MAX];
+    static __thread uint8_t pkt[GDA_FT_SOFT_PKT_MAX];
     size_t hdr_len;
 
     hdr_len = gda_ft_roce_build_hdr(pkt, opcode, qp->dest_qpn, psn, 0, len,
@@ -565,6 +565,9 @@ static uint64_t gda_ft_soft_atomic_apply(uint64_t old, uint8_t op,
     }
 }
 
+static pthread_mutex_t gda_ft_soft_cuda_atomic_lock =
+        PTHREAD_MUTEX_INITIALIZER;
+
 /* Executes an atomic in host memory, atomically w.r.t. CPU threads */
 static uint64_t gda_ft_soft_atomic_exec(void *addr, int size, uint8_t op,
                                         const uint64_t *arg,
@@ -575,12 +578,15 @@ static uint64_t gda_ft_soft_atomic_exec(void *addr, int size, uint8_t op,
 
     if (mem_type == GDA_FT_HCA_MEM_CUDA) {
         /* No CPU atomics on device memory: read-modify-write through the
-         * runtime; the engine thread is the only writer of the NIC side */
+         * runtime, one at a time among the engine's workers (the QPs of
+         * two devices may reach the same word) */
         old = 0;
+        pthread_mutex_lock(&gda_ft_soft_cuda_atomic_lock);
         gda_ft_soft_mem_copy(&old, GDA_FT_HCA_MEM_HOST, addr, mem_type, size);
         new_val = gda_ft_soft_atomic_apply(old, op, arg, size);
         gda_ft_soft_mem_copy(addr, mem_type, &new_val, GDA_FT_HCA_MEM_HOST,
                              size);
+        pthread_mutex_unlock(&gda_ft_soft_cuda_atomic_lock);
         return old;
     }
 
