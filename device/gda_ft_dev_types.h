@@ -93,7 +93,11 @@ typedef struct gda_ft_dev_sq {
     uint16_t           db_pi;        /* 48: pi told to the HCA by the last
                                         doorbell */
     uint16_t           reserved0;    /* 50 */
-    uint32_t           reserved[3];  /* 52 */
+    uint32_t           reserved1;    /* 52 */
+    const int32_t     *wake_armed;   /* 56: nonzero while the soft HCA's
+                                        engine sleeps or is about to: a
+                                        doorbell writes wake_fd only then;
+                                        NULL: every doorbell does */
 } gda_ft_dev_sq_t;
 
 
@@ -129,6 +133,8 @@ GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_sq_t) == 64, dev_sq_size);
 GDA_FT_STATIC_ASSERT(offsetof(gda_ft_dev_sq_t, buf) == 8, dev_sq_buf_offset);
 GDA_FT_STATIC_ASSERT(offsetof(gda_ft_dev_sq_t, qpn) == 32, dev_sq_qpn_offset);
 GDA_FT_STATIC_ASSERT(offsetof(gda_ft_dev_sq_t, pi) == 40, dev_sq_pi_offset);
+GDA_FT_STATIC_ASSERT(offsetof(gda_ft_dev_sq_t, wake_armed) == 56,
+                     dev_sq_wake_armed_offset);
 GDA_FT_STATIC_ASSERT(offsetof(gda_ft_dev_sq_t, db_pi) == 48,
                      dev_sq_db_pi_offset);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_cq_t) == 32, dev_cq_size);

@@ -242,7 +242,6 @@ gda_ft_dev_sq_init(gda_ft_dev_sq_t *sq, void *buf, uint32_t wqebb_cnt,
                    uint32_t qpn, volatile uint32_t *dbrec,
                    volatile uint64_t *uar, int wake_fd, unsigned max_inline)
 {
-    unsigned i;
 
     sq->version      = GDA_FT_DEV_VERSION;
     sq->wqebb_mask   = (uint16_t)(wqebb_cnt - 1);
@@ -259,9 +258,16 @@ gda_ft_dev_sq_init(gda_ft_dev_sq_t *sq, void *buf, uint32_t wqebb_cnt,
                                   max_inline : GDA_FT_WQE_MAX_INLINE);
     sq->db_pi        = 0;
     sq->reserved0    = 0;
-    for (i = 0; i < sizeof(sq->reserved) / sizeof(sq->reserved[0]); ++i) {
-        sq->reserved[i] = 0;
-    }
+    sq->reserved1    = 0;
+    sq->wake_armed   = NULL;
+}
+
+/* The word through which a soft HCA says it sleeps (the QP's wake_armed):
+ * doorbells then write wake_fd only while it is nonzero */
+GDA_FT_DEV_FUNC void gda_ft_dev_sq_wake_when(gda_ft_dev_sq_t *sq,
+                                             const int32_t *armed)
+{
+    sq->wake_armed = armed;
 }
 
 /* WQEBBs that can be posted before the oldest outstanding WQE retires */
@@ -673,17 +679,30 @@ gda_ft_sq_post_masked_fa64(gda_ft_dev_sq_t *sq, uint64_t laddr, uint32_t lkey,
 
 /* ---- doorbell ------------------------------------------------------------ */
 
-/* CPU posters wake a software HCA that sleeps on the QP's eventfd */
+/*
+ * CPU posters wake a software HCA that sleeps on the QP's eventfd. With
+ * wake_armed, only when it has said it sleeps: the engine says so, then
+ * reads every doorbell record once more before it sleeps, and we write
+ * the record, then read its word, each side with a full fence between,
+ * so that one of us sees the other (a system call saved per doorbell).
+ */
 GDA_FT_DEV_FUNC void gda_ft_sq_wake(const gda_ft_dev_sq_t *sq)
 {
 #if !GDA_FT_ON_DEVICE
     uint64_t one = 1;
     ssize_t  ret;
 
-    if (sq->wake_fd >= 0) {
-        ret = write(sq->wake_fd, &one, sizeof(one));
-        (void)ret; /* a saturated counter still wakes the reader */
+    if (sq->wake_fd < 0) {
+        return;
     }
+    if (sq->wake_armed != NULL) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        if (!__atomic_load_n(sq->wake_armed, __ATOMIC_RELAXED)) {
+            return;
+        }
+    }
+    ret = write(sq->wake_fd, &one, sizeof(one));
+    (void)ret; /* a saturated counter still wakes the reader */
 #else
     (void)sq;
 #endif

@@ -114,6 +114,7 @@ static ucs_status_t gda_ft_chan_host_init_path(gda_ft_chan_host_t *ch,
                        (mem->type == GDA_FT_HCA_MEM_HOST) ? p->qp->wake_fd :
                                                             -1,
                        p->pd->dev->attr.max_inline);
+    gda_ft_dev_sq_wake_when(&dp->sq, p->qp->wake_armed);
     dp->cqe        = p->cqe;
     dp->cq_dbrec   = NULL;    /* the collapsed CQ of the soft HCA has none */
     dp->slots      = p->slots;

@@ -229,6 +229,9 @@ struct gda_ft_hca_qp {
     /* CPU posters may write 8 bytes to this eventfd after ringing, to wake a
      * software HCA that sleeps; -1 when the provider needs no wake-up. */
     int                        wake_fd;
+    /* nonzero while the engine behind wake_fd sleeps or is about to:
+     * doorbells write wake_fd only then (gda_ft_sq_wake); NULL: always */
+    const int32_t             *wake_armed;
 };
 
 

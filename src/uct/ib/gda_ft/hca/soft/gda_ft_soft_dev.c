@@ -848,7 +848,8 @@ static ucs_status_t gda_ft_soft_qp_create(gda_ft_hca_pd_t *pd,
     qp->super.state   = GDA_FT_HCA_QP_RESET;
     qp->super.init    = *attr;
     qp->super.uar     = &qp->uar_word;
-    qp->super.wake_fd = worker->wake_fd;
+    qp->super.wake_fd    = worker->wake_fd;
+    qp->super.wake_armed = &worker->sleeping;
 
     gda_ft_soft_engine_lock();
     do {

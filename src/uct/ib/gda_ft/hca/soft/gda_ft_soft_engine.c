@@ -615,16 +615,25 @@ static void *gda_ft_soft_worker_thread(void *arg)
         idle_ns = (int64_t)(now -
                             __atomic_load_n(&gda_ft_soft_engine.last_busy_ns,
                                             __ATOMIC_RELAXED));
-        if (work) {
-            if (idle_ns > 1000) {   /* a shared line: once a microsecond */
+        if (work || device || (idle_ns < (int64_t)spin_ns)) {
+            if (worker->sleeping) {
+                __atomic_store_n(&worker->sleeping, 0, __ATOMIC_RELAXED);
+            }
+            if (work && (idle_ns > 1000)) {   /* a shared line: once a
+                                                 microsecond at most */
                 __atomic_store_n(&gda_ft_soft_engine.last_busy_ns, now,
                                  __ATOMIC_RELAXED);
+            } else if (!work) {
+                sched_yield();
             }
-        } else if (device || (idle_ns < (int64_t)spin_ns)) {
-            sched_yield();
-        } else {
-            /* the loopback senders' side of it: gda_ft_soft_loopback_send */
+        } else if (!worker->sleeping) {
+            /* Say it, then look at every doorbell record and queue once
+             * more in the next pass: a poster that rang before we said it
+             * is seen there, one that rings after sees the word and wakes
+             * us (gda_ft_sq_wake, gda_ft_soft_loopback_send) */
             __atomic_store_n(&worker->sleeping, 1, __ATOMIC_SEQ_CST);
+            __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        } else {
             if (__atomic_load_n(&worker->loopback_queued,
                                 __ATOMIC_SEQ_CST) == 0) {
                 gda_ft_soft_worker_sleep(worker, now, next_timer);

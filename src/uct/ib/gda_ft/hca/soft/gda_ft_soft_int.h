@@ -279,10 +279,11 @@ struct gda_ft_soft_worker {
     gda_ft_soft_engine_stats_t stats;          /* the worker writes */
     unsigned                   loopback_queued; /* atomic: in its ports'
                                                    lb_queue */
-    int                        sleeping;       /* atomic: about to wait in
-                                                  epoll; a sender of
-                                                  loopback datagrams wakes
-                                                  it */
+    int32_t                    sleeping;       /* atomic: it said it is
+                                                  going to wait in epoll:
+                                                  CPU posters' doorbells
+                                                  and senders of loopback
+                                                  datagrams wake it */
     gda_ft_soft_rx_bufs_t     *rx_bufs;
 };
 
