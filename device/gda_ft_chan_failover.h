@@ -71,16 +71,18 @@ GDA_FT_DEV_FUNC void gda_ft_chan_copy_wqe(gda_ft_chan_t *chan, uint8_t from,
 {
     gda_ft_chan_path_t *op = &chan->path[from];
     gda_ft_chan_path_t *np = &chan->path[to];
-    const gda_ft_mlx5_ctrl_seg_t *ctrl =
-            (const gda_ft_mlx5_ctrl_seg_t*)gda_ft_chan_seg(op, seq, 0);
-    unsigned ds = GDA_FT_MLX5_CTRL_DS(ctrl), seg;
     gda_ft_mlx5_raddr_seg_t *raddr;
     gda_ft_mlx5_data_seg_t *data;
+    gda_ft_mlx5_ctrl_seg_t ctrl;
+    unsigned ds, seg;
 
+    /* segment by segment, two loads each: the old ring may be across PCIe
+     * (host-mapped), where every load is a round trip */
+    gda_ft_wqe_copy_seg(&ctrl, gda_ft_chan_seg(op, seq, 0));
+    ds = GDA_FT_MLX5_CTRL_DS(&ctrl);
     for (seg = 1; seg < ds; ++seg) {
-        gda_ft_wqe_copy_bytes(gda_ft_chan_seg(np, seq, seg),
-                              gda_ft_chan_seg(op, seq, seg),
-                              GDA_FT_MLX5_DS_SIZE);
+        gda_ft_wqe_copy_seg(gda_ft_chan_seg(np, seq, seg),
+                            gda_ft_chan_seg(op, seq, seg));
     }
     if (slot->flags & GDA_FT_CHAN_SLOT_RADDR) {
         raddr       = (gda_ft_mlx5_raddr_seg_t*)gda_ft_chan_seg(np, seq, 1);
@@ -93,10 +95,10 @@ GDA_FT_DEV_FUNC void gda_ft_chan_copy_wqe(gda_ft_chan_t *chan, uint8_t from,
         data->lkey = gda_ft_htobe32(slot->lkey[to]);
     }
     gda_ft_wqe_set_ctrl(gda_ft_chan_seg(np, seq, 0),
-                        GDA_FT_MLX5_CTRL_OPCODE(ctrl),
-                        GDA_FT_MLX5_CTRL_OPMOD(ctrl),
+                        GDA_FT_MLX5_CTRL_OPCODE(&ctrl),
+                        GDA_FT_MLX5_CTRL_OPMOD(&ctrl),
                         (uint16_t)gda_ft_chan_ring_idx(np, seq), np->sq.qpn,
-                        ds, ctrl->fm_ce_se, gda_ft_be32toh(ctrl->imm));
+                        ds, ctrl.fm_ce_se, gda_ft_be32toh(ctrl.imm));
 }
 
 /* A NOP as large as the WQE it stands for (it keeps logical indices) */
@@ -381,7 +383,6 @@ gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
     completed = gda_ft_chan_completed(chan);
 
     gda_ft_atomic_store_rel64(&np->ring_off, completed - np->ring_next);
-    now          = gda_ft_dev_now_ns();
     for (seq = completed; seq < freeze; seq += oslot->wqebbs) {
         oslot = gda_ft_chan_slot(chan, op, seq);
         nslot = gda_ft_chan_slot(chan, np, seq);
@@ -398,6 +399,9 @@ gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
         gda_ft_chan_slot_publish(nslot, &slot);
         last = seq;
     }
+    /* the new path is judged from the moment its work is handed to it,
+     * not from before the copy */
+    now = gda_ft_dev_now_ns();
     if (freeze != completed) {
         np->next_psn = gda_ft_chan_stamp(chan, np, completed, freeze, now,
                                          np->next_psn);

@@ -96,6 +96,22 @@ GDA_FT_DEV_FUNC uint8_t gda_ft_wqe_fm_ce_se(unsigned flags)
     return fm_ce_se;
 }
 
+/*
+ * Copies one 16-byte WQE segment (both 16-byte aligned) with two 8-byte
+ * loads and stores. A kernel reading a ring in host-mapped memory pays a
+ * PCIe round trip per load: a byte loop costs 16 of them per segment, and
+ * a replay of a few hundred WQEs took milliseconds.
+ */
+GDA_FT_DEV_FUNC void gda_ft_wqe_copy_seg(void *dst, const void *src)
+{
+    const uint64_t *s = (const uint64_t*)src;
+    uint64_t       *d = (uint64_t*)dst;
+    uint64_t       lo = s[0], hi = s[1];
+
+    d[0] = lo;
+    d[1] = hi;
+}
+
 GDA_FT_DEV_FUNC void gda_ft_wqe_copy_bytes(void *dst, const void *src,
                                            uint32_t length)
 {

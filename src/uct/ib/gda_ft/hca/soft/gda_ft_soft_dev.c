@@ -883,6 +883,8 @@ static ucs_status_t gda_ft_soft_qp_modify(gda_ft_hca_qp_t *hca_qp,
 {
     gda_ft_soft_qp_t *qp = gda_ft_soft_qp(hca_qp);
     ucs_status_t status  = UCS_OK;
+    gda_ft_soft_qp_t *peer;
+    char why[384];
     uint32_t ip;
 
     gda_ft_soft_engine_lock();
@@ -926,6 +928,31 @@ static ucs_status_t gda_ft_soft_qp_modify(gda_ft_hca_qp_t *hca_qp,
         qp->max_rd_atomic = ucs_max(1, ucs_min(attr->max_rd_atomic, 16));
         break;
     case GDA_FT_HCA_QP_ERR:
+        if ((qp->super.state == GDA_FT_HCA_QP_RTS) &&
+            (qp->op_head != qp->op_tail)) {
+            /* a fence of a path the transport gave up on: where its
+             * requester stood tells a dead link from a stuck QP */
+            ucs_diag("%s: QP 0x%x fenced with work left: %s; its worker's "
+                     "last pass %.3f ms ago, %lu passes",
+                     qp->super.dev->attr.info.name, qp->super.qpn,
+                     gda_ft_soft_req_describe(qp, why, sizeof(why)),
+                     (gda_ft_soft_now_ns() -
+                      ucs_derived_of(qp->super.dev,
+                                     gda_ft_soft_dev_t)->worker->last_pass_ns)
+                     / 1e6,
+                     ucs_derived_of(qp->super.dev,
+                                    gda_ft_soft_dev_t)->worker->stats.passes);
+            peer = gda_ft_soft_qp_lookup(qp->dest_qpn);
+            if (peer != NULL) {
+                ucs_diag("%s: its peer QP 0x%x in this process: state %d "
+                         "epsn 0x%x msn %u nak_sent %d ack_pending %d "
+                         "in_msg %d responses queued %u",
+                         peer->super.dev->attr.info.name, peer->super.qpn,
+                         peer->super.state, peer->epsn, peer->msn,
+                         peer->nak_sent, peer->ack_pending, peer->in_msg,
+                         peer->rd_resp_tail - peer->rd_resp_head);
+            }
+        }
         qp->super.state = GDA_FT_HCA_QP_ERR;
         gda_ft_soft_qp_flush(qp);
         goto out;

@@ -225,7 +225,7 @@ void gda_ft_soft_tx(gda_ft_soft_port_t *port, uint32_t dst_ip, void *pkt,
     gda_ft_soft_sendto(port, dst_ip, pkt, len);
 }
 
-static gda_ft_soft_qp_t *gda_ft_soft_qp_lookup(uint32_t qpn)
+gda_ft_soft_qp_t *gda_ft_soft_qp_lookup(uint32_t qpn)
 {
     khiter_t iter = kh_get(gda_ft_soft_qp, &gda_ft_soft_engine.qp_hash, qpn);
 

@@ -341,6 +341,8 @@ void gda_ft_soft_engine_wake(void);
  * configuration's device list */
 gda_ft_soft_worker_t *gda_ft_soft_worker_of(unsigned index);
 void gda_ft_soft_loopback_close(gda_ft_soft_port_t *port);
+/* The QP of this process with number qpn, or NULL (engine lock held) */
+gda_ft_soft_qp_t *gda_ft_soft_qp_lookup(uint32_t qpn);
 uint64_t gda_ft_soft_now_ns(void);
 double gda_ft_soft_random(gda_ft_soft_worker_t *worker);
 void gda_ft_soft_tx(gda_ft_soft_port_t *port, uint32_t dst_ip, void *pkt,
@@ -382,6 +384,9 @@ int gda_ft_soft_req_progress(gda_ft_soft_qp_t *qp, uint64_t now);
 void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
                                      const gda_ft_roce_pkt_t *pkt);
 void gda_ft_soft_qp_reset_state(gda_ft_soft_qp_t *qp);
+/* Where the requester stands (ops, PSNs, atomics, timer), for a message */
+const char *gda_ft_soft_req_describe(const gda_ft_soft_qp_t *qp, char *buf,
+                                     size_t max);
 
 /* Drops every response the responder still owes */
 void gda_ft_soft_resp_reset(gda_ft_soft_qp_t *qp);
