@@ -74,16 +74,17 @@ GDA_FT_DEV_FUNC void gda_ft_chan_copy_wqe(gda_ft_chan_t *chan, uint8_t from,
     gda_ft_mlx5_raddr_seg_t *raddr;
     gda_ft_mlx5_data_seg_t *data;
     gda_ft_mlx5_ctrl_seg_t ctrl;
-    unsigned ds, seg;
+    unsigned ds, bb;
 
-    /* segment by segment, two loads each: the old ring may be across PCIe
-     * (host-mapped), where every load is a round trip */
-    gda_ft_wqe_copy_seg(&ctrl, gda_ft_chan_seg(op, seq, 0));
-    ds = GDA_FT_MLX5_CTRL_DS(&ctrl);
-    for (seg = 1; seg < ds; ++seg) {
-        gda_ft_wqe_copy_seg(gda_ft_chan_seg(np, seq, seg),
-                            gda_ft_chan_seg(op, seq, seg));
+    /* WQEBB by WQEBB, its eight words loaded before any is stored: the old
+     * ring may be across PCIe (host-mapped), where a load is a round trip,
+     * and independent loads share one (a WQEBB never wraps the ring) */
+    for (bb = 0; bb < slot->wqebbs; ++bb) {
+        gda_ft_wqe_copy_bb(gda_ft_chan_seg(np, seq, bb * 4),
+                           gda_ft_chan_seg(op, seq, bb * 4),
+                           (bb == 0) ? &ctrl : NULL);
     }
+    ds = GDA_FT_MLX5_CTRL_DS(&ctrl);
     if (slot->flags & GDA_FT_CHAN_SLOT_RADDR) {
         raddr       = (gda_ft_mlx5_raddr_seg_t*)gda_ft_chan_seg(np, seq, 1);
         raddr->rkey = gda_ft_htobe32(slot->rkey[to]);
@@ -94,11 +95,15 @@ GDA_FT_DEV_FUNC void gda_ft_chan_copy_wqe(gda_ft_chan_t *chan, uint8_t from,
                                                               ds - 1);
         data->lkey = gda_ft_htobe32(slot->lkey[to]);
     }
+    /* every replayed WQE is signalled: the new path shows progress from
+     * its first WQE on, not from the end of the first batch, which on a
+     * busy HCA comes later than its deadline allows */
     gda_ft_wqe_set_ctrl(gda_ft_chan_seg(np, seq, 0),
                         GDA_FT_MLX5_CTRL_OPCODE(&ctrl),
                         GDA_FT_MLX5_CTRL_OPMOD(&ctrl),
                         (uint16_t)gda_ft_chan_ring_idx(np, seq), np->sq.qpn,
-                        ds, ctrl.fm_ce_se, gda_ft_be32toh(ctrl.imm));
+                        ds, ctrl.fm_ce_se | GDA_FT_MLX5_WQE_CTRL_CQ_UPDATE,
+                        gda_ft_be32toh(ctrl.imm));
 }
 
 /* A NOP as large as the WQE it stands for (it keeps logical indices) */

@@ -96,22 +96,6 @@ GDA_FT_DEV_FUNC uint8_t gda_ft_wqe_fm_ce_se(unsigned flags)
     return fm_ce_se;
 }
 
-/*
- * Copies one 16-byte WQE segment (both 16-byte aligned) with two 8-byte
- * loads and stores. A kernel reading a ring in host-mapped memory pays a
- * PCIe round trip per load: a byte loop costs 16 of them per segment, and
- * a replay of a few hundred WQEs took milliseconds.
- */
-GDA_FT_DEV_FUNC void gda_ft_wqe_copy_seg(void *dst, const void *src)
-{
-    const uint64_t *s = (const uint64_t*)src;
-    uint64_t       *d = (uint64_t*)dst;
-    uint64_t       lo = s[0], hi = s[1];
-
-    d[0] = lo;
-    d[1] = hi;
-}
-
 GDA_FT_DEV_FUNC void gda_ft_wqe_copy_bytes(void *dst, const void *src,
                                            uint32_t length)
 {
@@ -126,6 +110,32 @@ GDA_FT_DEV_FUNC void gda_ft_wqe_copy_bytes(void *dst, const void *src,
 #else
     memcpy(dst, src, length);
 #endif
+}
+
+/*
+ * Copies one 64-byte WQEBB (both 64-byte aligned): its eight words are
+ * loaded before any is stored, and the first segment also goes to
+ * *ctrl_p unless NULL. A kernel reading a ring in host-mapped memory pays
+ * a PCIe round trip per dependent load: a byte loop costs 64 of them per
+ * WQEBB, and a replay of a few hundred WQEs took milliseconds.
+ */
+GDA_FT_DEV_FUNC void gda_ft_wqe_copy_bb(void *dst, const void *src,
+                                        gda_ft_mlx5_ctrl_seg_t *ctrl_p)
+{
+    const uint64_t *s = (const uint64_t*)src;
+    uint64_t       *d = (uint64_t*)dst;
+    uint64_t       w[GDA_FT_MLX5_WQE_BB / sizeof(uint64_t)];
+    unsigned       i;
+
+    for (i = 0; i < GDA_FT_MLX5_WQE_BB / sizeof(uint64_t); ++i) {
+        w[i] = s[i];
+    }
+    for (i = 0; i < GDA_FT_MLX5_WQE_BB / sizeof(uint64_t); ++i) {
+        d[i] = w[i];
+    }
+    if (ctrl_p != NULL) {
+        gda_ft_wqe_copy_bytes(ctrl_p, w, sizeof(*ctrl_p));
+    }
 }
 
 

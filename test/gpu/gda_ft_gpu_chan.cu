@@ -599,6 +599,11 @@ static void gpu_dump(chan_world_t *w)
  * it, to each channel's first completion on the backup */
 #define GPU_MAX_INTERRUPTS 4096
 static double gpu_interrupts[GPU_MAX_INTERRUPTS];
+/* their two parts: port down to the replay's doorbell on the backup
+ * (detection, grace, the host's answer, the copy), then to its first
+ * completion */
+static double gpu_interrupts_moved[GPU_MAX_INTERRUPTS];
+static double gpu_interrupts_served[GPU_MAX_INTERRUPTS];
 static unsigned gpu_num_interrupts;
 
 static void gpu_note_interrupts(chan_world_t *w, uint64_t down_gpu_ns)
@@ -612,6 +617,10 @@ static void gpu_note_interrupts(chan_world_t *w, uint64_t down_gpu_ns)
             (gpu_num_interrupts == GPU_MAX_INTERRUPTS)) {
             continue;   /* did not recover from this fault */
         }
+        gpu_interrupts_moved[gpu_num_interrupts]  = chans[c].switch_ns -
+                                                    down_gpu_ns;
+        gpu_interrupts_served[gpu_num_interrupts] = chans[c].recovered_ns -
+                                                    chans[c].switch_ns;
         gpu_interrupts[gpu_num_interrupts++] = chans[c].recovered_ns -
                                                down_gpu_ns;
     }
@@ -624,20 +633,29 @@ static int gpu_cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static void gpu_print_quantiles(const char *name, const char *what,
+                                double *v, unsigned n, const gpu_run_t *run)
+{
+    qsort(v, n, sizeof(*v), gpu_cmp_double);
+    printf("%s: %s, %u channel switches: min %.3f p50 %.3f p90 %.3f p99 "
+           "%.3f max %.3f ms; deadline %.3f ms\n", name, what, n, v[0] / 1e6,
+           v[n / 2] / 1e6, v[(n * 9) / 10] / 1e6, v[(n * 99) / 100] / 1e6,
+           v[n - 1] / 1e6, run->deadline_ns / 1e6);
+}
+
 static void gpu_print_interrupts(const char *name, const gpu_run_t *run)
 {
-    double *v = gpu_interrupts;
     unsigned n = gpu_num_interrupts;
 
     if (n == 0) {
         return;
     }
-    qsort(v, n, sizeof(*v), gpu_cmp_double);
-    printf("%s: interruption (port down to the first completion on the "
-           "backup), %u channel switches: min %.3f p50 %.3f p90 %.3f p99 "
-           "%.3f max %.3f ms; deadline %.3f ms\n", name, n, v[0] / 1e6,
-           v[n / 2] / 1e6, v[(n * 9) / 10] / 1e6, v[(n * 99) / 100] / 1e6,
-           v[n - 1] / 1e6, run->deadline_ns / 1e6);
+    gpu_print_quantiles(name, "interruption (port down to the first "
+                        "completion on the backup)", gpu_interrupts, n, run);
+    gpu_print_quantiles(name, "  of it, port down to the replay's doorbell",
+                        gpu_interrupts_moved, n, run);
+    gpu_print_quantiles(name, "  of it, doorbell to the first completion",
+                        gpu_interrupts_served, n, run);
 }
 
 static void gpu_fault_scenario(const gpu_run_t *run, int warp_level)
