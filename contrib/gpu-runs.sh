@@ -206,7 +206,7 @@ for part in $parts; do
         run memcheck_warp_fault.log compute-sanitizer --tool memcheck \
             $chan -s warp_fault -b 1 -w 8 -i 400
         run racecheck_thread_fault.log compute-sanitizer --tool racecheck \
-            $chan -s thread_fault -b 1 -w 4 -i 40
+            $chan -s thread_fault -b 1 -w 4 -i 400
         ;;
     *)
         echo "unknown part $part" >&2
