@@ -305,3 +305,324 @@ void test_port_lose_answers(test_uct_t *t, const char *dev)
     GDA_FT_ASSERT_OK(set_fault(hca, 1, &fault));
 }
 
+void test_unpack_cb(void *arg, const void *data, size_t length)
+{
+    test_unpack_arg_t *unpack = arg;
+
+    GDA_FT_ASSERT_EQ(length, unpack->length);
+    memcpy(unpack->dest, data, length);
+    ++unpack->calls;
+}
+
+ucs_status_t test_pending_cb(uct_pending_req_t *self)
+{
+    test_pending_t *req = ucs_container_of(self, test_pending_t, super);
+    ucs_status_t status;
+
+    status = uct_ep_put_short(req->t->node[NODE_A].ep, &req->value, 8,
+                              raddr_b(req->t, req->offset),
+                              rkey_b(req->t));
+    if (status == UCS_OK) {
+        ++req->calls;
+    }
+    return status;
+}
+
+void test_put_word(test_uct_t *t, unsigned slot, uint64_t value)
+{
+    ucs_status_t status;
+
+    do {
+        status = uct_ep_put_short(t->node[NODE_A].ep, &value, 8,
+                                  raddr_b(t, 8 * slot), rkey_b(t));
+        if (status == UCS_ERR_NO_RESOURCE) {
+            test_progress(t);
+        }
+    } while (status == UCS_ERR_NO_RESOURCE);
+    GDA_FT_ASSERT_OK(status);
+    GDA_FT_ASSERT_OK(test_flush(t));
+    GDA_FT_ASSERT_EQ(((uint64_t*)t->node[NODE_B].buf)[slot], value);
+}
+
+/* Puts until *counter, a field of *c (A's counters, refreshed), reaches
+ * the value; returns how long it took */
+double test_put_until(test_uct_t *t, unsigned *slot, test_counters_t *c,
+                      const uint32_t *counter, uint32_t value)
+{
+    double start = soft_now_sec(), end;
+
+    do {
+        test_put_word(t, *slot % 512, 5000 + *slot);
+        ++*slot;
+        for (end = soft_now_sec() + 0.005; soft_now_sec() < end;) {
+            test_progress(t);
+        }
+        GDA_FT_ASSERT_OK(t->query_counters(t->node[NODE_A].ep, c));
+        GDA_FT_ASSERT(soft_now_sec() < start + 20);
+    } while (*counter < value);
+    return soft_now_sec() - start;
+}
+
+/* Opens another interface on a node's device with AM alignment parameters
+ * (field_mask: which of them), closes it; returns the status */
+ucs_status_t test_open_aligned(test_uct_t *t, test_node_t *node,
+                               uint64_t field_mask, size_t align,
+                               size_t offset)
+{
+    uct_iface_config_t *config;
+    uct_iface_params_t params;
+    ucs_status_t status;
+    uct_iface_h iface;
+
+    GDA_FT_ASSERT_OK(uct_md_iface_config_read(node->md, "gda_ft", NULL, NULL,
+                                              &config));
+    memset(&params, 0, sizeof(params));
+    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                                  UCT_IFACE_PARAM_FIELD_DEVICE | field_mask;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = "gda_ft";
+    params.mode.device.dev_name = node->dev_name;
+    params.am_alignment         = align;
+    params.am_align_offset      = offset;
+    status = uct_iface_open(node->md, node->worker, &params, config, &iface);
+    uct_config_release(config);
+    if (status == UCS_OK) {
+        uct_iface_close(iface);
+    }
+    return status;
+}
+
+uint8_t test_oob_byte(uint32_t seq, size_t i)
+{
+    return (uint8_t)(seq * 7 + i);
+}
+
+size_t test_oob_pack(void *dest, void *arg)
+{
+    const test_oob_msg_t *msg = arg;
+    uint8_t *p                = dest;
+    size_t i;
+
+    memcpy(p, &msg->seq, sizeof(msg->seq));
+    for (i = sizeof(msg->seq); i < msg->length; ++i) {
+        p[i] = test_oob_byte(msg->seq, i);
+    }
+    return msg->length;
+}
+
+ucs_status_t test_oob_am_cb(void *arg, void *data, size_t length,
+                            unsigned flags)
+{
+    test_oob_rx_t *rx = arg;
+    const uint8_t *p  = data;
+    uint32_t seq;
+    size_t i;
+
+    memcpy(&seq, p, sizeof(seq));
+    rx->bad += (seq != rx->next);
+    for (i = sizeof(seq); i < length; ++i) {
+        rx->bad += (p[i] != test_oob_byte(seq, i));
+    }
+    ++rx->next;
+    rx->thread = pthread_self();
+    __atomic_add_fetch(&rx->calls, 1, __ATOMIC_RELEASE);
+    return UCS_OK;
+}
+
+/* Sends from A, progressing both sides while A's queue is full */
+void test_oob_send(test_uct_t *t, uint8_t am_id, uint32_t seq,
+                   size_t length)
+{
+    test_oob_msg_t msg = {seq, length};
+    ssize_t ret;
+
+    while ((ret = uct_ep_am_bcopy(t->node[NODE_A].ep, am_id, test_oob_pack,
+                                  &msg, 0)) == UCS_ERR_NO_RESOURCE) {
+        test_progress(t);
+    }
+    GDA_FT_ASSERT_EQ(ret, (ssize_t)length);
+}
+
+/* A's endpoint to B's interface, both the out-of-band channel */
+void test_oob_setup(test_uct_t *t)
+{
+    uint8_t dev_addr[64], iface_addr[64];
+    uct_ep_params_t ep_params;
+
+    test_uct_env(t, 4, NULL);
+    test_node_open(t, &t->node[NODE_A], "gda_ft_tsoft0", "tsoft0:oob");
+    test_node_open(t, &t->node[NODE_B], "gda_ft_tsoft2", "tsoft2:oob");
+    GDA_FT_ASSERT(t->node[NODE_B].iface_attr.cap.flags &
+                  UCT_IFACE_FLAG_CONNECT_TO_IFACE);
+    GDA_FT_ASSERT(t->node[NODE_B].iface_attr.cap.flags &
+                  UCT_IFACE_FLAG_CB_ASYNC);
+
+    GDA_FT_ASSERT_OK(uct_iface_get_device_address(
+            t->node[NODE_B].iface, (uct_device_addr_t*)dev_addr));
+    GDA_FT_ASSERT_OK(uct_iface_get_address(t->node[NODE_B].iface,
+                                           (uct_iface_addr_t*)iface_addr));
+    GDA_FT_ASSERT(uct_iface_is_reachable(t->node[NODE_A].iface,
+                                         (uct_device_addr_t*)dev_addr,
+                                         (uct_iface_addr_t*)iface_addr));
+    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+                           UCT_EP_PARAM_FIELD_DEV_ADDR |
+                           UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    ep_params.iface      = t->node[NODE_A].iface;
+    ep_params.dev_addr   = (uct_device_addr_t*)dev_addr;
+    ep_params.iface_addr = (uct_iface_addr_t*)iface_addr;
+    GDA_FT_ASSERT_OK(uct_ep_create(&ep_params, &t->node[NODE_A].ep));
+}
+
+void test_oob_cleanup(test_uct_t *t)
+{
+    test_node_close(t, &t->node[NODE_A]);
+    if (t->node[NODE_B].iface != NULL) {
+        test_node_close(t, &t->node[NODE_B]);
+    }
+}
+
+ucs_status_t test_am_cb(void *arg, void *data, size_t length,
+                        unsigned flags)
+{
+    test_am_rx_t *rx = arg;
+
+    if ((flags & UCT_CB_PARAM_FLAG_DESC) || (length > TEST_AM_MAX_LAST)) {
+        ++rx->errors;
+        return UCS_OK;
+    }
+    memcpy(rx->last, data, length);
+    rx->last_len = length;
+    ++rx->count;
+    return UCS_OK;
+}
+
+/* Stream messages start with their 8-byte sequence number; the rest of a
+ * message is soft_fill()ed with the sequence number as the seed */
+ucs_status_t test_am_stream_cb(void *arg, void *data, size_t length,
+                               unsigned flags)
+{
+    test_am_rx_t *rx = arg;
+    uint8_t expect[4096];
+    uint64_t seq;
+
+    if (length < sizeof(seq)) {
+        ++rx->errors;
+        return UCS_OK;
+    }
+    memcpy(&seq, data, sizeof(seq));
+    if (seq != rx->next) {
+        if (rx->errors++ < 5) {
+            printf("message %" PRIu64 " arrived where %" PRIu64 " was "
+                   "expected\n", seq, rx->next);
+        }
+    }
+    if ((length - sizeof(seq)) <= sizeof(expect)) {
+        soft_fill(expect, length - sizeof(seq), (unsigned)seq);
+        if (memcmp(expect, UCS_PTR_BYTE_OFFSET(data, sizeof(seq)),
+                   length - sizeof(seq))) {
+            if (rx->errors++ < 5) {
+                printf("message %" PRIu64 ": wrong content\n", seq);
+            }
+        }
+    }
+    rx->next = seq + 1;
+    ++rx->count;
+    return UCS_OK;
+}
+
+size_t test_am_pack(void *dest, void *arg)
+{
+    test_am_pack_t *pack = arg;
+
+    memcpy(dest, pack->src, pack->length);
+    return pack->length;
+}
+
+void test_am_set_handler(test_uct_t *t, unsigned node,
+                         uct_am_callback_t cb, test_am_rx_t *rx)
+{
+    memset(rx, 0, sizeof(*rx));
+    GDA_FT_ASSERT_OK(uct_iface_set_am_handler(t->node[node].iface,
+                                              TEST_AM_ID, cb, rx, 0));
+}
+
+void test_am_counters(test_uct_t *t, unsigned node,
+                      test_am_counters_t *c)
+{
+    query_am_counters_func_t query = (query_am_counters_func_t)dlsym(
+            t->plugin, "uct_gda_ft_ep_query_am_counters");
+
+    GDA_FT_ASSERT(query != NULL);
+    GDA_FT_ASSERT_OK(query(t->node[node].ep, c));
+}
+
+void test_am_short(test_uct_t *t, uint64_t header, const void *payload,
+                   unsigned length)
+{
+    ucs_status_t status;
+
+    do {
+        status = uct_ep_am_short(t->node[NODE_A].ep, TEST_AM_ID, header,
+                                 payload, length);
+        if (status == UCS_ERR_NO_RESOURCE) {
+            test_progress(t);
+        }
+    } while (status == UCS_ERR_NO_RESOURCE);
+    GDA_FT_ASSERT_OK(status);
+}
+
+void test_am_bcopy(test_uct_t *t, const void *data, size_t length)
+{
+    test_am_pack_t pack = {data, length};
+    ssize_t packed;
+
+    do {
+        packed = uct_ep_am_bcopy(t->node[NODE_A].ep, TEST_AM_ID,
+                                 test_am_pack, &pack, 0);
+        if (packed == UCS_ERR_NO_RESOURCE) {
+            test_progress(t);
+        }
+    } while (packed == UCS_ERR_NO_RESOURCE);
+    GDA_FT_ASSERT_EQ(packed, (ssize_t)length);
+}
+
+/* Message `seq` of a stream: am_short or am_bcopy of varying sizes */
+void test_am_stream_send(test_uct_t *t, uint64_t seq)
+{
+    size_t max_short = t->node[NODE_A].iface_attr.cap.am.max_short;
+    uint8_t data[4096 + 8];
+    size_t length;
+
+    if (seq % 3 == 0) {
+        length = (seq / 3) % (max_short - 8 + 1);
+        soft_fill(data, length, (unsigned)seq);
+        test_am_short(t, seq, data, length);
+    } else {
+        length = 8 + (seq * 37) % 4096;
+        memcpy(data, &seq, sizeof(seq));
+        soft_fill(data + 8, length - 8, (unsigned)seq);
+        test_am_bcopy(t, data, length);
+    }
+}
+
+/* A failover before the fault would make the rest meaningless */
+void test_assert_no_switch(test_uct_t *t, const char *when)
+{
+    test_counters_t counters;
+
+    GDA_FT_ASSERT_OK(t->query_counters(t->node[NODE_A].ep, &counters));
+    if (counters.switches != 0) {
+        GDA_FT_FAIL("failover during %s, before any fault: the soft HCA "
+                    "made no progress for a whole deadline (overloaded "
+                    "machine?)", when);
+    }
+}
+
+size_t test_pack_cb(void *dest, void *arg)
+{
+    test_pack_arg_t *pack = arg;
+
+    memcpy(dest, pack->src, pack->length);
+    return pack->length;
+}
+

@@ -120,4 +120,141 @@ void test_port_lose_answers(test_uct_t *t, const char *dev);
         } \
     } while (0)
 
+
+/* Shared by the test files of the UCT transport (test_uct_*.c) */
+
+/* What a put_bcopy's pack callback (test_pack_cb) copies from */
+typedef struct {
+    const uint8_t *src;
+    size_t         length;
+} test_pack_arg_t;
+
+size_t test_pack_cb(void *dest, void *arg);
+
+/* Where a get_bcopy's unpack callback (test_unpack_cb) copies to */
+typedef struct {
+    uint8_t *dest;
+    size_t   length;
+    unsigned calls;
+} test_unpack_arg_t;
+
+/* A pending request that puts `value` at B's `offset` (test_pending_cb) */
+typedef struct {
+    uct_pending_req_t super;
+    test_uct_t       *t;
+    uint64_t          value;
+    size_t            offset;
+    unsigned          calls;
+    unsigned          purged;
+} test_pending_t;
+
+void test_unpack_cb(void *arg, const void *data, size_t length);
+
+ucs_status_t test_pending_cb(uct_pending_req_t *self);
+
+/* Puts value into B's 8-byte slot, flushes, checks it landed */
+void test_put_word(test_uct_t *t, unsigned slot, uint64_t value);
+
+/* Puts until *counter, a field of *c (A's counters, refreshed), reaches
+ * the value; returns how long it took */
+double test_put_until(test_uct_t *t, unsigned *slot, test_counters_t *c,
+                      const uint32_t *counter, uint32_t value);
+
+/* Opens another interface on a node's device with AM alignment parameters
+ * (field_mask: which of them), closes it; returns the status */
+ucs_status_t test_open_aligned(test_uct_t *t, test_node_t *node,
+                               uint64_t field_mask, size_t align,
+                               size_t offset);
+
+/* ---- out-of-band wireup channel ------------------------------------------ */
+
+/* UCX 1.13 names no synchronous flag: a handler without ASYNC is one */
+#define TEST_CB_SYNC 0
+
+typedef struct {
+    unsigned  calls;
+    uint32_t  next;      /* sequence number expected next */
+    unsigned  bad;       /* out of order or wrong content */
+    pthread_t thread;    /* that ran the last call */
+} test_oob_rx_t;
+
+typedef struct {
+    uint32_t seq;
+    size_t   length;
+} test_oob_msg_t;
+
+uint8_t test_oob_byte(uint32_t seq, size_t i);
+
+size_t test_oob_pack(void *dest, void *arg);
+
+ucs_status_t test_oob_am_cb(void *arg, void *data, size_t length,
+                            unsigned flags);
+
+/* Sends from A, progressing both sides while A's queue is full */
+void test_oob_send(test_uct_t *t, uint8_t am_id, uint32_t seq,
+                   size_t length);
+
+/* A's endpoint to B's interface, both the out-of-band channel */
+void test_oob_setup(test_uct_t *t);
+
+void test_oob_cleanup(test_uct_t *t);
+
+/* ---- active messages ----------------------------------------------------- */
+
+#define TEST_AM_ID        7
+
+#define TEST_AM_MAX_LAST  (64 * 1024)
+
+/* uct_gda_ft_am_counters_t of uct_gda_ft_iface.h */
+typedef struct {
+    uint32_t sent;
+    uint32_t received;
+    uint32_t duplicates;
+    uint32_t reordered;
+    uint32_t gaps;
+} test_am_counters_t;
+
+typedef ucs_status_t (*query_am_counters_func_t)(uct_ep_h,
+                                                 test_am_counters_t*);
+
+typedef struct {
+    unsigned count;        /* messages delivered */
+    unsigned errors;       /* content or order mismatches, DESC flags */
+    uint64_t next;         /* stream: sequence number expected next */
+    size_t   last_len;
+    uint8_t  last[TEST_AM_MAX_LAST];
+} test_am_rx_t;
+
+typedef struct {
+    const uint8_t *src;
+    size_t         length;
+} test_am_pack_t;
+
+ucs_status_t test_am_cb(void *arg, void *data, size_t length,
+                        unsigned flags);
+
+/* Stream messages start with their 8-byte sequence number; the rest of a
+ * message is soft_fill()ed with the sequence number as the seed */
+ucs_status_t test_am_stream_cb(void *arg, void *data, size_t length,
+                               unsigned flags);
+
+size_t test_am_pack(void *dest, void *arg);
+
+void test_am_set_handler(test_uct_t *t, unsigned node,
+                         uct_am_callback_t cb, test_am_rx_t *rx);
+
+void test_am_counters(test_uct_t *t, unsigned node,
+                      test_am_counters_t *c);
+
+void test_am_short(test_uct_t *t, uint64_t header, const void *payload,
+                   unsigned length);
+
+void test_am_bcopy(test_uct_t *t, const void *data, size_t length);
+
+/* Message `seq` of a stream: am_short or am_bcopy of varying sizes */
+void test_am_stream_send(test_uct_t *t, uint64_t seq);
+
+/* A failover before the fault would make the rest meaningless */
+void test_assert_no_switch(test_uct_t *t, const char *when);
+
 #endif

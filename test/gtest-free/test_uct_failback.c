@@ -1,0 +1,173 @@
+/*
+ * Failback through the UCT API: back to the primary once its port
+ * returns, damped when the path flaps, the back-off's cap.
+ */
+#include "uct_harness.h"
+#include "chan_harness.h"   /* chan_world_time_scale() */
+#include <uct/ib/gda_ft/uct_gda_ft_wire.h>
+#include <uct/ib/gda_ft/uct_gda_ft_perf.h>
+#include <uct/ib/gda_ft/uct_gda_ft_oob_stats.h>
+#include <ucp/core/ucp_types.h>   /* UCX_ADDRESS_VERSION=v2 packing */
+
+#include <uct/api/uct.h>
+#include <ucs/async/async.h>
+#include <alloca.h>
+#include <dirent.h>
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <time.h>
+#include <unistd.h>
+
+
+GDA_FT_TEST(uct_failback, failback_after_port_returns)
+{
+    test_counters_t a, b;
+    double start, end;
+    unsigned i = 0;
+    test_uct_t t;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms",
+                 "UCX_GDA_FT_RECOVERY_WINDOW=100ms",
+                 "UCX_GDA_FT_REARM_BACKOFF=50ms", NULL);
+    test_uct_setup(&t);
+    test_put_word(&t, i, 1000 + i);
+    ++i;
+
+    /* the primary port of A dies: one switch, the old QP fenced */
+    test_port_set(&t, "tsoft0", 0);
+    test_put_word(&t, i, 1000 + i);
+    ++i;
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &a));
+    GDA_FT_ASSERT_EQ(a.switches, 1);
+    GDA_FT_ASSERT(a.fences >= 1);
+
+    /* while the port is down nothing fails back */
+    for (start = soft_now_sec(); soft_now_sec() < start + 0.3;) {
+        test_progress(&t);
+        usleep(1000);
+    }
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &a));
+    GDA_FT_ASSERT_EQ(a.failbacks, 0);
+
+    /* the port returns: the guardians re-arm, probe, wait, fail back */
+    test_port_set(&t, "tsoft0", 1);
+    start = soft_now_sec();
+    do {
+        test_put_word(&t, i, 1000 + i);
+        ++i;
+        for (end = soft_now_sec() + 0.01; soft_now_sec() < end;) {
+            test_progress(&t);
+        }
+        GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &a));
+        GDA_FT_ASSERT(soft_now_sec() < start + 10);
+    } while (a.failbacks == 0);
+    printf("failback %.0f ms after the port returned (%u puts)\n",
+           (soft_now_sec() - start) * 1e3, i);
+
+    /* traffic is on the primary again and keeps flowing */
+    for (end = i + 20; i < end; ++i) {
+        test_put_word(&t, i, 1000 + i);
+    }
+    /* A asked B to fence its end of the primary (resolution), so B left
+     * it too, and returns to it with A */
+    start = soft_now_sec();
+    do {
+        test_progress(&t);
+        GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_B].ep, &b));
+        GDA_FT_ASSERT(soft_now_sec() < start + 10);
+    } while (b.failbacks == 0);
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &a));
+    GDA_FT_ASSERT_EQ(a.switches, 1);
+    GDA_FT_ASSERT_EQ(a.failbacks, 1);
+    GDA_FT_ASSERT_EQ(a.no_path, 0);
+    GDA_FT_ASSERT_EQ(b.no_path, 0);
+    GDA_FT_ASSERT_EQ(b.switches, 1);
+    GDA_FT_ASSERT_EQ(b.failbacks, 1);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
+    GDA_FT_ASSERT_EQ(t.node[NODE_B].errors, 0);
+    test_uct_cleanup(&t);
+}
+
+
+/* A's primary fails and comes back, then flaps right after failing back;
+ * *first and *second get how long each failback took from the switch */
+static void test_fail_back_twice(test_uct_t *t, test_counters_t *a,
+                                 double *first, double *second)
+{
+    unsigned slot = 0;
+
+    test_port_set(t, "tsoft0", 0);
+    test_put_until(t, &slot, a, &a->switches, 1);
+    test_port_set(t, "tsoft0", 1);
+    *first = test_put_until(t, &slot, a, &a->failbacks, 1);
+    test_port_set(t, "tsoft0", 0);
+    test_put_until(t, &slot, a, &a->switches, 2);
+    test_port_set(t, "tsoft0", 1);
+    *second = test_put_until(t, &slot, a, &a->failbacks, 2);
+}
+
+GDA_FT_TEST(uct_failback, failback_is_damped_when_the_path_flaps)
+{
+    test_counters_t a = {0};
+    double first, second;
+    test_uct_t t;
+
+    /* back-off 200 ms and recovery window 100 ms: a failback comes at
+     * least 300 ms after its failover; a path failing again within ten
+     * recovery windows of a failback waits twice as long (>= 500 ms).
+     * Timed from when the test sees the switch: a few ms later than it. */
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms",
+                 "UCX_GDA_FT_RECOVERY_WINDOW=100ms",
+                 "UCX_GDA_FT_REARM_BACKOFF=200ms", NULL);
+    test_uct_setup(&t);
+
+    test_fail_back_twice(&t, &a, &first, &second);
+
+    printf("failback after %.0f ms, after the flap %.0f ms\n", first * 1e3,
+           second * 1e3);
+    GDA_FT_ASSERT(first >= 0.3 - 0.02);
+    GDA_FT_ASSERT(second >= 0.5 - 0.02);
+    GDA_FT_ASSERT_EQ(a.no_path, 0);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
+    test_uct_cleanup(&t);
+}
+
+
+/*
+ * REARM_BACKOFF_MAX caps the doubled back-off: with 200 ms doubling to
+ * 400 ms after the flap but a cap of 250 ms, the second failback comes
+ * after the capped wait and the recovery window (>= 350 ms), and before
+ * the uncapped one would allow (500 ms).
+ */
+GDA_FT_TEST(uct_failback, rearm_backoff_max_caps_the_damping)
+{
+    test_counters_t a = {0};
+    double first, second;
+    test_uct_t t;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms",
+                 "UCX_GDA_FT_RECOVERY_WINDOW=100ms",
+                 "UCX_GDA_FT_REARM_BACKOFF=200ms",
+                 "UCX_GDA_FT_REARM_BACKOFF_MAX=250ms", NULL);
+    test_uct_setup(&t);
+
+    test_fail_back_twice(&t, &a, &first, &second);
+
+    printf("failback after %.0f ms, after the flap %.0f ms (cap 250 ms)\n",
+           first * 1e3, second * 1e3);
+    GDA_FT_ASSERT(first >= 0.3 - 0.02);
+    GDA_FT_ASSERT(second >= 0.35 - 0.02);
+    GDA_FT_ASSERT(second < 0.5 - 0.02);
+    GDA_FT_ASSERT_EQ(a.no_path, 0);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
+    test_uct_cleanup(&t);
+}
+
+/*
+ * STRICT_FENCE without RESOLVE: the abandoned QP is fenced before the
+ * replay (what the setting promises of this end), the puts of the window
+ * land once on the backup, and every word holds its last put.
+ */

@@ -1,0 +1,495 @@
+/*
+ * Failover through the UCT API: a port that dies mid-traffic, atomics lost
+ * with it, both paths gone, posts held while a switch settles, the strict
+ * fence, the guardian's settings.
+ */
+#include "uct_harness.h"
+#include "chan_harness.h"   /* chan_world_time_scale() */
+#include <uct/ib/gda_ft/uct_gda_ft_wire.h>
+#include <uct/ib/gda_ft/uct_gda_ft_perf.h>
+#include <uct/ib/gda_ft/uct_gda_ft_oob_stats.h>
+#include <ucp/core/ucp_types.h>   /* UCX_ADDRESS_VERSION=v2 packing */
+
+#include <uct/api/uct.h>
+#include <ucs/async/async.h>
+#include <alloca.h>
+#include <dirent.h>
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <time.h>
+#include <unistd.h>
+
+
+/* ---- failover through the UCT API ---------------------------------------- */
+
+
+GDA_FT_TEST(uct_failover, primary_down_fails_over_without_loss)
+{
+    const unsigned n = 400;
+    test_counters_t counters, iface_counters;
+    test_comp_t comp;
+    uint64_t value;
+    uct_iov_t iov;
+    test_uct_t t;
+    ucs_status_t status;
+    unsigned i;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms",
+                 NULL);
+    test_uct_setup(&t);
+
+    /* warm up the primary path */
+    value = 1;
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 0), rkey_b(&t)));
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    test_assert_no_switch(&t, "warm-up");
+
+    /* the primary port of A dies; puts keep flowing */
+    test_port_set(&t, "tsoft0", 0);
+    for (i = 0; i < n; ++i) {
+        value = 0x1000 + i;
+        do {
+            status = uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 8 * i), rkey_b(&t));
+            if (status == UCS_ERR_NO_RESOURCE) {
+                test_progress(&t);
+            }
+        } while (status == UCS_ERR_NO_RESOURCE);
+        GDA_FT_ASSERT_OK(status);
+    }
+    soft_fill(t.node[NODE_A].buf + 65536, 100000, 77);
+    iov.buffer = t.node[NODE_A].buf + 65536;
+    iov.length = 100000;
+    iov.memh   = t.node[NODE_A].memh;
+    iov.stride = 0;
+    iov.count  = 1;
+    test_comp_init(&comp, 1);
+    do {
+        status = uct_ep_put_zcopy(t.node[NODE_A].ep, &iov, 1,
+                                  raddr_b(&t, 65536), rkey_b(&t),
+                                  &comp.super);
+        if (status == UCS_ERR_NO_RESOURCE) {
+            test_progress(&t);
+        }
+    } while (status == UCS_ERR_NO_RESOURCE);
+    GDA_FT_ASSERT_EQ(status, UCS_INPROGRESS);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_EQ(comp.calls, 1);
+    GDA_FT_ASSERT_OK(comp.super.status);
+
+    for (i = 0; i < n; ++i) {
+        GDA_FT_ASSERT_EQ(((uint64_t*)t.node[NODE_B].buf)[i], 0x1000 + i);
+    }
+    GDA_FT_ASSERT_MEM_EQ(t.node[NODE_B].buf + 65536,
+                         t.node[NODE_A].buf + 65536, 100000);
+
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+    GDA_FT_ASSERT_EQ(counters.switches, 1);
+    GDA_FT_ASSERT(counters.replays >= 1);
+    GDA_FT_ASSERT_EQ(counters.no_path, 0);
+    GDA_FT_ASSERT_OK(t.query_iface_counters(t.node[NODE_A].iface,
+                                            &iface_counters));
+    GDA_FT_ASSERT_EQ(iface_counters.switches, 1);
+    GDA_FT_ASSERT_EQ(iface_counters.replays, counters.replays);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
+    printf("switches %u, replays %u\n", counters.switches, counters.replays);
+    test_uct_cleanup(&t);
+}
+
+/* An atomic posted into a dead primary: the peer never saw it */
+static void test_atomic_into_dead_primary(test_uct_t *t, uint64_t *result,
+                                          test_comp_t *comp)
+{
+    uint64_t value = 1000;
+
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t->node[NODE_A].ep, &value, 8,
+                                      raddr_b(t, 0), rkey_b(t)));
+    GDA_FT_ASSERT_OK(test_flush(t));
+    test_assert_no_switch(t, "warm-up");
+
+    test_port_set(t, "tsoft0", 0);
+    test_comp_init(comp, 1);
+    GDA_FT_ASSERT_EQ(uct_ep_atomic64_fetch(t->node[NODE_A].ep,
+                                           UCT_ATOMIC_OP_ADD, 1, result,
+                                           raddr_b(t, 0), rkey_b(t),
+                                           &comp->super),
+                     UCS_INPROGRESS);
+    TEST_WAIT(t, comp->calls == 1, 5000);
+}
+
+GDA_FT_TEST(uct_failover, atomic_lost_with_primary_is_replayed_once)
+{
+    test_counters_t counters;
+    test_comp_t comp;
+    uint64_t result = 0;
+    test_uct_t t;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms", NULL);
+    test_uct_setup(&t);
+    test_atomic_into_dead_primary(&t, &result, &comp);
+
+    /* B said it never executed it: it went over the backup, once */
+    GDA_FT_ASSERT_OK(comp.super.status);
+    GDA_FT_ASSERT_EQ(result, 1000);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_EQ(((uint64_t*)t.node[NODE_B].buf)[0], 1001);
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+    GDA_FT_ASSERT_EQ(counters.switches, 1);
+    GDA_FT_ASSERT_EQ(counters.in_doubt, 0);
+    GDA_FT_ASSERT(counters.replays >= 1);
+    test_uct_cleanup(&t);
+}
+
+GDA_FT_TEST(uct_failover, atomic_lost_without_resolution_completes_in_doubt)
+{
+    test_counters_t counters;
+    test_comp_t comp;
+    uint64_t result = 0;
+    test_uct_t t;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms", "UCX_GDA_FT_RESOLVE=n",
+                 NULL);
+    test_uct_setup(&t);
+    test_atomic_into_dead_primary(&t, &result, &comp);
+
+    /* never retried: an error, not a second application */
+    GDA_FT_ASSERT_EQ(comp.super.status, UCS_ERR_IO_ERROR);
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+    GDA_FT_ASSERT_EQ(counters.in_doubt, 1);
+    GDA_FT_ASSERT_EQ(counters.switches, 1);
+
+    /* the endpoint goes on over the backup path */
+    test_comp_init(&comp, 1);
+    GDA_FT_ASSERT_EQ(uct_ep_atomic64_fetch(t.node[NODE_A].ep,
+                                           UCT_ATOMIC_OP_ADD, 5, &result,
+                                           raddr_b(&t, 8), rkey_b(&t),
+                                           &comp.super),
+                     UCS_INPROGRESS);
+    TEST_WAIT(&t, comp.calls == 1, 5000);
+    GDA_FT_ASSERT_OK(comp.super.status);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_EQ(((uint64_t*)t.node[NODE_B].buf)[0], 1000);
+    test_uct_cleanup(&t);
+}
+
+GDA_FT_TEST(uct_failover, atomic_executed_with_lost_reply_is_in_doubt)
+{
+    test_counters_t counters;
+    test_comp_t comp;
+    uint64_t result = 0, value = 1000;
+    test_uct_t t;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms", NULL);
+    test_uct_setup(&t);
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 0), rkey_b(&t)));
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    test_assert_no_switch(&t, "warm-up");
+
+    /* B executes both atomics; its answers never reach A */
+    test_port_lose_answers(&t, "tsoft2");
+    test_comp_init(&comp, 1);
+    GDA_FT_ASSERT_EQ(uct_ep_atomic64_fetch(t.node[NODE_A].ep,
+                                           UCT_ATOMIC_OP_ADD, 1, &result,
+                                           raddr_b(&t, 0), rkey_b(&t),
+                                           &comp.super),
+                     UCS_INPROGRESS);
+    GDA_FT_ASSERT_OK(uct_ep_atomic64_post(t.node[NODE_A].ep,
+                                          UCT_ATOMIC_OP_ADD, 10,
+                                          raddr_b(&t, 0), rkey_b(&t)));
+    TEST_WAIT(&t, comp.calls == 1, 5000);
+
+    /* the old value is lost: the fetch is in doubt, never applied twice;
+     * the posted add is known applied, so the flush succeeds */
+    GDA_FT_ASSERT_EQ(comp.super.status, UCS_ERR_IO_ERROR);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_EQ(((uint64_t*)t.node[NODE_B].buf)[0], 1011);
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+    GDA_FT_ASSERT_EQ(counters.switches, 1);
+    GDA_FT_ASSERT_EQ(counters.in_doubt, 1);
+    GDA_FT_ASSERT_EQ(counters.confirmed, 1);
+    test_uct_cleanup(&t);
+}
+
+GDA_FT_TEST(uct_failover, both_paths_down_reports_ep_error)
+{
+    double deadline = 0.2 * chan_world_time_scale();
+    test_counters_t counters;
+    test_comp_t comp;
+    uint64_t value = 5;
+    char env[64];
+    uct_iov_t iov;
+    test_uct_t t;
+    double start, elapsed;
+
+    /* the HCA retries for 8 x 1 s: the error must come from the deadlines */
+    snprintf(env, sizeof(env), "UCX_GDA_FT_DEADLINE=%.0fms", deadline * 1e3);
+    test_uct_env(&t, 4, env, "UCX_GDA_FT_TIMEOUT=1s", NULL);
+    test_uct_setup(&t);
+
+    test_port_set(&t, "tsoft0", 0);
+    test_port_set(&t, "tsoft1", 0);
+    start = soft_now_sec();
+
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 0), rkey_b(&t)));
+    iov.buffer = t.node[NODE_A].buf;
+    iov.length = 4096;
+    iov.memh   = t.node[NODE_A].memh;
+    iov.stride = 0;
+    iov.count  = 1;
+    test_comp_init(&comp, 1);
+    GDA_FT_ASSERT_EQ(uct_ep_get_zcopy(t.node[NODE_A].ep, &iov, 1,
+                                      raddr_b(&t, 0), rkey_b(&t),
+                                      &comp.super),
+                     UCS_INPROGRESS);
+
+    /* two deadlines and half a deadline for a loaded machine, not the
+     * hardware retry window */
+    TEST_WAIT(&t, (comp.calls == 1) && (t.node[NODE_A].errors == 1), 3000);
+    elapsed = soft_now_sec() - start;
+    GDA_FT_ASSERT(elapsed <= 2.5 * deadline);
+    GDA_FT_ASSERT_EQ(comp.super.status, UCS_ERR_ENDPOINT_TIMEOUT);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].last_error, UCS_ERR_ENDPOINT_TIMEOUT);
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+    GDA_FT_ASSERT_EQ(counters.no_path, 2);
+
+    /* no more operations on it, and the error is reported once */
+    GDA_FT_ASSERT_EQ(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 0), rkey_b(&t)),
+                     UCS_ERR_ENDPOINT_TIMEOUT);
+    test_progress(&t);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 1);
+    printf("endpoint error after %.0f ms (deadline %.0f ms)\n",
+           elapsed * 1e3, deadline * 1e3);
+    test_uct_cleanup(&t);
+}
+
+GDA_FT_TEST(uct_failover, single_device_works_without_backup)
+{
+    test_counters_t counters;
+    uint64_t value = 99;
+    test_uct_t t;
+
+    /* one HCA: two interfaces of its MD talk to each other */
+    test_uct_env(&t, 1, NULL);
+    test_node_open(&t, &t.node[NODE_A], "gda_ft_tsoft0", "tsoft0:1");
+    test_node_open(&t, &t.node[NODE_B], "gda_ft_tsoft0", "tsoft0:1");
+    test_connect(&t);
+
+    /* no backup key in the rkey */
+    GDA_FT_ASSERT_EQ(t.rkey[NODE_B].rkey >> 32, 0);
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 0), rkey_b(&t)));
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_EQ(*(uint64_t*)t.node[NODE_B].buf, 99);
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+    GDA_FT_ASSERT_EQ(counters.switches, 0);
+    test_uct_cleanup(&t);
+}
+
+
+
+
+/*
+ * While a failover settles (the peer has not answered yet) the endpoint is
+ * held: operations return NO_RESOURCE, pending_add queues (it must not
+ * answer BUSY, or UCP retries at once forever), and a flush waits behind
+ * the queued requests; once the peer answers, all of it goes, in order
+ */
+GDA_FT_TEST(uct_failover, settling_failover_holds_posts_and_flushes)
+{
+    test_counters_t counters = {0};
+    uint64_t value = 5;
+    test_pending_t req;
+    test_comp_t comp;
+    double deadline, switched;
+    test_uct_t t;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms", NULL);
+    test_uct_setup(&t);
+    test_port_set(&t, "tsoft0", 0);
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 0), rkey_b(&t)));
+
+    /* only A progresses: it switches and asks B, who cannot answer */
+    deadline = soft_now_sec() + 10;
+    while (counters.switches == 0) {
+        uct_worker_progress(t.node[NODE_A].worker);
+        GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+        GDA_FT_ASSERT(soft_now_sec() < deadline);
+        usleep(100);
+    }
+    switched = soft_now_sec();
+
+    GDA_FT_ASSERT_EQ(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 8), rkey_b(&t)),
+                     UCS_ERR_NO_RESOURCE);
+    req.super.func = test_pending_cb;
+    req.t          = &t;
+    req.value      = 77;
+    req.offset     = 64;
+    req.calls      = 0;
+    req.purged     = 0;
+    GDA_FT_ASSERT_OK(uct_ep_pending_add(t.node[NODE_A].ep, &req.super, 0));
+    test_comp_init(&comp, 1);
+    GDA_FT_ASSERT_EQ(uct_ep_flush(t.node[NODE_A].ep, 0, &comp.super),
+                     UCS_ERR_NO_RESOURCE);
+    /* for half the settlement's timeout (the deadline) nothing moves; a
+     * machine that stalled this thread past the timeout settles without
+     * B, and the hold cannot be seen */
+    while (soft_now_sec() - switched < 0.1) {
+        uct_worker_progress(t.node[NODE_A].worker);
+        usleep(1000);
+    }
+    if (soft_now_sec() - switched < 0.2) {
+        GDA_FT_ASSERT_EQ(req.calls, 0);
+    } else {
+        printf("stalled for %.0f ms: the hold was not checked\n",
+               (soft_now_sec() - switched) * 1e3);
+    }
+
+    /* B answers: the put is replayed once, then the queued request runs */
+    TEST_WAIT(&t, req.calls == 1, 10000);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_EQ(((uint64_t*)t.node[NODE_B].buf)[0], 5);
+    GDA_FT_ASSERT_EQ(((uint64_t*)(t.node[NODE_B].buf + 64))[0], 77);
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+    GDA_FT_ASSERT_EQ(counters.switches, 1);
+    GDA_FT_ASSERT_EQ(counters.replays, 1);
+    test_uct_cleanup(&t);
+}
+
+/* Retries an operation while the endpoint has no room */
+#define TEST_POST(_t, _call) \
+    ({ \
+        ucs_status_t __status; \
+        while ((__status = (_call)) == UCS_ERR_NO_RESOURCE) { \
+            test_progress(_t); \
+        } \
+        __status; \
+    })
+
+/*
+ * The pattern of MPI one-sided epochs through a failover: a put of a block,
+ * a get of a word elsewhere, a get of the block back, flushed; every get
+ * must read its own remote address, before and after the switch
+ */
+GDA_FT_TEST(uct_failover, puts_and_gets_keep_their_addresses_through_failover)
+{
+    const size_t block = 8193, word_off = 0, block_off = 65536;
+    const uint64_t word = 0x1122334455667788ull;
+    uint8_t *src, *back;
+    test_unpack_arg_t arg;
+    test_counters_t counters;
+    uint64_t got;
+    test_comp_t comp;
+    uct_iov_t iov;
+    test_uct_t t;
+    ucs_status_t status;
+    unsigned it;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms", NULL);
+    test_uct_setup(&t);
+    memcpy(t.node[NODE_B].buf + word_off, &word, sizeof(word));
+    src  = t.node[NODE_A].buf;
+    back = t.node[NODE_A].buf + 2 * block_off;
+    iov.memh   = t.node[NODE_A].memh;
+    iov.stride = 0;
+    iov.count  = 1;
+
+    for (it = 0; it < 120; ++it) {
+        if (it == 40) {
+            test_port_set(&t, "tsoft0", 0);
+        }
+        soft_fill(src, block, it);
+        memset(back, 0, block);
+        got = 0;
+        test_comp_init(&comp, 3);
+
+        iov.buffer = src;
+        iov.length = block;
+        status = TEST_POST(&t, uct_ep_put_zcopy(t.node[NODE_A].ep, &iov, 1,
+                                                raddr_b(&t, block_off),
+                                                rkey_b(&t), &comp.super));
+        GDA_FT_ASSERT_EQ(status, UCS_INPROGRESS);
+        arg.dest   = (uint8_t*)&got;
+        arg.length = sizeof(got);
+        arg.calls  = 0;
+        status = TEST_POST(&t, uct_ep_get_bcopy(t.node[NODE_A].ep,
+                                                test_unpack_cb, &arg,
+                                                sizeof(got),
+                                                raddr_b(&t, word_off),
+                                                rkey_b(&t), &comp.super));
+        GDA_FT_ASSERT_EQ(status, UCS_INPROGRESS);
+        /* the get of the block must see the put before it: fence */
+        GDA_FT_ASSERT_OK(uct_ep_fence(t.node[NODE_A].ep, 0));
+        iov.buffer = back;
+        status = TEST_POST(&t, uct_ep_get_zcopy(t.node[NODE_A].ep, &iov, 1,
+                                                raddr_b(&t, block_off),
+                                                rkey_b(&t), &comp.super));
+        GDA_FT_ASSERT_EQ(status, UCS_INPROGRESS);
+        TEST_WAIT(&t, comp.calls == 1, 10000);
+        GDA_FT_ASSERT_OK(comp.super.status);
+        if (got != word) {
+            GDA_FT_FAIL("iteration %u: the word read 0x%lx", it,
+                        (unsigned long)got);
+        }
+        if (memcmp(back, src, block)) {
+            GDA_FT_FAIL("iteration %u: the block read back differs", it);
+        }
+    }
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+    GDA_FT_ASSERT_EQ(counters.switches, 1);
+    printf("replays %u, confirmed %u\n", counters.replays,
+           counters.confirmed);
+    test_uct_cleanup(&t);
+}
+
+
+GDA_FT_TEST(uct_failover, strict_fence_replays_after_the_local_fence)
+{
+    test_counters_t a = {0};
+    unsigned slot = 0, i;
+    test_uct_t t;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms",
+                 "UCX_GDA_FT_STRICT_FENCE=y", "UCX_GDA_FT_RESOLVE=n", NULL);
+    test_uct_setup(&t);
+
+    test_port_set(&t, "tsoft0", 0);
+    test_put_until(&t, &slot, &a, &a.switches, 1);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &a));
+    GDA_FT_ASSERT_EQ(a.switches, 1);
+    GDA_FT_ASSERT_EQ(a.fences, 1);
+    GDA_FT_ASSERT(a.replays >= 1);
+    GDA_FT_ASSERT_EQ(a.confirmed, 0);   /* nobody asked the peer */
+    for (i = 0; (i < slot) && (i < 512); ++i) {
+        GDA_FT_ASSERT_EQ(((uint64_t*)t.node[NODE_B].buf)[i],
+                         5000 + i + 512 * ((slot - 1 - i) / 512));
+    }
+    GDA_FT_ASSERT_EQ(a.no_path, 0);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
+    test_uct_cleanup(&t);
+}
+
+
+GDA_FT_TEST(uct_failover, guard_interval_must_be_finite)
+{
+    test_uct_t t;
+
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+    setenv("UCX_GDA_FT_GUARD_INTERVAL", "inf", 1);
+    GDA_FT_ASSERT_EQ(test_open_aligned(&t, &t.node[NODE_A], 0, 0, 0),
+                     UCS_ERR_INVALID_PARAM);
+    setenv("UCX_GDA_FT_GUARD_INTERVAL", "50us", 1);
+    GDA_FT_ASSERT_OK(test_open_aligned(&t, &t.node[NODE_A], 0, 0, 0));
+    unsetenv("UCX_GDA_FT_GUARD_INTERVAL");
+    test_uct_cleanup(&t);
+}
