@@ -932,10 +932,12 @@ static ucs_status_t gda_ft_soft_qp_modify(gda_ft_hca_qp_t *hca_qp,
             (qp->op_head != qp->op_tail)) {
             /* a fence of a path the transport gave up on: where its
              * requester stood tells a dead link from a stuck QP */
-            ucs_diag("%s: QP 0x%x fenced with work left: %s; its worker's "
+            ucs_diag("%s: QP 0x%x fenced with work left: %s; its responder "
+                     "expects PSN 0x%x (msn %u, NAK sent %d); its worker's "
                      "last pass %.3f ms ago, %lu passes",
                      qp->super.dev->attr.info.name, qp->super.qpn,
                      gda_ft_soft_req_describe(qp, why, sizeof(why)),
+                     qp->epsn, qp->msn, qp->nak_sent,
                      (gda_ft_soft_now_ns() -
                       ucs_derived_of(qp->super.dev,
                                      gda_ft_soft_dev_t)->worker->last_pass_ns)

@@ -1031,13 +1031,15 @@ const char *gda_ft_soft_req_describe(const gda_ft_soft_qp_t *qp, char *buf,
     snprintf(buf, max, "ops: %u sent unretired, %u parsed unsent (head %u "
              "send %u tail %u); PSN next 0x%x acked 0x%x; atomics in flight "
              "%u of %u; retries left %d; timer started %.3f ms ago, timeout "
-             "%.3f ms%s; next to send: %s%s",
+             "%.3f ms%s; doorbell record %u, parsed to %u; next to send: "
+             "%s%s",
              qp->op_send - qp->op_head, qp->op_tail - qp->op_send,
              qp->op_head, qp->op_send, qp->op_tail, qp->next_psn,
              qp->acked_psn, qp->rd_atomic_inflight, qp->max_rd_atomic,
              qp->retries_left, ((int64_t)(now - qp->timer_start)) / 1e6,
              gda_ft_soft_timeout_ns(qp->timeout) / 1e6,
              (qp->rnr_until != 0) ? ", RNR back-off" : "",
+             gda_ft_soft_sq_pi((gda_ft_soft_qp_t*)qp), qp->sq_parse,
              (op == NULL) ? "none" :
              gda_ft_soft_op_needs_response(op) ? "read/atomic" : "write/send",
              ((op != NULL) && op->fence) ? " (fenced)" : "");
