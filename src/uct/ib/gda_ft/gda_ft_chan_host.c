@@ -99,6 +99,7 @@ static ucs_status_t gda_ft_chan_host_init_path(gda_ft_chan_host_t *ch,
     qp_attr.dbrec        = p->dbrec;
     qp_attr.ring_mem     = mem->type;
     qp_attr.port_num     = p->port;
+    qp_attr.response_ns  = ch->params.deadline_ns;
     status = gda_ft_hca_qp_create(p->pd, &qp_attr, &p->qp);
     if (status != UCS_OK) {
         return status;

@@ -255,6 +255,7 @@ static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
     init.dbrec        = ep_path->dbrec;
     init.ring_mem     = GDA_FT_HCA_MEM_HOST;
     init.port_num     = ipath->port_num;
+    init.response_ns  = iface->config.deadline_ns;
     status = gda_ft_hca_qp_create(ipath->dev->pd, &init, &ep_path->qp);
     if (status != UCS_OK) {
         ucs_error("gda_ft: failed to create the %s QP on %s: %s",

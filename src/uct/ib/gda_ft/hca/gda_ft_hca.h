@@ -158,6 +158,11 @@ typedef struct gda_ft_hca_qp_init_attr {
                                           big-endian, as on mlx5 */
     gda_ft_hca_mem_type_t ring_mem;    /* where sq/rq/dbrec live */
     uint8_t               port_num;    /* 1-based */
+    uint64_t              response_ns; /* the owner judges the path by
+                                          its progress over this long (a
+                                          failover deadline); 0: no bound.
+                                          An HCA emulated by CPU threads
+                                          keeps them awake for such QPs */
 } gda_ft_hca_qp_init_attr_t;
 
 

@@ -868,9 +868,10 @@ static ucs_status_t gda_ft_soft_qp_create(gda_ft_hca_pd_t *pd,
     qp->super.qpn = qpn;
     gda_ft_soft_qp_reset_state(qp);
     ucs_list_add_tail(&worker->qps, &qp->list);
-    if (attr->ring_mem != GDA_FT_HCA_MEM_HOST) {
-        ++worker->device_qps;
-    }
+    qp->keeps_awake = (attr->ring_mem != GDA_FT_HCA_MEM_HOST) ||
+                      ((attr->response_ns != 0) &&
+                       (attr->response_ns < GDA_FT_SOFT_AWAKE_BELOW_NS));
+    worker->awake_qps += qp->keeps_awake;
     gda_ft_soft_engine_unlock();
 
     *qp_p = &qp->super;
@@ -996,9 +997,8 @@ static void gda_ft_soft_qp_destroy(gda_ft_hca_qp_t *hca_qp)
     }
     ucs_list_del(&qp->list);
     gda_ft_soft_qp_reset_state(qp);
-    if (hca_qp->init.ring_mem != GDA_FT_HCA_MEM_HOST) {
-        --ucs_derived_of(hca_qp->dev, gda_ft_soft_dev_t)->worker->device_qps;
-    }
+    ucs_derived_of(hca_qp->dev, gda_ft_soft_dev_t)->worker->awake_qps -=
+            qp->keeps_awake;
     gda_ft_soft_engine_unlock();
     free(qp->ops);
     free(qp);

@@ -592,14 +592,14 @@ static void *gda_ft_soft_worker_thread(void *arg)
     uint64_t spin_ns = (uint64_t)(gda_ft_soft_engine.config.spin_time * 1e9);
     uint64_t now, next_timer;
     int64_t idle_ns;
-    int work, device;
+    int work, awake;
 
     while (!__atomic_load_n(&gda_ft_soft_engine.stop, __ATOMIC_ACQUIRE)) {
         pthread_rwlock_rdlock(&gda_ft_soft_engine.lock);
         now    = gda_ft_soft_now_ns();
         gda_ft_soft_worker_count_pass(worker, now);
         work   = gda_ft_soft_worker_progress(worker, now, &next_timer);
-        device = worker->device_qps != 0;
+        awake  = worker->awake_qps != 0;
         gda_ft_soft_engine_max(&worker->stats.max_pass_ns,
                                gda_ft_soft_now_ns() - now);
         pthread_rwlock_unlock(&gda_ft_soft_engine.lock);
@@ -615,7 +615,7 @@ static void *gda_ft_soft_worker_thread(void *arg)
         idle_ns = (int64_t)(now -
                             __atomic_load_n(&gda_ft_soft_engine.last_busy_ns,
                                             __ATOMIC_RELAXED));
-        if (work || device || (idle_ns < (int64_t)spin_ns)) {
+        if (work || awake || (idle_ns < (int64_t)spin_ns)) {
             if (worker->sleeping) {
                 __atomic_store_n(&worker->sleeping, 0, __ATOMIC_RELAXED);
             }

@@ -46,6 +46,10 @@
  * the socket buffer's 4 MiB */
 #define GDA_FT_SOFT_LOOPBACK_QUEUE  1024
 #define GDA_FT_SOFT_EVENT_QUEUE     64
+/* A QP whose owner judges the path by its progress over less than this
+ * (its failover deadline) keeps its engine thread awake: waking one took
+ * 100-250 us on the virtual machines measured (docs/device-datapath.md) */
+#define GDA_FT_SOFT_AWAKE_BELOW_NS  10000000ull
 #define GDA_FT_SOFT_PKT_MAX         (GDA_FT_ROCE_MAX_HDR + 4096 + 8)
 
 typedef struct gda_ft_soft_engine gda_ft_soft_engine_t;
@@ -180,6 +184,7 @@ typedef struct gda_ft_soft_rd_resp {
 typedef struct gda_ft_soft_qp {
     gda_ft_hca_qp_t       super;
     ucs_list_link_t       list;
+    int                   keeps_awake;  /* counted in its awake_qps */
     uint64_t              uar_word;
     uint32_t              remote_ip;    /* network order */
     uint32_t              dest_qpn;
@@ -267,9 +272,11 @@ struct gda_ft_soft_worker {
     int                        epfd;
     int                        wake_fd;
     ucs_list_link_t            qps;            /* of its devices */
-    /* QPs whose rings a GPU posts into: it cannot write an eventfd, so
-     * the worker keeps polling their doorbell records while any exists */
-    unsigned                   device_qps;
+    /* QPs that keep the worker awake while any exists: those whose rings
+     * a GPU posts into (it cannot write an eventfd), and those whose owner
+     * judges the path within GDA_FT_SOFT_AWAKE_BELOW_NS (waking a sleeping
+     * thread takes longer than such a deadline can spare) */
+    unsigned                   awake_qps;
     ucs_list_link_t            delayed;        /* its ports' */
     uint64_t                   rng;
     /* A port that is down, while the worker handles a packet that reached
