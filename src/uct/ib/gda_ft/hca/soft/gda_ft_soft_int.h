@@ -358,6 +358,11 @@ void gda_ft_soft_dev_post_event(gda_ft_soft_dev_t *dev,
                                 gda_ft_hca_event_type_t type,
                                 uint8_t port, uint32_t qpn);
 
+/* Configuration (gda_ft_soft_config.c) */
+
+/* Loads the configuration if it is not yet */
+ucs_status_t gda_ft_soft_config_get(void);
+
 /* Device and verbs (gda_ft_soft_dev.c) */
 gda_ft_soft_port_t *gda_ft_soft_qp_port(gda_ft_soft_qp_t *qp);
 gda_ft_soft_mr_t *gda_ft_soft_mr_lookup(uint32_t key);
@@ -408,22 +413,31 @@ void gda_ft_soft_resp_handle_request(gda_ft_soft_qp_t *qp,
 void gda_ft_soft_resp_flush_ack(gda_ft_soft_qp_t *qp);
 int gda_ft_soft_resp_progress(gda_ft_soft_qp_t *qp);
 
-/* Fault injection and control (gda_ft_soft_fault.c) */
+/* Fault injection (gda_ft_soft_fault.c) */
+gda_ft_soft_port_t *gda_ft_soft_port_get(gda_ft_hca_dev_t *hca_dev,
+                                         uint8_t port_num);
+ucs_status_t gda_ft_soft_port_set_up_locked(gda_ft_hca_dev_t *dev,
+                                            uint8_t port_num, int up);
+/* NULL for fault settings a port can take, else why not */
+const char *gda_ft_soft_fault_invalid(const gda_ft_soft_fault_t *fault);
 ucs_status_t gda_ft_soft_sched_parse(const char *spec,
                                      gda_ft_soft_sched_event_t **events_p,
                                      unsigned *count_p);
 /* Whether an entry of the fault schedule is due */
 int gda_ft_soft_sched_due(uint64_t now);
 void gda_ft_soft_sched_progress(uint64_t now);
-/* Opens the control socket; its readiness wakes the epoll set epfd */
-ucs_status_t gda_ft_soft_ctl_open(int epfd);
-void gda_ft_soft_ctl_close(void);
-void gda_ft_soft_ctl_progress(void);
 int gda_ft_soft_fault_tx(gda_ft_soft_port_t *port, uint32_t dst_ip,
                          const void *pkt, size_t len, int is_response);
 void gda_ft_soft_delayed_progress(gda_ft_soft_worker_t *worker, uint64_t now);
 int gda_ft_soft_link_check_due(uint64_t now);
 void gda_ft_soft_link_check(uint64_t now);
+
+/* Control socket (gda_ft_soft_ctl.c) */
+
+/* Opens the control socket; its readiness wakes the epoll set epfd */
+ucs_status_t gda_ft_soft_ctl_open(int epfd);
+void gda_ft_soft_ctl_close(void);
+void gda_ft_soft_ctl_progress(void);
 
 /* Send a raw datagram from a port (no fault injection) */
 void gda_ft_soft_sendto(gda_ft_soft_port_t *port, uint32_t dst_ip,

@@ -1,0 +1,260 @@
+/*
+ * Software HCA configuration: the UCX_GDA_FT_SOFT_* table, its (re)loading,
+ * and the parsing of the device list (name=ADDR[:PORT][+ADDR[:PORT]]).
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "gda_ft_soft_int.h"
+
+#include <ucs/debug/log.h>
+#include <ucs/sys/string.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+ucs_config_field_t gda_ft_soft_config_table[] = {
+    {"DEVICES", "",
+     "Software HCAs of this process: a comma-separated list of\n"
+     "name=ADDR[:UDP_PORT][+ADDR[:UDP_PORT]] where each ADDR is the IPv4\n"
+     "address of one port ('+' declares a dual-port card), e.g.\n"
+     "soft0=127.0.0.1,soft1=127.0.0.2. The UDP port defaults to 4791.",
+     ucs_offsetof(gda_ft_soft_config_t, devices), UCS_CONFIG_TYPE_STRING},
+
+    {"MTU", "4096",
+     "Active MTU of every soft port, in bytes (256, 512, 1024, 2048, 4096).",
+     ucs_offsetof(gda_ft_soft_config_t, mtu), UCS_CONFIG_TYPE_UINT},
+
+    {"SPIN_TIME", "200us",
+     "How long the engine thread keeps polling after its last activity\n"
+     "before it sleeps.",
+     ucs_offsetof(gda_ft_soft_config_t, spin_time), UCS_CONFIG_TYPE_TIME},
+
+    {"IDLE_POLL", "1ms",
+     "Sleep interval of an idle engine: doorbell records written by GPU\n"
+     "posters are noticed within this time. CPU posters wake it at once.",
+     ucs_offsetof(gda_ft_soft_config_t, idle_poll), UCS_CONFIG_TYPE_TIME},
+
+    {"FAULTS", "",
+     "Port fault schedule: TIME:DEV:PORT:down|up entries separated by ';',\n"
+     "TIME relative to the first device open, e.g. 200ms:soft0:1:down;1s:soft0:1:up",
+     ucs_offsetof(gda_ft_soft_config_t, faults), UCS_CONFIG_TYPE_STRING},
+
+    {"SEED", "1",
+     "Seed of the fault injector's random generator.",
+     ucs_offsetof(gda_ft_soft_config_t, seed), UCS_CONFIG_TYPE_ULONG},
+
+    {"DROP", "0",
+     "Probability to drop a packet, on every port.",
+     ucs_offsetof(gda_ft_soft_config_t, drop), UCS_CONFIG_TYPE_DOUBLE},
+
+    {"DELAY", "0",
+     "Probability to delay a packet by DELAY_TIME, on every port.",
+     ucs_offsetof(gda_ft_soft_config_t, delay), UCS_CONFIG_TYPE_DOUBLE},
+
+    {"DELAY_TIME", "100us",
+     "Delay of the packets selected by DELAY.",
+     ucs_offsetof(gda_ft_soft_config_t, delay_time), UCS_CONFIG_TYPE_TIME},
+
+    {"REORDER", "0",
+     "Probability to hold a packet back so that later ones overtake it.",
+     ucs_offsetof(gda_ft_soft_config_t, reorder), UCS_CONFIG_TYPE_DOUBLE},
+
+    {"ACK_DROP", "0",
+     "Probability to drop a response (ACK, NAK, read response, atomic ACK)\n"
+     "on every port, on top of DROP: the request landed, its initiator does\n"
+     "not learn it, and retransmits.",
+     ucs_offsetof(gda_ft_soft_config_t, ack_drop), UCS_CONFIG_TYPE_DOUBLE},
+
+    {"CTL_DIR", "/tmp",
+     "Directory of the control socket gda_ft-soft.<pid>.sock used by\n"
+     "gda_ft_softctl; empty to disable.",
+     ucs_offsetof(gda_ft_soft_config_t, ctl_dir), UCS_CONFIG_TYPE_STRING},
+
+    {"LINK_CHECK", "50ms",
+     "Interval of the check of the network interface carrying each port\n"
+     "(a port whose interface is down is reported down).",
+     ucs_offsetof(gda_ft_soft_config_t, link_check), UCS_CONFIG_TYPE_TIME},
+
+    {"LOOPBACK", "y",
+     "Hand a datagram to a port of the same process directly, as an HCA\n"
+     "loops back traffic between its own ports, instead of through the\n"
+     "kernel's UDP stack. The packets, the RC protocol and every fault are\n"
+     "the same; only the two system calls per packet go, which bound one\n"
+     "engine thread to about 200k packets/s. 'n' sends every datagram\n"
+     "through the kernel (for a capture on the loopback interface).",
+     ucs_offsetof(gda_ft_soft_config_t, loopback), UCS_CONFIG_TYPE_BOOL},
+
+    {"THREADS", "1",
+     "Engine threads: each serves its own devices (device i of DEVICES goes\n"
+     "to thread i mod THREADS), as each HCA has its own processing units.\n"
+     "'auto': one per device when the process may use at least 4 CPUs per\n"
+     "thread, else fewer (one on a machine of fewer than 8 CPUs). One by\n"
+     "default: more measured no gain (docs/device-datapath.md).",
+     ucs_offsetof(gda_ft_soft_config_t, threads), UCS_CONFIG_TYPE_ULUNITS},
+
+    {NULL}
+};
+
+UCS_CONFIG_REGISTER_TABLE(gda_ft_soft_config_table, "GDA_FT software HCA",
+                          "GDA_FT_SOFT_", gda_ft_soft_config_t,
+                          &ucs_config_global_list)
+
+static int gda_ft_soft_config_loaded;
+
+ucs_status_t gda_ft_soft_reload_config(void)
+{
+    gda_ft_soft_config_t *config = &gda_ft_soft_engine.config;
+    ucs_status_t status;
+
+    if (gda_ft_soft_engine.refcount > 0) {
+        return UCS_ERR_BUSY;
+    }
+
+    if (gda_ft_soft_config_loaded) {
+        ucs_config_parser_release_opts(config, gda_ft_soft_config_table);
+        gda_ft_soft_config_loaded = 0;
+    }
+
+    status = ucs_config_parser_fill_opts(config, gda_ft_soft_config_table,
+                                         "UCX_", "GDA_FT_SOFT_", 0);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if ((config->mtu < 256) || (config->mtu > 4096) ||
+        (config->mtu & (config->mtu - 1))) {
+        ucs_error("UCX_GDA_FT_SOFT_MTU=%u: must be 256, 512, 1024, 2048 or "
+                  "4096", config->mtu);
+        ucs_config_parser_release_opts(config, gda_ft_soft_config_table);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    gda_ft_soft_config_loaded = 1;
+    return UCS_OK;
+}
+
+ucs_status_t gda_ft_soft_config_get(void)
+{
+    return gda_ft_soft_config_loaded ? UCS_OK : gda_ft_soft_reload_config();
+}
+
+static ucs_status_t gda_ft_soft_parse_port(const char *dev, const char *str,
+                                           struct sockaddr_in *addr)
+{
+    char buf[64], *colon, *end;
+    unsigned long udp = GDA_FT_ROCE_UDP_PORT;
+
+    if (strlen(str) >= sizeof(buf)) {
+        goto err;
+    }
+    strcpy(buf, str);
+
+    colon = strchr(buf, ':');
+    if (colon != NULL) {
+        *colon = '\0';
+        udp    = strtoul(colon + 1, &end, 10);
+        if ((*end != '\0') || (udp == 0) || (udp > 65535)) {
+            goto err;
+        }
+    }
+
+    memset(addr, 0, sizeof(*addr));
+    addr->sin_family = AF_INET;
+    addr->sin_port   = htons((uint16_t)udp);
+    if (inet_pton(AF_INET, buf, &addr->sin_addr) != 1) {
+        goto err;
+    }
+    return UCS_OK;
+
+err:
+    ucs_error("UCX_GDA_FT_SOFT_DEVICES: device '%s': invalid port address "
+              "'%s' (expected IPV4[:UDP_PORT])", dev, str);
+    return UCS_ERR_INVALID_PARAM;
+}
+
+ucs_status_t gda_ft_soft_parse_devices(const char *spec,
+                                       gda_ft_hca_dev_info_t **infos_p,
+                                       unsigned *count_p,
+                                       struct sockaddr_in (*addrs)[GDA_FT_HCA_MAX_PORTS])
+{
+    gda_ft_hca_dev_info_t *infos;
+    char *copy, *entry, *save1, *save2, *eq, *port;
+    ucs_status_t status = UCS_OK;
+    unsigned count      = 0, i;
+
+    infos = calloc(GDA_FT_SOFT_MAX_DEVS, sizeof(*infos));
+    copy  = strdup(spec);
+    if ((infos == NULL) || (copy == NULL)) {
+        status = UCS_ERR_NO_MEMORY;
+        goto out;
+    }
+
+    for (entry = strtok_r(copy, ",", &save1); entry != NULL;
+         entry = strtok_r(NULL, ",", &save1)) {
+        eq = strchr(entry, '=');
+        if ((eq == NULL) || (eq == entry) ||
+            ((size_t)(eq - entry) >= GDA_FT_HCA_NAME_MAX)) {
+            ucs_error("UCX_GDA_FT_SOFT_DEVICES: invalid entry '%s' (expected "
+                      "name=ADDR[:PORT][+ADDR[:PORT]])", entry);
+            status = UCS_ERR_INVALID_PARAM;
+            goto out;
+        }
+
+        if (count == GDA_FT_SOFT_MAX_DEVS) {
+            ucs_error("UCX_GDA_FT_SOFT_DEVICES: more than %d devices",
+                      GDA_FT_SOFT_MAX_DEVS);
+            status = UCS_ERR_INVALID_PARAM;
+            goto out;
+        }
+
+        *eq = '\0';
+        for (i = 0; i < count; ++i) {
+            if (!strcmp(infos[i].name, entry)) {
+                ucs_error("UCX_GDA_FT_SOFT_DEVICES: device '%s' declared "
+                          "twice", entry);
+                status = UCS_ERR_INVALID_PARAM;
+                goto out;
+            }
+        }
+
+        strcpy(infos[count].name, entry);
+        infos[count].numa_node = -1;
+        for (port = strtok_r(eq + 1, "+", &save2); port != NULL;
+             port = strtok_r(NULL, "+", &save2)) {
+            if (infos[count].num_ports == GDA_FT_HCA_MAX_PORTS) {
+                ucs_error("UCX_GDA_FT_SOFT_DEVICES: device '%s' has more "
+                          "than %d ports", entry, GDA_FT_HCA_MAX_PORTS);
+                status = UCS_ERR_INVALID_PARAM;
+                goto out;
+            }
+            status = gda_ft_soft_parse_port(entry, port,
+                         &addrs[count][infos[count].num_ports]);
+            if (status != UCS_OK) {
+                goto out;
+            }
+            ++infos[count].num_ports;
+        }
+
+        if (infos[count].num_ports == 0) {
+            ucs_error("UCX_GDA_FT_SOFT_DEVICES: device '%s' has no port",
+                      entry);
+            status = UCS_ERR_INVALID_PARAM;
+            goto out;
+        }
+        ++count;
+    }
+
+out:
+    free(copy);
+    if (status != UCS_OK) {
+        free(infos);
+        return status;
+    }
+    *infos_p = infos;
+    *count_p = count;
+    return UCS_OK;
+}
