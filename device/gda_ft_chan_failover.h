@@ -476,6 +476,13 @@ gda_ft_chan_switch(gda_ft_chan_t *chan, uint8_t from, unsigned why,
         return GDA_FT_DEV_INPROGRESS;
     }
 
+    /* when it was decided, after what silence: the parts of an
+     * interruption (gda_ft_gpu_chan prints them) */
+    gda_ft_atomic_store_rlx64(&chan->detect_ns, gda_ft_dev_now_ns());
+    gda_ft_atomic_store_rlx64(&chan->silent_since_ns,
+                              gda_ft_atomic_load_acq64(
+                                      &chan->last_progress_ns));
+
     if (why == GDA_FT_CHAN_WHY_OP_ERROR) {
         /* that WQE fails alone; its QP is in ERR, the rest moves */
         slot           = gda_ft_chan_slot(chan, &chan->path[from], err_seq);

@@ -222,6 +222,10 @@ typedef struct gda_ft_chan {
     uint64_t                recovered_ns;  /* 408: first completion on the
                                               new path after it: the
                                               interruption's end */
+    uint64_t                detect_ns;     /* 416: when that switch was
+                                              decided */
+    uint64_t                silent_since_ns; /* 424: the channel's last
+                                              progress before it */
 } gda_ft_chan_t;
 
 /* Counters of a channel's host guardian */
@@ -254,6 +258,6 @@ GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_t, counters) == 80,
                      chan_counters_offset);
 GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_t, path) == 144, chan_path_offset);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_health_t) == 24, chan_health_size);
-GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_t) == 416, chan_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_t) == 432, chan_size);
 
 #endif

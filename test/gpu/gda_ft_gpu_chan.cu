@@ -602,6 +602,8 @@ static double gpu_interrupts[GPU_MAX_INTERRUPTS];
 /* their two parts: port down to the replay's doorbell on the backup
  * (detection, grace, the host's answer, the copy), then to its first
  * completion */
+static double gpu_interrupts_silent[GPU_MAX_INTERRUPTS];
+static double gpu_interrupts_detected[GPU_MAX_INTERRUPTS];
 static double gpu_interrupts_moved[GPU_MAX_INTERRUPTS];
 static double gpu_interrupts_served[GPU_MAX_INTERRUPTS];
 static unsigned gpu_num_interrupts;
@@ -617,6 +619,10 @@ static void gpu_note_interrupts(chan_world_t *w, uint64_t down_gpu_ns)
             (gpu_num_interrupts == GPU_MAX_INTERRUPTS)) {
             continue;   /* did not recover from this fault */
         }
+        gpu_interrupts_silent[gpu_num_interrupts] =
+                (double)(int64_t)(chans[c].silent_since_ns - down_gpu_ns);
+        gpu_interrupts_detected[gpu_num_interrupts] =
+                (double)(int64_t)(chans[c].detect_ns - down_gpu_ns);
         gpu_interrupts_moved[gpu_num_interrupts]  = chans[c].switch_ns -
                                                     down_gpu_ns;
         gpu_interrupts_served[gpu_num_interrupts] = chans[c].recovered_ns -
@@ -652,6 +658,11 @@ static void gpu_print_interrupts(const char *name, const gpu_run_t *run)
     }
     gpu_print_quantiles(name, "interruption (port down to the first "
                         "completion on the backup)", gpu_interrupts, n, run);
+    gpu_print_quantiles(name, "  port down to the channel's last progress "
+                        "before the switch (negative: before the fault)",
+                        gpu_interrupts_silent, n, run);
+    gpu_print_quantiles(name, "  port down to the switch decided",
+                        gpu_interrupts_detected, n, run);
     gpu_print_quantiles(name, "  of it, port down to the replay's doorbell",
                         gpu_interrupts_moved, n, run);
     gpu_print_quantiles(name, "  of it, doorbell to the first completion",
