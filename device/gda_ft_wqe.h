@@ -262,13 +262,14 @@ GDA_FT_DEV_FUNC void gda_ft_wqe_set_masked_fa64(void *seg, uint64_t add,
 
 /* ---- send queue ---------------------------------------------------------- */
 
-/* wqebb_cnt: power of 2, at most 32768; buf: 64-byte aligned */
+/* wqebb_cnt: power of 2, at most 32768; buf: 64-byte aligned. wake_fd and
+ * wake_armed: the HCA QP's (gda_ft_sq_wake), -1 and NULL when none */
 GDA_FT_DEV_FUNC void
 gda_ft_dev_sq_init(gda_ft_dev_sq_t *sq, void *buf, uint32_t wqebb_cnt,
                    uint32_t qpn, volatile uint32_t *dbrec,
-                   volatile uint64_t *uar, int wake_fd, unsigned max_inline)
+                   volatile uint64_t *uar, int wake_fd,
+                   const int32_t *wake_armed, unsigned max_inline)
 {
-
     sq->version      = GDA_FT_DEV_VERSION;
     sq->wqebb_mask   = (uint16_t)(wqebb_cnt - 1);
     sq->wqebb_cnt    = wqebb_cnt;
@@ -285,15 +286,7 @@ gda_ft_dev_sq_init(gda_ft_dev_sq_t *sq, void *buf, uint32_t wqebb_cnt,
     sq->db_pi        = 0;
     sq->reserved0    = 0;
     sq->reserved1    = 0;
-    sq->wake_armed   = NULL;
-}
-
-/* The word through which a soft HCA says it sleeps (the QP's wake_armed):
- * doorbells then write wake_fd only while it is nonzero */
-GDA_FT_DEV_FUNC void gda_ft_dev_sq_wake_when(gda_ft_dev_sq_t *sq,
-                                             const int32_t *armed)
-{
-    sq->wake_armed = armed;
+    sq->wake_armed   = wake_armed;
 }
 
 /* WQEBBs that can be posted before the oldest outstanding WQE retires */

@@ -148,8 +148,7 @@ ucs_status_t gda_ft_tool_ep_create(gda_ft_tool_ep_t *ep, gda_ft_hca_dev_t *dev,
 
     gda_ft_dev_sq_init(&ep->sq, ep->sq_buf, GDA_FT_TOOL_SQ_SIZE, ep->qp->qpn,
                        ep->dbrec, ep->qp->uar, ep->qp->wake_fd,
-                       dev->attr.max_inline);
-    gda_ft_dev_sq_wake_when(&ep->sq, ep->qp->wake_armed);
+                       ep->qp->wake_armed, dev->attr.max_inline);
     return UCS_OK;
 
 err_cq:

@@ -111,8 +111,7 @@ void soft_ep_create(soft_ep_t *ep, gda_ft_hca_dev_t *dev, uint8_t port)
 
     gda_ft_dev_sq_init(&ep->sq, ep->sq_buf, SOFT_TEST_SQ_SIZE, ep->qp->qpn,
                        ep->dbrec, ep->qp->uar, ep->qp->wake_fd,
-                       dev->attr.max_inline);
-    gda_ft_dev_sq_wake_when(&ep->sq, ep->qp->wake_armed);
+                       ep->qp->wake_armed, dev->attr.max_inline);
     gda_ft_dev_rq_init(&ep->rq, ep->rq_buf, SOFT_TEST_RQ_SIZE,
                        16 * SOFT_TEST_RQ_SGE, ep->dbrec);
 }

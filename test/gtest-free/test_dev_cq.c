@@ -318,7 +318,7 @@ static void test_sq_init(test_sq_t *t, uint32_t wqebb_cnt)
                                      wqebb_cnt * GDA_FT_MLX5_WQE_BB);
     GDA_FT_ASSERT(t->buf != NULL);
     gda_ft_dev_sq_init(&t->sq, t->buf, wqebb_cnt, 1, t->dbrec, &t->uar, -1,
-                       64);
+                       NULL, 64);
 }
 
 GDA_FT_TEST(dev_cq, sq_retire_frees_unsignalled_wqes_before_signalled)

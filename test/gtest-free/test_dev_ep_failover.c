@@ -383,8 +383,8 @@ static void ft_rearm_primary(ft_setup_t *s)
     s->a[0].dbrec[0] = s->a[0].dbrec[1] = 0;
     gda_ft_dev_sq_init(&s->ep.sq[0], s->a[0].sq_buf, SOFT_TEST_SQ_SIZE,
                        s->a[0].qp->qpn, s->a[0].dbrec, s->a[0].qp->uar,
-                       s->a[0].qp->wake_fd, s->dev[0]->attr.max_inline);
-    gda_ft_dev_sq_wake_when(&s->ep.sq[0], s->a[0].qp->wake_armed);
+                       s->a[0].qp->wake_fd, s->a[0].qp->wake_armed,
+                       s->dev[0]->attr.max_inline);
     soft_ep_pair_connect(&s->a[0], &s->b[0], &params);
 }
 

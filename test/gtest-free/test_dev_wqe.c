@@ -36,7 +36,7 @@ static void test_sq_init(test_sq_t *t, uint32_t wqebb_cnt, int wake_fd)
     t->dbrec[1] = 0;
     t->uar      = 0;
     gda_ft_dev_sq_init(&t->sq, t->buf, wqebb_cnt, TEST_QPN, t->dbrec, &t->uar,
-                       wake_fd, 256);
+                       wake_fd, NULL, 256);
 }
 
 static void test_sq_cleanup(test_sq_t *t)
@@ -788,7 +788,8 @@ GDA_FT_TEST(dev_wqe, descriptors_carry_version)
     GDA_FT_ASSERT_EQ(rq.version, GDA_FT_DEV_VERSION);
     GDA_FT_ASSERT_EQ(t.sq.wqebb_mask, 7);
     GDA_FT_ASSERT_EQ(t.sq.max_inline, 256);
-    gda_ft_dev_sq_init(&t.sq, t.buf, 8, TEST_QPN, t.dbrec, &t.uar, -1, 100000);
+    gda_ft_dev_sq_init(&t.sq, t.buf, 8, TEST_QPN, t.dbrec, &t.uar, -1, NULL,
+                       100000);
     GDA_FT_ASSERT_EQ(t.sq.max_inline, GDA_FT_WQE_MAX_INLINE);
     test_sq_cleanup(&t);
 }

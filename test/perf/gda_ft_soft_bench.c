@@ -286,8 +286,7 @@ static void bench_open(bench_ctx_t *ctx, size_t bw_len)
                 "qp_create");
     gda_ft_dev_sq_init(&ctx->sq, ctx->sq_buf, BENCH_SQ_SIZE, ctx->qp->qpn,
                        ctx->dbrec, ctx->qp->uar, ctx->qp->wake_fd,
-                       ctx->dev->attr.max_inline);
-    gda_ft_dev_sq_wake_when(&ctx->sq, ctx->qp->wake_armed);
+                       ctx->qp->wake_armed, ctx->dev->attr.max_inline);
 
     ctx->bw_len = bw_len;
     ctx->bw_buf = bench_alloc(bw_len);

@@ -114,8 +114,7 @@ static ucs_status_t gda_ft_chan_host_init_path(gda_ft_chan_host_t *ch,
     gda_ft_dev_sq_init(&dp->sq, p->sq_buf, wqebbs, p->qp->qpn, p->dbrec, uar,
                        (mem->type == GDA_FT_HCA_MEM_HOST) ? p->qp->wake_fd :
                                                             -1,
-                       p->pd->dev->attr.max_inline);
-    gda_ft_dev_sq_wake_when(&dp->sq, p->qp->wake_armed);
+                       p->qp->wake_armed, p->pd->dev->attr.max_inline);
     dp->cqe        = p->cqe;
     dp->cq_dbrec   = NULL;    /* the collapsed CQ of the soft HCA has none */
     dp->slots      = p->slots;

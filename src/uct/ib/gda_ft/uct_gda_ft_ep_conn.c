@@ -282,8 +282,8 @@ static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
     gda_ft_dev_sq_init(&ep->dev.sq[path], ep_path->sq_buf,
                        iface->config.sq_wqebbs, ep_path->qp->qpn,
                        ep_path->dbrec, ep_path->qp->uar,
-                       ep_path->qp->wake_fd, iface->config.max_inline);
-    gda_ft_dev_sq_wake_when(&ep->dev.sq[path], ep_path->qp->wake_armed);
+                       ep_path->qp->wake_fd, ep_path->qp->wake_armed,
+                       iface->config.max_inline);
 
     /* Receive buffers go up in INIT, before RTR: the first SEND finds
      * them (the QP takes the RQ producer index at RESET -> INIT) */

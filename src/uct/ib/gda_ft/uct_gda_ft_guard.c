@@ -113,9 +113,7 @@ static ucs_status_t uct_gda_ft_guard_rearm_qp(uct_gda_ft_ep_t *ep,
     gda_ft_dev_sq_init(&ep->dev.sq[UCT_GDA_FT_PATH_PRIMARY], path->sq_buf,
                        iface->config.sq_wqebbs, path->qp->qpn, path->dbrec,
                        path->qp->uar, path->qp->wake_fd,
-                       iface->config.max_inline);
-    gda_ft_dev_sq_wake_when(&ep->dev.sq[UCT_GDA_FT_PATH_PRIMARY],
-                            path->qp->wake_armed);
+                       path->qp->wake_armed, iface->config.max_inline);
     ep->guard.fenced[UCT_GDA_FT_PATH_PRIMARY] = 0;
 
     uct_gda_ft_ep_qp_attr(ep, UCT_GDA_FT_PATH_PRIMARY, rq_psn, sq_psn, &attr);
