@@ -11,6 +11,7 @@
 
 #include <ucs/debug/log.h>
 #include <ucs/sys/compiler_def.h>
+#include <ucs/sys/string.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
@@ -636,14 +637,49 @@ static ucs_status_t gda_ft_soft_qp_create(gda_ft_hca_pd_t *pd,
     return UCS_OK;
 }
 
+/*
+ * A fence of a path the transport gave up on, with work left: where the
+ * QP's requester and responder stood, its worker, and the responder of its
+ * peer when that is in this process, tell a dead link from a stuck QP
+ */
+static void gda_ft_soft_qp_log_fence(gda_ft_soft_qp_t *qp)
+{
+    gda_ft_soft_worker_t *worker = ucs_derived_of(qp->super.dev,
+                                                  gda_ft_soft_dev_t)->worker;
+    gda_ft_soft_qp_t *peer       = gda_ft_soft_qp_lookup(qp->dest_qpn);
+    /* the worker writes them outside the lock too (it sleeps without it) */
+    uint64_t last_pass_ns        = __atomic_load_n(&worker->last_pass_ns,
+                                                   __ATOMIC_RELAXED);
+    uint64_t passes              = __atomic_load_n(&worker->stats.passes,
+                                                   __ATOMIC_RELAXED);
+    char req[320], resp[160], last_pass[48];
+
+    if (last_pass_ns == 0) {
+        ucs_snprintf_zero(last_pass, sizeof(last_pass), "none since it slept");
+    } else {
+        ucs_snprintf_zero(last_pass, sizeof(last_pass), "%.3f ms ago",
+                          (gda_ft_soft_now_ns() - last_pass_ns) / 1e6);
+    }
+    ucs_diag("%s: QP 0x%x fenced with work left: requester %s; responder "
+             "%s; its worker's last pass %s, %lu passes",
+             qp->super.dev->attr.info.name, qp->super.qpn,
+             gda_ft_soft_req_describe(qp, req, sizeof(req)),
+             gda_ft_soft_resp_describe(qp, resp, sizeof(resp)), last_pass,
+             passes);
+    if (peer != NULL) {
+        ucs_diag("%s: its peer QP 0x%x in this process: state %d, responder "
+                 "%s", peer->super.dev->attr.info.name, peer->super.qpn,
+                 peer->super.state,
+                 gda_ft_soft_resp_describe(peer, resp, sizeof(resp)));
+    }
+}
+
 static ucs_status_t gda_ft_soft_qp_modify(gda_ft_hca_qp_t *hca_qp,
                                           gda_ft_hca_qp_state_t state,
                                           const gda_ft_hca_qp_attr_t *attr)
 {
     gda_ft_soft_qp_t *qp = gda_ft_soft_qp(hca_qp);
     ucs_status_t status  = UCS_OK;
-    gda_ft_soft_qp_t *peer;
-    char why[384];
     uint32_t ip;
 
     gda_ft_soft_engine_lock();
@@ -689,30 +725,7 @@ static ucs_status_t gda_ft_soft_qp_modify(gda_ft_hca_qp_t *hca_qp,
     case GDA_FT_HCA_QP_ERR:
         if ((qp->super.state == GDA_FT_HCA_QP_RTS) &&
             (qp->op_head != qp->op_tail)) {
-            /* a fence of a path the transport gave up on: where its
-             * requester stood tells a dead link from a stuck QP */
-            ucs_diag("%s: QP 0x%x fenced with work left: %s; its responder "
-                     "expects PSN 0x%x (msn %u, NAK sent %d); its worker's "
-                     "last pass %.3f ms ago, %lu passes",
-                     qp->super.dev->attr.info.name, qp->super.qpn,
-                     gda_ft_soft_req_describe(qp, why, sizeof(why)),
-                     qp->epsn, qp->msn, qp->nak_sent,
-                     (gda_ft_soft_now_ns() -
-                      ucs_derived_of(qp->super.dev,
-                                     gda_ft_soft_dev_t)->worker->last_pass_ns)
-                     / 1e6,
-                     ucs_derived_of(qp->super.dev,
-                                    gda_ft_soft_dev_t)->worker->stats.passes);
-            peer = gda_ft_soft_qp_lookup(qp->dest_qpn);
-            if (peer != NULL) {
-                ucs_diag("%s: its peer QP 0x%x in this process: state %d "
-                         "epsn 0x%x msn %u nak_sent %d ack_pending %d "
-                         "in_msg %d responses queued %u",
-                         peer->super.dev->attr.info.name, peer->super.qpn,
-                         peer->super.state, peer->epsn, peer->msn,
-                         peer->nak_sent, peer->ack_pending, peer->in_msg,
-                         peer->rd_resp_tail - peer->rd_resp_head);
-            }
+            gda_ft_soft_qp_log_fence(qp);
         }
         qp->super.state = GDA_FT_HCA_QP_ERR;
         gda_ft_soft_qp_flush(qp);

@@ -4,9 +4,10 @@
  * A worker receives its ports' datagrams, reads its QPs' doorbell records,
  * runs their requester and responder state machines and retransmission
  * timers. It spins while there is traffic and sleeps in epoll_wait() when
- * idle: CPU posters wake it through its eventfd; while any of its QPs has
- * rings a GPU posts into (not in host memory), it never sleeps, since a
- * kernel cannot write an eventfd. Worker 0 also serves the engine's own
+ * the whole engine is idle: CPU posters wake it through its eventfd. It
+ * never sleeps while any of its QPs has rings a GPU posts into (a kernel
+ * cannot write an eventfd) or a deadline shorter than waking it takes
+ * (gda_ft_soft_int.h, awake_qps). Worker 0 also serves the engine's own
  * work: the control socket, the fault schedule and the link check.
  */
 #ifdef HAVE_CONFIG_H
@@ -471,7 +472,7 @@ static void gda_ft_soft_worker_count_pass(gda_ft_soft_worker_t *worker,
                          __ATOMIC_RELAXED);
         gda_ft_soft_engine_max(&stats->max_gap_ns, gap);
     }
-    worker->last_pass_ns = now;
+    __atomic_store_n(&worker->last_pass_ns, now, __ATOMIC_RELAXED);
 }
 
 /* Ends part `part` of the pass, which began at *start */
@@ -639,7 +640,7 @@ static void *gda_ft_soft_worker_thread(void *arg)
                 gda_ft_soft_worker_sleep(worker, now, next_timer);
             }
             __atomic_store_n(&worker->sleeping, 0, __ATOMIC_RELAXED);
-            worker->last_pass_ns = 0;
+            __atomic_store_n(&worker->last_pass_ns, 0, __ATOMIC_RELAXED);
         }
     }
     return NULL;

@@ -282,7 +282,7 @@ struct gda_ft_soft_worker {
     /* A port that is down, while the worker handles a packet that reached
      * it before: what the packet makes the port send leaves too */
     gda_ft_soft_port_t        *late_port;
-    uint64_t                   last_pass_ns;   /* 0 after a sleep */
+    uint64_t                   last_pass_ns;   /* atomic: 0 after a sleep */
     gda_ft_soft_engine_stats_t stats;          /* the worker writes */
     unsigned                   loopback_queued; /* atomic: in its ports'
                                                    lb_queue */
@@ -397,7 +397,7 @@ void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
                                      const gda_ft_roce_pkt_t *pkt);
 void gda_ft_soft_qp_reset_state(gda_ft_soft_qp_t *qp);
 /* Where the requester stands (ops, PSNs, atomics, timer), for a message */
-const char *gda_ft_soft_req_describe(const gda_ft_soft_qp_t *qp, char *buf,
+const char *gda_ft_soft_req_describe(gda_ft_soft_qp_t *qp, char *buf,
                                      size_t max);
 
 /* Drops every response the responder still owes */
@@ -412,6 +412,10 @@ void gda_ft_soft_resp_handle_request(gda_ft_soft_qp_t *qp,
                                      const gda_ft_roce_pkt_t *pkt);
 void gda_ft_soft_resp_flush_ack(gda_ft_soft_qp_t *qp);
 int gda_ft_soft_resp_progress(gda_ft_soft_qp_t *qp);
+/* Where the responder stands (expected PSN, acknowledgements), for a
+ * message */
+const char *gda_ft_soft_resp_describe(const gda_ft_soft_qp_t *qp, char *buf,
+                                      size_t max);
 
 /* Fault injection (gda_ft_soft_fault.c) */
 gda_ft_soft_port_t *gda_ft_soft_port_get(gda_ft_hca_dev_t *hca_dev,

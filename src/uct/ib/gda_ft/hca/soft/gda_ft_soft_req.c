@@ -1019,14 +1019,12 @@ int gda_ft_soft_qp_flush(gda_ft_soft_qp_t *qp)
     return work;
 }
 
-const char *gda_ft_soft_req_describe(const gda_ft_soft_qp_t *qp, char *buf,
+const char *gda_ft_soft_req_describe(gda_ft_soft_qp_t *qp, char *buf,
                                      size_t max)
 {
     const gda_ft_soft_op_t *op = (qp->op_send != qp->op_tail) ?
-                                 gda_ft_soft_op_at((gda_ft_soft_qp_t*)qp,
-                                                   qp->op_send) : NULL;
-
-    uint64_t now = gda_ft_soft_now_ns();
+                                 gda_ft_soft_op_at(qp, qp->op_send) : NULL;
+    uint64_t now               = gda_ft_soft_now_ns();
 
     snprintf(buf, max, "ops: %u sent unretired, %u parsed unsent (head %u "
              "send %u tail %u); PSN next 0x%x acked 0x%x; atomics in flight "
@@ -1039,7 +1037,7 @@ const char *gda_ft_soft_req_describe(const gda_ft_soft_qp_t *qp, char *buf,
              qp->retries_left, ((int64_t)(now - qp->timer_start)) / 1e6,
              gda_ft_soft_timeout_ns(qp->timeout) / 1e6,
              (qp->rnr_until != 0) ? ", RNR back-off" : "",
-             gda_ft_soft_sq_pi((gda_ft_soft_qp_t*)qp), qp->sq_parse,
+             gda_ft_soft_sq_pi(qp), qp->sq_parse,
              (op == NULL) ? "none" :
              gda_ft_soft_op_needs_response(op) ? "read/atomic" : "write/send",
              ((op != NULL) && op->fence) ? " (fenced)" : "");

@@ -565,6 +565,16 @@ static uint64_t gda_ft_soft_atomic_apply(uint64_t old, uint8_t op,
     }
 }
 
+const char *gda_ft_soft_resp_describe(const gda_ft_soft_qp_t *qp, char *buf,
+                                      size_t max)
+{
+    snprintf(buf, max, "expects PSN 0x%x (msn %u, NAK sent %d, ACK pending "
+             "%d, in a message %d, %u responses queued)", qp->epsn, qp->msn,
+             qp->nak_sent, qp->ack_pending, qp->in_msg,
+             qp->rd_resp_tail - qp->rd_resp_head);
+    return buf;
+}
+
 static pthread_mutex_t gda_ft_soft_cuda_atomic_lock =
         PTHREAD_MUTEX_INITIALIZER;
 
