@@ -173,7 +173,7 @@ static void chan_world_connect(chan_world_t *w, unsigned i, unsigned path)
     gda_ft_hca_qp_attr_t attr = {0};
 
     attr.access             = GDA_FT_HCA_ACCESS_ALL;
-    attr.path_mtu           = 1024;
+    attr.path_mtu           = CHAN_WORLD_MTU;
     attr.max_dest_rd_atomic = 16;
     attr.max_rd_atomic      = 16;
     attr.timeout            = w->params.timeout;

@@ -142,7 +142,8 @@ ucs_status_t gda_ft_soft_port_stats(gda_ft_hca_dev_t *dev, uint8_t port_num,
 static void gda_ft_soft_delay(gda_ft_soft_port_t *port, uint32_t dst_ip,
                               const void *pkt, size_t len, uint64_t delay_ns)
 {
-    gda_ft_soft_delayed_t *delayed, *iter;
+    gda_ft_soft_delayed_t *delayed;
+    ucs_list_link_t *head, *pos;
 
     delayed = malloc(sizeof(*delayed) + len);
     if (delayed == NULL) {
@@ -157,15 +158,17 @@ static void gda_ft_soft_delay(gda_ft_soft_port_t *port, uint32_t dst_ip,
     delayed->len                 = len;
     memcpy(delayed->data, pkt, len);
 
-    /* Keep the list sorted by due time */
-    ucs_list_for_each(iter, &port->dev->worker->delayed, list) {
-        if (iter->due > delayed->due) {
-            ucs_list_insert_before(&iter->list, &delayed->list);
-            ++port->stats.fault_delayed;
-            return;
-        }
+    /* Keep the list sorted by due time, equal times in arrival order. The
+     * walk starts from the tail: a paced port's packet is due after every
+     * other, and thousands of them may wait at once */
+    head = &port->dev->worker->delayed;
+    pos  = head->prev;
+    while ((pos != head) &&
+           (ucs_container_of(pos, gda_ft_soft_delayed_t, list)->due >
+            delayed->due)) {
+        pos = pos->prev;
     }
-    ucs_list_add_tail(&port->dev->worker->delayed, &delayed->list);
+    ucs_list_insert_after(pos, &delayed->list);
     ++port->stats.fault_delayed;
 }
 
