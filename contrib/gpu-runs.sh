@@ -13,8 +13,9 @@
 #            its default interval and at the former 1 ms, interleaved
 # hostpoll:  the same at 1 ms with the server progressing every 1 ms (the
 #            program's default) and without pause, interleaved
-# bench:     device post rate (gda_ft_gpu_bench) and kernel vs CPU posters
-#            (gda_ft_gpu_vs_cpu)
+# bench:     device post rate (gda_ft_gpu_bench, with one warp's steps),
+#            the fence costs behind it (gda_ft_gpu_fences) and kernel vs
+#            CPU posters (gda_ft_gpu_vs_cpu)
 # engine:    the soft HCA's engine under the device channels' steady load:
 #            loopback against the kernel's UDP side by side, 8 and 2 warps,
 #            1 ms and 200 us deadlines, the switches' reasons
@@ -117,6 +118,7 @@ for part in $parts; do
         ;;
     bench)
         run post_rate_bench.log $gpu/gda_ft_gpu_bench -n 64
+        run fences.log $gpu/gda_ft_gpu_fences
         run gpu_vs_cpu.log $gpu/gda_ft_gpu_vs_cpu
         ;;
     perf)

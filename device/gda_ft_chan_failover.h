@@ -363,7 +363,7 @@ gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
     gda_ft_chan_path_t *op = &chan->path[from];
     gda_ft_chan_path_t *np = &chan->path[to];
     gda_ft_chan_slot_t *oslot, *nslot, slot;
-    uint64_t completed, seq, now, last = 0;
+    uint64_t completed, seq, now, off, last = 0;
     uint32_t epsn  = 0, epoch = (uint32_t)GDA_FT_CHAN_WORD_EPOCH(chan->word);
     int strike     = (why == GDA_FT_CHAN_WHY_ERR_CQE);
     int asked, known = 0;
@@ -387,7 +387,8 @@ gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
     /* late completions counted while the host answered are final now */
     completed = gda_ft_chan_completed(chan);
 
-    gda_ft_atomic_store_rel64(&np->ring_off, completed - np->ring_next);
+    off = completed - np->ring_next;
+    gda_ft_atomic_store_rel64(&np->ring_off, off);
     for (seq = completed; seq < freeze; seq += oslot->wqebbs) {
         oslot = gda_ft_chan_slot(chan, op, seq);
         nslot = gda_ft_chan_slot(chan, np, seq);
@@ -408,9 +409,11 @@ gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
      * not from before the copy */
     now = gda_ft_dev_now_ns();
     if (freeze != completed) {
-        np->next_psn = gda_ft_chan_stamp(chan, np, completed, freeze, now,
-                                         np->next_psn);
-        gda_ft_chan_ring_db(np, freeze, last);
+        np->next_psn = gda_ft_chan_stamp(chan, np, off, completed, freeze,
+                                         now, np->next_psn);
+        /* this thread wrote that WQE: its doorbell word is read back */
+        gda_ft_chan_ring_db(np, off, freeze,
+                            *(const uint64_t*)gda_ft_chan_seg(np, last, 0));
     }
     np->ring_next = gda_ft_chan_ring_idx(np, freeze);
     op->ring_next = gda_ft_chan_ring_idx(op, freeze);
@@ -427,6 +430,8 @@ gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
                               GDA_FT_CHAN_WORD(epoch + 1, completed));
     gda_ft_atomic_store_rel32(&chan->active, to);
     gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_ACTIVE);
+    /* the next epoch names `to` (GDA_FT_CHAN_WORD_PATH): posters read
+     * their path from the word they reserve in */
     gda_ft_atomic_store_rel64(&chan->word,
                               GDA_FT_CHAN_WORD(epoch + 1, freeze));
     return GDA_FT_DEV_PATH_SWITCHED;

@@ -40,6 +40,16 @@ typedef struct gda_ft_chan_op {
 } gda_ft_chan_op_t;
 
 
+/* A reservation: where a post writes and publishes */
+typedef struct gda_ft_chan_resv {
+    uint64_t seq;     /* logical index of its first WQEBB */
+    uint64_t off;     /* its path's ring_off: ring index = seq - off (fixed
+                         while the reservation is unpublished) */
+    uint8_t  path;
+    uint8_t  follow;  /* the peer's channels left the primary this one
+                         posts on: progress the channel after publishing */
+} gda_ft_chan_resv_t;
+
 /* After a successful CAS, before reading what the unfreezer published */
 GDA_FT_DEV_FUNC void gda_ft_chan_acquire_fence(void)
 {
@@ -171,38 +181,66 @@ GDA_FT_DEV_FUNC int gda_ft_chan_op_valid(const gda_ft_chan_t *chan,
 /* ---- 1. reserve ---------------------------------------------------------- */
 
 /*
- * Takes n WQEBBs. Returns OK with *seq_p, NO_RESOURCE when the ring is full
+ * Takes n WQEBBs into *resv. Returns OK, NO_RESOURCE when the ring is full
  * (retire completions and try again), INPROGRESS while a switch holds the
  * channel FROZEN, NO_PATH when both paths are gone.
+ *
+ * A warp's post is a chain of round trips to L2 (about 260 ns each on an
+ * H200), so the reads share them. First round: `completed` and the peer's
+ * switch hint (relaxed: a stale `completed` only understates the room),
+ * then the word with acquire, which orders what follows after whatever
+ * the unfreezer of that word published. Second round, side by side: the
+ * path's ring_off, the hint's second load, and the CAS. Between a word and
+ * its successful CAS nothing can move the path's ring_off: a switch would
+ * have changed the word (the epoch, or the FROZEN bit while it lasts).
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
-gda_ft_chan_reserve(gda_ft_chan_t *chan, uint32_t n, uint64_t *seq_p)
+gda_ft_chan_reserve(gda_ft_chan_t *chan, uint32_t n, gda_ft_chan_resv_t *resv)
 {
-    uint64_t w, idx, completed;
+    const gda_ft_chan_health_t *health = chan->health;
+    uint32_t seen = gda_ft_atomic_load_rlx32(&chan->seen_fail_gen);
+    uint64_t completed = gda_ft_atomic_load_rlx64(&chan->completed);
+    uint64_t w    = gda_ft_atomic_load_acq64(&chan->word);
+    uint32_t gen  = (health != NULL) ?
+                    gda_ft_atomic_load_rlx32(&health->fail_gen) : seen;
+    uint64_t idx, off, found;
+    uint8_t path;
 
-    w = gda_ft_atomic_load_acq64(&chan->word);
     for (;;) {
         if (w & GDA_FT_CHAN_FROZEN) {
             return (gda_ft_atomic_load_acq32(&chan->state) ==
                     GDA_FT_CHAN_NO_PATH) ? GDA_FT_DEV_NO_PATH :
                                            GDA_FT_DEV_INPROGRESS;
         }
-        idx       = GDA_FT_CHAN_WORD_INDEX(w);
-        completed = gda_ft_chan_completed(chan);
-        if ((idx + n - completed) > chan->wqebb_cnt) {
+        idx = GDA_FT_CHAN_WORD_INDEX(w);
+        if ((idx + n - GDA_FT_CHAN_WORD_INDEX(completed)) > chan->wqebb_cnt) {
             return GDA_FT_DEV_NO_RESOURCE;
         }
-        if (gda_ft_atomic_cas64(&chan->word, w, w + n) == w) {
-            gda_ft_chan_acquire_fence();
-            *seq_p = idx;
+        path  = GDA_FT_CHAN_WORD_PATH(w);
+        off   = gda_ft_atomic_load_rlx64(&chan->path[path].ring_off);
+        found = gda_ft_atomic_cas64_acq(&chan->word, w, w + n);
+        if (found == w) {
+            resv->seq    = idx;
+            resv->off    = off;
+            resv->path   = path;
+            resv->follow = (gen != seen) && (path == GDA_FT_CHAN_PRIMARY);
             return GDA_FT_DEV_OK;
         }
-        w = gda_ft_atomic_load_acq64(&chan->word);
+        w         = found;
+        completed = gda_ft_atomic_load_rlx64(&chan->completed);
     }
 }
 
 
 /* ---- 2. write ------------------------------------------------------------ */
+
+/* A key of one path, chosen without indexing: an operation indexed by a
+ * run-time path would live in local memory (see
+ * gda_ft_wqe_set_inline_words) */
+GDA_FT_DEV_FUNC uint32_t gda_ft_chan_key(const uint32_t key[2], uint8_t path)
+{
+    return (path == GDA_FT_CHAN_PRIMARY) ? key[0] : key[1];
+}
 
 GDA_FT_DEV_FUNC void gda_ft_chan_set_ctrl(gda_ft_chan_path_t *p, uint64_t seq,
                                           uint8_t opcode, unsigned ds,
@@ -216,40 +254,45 @@ GDA_FT_DEV_FUNC void gda_ft_chan_set_ctrl(gda_ft_chan_path_t *p, uint64_t seq,
 /*
  * Writes one WQE of op at logical index seq on path `path`: bytes
  * [offset, offset + length) of a put or get, or the whole atomic. Adds
- * its packets to *npkts_p; returns its WQEBBs.
+ * its packets to *npkts_p, gives its doorbell word in *db_p; returns its
+ * WQEBBs.
  */
 GDA_FT_DEV_FUNC unsigned
-gda_ft_chan_write_wqe(gda_ft_chan_t *chan, uint8_t path,
+gda_ft_chan_write_wqe(gda_ft_chan_t *chan, const gda_ft_chan_resv_t *resv,
                       const gda_ft_chan_op_t *op, uint64_t seq,
                       uint32_t offset, uint32_t length, int signaled,
-                      uint32_t *npkts_p)
+                      uint64_t *db_p, uint32_t *npkts_p)
 {
+    uint8_t path             = resv->path;
     gda_ft_chan_path_t *p    = &chan->path[path];
-    uint64_t ring            = gda_ft_chan_ring_idx(p, seq); /* read once */
+    uint64_t ring            = seq - resv->off;
     uint16_t idx             = (uint16_t)ring;
     gda_ft_chan_slot_t *slot = &p->slots[ring & (chan->wqebb_cnt - 1)];
     unsigned ds              = gda_ft_chan_op_ds(op, length);
     uint8_t  flags           = GDA_FT_CHAN_SLOT_RADDR;
 
     gda_ft_wqe_set_raddr(gda_ft_wqe_seg(&p->sq, idx, 1), op->raddr + offset,
-                         op->rkey[path]);
+                         gda_ft_chan_key(op->rkey, path));
     if ((op->kind == GDA_FT_CHAN_OP_SIGNAL) ||
         (op->kind == GDA_FT_CHAN_OP_ATOMIC)) {
         gda_ft_wqe_set_atomic(gda_ft_wqe_seg(&p->sq, idx, 2), op->operand[0],
                               op->operand[1]);
         gda_ft_wqe_set_data(gda_ft_wqe_seg(&p->sq, idx, 3), sizeof(uint64_t),
-                            op->lkey[path], op->laddr);
+                            gda_ft_chan_key(op->lkey, path), op->laddr);
         flags |= GDA_FT_CHAN_SLOT_DATA;
     } else if (op->inl) {
-        gda_ft_wqe_set_inline(&p->sq, idx, 2, op->operand, length);
+        gda_ft_wqe_set_inline_words(&p->sq, idx, 2, op->operand[0],
+                                    op->operand[1], length);
     } else if (length != 0) {
         gda_ft_wqe_set_data(gda_ft_wqe_seg(&p->sq, idx, 2), length,
-                            op->lkey[path], op->laddr + offset);
+                            gda_ft_chan_key(op->lkey, path),
+                            op->laddr + offset);
         flags |= GDA_FT_CHAN_SLOT_DATA;
     }
-    gda_ft_wqe_set_ctrl(gda_ft_wqe_seg(&p->sq, idx, 0), op->opcode, 0, idx,
-                        p->sq.qpn, ds,
-                        signaled ? GDA_FT_MLX5_WQE_CTRL_CQ_UPDATE : 0, 0);
+    *db_p = gda_ft_wqe_set_ctrl(gda_ft_wqe_seg(&p->sq, idx, 0), op->opcode,
+                                0, idx, p->sq.qpn, ds,
+                                signaled ? GDA_FT_MLX5_WQE_CTRL_CQ_UPDATE :
+                                           0, 0);
 
     slot->lkey[0]  = op->lkey[0];
     slot->lkey[1]  = op->lkey[1];
@@ -274,14 +317,14 @@ gda_ft_chan_write_wqe(gda_ft_chan_t *chan, uint8_t path,
  * is cut into chunks, each signalled so that the deadline judges progress
  * chunk by chunk (a long transfer is not a dead path). The last WQE is
  * signalled when last_signaled. Returns the logical index after it; in
- * *last_p that of its last WQE, and adds its packets to *npkts_p.
+ * *last_p that of its last WQE and in *db_p its doorbell word, and adds
+ * its packets to *npkts_p.
  */
-GDA_FT_DEV_FUNC uint64_t gda_ft_chan_write_op(gda_ft_chan_t *chan,
-                                              uint8_t path,
-                                              const gda_ft_chan_op_t *op,
-                                              uint64_t seq, int last_signaled,
-                                              uint64_t *last_p,
-                                              uint32_t *npkts_p)
+GDA_FT_DEV_FUNC uint64_t
+gda_ft_chan_write_op(gda_ft_chan_t *chan, const gda_ft_chan_resv_t *resv,
+                     const gda_ft_chan_op_t *op, uint64_t seq,
+                     int last_signaled, uint64_t *last_p, uint64_t *db_p,
+                     uint32_t *npkts_p)
 {
     uint32_t nwqe = gda_ft_chan_op_wqes(chan, op);
     uint32_t i, offset, length;
@@ -292,9 +335,9 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_chan_write_op(gda_ft_chan_t *chan,
         length = (nwqe == 1) ? op->length :
                  ((op->length - offset < chan->max_chunk) ?
                   (op->length - offset) : chan->max_chunk);
-        seq   += gda_ft_chan_write_wqe(chan, path, op, seq, offset, length,
+        seq   += gda_ft_chan_write_wqe(chan, resv, op, seq, offset, length,
                                        (i + 1 < nwqe) || last_signaled,
-                                       npkts_p);
+                                       db_p, npkts_p);
     }
     return seq;
 }
@@ -302,20 +345,19 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_chan_write_op(gda_ft_chan_t *chan,
 
 /* ---- 3. publish ---------------------------------------------------------- */
 
-/* Doorbell record, then the doorbell with the last WQE's first 8 bytes */
-GDA_FT_DEV_FUNC void gda_ft_chan_ring_db(gda_ft_chan_path_t *p,
-                                         uint64_t end_seq, uint64_t last_seq)
+/* Doorbell record up to end_seq (path p's ring_off being off), then the
+ * doorbell with the last WQE's first 8 bytes, db (gda_ft_wqe_set_ctrl gave
+ * them) */
+GDA_FT_DEV_FUNC void gda_ft_chan_ring_db(gda_ft_chan_path_t *p, uint64_t off,
+                                         uint64_t end_seq, uint64_t db)
 {
-    const uint64_t *ctrl = (const uint64_t*)gda_ft_chan_seg(p, last_seq, 0);
-
-    gda_ft_dev_fence_store();
-    /* a release store: the WQEs are visible to whoever reads it */
+    /* a release store, which serves as gda_ft_dev_fence_store(): the WQEs
+     * are visible to whoever reads it (a fence before it as well cost 0.55
+     * us a batch on an H200, waiting for the WQEs' PCIe writes twice) */
     gda_ft_atomic_store_rel32_sys((uint32_t*)&p->sq.dbrec[GDA_FT_MLX5_SND_DBR],
-                              gda_ft_htobe32((uint16_t)
-                                             gda_ft_chan_ring_idx(p,
-                                                                  end_seq)));
+                                  gda_ft_htobe32((uint16_t)(end_seq - off)));
     gda_ft_dev_fence_mmio();
-    gda_ft_dev_write_once_u64(p->sq.uar, *ctrl);
+    gda_ft_dev_write_once_u64(p->sq.uar, db);
 #if !GDA_FT_ON_DEVICE
     gda_ft_dev_fence_mmio();
 #endif
@@ -323,17 +365,17 @@ GDA_FT_DEV_FUNC void gda_ft_chan_ring_db(gda_ft_chan_path_t *p,
 }
 
 /*
- * Gives the WQEs in [seq, end) of path p the PSNs from psn on, in ring
- * order, and their post time; returns the PSN after them. Only the
- * posters whose turn it is (or the switcher, with the channel frozen)
- * call it.
+ * Gives the WQEs in [seq, end) of path p (ring_off off) the PSNs from psn
+ * on, in ring order, and their post time; returns the PSN after them.
+ * Only the posters whose turn it is (or the switcher, with the channel
+ * frozen) call it.
  */
 GDA_FT_DEV_FUNC uint32_t gda_ft_chan_stamp(gda_ft_chan_t *chan,
-                                           gda_ft_chan_path_t *p,
+                                           gda_ft_chan_path_t *p, uint64_t off,
                                            uint64_t seq, uint64_t end,
                                            uint64_t now, uint32_t psn)
 {
-    uint64_t ring = gda_ft_chan_ring_idx(p, seq);
+    uint64_t ring = seq - off;
     gda_ft_chan_slot_t *slot;
 
     for (; seq != end; seq += slot->wqebbs, ring += slot->wqebbs) {
@@ -354,29 +396,30 @@ GDA_FT_DEV_FUNC void gda_ft_chan_wait_turn(gda_ft_chan_t *chan, uint64_t seq)
     }
 }
 
-/* Announces [.., end) to the HCA and to the next poster */
+/* Announces the reservation's [.., end) to the HCA (db: the last WQE's
+ * doorbell word) and to the next poster */
 GDA_FT_DEV_FUNC void gda_ft_chan_release(gda_ft_chan_t *chan,
-                                         gda_ft_chan_path_t *p, uint64_t end,
-                                         uint64_t last)
+                                         const gda_ft_chan_resv_t *resv,
+                                         uint64_t end, uint64_t db)
 {
-    gda_ft_chan_ring_db(p, end, last);
+    gda_ft_chan_ring_db(&chan->path[resv->path], resv->off, end, db);
     gda_ft_atomic_store_rel64(&chan->ready, end);
 }
 
 /*
- * Publishes the reservation [seq, end) on `path`, whose last WQE starts at
- * last: in its turn, PSNs, doorbell, and ready moves to end.
+ * Publishes the reservation [resv->seq, end), whose last WQE has the
+ * doorbell word db: in its turn, PSNs, doorbell, and ready moves to end.
  */
-GDA_FT_DEV_FUNC void gda_ft_chan_publish(gda_ft_chan_t *chan, uint8_t path,
-                                         uint64_t seq, uint64_t end,
-                                         uint64_t last)
+GDA_FT_DEV_FUNC void gda_ft_chan_publish(gda_ft_chan_t *chan,
+                                         const gda_ft_chan_resv_t *resv,
+                                         uint64_t end, uint64_t db)
 {
-    gda_ft_chan_path_t *p = &chan->path[path];
+    gda_ft_chan_path_t *p = &chan->path[resv->path];
 
-    gda_ft_chan_wait_turn(chan, seq);
-    p->next_psn = gda_ft_chan_stamp(chan, p, seq, end, gda_ft_dev_now_ns(),
-                                    p->next_psn);
-    gda_ft_chan_release(chan, p, end, last);
+    gda_ft_chan_wait_turn(chan, resv->seq);
+    p->next_psn = gda_ft_chan_stamp(chan, p, resv->off, resv->seq, end,
+                                    gda_ft_dev_now_ns(), p->next_psn);
+    gda_ft_chan_release(chan, resv, end, db);
 }
 
 

@@ -45,6 +45,10 @@
 #define GDA_FT_CHAN_WORD_EPOCH(_w) \
     (((_w) >> GDA_FT_CHAN_EPOCH_SHIFT) & GDA_FT_CHAN_EPOCH_MASK)
 #define GDA_FT_CHAN_WORD_INDEX(_w) ((_w) & GDA_FT_CHAN_INDEX_MASK)
+/* Every switch moves to the other path and to the next epoch, and epoch 0
+ * posts on the primary: a word names its path, and a poster that took a
+ * reservation reads no `active` (the mask keeps the parity across wrap) */
+#define GDA_FT_CHAN_WORD_PATH(_w)  ((uint8_t)(GDA_FT_CHAN_WORD_EPOCH(_w) & 1))
 
 /* Largest ring: wqe_counter in a CQE is 16 bits, and a ring index is
  * recovered from it by a wrap-safe 16-bit difference, which holds while

@@ -41,6 +41,20 @@ GDA_FT_DEV_FUNC uint32_t gda_ft_atomic_cas32(uint32_t *p, uint32_t expect,
     return atomicCAS((unsigned*)p, expect, desired);
 }
 
+/* A CAS that acquires what the writer of the value it replaced released:
+ * cheaper than a relaxed CAS and a fence, which would also wait for every
+ * store the thread has in flight (the last doorbell, on PCIe) */
+GDA_FT_DEV_FUNC uint64_t gda_ft_atomic_cas64_acq(uint64_t *p, uint64_t expect,
+                                                 uint64_t desired)
+{
+    uint64_t found;
+
+    asm volatile("atom.acquire.gpu.cas.b64 %0, [%1], %2, %3;"
+                 : "=l"(found) : "l"(p), "l"(expect), "l"(desired)
+                 : "memory");
+    return found;
+}
+
 GDA_FT_DEV_FUNC uint64_t gda_ft_atomic_fetch_or64(uint64_t *p, uint64_t v)
 {
     return (uint64_t)atomicOr((unsigned long long*)p, (unsigned long long)v);
@@ -94,6 +108,11 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_atomic_load_rlx64(const uint64_t *p)
     return *(const volatile uint64_t*)p;
 }
 
+GDA_FT_DEV_FUNC uint32_t gda_ft_atomic_load_rlx32(const uint32_t *p)
+{
+    return *(const volatile uint32_t*)p;
+}
+
 GDA_FT_DEV_FUNC void gda_ft_atomic_store_rlx64(uint64_t *p, uint64_t v)
 {
     *(volatile uint64_t*)p = v;
@@ -141,6 +160,12 @@ GDA_FT_DEV_FUNC uint32_t gda_ft_atomic_cas32(uint32_t *p, uint32_t expect,
     return expect;
 }
 
+GDA_FT_DEV_FUNC uint64_t gda_ft_atomic_cas64_acq(uint64_t *p, uint64_t expect,
+                                                 uint64_t desired)
+{
+    return gda_ft_atomic_cas64(p, expect, desired);
+}
+
 GDA_FT_DEV_FUNC uint64_t gda_ft_atomic_fetch_or64(uint64_t *p, uint64_t v)
 {
     return __atomic_fetch_or(p, v, __ATOMIC_ACQ_REL);
@@ -178,6 +203,11 @@ GDA_FT_DEV_FUNC uint32_t gda_ft_atomic_load_acq32(const uint32_t *p)
 }
 
 GDA_FT_DEV_FUNC uint64_t gda_ft_atomic_load_rlx64(const uint64_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+GDA_FT_DEV_FUNC uint32_t gda_ft_atomic_load_rlx32(const uint32_t *p)
 {
     return __atomic_load_n(p, __ATOMIC_RELAXED);
 }

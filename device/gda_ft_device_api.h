@@ -75,32 +75,25 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_dev_post_wait_ns(const gda_ft_chan_t *chan)
  * Reserves room for n WQEBBs, helping progress while the ring is full and
  * waiting while a switch holds the channel. A full ring that drains is
  * waited for however long it takes (many posters share it); one that stops
- * draining for post_wait_ns gives TIMEOUT. Returns OK, NO_PATH or TIMEOUT.
+ * draining for post_wait_ns gives TIMEOUT. Returns OK, NO_PATH, TIMEOUT, or
+ * ERROR when n WQEBBs can never fit (more than half the ring).
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
-gda_ft_dev_reserve_wait(gda_ft_chan_t *chan, uint32_t n, uint64_t *seq_p,
-                        uint8_t *path_p)
+gda_ft_dev_reserve_wait(gda_ft_chan_t *chan, uint32_t n,
+                        gda_ft_chan_resv_t *resv)
 {
     uint64_t start = 0, seen = 0, now, completed;
     gda_ft_dev_status_t status;
 
     for (;;) {
-        if ((chan->health != NULL) &&
-            (gda_ft_atomic_load_acq32(&chan->health->fail_gen) !=
-             gda_ft_atomic_load_acq32(&chan->seen_fail_gen)) &&
-            (gda_ft_atomic_load_acq32(&chan->active) ==
-             GDA_FT_CHAN_PRIMARY)) {
-            gda_ft_chan_progress(chan);   /* follow the peer's switch */
-        }
-        status = gda_ft_chan_reserve(chan, n, seq_p);
-        if (status == GDA_FT_DEV_OK) {
-            *path_p = (uint8_t)gda_ft_atomic_load_acq32(&chan->active);
-            return GDA_FT_DEV_OK;
-        }
-        if (status == GDA_FT_DEV_NO_PATH) {
+        status = gda_ft_chan_reserve(chan, n, resv);
+        if ((status == GDA_FT_DEV_OK) || (status == GDA_FT_DEV_NO_PATH)) {
             return status;
         }
         if (status == GDA_FT_DEV_NO_RESOURCE) {
+            if (n > chan->wqebb_cnt / 2) {
+                return GDA_FT_DEV_ERROR;   /* it would never fit */
+            }
             gda_ft_chan_progress(chan);
         }
         now       = gda_ft_dev_now_ns();
@@ -112,6 +105,17 @@ gda_ft_dev_reserve_wait(gda_ft_chan_t *chan, uint32_t n, uint64_t *seq_p,
             return GDA_FT_DEV_TIMEOUT;
         }
         gda_ft_cpu_relax();
+    }
+}
+
+/* After a publication: a channel that posted on the primary the peer's
+ * other channels have left follows them now (progress() re-reads the hint
+ * in order), so that its next post goes to the backup */
+GDA_FT_DEV_FUNC void gda_ft_dev_follow(gda_ft_chan_t *chan,
+                                       const gda_ft_chan_resv_t *resv)
+{
+    if (resv->follow) {
+        gda_ft_chan_progress(chan);
     }
 }
 
@@ -134,10 +138,10 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_dev_post(gda_ft_chan_t *chan, const gda_ft_chan_op_t *ops, unsigned n,
                 gda_ft_dev_request_t *req)
 {
-    uint64_t seq, end, last = 0;
+    uint64_t end, last = 0, db = 0;
     uint32_t wqebbs = 0, npkts = 0;
     gda_ft_dev_status_t status;
-    uint8_t path;
+    gda_ft_chan_resv_t resv;
     unsigned i;
 
     for (i = 0; i < n; ++i) {
@@ -150,17 +154,18 @@ gda_ft_dev_post(gda_ft_chan_t *chan, const gda_ft_chan_op_t *ops, unsigned n,
         return GDA_FT_DEV_ERROR;
     }
 
-    status = gda_ft_dev_reserve_wait(chan, wqebbs, &seq, &path);
+    status = gda_ft_dev_reserve_wait(chan, wqebbs, &resv);
     if (status != GDA_FT_DEV_OK) {
         return status;
     }
-    end = seq;
+    end = resv.seq;
     for (i = 0; i < n; ++i) {
-        end = gda_ft_chan_write_op(chan, path, &ops[i], end, i + 1 == n,
-                                   &last, &npkts);
+        end = gda_ft_chan_write_op(chan, &resv, &ops[i], end, i + 1 == n,
+                                   &last, &db, &npkts);
     }
-    gda_ft_chan_publish(chan, path, seq, end, last);
+    gda_ft_chan_publish(chan, &resv, end, db);
     gda_ft_dev_request_set(req, chan, last, end);
+    gda_ft_dev_follow(chan, &resv);
     return GDA_FT_DEV_OK;
 }
 
@@ -527,6 +532,49 @@ gda_ft_dev_wait_signal_on(const gda_ft_dev_endpoint_t *ep,
 /* ---- warp level (GPU) --------------------------------------------------- */
 
 #if GDA_FT_ON_DEVICE
+/* Where a benchmark may time the steps of a warp's post (empty otherwise):
+ * 1 reserved, 2 written, 3 its turn came, 4 stamped, 5 published */
+#ifndef GDA_FT_DEV_POST_MARK
+#  define GDA_FT_DEV_POST_MARK(_step)
+#endif
+
+/*
+ * The sum of v over the active lanes below this one; over all of them in
+ * *total_p. Lanes that bring equal values (the usual batch: one kind and
+ * size of operation) need no shuffle, a full warp scans in five, another
+ * set of lanes walks its members.
+ */
+GDA_FT_DEV_FUNC uint32_t gda_ft_dev_warp_prefix(unsigned mask, unsigned lane,
+                                                uint32_t v, uint32_t *total_p)
+{
+    uint32_t before = 0, total = 0, incl, x;
+    unsigned bits, src, d;
+    int uniform;
+
+    __match_all_sync(mask, v, &uniform);
+    if (uniform) {
+        *total_p = __popc(mask) * v;
+        return __popc(mask & ((1u << lane) - 1)) * v;
+    }
+    if (mask == 0xffffffffu) {
+        incl = v;
+        for (d = 1; d < 32; d <<= 1) {
+            x     = __shfl_up_sync(mask, incl, d);
+            incl += (lane >= d) ? x : 0;
+        }
+        *total_p = __shfl_sync(mask, incl, 31);
+        return incl - v;
+    }
+    for (bits = mask; bits != 0; bits &= bits - 1) {
+        src     = __ffs(bits) - 1;
+        x       = __shfl_sync(mask, v, src);
+        before += (src < lane) ? x : 0;
+        total  += x;
+    }
+    *total_p = total;
+    return before;
+}
+
 /*
  * Every active lane posts its own operation; one reservation (by the
  * lowest lane), one doorbell, the batch's last WQE signalled. Every lane's
@@ -542,65 +590,62 @@ gda_ft_dev_post_warp(gda_ft_chan_t *chan, const gda_ft_chan_op_t *op,
     unsigned last   = 31 - __clz(mask);
     uint32_t mine   = gda_ft_chan_op_valid(chan, op) ?
                       gda_ft_chan_op_wqebbs(chan, op) : 0;
-    uint32_t before = 0, total = 0, pkts_before = 0, pkts_total = 0;
-    uint32_t npkts = 0, psn = 0, v;
-    unsigned long long seq = 0, last_wqe = 0, batch_last;
+    uint32_t npkts  = 0, psn = 0, before, total, pkts_before, pkts_total;
+    unsigned long long last_wqe = 0, db = 0;
     gda_ft_dev_status_t status = GDA_FT_DEV_OK;
+    gda_ft_chan_resv_t resv    = {0, 0, 0, 0};
     gda_ft_chan_path_t *p;
-    unsigned bits, src;
-    uint8_t path = 0;
+    uint64_t seq;
 
     if (__any_sync(mask, mine == 0)) {
         return GDA_FT_DEV_ERROR;
     }
-    /* where each lane's WQEs start: the sizes of the active lanes below
-     * it, for any set of active lanes */
-    for (bits = mask; bits != 0; bits &= bits - 1) {
-        src    = __ffs(bits) - 1;
-        v      = __shfl_sync(mask, mine, src);
-        before += (src < lane) ? v : 0;
-        total  += v;
-    }
+    /* where each lane's WQEs start */
+    before = gda_ft_dev_warp_prefix(mask, lane, mine, &total);
 
     if (lane == leader) {
-        status = (total > chan->wqebb_cnt / 2) ? GDA_FT_DEV_ERROR :
-                 gda_ft_dev_reserve_wait(chan, total, (uint64_t*)&seq, &path);
+        status = gda_ft_dev_reserve_wait(chan, total, &resv);
     }
     status = (gda_ft_dev_status_t)__shfl_sync(mask, (int)status, leader);
     if (status != GDA_FT_DEV_OK) {
         return status;
     }
-    seq  = __shfl_sync(mask, seq, leader);
-    path = (uint8_t)__shfl_sync(mask, (int)path, leader);
-    p    = &chan->path[path];
+    resv.seq  = __shfl_sync(mask, (unsigned long long)resv.seq, leader);
+    resv.off  = __shfl_sync(mask, (unsigned long long)resv.off, leader);
+    resv.path = (uint8_t)__shfl_sync(mask, (int)resv.path, leader);
+    seq       = resv.seq;
+    p         = &chan->path[resv.path];
+    GDA_FT_DEV_POST_MARK(1);
 
-    gda_ft_chan_write_op(chan, path, op, seq + before, lane == last,
-                         (uint64_t*)&last_wqe, &npkts);
+    gda_ft_chan_write_op(chan, &resv, op, seq + before, lane == last,
+                         (uint64_t*)&last_wqe, (uint64_t*)&db, &npkts);
+    GDA_FT_DEV_POST_MARK(2);
 
     /* every lane stamps its own WQEs: the PSNs after those of the lanes
      * below it, from where the path is when the warp's turn comes */
-    for (bits = mask; bits != 0; bits &= bits - 1) {
-        src          = __ffs(bits) - 1;
-        v            = __shfl_sync(mask, npkts, src);
-        pkts_before += (src < lane) ? v : 0;
-        pkts_total  += v;
-    }
+    pkts_before = gda_ft_dev_warp_prefix(mask, lane, npkts, &pkts_total);
     if (lane == leader) {
         gda_ft_chan_wait_turn(chan, seq);
         psn = p->next_psn;
     }
     psn = __shfl_sync(mask, psn, leader);
-    gda_ft_chan_stamp(chan, p, seq + before, seq + before + mine,
+    GDA_FT_DEV_POST_MARK(3);
+    gda_ft_chan_stamp(chan, p, resv.off, seq + before, seq + before + mine,
                       gda_ft_dev_now_ns(),
                       gda_ft_dev_psn_add(psn, pkts_before));
-    batch_last = __shfl_sync(mask, last_wqe, last);
+    db = __shfl_sync(mask, db, last);   /* the batch's last WQE's */
     __syncwarp(mask);
+    GDA_FT_DEV_POST_MARK(4);
     if (lane == leader) {
         p->next_psn = gda_ft_dev_psn_add(psn, pkts_total);
-        gda_ft_chan_release(chan, p, seq + total, batch_last);
+        gda_ft_chan_release(chan, &resv, seq + total, db);
     }
     __syncwarp(mask);
+    GDA_FT_DEV_POST_MARK(5);
     gda_ft_dev_request_set(req, chan, last_wqe, seq + total);
+    if (lane == leader) {
+        gda_ft_dev_follow(chan, &resv);
+    }
     return GDA_FT_DEV_OK;
 }
 #endif

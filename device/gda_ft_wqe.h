@@ -141,22 +141,29 @@ GDA_FT_DEV_FUNC void gda_ft_wqe_copy_bb(void *dst, const void *src,
 
 /* ---- segment builders ---------------------------------------------------- */
 
-GDA_FT_DEV_FUNC void
+/* Writes a control segment; returns the doorbell word of its WQE */
+GDA_FT_DEV_FUNC uint64_t
 gda_ft_wqe_set_ctrl(void *seg, uint8_t opcode, uint8_t opmod,
                     uint16_t wqe_idx, uint32_t qpn, unsigned ds,
                     uint8_t fm_ce_se, uint32_t imm)
 {
     gda_ft_mlx5_ctrl_seg_t *ctrl = (gda_ft_mlx5_ctrl_seg_t*)seg;
+    uint32_t opmod_idx_opcode    = gda_ft_htobe32(((uint32_t)opmod << 24) |
+                                                  ((uint32_t)wqe_idx << 8) |
+                                                  opcode);
+    uint32_t qpn_ds              = gda_ft_htobe32((qpn << 8) | (ds & 0x3f));
 
-    ctrl->opmod_idx_opcode = gda_ft_htobe32(((uint32_t)opmod << 24) |
-                                            ((uint32_t)wqe_idx << 8) |
-                                            opcode);
-    ctrl->qpn_ds           = gda_ft_htobe32((qpn << 8) | (ds & 0x3f));
+    ctrl->opmod_idx_opcode = opmod_idx_opcode;
+    ctrl->qpn_ds           = qpn_ds;
     ctrl->signature        = 0;
     ctrl->rsvd[0]          = 0;
     ctrl->rsvd[1]          = 0;
     ctrl->fm_ce_se         = fm_ce_se;
     ctrl->imm              = gda_ft_htobe32(imm);
+    /* the segment's first 8 bytes as they lie in (little-endian) memory:
+     * what a doorbell carries, so that the poster need not read them back
+     * from a ring that may be across PCIe */
+    return ((uint64_t)qpn_ds << 32) | opmod_idx_opcode;
 }
 
 GDA_FT_DEV_FUNC void gda_ft_wqe_set_raddr(void *seg, uint64_t raddr,
@@ -198,6 +205,43 @@ gda_ft_wqe_set_inline(const gda_ft_dev_sq_t *sq, uint16_t wqe_idx,
         gda_ft_wqe_copy_bytes(dst, data, to_end);
         gda_ft_wqe_copy_bytes(sq->buf, (const uint8_t*)data + to_end,
                               length - to_end);
+    }
+}
+
+/*
+ * Inline data of at most 16 bytes given as two words (the bytes as they
+ * lie in little-endian memory), stored as 4-byte words. A caller's
+ * operands stay in registers: a byte copy from their address puts them in
+ * local memory, which on a GPU every acquire's L1 invalidation sends to L2
+ * and back, a round trip per read. Data that would wrap the ring takes the
+ * byte copy.
+ */
+GDA_FT_DEV_FUNC void
+gda_ft_wqe_set_inline_words(const gda_ft_dev_sq_t *sq, uint16_t wqe_idx,
+                            unsigned seg, uint64_t lo, uint64_t hi,
+                            uint32_t length)
+{
+    gda_ft_mlx5_inline_seg_t *iseg =
+            (gda_ft_mlx5_inline_seg_t*)gda_ft_wqe_seg(sq, wqe_idx, seg);
+    uint32_t *dst = (uint32_t*)(iseg + 1);
+    uint64_t data[2];
+
+    if ((uint8_t*)(dst + 4) > sq->buf + sq->wqebb_cnt * GDA_FT_MLX5_WQE_BB) {
+        data[0] = lo;
+        data[1] = hi;
+        gda_ft_wqe_set_inline(sq, wqe_idx, seg, data, length);
+        return;
+    }
+    iseg->byte_count = gda_ft_htobe32(length | GDA_FT_MLX5_INLINE_SEG);
+    dst[0] = (uint32_t)lo;
+    if (length > 4) {
+        dst[1] = (uint32_t)(lo >> 32);
+    }
+    if (length > 8) {
+        dst[2] = (uint32_t)hi;
+    }
+    if (length > 12) {
+        dst[3] = (uint32_t)(hi >> 32);
     }
 }
 

@@ -6,15 +6,25 @@
  *           mailbox)
  *   ft_off  the same API and rings with failover disarmed
  *   floor   a bare loop: each lane writes its 64-byte WQE into the ring,
- *           lane 0 writes the doorbell record and the doorbell (the warp
+ *           lane 0 writes the doorbell record (a release store), a fence,
+ *           and the doorbell with the last lane's doorbell word (the warp
  *           owns the ring: no reservation, no slots, no PSNs)
  * for 8-byte inline puts and 4 KiB puts, with 1 warp and with one warp per
  * channel, and for FT on/off with 8 warps per channel. Times come from
  * %globaltimer around each warp's posting loop; the software HCA drains
  * the rings meanwhile.
  *
+ * A last pass times the steps of the first warp's posts (SM cycles,
+ * GDA_FT_DEV_POST_MARK) with one warp, FT on and off: where a batch's
+ * time goes.
+ *
  *   gda_ft_gpu_bench [-n BATCHES]
  */
+#define BENCH_STEPS 6   /* 0: between posts, then the API's marks 1..5 */
+
+__device__ static void bench_mark(unsigned step);
+#define GDA_FT_DEV_POST_MARK(_step) bench_mark(_step)
+
 #include "gpu_world.cuh"
 
 #include <unistd.h>
@@ -29,8 +39,32 @@ enum { BENCH_FT_ON = 0, BENCH_FT_OFF = 1, BENCH_FLOOR = 2 };
 static const char *bench_kind_name[] = {"put inline 8 B", "put 4 KiB"};
 static const char *bench_mode_name[] = {"ft_on", "ft_off", "floor"};
 
-/* One lane's WQE of the floor: an inline 8-byte RDMA WRITE */
-__device__ static void bench_floor_wqe(gda_ft_chan_t *chan, uint64_t idx,
+static const char *bench_step_name[BENCH_STEPS] = {
+    "build the operation", "reserve", "write WQEs and slots",
+    "wait for the turn", "stamp PSNs and time", "doorbell, release"
+};
+
+/* whether the posts' steps are timed (the last pass only) */
+__constant__ int bench_timing;
+/* the first warp's lane 0: cycles spent in each step, over a run */
+__shared__ long long bench_step_sum[BENCH_STEPS];
+__shared__ long long bench_step_last;
+__device__ unsigned long long bench_step_cycles[BENCH_STEPS];
+
+__device__ static void bench_mark(unsigned step)
+{
+    long long now;
+
+    if (bench_timing && (threadIdx.x == 0) && (blockIdx.x == 0)) {
+        now                   = clock64();
+        bench_step_sum[step] += now - bench_step_last;
+        bench_step_last       = now;
+    }
+}
+
+/* One lane's WQE of the floor: an inline 8-byte RDMA WRITE; returns its
+ * doorbell word */
+__device__ static uint64_t bench_floor_wqe(gda_ft_chan_t *chan, uint64_t idx,
                                        const gda_ft_dev_mem_list_t *ml,
                                        unsigned lane)
 {
@@ -41,11 +75,11 @@ __device__ static void bench_floor_wqe(gda_ft_chan_t *chan, uint64_t idx,
                          ml->elems[CHAN_ELEM_DATA].raddr + lane * 8,
                          ml->elems[CHAN_ELEM_DATA].rkey[0]);
     gda_ft_wqe_set_inline(&p->sq, (uint16_t)idx, 2, &data, 8);
-    gda_ft_wqe_set_ctrl(gda_ft_wqe_seg(&p->sq, (uint16_t)idx, 0),
-                        GDA_FT_MLX5_OPCODE_RDMA_WRITE, 0, (uint16_t)idx,
-                        p->sq.qpn, 3,
-                        (lane == BENCH_LANES - 1) ?
-                        GDA_FT_MLX5_WQE_CTRL_CQ_UPDATE : 0, 0);
+    return gda_ft_wqe_set_ctrl(gda_ft_wqe_seg(&p->sq, (uint16_t)idx, 0),
+                               GDA_FT_MLX5_OPCODE_RDMA_WRITE, 0, (uint16_t)idx,
+                               p->sq.qpn, 3,
+                               (lane == BENCH_LANES - 1) ?
+                               GDA_FT_MLX5_WQE_CTRL_CQ_UPDATE : 0, 0);
 }
 
 __global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
@@ -59,26 +93,32 @@ __global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
     gda_ft_chan_path_t *p = &chan->path[GDA_FT_CHAN_PRIMARY];
     gda_ft_dev_request_t req;
     gda_ft_chan_op_t op;
-    uint64_t start, base = 0;
+    uint64_t start, base = 0, db;
     unsigned b;
 
     if (mode == BENCH_FLOOR) {
         base = gda_ft_chan_ring_idx(p, GDA_FT_CHAN_WORD_INDEX(chan->word));
     }
+    if (threadIdx.x == 0) {
+        for (b = 0; b < BENCH_STEPS; ++b) {
+            bench_step_sum[b] = 0;
+        }
+        bench_step_last = clock64();
+    }
     start = gda_ft_dev_now_ns();
     for (b = 0; b < batches; ++b) {
+        bench_mark(0);
         if (mode == BENCH_FLOOR) {
-            bench_floor_wqe(chan, base + lane, &ml, lane);
-            __syncwarp();
+            db    = bench_floor_wqe(chan, base + lane, &ml, lane);
+            db    = __shfl_sync(0xffffffff, db, BENCH_LANES - 1);
             base += BENCH_LANES;
             if (lane == 0) {
-                gda_ft_dev_fence_store();
+                /* the release store orders the WQEs before it */
                 gda_ft_atomic_store_rel32_sys(
                         (uint32_t*)&p->sq.dbrec[GDA_FT_MLX5_SND_DBR],
                         gda_ft_htobe32((uint16_t)base));
                 gda_ft_dev_fence_mmio();
-                gda_ft_dev_write_once_u64(p->sq.uar, *(uint64_t*)
-                        gda_ft_wqe_seg(&p->sq, (uint16_t)(base - 1), 0));
+                gda_ft_dev_write_once_u64(p->sq.uar, db);
             }
             __syncwarp();
             continue;
@@ -100,6 +140,11 @@ __global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
     if (lane == 0) {
         times[2 * warp]     = start;
         times[2 * warp + 1] = (b == batches) ? gda_ft_dev_now_ns() : 0;
+    }
+    if (bench_timing && (threadIdx.x == 0) && (blockIdx.x == 0)) {
+        for (b = 0; b < BENCH_STEPS; ++b) {
+            bench_step_cycles[b] = bench_step_sum[b];
+        }
     }
 }
 
@@ -166,6 +211,39 @@ static int bench_run(chan_world_t *w, unsigned warps, unsigned batches,
     cudaFree(ok_dev);
     free(times);
     return good;
+}
+
+/* One warp, FT on then off, its steps timed: ns per batch in each */
+static void bench_steps(chan_world_t *w, unsigned batches)
+{
+    unsigned long long cycles[BENCH_STEPS], total;
+    double ns, rate;
+    int mode, on = 1, off = 0;
+    unsigned s;
+
+    GPU_CHECK_CUDA(cudaMemcpyToSymbol(bench_timing, &on, sizeof(on)));
+    printf("\nsteps of a 32-WQE warp batch, put inline 8 B, 1 warp "
+           "(ns per batch, from SM cycles scaled to the run's time)\n");
+    for (mode = BENCH_FT_ON; mode <= BENCH_FT_OFF; ++mode) {
+        bench_set_ft(w, mode == BENCH_FT_ON);
+        if (!bench_run(w, 1, batches, BENCH_INLINE8, mode, &ns, &rate)) {
+            printf("FAIL: %s did not complete\n", bench_mode_name[mode]);
+            break;
+        }
+        GPU_CHECK_CUDA(cudaMemcpyFromSymbol(cycles, bench_step_cycles,
+                                            sizeof(cycles)));
+        for (s = 0, total = 0; s < BENCH_STEPS; ++s) {
+            total += cycles[s];
+        }
+        printf("%-6s %7.0f ns per batch:", bench_mode_name[mode],
+               ns * BENCH_LANES);
+        for (s = 0; s < BENCH_STEPS; ++s) {
+            printf(" %s %.0f%s", bench_step_name[s],
+                   ns * BENCH_LANES * cycles[s] / (double)total,
+                   (s + 1 < BENCH_STEPS) ? "," : "\n");
+        }
+    }
+    GPU_CHECK_CUDA(cudaMemcpyToSymbol(bench_timing, &off, sizeof(off)));
 }
 
 int main(int argc, char **argv)
@@ -240,6 +318,7 @@ int main(int argc, char **argv)
             }
         }
     }
+    bench_steps(&w, batches);
     chan_world_fini(&w);
     return 0;
 }
