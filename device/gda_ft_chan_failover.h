@@ -351,6 +351,27 @@ GDA_FT_DEV_FUNC int gda_ft_chan_wait_rearm(gda_ft_chan_t *chan, uint8_t p)
 }
 
 /*
+ * How much longer than a deadline the first completion of a replay onto
+ * path `to` may take. A whole window reaches the new path at once, and a
+ * software HCA under load took up to a deadline to serve one (1 ms,
+ * H200): judged at the deadline, a healthy backup was declared dead and
+ * the channel lost both paths. So a replay onto a path whose ports the
+ * host reports up gets one more deadline. One whose port is down gets
+ * none, so that losing both paths still ends in about two deadlines.
+ */
+GDA_FT_DEV_FUNC uint64_t gda_ft_chan_replay_grace(gda_ft_chan_t *chan,
+                                                  uint8_t to, unsigned why,
+                                                  int replayed)
+{
+    if ((why == GDA_FT_CHAN_WHY_FAILBACK) || !replayed ||
+        (chan->mbox == NULL) ||
+        !gda_ft_atomic_load_acq32_sys(&chan->mbox->link_up[to])) {
+        return 0;
+    }
+    return chan->deadline_ns;
+}
+
+/*
  * With the channel frozen at `freeze` and published up to it: moves the
  * window [completed, freeze) from path `from` to the other path and
  * unfreezes there. The caller owns the SWITCHING state.
@@ -421,7 +442,9 @@ gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
     gda_ft_atomic_fetch_add32((why == GDA_FT_CHAN_WHY_FAILBACK) ?
                               &chan->counters.failbacks :
                               &chan->counters.switches, 1);
-    gda_ft_atomic_max64(&chan->last_progress_ns, now);
+    gda_ft_atomic_max64(&chan->last_progress_ns,
+                        now + gda_ft_chan_replay_grace(chan, to, why,
+                                                       freeze != completed));
     if (why != GDA_FT_CHAN_WHY_FAILBACK) {
         gda_ft_atomic_store_rel64(&chan->switch_ns, now);
     }

@@ -607,6 +607,29 @@ static double gpu_interrupts_detected[GPU_MAX_INTERRUPTS];
 static double gpu_interrupts_moved[GPU_MAX_INTERRUPTS];
 static double gpu_interrupts_served[GPU_MAX_INTERRUPTS];
 static unsigned gpu_num_interrupts;
+/* the host guardian's part of each switch it answered (host clock) */
+static double gpu_answers_waited[GPU_MAX_INTERRUPTS];
+static double gpu_answers_fence[GPU_MAX_INTERRUPTS];
+static double gpu_answers_peer[GPU_MAX_INTERRUPTS];
+static unsigned gpu_num_answers;
+
+/* Each channel's last answered switch, once per run (a run switches each
+ * channel once; a failback asks for no answer) */
+static void gpu_note_answers(chan_world_t *w)
+{
+    const gda_ft_chan_host_answer_time_t *t;
+    unsigned c;
+
+    for (c = 0; c < w->params.nchan; ++c) {
+        t = &w->a[c].answer_time;
+        if ((t->seq == 0) || (gpu_num_answers == GPU_MAX_INTERRUPTS)) {
+            continue;
+        }
+        gpu_answers_waited[gpu_num_answers] = t->waited_ns;
+        gpu_answers_fence[gpu_num_answers]  = t->fence_ns;
+        gpu_answers_peer[gpu_num_answers++] = t->peer_ns;
+    }
+}
 
 static void gpu_note_interrupts(chan_world_t *w, uint64_t down_gpu_ns)
 {
@@ -630,6 +653,7 @@ static void gpu_note_interrupts(chan_world_t *w, uint64_t down_gpu_ns)
         gpu_interrupts[gpu_num_interrupts++] = chans[c].recovered_ns -
                                                down_gpu_ns;
     }
+    gpu_note_answers(w);
 }
 
 static int gpu_cmp_double(const void *a, const void *b)
@@ -667,6 +691,16 @@ static void gpu_print_interrupts(const char *name, const gpu_run_t *run)
                         gpu_interrupts_moved, n, run);
     gpu_print_quantiles(name, "  of it, doorbell to the first completion",
                         gpu_interrupts_served, n, run);
+    if (gpu_num_answers == 0) {
+        return;
+    }
+    n = gpu_num_answers;
+    gpu_print_quantiles(name, "  host: record seen to answering (grace, "
+                        "guardian passes)", gpu_answers_waited, n, run);
+    gpu_print_quantiles(name, "  host: our end fenced", gpu_answers_fence,
+                        n, run);
+    gpu_print_quantiles(name, "  host: the peer's end fenced, its word read",
+                        gpu_answers_peer, n, run);
 }
 
 static void gpu_fault_scenario(const gpu_run_t *run, int warp_level)
@@ -840,14 +874,14 @@ int main(int argc, char **argv)
             gpu_fault_scenario(&run, 1);
         }
         gpu_print_interrupts("warp_fault", &run);
-        gpu_num_interrupts = 0;
+        gpu_num_interrupts = gpu_num_answers = 0;
     }
     if (!strcmp(scenario, "all") || !strcmp(scenario, "thread_fault")) {
         for (r = 0; r < run.repeat; ++r) {
             gpu_fault_scenario(&run, 0);
         }
         gpu_print_interrupts("thread_fault", &run);
-        gpu_num_interrupts = 0;
+        gpu_num_interrupts = gpu_num_answers = 0;
     }
     if (!strcmp(scenario, "all") || !strcmp(scenario, "both_down")) {
         gpu_both_down_scenario(&run);

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <unistd.h>
 
 static void *chan_host_alloc(size_t size, void *arg)
@@ -324,9 +325,19 @@ void chan_world_fini(chan_world_t *w)
     poster->free(w->health, poster->arg);
 }
 
+/* The guardian's pause between passes: 20 us, or GDA_FT_TEST_GUARD_PAUSE_US
+ * (0: a yield) */
+static unsigned chan_world_guard_pause_us(void)
+{
+    const char *pause = getenv("GDA_FT_TEST_GUARD_PAUSE_US");
+
+    return (pause != NULL) ? (unsigned)atoi(pause) : 20;
+}
+
 static void *chan_world_guard_loop(void *arg)
 {
     chan_world_t *w = (chan_world_t*)arg;
+    unsigned pause  = chan_world_guard_pause_us();
     unsigned i;
 
     while (!__atomic_load_n(&w->guard_stop, __ATOMIC_ACQUIRE)) {
@@ -334,7 +345,11 @@ static void *chan_world_guard_loop(void *arg)
             gda_ft_chan_host_guard(&w->a[i], &chan_peer_ops, w,
                                    gda_ft_dev_now_ns());
         }
-        usleep(20);
+        if (pause == 0) {
+            sched_yield();
+        } else {
+            usleep(pause);
+        }
     }
     return NULL;
 }

@@ -403,6 +403,41 @@ GDA_FT_TEST_TIMEOUT(dev_chan, late_atomic_reply_is_not_in_doubt, 60)
     chan_world_fini(&w);
 }
 
+/*
+ * A backup that serves the replay late is not dead. The primary's far port
+ * goes down; every packet the backup sends waits 1.5 deadlines, so the
+ * replay's first completion comes 1.5 deadlines after its doorbell. Judged
+ * at one deadline, the backup would be declared dead too, and with the
+ * primary's port down the channel would have no path. A replay onto a
+ * path whose ports are up gets a second deadline: the put completes.
+ */
+GDA_FT_TEST_TIMEOUT(dev_chan, slow_backup_serves_the_replay, 60)
+{
+    gda_ft_soft_fault_t fault = {0};
+    chan_world_params_t params;
+    gda_ft_dev_request_t req;
+    chan_world_t w;
+
+    chan_world_default_params(&params);
+    params.nchan   = 1;
+    params.timeout = 16;   /* 268 ms x 7: the HCA outwaits the delay */
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+
+    fault.delay      = 1.0;
+    fault.delay_time = params.deadline_ns * 1.5 / 1e9;
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(w.dev[1], 1, &fault));
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
+    GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA, 0, 0,
+                                           4096, 0, &req),
+                     GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_MEM_EQ(w.dst, w.src, 4096);
+    GDA_FT_ASSERT_EQ(w.chans[0].counters.switches, 1);
+    GDA_FT_ASSERT_EQ(w.chans[0].counters.no_path, 0);
+    chan_world_fini(&w);
+}
+
 /* What a switch decides for each outstanding WQE, given the PSN the peer's
  * fenced end expected next: a window that straddles it, a multi-packet
  * put cut by it, across the 24-bit PSN wrap */

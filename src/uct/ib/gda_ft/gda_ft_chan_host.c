@@ -8,6 +8,7 @@
 #include "gda_ft_chan_host.h"
 #include "gda_ft_cq.h"
 #include "gda_ft_dev_atomic.h"
+#include "gda_ft_dev_common.h"
 
 #include <ucs/debug/log.h>
 #include <stdio.h>
@@ -271,8 +272,10 @@ static int gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
     const gda_ft_chan_record_t *rec  =
             &mbox->rec[seq % GDA_FT_CHAN_MBOX_RECORDS];
     unsigned failed                  = rec->failed;
+    gda_ft_chan_host_answer_time_t *time = &ch->answer_time;
     uint32_t epsn                    = 0;
     uint32_t known                   = 0;
+    uint64_t start;
     ucs_status_t status;
 
     if (failed >= GDA_FT_NUM_PATHS) {
@@ -282,11 +285,15 @@ static int gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
         if (ch->fenced_seq != seq) {
             /* Fence our end first: nothing of the abandoned QP may land
              * later. A backup left by a failback stays connected. */
-            ch->fenced_seq = seq;
+            ch->fenced_seq  = seq;
+            time->waited_ns = now_ns - ch->pending_ns;
+            time->peer_ns   = 0;
+            start           = gda_ft_dev_now_ns();
             if (gda_ft_hca_qp_modify(ch->path[failed].qp, GDA_FT_HCA_QP_ERR,
                                      NULL) == UCS_OK) {
                 gda_ft_chan_host_count(&ch->counters.fences);
             }
+            time->fence_ns  = gda_ft_dev_now_ns() - start;
             ch->path[failed].needs_rearm = 1;
             /* a QP error on a port that is up needs no recovery window */
             ch->path[failed].rearm_now   = (rec->why ==
@@ -297,7 +304,9 @@ static int gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
         }
 
         if (rec->resolve) {
-            status = peer->fence(arg, ch, failed, &epsn);
+            start         = gda_ft_dev_now_ns();
+            status        = peer->fence(arg, ch, failed, &epsn);
+            time->peer_ns = gda_ft_dev_now_ns() - start;
             if ((status == UCS_INPROGRESS) &&
                 ((now_ns - ch->pending_ns) <
                  (ch->params.grace_ns + ch->params.resolve_ns))) {
@@ -308,6 +317,7 @@ static int gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
                 gda_ft_chan_host_count(&ch->counters.resolved);
             }
         }
+        time->seq = seq;
         ucs_diag("gda_ft channel %u: left path %u (reason %u) at index "
                  "%lu; peer's word: %s (expected PSN 0x%x)", ch->chan.id,
                  failed, rec->why, (unsigned long)rec->freeze,

@@ -65,6 +65,19 @@ typedef struct gda_ft_chan_host_path {
 } gda_ft_chan_host_path_t;
 
 
+/* Where the guardian's time went on the last switch record it answered
+ * (ns on the caller's clock, and the monotonic clock for the fences) */
+typedef struct gda_ft_chan_host_answer_time {
+    uint64_t waited_ns;  /* seen -> answering began: the grace period of a
+                            record that asks for the peer's word, and the
+                            guardian's passes */
+    uint64_t fence_ns;   /* our end of the left path to ERR */
+    uint64_t peer_ns;    /* the peer's word: its end fenced (the call that
+                            answered) */
+    uint32_t seq;        /* the record; 0: none answered yet */
+    uint32_t reserved;
+} gda_ft_chan_host_answer_time_t;
+
 typedef struct gda_ft_chan_host {
     gda_ft_chan_t               chan;   /* the poster's view */
     gda_ft_chan_mbox_t         *mbox;
@@ -78,6 +91,7 @@ typedef struct gda_ft_chan_host {
                                                  fenced */
     uint64_t                    pending_ns;   /* when it was seen */
     gda_ft_chan_host_counters_t counters;
+    gda_ft_chan_host_answer_time_t answer_time;
 } gda_ft_chan_host_t;
 
 /*
