@@ -2,7 +2,10 @@
  * gda_ft_softctl: controls the software HCA of a running process through its
  * control socket ($UCX_GDA_FT_SOFT_CTL_DIR/gda_ft-soft.<pid>.sock): take
  * ports down and up, inject packet loss, delay and reordering, read the
- * port counters.
+ * port counters. `counters` asks the transport instead, through its own
+ * socket ($UCX_GDA_FT_CTL_DIR/gda_ft-uct.<pid>.sock), whatever HCA provider
+ * the process runs on; a process without one (the test worlds) answers it
+ * on the soft HCA's socket.
  *
  * The control socket is a UNIX datagram socket; the engine of the process
  * executes one text command per datagram and sends its reply back to the
@@ -29,6 +32,7 @@
 #include <unistd.h>
 
 #define SOFTCTL_SOCK_PREFIX  "gda_ft-soft."
+#define SOFTCTL_UCT_PREFIX   "gda_ft-uct."
 #define SOFTCTL_SOCK_SUFFIX  ".sock"
 #define SOFTCTL_CMD_MAX      255      /* the engine reads 256-byte commands */
 #define SOFTCTL_REPLY_MAX    65536
@@ -71,6 +75,12 @@ static void softctl_usage(FILE *stream)
             " and atomic\n"
             "                                 responses) with probability P;"
             " 1: all\n"
+            "  counters                       the transport's counters of every"
+            " endpoint and\n"
+            "                                 device channel (its socket "
+            "gda_ft-uct.<pid>.sock\n"
+            "                                 in $UCX_GDA_FT_CTL_DIR, else DIR)"
+            "\n"
             "  list                           live processes with a control "
             "socket in DIR (no target)\n"
             "\n"
@@ -133,16 +143,24 @@ static int softctl_pid_alive(int pid)
     return (pid > 0) && ((kill(pid, 0) == 0) || (errno == EPERM));
 }
 
-/* pid of "gda_ft-soft.<pid>.sock", or -1 for any other name */
-static int softctl_parse_name(const char *name)
+/* The directory of the transport's sockets */
+static const char *softctl_transport_dir(const char *dir)
 {
-    size_t plen = strlen(SOFTCTL_SOCK_PREFIX);
+    const char *tdir = getenv("UCX_GDA_FT_CTL_DIR");
+
+    return ((tdir != NULL) && (tdir[0] != '\0')) ? tdir : dir;
+}
+
+/* pid of "<prefix><pid>.sock", or -1 for any other name */
+static int softctl_parse_prefixed(const char *name, const char *prefix)
+{
+    size_t plen = strlen(prefix);
     size_t slen = strlen(SOFTCTL_SOCK_SUFFIX);
     size_t len  = strlen(name);
     char *end;
     long pid;
 
-    if ((len <= plen + slen) || strncmp(name, SOFTCTL_SOCK_PREFIX, plen) ||
+    if ((len <= plen + slen) || strncmp(name, prefix, plen) ||
         strcmp(name + len - slen, SOFTCTL_SOCK_SUFFIX)) {
         return -1;
     }
@@ -154,15 +172,77 @@ static int softctl_parse_name(const char *name)
     return (int)pid;
 }
 
+/* pid of a soft HCA's or a transport's socket name, or -1 */
+static int softctl_parse_name(const char *name)
+{
+    int pid = softctl_parse_prefixed(name, SOFTCTL_SOCK_PREFIX);
+
+    return (pid >= 0) ? pid : softctl_parse_prefixed(name, SOFTCTL_UCT_PREFIX);
+}
+
 static int softctl_target_cmp(const void *a, const void *b)
 {
     return ((const softctl_target_t*)a)->pid -
            ((const softctl_target_t*)b)->pid;
 }
 
-/* Live processes with a control socket in dir, sorted by pid; -1 on error */
-static int softctl_scan(const char *dir, softctl_target_t **targets_p,
-                        unsigned *count_p)
+/* The transport's socket of pid in tdir into path; 0 when it has none */
+static int softctl_transport_path(const char *tdir, int pid, char *path)
+{
+    char buf[sizeof(((softctl_target_t*)0)->path)];
+    struct stat st;
+
+    if (((size_t)snprintf(buf, sizeof(buf), "%s/" SOFTCTL_UCT_PREFIX "%d"
+                          SOFTCTL_SOCK_SUFFIX, tdir, pid) >= sizeof(buf)) ||
+        (stat(buf, &st) < 0) || !S_ISSOCK(st.st_mode)) {
+        return 0;
+    }
+    strcpy(path, buf);
+    return 1;
+}
+
+static int softctl_scan(const char *dir, const char *prefix,
+                        softctl_target_t **targets_p, unsigned *count_p);
+
+/* `counters` with -a: every process with a transport socket in tdir asked
+ * there, the others (soft HCA only) on their soft socket. Sorted by pid;
+ * -1 on error */
+static int softctl_add_transports(const char *tdir,
+                                  softctl_target_t **targets_p,
+                                  unsigned *count_p)
+{
+    softctl_target_t *uct, *tmp, *found;
+    unsigned n, i;
+
+    if (softctl_scan(tdir, SOFTCTL_UCT_PREFIX, &uct, &n) < 0) {
+        return -1;
+    }
+    for (i = 0; i < n; ++i) {
+        found = (*count_p == 0) ? NULL :
+                bsearch(&uct[i], *targets_p, *count_p, sizeof(uct[i]),
+                        softctl_target_cmp);
+        if (found != NULL) {
+            strcpy(found->path, uct[i].path);
+            continue;
+        }
+        tmp = realloc(*targets_p, (*count_p + 1) * sizeof(*tmp));
+        if (tmp == NULL) {
+            fprintf(stderr, "%s: out of memory\n", softctl_prog);
+            free(uct);
+            return -1;
+        }
+        tmp[(*count_p)++] = uct[i];
+        *targets_p        = tmp;
+        qsort(*targets_p, *count_p, sizeof(*tmp), softctl_target_cmp);
+    }
+    free(uct);
+    return 0;
+}
+
+/* Live processes with a control socket named prefix<pid>.sock in dir,
+ * sorted by pid; -1 on error */
+static int softctl_scan(const char *dir, const char *prefix,
+                        softctl_target_t **targets_p, unsigned *count_p)
 {
     softctl_target_t *targets = NULL, *tmp;
     unsigned count = 0;
@@ -179,7 +259,7 @@ static int softctl_scan(const char *dir, softctl_target_t **targets_p,
     }
 
     while ((entry = readdir(d)) != NULL) {
-        pid = softctl_parse_name(entry->d_name);
+        pid = softctl_parse_prefixed(entry->d_name, prefix);
         if ((pid < 0) || !softctl_pid_alive(pid)) {
             continue;
         }
@@ -364,7 +444,7 @@ static int softctl_list(const char *dir)
     softctl_target_t *targets;
     unsigned count, i;
 
-    if (softctl_scan(dir, &targets, &count) < 0) {
+    if (softctl_scan(dir, SOFTCTL_SOCK_PREFIX, &targets, &count) < 0) {
         return SOFTCTL_EXIT_NO_REPLY;
     }
     if (count == 0) {
@@ -413,7 +493,7 @@ int main(int argc, char **argv)
     softctl_target_t *targets = NULL, single;
     double timeout = 2.0;
     unsigned count = 0, i;
-    int all = 0, pid = -1, opt, fd, ret, result;
+    int all = 0, pid = -1, to_transport, opt, fd, ret, result;
     char *end, *cmd;
 
     if (argv[0] != NULL) {
@@ -484,10 +564,15 @@ int main(int argc, char **argv)
     if (cmd == NULL) {
         return SOFTCTL_EXIT_USAGE;
     }
+    to_transport = !strcmp(argv[optind], "counters");
 
     /* targets */
     if (all) {
-        if (softctl_scan(dir, &targets, &count) < 0) {
+        if ((softctl_scan(dir, SOFTCTL_SOCK_PREFIX, &targets, &count) < 0) ||
+            (to_transport &&
+             (softctl_add_transports(softctl_transport_dir(dir), &targets,
+                                     &count) < 0))) {
+            free(targets);
             free(cmd);
             return SOFTCTL_EXIT_NO_REPLY;
         }
@@ -510,6 +595,10 @@ int main(int argc, char **argv)
             strcpy(single.path, path);
             single.pid = softctl_parse_name(strrchr(path, '/') ?
                                             strrchr(path, '/') + 1 : path);
+        } else if (to_transport &&
+                   softctl_transport_path(softctl_transport_dir(dir), pid,
+                                          single.path)) {
+            /* the transport's socket answers `counters` */
         } else {
             if ((size_t)snprintf(single.path, sizeof(single.path),
                                  "%s/" SOFTCTL_SOCK_PREFIX "%d"

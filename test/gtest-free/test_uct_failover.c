@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 #include <pthread.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <time.h>
@@ -119,6 +120,50 @@ static void test_atomic_into_dead_primary(test_uct_t *t, uint64_t *result,
                                            &comp->super),
                      UCS_INPROGRESS);
     TEST_WAIT(t, comp->calls == 1, 5000);
+}
+
+/*
+ * `gda_ft_softctl counters` asks the transport's own control socket
+ * (UCX_GDA_FT_CTL_DIR), not the soft HCA's, which is off here: a line per
+ * endpoint of the process, A's on the backup after its switch. The socket
+ * goes when the last interface closes.
+ */
+GDA_FT_TEST_TIMEOUT(uct_failover, counters_through_the_transport_socket, 60)
+{
+    char dir[] = "/tmp/gda_ft_ctl.XXXXXX", env[128], cmd[1024];
+    char out[8192], sock[256];
+    test_counters_t counters = {0};
+    unsigned slot = 0;
+    struct stat st;
+    test_uct_t t;
+    FILE *pipe;
+    size_t n;
+
+    GDA_FT_ASSERT(mkdtemp(dir) != NULL);
+    snprintf(env, sizeof(env), "UCX_GDA_FT_CTL_DIR=%s", dir);
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms", env, NULL);
+    test_uct_setup(&t);
+    snprintf(sock, sizeof(sock), "%s/gda_ft-uct.%d.sock", dir, (int)getpid());
+    GDA_FT_ASSERT_EQ(stat(sock, &st), 0);
+
+    test_port_set(&t, "tsoft0", 0);
+    test_put_until(&t, &slot, &counters, &counters.switches, 1);
+
+    snprintf(cmd, sizeof(cmd), "%s/src/tools/gda_ft_softctl -d %s -p %d "
+             "counters 2>&1", gda_ft_test_builddir(), dir, (int)getpid());
+    pipe = popen(cmd, "r");
+    GDA_FT_ASSERT(pipe != NULL);
+    n      = fread(out, 1, sizeof(out) - 1, pipe);
+    out[n] = '\0';
+    GDA_FT_ASSERT_EQ(pclose(pipe), 0);
+    printf("%s", out);
+    GDA_FT_ASSERT(strstr(out, "tsoft0 ep 0x") != NULL);
+    GDA_FT_ASSERT(strstr(out, "tsoft2 ep 0x") != NULL);
+    GDA_FT_ASSERT(strstr(out, ": path backup, switches 1 ") != NULL);
+
+    test_uct_cleanup(&t);
+    GDA_FT_ASSERT(stat(sock, &st) != 0);
+    rmdir(dir);
 }
 
 GDA_FT_TEST(uct_failover, atomic_lost_with_primary_is_replayed_once)

@@ -79,6 +79,7 @@ void test_uct_env(test_uct_t *t, unsigned ndev, ...)
 
     memset(t, 0, sizeof(*t));
     setenv("UCX_GDA_FT_SOFT_CTL_DIR", "", 1);
+    setenv("UCX_GDA_FT_CTL_DIR", "", 1);
     va_start(ap, ndev);
     while ((setting = va_arg(ap, const char*)) != NULL) {
         snprintf(var, sizeof(var), "%s", setting);

@@ -386,27 +386,30 @@ void fo_ucp_close(fo_ucp_t *u, int force)
     }
 }
 
+/* The soft HCA's control commands (port up/down) */
 fo_ctl_exec_t fo_ctl_exec_func(void)
 {
     return (fo_ctl_exec_t)dlsym(RTLD_DEFAULT, "gda_ft_soft_ctl_exec");
 }
 
+/* The transport's counters, as its control socket gives them */
 void fo_print_counters(void)
 {
-    fo_ctl_exec_t exec = fo_ctl_exec_func();
+    fo_ctl_exec_t exec = (fo_ctl_exec_t)dlsym(RTLD_DEFAULT,
+                                              "uct_gda_ft_ctl_exec");
     char reply[8192], *line, *save = NULL;
     ucs_status_t status;
 
     if (exec == NULL) {
-        fo_log("counters: unavailable (gda_ft_soft_ctl_exec not found: "
+        fo_log("counters: unavailable (uct_gda_ft_ctl_exec not found: "
                "is the plugin preloaded?)");
         return;
     }
     reply[0] = '\0';
     status   = exec("counters", reply, sizeof(reply));
     if (status != UCS_OK) {
-        fo_log("counters: unavailable (the transport registers no "
-               "'counters' control command: %s)", ucs_status_string(status));
+        fo_log("counters: unavailable (the transport's 'counters' control "
+               "command: %s)", ucs_status_string(status));
         return;
     }
     for (line = strtok_r(reply, "\n", &save); line != NULL;

@@ -17,7 +17,8 @@
  *   primary, and after a quiet recovery window moves traffic back. Failed
  *   attempts back off exponentially, and a path that fails again soon after
  *   failing back keeps its longer back-off: flapping is damped.
- * - Visibility: counters per endpoint, printed by "gda_ft_softctl counters".
+ * - Visibility: counters per endpoint, printed by "gda_ft_softctl counters"
+ *   through the transport's control socket (uct_gda_ft_ctl.c).
  *
  * It runs in the interface progress, the endpoints' only poster.
  */
@@ -27,7 +28,6 @@
 
 #include "uct_gda_ft_ep.inl"
 #include "uct_gda_ft_chan.h"
-#include "gda_ft_soft.h"
 
 #include <ucs/debug/log.h>
 #include <ucs/sys/string.h>
@@ -563,11 +563,9 @@ void uct_gda_ft_ep_guard_progress(uct_gda_ft_ep_t *ep, uint64_t now)
     }
 }
 
-/* "counters": one line per endpoint of the interface */
-static void uct_gda_ft_guard_ctl_counters(void *arg, int argc, char **argv,
-                                          char *reply, size_t max)
+size_t uct_gda_ft_iface_format_counters(uct_gda_ft_iface_t *iface,
+                                        char *reply, size_t max)
 {
-    uct_gda_ft_iface_t *iface = arg;
     const gda_ft_dev_ep_counters_t *c;
     uct_gda_ft_ep_t *ep;
     char prefix[64];
@@ -596,19 +594,7 @@ static void uct_gda_ft_guard_ctl_counters(void *arg, int argc, char **argv,
                                           (len < max) ? max - len : 0);
     }
     pthread_mutex_unlock(&iface->eps_lock);
-}
-
-void uct_gda_ft_iface_guard_init(uct_gda_ft_iface_t *iface)
-{
-    if (gda_ft_soft_is_soft_dev(iface->path[0].dev->hca)) {
-        gda_ft_soft_ctl_register("counters", uct_gda_ft_guard_ctl_counters,
-                                 iface);
-    }
-}
-
-void uct_gda_ft_iface_guard_cleanup(uct_gda_ft_iface_t *iface)
-{
-    gda_ft_soft_ctl_unregister(uct_gda_ft_guard_ctl_counters, iface);
+    return len;
 }
 
 

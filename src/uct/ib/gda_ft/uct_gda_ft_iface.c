@@ -234,6 +234,13 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      ucs_offsetof(uct_gda_ft_iface_config_t, dev_channel_ring),
      UCS_CONFIG_TYPE_UINT},
 
+    {"CTL_DIR", "/tmp",
+     "Directory of the transport's control socket gda_ft-uct.<pid>.sock,\n"
+     "which 'gda_ft_softctl counters' asks for every endpoint's counters,\n"
+     "whatever the HCA provider; empty for none.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, ctl_dir),
+     UCS_CONFIG_TYPE_STRING},
+
     {"DEVICE_FAILOVER", "y",
      "Whether device channels move to the backup path when the primary\n"
      "fails. With 'n' a channel waits for its primary as long as the HCA\n"
@@ -1101,7 +1108,7 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
         fflush(stdout);
     }
 
-    uct_gda_ft_iface_guard_init(self);
+    uct_gda_ft_ctl_add(self, config->ctl_dir);
 
     ucs_debug("gda_ft: iface %p on %s: %s; log %u ops, SQ %u WQEBBs, CQ %u, "
               "inline %u, deadline %.1f ms, QP timeout 2^%u*4.096us, retry "
@@ -1130,7 +1137,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_iface_t)
 {
     uct_base_iface_progress_disable(&self->super.super,
                                     UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
-    uct_gda_ft_iface_guard_cleanup(self);
+    uct_gda_ft_ctl_remove(self);
 
     if (!ucs_list_is_empty(&self->eps)) {
         ucs_warn("gda_ft: iface %p closed with %zu endpoints", self,

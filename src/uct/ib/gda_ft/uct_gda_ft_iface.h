@@ -59,9 +59,22 @@ ucs_status_t uct_gda_ft_iface_rx_cq_get(uct_gda_ft_iface_t *iface,
 void uct_gda_ft_iface_rx_cq_put(uct_gda_ft_iface_t *iface,
                                 uct_gda_ft_rx_cq_t *rx_cq);
 
-/* Guardian (uct_gda_ft_guard.c) */
-void uct_gda_ft_iface_guard_init(uct_gda_ft_iface_t *iface);
-void uct_gda_ft_iface_guard_cleanup(uct_gda_ft_iface_t *iface);
+/* A line of counters per endpoint (and per device channel) of the
+ * interface into reply; returns the length it needed (uct_gda_ft_guard.c) */
+size_t uct_gda_ft_iface_format_counters(uct_gda_ft_iface_t *iface,
+                                        char *reply, size_t max);
+
+/* The transport's control socket (uct_gda_ft_ctl.c): open while an
+ * interface is, in dir (CTL_DIR; empty: none) */
+void uct_gda_ft_ctl_add(uct_gda_ft_iface_t *iface, const char *dir);
+void uct_gda_ft_ctl_remove(uct_gda_ft_iface_t *iface);
+
+/* Runs a control command in the process ("counters"); UCS_ERR_NO_ELEM for
+ * an unknown one, with a line saying so in reply */
+ucs_status_t uct_gda_ft_ctl_exec(const char *cmd, char *reply, size_t max);
+
+/* The socket's path, NULL when none is open */
+const char *uct_gda_ft_ctl_path(void);
 
 /* Marks an endpoint as having completions to deliver */
 void uct_gda_ft_iface_ep_ready(uct_gda_ft_iface_t *iface,

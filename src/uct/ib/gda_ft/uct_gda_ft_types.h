@@ -85,6 +85,7 @@ typedef struct uct_gda_ft_iface_config {
     int                      dev_channel_rings; /* DEVICE_CHANNEL_RINGS:
                                                    0 mapped, 1 host */
     int                      dev_failover;  /* DEVICE_FAILOVER */
+    char                    *ctl_dir;       /* CTL_DIR */
     uct_iface_mpool_config_t tx_mp;
     uct_iface_mpool_config_t rx_mp;
 } uct_gda_ft_iface_config_t;
@@ -293,6 +294,8 @@ struct uct_gda_ft_iface {
     uct_gda_ft_iface_path_t path[GDA_FT_NUM_PATHS];
     khash_t(uct_gda_ft_qp)  qp_hash;     /* path << 32 | QPN -> ep */
     ucs_list_link_t         eps;         /* all endpoints */
+    ucs_list_link_t         ctl_list;    /* the control socket's
+                                            interfaces (uct_gda_ft_ctl.c) */
     ucs_list_link_t         active_eps;  /* endpoints with operations */
     ucs_list_link_t         ready_eps;   /* endpoints with completions */
     ucs_arbiter_t           arbiter;
