@@ -83,7 +83,8 @@ gda_ft_dev_ep_compile_check(gda_ft_dev_ep_t *ep, gda_ft_dev_op_t *log,
     gda_ft_dev_op_t       done;
     uint32_t              acc = 0;
 
-    gda_ft_dev_ep_init(ep, log, 64, 1000000);
+    /* the ring map after the log's 64 entries, 2 x 64 positions */
+    gda_ft_dev_ep_init(ep, log, 64, (uint32_t*)(log + 64), 64, 1000000);
     acc |= gda_ft_ep_put(ep, laddr, lkey, 64, raddr, rkey, 1);
     acc |= gda_ft_ep_put_inline(ep, payload, sizeof(payload), raddr, rkey, 2);
     acc |= gda_ft_ep_get(ep, laddr, lkey, 64, raddr, rkey, 3);

@@ -21,6 +21,7 @@ typedef struct ft_setup {
     soft_ep_t         a[2], b[2];     /* [path] */
     gda_ft_dev_ep_t   ep;
     gda_ft_dev_op_t   log[LOG_SIZE];
+    uint32_t          ring_log[2 * SOFT_TEST_SQ_SIZE];
     uint8_t          *src, *dst;
     size_t            len;
     uint32_t          lkey[2], rkey[2];
@@ -61,7 +62,8 @@ static void ft_init(ft_setup_t *s, size_t len, uint64_t deadline_ns,
         s->rkey[i] = mr->rkey;
     }
 
-    gda_ft_dev_ep_init(&s->ep, s->log, LOG_SIZE, deadline_ns);
+    gda_ft_dev_ep_init(&s->ep, s->log, LOG_SIZE, s->ring_log,
+                       SOFT_TEST_SQ_SIZE, deadline_ns);
     for (i = 0; i < 2; ++i) {
         s->ep.sq[i] = s->a[i].sq;
         /* the PSN accounting starts where the QPs do */

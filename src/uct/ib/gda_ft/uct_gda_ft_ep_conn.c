@@ -397,7 +397,10 @@ UCS_CLASS_INIT_FUNC(uct_gda_ft_ep_t, const uct_ep_params_t *params)
     memset(&self->am, 0, sizeof(self->am));
     ucs_queue_head_init(&self->am.held);
 
-    self->log = ucs_calloc(iface->config.log_size, sizeof(*self->log),
+    /* the log, then the ring positions' map into it, for both paths */
+    self->log = ucs_calloc(1, (iface->config.log_size * sizeof(*self->log)) +
+                              (GDA_FT_NUM_PATHS * iface->config.sq_wqebbs *
+                               sizeof(uint32_t)),
                            "gda_ft_op_log");
     if (self->log == NULL) {
         status = UCS_ERR_NO_MEMORY;
@@ -405,7 +408,8 @@ UCS_CLASS_INIT_FUNC(uct_gda_ft_ep_t, const uct_ep_params_t *params)
     }
 
     gda_ft_dev_ep_init(&self->dev, self->log, iface->config.log_size,
-                       iface->config.deadline_ns);
+                       (uint32_t*)(self->log + iface->config.log_size),
+                       iface->config.sq_wqebbs, iface->config.deadline_ns);
     if (iface->config.strict_fence || iface->config.resolve) {
         /* the guardian replays, after the fence (and the peer's word) */
         self->dev.flags |= GDA_FT_EP_F_DEFER_REPLAY;
