@@ -172,7 +172,8 @@ typedef struct gda_ft_chan_mbox {
 /* Path health of one peer, shared by all channels to it */
 typedef struct gda_ft_chan_health {
     uint32_t fail_gen;       /*  0: bumped when a channel finds the primary
-                                dead: the others follow at their next post */
+                                dead: the others follow at their next post
+                                (after publishing it) or wait */
     uint32_t reserved;       /*  4 */
     uint64_t progress_ns[2]; /*  8: last completion any channel to the peer
                                 saw on each path. A path judged by its own
