@@ -82,7 +82,9 @@ static void softctl_usage(FILE *stream)
             "                                 in $UCX_GDA_FT_CTL_DIR, else DIR)"
             "\n"
             "  list                           live processes with a control "
-            "socket in DIR (no target)\n"
+            "socket in DIR, or a\n"
+            "                                 transport's socket (no target)"
+            "\n"
             "\n"
             "Options:\n"
             "  -d DIR   directory of the control sockets (default: "
@@ -439,22 +441,29 @@ static int softctl_exec(int fd, const softctl_target_t *target,
     return ret;
 }
 
+/* Live processes with a soft HCA's socket in dir or a transport's in
+ * its directory, a line per socket */
 static int softctl_list(const char *dir)
 {
+    static const char *prefixes[] = {SOFTCTL_SOCK_PREFIX, SOFTCTL_UCT_PREFIX};
     softctl_target_t *targets;
-    unsigned count, i;
+    unsigned count, i, k, total = 0;
 
-    if (softctl_scan(dir, SOFTCTL_SOCK_PREFIX, &targets, &count) < 0) {
-        return SOFTCTL_EXIT_NO_REPLY;
+    for (k = 0; k < 2; ++k) {
+        if (softctl_scan((k == 0) ? dir : softctl_transport_dir(dir),
+                         prefixes[k], &targets, &count) < 0) {
+            return SOFTCTL_EXIT_NO_REPLY;
+        }
+        for (i = 0; i < count; ++i) {
+            printf("%-8d %s\n", targets[i].pid, targets[i].path);
+        }
+        total += count;
+        free(targets);
     }
-    if (count == 0) {
+    if (total == 0) {
         fprintf(stderr, "%s: no live process with a control socket in %s\n",
                 softctl_prog, dir);
     }
-    for (i = 0; i < count; ++i) {
-        printf("%-8d %s\n", targets[i].pid, targets[i].path);
-    }
-    free(targets);
     return SOFTCTL_EXIT_OK;
 }
 

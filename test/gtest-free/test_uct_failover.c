@@ -131,9 +131,9 @@ static void test_atomic_into_dead_primary(test_uct_t *t, uint64_t *result,
 GDA_FT_TEST_TIMEOUT(uct_failover, counters_through_the_transport_socket, 60)
 {
     char dir[] = "/tmp/gda_ft_ctl.XXXXXX", env[128], cmd[1024];
-    char out[8192], sock[256];
+    char out[8192], sock[256], target[32];
     test_counters_t counters = {0};
-    unsigned slot = 0;
+    unsigned slot = 0, i;
     struct stat st;
     test_uct_t t;
     FILE *pipe;
@@ -148,18 +148,34 @@ GDA_FT_TEST_TIMEOUT(uct_failover, counters_through_the_transport_socket, 60)
 
     test_port_set(&t, "tsoft0", 0);
     test_put_until(&t, &slot, &counters, &counters.switches, 1);
+    snprintf(target, sizeof(target), "-p %d", (int)getpid());
 
-    snprintf(cmd, sizeof(cmd), "%s/src/tools/gda_ft_softctl -d %s -p %d "
-             "counters 2>&1", gda_ft_test_builddir(), dir, (int)getpid());
+    /* listed, by its transport socket alone */
+    snprintf(cmd, sizeof(cmd), "%s/src/tools/gda_ft_softctl -d %s list 2>&1",
+             gda_ft_test_builddir(), dir);
     pipe = popen(cmd, "r");
     GDA_FT_ASSERT(pipe != NULL);
     n      = fread(out, 1, sizeof(out) - 1, pipe);
     out[n] = '\0';
     GDA_FT_ASSERT_EQ(pclose(pipe), 0);
-    printf("%s", out);
-    GDA_FT_ASSERT(strstr(out, "tsoft0 ep 0x") != NULL);
-    GDA_FT_ASSERT(strstr(out, "tsoft2 ep 0x") != NULL);
-    GDA_FT_ASSERT(strstr(out, ": path backup, switches 1 ") != NULL);
+    GDA_FT_ASSERT(strstr(out, sock) != NULL);
+
+    /* by pid, and every process with a socket in the directory (-a): a
+     * process with no soft HCA socket is found by its transport socket */
+    for (i = 0; i < 2; ++i) {
+        snprintf(cmd, sizeof(cmd), "%s/src/tools/gda_ft_softctl -d %s %s "
+                 "counters 2>&1", gda_ft_test_builddir(), dir,
+                 (i == 0) ? target : "-a");
+        pipe = popen(cmd, "r");
+        GDA_FT_ASSERT(pipe != NULL);
+        n      = fread(out, 1, sizeof(out) - 1, pipe);
+        out[n] = '\0';
+        GDA_FT_ASSERT_EQ(pclose(pipe), 0);
+        printf("%s", out);
+        GDA_FT_ASSERT(strstr(out, "tsoft0 ep 0x") != NULL);
+        GDA_FT_ASSERT(strstr(out, "tsoft2 ep 0x") != NULL);
+        GDA_FT_ASSERT(strstr(out, ": path backup, switches 1 ") != NULL);
+    }
 
     test_uct_cleanup(&t);
     GDA_FT_ASSERT(stat(sock, &st) != 0);
