@@ -203,44 +203,6 @@ static int softctl_transport_path(const char *tdir, int pid, char *path)
     return 1;
 }
 
-static int softctl_scan(const char *dir, const char *prefix,
-                        softctl_target_t **targets_p, unsigned *count_p);
-
-/* `counters` with -a: every process with a transport socket in tdir asked
- * there, the others (soft HCA only) on their soft socket. Sorted by pid;
- * -1 on error */
-static int softctl_add_transports(const char *tdir,
-                                  softctl_target_t **targets_p,
-                                  unsigned *count_p)
-{
-    softctl_target_t *uct, *tmp, *found;
-    unsigned n, i;
-
-    if (softctl_scan(tdir, SOFTCTL_UCT_PREFIX, &uct, &n) < 0) {
-        return -1;
-    }
-    for (i = 0; i < n; ++i) {
-        found = (*count_p == 0) ? NULL :
-                bsearch(&uct[i], *targets_p, *count_p, sizeof(uct[i]),
-                        softctl_target_cmp);
-        if (found != NULL) {
-            strcpy(found->path, uct[i].path);
-            continue;
-        }
-        tmp = realloc(*targets_p, (*count_p + 1) * sizeof(*tmp));
-        if (tmp == NULL) {
-            fprintf(stderr, "%s: out of memory\n", softctl_prog);
-            free(uct);
-            return -1;
-        }
-        tmp[(*count_p)++] = uct[i];
-        *targets_p        = tmp;
-        qsort(*targets_p, *count_p, sizeof(*tmp), softctl_target_cmp);
-    }
-    free(uct);
-    return 0;
-}
-
 /* Live processes with a control socket named prefix<pid>.sock in dir,
  * sorted by pid; -1 on error */
 static int softctl_scan(const char *dir, const char *prefix,
@@ -292,6 +254,41 @@ static int softctl_scan(const char *dir, const char *prefix,
     }
     *targets_p = targets;
     *count_p   = count;
+    return 0;
+}
+
+/* `counters` with -a: every process with a transport socket in tdir asked
+ * there, the others (soft HCA only) on their soft socket. Sorted by pid;
+ * -1 on error */
+static int softctl_add_transports(const char *tdir,
+                                  softctl_target_t **targets_p,
+                                  unsigned *count_p)
+{
+    softctl_target_t *uct, *tmp, *found;
+    unsigned n, i;
+
+    if (softctl_scan(tdir, SOFTCTL_UCT_PREFIX, &uct, &n) < 0) {
+        return -1;
+    }
+    for (i = 0; i < n; ++i) {
+        found = (*count_p == 0) ? NULL :
+                bsearch(&uct[i], *targets_p, *count_p, sizeof(uct[i]),
+                        softctl_target_cmp);
+        if (found != NULL) {
+            strcpy(found->path, uct[i].path);
+            continue;
+        }
+        tmp = realloc(*targets_p, (*count_p + 1) * sizeof(*tmp));
+        if (tmp == NULL) {
+            fprintf(stderr, "%s: out of memory\n", softctl_prog);
+            free(uct);
+            return -1;
+        }
+        tmp[(*count_p)++] = uct[i];
+        *targets_p        = tmp;
+        qsort(*targets_p, *count_p, sizeof(*tmp), softctl_target_cmp);
+    }
+    free(uct);
     return 0;
 }
 

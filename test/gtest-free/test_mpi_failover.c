@@ -33,25 +33,14 @@
 static char *mpifo_run_env(const char *env, const char *args)
 {
     char cmd[2048], *out = malloc(MPIFO_OUT_MAX);
-    size_t len = 0, n;
-    FILE *pipe;
     int ret;
 
     GDA_FT_ASSERT(out != NULL);
     snprintf(cmd, sizeof(cmd), "env -u GDA_FT_BUILD_DIR -u UCX_LOG_LEVEL %s "
              "%s/contrib/mpi-failover.sh -q -B '%s' %s 2>&1", env,
              gda_ft_test_srcdir(), gda_ft_test_builddir(), args);
-    pipe = popen(cmd, "r");
-    GDA_FT_ASSERT(pipe != NULL);
-    while ((len + 1 < MPIFO_OUT_MAX) &&
-           ((n = fread(out + len, 1, MPIFO_OUT_MAX - len - 1, pipe)) > 0)) {
-        len += n;
-    }
-    out[len] = '\0';
-    ret = pclose(pipe);
-    GDA_FT_ASSERT(WIFEXITED(ret));
-
-    if (WEXITSTATUS(ret) == 77) {
+    ret = gda_ft_test_shell(cmd, out, MPIFO_OUT_MAX);
+    if (ret == 77) {
         char *skip = strstr(out, "SKIP: ");
 
         GDA_FT_SKIP("%s", (skip != NULL) ? skip + 6 : out);

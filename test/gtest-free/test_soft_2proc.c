@@ -878,9 +878,7 @@ static int p2_sh(char *out, size_t max, const char *fmt, ...)
 static int p2_sh(char *out, size_t max, const char *fmt, ...)
 {
     char cmd[2048];
-    size_t len = 0;
     va_list ap;
-    FILE *f;
     int status;
 
     va_start(ap, fmt);
@@ -889,19 +887,9 @@ static int p2_sh(char *out, size_t max, const char *fmt, ...)
     strcat(cmd, " 2>&1");
 
     fflush(NULL);
-    f = popen(cmd, "r");
-    GDA_FT_ASSERT(f != NULL);
-    while ((len + 1 < max) && !feof(f)) {
-        len += fread(out + len, 1, max - len - 1, f);
-        if (ferror(f)) {
-            break;
-        }
-    }
-    out[len] = '\0';
-    status   = pclose(f);
-    printf("$ %s\n%s[exit %d]\n", cmd, out,
-           WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    status = gda_ft_test_shell(cmd, out, max);
+    printf("$ %s\n%s[exit %d]\n", cmd, out, status);
+    return status;
 }
 
 static void p2_ctl_start(p2_ctl_t *c)

@@ -971,7 +971,6 @@ GDA_FT_TEST(uct_conform, survived_switch_is_a_diagnostic_not_a_warning)
     test_counters_t counters;
     uint64_t value = 7;
     test_uct_t t;
-    ucs_status_t status;
     unsigned i;
 
     test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms", NULL);
@@ -988,12 +987,7 @@ GDA_FT_TEST(uct_conform, survived_switch_is_a_diagnostic_not_a_warning)
     test_port_set(&t, "tsoft0", 0);
     for (i = 0; i < 100; ++i) {
         value = 0x2000 + i;
-        while ((status = uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
-                                          raddr_b(&t, 8 * i), rkey_b(&t))) ==
-               UCS_ERR_NO_RESOURCE) {
-            test_progress(&t);
-        }
-        GDA_FT_ASSERT_OK(status);
+        GDA_FT_ASSERT_OK(test_put_short(&t, &value, 8, 8 * i));
     }
     GDA_FT_ASSERT_OK(test_flush(&t));
     ucs_log_pop_handler();

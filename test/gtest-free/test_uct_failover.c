@@ -53,14 +53,7 @@ GDA_FT_TEST(uct_failover, primary_down_fails_over_without_loss)
     test_port_set(&t, "tsoft0", 0);
     for (i = 0; i < n; ++i) {
         value = 0x1000 + i;
-        do {
-            status = uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
-                                      raddr_b(&t, 8 * i), rkey_b(&t));
-            if (status == UCS_ERR_NO_RESOURCE) {
-                test_progress(&t);
-            }
-        } while (status == UCS_ERR_NO_RESOURCE);
-        GDA_FT_ASSERT_OK(status);
+        GDA_FT_ASSERT_OK(test_put_short(&t, &value, 8, 8 * i));
     }
     soft_fill(t.node[NODE_A].buf + 65536, 100000, 77);
     iov.buffer = t.node[NODE_A].buf + 65536;
@@ -136,8 +129,6 @@ GDA_FT_TEST_TIMEOUT(uct_failover, counters_through_the_transport_socket, 60)
     unsigned slot = 0, i;
     struct stat st;
     test_uct_t t;
-    FILE *pipe;
-    size_t n;
 
     GDA_FT_ASSERT(mkdtemp(dir) != NULL);
     snprintf(env, sizeof(env), "UCX_GDA_FT_CTL_DIR=%s", dir);
@@ -153,11 +144,7 @@ GDA_FT_TEST_TIMEOUT(uct_failover, counters_through_the_transport_socket, 60)
     /* listed, by its transport socket alone */
     snprintf(cmd, sizeof(cmd), "%s/src/tools/gda_ft_softctl -d %s list 2>&1",
              gda_ft_test_builddir(), dir);
-    pipe = popen(cmd, "r");
-    GDA_FT_ASSERT(pipe != NULL);
-    n      = fread(out, 1, sizeof(out) - 1, pipe);
-    out[n] = '\0';
-    GDA_FT_ASSERT_EQ(pclose(pipe), 0);
+    GDA_FT_ASSERT_EQ(gda_ft_test_shell(cmd, out, sizeof(out)), 0);
     GDA_FT_ASSERT(strstr(out, sock) != NULL);
 
     /* by pid, and every process with a socket in the directory (-a): a
@@ -166,11 +153,7 @@ GDA_FT_TEST_TIMEOUT(uct_failover, counters_through_the_transport_socket, 60)
         snprintf(cmd, sizeof(cmd), "%s/src/tools/gda_ft_softctl -d %s %s "
                  "counters 2>&1", gda_ft_test_builddir(), dir,
                  (i == 0) ? target : "-a");
-        pipe = popen(cmd, "r");
-        GDA_FT_ASSERT(pipe != NULL);
-        n      = fread(out, 1, sizeof(out) - 1, pipe);
-        out[n] = '\0';
-        GDA_FT_ASSERT_EQ(pclose(pipe), 0);
+        GDA_FT_ASSERT_EQ(gda_ft_test_shell(cmd, out, sizeof(out)), 0);
         printf("%s", out);
         GDA_FT_ASSERT(strstr(out, "tsoft0 ep 0x") != NULL);
         GDA_FT_ASSERT(strstr(out, "tsoft2 ep 0x") != NULL);

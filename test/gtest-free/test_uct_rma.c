@@ -134,7 +134,6 @@ GDA_FT_TEST(uct_rma, put_short)
     static const unsigned sizes[] = {0, 1, 7, 8, 64, 100, 128};
     uint8_t data[128];
     test_uct_t t;
-    ucs_status_t status;
     size_t offset = 0;
     unsigned i;
 
@@ -143,14 +142,7 @@ GDA_FT_TEST(uct_rma, put_short)
 
     for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
         soft_fill(data, sizes[i], 100 + i);
-        do {
-            status = uct_ep_put_short(t.node[NODE_A].ep, data, sizes[i],
-                                      raddr_b(&t, offset), rkey_b(&t));
-            if (status == UCS_ERR_NO_RESOURCE) {
-                test_progress(&t);
-            }
-        } while (status == UCS_ERR_NO_RESOURCE);
-        GDA_FT_ASSERT_OK(status);
+        GDA_FT_ASSERT_OK(test_put_short(&t, data, sizes[i], offset));
         offset += 256;
     }
     GDA_FT_ASSERT_OK(test_flush(&t));
@@ -336,7 +328,6 @@ GDA_FT_TEST(uct_rma, flush_ep_and_iface)
     const unsigned n = 600;
     uint64_t value;
     test_uct_t t;
-    ucs_status_t status;
     unsigned i;
 
     test_uct_env(&t, 4, NULL);
@@ -348,14 +339,7 @@ GDA_FT_TEST(uct_rma, flush_ep_and_iface)
 
     for (i = 0; i < n; ++i) {
         value = i + 1;
-        do {
-            status = uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
-                                      raddr_b(&t, 8 * i), rkey_b(&t));
-            if (status == UCS_ERR_NO_RESOURCE) {
-                test_progress(&t);
-            }
-        } while (status == UCS_ERR_NO_RESOURCE);
-        GDA_FT_ASSERT_OK(status);
+        GDA_FT_ASSERT_OK(test_put_short(&t, &value, 8, 8 * i));
     }
 
     /* iface flush: in progress until every put is complete, then every one
@@ -371,13 +355,7 @@ GDA_FT_TEST(uct_rma, flush_ep_and_iface)
     /* ep flush with a completion after more puts */
     for (i = 0; i < n; ++i) {
         value = 10 * i;
-        do {
-            status = uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
-                                      raddr_b(&t, 8 * i), rkey_b(&t));
-            if (status == UCS_ERR_NO_RESOURCE) {
-                test_progress(&t);
-            }
-        } while (status == UCS_ERR_NO_RESOURCE);
+        test_put_short(&t, &value, 8, 8 * i);
     }
     GDA_FT_ASSERT_OK(test_flush(&t));
     for (i = 0; i < n; ++i) {

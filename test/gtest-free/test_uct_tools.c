@@ -105,25 +105,6 @@ static void tools_env(char *env, size_t max, const char *prefix,
     snprintf(env + len, max - len, " %s", extra);
 }
 
-/* Runs a shell command; its output (stdout and stderr) goes to out */
-static int tools_run(const char *cmd, char *out, size_t max)
-{
-    size_t len = 0, n;
-    FILE *pipe;
-    int ret;
-
-    pipe = popen(cmd, "r");
-    GDA_FT_ASSERT(pipe != NULL);
-    while ((len + 1 < max) &&
-           ((n = fread(out + len, 1, max - len - 1, pipe)) > 0)) {
-        len += n;
-    }
-    out[len] = '\0';
-    ret = pclose(pipe);
-    GDA_FT_ASSERT(WIFEXITED(ret));
-    return WEXITSTATUS(ret);
-}
-
 static void tools_expect(const char *out, const char *text)
 {
     if (strstr(out, text) == NULL) {
@@ -139,7 +120,7 @@ static char *tools_ucx_info(const char *env, const char *args, char *out)
 
     snprintf(cmd, sizeof(cmd), "%s %s/contrib/gda_ft-run.sh ucx_info %s 2>&1",
              env, gda_ft_test_srcdir(), args);
-    ret = tools_run(cmd, out, TOOLS_OUT_MAX);
+    ret = gda_ft_test_shell(cmd, out, TOOLS_OUT_MAX);
     if (ret != 0) {
         printf("%s\n", out);
         GDA_FT_FAIL("'%s' exited with %d", cmd, ret);
@@ -382,7 +363,7 @@ static void tools_perftest_ex(const char *args, const char *extra_env,
     snprintf(cmd, sizeof(cmd), "%s timeout -k 5 150 %s/contrib/gda_ft-run.sh "
              "ucx_perftest 127.0.0.1 -p %u %s 2>&1", cenv,
              gda_ft_test_srcdir(), port, args);
-    ret = tools_run(cmd, out, TOOLS_OUT_MAX);
+    ret = gda_ft_test_shell(cmd, out, TOOLS_OUT_MAX);
 
     deadline = time(NULL) + 30;
     while (waitpid(server, &status, WNOHANG) != server) {

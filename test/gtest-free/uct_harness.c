@@ -329,18 +329,22 @@ ucs_status_t test_pending_cb(uct_pending_req_t *self)
     return status;
 }
 
-void test_put_word(test_uct_t *t, unsigned slot, uint64_t value)
+ucs_status_t test_put_short(test_uct_t *t, const void *data, unsigned length,
+                            size_t offset)
 {
     ucs_status_t status;
 
-    do {
-        status = uct_ep_put_short(t->node[NODE_A].ep, &value, 8,
-                                  raddr_b(t, 8 * slot), rkey_b(t));
-        if (status == UCS_ERR_NO_RESOURCE) {
-            test_progress(t);
-        }
-    } while (status == UCS_ERR_NO_RESOURCE);
-    GDA_FT_ASSERT_OK(status);
+    while ((status = uct_ep_put_short(t->node[NODE_A].ep, data, length,
+                                      raddr_b(t, offset), rkey_b(t))) ==
+           UCS_ERR_NO_RESOURCE) {
+        test_progress(t);
+    }
+    return status;
+}
+
+void test_put_word(test_uct_t *t, unsigned slot, uint64_t value)
+{
+    GDA_FT_ASSERT_OK(test_put_short(t, &value, 8, 8 * slot));
     GDA_FT_ASSERT_OK(test_flush(t));
     GDA_FT_ASSERT_EQ(((uint64_t*)t->node[NODE_B].buf)[slot], value);
 }

@@ -152,6 +152,11 @@ void test_unpack_cb(void *arg, const void *data, size_t length);
 
 ucs_status_t test_pending_cb(uct_pending_req_t *self);
 
+/* put_short of length bytes from A into B's buffer at offset, progressing
+ * while A's endpoint has no resources; returns the status it ended with */
+ucs_status_t test_put_short(test_uct_t *t, const void *data, unsigned length,
+                            size_t offset);
+
 /* Puts value into B's 8-byte slot, flushes, checks it landed */
 void test_put_word(test_uct_t *t, unsigned slot, uint64_t value);
 
