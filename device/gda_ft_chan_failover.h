@@ -547,6 +547,12 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_check_rearm(
     for (p = 0; p < GDA_FT_NUM_PATHS; ++p) {
         rearm[p] = gda_ft_atomic_load_acq32_sys(&chan->mbox->rearm[p]);
     }
+    /* a primary re-armed while its link was up may have lost it since:
+     * taking it back now would put the next posts on a dead path. The
+     * notice waits until the host reports the link up again. */
+    if (!gda_ft_atomic_load_acq32_sys(&chan->mbox->link_up[0])) {
+        rearm[0] = gda_ft_atomic_load_acq32(&chan->path[0].seen_rearm);
+    }
     if ((rearm[0] == gda_ft_atomic_load_acq32(&chan->path[0].seen_rearm)) &&
         (rearm[1] == gda_ft_atomic_load_acq32(&chan->path[1].seen_rearm))) {
         return GDA_FT_DEV_OK;

@@ -613,3 +613,125 @@ GDA_FT_TEST(dev_chan, pace_out_of_range_is_rejected)
                      UCS_ERR_INVALID_PARAM);
     chan_world_fini(&w);
 }
+
+/* Waits until the guardian has re-armed the primary of channel 0 */
+static void chan_wait_rearm(chan_world_t *w, uint32_t rearm)
+{
+    double deadline = soft_now_sec() + 10;
+
+    while (__atomic_load_n(&w->a[0].mbox->rearm[GDA_FT_CHAN_PRIMARY],
+                           __ATOMIC_ACQUIRE) == rearm) {
+        GDA_FT_ASSERT(soft_now_sec() < deadline);
+        usleep(1000);
+    }
+}
+
+/*
+ * A re-armed primary whose port goes down again before the channel takes
+ * it back is not taken back. The channel left the primary (its port went
+ * down), the port came back, the guardian re-armed the primary, and the
+ * port went down again before the channel's next idle moment, where it
+ * looks at re-arm notices. Failing back then put the next posts on a dead
+ * path, and the channel had to switch a second time (seen on the GPU: a
+ * failback at the end of a run that began with a stall). The channel
+ * stays on the backup while the primary's link is down, and fails back
+ * once it is up, with one switch and one failback in all.
+ */
+GDA_FT_TEST_TIMEOUT(dev_chan, no_failback_onto_a_port_down_again, 60)
+{
+    chan_world_params_t params;
+    gda_ft_dev_request_t req;
+    uint32_t rearm;
+    double until;
+    chan_world_t w;
+
+    chan_world_default_params(&params);
+    params.nchan = 1;
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+
+    rearm = w.a[0].mbox->rearm[GDA_FT_CHAN_PRIMARY];
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
+    GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA, 0, 0,
+                                           4096, 0, &req),
+                     GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(w.chans[0].active, GDA_FT_CHAN_BACKUP);
+
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 1);
+    chan_wait_rearm(&w, rearm);
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
+    /* the guardian's next pass reports the link down; the channel looks
+     * at its re-arm notices from then on */
+    while (__atomic_load_n(&w.a[0].mbox->link_up[GDA_FT_CHAN_PRIMARY],
+                           __ATOMIC_ACQUIRE)) {
+        usleep(100);
+    }
+    until = soft_now_sec() + 4.0 * params.recovery_ns / 1e9;
+    while (soft_now_sec() < until) {
+        gda_ft_chan_progress(&w.chans[0]);
+        usleep(1000);
+    }
+    GDA_FT_ASSERT_EQ(w.chans[0].active, GDA_FT_CHAN_BACKUP);
+    GDA_FT_ASSERT_EQ(w.chans[0].counters.failbacks, 0);
+
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 1);
+    chans_wait_failback(&w, 1);
+    GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA,
+                                           4096, 4096, 4096, 0, &req),
+                     GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_MEM_EQ(w.dst, w.src, 8192);
+    GDA_FT_ASSERT_EQ(w.chans[0].active, GDA_FT_CHAN_PRIMARY);
+    GDA_FT_ASSERT_EQ(w.chans[0].counters.switches, 1);
+    GDA_FT_ASSERT_EQ(w.chans[0].counters.failbacks, 1);
+    GDA_FT_ASSERT_EQ(w.chans[0].counters.no_path, 0);
+    chan_world_fini(&w);
+}
+
+/* The primary comes back while the posters keep posting: each channel
+ * fails back under load, once, and the re-armed primary carries the rest
+ * with every byte, signal and fetched value exact */
+GDA_FT_TEST_TIMEOUT(dev_chan, failback_under_load, 180)
+{
+    uint64_t failback_ns, end_ns = UINT64_MAX;
+    chan_world_params_t params;
+    chan_worker_t wk[8];
+    pthread_t th[8];
+    chan_world_t w;
+    unsigned c, t;
+
+    chan_world_default_params(&params);
+    params.nchan     = 4;
+    params.wqebb_cnt = 512;   /* the GPU runs' ring: it wraps often */
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+    workers_start(&w, wk, th, 8, 2500);
+    usleep(30000);
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
+    usleep(params.deadline_ns / 1000 * 3 / 2);
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 1);
+    while (CHAN_WORLD_SUM(&w, failbacks) < params.nchan) {
+        usleep(100);
+    }
+    failback_ns = gda_ft_dev_now_ns();
+    workers_join(th, 8);
+    for (t = 0; t < 8; ++t) {
+        end_ns = (wk[t].end_ns < end_ns) ? wk[t].end_ns : end_ns;
+    }
+    /* the test's premise: the posters were still at work */
+    GDA_FT_ASSERT(failback_ns < end_ns);
+    for (c = 0; c < params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w.ep, c, 1000000000ull),
+                         GDA_FT_DEV_OK);
+    }
+    workers_verify(&w, wk, 8);
+    for (c = 0; c < params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(w.chans[c].active, GDA_FT_CHAN_PRIMARY);
+        GDA_FT_ASSERT_EQ(w.chans[c].counters.switches, 1);
+        GDA_FT_ASSERT_EQ(w.chans[c].counters.failbacks, 1);
+        chan_verify_psns(&w, c);
+    }
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, no_path), 0);
+    chan_world_fini(&w);
+}
