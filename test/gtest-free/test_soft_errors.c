@@ -545,6 +545,14 @@ GDA_FT_TEST(soft_errors, malformed_device_config_refused)
     setenv("UCX_GDA_FT_SOFT_MTU", "1000", 1);
     GDA_FT_ASSERT_EQ(gda_ft_soft_reload_config(), UCS_ERR_INVALID_PARAM);
     unsetenv("UCX_GDA_FT_SOFT_MTU");
+
+    for (i = 0; i < 2; ++i) {
+        setenv("UCX_GDA_FT_SOFT_TX_BUDGET", (i == 0) ? "0" : "257", 1);
+        GDA_FT_ASSERT_EQ(gda_ft_soft_reload_config(), UCS_ERR_INVALID_PARAM);
+    }
+    setenv("UCX_GDA_FT_SOFT_TX_BUDGET", "256", 1);
+    GDA_FT_ASSERT_OK(gda_ft_soft_reload_config());
+    unsetenv("UCX_GDA_FT_SOFT_TX_BUDGET");
 }
 
 GDA_FT_TEST(soft_errors, lost_atomic_ack_applied_once)

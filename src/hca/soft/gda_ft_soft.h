@@ -33,6 +33,7 @@ typedef struct gda_ft_soft_config {
                                       process skip the kernel */
     unsigned long  threads;        /* engine workers; UCS_ULUNITS_AUTO:
                                       by the devices and CPUs */
+    unsigned       tx_budget;      /* datagrams a QP sends per pass */
 } gda_ft_soft_config_t;
 
 extern ucs_config_field_t gda_ft_soft_config_table[];

@@ -96,6 +96,14 @@ ucs_config_field_t gda_ft_soft_config_table[] = {
      "default: more measured no gain (docs/device-datapath.md).",
      ucs_offsetof(gda_ft_soft_config_t, threads), UCS_CONFIG_TYPE_ULUNITS},
 
+    {"TX_BUDGET", "32",
+     "Datagrams an engine thread sends per pass (1 to 256), shared by the\n"
+     "QPs that have some to send (each may send at least 4). A pass then\n"
+     "stays short however many QPs are busy, and each QP's acknowledgements\n"
+     "come within a few passes; a larger budget sends a window in fewer\n"
+     "passes.",
+     ucs_offsetof(gda_ft_soft_config_t, tx_budget), UCS_CONFIG_TYPE_UINT},
+
     {NULL}
 };
 
@@ -129,6 +137,14 @@ ucs_status_t gda_ft_soft_reload_config(void)
         (config->mtu & (config->mtu - 1))) {
         ucs_error("UCX_GDA_FT_SOFT_MTU=%u: must be 256, 512, 1024, 2048 or "
                   "4096", config->mtu);
+        ucs_config_parser_release_opts(config, gda_ft_soft_config_table);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if ((config->tx_budget == 0) ||
+        (config->tx_budget > GDA_FT_SOFT_MAX_PKTS_INFLIGHT)) {
+        ucs_error("UCX_GDA_FT_SOFT_TX_BUDGET=%u: must be 1 to %u",
+                  config->tx_budget, GDA_FT_SOFT_MAX_PKTS_INFLIGHT);
         ucs_config_parser_release_opts(config, gda_ft_soft_config_table);
         return UCS_ERR_INVALID_PARAM;
     }

@@ -490,6 +490,8 @@ static void gda_ft_soft_worker_count_part(gda_ft_soft_worker_t *worker,
 static int gda_ft_soft_worker_progress(gda_ft_soft_worker_t *worker,
                                        uint64_t now, uint64_t *next_timer)
 {
+    const gda_ft_soft_config_t *engine_config = &gda_ft_soft_engine.config;
+    unsigned quantum, left, senders;
     uint64_t part_start = now;
     gda_ft_soft_dev_t *dev;
     gda_ft_soft_qp_t *qp;
@@ -512,13 +514,26 @@ static int gda_ft_soft_worker_progress(gda_ft_soft_worker_t *worker,
 
     gda_ft_soft_worker_count_part(worker, 0, &part_start);
 
+    /* The pass's datagrams are shared by the QPs that sent in the last
+     * one: a pass stays about TX_BUDGET datagrams long however many QPs
+     * are busy, so that the acknowledgements of each come within a few
+     * short passes (a replay onto four busy QPs waited 0.5 ms for its
+     * first completion with 32 datagrams each). A burst also stays small
+     * enough for the kernel to deliver at once over loopback UDP. */
+    quantum = ucs_max(engine_config->tx_budget /
+                      ucs_max(worker->tx_senders, 1),
+                      GDA_FT_SOFT_TX_QUANTUM_MIN);
+    senders = 0;
     *next_timer = UINT64_MAX;
     ucs_list_for_each(qp, &worker->qps, list) {
+        left        = quantum;
         gda_ft_soft_resp_flush_ack(qp);
-        work      += gda_ft_soft_resp_progress(qp);
-        work      += gda_ft_soft_req_progress(qp, now);
+        work       += gda_ft_soft_resp_progress(qp);
+        work       += gda_ft_soft_req_progress(qp, now, &left);
+        senders    += (left != quantum);
         *next_timer = ucs_min(*next_timer, gda_ft_soft_qp_next_timer(qp));
     }
+    worker->tx_senders = senders;
 
     gda_ft_soft_worker_count_part(worker, 1, &part_start);
 

@@ -38,13 +38,14 @@
 #define GDA_FT_SOFT_MAX_PKTS_INFLIGHT 256
 #define GDA_FT_SOFT_RD_RESP_QUEUE   16
 #define GDA_FT_SOFT_RD_RESP_BUDGET  32
-#define GDA_FT_SOFT_TX_BUDGET       32
 #define GDA_FT_SOFT_RX_BATCHES      8
 #define GDA_FT_SOFT_ATOMIC_CACHE    32
 #define GDA_FT_SOFT_RX_BATCH        32
 /* Datagrams a port holds from ports of the same process (LOOPBACK): about
  * the socket buffer's 4 MiB */
 #define GDA_FT_SOFT_LOOPBACK_QUEUE  1024
+#define GDA_FT_SOFT_TX_QUANTUM_MIN  4    /* datagrams a sending QP may send
+                                            per pass, at least */
 #define GDA_FT_SOFT_EVENT_QUEUE     64
 /* A QP whose owner judges the path by its progress over less than this
  * (its failover deadline) keeps its engine thread awake: waking one took
@@ -292,6 +293,8 @@ struct gda_ft_soft_worker {
                                                   and senders of loopback
                                                   datagrams wake it */
     gda_ft_soft_rx_bufs_t     *rx_bufs;
+    unsigned                   tx_senders;     /* QPs that sent datagrams
+                                                  in its last pass */
 };
 
 
@@ -392,7 +395,8 @@ void gda_ft_soft_cq_write(gda_ft_soft_cq_t *cq, uint8_t opcode,
                           uint32_t byte_cnt, uint32_t imm);
 
 /* Requester (gda_ft_soft_req.c) */
-int gda_ft_soft_req_progress(gda_ft_soft_qp_t *qp, uint64_t now);
+int gda_ft_soft_req_progress(gda_ft_soft_qp_t *qp, uint64_t now,
+                             unsigned *budget_p);
 void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
                                      const gda_ft_roce_pkt_t *pkt);
 void gda_ft_soft_qp_reset_state(gda_ft_soft_qp_t *qp);

@@ -502,13 +502,11 @@ static int gda_ft_soft_req_in_flight(gda_ft_soft_qp_t *qp)
     return qp->op_head != gda_ft_soft_req_sent_end(qp);
 }
 
-static int gda_ft_soft_req_transmit(gda_ft_soft_qp_t *qp, uint64_t now)
+/* Sends what the QP may send; *budget_p: datagrams it may send in this
+ * pass (gda_ft_soft_worker_progress shares them out), less what it sent */
+static int gda_ft_soft_req_transmit(gda_ft_soft_qp_t *qp, uint64_t now,
+                                    unsigned *budget_p)
 {
-    /* A budget per pass: a window-sized burst of loopback datagrams makes
-     * the kernel defer their delivery to ksoftirqd, which on a busy 2-core
-     * machine runs milliseconds later; smaller bursts are delivered at once
-     * and let the receiver run in between */
-    unsigned budget = GDA_FT_SOFT_TX_BUDGET;
     gda_ft_soft_op_t *op;
     uint32_t psn;
     int work = 0;
@@ -553,9 +551,10 @@ static int gda_ft_soft_req_transmit(gda_ft_soft_qp_t *qp, uint64_t now)
                 GDA_FT_SOFT_MAX_PKTS_INFLIGHT) {
                 return work;  /* window full */
             }
-            if (budget-- == 0) {
+            if (*budget_p == 0) {
                 return 1;     /* more next pass */
             }
+            --*budget_p;
             if (!gda_ft_soft_req_in_flight(qp)) {
                 qp->timer_start = now;   /* the first packet in flight */
             }
@@ -928,7 +927,8 @@ static int gda_ft_soft_req_check_timer(gda_ft_soft_qp_t *qp, uint64_t now)
     return 1;
 }
 
-int gda_ft_soft_req_progress(gda_ft_soft_qp_t *qp, uint64_t now)
+int gda_ft_soft_req_progress(gda_ft_soft_qp_t *qp, uint64_t now,
+                             unsigned *budget_p)
 {
     int work = 0;
 
@@ -938,7 +938,7 @@ int gda_ft_soft_req_progress(gda_ft_soft_qp_t *qp, uint64_t now)
         work |= gda_ft_soft_req_retire(qp);
         work |= gda_ft_soft_req_check_timer(qp, now);
         if (qp->super.state == GDA_FT_HCA_QP_RTS) {
-            work |= gda_ft_soft_req_transmit(qp, now);
+            work |= gda_ft_soft_req_transmit(qp, now, budget_p);
         }
         return work;
     case GDA_FT_HCA_QP_ERR:
