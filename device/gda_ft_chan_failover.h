@@ -115,15 +115,23 @@ GDA_FT_DEV_FUNC void gda_ft_chan_write_nop(gda_ft_chan_path_t *p,
                          1);
 }
 
-/* Writes a settled slot where readers that hold no turn (a request's
- * outcome) may look: its index last, as a poster does */
-GDA_FT_DEV_FUNC void gda_ft_chan_slot_publish(gda_ft_chan_slot_t *dst,
-                                              const gda_ft_chan_slot_t *src)
+/* Release ordering of plain stores before later ones, at the scope of
+ * the threads that read slots (the GPU's; the host's in the CPU twin) */
+GDA_FT_DEV_FUNC void gda_ft_chan_release_fence(void)
 {
-    uint64_t seq = src->seq;
+#if GDA_FT_ON_DEVICE
+    __threadfence();
+#else
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+#endif
+}
 
-    gda_ft_atomic_store_rel64(&dst->seq, UINT64_MAX);
-    gda_ft_atomic_store_rel64(&dst->post_ns, src->post_ns);
+/* A settled slot's body, without its index (the window's indices are
+ * written after every body, behind one fence: gda_ft_chan_move) */
+GDA_FT_DEV_FUNC void gda_ft_chan_slot_fill(gda_ft_chan_slot_t *dst,
+                                           const gda_ft_chan_slot_t *src)
+{
+    gda_ft_atomic_store_rlx64(&dst->post_ns, src->post_ns);
     dst->lkey[0]  = src->lkey[0];
     dst->lkey[1]  = src->lkey[1];
     dst->rkey[0]  = src->rkey[0];
@@ -136,7 +144,6 @@ GDA_FT_DEV_FUNC void gda_ft_chan_slot_publish(gda_ft_chan_slot_t *dst,
     dst->status   = src->status;
     dst->syndrome = src->syndrome;
     dst->strikes  = src->strikes;
-    gda_ft_atomic_store_rel64(&dst->seq, seq);
 }
 
 /* Whether the peer executed a WQE, given the PSN its fenced end expected */
@@ -167,22 +174,19 @@ GDA_FT_DEV_FUNC int gda_ft_chan_window_needs_resolve(gda_ft_chan_t *chan,
 }
 
 /*
- * Writes the switch record and, when resolve, waits for the host's answer
- * while late completions of the old path still count. Returns 1 with
- * *epsn_p when the peer's word came.
+ * Writes the switch record. Returns its number, or 0 when no host listens
+ * (none, or one that has not emptied the mailbox within resolve_ns).
  */
-GDA_FT_DEV_FUNC int gda_ft_chan_ask_host(gda_ft_chan_t *chan, uint8_t from,
-                                         unsigned why, uint64_t freeze,
-                                         int resolve, uint32_t *epsn_p)
+GDA_FT_DEV_FUNC uint32_t gda_ft_chan_tell_host(gda_ft_chan_t *chan,
+                                               uint8_t from, unsigned why,
+                                               uint64_t freeze, int resolve)
 {
     gda_ft_chan_mbox_t *mbox = chan->mbox;
     gda_ft_chan_path_t *p    = &chan->path[from];
     uint64_t completed       = gda_ft_chan_completed(chan);
     uint64_t start           = gda_ft_dev_now_ns();
     gda_ft_chan_record_t *rec;
-    uint64_t err_seq;
     uint32_t seq;
-    uint8_t synd;
 
     if (mbox == NULL) {
         return 0;
@@ -205,11 +209,25 @@ GDA_FT_DEV_FUNC int gda_ft_chan_ask_host(gda_ft_chan_t *chan, uint8_t from,
                      gda_ft_chan_slot(chan, p, completed)->psn : p->next_psn;
     rec->resolve   = (uint32_t)resolve;
     gda_ft_atomic_store_rel32_sys(&mbox->req_seq, seq);
-    if (!resolve) {
+    return seq;
+}
+
+/*
+ * Waits for the host's answer to record `seq` (one that asked for the
+ * peer's word) while late completions of the old path still count.
+ * Returns 1 with *epsn_p when the peer's word came.
+ */
+GDA_FT_DEV_FUNC int gda_ft_chan_hear_host(gda_ft_chan_t *chan, uint8_t from,
+                                          uint32_t seq, uint32_t *epsn_p)
+{
+    gda_ft_chan_mbox_t *mbox = chan->mbox;
+    uint64_t start           = gda_ft_dev_now_ns();
+    uint64_t err_seq;
+    uint8_t synd;
+
+    if (seq == 0) {
         return 0;
     }
-
-    start = gda_ft_dev_now_ns();
     while (gda_ft_atomic_load_acq32_sys(&mbox->ans_seq) != seq) {
         gda_ft_chan_poll_path(chan, from, &err_seq, &synd);
         if ((gda_ft_dev_now_ns() - start) > chan->resolve_ns) {
@@ -384,53 +402,81 @@ gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
     gda_ft_chan_path_t *op = &chan->path[from];
     gda_ft_chan_path_t *np = &chan->path[to];
     gda_ft_chan_slot_t *oslot, *nslot, slot;
-    uint64_t completed, seq, now, off, last = 0;
+    uint64_t first, completed, seq, now, off, last = 0;
     uint32_t epsn  = 0, epoch = (uint32_t)GDA_FT_CHAN_WORD_EPOCH(chan->word);
     int strike     = (why == GDA_FT_CHAN_WHY_ERR_CQE);
     int asked, known = 0;
+    uint32_t replays = 0;
+    uint32_t record;
 
     if (why != GDA_FT_CHAN_WHY_FAILBACK) {
         op->failed = why;
         if (np->failed && !gda_ft_chan_wait_rearm(chan, to)) {
-            gda_ft_chan_ask_host(chan, from, why, freeze, 0, &epsn);
+            gda_ft_chan_tell_host(chan, from, why, freeze, 0);
             return gda_ft_chan_no_path(chan, from, freeze);
         }
     }
 
     /* an error that names no culprit: the peer's word tells what ran */
-    completed = gda_ft_chan_completed(chan);
-    asked     = (why == GDA_FT_CHAN_WHY_ERR_CQE) ||
-                gda_ft_chan_window_needs_resolve(chan, op, completed, freeze);
-    known     = gda_ft_chan_ask_host(chan, from, why, freeze, asked, &epsn);
+    first  = gda_ft_chan_completed(chan);
+    asked  = (why == GDA_FT_CHAN_WHY_ERR_CQE) ||
+             gda_ft_chan_window_needs_resolve(chan, op, first, freeze);
+    record = gda_ft_chan_tell_host(chan, from, why, freeze, asked);
+
+    /* The window goes to the new ring while the host holds its grace
+     * period and fences (a load from a host-mapped ring is a PCIe round
+     * trip, and a window holds tens of WQEs). What completes or settles
+     * meanwhile becomes a NOP below. */
+    off = first - np->ring_next;
+    gda_ft_atomic_store_rel64(&np->ring_off, off);
+    for (seq = first; seq < freeze; seq += oslot->wqebbs) {
+        oslot = gda_ft_chan_slot(chan, op, seq);
+        gda_ft_chan_copy_wqe(chan, from, to, seq, oslot);
+    }
+
+    known = asked && gda_ft_chan_hear_host(chan, from, record, &epsn);
+    gda_ft_atomic_store_rlx64(&chan->answered_ns,
+                              asked ? gda_ft_dev_now_ns() : 0);
     if (known) {
         gda_ft_atomic_fetch_add32(&chan->counters.resolved, 1);
     }
-    /* late completions counted while the host answered are final now */
+    /* late completions counted while the host answered are final now.
+     * The window's slots on the new path are written where readers that
+     * hold no turn (a request's outcome) may look: every index made
+     * invalid, then every body, then every index, one fence between
+     * passes (a fence per slot cost a microsecond each on the GPU). */
     completed = gda_ft_chan_completed(chan);
-
-    off = completed - np->ring_next;
-    gda_ft_atomic_store_rel64(&np->ring_off, off);
-    for (seq = completed; seq < freeze; seq += oslot->wqebbs) {
+    for (seq = first; seq < freeze; seq += oslot->wqebbs) {
         oslot = gda_ft_chan_slot(chan, op, seq);
-        nslot = gda_ft_chan_slot(chan, np, seq);
-        slot  = *oslot;
-        if (gda_ft_chan_settle(chan, &slot, asked, known, epsn) &&
+        gda_ft_atomic_store_rlx64(&gda_ft_chan_slot(chan, np, seq)->seq,
+                                  UINT64_MAX);
+    }
+    gda_ft_chan_release_fence();
+    for (seq = first; seq < freeze; seq += slot.wqebbs) {
+        slot = *gda_ft_chan_slot(chan, op, seq);
+        if ((seq >= completed) &&
+            gda_ft_chan_settle(chan, &slot, asked, known, epsn) &&
             !gda_ft_chan_strike(chan, &slot, &strike)) {
-            gda_ft_chan_copy_wqe(chan, from, to, seq, &slot);
-            gda_ft_atomic_fetch_add32(&chan->counters.replays, 1);
+            ++replays;
         } else {
             gda_ft_chan_write_nop(np, seq, slot.wqebbs);
             slot.kind  = GDA_FT_CHAN_OP_NOP;
             slot.npkts = 0;
         }
-        gda_ft_chan_slot_publish(nslot, &slot);
+        gda_ft_chan_slot_fill(gda_ft_chan_slot(chan, np, seq), &slot);
         last = seq;
     }
+    gda_ft_chan_release_fence();
+    for (seq = first; seq < freeze; seq += nslot->wqebbs) {
+        nslot = gda_ft_chan_slot(chan, np, seq);
+        gda_ft_atomic_store_rlx64(&nslot->seq, seq);
+    }
+    gda_ft_atomic_fetch_add32(&chan->counters.replays, replays);
     /* the new path is judged from the moment its work is handed to it,
      * not from before the copy */
     now = gda_ft_dev_now_ns();
-    if (freeze != completed) {
-        np->next_psn = gda_ft_chan_stamp(chan, np, off, completed, freeze,
+    if (freeze != first) {
+        np->next_psn = gda_ft_chan_stamp(chan, np, off, first, freeze,
                                          now, np->next_psn);
         /* this thread wrote that WQE: its doorbell word is read back */
         gda_ft_chan_ring_db(np, off, freeze,
@@ -444,7 +490,7 @@ gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
                               &chan->counters.switches, 1);
     gda_ft_atomic_max64(&chan->last_progress_ns,
                         now + gda_ft_chan_replay_grace(chan, to, why,
-                                                       freeze != completed));
+                                                       replays != 0));
     if (why != GDA_FT_CHAN_WHY_FAILBACK) {
         gda_ft_atomic_store_rel64(&chan->switch_ns, now);
     }
@@ -550,7 +596,8 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_check_rearm(
     /* a primary re-armed while its link was up may have lost it since:
      * taking it back now would put the next posts on a dead path. The
      * notice waits until the host reports the link up again. */
-    if (!gda_ft_atomic_load_acq32_sys(&chan->mbox->link_up[0])) {
+    if ((rearm[0] != gda_ft_atomic_load_acq32(&chan->path[0].seen_rearm)) &&
+        !gda_ft_atomic_load_acq32_sys(&chan->mbox->link_up[0])) {
         rearm[0] = gda_ft_atomic_load_acq32(&chan->path[0].seen_rearm);
     }
     if ((rearm[0] == gda_ft_atomic_load_acq32(&chan->path[0].seen_rearm)) &&
@@ -666,7 +713,15 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_progress(gda_ft_chan_t *chan)
             return gda_ft_chan_switch(chan, active, GDA_FT_CHAN_WHY_DEADLINE,
                                       0, 0);
         }
-        return GDA_FT_DEV_OK;
+        /* a channel that is never idle hears of re-arms too, every half
+         * deadline (the notice is across PCIe): on a closed loop that
+         * always has work in flight, the primary was never taken back */
+        if ((active == GDA_FT_CHAN_PRIMARY) ||
+            (now < gda_ft_atomic_load_rlx64(&chan->rearm_check_ns))) {
+            return GDA_FT_DEV_OK;
+        }
+        gda_ft_atomic_store_rlx64(&chan->rearm_check_ns,
+                                  now + chan->deadline_ns / 2);
     }
     return gda_ft_chan_check_rearm(chan);
 }

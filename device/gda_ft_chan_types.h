@@ -231,6 +231,12 @@ typedef struct gda_ft_chan {
                                               decided */
     uint64_t                silent_since_ns; /* 424: the channel's last
                                               progress before it */
+    uint64_t                answered_ns;   /* 432: when its switch heard
+                                              the host's answer (0: asked
+                                              for none) */
+    uint64_t                rearm_check_ns; /* 440: a busy channel on its
+                                              backup looks at the host's
+                                              re-arm notices from then on */
 } gda_ft_chan_t;
 
 /* Counters of a channel's host guardian */
@@ -263,6 +269,6 @@ GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_t, counters) == 80,
                      chan_counters_offset);
 GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_t, path) == 144, chan_path_offset);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_health_t) == 24, chan_health_size);
-GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_t) == 432, chan_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_t) == 448, chan_size);
 
 #endif

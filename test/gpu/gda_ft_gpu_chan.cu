@@ -48,6 +48,8 @@ typedef struct gpu_out {
     uint32_t reserved;
     uint64_t max_wait_ns;  /* longest fetch-add round trip: a failover's
                               interruption, as the application sees it */
+    uint64_t start_ns;     /* when the warp began (GPU clock) */
+    uint64_t first_ns;     /* when its first fetch-add completed */
 } gpu_out_t;
 
 /* fetch-add outcome per (warp, iteration) */
@@ -94,6 +96,9 @@ __global__ void gpu_post_kernel(gda_ft_dev_endpoint_t ep,
     unsigned it, signals = 0;
     uint64_t t0, max_wait = 0;
 
+    if (lane == 0) {
+        out[warp].start_ns = gda_ft_dev_now_ns();
+    }
     for (it = 0; it < iters; ++it) {
         if (__shfl_sync(0xffffffff, (lane == 0) ? *stop : 0, 0)) {
             break;     /* a timed run is over */
@@ -106,6 +111,9 @@ __global__ void gpu_post_kernel(gda_ft_dev_endpoint_t ep,
             do {
                 status = gda_ft_dev_progress(&req);
             } while (status == GDA_FT_DEV_INPROGRESS);
+            if ((it == 0) && (lane == GPU_LANES_PUT + 1)) {
+                out[warp].first_ns = gda_ft_dev_now_ns();
+            }
             t0       = gda_ft_dev_now_ns() - t0;
             max_wait = (t0 > max_wait) ? t0 : max_wait;
             if (lane == GPU_LANES_PUT + 1) {
@@ -524,6 +532,8 @@ static void gpu_counters(chan_world_t *w, gda_ft_chan_counters_t *sum,
     }
 }
 
+static int gpu_verbose;   /* -v */
+
 /* The soft HCAs' packet counters and the engine thread's pass gaps */
 static void gpu_print_hca_stats(chan_world_t *w)
 {
@@ -604,6 +614,9 @@ static double gpu_interrupts[GPU_MAX_INTERRUPTS];
  * completion */
 static double gpu_interrupts_silent[GPU_MAX_INTERRUPTS];
 static double gpu_interrupts_detected[GPU_MAX_INTERRUPTS];
+static double gpu_interrupts_answered[GPU_MAX_INTERRUPTS];
+static double gpu_interrupts_copied[GPU_MAX_INTERRUPTS];
+static unsigned gpu_num_answered;
 static double gpu_interrupts_moved[GPU_MAX_INTERRUPTS];
 static double gpu_interrupts_served[GPU_MAX_INTERRUPTS];
 static unsigned gpu_num_interrupts;
@@ -646,6 +659,12 @@ static void gpu_note_interrupts(chan_world_t *w, uint64_t down_gpu_ns)
                 (double)(int64_t)(chans[c].silent_since_ns - down_gpu_ns);
         gpu_interrupts_detected[gpu_num_interrupts] =
                 (double)(int64_t)(chans[c].detect_ns - down_gpu_ns);
+        if (chans[c].answered_ns != 0) {
+            gpu_interrupts_answered[gpu_num_answered] =
+                    chans[c].answered_ns - chans[c].detect_ns;
+            gpu_interrupts_copied[gpu_num_answered++] =
+                    chans[c].switch_ns - chans[c].answered_ns;
+        }
         gpu_interrupts_moved[gpu_num_interrupts]  = chans[c].switch_ns -
                                                     down_gpu_ns;
         gpu_interrupts_served[gpu_num_interrupts] = chans[c].recovered_ns -
@@ -691,6 +710,14 @@ static void gpu_print_interrupts(const char *name, const gpu_run_t *run)
                         gpu_interrupts_moved, n, run);
     gpu_print_quantiles(name, "  of it, doorbell to the first completion",
                         gpu_interrupts_served, n, run);
+    if (gpu_num_answered != 0) {
+        gpu_print_quantiles(name, "  switch decided to the host's answer "
+                            "seen (GPU clock)", gpu_interrupts_answered,
+                            gpu_num_answered, run);
+        gpu_print_quantiles(name, "  host's answer seen to the replay's "
+                            "doorbell (the copy)", gpu_interrupts_copied,
+                            gpu_num_answered, run);
+    }
     if (gpu_num_answers == 0) {
         return;
     }
@@ -701,6 +728,29 @@ static void gpu_print_interrupts(const char *name, const gpu_run_t *run)
                         n, run);
     gpu_print_quantiles(name, "  host: the peer's end fenced, its word read",
                         gpu_answers_peer, n, run);
+}
+
+/* When the warps began, against the fault, and how long their first
+ * fetch-add took: a run whose kernel began late meets the fault in its
+ * first iteration, and a slow first round trip is a false switch */
+static void gpu_print_start(const char *name, const gpu_out_t *out,
+                            unsigned warps, uint64_t down_gpu_ns)
+{
+    uint64_t first = UINT64_MAX, last = 0, slowest = 0;
+    unsigned wp;
+
+    for (wp = 0; wp < warps; ++wp) {
+        first   = (out[wp].start_ns < first) ? out[wp].start_ns : first;
+        last    = (out[wp].start_ns > last) ? out[wp].start_ns : last;
+        if (out[wp].first_ns > out[wp].start_ns) {
+            slowest = (out[wp].first_ns - out[wp].start_ns > slowest) ?
+                      out[wp].first_ns - out[wp].start_ns : slowest;
+        }
+    }
+    printf("%s: warps began %.3f to %.3f ms before the port went down; "
+           "slowest first fetch-add %.3f ms\n", name,
+           (double)(int64_t)(down_gpu_ns - first) / 1e6,
+           (double)(int64_t)(down_gpu_ns - last) / 1e6, slowest / 1e6);
 }
 
 static void gpu_fault_scenario(const gpu_run_t *run, int warp_level)
@@ -723,6 +773,7 @@ static void gpu_fault_scenario(const gpu_run_t *run, int warp_level)
     printf("%s: %u warps x %u iterations in %.3f s\n", name, warps,
            run->iters, t_end - t0);
     gpu_note_interrupts(&w, down_gpu_ns);
+    gpu_print_start(name, out, warps, down_gpu_ns);
 
     GPU_CHECK_CUDA(cudaMalloc(&done_dev, sizeof(int)));
     gpu_failback_kernel<<<1, 1>>>(w.ep, 10000000000ull, done_dev);
@@ -754,6 +805,8 @@ static void gpu_fault_scenario(const gpu_run_t *run, int warp_level)
     gpu_check(sum.no_path == 0, "no channel lost both paths");
     if (gpu_failed != 0) {
         gpu_dump(&w);
+    } else if (gpu_verbose) {
+        gpu_print_hca_stats(&w);
     }
     chan_world_fini(&w);
     free(out);
@@ -843,8 +896,9 @@ int main(int argc, char **argv)
     unsigned r;
     int opt;
 
-    while ((opt = getopt(argc, argv, "s:b:w:i:D:T:r:m:")) != -1) {
+    while ((opt = getopt(argc, argv, "s:b:w:i:D:T:r:m:v")) != -1) {
         switch (opt) {
+        case 'v': gpu_verbose = 1; break;
         case 'm': run.host_words = !strcmp(optarg, "host"); break;
         case 'D': run.deadline_ns = strtoull(optarg, NULL, 0) * 1000; break;
         case 'T': run.seconds = atof(optarg); break;
@@ -856,7 +910,8 @@ int main(int argc, char **argv)
         default:
             fprintf(stderr, "usage: %s [-s warp_fault|thread_fault|"
                     "both_down|steady|all] [-b BLOCKS] [-w WARPS] [-i ITERS] "
-                    "[-D DEADLINE_US] [-T SECONDS] [-r RUNS] [-m gpu|host]\n",
+                    "[-D DEADLINE_US] [-T SECONDS] [-r RUNS] [-m gpu|host] "
+                    "[-v: the HCAs' counters after every run]\n",
                     argv[0]);
             return 2;
         }

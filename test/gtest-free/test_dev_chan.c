@@ -735,3 +735,57 @@ GDA_FT_TEST_TIMEOUT(dev_chan, failback_under_load, 180)
     GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, no_path), 0);
     chan_world_fini(&w);
 }
+
+/*
+ * A channel that always has work in flight still takes its primary back.
+ * Re-arm notices were read only when the channel was idle, and a closed
+ * loop that posts the next operation before it waits for the last one is
+ * never idle: on the GPU, a steady load that switched once stayed on the
+ * backup for the rest of a 30 s run. Here the backup is paced so that a
+ * put is still in flight at the first progress call after the re-arm:
+ * that call takes the primary back.
+ */
+GDA_FT_TEST_TIMEOUT(dev_chan, failback_while_never_idle, 60)
+{
+    gda_ft_soft_fault_t fault = {0};
+    chan_world_params_t params;
+    gda_ft_dev_request_t req;
+    chan_world_t w;
+    uint32_t rearm;
+
+    chan_world_default_params(&params);
+    params.nchan = 1;
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+
+    rearm = w.a[0].mbox->rearm[GDA_FT_CHAN_PRIMARY];
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
+    GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA, 0, 0,
+                                           4096, 0, &req),
+                     GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(w.chans[0].active, GDA_FT_CHAN_BACKUP);
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 1);
+    chan_wait_rearm(&w, rearm);
+    while (!__atomic_load_n(&w.a[0].mbox->link_up[GDA_FT_CHAN_PRIMARY],
+                            __ATOMIC_ACQUIRE)) {
+        usleep(100);
+    }
+    usleep(params.deadline_ns / 1000);   /* past the next look at notices */
+
+    /* 16 packets of the backup 1 ms apart, well within a deadline */
+    fault.pace_time = params.deadline_ns / 100 / 1e9;
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(w.dev[1], 1, &fault));
+    GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA,
+                                           4096, 4096, 16 * CHAN_WORLD_MTU,
+                                           0, &req),
+                     GDA_FT_DEV_OK);
+    GDA_FT_ASSERT(gda_ft_chan_completed(&w.chans[0]) != w.chans[0].ready);
+    gda_ft_chan_progress(&w.chans[0]);
+    GDA_FT_ASSERT_EQ(w.chans[0].counters.failbacks, 1);
+    GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_MEM_EQ(w.dst, w.src, 4096 + 16 * CHAN_WORLD_MTU);
+    GDA_FT_ASSERT_EQ(w.chans[0].active, GDA_FT_CHAN_PRIMARY);
+    GDA_FT_ASSERT_EQ(w.chans[0].counters.switches, 1);
+    chan_world_fini(&w);
+}
