@@ -316,7 +316,8 @@ gda_ft_chan_write_wqe(gda_ft_chan_t *chan, const gda_ft_chan_resv_t *resv,
  * Writes every WQE of op from seq on; a put or get longer than max_chunk
  * is cut into chunks, each signalled so that the deadline judges progress
  * chunk by chunk (a long transfer is not a dead path). The last WQE is
- * signalled when last_signaled. Returns the logical index after it; in
+ * signalled when last_signaled, or when the op ends past a multiple of
+ * GDA_FT_CHAN_SIGNAL_WQEBBS. Returns the logical index after it; in
  * *last_p that of its last WQE and in *db_p its doorbell word, and adds
  * its packets to *npkts_p.
  */
@@ -327,7 +328,12 @@ gda_ft_chan_write_op(gda_ft_chan_t *chan, const gda_ft_chan_resv_t *resv,
                      uint32_t *npkts_p)
 {
     uint32_t nwqe = gda_ft_chan_op_wqes(chan, op);
+    uint64_t end  = seq + gda_ft_chan_op_wqebbs(chan, op);
     uint32_t i, offset, length;
+
+    /* a multiple k * N with seq < k * N <= end */
+    last_signaled |= (seq / GDA_FT_CHAN_SIGNAL_WQEBBS) !=
+                     (end / GDA_FT_CHAN_SIGNAL_WQEBBS);
 
     for (i = 0; i < nwqe; ++i) {
         *last_p = seq;

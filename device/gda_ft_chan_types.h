@@ -54,6 +54,12 @@
  * recovered from it by a wrap-safe 16-bit difference, which holds while
  * fewer than 2^15 WQEBBs are outstanding */
 #define GDA_FT_CHAN_MAX_WQEBBS    16384
+/* A WQE that ends past a multiple of this many WQEBBs is signalled: the
+ * deadline sees progress at least that often within a batch, not only at
+ * its end (a warp's 32-WQE batch behind another on a busy software HCA
+ * first completed 0.7-0.9 ms after it was posted, against a 1 ms
+ * deadline) */
+#define GDA_FT_CHAN_SIGNAL_WQEBBS 8
 
 /* A channel whose own WQEs see no completion for this many deadlines is
  * dead even while other channels progress on its path (its QP alone may

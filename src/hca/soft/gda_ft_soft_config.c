@@ -96,12 +96,12 @@ ucs_config_field_t gda_ft_soft_config_table[] = {
      "default: more measured no gain (docs/device-datapath.md).",
      ucs_offsetof(gda_ft_soft_config_t, threads), UCS_CONFIG_TYPE_ULUNITS},
 
-    {"TX_BUDGET", "32",
+    {"TX_BUDGET", "16",
      "Datagrams an engine thread sends per pass (1 to 256), shared by the\n"
      "QPs that have some to send (each may send at least 4). A pass then\n"
      "stays short however many QPs are busy, and each QP's acknowledgements\n"
      "come within a few passes; a larger budget sends a window in fewer\n"
-     "passes.",
+     "passes (docs/device-datapath.md measures 8, 16 and 32).",
      ucs_offsetof(gda_ft_soft_config_t, tx_budget), UCS_CONFIG_TYPE_UINT},
 
     {NULL}
