@@ -17,6 +17,103 @@
 
 /* ---- receive queues ------------------------------------------------------ */
 
+ucs_status_t uct_gda_ft_iface_rx_cq_open(uct_gda_ft_iface_t *iface,
+                                         unsigned path)
+{
+    uct_gda_ft_iface_path_t *ipath = &iface->path[path];
+    unsigned cqe_cnt               = iface->config.rx_cq_len;
+    uct_gda_ft_rx_cq_t **rx_cqs, *rx_cq;
+    gda_ft_hca_cq_attr_t cq_attr;
+    ucs_status_t status;
+
+    rx_cqs = ucs_realloc(ipath->rx_cqs,
+                         (ipath->num_rx_cqs + 1) * sizeof(*rx_cqs),
+                         "gda_ft_rx_cqs");
+    if (rx_cqs == NULL) {
+        ucs_error("gda_ft: no memory for a receive CQ");
+        return UCS_ERR_NO_MEMORY;
+    }
+    ipath->rx_cqs = rx_cqs;
+
+    rx_cq = ucs_calloc(1, sizeof(*rx_cq), "gda_ft_rx_cq");
+    if (rx_cq == NULL) {
+        ucs_error("gda_ft: no memory for a receive CQ");
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    if (posix_memalign(&rx_cq->buf, ucs_get_page_size(),
+                       (size_t)cqe_cnt * GDA_FT_MLX5_CQE_SIZE) != 0) {
+        ucs_error("gda_ft: no memory for a receive CQ of %u entries",
+                  cqe_cnt);
+        status = UCS_ERR_NO_MEMORY;
+        goto err_free_rx_cq;
+    }
+    gda_ft_cq_init_buf(rx_cq->buf, cqe_cnt);
+    gda_ft_dev_cq_init(&rx_cq->dcq, rx_cq->buf, cqe_cnt, 0);
+
+    memset(&cq_attr, 0, sizeof(cq_attr));
+    cq_attr.buf      = rx_cq->buf;
+    cq_attr.cqe_cnt  = cqe_cnt;
+    cq_attr.flags    = 0;
+    cq_attr.mem_type = GDA_FT_HCA_MEM_HOST;
+    status = gda_ft_hca_cq_create(ipath->dev->hca, &cq_attr, &rx_cq->cq);
+    if (status != UCS_OK) {
+        ucs_error("gda_ft: failed to create receive CQ %u on %s: %s",
+                  ipath->num_rx_cqs, ipath->dev->hca->attr.info.name,
+                  ucs_status_string(status));
+        goto err_free_buf;
+    }
+
+    ipath->rx_cqs[ipath->num_rx_cqs++] = rx_cq;
+    ucs_debug("gda_ft: iface %p: %s path has %u receive CQs", iface,
+              (path == UCT_GDA_FT_PATH_PRIMARY) ? "primary" : "backup",
+              ipath->num_rx_cqs);
+    return UCS_OK;
+
+err_free_buf:
+    free(rx_cq->buf);
+err_free_rx_cq:
+    ucs_free(rx_cq);
+    return status;
+}
+
+ucs_status_t uct_gda_ft_iface_rx_cq_get(uct_gda_ft_iface_t *iface,
+                                        unsigned path,
+                                        uct_gda_ft_rx_cq_t **rx_cq_p)
+{
+    uct_gda_ft_iface_path_t *ipath = &iface->path[path];
+    unsigned rx_len                = iface->config.rx_queue_len;
+    uct_gda_ft_rx_cq_t *rx_cq;
+    ucs_status_t status;
+    unsigned i;
+
+    for (i = 0; i < ipath->num_rx_cqs; ++i) {
+        rx_cq = ipath->rx_cqs[i];
+        if ((rx_cq->reserved + rx_len) <= iface->config.rx_cq_len) {
+            goto out;
+        }
+    }
+
+    status = uct_gda_ft_iface_rx_cq_open(iface, path);
+    if (status != UCS_OK) {
+        return status;
+    }
+    rx_cq = ipath->rx_cqs[ipath->num_rx_cqs - 1];
+
+out:
+    rx_cq->reserved += rx_len;
+    *rx_cq_p         = rx_cq;
+    return UCS_OK;
+}
+
+void uct_gda_ft_iface_rx_cq_put(uct_gda_ft_iface_t *iface,
+                                uct_gda_ft_rx_cq_t *rx_cq)
+{
+    ucs_assert(rx_cq->reserved >= iface->config.rx_queue_len);
+    rx_cq->reserved -= iface->config.rx_queue_len;
+}
+
+
 /*
  * Every QP of an endpoint has a receive queue of RX_QUEUE_LEN WQEs of one
  * data segment, each naming a SEG_SIZE buffer of iface->rx_mp (registered

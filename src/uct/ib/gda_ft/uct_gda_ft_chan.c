@@ -20,7 +20,7 @@
 #endif
 
 #include "uct_gda_ft_chan.h"
-#include "uct_gda_ft_ep.h"
+#include "uct_gda_ft_ep.inl"
 
 #include <ucs/arch/bitops.h>
 #include <ucs/arch/cpu.h>
@@ -488,10 +488,11 @@ size_t uct_gda_ft_ep_chans_format(uct_gda_ft_ep_t *ep, const char *prefix,
 
 /* ---- exported ------------------------------------------------------------ */
 
-/* The out-of-band channel is a gda_ft transport too, of another kind */
+/* The out-of-band channel is a gda_ft transport too, of another kind,
+ * without RDMA operations */
 static uct_gda_ft_ep_t *uct_gda_ft_chan_hca_ep(uct_ep_h tl_ep)
 {
-    return (tl_ep->iface->ops.ep_get_address == uct_gda_ft_ep_get_address) ?
+    return (tl_ep->iface->ops.ep_put_short == uct_gda_ft_ep_put_short) ?
            ucs_derived_of(tl_ep, uct_gda_ft_ep_t) : NULL;
 }
 

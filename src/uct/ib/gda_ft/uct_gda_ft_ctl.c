@@ -20,7 +20,8 @@
 #  include "config.h"
 #endif
 
-#include "uct_gda_ft_iface.h"
+#include "uct_gda_ft_ep.h"
+#include "uct_gda_ft_chan.h"
 
 #include <ucs/async/async.h>
 #include <ucs/debug/log.h>
@@ -49,6 +50,40 @@ static struct {
                                       &uct_gda_ft_ctl.ifaces),
     .fd        = -1
 };
+
+size_t uct_gda_ft_iface_format_counters(uct_gda_ft_iface_t *iface,
+                                        char *reply, size_t max)
+{
+    const gda_ft_dev_ep_counters_t *c;
+    uct_gda_ft_ep_t *ep;
+    char prefix[64];
+    size_t len = 0;
+
+    pthread_mutex_lock(&iface->eps_lock);
+    ucs_list_for_each(ep, &iface->eps, list) {
+        c    = &ep->dev.counters;
+        len += snprintf(reply + len, (len < max) ? max - len : 0,
+                        "%s ep %p peer QP 0x%x/0x%x: path %s, switches %u "
+                        "replays %u fences %u in_doubt %u failbacks %u "
+                        "no_path %u op_errors %u confirmed %u am_sent %u "
+                        "am_received %u am_duplicates %u am_gaps %u\n",
+                        iface->path[0].dev->hca->attr.info.name, ep,
+                        ep->path[0].dest_qpn, ep->path[1].dest_qpn,
+                        (ep->dev.state == GDA_FT_EP_NO_PATH) ? "none" :
+                        (ep->dev.active == 0) ? "primary" : "backup",
+                        c->switches, c->replays, c->fences, c->in_doubt,
+                        c->failbacks, c->no_path, c->op_errors,
+                        c->confirmed, ep->am.counters.sent,
+                        ep->am.counters.received, ep->am.counters.duplicates,
+                        ep->am.counters.gaps);
+        snprintf(prefix, sizeof(prefix), "%s ep %p ",
+                 iface->path[0].dev->hca->attr.info.name, ep);
+        len += uct_gda_ft_ep_chans_format(ep, prefix, reply + len,
+                                          (len < max) ? max - len : 0);
+    }
+    pthread_mutex_unlock(&iface->eps_lock);
+    return len;
+}
 
 ucs_status_t uct_gda_ft_ctl_exec(const char *cmd, char *reply, size_t max)
 {

@@ -120,10 +120,6 @@ void uct_gda_ft_ep_path_event(uct_gda_ft_ep_t *ep, unsigned path,
 void uct_gda_ft_ep_posted_no_ring(uct_gda_ft_iface_t *iface,
                                   uct_gda_ft_ep_t *ep);
 
-/* QP parameters of a path, with the given PSNs */
-void uct_gda_ft_ep_qp_attr(uct_gda_ft_ep_t *ep, unsigned path,
-                           uint32_t rq_psn, uint32_t sq_psn,
-                           gda_ft_hca_qp_attr_t *attr);
 
 /* Active messages over SEND/RECV with immediate */
 ucs_status_t uct_gda_ft_ep_am_short(uct_ep_h tl_ep, uint8_t id,

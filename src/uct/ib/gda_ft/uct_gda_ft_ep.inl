@@ -288,4 +288,40 @@ uct_gda_ft_ep_bcopy_pack(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
     return length;
 }
 
+
+/* Marks an endpoint as having completions to deliver */
+static inline void uct_gda_ft_iface_ep_ready(uct_gda_ft_iface_t *iface,
+                                             uct_gda_ft_ep_t *ep)
+{
+    if (!(ep->flags & UCT_GDA_FT_EP_FLAG_READY)) {
+        ucs_list_add_tail(&iface->ready_eps, &ep->ready);
+        ep->flags |= UCT_GDA_FT_EP_FLAG_READY;
+    }
+}
+
+/* QP parameters of a path, with the given PSNs */
+static inline void
+uct_gda_ft_ep_qp_attr(uct_gda_ft_ep_t *ep, unsigned path, uint32_t rq_psn,
+                      uint32_t sq_psn, gda_ft_hca_qp_attr_t *attr)
+{
+    uct_gda_ft_iface_t *iface     = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
+
+    memset(attr, 0, sizeof(*attr));
+    attr->access             = GDA_FT_HCA_ACCESS_ALL;
+    attr->dest_qpn           = ep_path->dest_qpn;
+    memcpy(attr->dest_gid, ep_path->dest_gid, sizeof(attr->dest_gid));
+    attr->rq_psn             = rq_psn;
+    attr->path_mtu           = iface->config.path_mtu;
+    attr->traffic_class      = iface->config.traffic_class;
+    attr->hop_limit          = 64;
+    attr->min_rnr_timer      = 12;
+    attr->max_dest_rd_atomic = iface->config.max_rd_atomic;
+    attr->sq_psn             = sq_psn;
+    attr->timeout            = iface->config.timeout;
+    attr->retry_cnt          = iface->config.retry_count;
+    attr->rnr_retry          = iface->config.rnr_retry;
+    attr->max_rd_atomic      = iface->config.max_rd_atomic;
+}
+
 #endif

@@ -40,30 +40,6 @@ ucs_status_t uct_gda_ft_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr)
                                                 info.num_chan));
 }
 
-void uct_gda_ft_ep_qp_attr(uct_gda_ft_ep_t *ep, unsigned path,
-                           uint32_t rq_psn, uint32_t sq_psn,
-                           gda_ft_hca_qp_attr_t *attr)
-{
-    uct_gda_ft_iface_t *iface     = uct_gda_ft_ep_iface(ep);
-    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
-
-    memset(attr, 0, sizeof(*attr));
-    attr->access             = GDA_FT_HCA_ACCESS_ALL;
-    attr->dest_qpn           = ep_path->dest_qpn;
-    memcpy(attr->dest_gid, ep_path->dest_gid, sizeof(attr->dest_gid));
-    attr->rq_psn             = rq_psn;
-    attr->path_mtu           = iface->config.path_mtu;
-    attr->traffic_class      = iface->config.traffic_class;
-    attr->hop_limit          = 64;
-    attr->min_rnr_timer      = 12;
-    attr->max_dest_rd_atomic = iface->config.max_rd_atomic;
-    attr->sq_psn             = sq_psn;
-    attr->timeout            = iface->config.timeout;
-    attr->retry_cnt          = iface->config.retry_count;
-    attr->rnr_retry          = iface->config.rnr_retry;
-    attr->max_rd_atomic      = iface->config.max_rd_atomic;
-}
-
 static ucs_status_t uct_gda_ft_ep_connect_path(uct_gda_ft_ep_t *ep,
                                                unsigned path)
 {

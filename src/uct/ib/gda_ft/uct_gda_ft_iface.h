@@ -50,6 +50,10 @@ unsigned uct_gda_ft_iface_poll_cqs(uct_gda_ft_iface_t *iface, int *drained);
 unsigned uct_gda_ft_iface_poll_rx(uct_gda_ft_iface_t *iface, unsigned path,
                                   unsigned max);
 
+/* The receive CQs of a path (uct_gda_ft_am.c): one more opened */
+ucs_status_t uct_gda_ft_iface_rx_cq_open(uct_gda_ft_iface_t *iface,
+                                         unsigned path);
+
 /* A receive CQ of a path with room for the receive WQEs of one more
  * endpoint's QP, opened if none has; taken until uct_gda_ft_iface_rx_cq_put */
 ucs_status_t uct_gda_ft_iface_rx_cq_get(uct_gda_ft_iface_t *iface,
@@ -60,7 +64,7 @@ void uct_gda_ft_iface_rx_cq_put(uct_gda_ft_iface_t *iface,
                                 uct_gda_ft_rx_cq_t *rx_cq);
 
 /* A line of counters per endpoint (and per device channel) of the
- * interface into reply; returns the length it needed (uct_gda_ft_guard.c) */
+ * interface into reply; returns the length it needed (uct_gda_ft_ctl.c) */
 size_t uct_gda_ft_iface_format_counters(uct_gda_ft_iface_t *iface,
                                         char *reply, size_t max);
 
@@ -75,9 +79,5 @@ ucs_status_t uct_gda_ft_ctl_exec(const char *cmd, char *reply, size_t max);
 
 /* The socket's path, NULL when none is open */
 const char *uct_gda_ft_ctl_path(void);
-
-/* Marks an endpoint as having completions to deliver */
-void uct_gda_ft_iface_ep_ready(uct_gda_ft_iface_t *iface,
-                               uct_gda_ft_ep_t *ep);
 
 #endif

@@ -172,14 +172,6 @@ uct_gda_ft_iface_query_counters(uct_iface_h tl_iface,
 
 /* ---- progress ------------------------------------------------------------ */
 
-void uct_gda_ft_iface_ep_ready(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
-{
-    if (!(ep->flags & UCT_GDA_FT_EP_FLAG_READY)) {
-        ucs_list_add_tail(&iface->ready_eps, &ep->ready);
-        ep->flags |= UCT_GDA_FT_EP_FLAG_READY;
-    }
-}
-
 unsigned uct_gda_ft_iface_poll_cqs(uct_gda_ft_iface_t *iface, int *drained)
 {
     uct_gda_ft_iface_path_t *ipath;
