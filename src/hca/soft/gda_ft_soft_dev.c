@@ -59,23 +59,6 @@ static uint32_t gda_ft_soft_random_u32(void)
     return value;
 }
 
-gda_ft_hca_dev_t *gda_ft_soft_dev_find(const char *name)
-{
-    gda_ft_soft_dev_t *dev;
-
-    ucs_list_for_each(dev, &gda_ft_soft_engine.devs, list) {
-        if (!strcmp(dev->super.attr.info.name, name)) {
-            return &dev->super;
-        }
-    }
-    return NULL;
-}
-
-int gda_ft_soft_is_soft_dev(gda_ft_hca_dev_t *dev)
-{
-    return dev->provider == &gda_ft_soft_provider;
-}
-
 static ucs_status_t gda_ft_soft_port_open(gda_ft_soft_port_t *port)
 {
     struct epoll_event ev = {0};
@@ -328,23 +311,6 @@ static void gda_ft_soft_dev_close(gda_ft_hca_dev_t *hca_dev)
     gda_ft_soft_engine_put();
 }
 
-int gda_ft_soft_port_is_up(gda_ft_soft_port_t *port)
-{
-    /* read without the engine lock by port queries, which the guardians
-     * of device channels make every pass: the engine must not yield to
-     * them */
-    return __atomic_load_n(&port->admin_up, __ATOMIC_RELAXED) &&
-           __atomic_load_n(&port->link_up, __ATOMIC_RELAXED);
-}
-
-uint64_t gda_ft_soft_realtime_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static ucs_status_t gda_ft_soft_port_query(gda_ft_hca_dev_t *hca_dev,
                                            uint8_t port_num,
                                            gda_ft_hca_port_attr_t *attr)
@@ -358,25 +324,6 @@ static ucs_status_t gda_ft_soft_port_query(gda_ft_hca_dev_t *hca_dev,
     attr->active_mtu = gda_ft_soft_engine.config.mtu;
     gda_ft_hca_gid_from_ipv4(port->addr.sin_addr.s_addr, attr->gid);
     return UCS_OK;
-}
-
-void gda_ft_soft_dev_post_event(gda_ft_soft_dev_t *dev,
-                                gda_ft_hca_event_type_t type, uint8_t port,
-                                uint32_t qpn)
-{
-    uint64_t one = 1;
-    gda_ft_hca_event_t *event;
-
-    if ((dev->event_tail - dev->event_head) == GDA_FT_SOFT_EVENT_QUEUE) {
-        ++dev->event_head;   /* overflow: drop the oldest */
-    }
-    event = &dev->events[dev->event_tail++ % GDA_FT_SOFT_EVENT_QUEUE];
-    event->type     = type;
-    event->port_num = port;
-    event->qpn      = qpn;
-    if (write(dev->event_fd, &one, sizeof(one)) < 0) {
-        /* counter saturated: the reader will still find the queue */
-    }
 }
 
 static ucs_status_t gda_ft_soft_get_event(gda_ft_hca_dev_t *hca_dev,
@@ -424,14 +371,6 @@ static ucs_status_t gda_ft_soft_pd_alloc(gda_ft_hca_dev_t *hca_dev,
 static void gda_ft_soft_pd_free(gda_ft_hca_pd_t *pd)
 {
     free(pd);
-}
-
-gda_ft_soft_mr_t *gda_ft_soft_mr_lookup(uint32_t key)
-{
-    khiter_t iter = kh_get(gda_ft_soft_mr, &gda_ft_soft_engine.mr_hash, key);
-
-    return (iter == kh_end(&gda_ft_soft_engine.mr_hash)) ? NULL :
-           kh_val(&gda_ft_soft_engine.mr_hash, iter);
 }
 
 static ucs_status_t gda_ft_soft_mr_reg(gda_ft_hca_pd_t *pd,
@@ -516,58 +455,6 @@ static ucs_status_t gda_ft_soft_cq_create(gda_ft_hca_dev_t *dev,
 static void gda_ft_soft_cq_destroy(gda_ft_hca_cq_t *cq)
 {
     free(cq);
-}
-
-void gda_ft_soft_cq_write(gda_ft_soft_cq_t *cq, uint8_t opcode,
-                          uint8_t syndrome, uint16_t wqe_counter,
-                          uint32_t qpn, uint8_t wqe_opcode,
-                          uint32_t byte_cnt, uint32_t imm)
-{
-    gda_ft_hca_cq_attr_t *attr = &cq->super.attr;
-    unsigned index             = cq->pi & (attr->cqe_cnt - 1);
-    gda_ft_mlx5_cqe64_t cqe;
-    gda_ft_mlx5_err_cqe_t *err;
-    gda_ft_mlx5_cqe64_t *dst;
-    uint32_t tail;
-    uint8_t owner;
-
-    memset(&cqe, 0, sizeof(cqe));
-    if ((opcode == GDA_FT_MLX5_CQE_REQ_ERR) ||
-        (opcode == GDA_FT_MLX5_CQE_RESP_ERR)) {
-        err                   = (gda_ft_mlx5_err_cqe_t*)&cqe;
-        err->syndrome         = syndrome;
-        err->vendor_err_synd  = syndrome;
-        err->s_wqe_opcode_qpn = htonl(((uint32_t)wqe_opcode << 24) |
-                                      (qpn & 0xffffff));
-    } else {
-        cqe.byte_cnt       = htonl(byte_cnt);
-        cqe.imm_inval_pkey = imm;  /* already big-endian from the wire */
-        cqe.sop_drop_qpn   = htonl(((uint32_t)wqe_opcode << 24) |
-                                   (qpn & 0xffffff));
-    }
-    cqe.wqe_counter = htons(wqe_counter);
-
-    owner = (attr->flags & GDA_FT_HCA_CQ_COLLAPSED) ? 0 :
-            !!(cq->pi & attr->cqe_cnt);
-    dst   = (gda_ft_mlx5_cqe64_t*)attr->buf + index;
-
-    /* The body first; then wqe_counter, signature and op_own together in
-     * one release store, as hardware makes the CQE valid only when all of
-     * it is written. A poller of a collapsed CQ reads that word in one
-     * load: it never sees a new op_own with an old counter, or the
-     * reverse. */
-    cqe.op_own = (uint8_t)((opcode << 4) | owner);
-    memcpy(&tail, &cqe.wqe_counter, sizeof(tail));
-    memcpy(dst, &cqe, offsetof(gda_ft_mlx5_cqe64_t, wqe_counter));
-    __atomic_store_n((uint32_t*)&dst->wqe_counter, tail, __ATOMIC_RELEASE);
-    ++cq->pi;
-}
-
-gda_ft_soft_port_t *gda_ft_soft_qp_port(gda_ft_soft_qp_t *qp)
-{
-    gda_ft_soft_dev_t *dev = ucs_derived_of(qp->super.dev, gda_ft_soft_dev_t);
-
-    return &dev->ports[qp->super.init.port_num - 1];
 }
 
 static ucs_status_t gda_ft_soft_qp_create(gda_ft_hca_pd_t *pd,

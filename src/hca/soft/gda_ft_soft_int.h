@@ -345,21 +345,40 @@ static inline void gda_ft_soft_engine_unlock(void)
 
 ucs_status_t gda_ft_soft_engine_get(void);
 void gda_ft_soft_engine_put(void);
+
+/* Core (gda_ft_soft_core.c): what every room calls, calling none of them */
+uint64_t gda_ft_soft_now_ns(void);
+/* CLOCK_REALTIME, the clock of the sockets' arrival timestamps */
+uint64_t gda_ft_soft_realtime_ns(void);
+double gda_ft_soft_random(gda_ft_soft_worker_t *worker);
 /* Wakes every worker (after a command or a port change) */
 void gda_ft_soft_engine_wake(void);
 /* The worker that serves the device at position index of the
  * configuration's device list */
 gda_ft_soft_worker_t *gda_ft_soft_worker_of(unsigned index);
-void gda_ft_soft_loopback_close(gda_ft_soft_port_t *port);
 /* The QP of this process with number qpn, or NULL (engine lock held) */
 gda_ft_soft_qp_t *gda_ft_soft_qp_lookup(uint32_t qpn);
-uint64_t gda_ft_soft_now_ns(void);
-double gda_ft_soft_random(gda_ft_soft_worker_t *worker);
-void gda_ft_soft_tx(gda_ft_soft_port_t *port, uint32_t dst_ip, void *pkt,
-                    size_t len, int is_response);
+gda_ft_soft_mr_t *gda_ft_soft_mr_lookup(uint32_t key);
+gda_ft_soft_port_t *gda_ft_soft_qp_port(gda_ft_soft_qp_t *qp);
+int gda_ft_soft_port_is_up(gda_ft_soft_port_t *port);
+void gda_ft_soft_cq_write(gda_ft_soft_cq_t *cq, uint8_t opcode,
+                          uint8_t syndrome, uint16_t wqe_counter,
+                          uint32_t qpn, uint8_t wqe_opcode,
+                          uint32_t byte_cnt, uint32_t imm);
 void gda_ft_soft_dev_post_event(gda_ft_soft_dev_t *dev,
                                 gda_ft_hca_event_type_t type,
                                 uint8_t port, uint32_t qpn);
+void gda_ft_soft_qp_enter_error(gda_ft_soft_qp_t *qp);
+/* Sends a datagram from a port through its fault hooks */
+void gda_ft_soft_tx(gda_ft_soft_port_t *port, uint32_t dst_ip, void *pkt,
+                    size_t len, int is_response);
+/* The fault hooks alone: 1 when they dropped or queued the datagram */
+int gda_ft_soft_fault_tx(gda_ft_soft_port_t *port, uint32_t dst_ip,
+                         const void *pkt, size_t len, int is_response);
+/* Sends a raw datagram from a port (no fault injection) */
+void gda_ft_soft_sendto(gda_ft_soft_port_t *port, uint32_t dst_ip,
+                        const void *pkt, size_t len);
+void gda_ft_soft_loopback_close(gda_ft_soft_port_t *port);
 
 /* Configuration (gda_ft_soft_config.c) */
 
@@ -367,15 +386,10 @@ void gda_ft_soft_dev_post_event(gda_ft_soft_dev_t *dev,
 ucs_status_t gda_ft_soft_config_get(void);
 
 /* Device and verbs (gda_ft_soft_dev.c) */
-gda_ft_soft_port_t *gda_ft_soft_qp_port(gda_ft_soft_qp_t *qp);
-gda_ft_soft_mr_t *gda_ft_soft_mr_lookup(uint32_t key);
 ucs_status_t gda_ft_soft_parse_devices(const char *spec,
                                        gda_ft_hca_dev_info_t **infos_p,
                                        unsigned *count_p,
                                        struct sockaddr_in (*addrs)[GDA_FT_HCA_MAX_PORTS]);
-int gda_ft_soft_port_is_up(gda_ft_soft_port_t *port);
-/* CLOCK_REALTIME, the clock of the sockets' arrival timestamps */
-uint64_t gda_ft_soft_realtime_ns(void);
 
 /* Memory access with the type of the MR (gda_ft_soft_mem.c) */
 
@@ -388,12 +402,6 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
                                   const void *src,
                                   gda_ft_hca_mem_type_t src_type, size_t len);
 
-/* Completion queue (gda_ft_soft_dev.c) */
-void gda_ft_soft_cq_write(gda_ft_soft_cq_t *cq, uint8_t opcode,
-                          uint8_t syndrome, uint16_t wqe_counter,
-                          uint32_t qpn, uint8_t wqe_opcode,
-                          uint32_t byte_cnt, uint32_t imm);
-
 /* Requester (gda_ft_soft_req.c) */
 int gda_ft_soft_req_progress(gda_ft_soft_qp_t *qp, uint64_t now,
                              unsigned *budget_p);
@@ -403,10 +411,6 @@ void gda_ft_soft_qp_reset_state(gda_ft_soft_qp_t *qp);
 /* Where the requester stands (ops, PSNs, atomics, timer), for a message */
 const char *gda_ft_soft_req_describe(gda_ft_soft_qp_t *qp, char *buf,
                                      size_t max);
-
-/* Drops every response the responder still owes */
-void gda_ft_soft_resp_reset(gda_ft_soft_qp_t *qp);
-void gda_ft_soft_qp_enter_error(gda_ft_soft_qp_t *qp);
 int gda_ft_soft_qp_flush(gda_ft_soft_qp_t *qp);
 int gda_ft_soft_qp_busy(gda_ft_soft_qp_t *qp);
 uint64_t gda_ft_soft_qp_next_timer(gda_ft_soft_qp_t *qp);
@@ -416,12 +420,14 @@ void gda_ft_soft_resp_handle_request(gda_ft_soft_qp_t *qp,
                                      const gda_ft_roce_pkt_t *pkt);
 void gda_ft_soft_resp_flush_ack(gda_ft_soft_qp_t *qp);
 int gda_ft_soft_resp_progress(gda_ft_soft_qp_t *qp);
+/* Drops every response the responder still owes */
+void gda_ft_soft_resp_reset(gda_ft_soft_qp_t *qp);
 /* Where the responder stands (expected PSN, acknowledgements), for a
  * message */
 const char *gda_ft_soft_resp_describe(const gda_ft_soft_qp_t *qp, char *buf,
                                       size_t max);
 
-/* Fault injection (gda_ft_soft_fault.c) */
+/* Ports and fault injection (gda_ft_soft_fault.c) */
 gda_ft_soft_port_t *gda_ft_soft_port_get(gda_ft_hca_dev_t *hca_dev,
                                          uint8_t port_num);
 ucs_status_t gda_ft_soft_port_set_up_locked(gda_ft_hca_dev_t *dev,
@@ -434,8 +440,6 @@ ucs_status_t gda_ft_soft_sched_parse(const char *spec,
 /* Whether an entry of the fault schedule is due */
 int gda_ft_soft_sched_due(uint64_t now);
 void gda_ft_soft_sched_progress(uint64_t now);
-int gda_ft_soft_fault_tx(gda_ft_soft_port_t *port, uint32_t dst_ip,
-                         const void *pkt, size_t len, int is_response);
 void gda_ft_soft_delayed_progress(gda_ft_soft_worker_t *worker, uint64_t now);
 int gda_ft_soft_link_check_due(uint64_t now);
 void gda_ft_soft_link_check(uint64_t now);
@@ -446,10 +450,6 @@ void gda_ft_soft_link_check(uint64_t now);
 ucs_status_t gda_ft_soft_ctl_open(int epfd);
 void gda_ft_soft_ctl_close(void);
 void gda_ft_soft_ctl_progress(void);
-
-/* Send a raw datagram from a port (no fault injection) */
-void gda_ft_soft_sendto(gda_ft_soft_port_t *port, uint32_t dst_ip,
-                        const void *pkt, size_t len);
 
 static inline gda_ft_soft_qp_t *gda_ft_soft_qp(gda_ft_hca_qp_t *qp)
 {

@@ -1044,20 +1044,6 @@ const char *gda_ft_soft_req_describe(gda_ft_soft_qp_t *qp, char *buf,
     return buf;
 }
 
-void gda_ft_soft_qp_enter_error(gda_ft_soft_qp_t *qp)
-{
-    gda_ft_soft_dev_t *dev = ucs_derived_of(qp->super.dev, gda_ft_soft_dev_t);
-
-    if (qp->super.state == GDA_FT_HCA_QP_ERR) {
-        return;
-    }
-
-    qp->super.state = GDA_FT_HCA_QP_ERR;
-    gda_ft_soft_dev_post_event(dev, GDA_FT_HCA_EVENT_QP_FATAL,
-                               qp->super.init.port_num, qp->super.qpn);
-    gda_ft_soft_qp_flush(qp);
-}
-
 void gda_ft_soft_qp_reset_state(gda_ft_soft_qp_t *qp)
 {
     unsigned idx;
