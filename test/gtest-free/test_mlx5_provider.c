@@ -933,3 +933,21 @@ GDA_FT_TEST(mlx5_provider, mtu_state_and_udp_port_codes)
     GDA_FT_ASSERT_NE(gda_ft_mlx5_udp_sport(5, 9),
                      gda_ft_mlx5_udp_sport(6, 9));
 }
+
+/* The real backend, on whatever this machine has (no RDMA device in CI):
+ * enumeration answers without an error, and what it finds is complete */
+GDA_FT_TEST(mlx5_provider, verbs_backend_enumerates_without_error)
+{
+    gda_ft_hca_dev_info_t *infos;
+    unsigned count, i;
+
+    gda_ft_mlx5_sys_set(&gda_ft_mlx5_sys_verbs);
+    GDA_FT_ASSERT_OK(gda_ft_mlx5_provider.query_devices(&infos, &count));
+    for (i = 0; i < count; ++i) {
+        GDA_FT_ASSERT(infos[i].provider == &gda_ft_mlx5_provider);
+        GDA_FT_ASSERT(infos[i].num_ports >= 1);
+        GDA_FT_ASSERT(strlen(infos[i].name) > 0);
+    }
+    printf("%u mlx5 device(s) on this machine\n", count);
+    ucs_free(infos);
+}
