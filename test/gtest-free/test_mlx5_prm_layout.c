@@ -95,6 +95,7 @@ static const test_mlx5_field_t test_mlx5_fields[] = {
     FIELD(qpc, rq_type, 0x565, 3),
     FIELD(qpc, dbr_umem_valid, 0x683, 1),
     FIELD(qpc, dbr_umem_id, 0x720, 32),
+    FIELD(ads, grh, 0x28, 1),
     FIELD(ads, ack_timeout, 0x40, 5),
     FIELD(ads, src_addr_index, 0x48, 8),
     FIELD(ads, hop_limit, 0x58, 8),

@@ -246,6 +246,20 @@ GDA_FT_TEST(mlx5_provider, uar_falls_back_to_write_combining)
     test_mlx5_close(&t);
 }
 
+GDA_FT_TEST(mlx5_provider, open_refuses_an_eq_number_the_cq_cannot_hold)
+{
+    gda_ft_hca_dev_info_t info = {.name = "mlx5_0"};
+    gda_ft_hca_dev_t *dev;
+
+    mlx5_rec_init();
+    ucs_log_push_handler(test_mlx5_log);
+    mlx5_rec.eqn = 0x100;
+    GDA_FT_ASSERT_EQ(gda_ft_mlx5_provider.dev_open(&info, &dev),
+                     UCS_ERR_IO_ERROR);
+    GDA_FT_ASSERT(strstr(test_mlx5_last_error, "cqc.c_eqn") != NULL);
+    GDA_FT_ASSERT_EQ(mlx5_rec_leaks(), 0);
+}
+
 GDA_FT_TEST(mlx5_provider, gid_choice_rules)
 {
     struct ibv_gid_entry e[3];
@@ -426,6 +440,8 @@ static void test_mlx5_check_rtr(const mlx5_rec_entry_t *cmd,
                      primary_address_path.rmac_47_32), 0x0211);
     GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc,
                      primary_address_path.rmac_31_0), 0x22334455);
+    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, primary_address_path.grh),
+                     1);
     GDA_FT_ASSERT_MEM_EQ(UCT_IB_MLX5DV_ADDR_OF(qpc, qpc,
                          primary_address_path.rgid_rip), attr->dest_gid, 16);
     GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc,

@@ -347,6 +347,13 @@ static ucs_status_t gda_ft_mlx5_dev_setup(gda_ft_mlx5_dev_t *dev)
         goto err_free_uar;
     }
 
+    /* the PRM layouts used give the CQ context 8 bits of EQ number */
+    if (dev->eqn > 0xff) {
+        ucs_error("%s: completion EQ 0x%x does not fit cqc.c_eqn", name,
+                  dev->eqn);
+        goto err_free_uar;
+    }
+
     /* get_event polls: the async fd must not block */
     fd    = gda_ft_mlx5_sys->async_fd(dev->ctx);
     flags = fcntl(fd, F_GETFL);

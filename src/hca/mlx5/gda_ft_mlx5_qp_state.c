@@ -86,6 +86,8 @@ static ucs_status_t gda_ft_mlx5_path_roce(gda_ft_mlx5_qp_t *qp,
     GDA_FT_MLX5_SET(qpc, qpc, primary_address_path.rmac_31_0,
                     ((uint32_t)mac[2] << 24) | ((uint32_t)mac[3] << 16) |
                     ((uint32_t)mac[4] << 8) | mac[5]);
+    /* RoCE packets always carry the global route (the IP header) */
+    GDA_FT_MLX5_SET(qpc, qpc, primary_address_path.grh, 1);
     memcpy(GDA_FT_MLX5_ADDR_OF(qpc, qpc, primary_address_path.rgid_rip),
            attr->dest_gid, GDA_FT_HCA_GID_LEN);
     GDA_FT_MLX5_SET(qpc, qpc, primary_address_path.src_addr_index,
