@@ -104,7 +104,8 @@ for d in /sys/class/infiniband/mlx5_*; do
         for g in "$p"/gid_attrs/types/*; do
             t=$(cat "$g" 2>/dev/null) || continue
             [ -n "$t" ] || continue
-            say "    gid $(basename "$g"): $(cat "$p/gids/$(basename "$g")") ($t)"
+            gi=$(basename "$g")
+            say "    gid $gi: $(cat "$p/gids/$gi") ($t)"
         done
     done
 done
@@ -148,7 +149,11 @@ for t in put_bw get_bw add_lat; do
     kill "$server" 2>/dev/null
     wait "$server" 2>/dev/null
 done
-[ -f "$report.server" ] && { say "-- server side:"; cat "$report.server" >>"$report"; rm -f "$report.server"; }
+if [ -f "$report.server" ]; then
+    say "-- server side:"
+    cat "$report.server" >>"$report"
+    rm -f "$report.server"
+fi
 
 section "5. failover: $port_a's netdev down and up"
 say "the transport's failover test (test/ucp/gda_ft_ucp_failover) drives" \

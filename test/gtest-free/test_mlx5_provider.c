@@ -854,19 +854,19 @@ GDA_FT_TEST(mlx5_provider, syndromes_map_to_statuses)
         ucs_status_t status;
         int          path;
     } map[] = {
-        {GDA_FT_MLX5_SYND_LOCAL_LENGTH_ERR,        UCS_ERR_MESSAGE_TRUNCATED, 0},
-        {GDA_FT_MLX5_SYND_LOCAL_QP_OP_ERR,         UCS_ERR_IO_ERROR,          0},
-        {GDA_FT_MLX5_SYND_LOCAL_PROT_ERR,          UCS_ERR_INVALID_ADDR,      0},
-        {GDA_FT_MLX5_SYND_WR_FLUSH_ERR,            UCS_ERR_CANCELED,          0},
-        {GDA_FT_MLX5_SYND_BAD_RESP_ERR,            UCS_ERR_IO_ERROR,          0},
-        {GDA_FT_MLX5_SYND_LOCAL_ACCESS_ERR,        UCS_ERR_INVALID_ADDR,      0},
-        {GDA_FT_MLX5_SYND_REMOTE_INVAL_REQ_ERR,    UCS_ERR_INVALID_PARAM,     0},
-        {GDA_FT_MLX5_SYND_REMOTE_ACCESS_ERR,       UCS_ERR_INVALID_ADDR,      0},
-        {GDA_FT_MLX5_SYND_REMOTE_OP_ERR,           UCS_ERR_IO_ERROR,          0},
-        {GDA_FT_MLX5_SYND_TRANSPORT_RETRY_EXC_ERR, UCS_ERR_ENDPOINT_TIMEOUT,  1},
-        {GDA_FT_MLX5_SYND_RNR_RETRY_EXC_ERR,       UCS_ERR_BUSY,              0},
-        {GDA_FT_MLX5_SYND_REMOTE_ABORTED_ERR,      UCS_ERR_CONNECTION_RESET,  0},
-        {0x77,                                     UCS_ERR_IO_ERROR,          0}
+        {GDA_FT_MLX5_SYND_LOCAL_LENGTH_ERR,       UCS_ERR_MESSAGE_TRUNCATED, 0},
+        {GDA_FT_MLX5_SYND_LOCAL_QP_OP_ERR,        UCS_ERR_IO_ERROR,          0},
+        {GDA_FT_MLX5_SYND_LOCAL_PROT_ERR,         UCS_ERR_INVALID_ADDR,      0},
+        {GDA_FT_MLX5_SYND_WR_FLUSH_ERR,           UCS_ERR_CANCELED,          0},
+        {GDA_FT_MLX5_SYND_BAD_RESP_ERR,           UCS_ERR_IO_ERROR,          0},
+        {GDA_FT_MLX5_SYND_LOCAL_ACCESS_ERR,       UCS_ERR_INVALID_ADDR,      0},
+        {GDA_FT_MLX5_SYND_REMOTE_INVAL_REQ_ERR,   UCS_ERR_INVALID_PARAM,     0},
+        {GDA_FT_MLX5_SYND_REMOTE_ACCESS_ERR,      UCS_ERR_INVALID_ADDR,      0},
+        {GDA_FT_MLX5_SYND_REMOTE_OP_ERR,          UCS_ERR_IO_ERROR,          0},
+        {GDA_FT_MLX5_SYND_TRANSPORT_RETRY_EXC_ERR, UCS_ERR_ENDPOINT_TIMEOUT, 1},
+        {GDA_FT_MLX5_SYND_RNR_RETRY_EXC_ERR,      UCS_ERR_BUSY,              0},
+        {GDA_FT_MLX5_SYND_REMOTE_ABORTED_ERR,     UCS_ERR_CONNECTION_RESET,  0},
+        {0x77,                                    UCS_ERR_IO_ERROR,          0}
     };
     unsigned i;
 

@@ -276,9 +276,11 @@ static void gda_ft_mlx5_dev_set_attr(gda_ft_mlx5_dev_t *dev,
                                      const struct ibv_device_attr *dattr)
 {
     gda_ft_hca_dev_attr_t *attr = &dev->super.attr;
-    unsigned all_mem            = GDA_FT_HCA_MEM_BIT(GDA_FT_HCA_MEM_HOST) |
-                                  GDA_FT_HCA_MEM_BIT(GDA_FT_HCA_MEM_HOST_MAPPED) |
-                                  GDA_FT_HCA_MEM_BIT(GDA_FT_HCA_MEM_CUDA);
+    unsigned all_mem;
+
+    all_mem = GDA_FT_HCA_MEM_BIT(GDA_FT_HCA_MEM_HOST) |
+              GDA_FT_HCA_MEM_BIT(GDA_FT_HCA_MEM_HOST_MAPPED) |
+              GDA_FT_HCA_MEM_BIT(GDA_FT_HCA_MEM_CUDA);
 
     dev->super.provider = &gda_ft_mlx5_provider;
     attr->info          = *info;
