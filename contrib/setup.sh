@@ -111,6 +111,40 @@ if [ -z "$mlx5_ifc" ] && ! mlx5_has_cq "$ucx_src"; then
              "layouts (GDA_FT_MLX5_IFC=DIR): it is left out of the build"
 fi
 
+# The kernel's PRM layouts (include/linux/mlx5/mlx5_ifc.h), a second
+# source that the mlx5 layout test checks UCX's against: two files of
+# Debian's linux-headers-<version>-common, the one the architecture's
+# linux-headers package depends on
+fetch_kernel_ifc() {
+    local flavour common deb tmp dest
+    flavour=$(apt-cache depends "linux-headers-$(dpkg --print-architecture)" \
+              2>/dev/null | sed -n 's/^ *Depends: \(linux-headers-.*\)$/\1/p' |
+              head -1)
+    common=$(apt-cache depends "$flavour" 2>/dev/null |
+             sed -n 's/^ *Depends: \(linux-headers-.*-common\)$/\1/p' | head -1)
+    [ -n "$common" ] || return 1
+    mkdir -p "$top/third_party/dl"
+    (cd "$top/third_party/dl" && apt-get download "$common" >/dev/null 2>&1) ||
+        return 1
+    deb=$(ls "$top/third_party/dl/${common}"_*.deb | head -1)
+    tmp=$(mktemp -d)
+    dest=$top/third_party/linux-mlx5-ifc-${common#linux-headers-}
+    if dpkg-deb --fsys-tarfile "$deb" |
+       tar -x -C "$tmp" --wildcards '*/include/linux/mlx5/mlx5_ifc*.h'; then
+        mkdir -p "$dest"
+        cp "$tmp"/usr/src/*/include/linux/mlx5/mlx5_ifc.h \
+           "$tmp"/usr/src/*/include/linux/mlx5/mlx5_ifc_fpga.h "$dest"/
+    fi
+    rm -rf "$tmp"
+    [ -f "$dest/mlx5_ifc.h" ]
+}
+if ! ls -d "$top"/third_party/linux-mlx5-ifc-* >/dev/null 2>&1; then
+    echo "setup: fetching the kernel's mlx5_ifc.h (linux-headers-*-common)"
+    fetch_kernel_ifc ||
+        echo "setup: no kernel mlx5_ifc.h: the mlx5 layout cross-check" \
+             "will be left out"
+fi
+
 [ $do_build = yes ] || exit 0
 
 if [ ! -x "$top/configure" ] || [ "$top/configure.ac" -nt "$top/configure" ]; then
