@@ -84,10 +84,18 @@ static void test_mlx5_open(test_mlx5_t *t)
     GDA_FT_ASSERT_OK(gda_ft_hca_pd_alloc(t->dev, &t->pd));
 }
 
+static void test_mlx5_free_rings(test_mlx5_t *t)
+{
+    free(t->cq_buf);
+    free(t->wq_buf);
+    free(t->dbrec);
+}
+
 static void test_mlx5_close(test_mlx5_t *t)
 {
     gda_ft_hca_pd_free(t->pd);
     gda_ft_hca_close(t->dev);
+    test_mlx5_free_rings(t);
     GDA_FT_ASSERT_EQ(mlx5_rec_leaks(), 0);
 }
 
@@ -735,6 +743,7 @@ GDA_FT_TEST(mlx5_provider, every_failing_call_unwinds_with_an_error)
         test_mlx5_errors          = 0;
         status = test_mlx5_lifecycle(&t);
         ucs_log_pop_handler();
+        test_mlx5_free_rings(&t);
         GDA_FT_ASSERT_EQ(mlx5_rec_leaks(), 0);
 
         if (mlx5_rec.num_failable <= k) {
