@@ -36,6 +36,8 @@ set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${GDA_FT_BUILD_DIR:-$top/build}
+# sysfs root (the tests point it at a made-up one)
+ib=${GDA_FT_SYSFS:-/sys}/class/infiniband
 port_a=""
 port_b=""
 report=""
@@ -68,7 +70,7 @@ run() {
 # the netdev of DEV:PORT, from sysfs
 netdev_of() {
     local dev=${1%:*} port=${1#*:} n
-    for n in /sys/class/infiniband/"$dev"/device/net/*; do
+    for n in "$ib/$dev"/device/net/*; do
         [ -e "$n/dev_port" ] || continue
         if [ "$(cat "$n/dev_port")" = $((port - 1)) ]; then
             basename "$n"
@@ -78,7 +80,7 @@ netdev_of() {
 }
 
 port_state() {
-    cat /sys/class/infiniband/"${1%:*}"/ports/"${1#*:}"/state 2>/dev/null
+    cat "$ib/${1%:*}/ports/${1#*:}/state" 2>/dev/null
 }
 
 section "gda_ft mlx5 hardware check, $(date -u +%FT%TZ), $(hostname)"
@@ -90,7 +92,7 @@ say "ucx: $(ucx_info -v 2>/dev/null | head -1)"
 
 section "1. devices and ports"
 ports=()
-for d in /sys/class/infiniband/mlx5_*; do
+for d in "$ib"/mlx5_*; do
     [ -d "$d" ] || continue
     dev=$(basename "$d")
     say "$dev: fw $(cat "$d/fw_ver" 2>/dev/null), board" \
@@ -132,7 +134,17 @@ section "2. provider unit tests (recording backend)"
 run unit "$build/test/gtest-free/gda_ft_tests" -f 'mlx5*'
 
 section "3. the plugin sees the mlx5 ports"
-run ucx_info "$top/contrib/gda_ft-run.sh" ucx_info -d -t gda_ft
+say "\$ contrib/gda_ft-run.sh ucx_info -d -t gda_ft"
+info=$(timeout 60 "$top/contrib/gda_ft-run.sh" ucx_info -d -t gda_ft 2>&1)
+rc=$?
+printf '%s\n' "$info" >>"$report"
+if [ $rc = 0 ] && printf '%s\n' "$info" | grep -q "Device: $port_a\$" &&
+   printf '%s\n' "$info" | grep -q "Device: $port_b\$"; then
+    say "RESULT ucx_info_ports PASS"
+else
+    say "RESULT ucx_info_ports FAIL ($port_a and $port_b are not both" \
+        "gda_ft devices)"
+fi
 
 section "4. put, get, atomic over $port_a <-> $port_b (ucx_perftest)"
 say "expected to fail today: the transport's RQ and SQ are two buffers"
@@ -142,7 +154,7 @@ for t in put_bw get_bw add_lat; do
         ucx_perftest -t "$t" -x gda_ft -d "$port_a" -p $tcp_port \
         >>"$report.server" 2>&1 &
     server=$!
-    sleep 2
+    sleep "${GDA_FT_HW_SERVER_WAIT:-2}"   # the server listens
     UCX_NET_DEVICES=$port_b run "perftest_$t" "$top/contrib/gda_ft-run.sh" \
         ucx_perftest -t "$t" -x gda_ft -d "$port_b" -p $tcp_port -n 10000 \
         localhost
