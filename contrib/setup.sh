@@ -138,7 +138,9 @@ fetch_kernel_ifc() {
     rm -rf "$tmp"
     [ -f "$dest/mlx5_ifc.h" ]
 }
-if ! ls -d "$top"/third_party/linux-mlx5-ifc-* >/dev/null 2>&1; then
+# (only for a build that will have the provider)
+if { [ -n "$mlx5_ifc" ] || mlx5_has_cq "$ucx_src"; } &&
+   ! ls -d "$top"/third_party/linux-mlx5-ifc-* >/dev/null 2>&1; then
     echo "setup: fetching the kernel's mlx5_ifc.h (linux-headers-*-common)"
     fetch_kernel_ifc ||
         echo "setup: no kernel mlx5_ifc.h: the mlx5 layout cross-check" \
