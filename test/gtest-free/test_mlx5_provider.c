@@ -548,6 +548,27 @@ GDA_FT_TEST(mlx5_provider, modify_through_every_state_writes_every_field)
     GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(modify_qp_in, cmd->in, qpn), qp->qpn);
     test_mlx5_check_state(qp, GDA_FT_HCA_QP_RESET);
 
+    /* every command went whole: inputs as long as the PRM's commands */
+    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_CREATE_QP, 0)->inlen,
+                     UCT_IB_MLX5DV_ST_SZ_BYTES(create_qp_in));
+    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_CREATE_CQ, 0)->inlen,
+                     UCT_IB_MLX5DV_ST_SZ_BYTES(create_cq_in));
+    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_RST2INIT_QP,
+                                       0)->inlen,
+                     UCT_IB_MLX5DV_ST_SZ_BYTES(rst2init_qp_in));
+    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_INIT2RTR_QP,
+                                       0)->inlen,
+                     UCT_IB_MLX5DV_ST_SZ_BYTES(init2rtr_qp_in));
+    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_RTR2RTS_QP,
+                                       0)->inlen,
+                     UCT_IB_MLX5DV_ST_SZ_BYTES(rtr2rts_qp_in));
+    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_2ERR_QP, 0)->inlen,
+                     UCT_IB_MLX5DV_ST_SZ_BYTES(modify_qp_in));
+    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_2RST_QP, 0)->inlen,
+                     UCT_IB_MLX5DV_ST_SZ_BYTES(modify_qp_in));
+    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_QUERY_QP, 0)->inlen,
+                     UCT_IB_MLX5DV_ST_SZ_BYTES(query_qp_in));
+
     /* and again from RESET: a failed-over path comes back this way */
     GDA_FT_ASSERT_OK(gda_ft_hca_qp_connect(qp, &attr));
     test_mlx5_check_state(qp, GDA_FT_HCA_QP_RTS);
