@@ -13,10 +13,13 @@
 
 #include "gda_ft_test.h"
 #include "gda_ft_mlx5_int.h"
+#include "mlx5_recorder.h"
 
 #ifdef HAVE_KERNEL_MLX5_IFC
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* what the kernel's header takes from the kernel's own headers */
 typedef uint8_t u8;
@@ -186,6 +189,137 @@ GDA_FT_TEST(mlx5_prm_kernel, command_sizes_and_codes_match)
                      MLX5_QPC_ATOMIC_MODE_UP_TO_8B);
     GDA_FT_ASSERT_EQ(UCT_IB_MLX5_QPC_STATE_ERR, MLX5_QPC_STATE_ERR);
     GDA_FT_ASSERT_EQ(UCT_IB_MLX5_QPC_STATE_SQER, MLX5_QPC_STATE_SQER);
+}
+
+/* The provider's commands, as the recording backend caught them, read
+ * back with rdma-core's DEVX_GET through the kernel's layouts: a second
+ * reader of what test_mlx5_provider.c reads with UCX's accessors */
+GDA_FT_TEST(mlx5_prm_kernel, provider_commands_read_with_devx_get)
+{
+    static const uint8_t dgid[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff,
+                                     0xff, 10, 9, 8, 7};
+    gda_ft_hca_cq_attr_t cq_attr = {NULL, 1, GDA_FT_HCA_CQ_COLLAPSED,
+                                    GDA_FT_HCA_MEM_HOST};
+    gda_ft_hca_dev_info_t info   = {.name = "mlx5_0"};
+    gda_ft_hca_qp_init_attr_t init;
+    const mlx5_rec_entry_t *cmd;
+    gda_ft_hca_qp_attr_t attr;
+    const void *qpc, *cqc;
+    gda_ft_hca_dev_t *dev;
+    gda_ft_hca_pd_t *pd;
+    gda_ft_hca_cq_t *cq;
+    gda_ft_hca_qp_t *qp;
+    void *pages;
+
+    GDA_FT_ASSERT(posix_memalign(&pages, 4096, 3 * 4096) == 0);
+    memset(pages, 0, 3 * 4096);
+    mlx5_rec_init();
+    GDA_FT_ASSERT_OK(gda_ft_mlx5_provider.dev_open(&info, &dev));
+    GDA_FT_ASSERT_OK(gda_ft_hca_pd_alloc(dev, &pd));
+    cq_attr.buf = pages;
+    GDA_FT_ASSERT_OK(gda_ft_hca_cq_create(dev, &cq_attr, &cq));
+
+    memset(&init, 0, sizeof(init));
+    init.send_cq      = cq;
+    init.sq_buf       = (char*)pages + 4096;
+    init.sq_wqebb_cnt = 64;
+    init.dbrec        = (uint32_t*)((char*)pages + 2 * 4096);
+    init.ring_mem     = GDA_FT_HCA_MEM_HOST;
+    init.port_num     = 1;
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_create(pd, &init, &qp));
+
+    memset(&attr, 0, sizeof(attr));
+    attr.access        = GDA_FT_HCA_ACCESS_REMOTE_WRITE;
+    attr.dest_qpn      = 0x3c3c3;
+    memcpy(attr.dest_gid, dgid, sizeof(dgid));
+    attr.rq_psn        = 0xfedcba;
+    attr.path_mtu      = 4096;
+    attr.traffic_class = 0xb8;
+    attr.hop_limit     = 64;
+    attr.min_rnr_timer = 31;
+    attr.sq_psn        = 0x0a0b0c;
+    attr.timeout       = 20;
+    attr.retry_cnt     = 7;
+    attr.rnr_retry     = 7;
+    attr.max_rd_atomic = 1;
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_connect(qp, &attr));
+
+    cmd = mlx5_rec_find_cmd(MLX5_CMD_OP_CREATE_CQ, 0);
+    cqc = DEVX_ADDR_OF(create_cq_in, cmd->in, cq_context);
+    GDA_FT_ASSERT_EQ(DEVX_GET(create_cq_in, cmd->in, opcode), 0x400);
+    GDA_FT_ASSERT_EQ(DEVX_GET(create_cq_in, cmd->in, cq_umem_valid), 1);
+    GDA_FT_ASSERT_EQ(DEVX_GET(cqc, cqc, cc), 1);
+    GDA_FT_ASSERT_EQ(DEVX_GET(cqc, cqc, oi), 1);
+    GDA_FT_ASSERT_EQ(DEVX_GET(cqc, cqc, cqe_sz), MLX5_CQC_CQE_SZ_64_BYTES);
+    GDA_FT_ASSERT_EQ(DEVX_GET(cqc, cqc, log_cq_size), 0);
+    GDA_FT_ASSERT_EQ(DEVX_GET(cqc, cqc, uar_page), mlx5_rec.uar_page_id);
+    /* the whole 32-bit field: the high bits UCX's layout lacks stay 0 */
+    GDA_FT_ASSERT_EQ(DEVX_GET(cqc, cqc, c_eqn_or_apu_element), mlx5_rec.eqn);
+    GDA_FT_ASSERT_EQ(DEVX_GET(cqc, cqc, dbr_umem_valid), 1);
+
+    cmd = mlx5_rec_find_cmd(MLX5_CMD_OP_CREATE_QP, 0);
+    qpc = DEVX_ADDR_OF(create_qp_in, cmd->in, qpc);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, st), MLX5_QPC_ST_RC);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, pm_state),
+                     MLX5_QPC_PM_STATE_MIGRATED);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, pd), mlx5_rec.pdn);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, log_sq_size), 6);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, rq_type), 3);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, cqn_snd), cq->cqn);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, cqn_rcv), cq->cqn);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, dbr_umem_valid), 1);
+    GDA_FT_ASSERT_EQ(DEVX_GET64(qpc, qpc, dbr_addr), 0);
+    GDA_FT_ASSERT_EQ(DEVX_GET(create_qp_in, cmd->in, wq_umem_valid), 1);
+
+    cmd = mlx5_rec_find_cmd(MLX5_CMD_OP_RST2INIT_QP, 0);
+    qpc = DEVX_ADDR_OF(rst2init_qp_in, cmd->in, qpc);
+    GDA_FT_ASSERT_EQ(DEVX_GET(rst2init_qp_in, cmd->in, qpn), qp->qpn);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, rwe), 1);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, rre), 0);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, rae), 0);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, primary_address_path.vhca_port_num),
+                     1);
+
+    cmd = mlx5_rec_find_cmd(MLX5_CMD_OP_INIT2RTR_QP, 0);
+    qpc = DEVX_ADDR_OF(init2rtr_qp_in, cmd->in, qpc);
+    GDA_FT_ASSERT_EQ(DEVX_GET(init2rtr_qp_in, cmd->in, qpn), qp->qpn);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, mtu), MLX5_QPC_MTU_4K_BYTES);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, remote_qpn), 0x3c3c3);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, next_rcv_psn), 0xfedcba);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, min_rnr_nak), 31);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, primary_address_path.grh), 1);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, primary_address_path.tclass), 0xb8);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, primary_address_path.hop_limit), 64);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, primary_address_path.src_addr_index),
+                     3);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, primary_address_path.rmac_47_32),
+                     0x0211);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, primary_address_path.rmac_31_0),
+                     0x22334455);
+    GDA_FT_ASSERT_MEM_EQ(DEVX_ADDR_OF(qpc, qpc,
+                                      primary_address_path.rgid_rip),
+                         dgid, 16);
+
+    cmd = mlx5_rec_find_cmd(MLX5_CMD_OP_RTR2RTS_QP, 0);
+    qpc = DEVX_ADDR_OF(rtr2rts_qp_in, cmd->in, qpc);
+    GDA_FT_ASSERT_EQ(DEVX_GET(rtr2rts_qp_in, cmd->in, qpn), qp->qpn);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, next_send_psn), 0x0a0b0c);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, primary_address_path.ack_timeout),
+                     20);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, retry_count), 7);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, rnr_retry), 7);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, log_sra_max), 0);
+
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_modify(qp, GDA_FT_HCA_QP_ERR, NULL));
+    cmd = mlx5_rec_find_cmd(MLX5_CMD_OP_2ERR_QP, 0);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qp_2err_in, cmd->in, qpn), qp->qpn);
+
+    gda_ft_hca_qp_destroy(qp);
+    gda_ft_hca_cq_destroy(cq);
+    gda_ft_hca_pd_free(pd);
+    gda_ft_hca_close(dev);
+    free(pages);
+    GDA_FT_ASSERT_EQ(mlx5_rec_leaks(), 0);
 }
 
 #else
