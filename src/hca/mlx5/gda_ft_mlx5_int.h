@@ -1,0 +1,150 @@
+/*
+ * mlx5 provider: internal types.
+ *
+ * PRM layouts (command inputs and outputs, QP and CQ contexts) come from
+ * UCX's own uct/ib/mlx5/dv/ib_mlx5_ifc.h, read from the UCX source tree the
+ * build uses (or the one --with-mlx5-ifc names), with its
+ * UCT_IB_MLX5DV_SET/GET accessors. Why that header: it is the only one
+ * available as a dependency that holds every structure this provider
+ * writes, create_cq_in and cqc with their umem fields included (UCX >= 1.16).
+ * rdma-core's providers/mlx5/mlx5_ifc.h has no create_cq_in nor cqc (its
+ * CQs are made by the kernel), and the kernel's include/linux/mlx5/
+ * mlx5_ifc.h leaves the umem ids as reserved bits. configure checks the
+ * header for the structures used (config/m4/mlx5.m4).
+ */
+#ifndef GDA_FT_MLX5_INT_H_
+#define GDA_FT_MLX5_INT_H_
+
+#include "gda_ft_mlx5.h"
+
+#include <uct/ib/mlx5/dv/ib_mlx5_ifc.h>
+#include <ucs/type/status.h>
+#include <ucs/config/types.h>
+
+/* UCX's accessors, on buffers of any pointer type */
+#define GDA_FT_MLX5_SET(_typ, _p, _fld, _v) \
+    UCT_IB_MLX5DV_SET(_typ, (void*)(_p), _fld, _v)
+#define GDA_FT_MLX5_SET64(_typ, _p, _fld, _v) \
+    UCT_IB_MLX5DV_SET64(_typ, (void*)(_p), _fld, _v)
+#define GDA_FT_MLX5_GET(_typ, _p, _fld) \
+    UCT_IB_MLX5DV_GET(_typ, (const void*)(_p), _fld)
+#define GDA_FT_MLX5_GET64(_typ, _p, _fld) \
+    UCT_IB_MLX5DV_GET64(_typ, (const void*)(_p), _fld)
+#define GDA_FT_MLX5_ADDR_OF(_typ, _p, _fld) \
+    (void*)UCT_IB_MLX5DV_ADDR_OF(_typ, _p, _fld)
+#define GDA_FT_MLX5_ST_SZ_DW(_typ) UCT_IB_MLX5DV_ST_SZ_DW(_typ)
+
+/* The PRM's page unit: log_page_size counts from 4 KiB */
+#define GDA_FT_MLX5_ADAPTER_PAGE_SHIFT 12
+
+/* rq_type of a QP without a receive queue */
+#define GDA_FT_MLX5_RQ_TYPE_ZERO_LEN   3
+
+/* GID table entries looked at when choosing one */
+#define GDA_FT_MLX5_MAX_GIDS           256
+
+
+typedef struct gda_ft_mlx5_config {
+    unsigned long gid_index; /* UCS_ULUNITS_AUTO: chosen per port */
+    unsigned      sl;        /* service level; eth priority on RoCE */
+} gda_ft_mlx5_config_t;
+
+
+typedef struct gda_ft_mlx5_port {
+    int      link_layer;  /* IBV_LINK_LAYER_* */
+    int      gid_index;   /* -1: none usable */
+    uint8_t  gid[GDA_FT_HCA_GID_LEN];
+} gda_ft_mlx5_port_t;
+
+
+typedef struct gda_ft_mlx5_dev {
+    gda_ft_hca_dev_t        super;
+    struct ibv_context     *ctx;
+    struct mlx5dv_devx_uar *uar;    /* doorbells of all QPs, CQ arming */
+    uint32_t                eqn;    /* completion EQ of every CQ */
+    gda_ft_mlx5_port_t      ports[GDA_FT_HCA_MAX_PORTS];
+    unsigned                fatal_ports; /* port events still to report
+                                            after a device fatal event */
+} gda_ft_mlx5_dev_t;
+
+
+typedef struct gda_ft_mlx5_pd {
+    gda_ft_hca_pd_t  super;
+    struct ibv_pd   *pd;
+} gda_ft_mlx5_pd_t;
+
+
+typedef struct gda_ft_mlx5_mr {
+    gda_ft_hca_mr_t  super;
+    struct ibv_mr   *mr;
+    int              dmabuf;   /* registered through a dma-buf */
+} gda_ft_mlx5_mr_t;
+
+
+/* One region the device reads or writes: a umem and where the region
+ * starts inside it */
+typedef struct gda_ft_mlx5_umem {
+    struct mlx5dv_devx_umem *umem;
+    uint64_t                 offset;
+} gda_ft_mlx5_umem_t;
+
+
+typedef struct gda_ft_mlx5_cq {
+    gda_ft_hca_cq_t          super;
+    gda_ft_mlx5_umem_t       buf;
+    gda_ft_mlx5_umem_t       dbr;
+    volatile uint32_t       *dbrec;  /* [0]: consumer index, [1]: arm */
+    struct mlx5dv_devx_obj  *obj;
+} gda_ft_mlx5_cq_t;
+
+
+typedef struct gda_ft_mlx5_qp {
+    gda_ft_hca_qp_t          super;
+    gda_ft_mlx5_umem_t       wq;
+    gda_ft_mlx5_umem_t       dbr;
+    struct mlx5dv_devx_obj  *obj;
+} gda_ft_mlx5_qp_t;
+
+
+extern const gda_ft_mlx5_sys_t *gda_ft_mlx5_sys;
+extern gda_ft_mlx5_config_t     gda_ft_mlx5_config;
+
+ucs_status_t gda_ft_mlx5_config_get(void);
+
+/* Registers [addr, addr + length) as DEVX user memory: the pages around
+ * it, with the region's offset inside them. CUDA memory goes through a
+ * dma-buf where the call exists. */
+ucs_status_t gda_ft_mlx5_umem_reg(gda_ft_mlx5_dev_t *dev, void *addr,
+                                  size_t length, gda_ft_hca_mem_type_t type,
+                                  gda_ft_mlx5_umem_t *umem);
+void gda_ft_mlx5_umem_dereg(gda_ft_mlx5_umem_t *umem);
+uint32_t gda_ft_mlx5_umem_id(const gda_ft_mlx5_umem_t *umem);
+
+/* Logs a failed DEVX command with the status and syndrome that every
+ * command's output starts with */
+void gda_ft_mlx5_cmd_error(const char *dev_name, const char *cmd,
+                           const void *out);
+
+/* Provider operations, one file per concern */
+ucs_status_t gda_ft_mlx5_pd_alloc(gda_ft_hca_dev_t *dev,
+                                  gda_ft_hca_pd_t **pd_p);
+void gda_ft_mlx5_pd_free(gda_ft_hca_pd_t *pd);
+ucs_status_t gda_ft_mlx5_mr_reg(gda_ft_hca_pd_t *pd,
+                                const gda_ft_hca_mr_attr_t *attr,
+                                gda_ft_hca_mr_t **mr_p);
+void gda_ft_mlx5_mr_dereg(gda_ft_hca_mr_t *mr);
+ucs_status_t gda_ft_mlx5_cq_create(gda_ft_hca_dev_t *dev,
+                                   const gda_ft_hca_cq_attr_t *attr,
+                                   gda_ft_hca_cq_t **cq_p);
+void gda_ft_mlx5_cq_destroy(gda_ft_hca_cq_t *cq);
+ucs_status_t gda_ft_mlx5_qp_create(gda_ft_hca_pd_t *pd,
+                                   const gda_ft_hca_qp_init_attr_t *attr,
+                                   gda_ft_hca_qp_t **qp_p);
+ucs_status_t gda_ft_mlx5_qp_modify(gda_ft_hca_qp_t *qp,
+                                   gda_ft_hca_qp_state_t state,
+                                   const gda_ft_hca_qp_attr_t *attr);
+ucs_status_t gda_ft_mlx5_qp_query(gda_ft_hca_qp_t *qp,
+                                  gda_ft_hca_qp_query_attr_t *attr);
+void gda_ft_mlx5_qp_destroy(gda_ft_hca_qp_t *qp);
+
+#endif
