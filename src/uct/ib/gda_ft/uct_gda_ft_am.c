@@ -670,7 +670,7 @@ void uct_gda_ft_ep_rx_cleanup(uct_gda_ft_ep_t *ep, uct_gda_ft_iface_t *iface,
     uct_gda_ft_ep_rx_release(ep, path);
     uct_gda_ft_iface_rx_cq_put(iface, ep_path->rx_cq);
     ucs_free(ep_path->rx_desc);
-    free(ep_path->rq_buf);
+    free(ep_path->rq_buf);   /* the QP's work queue, its SQ too */
     ep_path->rx_desc = NULL;
     ep_path->rq_buf  = NULL;
     ep_path->rx_cq   = NULL;

@@ -196,6 +196,7 @@ static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
     uct_gda_ft_ep_path_t *ep_path  = &ep->path[path];
     unsigned rx_len                = iface->config.rx_queue_len;
     gda_ft_hca_qp_init_attr_t init;
+    size_t rq_len;
     gda_ft_hca_qp_attr_t attr;
     ucs_status_t status;
     khiter_t iter;
@@ -207,15 +208,20 @@ static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
         return status;
     }
 
-    ep_path->sq_buf  = uct_gda_ft_ep_alloc_ring(
-            (size_t)iface->config.sq_wqebbs * GDA_FT_MLX5_WQE_BB, "a SQ");
+    /* One work queue buffer, the RQ then the SQ, as a ConnectX reads a
+     * QP's (mlx5 provider); freed with the receive side
+     * (uct_gda_ft_ep_rx_cleanup), after the QP */
+    rq_len           = (size_t)rx_len * GDA_FT_MLX5_DS_SIZE;
     ep_path->rq_buf  = uct_gda_ft_ep_alloc_ring(
-            (size_t)rx_len * GDA_FT_MLX5_DS_SIZE, "a RQ");
+            rq_len + (size_t)iface->config.sq_wqebbs * GDA_FT_MLX5_WQE_BB,
+            "a work queue");
+    ep_path->sq_buf  = (ep_path->rq_buf == NULL) ? NULL :
+                       UCS_PTR_BYTE_OFFSET(ep_path->rq_buf, rq_len);
     ep_path->dbrec   = uct_gda_ft_ep_alloc_ring(64, "a doorbell record");
     ep_path->rx_desc = ucs_calloc(rx_len, sizeof(*ep_path->rx_desc),
                                   "gda_ft_rx_desc");
-    if ((ep_path->sq_buf == NULL) || (ep_path->rq_buf == NULL) ||
-        (ep_path->dbrec == NULL) || (ep_path->rx_desc == NULL)) {
+    if ((ep_path->rq_buf == NULL) || (ep_path->dbrec == NULL) ||
+        (ep_path->rx_desc == NULL)) {
         status = UCS_ERR_NO_MEMORY;
         goto err_free;
     }
@@ -281,7 +287,6 @@ err_free:
     ucs_free(ep_path->rx_desc);
     free(ep_path->dbrec);
     free(ep_path->rq_buf);
-    free(ep_path->sq_buf);
     ep_path->rx_desc = NULL;
     ep_path->dbrec   = NULL;
     ep_path->rq_buf  = NULL;
@@ -311,7 +316,6 @@ static void uct_gda_ft_ep_destroy_qp(uct_gda_ft_ep_t *ep,
 
     gda_ft_hca_qp_destroy(ep_path->qp);
     free(ep_path->dbrec);
-    free(ep_path->sq_buf);
     ep_path->qp     = NULL;
     ep_path->dbrec  = NULL;
     ep_path->sq_buf = NULL;
