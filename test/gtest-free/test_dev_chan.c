@@ -614,13 +614,27 @@ GDA_FT_TEST(dev_chan, pace_out_of_range_is_rejected)
     chan_world_fini(&w);
 }
 
-/* Waits until the guardian has re-armed the primary of channel 0 */
-static void chan_wait_rearm(chan_world_t *w, uint32_t rearm)
+/* Channel 0 of a world of one: its primary's far port goes down under a
+ * 4 KiB put, which completes on the backup; the port comes back, and the
+ * guardian re-arms the primary and reports its link up */
+static void chan_switch_and_rearm(chan_world_t *w)
 {
+    uint32_t rearm  = w->a[0].mbox->rearm[GDA_FT_CHAN_PRIMARY];
     double deadline = soft_now_sec() + 10;
+    gda_ft_dev_request_t req;
 
-    while (__atomic_load_n(&w->a[0].mbox->rearm[GDA_FT_CHAN_PRIMARY],
-                           __ATOMIC_ACQUIRE) == rearm) {
+    chan_world_port(w, GDA_FT_CHAN_PRIMARY, 0);
+    GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w->ep, &w->ml, CHAN_ELEM_DATA,
+                                           0, 0, 4096, 0, &req),
+                     GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(w->chans[0].active, GDA_FT_CHAN_BACKUP);
+
+    chan_world_port(w, GDA_FT_CHAN_PRIMARY, 1);
+    while ((__atomic_load_n(&w->a[0].mbox->rearm[GDA_FT_CHAN_PRIMARY],
+                            __ATOMIC_ACQUIRE) == rearm) ||
+           !__atomic_load_n(&w->a[0].mbox->link_up[GDA_FT_CHAN_PRIMARY],
+                            __ATOMIC_ACQUIRE)) {
         GDA_FT_ASSERT(soft_now_sec() < deadline);
         usleep(1000);
     }
@@ -641,7 +655,6 @@ GDA_FT_TEST_TIMEOUT(dev_chan, no_failback_onto_a_port_down_again, 60)
 {
     chan_world_params_t params;
     gda_ft_dev_request_t req;
-    uint32_t rearm;
     double until;
     chan_world_t w;
 
@@ -650,16 +663,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, no_failback_onto_a_port_down_again, 60)
     chan_world_init(&w, &params);
     chan_world_guard_start(&w);
 
-    rearm = w.a[0].mbox->rearm[GDA_FT_CHAN_PRIMARY];
-    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
-    GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA, 0, 0,
-                                           4096, 0, &req),
-                     GDA_FT_DEV_OK);
-    GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_OK);
-    GDA_FT_ASSERT_EQ(w.chans[0].active, GDA_FT_CHAN_BACKUP);
-
-    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 1);
-    chan_wait_rearm(&w, rearm);
+    chan_switch_and_rearm(&w);
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
     /* the guardian's next pass reports the link down; the channel looks
      * at its re-arm notices from then on */
@@ -755,26 +759,13 @@ GDA_FT_TEST_TIMEOUT(dev_chan, failback_while_never_idle, 60)
     chan_world_params_t params;
     gda_ft_dev_request_t req;
     chan_world_t w;
-    uint32_t rearm;
 
     chan_world_default_params(&params);
     params.nchan = 1;
     chan_world_init(&w, &params);
     chan_world_guard_start(&w);
 
-    rearm = w.a[0].mbox->rearm[GDA_FT_CHAN_PRIMARY];
-    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
-    GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA, 0, 0,
-                                           4096, 0, &req),
-                     GDA_FT_DEV_OK);
-    GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_OK);
-    GDA_FT_ASSERT_EQ(w.chans[0].active, GDA_FT_CHAN_BACKUP);
-    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 1);
-    chan_wait_rearm(&w, rearm);
-    while (!__atomic_load_n(&w.a[0].mbox->link_up[GDA_FT_CHAN_PRIMARY],
-                            __ATOMIC_ACQUIRE)) {
-        usleep(100);
-    }
+    chan_switch_and_rearm(&w);
     usleep(params.deadline_ns / 1000);   /* past the next look at notices */
 
     /* 16 packets of the backup 0.5 ms apart: in flight for 8 ms, within
