@@ -706,8 +706,11 @@ GDA_FT_TEST_TIMEOUT(dev_chan, failback_under_load, 180)
     unsigned c, t;
 
     chan_world_default_params(&params);
-    params.nchan     = 4;
-    params.wqebb_cnt = 512;   /* the GPU runs' ring: it wraps often */
+    params.nchan       = 4;
+    params.wqebb_cnt   = 512;   /* the GPU runs' ring: it wraps often */
+    /* the switch and the failback come within a third of the posters'
+     * run, with a sanitizer's time scale too */
+    params.deadline_ns = params.deadline_ns / 4;
     chan_world_init(&w, &params);
     chan_world_guard_start(&w);
     workers_start(&w, wk, th, 8, 2500);
@@ -725,6 +728,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, failback_under_load, 180)
     }
     /* the test's premise: the posters were still at work */
     GDA_FT_ASSERT(failback_ns < end_ns);
+    chans_wait_failback(&w, params.nchan);
     for (c = 0; c < params.nchan; ++c) {
         GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w.ep, c, 1000000000ull),
                          GDA_FT_DEV_OK);

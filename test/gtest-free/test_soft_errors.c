@@ -239,7 +239,8 @@ static unsigned bit_count(const uint32_t *v, unsigned n, unsigned bit)
  * Keys and QP numbers an attacker must not guess from those it saw: over
  * 2000 registrations and 256 QPs, no value repeats, no two successive
  * differences are equal (no counter), and each random bit is set in
- * 50% +- 5 sigma of them.
+ * 50% +- 6 sigma of them (5 sigma over 56 bits failed one run in about
+ * 30000, and did once in CI's sanitizer job)
  */
 static void expect_unpredictable(const char *what, const uint32_t *v,
                                  unsigned n, unsigned bits)
@@ -260,12 +261,12 @@ static void expect_unpredictable(const char *what, const uint32_t *v,
     GDA_FT_ASSERT(steps < n / 100);
     for (bit = 0; bit < bits; ++bit) {
         count = bit_count(v, n, bit);
-        if (fabs(count - n / 2.0) > 5 * sigma) {
+        if (fabs(count - n / 2.0) > 6 * sigma) {
             GDA_FT_FAIL("%s: bit %u set in %u of %u", what, bit, count, n);
         }
     }
     printf("%s: %u values, all distinct, %u equal steps, every bit of %u "
-           "within 5 sigma of half\n", what, n, steps, bits);
+           "within 6 sigma of half\n", what, n, steps, bits);
 }
 
 GDA_FT_TEST(soft_errors, rkeys_and_qpns_unpredictable)
