@@ -289,6 +289,30 @@ uct_gda_ft_ep_bcopy_pack(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
 }
 
 
+/* Whether the port of the interface's `path` is up (0 without the path) */
+static UCS_F_ALWAYS_INLINE int
+uct_gda_ft_iface_port_up(const uct_gda_ft_iface_t *iface, unsigned path)
+{
+    const uct_gda_ft_iface_path_t *ipath = &iface->path[path];
+    gda_ft_hca_port_attr_t attr;
+
+    return (ipath->dev != NULL) &&
+           (gda_ft_hca_port_query(ipath->dev->hca, ipath->port_num, &attr) ==
+            UCS_OK) && (attr.state == GDA_FT_HCA_PORT_ACTIVE);
+}
+
+static UCS_F_ALWAYS_INLINE int
+uct_gda_ft_iface_has_backup(const uct_gda_ft_iface_t *iface)
+{
+    return iface->path[UCT_GDA_FT_PATH_BACKUP].dev != NULL;
+}
+
+static UCS_F_ALWAYS_INLINE uint64_t uct_gda_ft_qp_key(unsigned path,
+                                                      uint32_t qpn)
+{
+    return ((uint64_t)path << 32) | qpn;
+}
+
 /* Marks an endpoint as having completions to deliver */
 static inline void uct_gda_ft_iface_ep_ready(uct_gda_ft_iface_t *iface,
                                              uct_gda_ft_ep_t *ep)

@@ -5,7 +5,7 @@
 #  include "config.h"
 #endif
 
-#include "uct_gda_ft_ep.h"
+#include "uct_gda_ft_ep.inl"
 #include "uct_gda_ft_chan.h"
 #include "uct_gda_ft_oob.h"
 #include "uct_gda_ft_perf.h"

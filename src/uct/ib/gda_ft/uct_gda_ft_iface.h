@@ -1,7 +1,8 @@
 /*
  * gda_ft UCT transport: the interface's functions that the other rooms
- * call (progress, receive CQs, guardian setup), and its inline helpers.
- * The types are in uct_gda_ft_types.h.
+ * call (progress, receive CQs, guardian setup). The types are in
+ * uct_gda_ft_types.h; the inline helpers every room shares in
+ * uct_gda_ft_ep.inl.
  *
  * The host half of failover (fencing the abandoned QP, the failback
  * handshake, the counters command) is the guardian, uct_gda_ft_guard.c: it
@@ -12,30 +13,6 @@
 
 #include "uct_gda_ft_types.h"
 
-
-/* Whether the port of the interface's `path` is up (0 without the path) */
-static UCS_F_ALWAYS_INLINE int
-uct_gda_ft_iface_port_up(const uct_gda_ft_iface_t *iface, unsigned path)
-{
-    const uct_gda_ft_iface_path_t *ipath = &iface->path[path];
-    gda_ft_hca_port_attr_t attr;
-
-    return (ipath->dev != NULL) &&
-           (gda_ft_hca_port_query(ipath->dev->hca, ipath->port_num, &attr) ==
-            UCS_OK) && (attr.state == GDA_FT_HCA_PORT_ACTIVE);
-}
-
-static UCS_F_ALWAYS_INLINE int
-uct_gda_ft_iface_has_backup(const uct_gda_ft_iface_t *iface)
-{
-    return iface->path[UCT_GDA_FT_PATH_BACKUP].dev != NULL;
-}
-
-static UCS_F_ALWAYS_INLINE uint64_t uct_gda_ft_qp_key(unsigned path,
-                                                      uint32_t qpn)
-{
-    return ((uint64_t)path << 32) | qpn;
-}
 
 extern uct_iface_ops_t uct_gda_ft_iface_ops;
 
