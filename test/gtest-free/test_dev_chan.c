@@ -175,13 +175,40 @@ static void chan_check_counters(chan_world_t *w)
     printf("%s", reply);
 }
 
+/*
+ * After a port failure and its return under n posters: every channel back
+ * on its primary and quiet, everything the posters did exact, each switch
+ * with its failback (a machine that stalls the software HCA for a
+ * deadline, such as a sanitizer build on 2 busy cores, may switch a
+ * channel once more), PSNs in ring order, and no channel without a path.
+ */
+static void chans_verify_failed_back(chan_world_t *w, chan_worker_t *wk,
+                                     unsigned n)
+{
+    unsigned c;
+
+    chans_wait_failback(w, w->params.nchan);
+    for (c = 0; c < w->params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w->ep, c, 1000000000ull),
+                         GDA_FT_DEV_OK);
+    }
+    workers_verify(w, wk, n);
+    for (c = 0; c < w->params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(w->chans[c].active, GDA_FT_CHAN_PRIMARY);
+        GDA_FT_ASSERT(w->chans[c].counters.switches >= 1);
+        GDA_FT_ASSERT_EQ(w->chans[c].counters.failbacks,
+                         w->chans[c].counters.switches);
+        chan_verify_psns(w, c);
+    }
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(w, no_path), 0);
+}
+
 static void primary_down_mid_run_and_back(void)
 {
     chan_world_params_t params;
     chan_worker_t wk[8];
     pthread_t th[8];
     chan_world_t w;
-    unsigned c;
 
     chan_world_default_params(&params);
     params.nchan = 4;
@@ -193,20 +220,7 @@ static void primary_down_mid_run_and_back(void)
     usleep(300000);
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 1);
     workers_join(th, 8);
-    chans_wait_failback(&w, params.nchan);
-    for (c = 0; c < params.nchan; ++c) {
-        GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w.ep, c, 1000000000ull),
-                         GDA_FT_DEV_OK);
-    }
-    workers_verify(&w, wk, 8);
-    for (c = 0; c < params.nchan; ++c) {
-        GDA_FT_ASSERT_EQ(w.chans[c].active, GDA_FT_CHAN_PRIMARY);
-        GDA_FT_ASSERT(w.chans[c].counters.switches >= 1);
-        GDA_FT_ASSERT_EQ(w.chans[c].counters.failbacks,
-                         w.chans[c].counters.switches);
-        chan_verify_psns(&w, c);
-    }
-    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, no_path), 0);
+    chans_verify_failed_back(&w, wk, 8);
     printf("switches %u replays %u resolved %u confirmed %u in doubt %u "
            "failbacks %u\n", CHAN_WORLD_SUM(&w, switches),
            CHAN_WORLD_SUM(&w, replays), CHAN_WORLD_SUM(&w, resolved),
@@ -703,7 +717,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, failback_under_load, 180)
     chan_worker_t wk[8];
     pthread_t th[8];
     chan_world_t w;
-    unsigned c, t;
+    unsigned t;
 
     chan_world_default_params(&params);
     params.nchan       = 4;
@@ -728,23 +742,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, failback_under_load, 180)
     }
     /* the test's premise: the posters were still at work */
     GDA_FT_ASSERT(failback_ns < end_ns);
-    chans_wait_failback(&w, params.nchan);
-    for (c = 0; c < params.nchan; ++c) {
-        GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w.ep, c, 1000000000ull),
-                         GDA_FT_DEV_OK);
-    }
-    workers_verify(&w, wk, 8);
-    /* a machine that stalls the software HCA for a deadline (a sanitizer
-     * build on 2 busy cores) may switch a channel once more: each switch
-     * has its failback */
-    for (c = 0; c < params.nchan; ++c) {
-        GDA_FT_ASSERT_EQ(w.chans[c].active, GDA_FT_CHAN_PRIMARY);
-        GDA_FT_ASSERT(w.chans[c].counters.switches >= 1);
-        GDA_FT_ASSERT_EQ(w.chans[c].counters.failbacks,
-                         w.chans[c].counters.switches);
-        chan_verify_psns(&w, c);
-    }
-    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, no_path), 0);
+    chans_verify_failed_back(&w, wk, 8);
     chan_world_fini(&w);
 }
 
