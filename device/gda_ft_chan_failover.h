@@ -426,12 +426,18 @@ gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
     /* The window goes to the new ring while the host holds its grace
      * period and fences (a load from a host-mapped ring is a PCIe round
      * trip, and a window holds tens of WQEs). What completes or settles
-     * meanwhile becomes a NOP below. */
+     * meanwhile becomes a NOP below. Its slots on the new path are
+     * written where readers that hold no turn (a request's outcome) may
+     * look: every index made invalid now, then every body, then every
+     * index, one fence between passes (a fence per slot cost a
+     * microsecond each on the GPU). */
     off = first - np->ring_next;
     gda_ft_atomic_store_rel64(&np->ring_off, off);
     for (seq = first; seq < freeze; seq += oslot->wqebbs) {
         oslot = gda_ft_chan_slot(chan, op, seq);
         gda_ft_chan_copy_wqe(chan, from, to, seq, oslot);
+        gda_ft_atomic_store_rlx64(&gda_ft_chan_slot(chan, np, seq)->seq,
+                                  UINT64_MAX);
     }
 
     known = asked && gda_ft_chan_hear_host(chan, from, record, &epsn);
@@ -440,17 +446,8 @@ gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
     if (known) {
         gda_ft_atomic_fetch_add32(&chan->counters.resolved, 1);
     }
-    /* late completions counted while the host answered are final now.
-     * The window's slots on the new path are written where readers that
-     * hold no turn (a request's outcome) may look: every index made
-     * invalid, then every body, then every index, one fence between
-     * passes (a fence per slot cost a microsecond each on the GPU). */
+    /* late completions counted while the host answered are final now */
     completed = gda_ft_chan_completed(chan);
-    for (seq = first; seq < freeze; seq += oslot->wqebbs) {
-        oslot = gda_ft_chan_slot(chan, op, seq);
-        gda_ft_atomic_store_rlx64(&gda_ft_chan_slot(chan, np, seq)->seq,
-                                  UINT64_MAX);
-    }
     gda_ft_chan_release_fence();
     for (seq = first; seq < freeze; seq += slot.wqebbs) {
         slot = *gda_ft_chan_slot(chan, op, seq);
