@@ -666,7 +666,9 @@ static pid_t moe_spawn(unsigned rank, int fd, int failover, unsigned port,
     setenv("UCX_NET_DEVICES", "all", 0);
     setenv("UCX_GDA_FT_SOFT_CTL_DIR", "", 0);
     setenv("UCX_GDA_FT_DEADLINE", "100ms", 0);
-    setenv("UCX_GDA_FT_RECOVERY_WINDOW", "50ms", 0);
+    /* the port is back for 20 iterations of 1-3 ms: a 50 ms window left
+     * the failback to the job's last iteration, or after it */
+    setenv("UCX_GDA_FT_RECOVERY_WINDOW", "10ms", 0);
     snprintf(val, sizeof(val), "%u", opt.nchan);
     setenv("UCX_GDA_FT_DEVICE_CHANNELS", val, 1);
     if (!failover) {
