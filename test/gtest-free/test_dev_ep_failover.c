@@ -359,8 +359,9 @@ GDA_FT_TEST(dev_ep_failover, both_paths_down_fail_in_bounded_time)
     elapsed = soft_now_sec() - start;
     printf("no path reported after %.1f ms (deadline %.0f ms)\n",
            elapsed * 1e3, deadline_ns / 1e6);
-    /* two deadlines, and half a deadline for a loaded machine */
-    GDA_FT_ASSERT(elapsed * 1e9 <= 2.5 * deadline_ns);
+    /* two deadlines by design; the bound is the HCA's retry window (see
+     * test_dev_chan.c's both_paths_down) */
+    GDA_FT_ASSERT(elapsed < 2.1);
     GDA_FT_ASSERT_EQ(s.error_cqe_first, 0);
     GDA_FT_ASSERT_EQ(s.ep.state, GDA_FT_EP_NO_PATH);
     GDA_FT_ASSERT_EQ(s.ep.counters.no_path, 8);

@@ -292,11 +292,13 @@ GDA_FT_TEST(uct_failover, both_paths_down_reports_ep_error)
                                       &comp.super),
                      UCS_INPROGRESS);
 
-    /* two deadlines and half a deadline for a loaded machine, not the
-     * hardware retry window */
-    TEST_WAIT(&t, (comp.calls == 1) && (t.node[NODE_A].errors == 1), 3000);
+    /* The error comes from the deadlines (two of them, 0.4 s unscaled),
+     * not from the hardware's 8 s retry window. The bound is half that
+     * window rather than a multiple of the deadline: a loaded CI machine
+     * under ASan once took 3 deadlines, which is no defect. */
+    TEST_WAIT(&t, (comp.calls == 1) && (t.node[NODE_A].errors == 1), 4000);
     elapsed = soft_now_sec() - start;
-    GDA_FT_ASSERT(elapsed <= 2.5 * deadline);
+    GDA_FT_ASSERT(elapsed < 4.0);
     GDA_FT_ASSERT_EQ(comp.super.status, UCS_ERR_ENDPOINT_TIMEOUT);
     GDA_FT_ASSERT_EQ(t.node[NODE_A].last_error, UCS_ERR_ENDPOINT_TIMEOUT);
     GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
