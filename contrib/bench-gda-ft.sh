@@ -311,7 +311,7 @@ fo_run() {
 # ---- run -----------------------------------------------------------------------
 
 echo "# bench-gda-ft.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs," \
-     "$(ucx_info -v | sed -n 's/^# Version //p' | head -1 | sed 's/^/UCX /')," \
+     "$(ucx_info -v | sed -n -e 's/^# Version //p' -e 's/^# Library version: //p' | head -1 | sed 's/^/UCX /')," \
      "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# build $build_dir; reps=$reps bw: -n $bw_iters -w $bw_warmup," \
      "lat: -n $lat_iters -w $lat_warmup; failover runs=$fo_runs per deadline" \

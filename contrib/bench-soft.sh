@@ -210,7 +210,7 @@ soft_suite() {
 # ---- run ---------------------------------------------------------------------
 
 echo "# bench-soft.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs," \
-     "$(ucx_info -v | sed -n 's/^# Version //p' | head -1 | sed 's/^/UCX /')," \
+     "$(ucx_info -v | sed -n -e 's/^# Version //p' -e 's/^# Library version: //p' | head -1 | sed 's/^/UCX /')," \
      "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# reps=$reps sizes=$sizes soft: $bench $soft_args"
 : >"$logs/results"

@@ -75,7 +75,7 @@ if [ -n "$missing" ] || [ "${need_update:-no}" = yes ]; then
 fi
 
 # UCX source of exactly the installed version
-ucx_version=$(ucx_info -v | sed -n 's/^# Version \([0-9.]*\).*/\1/p')
+ucx_version=$(ucx_info -v | sed -n -e 's/^# Version \([0-9.]*\).*/\1/p' -e 's/^# Library version: \([0-9.]*\).*/\1/p')
 ucx_src=$top/third_party/ucx-$ucx_version
 if [ ! -f "$ucx_src/src/uct/base/uct_iface.h" ]; then
     echo "setup: fetching the UCX $ucx_version source package"

@@ -36,7 +36,7 @@ done
 # setup.sh also builds the tests, libuct_gda_ft_trace.so among them
 [ $setup = no ] || GDA_FT_BUILD_DIR=$build_dir "$top/contrib/setup.sh"
 build_dir=$(cd "$build_dir" && pwd)
-ucx_version=$(ucx_info -v | sed -n 's/^# Version \([0-9.]*\).*/\1/p')
+ucx_version=$(ucx_info -v | sed -n -e 's/^# Version \([0-9.]*\).*/\1/p' -e 's/^# Library version: \([0-9.]*\).*/\1/p')
 ucx_src=$top/third_party/ucx-$ucx_version
 work=${UCX_GTEST_DIR:-$build_dir/ucx-gtest}
 ucx=$work/ucx-$ucx_version

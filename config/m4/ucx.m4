@@ -19,7 +19,8 @@ AC_DEFUN([GDA_FT_CHECK_UCX], [
     AS_IF([test -z "$UCX_INFO"],
           [AC_MSG_ERROR([ucx_info not found: install ucx-utils and libucx-dev (contrib/setup.sh does), or pass --with-ucx=PREFIX])])
 
-    ucx_lib_version=`$UCX_INFO -v | sed -n 's/^# Version \(@<:@0-9.@:>@*\).*/\1/p'`
+    # "# Version 1.13.1" up to 1.15, "# Library version: 1.16.0" since
+    ucx_lib_version=`$UCX_INFO -v | sed -n -e 's/^# Version \(@<:@0-9.@:>@*\).*/\1/p' -e 's/^# Library version: \(@<:@0-9.@:>@*\).*/\1/p'`
     AS_IF([test -z "$ucx_lib_version"],
           [AC_MSG_ERROR([cannot read the UCX version from '$UCX_INFO -v'])])
     AC_MSG_NOTICE([installed UCX version: $ucx_lib_version])
@@ -51,7 +52,7 @@ AC_DEFUN([GDA_FT_CHECK_UCX], [
     $UCX_INFO -b > ucx_config/config.h || AC_MSG_ERROR([ucx_info -b failed])
 
     UCX_SRCDIR="$with_ucx_src"
-    UCX_CPPFLAGS="-I\$(abs_top_builddir)/ucx_config -I$with_ucx_src/src -I$with_ucx/include"
+    UCX_CPPFLAGS="-I\$(abs_top_builddir)/ucx_config -I\$(abs_top_srcdir)/src/compat -I$with_ucx_src/src -I$with_ucx/include"
     UCX_LIBS="-L$UCX_LIBDIR -luct -lucs"
     UCP_LIBS="-L$UCX_LIBDIR -lucp -luct -lucs"
     AC_SUBST([UCX_SRCDIR])
@@ -60,5 +61,7 @@ AC_DEFUN([GDA_FT_CHECK_UCX], [
     AC_SUBST([UCX_LIBS])
     AC_SUBST([UCP_LIBS])
     AC_SUBST([UCX_INFO])
+    UCX_BINDIR=`dirname "$UCX_INFO"`
+    AC_SUBST([UCX_BINDIR])
     AC_PATH_PROG([UCX_PERFTEST], [ucx_perftest], [], [$with_ucx/bin$PATH_SEPARATOR$PATH])
 ])

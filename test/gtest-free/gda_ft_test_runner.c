@@ -713,6 +713,23 @@ static void gda_ft_test_setup_signals(void)
     sigprocmask(SIG_BLOCK, &chld_set, NULL);
 }
 
+/* The tests run ucx_info and ucx_perftest by name: those of the UCX this
+ * tree was configured with, whatever else is installed (a tool of another
+ * version would load this version's libraries and crash) */
+static void gda_ft_test_ucx_tools_first(void)
+{
+#ifdef GDA_FT_UCX_BINDIR
+    const char *path = getenv("PATH");
+    char *joined;
+
+    if (asprintf(&joined, "%s:%s", GDA_FT_UCX_BINDIR,
+                 (path != NULL) ? path : "/usr/bin:/bin") >= 0) {
+        setenv("PATH", joined, 1);
+        free(joined);
+    }
+#endif
+}
+
 int main(int argc, char **argv)
 {
     size_t passed = 0, failed = 0, skipped = 0, matched = 0;
@@ -735,6 +752,7 @@ int main(int argc, char **argv)
     }
 
     gda_ft_test_setup_signals();
+    gda_ft_test_ucx_tools_first();
 
     for (i = 0; i < gda_ft_test_count; ++i) {
         if (!gda_ft_test_selected(&opts, entries[i].full_name)) {

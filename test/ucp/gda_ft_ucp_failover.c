@@ -180,7 +180,7 @@ static void fo_usage(FILE *f)
 "  -b, --flush-every N   flush the endpoint every N iterations (50; 0: at\n"
 "                        the end only); a put or posted atomic counts as\n"
 "                        done once a flush after it succeeded\n"
-"  -a, --amo KIND        fetch | post | mixed (default)\n"
+"  -a, --amo KIND        fetch | post | mixed (default) | none\n"
 "  -s, --max-size BYTES  largest put, slots up to 3 MiB (3145728)\n"
 "      --get             a get too each iteration, of the read-only area\n"
 "                        (1 byte to the largest slot, at any offset)\n"
@@ -278,7 +278,7 @@ int main(int argc, char **argv)
         case 'u': opt.up_at = strtol(optarg, NULL, 0); break;
         case 'w': opt.window = strtoul(optarg, NULL, 0); break;
         case 'b': opt.flush_every = strtoul(optarg, NULL, 0); break;
-        case 'a': opt.amo = fo_parse_enum(optarg, fo_amo_names, 3, "amo");
+        case 'a': opt.amo = fo_parse_enum(optarg, fo_amo_names, 4, "amo");
                   break;
         case 's': opt.max_size = strtoul(optarg, NULL, 0); break;
         case 't': opt.op_timeout = strtod(optarg, NULL); break;

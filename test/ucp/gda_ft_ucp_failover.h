@@ -54,7 +54,8 @@ extern const char *fo_fault_via_names[];
 typedef enum {
     AMO_FETCH,
     AMO_POST,
-    AMO_MIXED
+    AMO_MIXED,
+    AMO_NONE        /* UCX >= 1.22: no UCP atomics with error handling */
 } fo_amo_t;
 
 extern const char *fo_amo_names[];

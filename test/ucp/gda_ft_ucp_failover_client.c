@@ -611,7 +611,9 @@ int fo_client(void)
             break;
         }
         fo_client_put(u, i);
-        fo_client_amo(u, i);
+        if (opt.amo != AMO_NONE) {
+            fo_client_amo(u, i);
+        }
         if (opt.am) {
             fo_client_am(u, i);
         }

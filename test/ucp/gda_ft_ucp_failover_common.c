@@ -8,7 +8,7 @@ const char *fo_mode_names[] = {"none", "down", "updown", "both"};
 
 const char *fo_fault_via_names[] = {"ctl", "softctl", "env"};
 
-const char *fo_amo_names[] = {"fetch", "post", "mixed"};
+const char *fo_amo_names[] = {"fetch", "post", "mixed", "none"};
 
 fo_opt_t opt = {
     .role           = NULL,

@@ -52,9 +52,8 @@ ucs_status_t gda_ft_mlx5_config_get(void)
         return UCS_OK;
     }
 
-    status = ucs_config_parser_fill_opts(&gda_ft_mlx5_config,
-                                         gda_ft_mlx5_config_table, "UCX_",
-                                         "GDA_FT_MLX5_", 0);
+    status = GDA_FT_CONFIG_FILL_OPTS(&gda_ft_mlx5_config,
+                                     gda_ft_mlx5_config_table, "UCX_", 0);
     if (status != UCS_OK) {
         return status;
     }

@@ -17,6 +17,7 @@
 
 #include "gda_ft_mlx5.h"
 
+#include <gda_ft_ucs_compat.h>
 #include <uct/ib/mlx5/dv/ib_mlx5_ifc.h>
 #include <ucs/type/status.h>
 #include <ucs/config/types.h>

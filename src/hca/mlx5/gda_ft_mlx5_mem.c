@@ -13,7 +13,6 @@
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/math.h>
 #include <ucs/sys/string.h>
-#include <ucs/sys/math.h>
 #include <ucs/type/class.h>
 #include <errno.h>
 #include <string.h>

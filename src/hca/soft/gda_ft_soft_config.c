@@ -8,6 +8,7 @@
 
 #include "gda_ft_soft_int.h"
 
+#include <gda_ft_ucs_compat.h>
 #include <ucs/debug/log.h>
 #include <ucs/sys/string.h>
 #include <arpa/inet.h>
@@ -127,8 +128,8 @@ ucs_status_t gda_ft_soft_reload_config(void)
         gda_ft_soft_config_loaded = 0;
     }
 
-    status = ucs_config_parser_fill_opts(config, gda_ft_soft_config_table,
-                                         "UCX_", "GDA_FT_SOFT_", 0);
+    status = GDA_FT_CONFIG_FILL_OPTS(config, gda_ft_soft_config_table, "UCX_",
+                                     0);
     if (status != UCS_OK) {
         return status;
     }

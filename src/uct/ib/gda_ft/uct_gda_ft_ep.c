@@ -18,6 +18,7 @@
 #include "uct_gda_ft_ep.inl"
 #include "uct_gda_ft_chan.h"
 
+#include <gda_ft_uct_compat.h>
 #include <uct/base/uct_iov.inl>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
@@ -668,7 +669,7 @@ ucs_status_t uct_gda_ft_ep_check(uct_ep_h tl_ep, unsigned flags,
     static const uint32_t no_keys[GDA_FT_NUM_PATHS] = {0, 0};
     gda_ft_dev_status_t dev_status;
 
-    UCT_EP_KEEPALIVE_CHECK_PARAM(flags, comp);
+    GDA_FT_EP_KEEPALIVE_CHECK_PARAM(flags, comp);
 
     if (!(ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ||
         (ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED) ||

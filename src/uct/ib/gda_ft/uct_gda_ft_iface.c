@@ -12,6 +12,7 @@
 
 #include <ucs/arch/bitops.h>
 #include <ucs/arch/cpu.h>
+#include <gda_ft_uct_compat.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/string.h>
@@ -258,13 +259,13 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      ucs_offsetof(uct_gda_ft_iface_config_t, dev_channel_rings),
      UCS_CONFIG_TYPE_ENUM(uct_gda_ft_chan_rings_names)},
 
-    UCT_IFACE_MPOOL_CONFIG_FIELDS("TX_", -1, 64, "bounce",
-                                  ucs_offsetof(uct_gda_ft_iface_config_t,
-                                               tx_mp), ""),
+    GDA_FT_IFACE_MPOOL_CONFIG_FIELDS("TX_", -1, 64, "bounce",
+                                     ucs_offsetof(uct_gda_ft_iface_config_t,
+                                                  tx_mp), ""),
 
-    UCT_IFACE_MPOOL_CONFIG_FIELDS("RX_", -1, 256, "receive",
-                                  ucs_offsetof(uct_gda_ft_iface_config_t,
-                                               rx_mp), ""),
+    GDA_FT_IFACE_MPOOL_CONFIG_FIELDS("RX_", -1, 256, "receive",
+                                     ucs_offsetof(uct_gda_ft_iface_config_t,
+                                                  rx_mp), ""),
 
     {NULL}
 };
@@ -276,7 +277,8 @@ static uct_iface_internal_ops_t uct_gda_ft_iface_internal_ops = {
     .ep_query            = (uct_ep_query_func_t)
                            ucs_empty_function_return_unsupported,
     .ep_invalidate       = (uct_ep_invalidate_func_t)
-                           ucs_empty_function_return_unsupported
+                           ucs_empty_function_return_unsupported,
+    GDA_FT_INTERNAL_OPS_SINCE_1_13
 };
 
 
@@ -547,11 +549,11 @@ static ucs_status_t uct_gda_ft_iface_mp_init(uct_gda_ft_iface_t *iface,
 {
     ucs_status_t status;
 
-    status = ucs_mpool_init(mp, sizeof(uct_gda_ft_iface_t*),
-                            sizeof(uct_gda_ft_op_t) + payload, 0,
-                            UCS_SYS_CACHE_LINE_SIZE, grow,
-                            (max < 0) ? UINT_MAX : (unsigned)max,
-                            &uct_gda_ft_mp_ops, name);
+    status = gda_ft_mpool_init(mp, sizeof(uct_gda_ft_iface_t*),
+                               sizeof(uct_gda_ft_op_t) + payload,
+                               UCS_SYS_CACHE_LINE_SIZE, grow,
+                               (max < 0) ? UINT_MAX : (unsigned)max,
+                               &uct_gda_ft_mp_ops, name);
     if (status != UCS_OK) {
         ucs_error("gda_ft: failed to create the %s pool: %s", name,
                   ucs_status_string(status));

@@ -7,6 +7,7 @@
 
 #include "uct_gda_ft_md.h"
 
+#include <gda_ft_uct_compat.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/string.h>
@@ -270,10 +271,21 @@ void uct_gda_ft_md_dereg(uct_gda_ft_md_t *md, uct_gda_ft_memh_t *memh)
     ucs_free(memh);
 }
 
+/* 1.14 passes the flags in a parameter struct */
+#if GDA_FT_UCX_AT_LEAST(1, 14)
+static ucs_status_t uct_gda_ft_mem_reg(uct_md_h uct_md, void *address,
+                                       size_t length,
+                                       const uct_md_mem_reg_params_t *params,
+                                       uct_mem_h *memh_p)
+{
+    unsigned flags = UCT_MD_MEM_REG_FIELD_VALUE(params, flags,
+                                                FIELD_FLAGS, 0);
+#else
 static ucs_status_t uct_gda_ft_mem_reg(uct_md_h uct_md, void *address,
                                        size_t length, unsigned flags,
                                        uct_mem_h *memh_p)
 {
+#endif
     uct_gda_ft_md_t *md = ucs_derived_of(uct_md, uct_gda_ft_md_t);
     uct_gda_ft_memh_t *memh;
     ucs_status_t status;
@@ -298,8 +310,12 @@ uct_gda_ft_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
     return UCS_OK;
 }
 
+/* 1.16 passes the packed range too; gda_ft's rkeys cover the whole region */
 static ucs_status_t
 uct_gda_ft_mkey_pack(uct_md_h uct_md, uct_mem_h uct_memh,
+#if GDA_FT_UCX_AT_LEAST(1, 16)
+                     void *address, size_t length,
+#endif
                      const uct_md_mkey_pack_params_t *params,
                      void *rkey_buffer)
 {
@@ -318,26 +334,28 @@ uct_gda_ft_mkey_pack(uct_md_h uct_md, uct_mem_h uct_memh,
 
 /* ---- MD ------------------------------------------------------------------ */
 
-static ucs_status_t uct_gda_ft_md_query(uct_md_h uct_md, uct_md_attr_t *attr)
+static ucs_status_t uct_gda_ft_md_query(uct_md_h uct_md,
+                                        gda_ft_md_attr_t *attr)
 {
     uct_gda_ft_md_t *md = ucs_derived_of(uct_md, uct_gda_ft_md_t);
 
     memset(attr, 0, sizeof(*attr));
-    attr->cap.flags            = UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_MEMH |
-                                 UCT_MD_FLAG_NEED_RKEY;
-    attr->cap.reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_HOST);
+    GDA_FT_MD_CAP(attr, flags)            = UCT_MD_FLAG_REG |
+                                            UCT_MD_FLAG_NEED_MEMH |
+                                            UCT_MD_FLAG_NEED_RKEY;
+    GDA_FT_MD_CAP(attr, reg_mem_types)    = UCS_BIT(UCS_MEMORY_TYPE_HOST);
     if (md->cuda_reg) {
-        attr->cap.reg_mem_types |= UCS_BIT(UCS_MEMORY_TYPE_CUDA);
+        GDA_FT_MD_CAP(attr, reg_mem_types) |= UCS_BIT(UCS_MEMORY_TYPE_CUDA);
     }
-    attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
-    attr->cap.detect_mem_types = 0;
+    GDA_FT_MD_CAP(attr, access_mem_types) = UCS_BIT(UCS_MEMORY_TYPE_HOST);
+    GDA_FT_MD_CAP(attr, detect_mem_types) = 0;
     /* As UCX's IB MDs: no UCT_MD_FLAG_ALLOC and no alloc_mem_types, so
      * uct_mem_alloc() never asks this MD to allocate, and no size limit on
      * what its users allocate and register (UCX's tests size their
      * transfers by max_alloc: 0 made them skip every one) */
-    attr->cap.alloc_mem_types  = 0;
-    attr->cap.max_alloc        = ULONG_MAX;
-    attr->cap.max_reg          = ULONG_MAX;
+    GDA_FT_MD_CAP(attr, alloc_mem_types)  = 0;
+    GDA_FT_MD_CAP(attr, max_alloc)        = ULONG_MAX;
+    GDA_FT_MD_CAP(attr, max_reg)          = ULONG_MAX;
     attr->rkey_packed_size     = sizeof(uct_gda_ft_wire_rkey_t);
     /* two registrations, each about what an ibv_reg_mr costs */
     attr->reg_cost             = ucs_linear_func_make(32e-6, 0.14e-9);
@@ -373,8 +391,9 @@ static uct_md_ops_t uct_gda_ft_md_ops = {
     .mem_query              = (uct_md_mem_query_func_t)
                               ucs_empty_function_return_unsupported,
     .mkey_pack              = uct_gda_ft_mkey_pack,
-    .is_sockaddr_accessible = (uct_md_is_sockaddr_accessible_func_t)
-                              ucs_empty_function_return_zero_int,
+    GDA_FT_MD_OPS_MEM_ATTACH
+    GDA_FT_MD_OPS_IS_SOCKADDR_ACCESSIBLE
+    GDA_FT_MD_OPS_MEM_ELEM_PACK
     .detect_memory_type     = (uct_md_detect_memory_type_func_t)
                               ucs_empty_function_return_unsupported
 };
@@ -647,12 +666,14 @@ uct_gda_ft_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
     return UCS_OK;
 }
 
+GDA_FT_RKEY_UNPACK_ADAPTER(uct_gda_ft_rkey_unpack)
+
 uct_component_t uct_gda_ft_component = {
     .query_md_resources = uct_gda_ft_query_md_resources,
     .md_open            = uct_gda_ft_md_open,
     .cm_open            = (uct_component_cm_open_func_t)
                           ucs_empty_function_return_unsupported,
-    .rkey_unpack        = uct_gda_ft_rkey_unpack,
+    .rkey_unpack        = GDA_FT_RKEY_UNPACK(uct_gda_ft_rkey_unpack),
     .rkey_ptr           = (uct_component_rkey_ptr_func_t)
                           ucs_empty_function_return_unsupported,
     .rkey_release       = (uct_component_rkey_release_func_t)

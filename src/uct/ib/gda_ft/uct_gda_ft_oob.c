@@ -47,6 +47,7 @@
 #include "uct_gda_ft_perf.h"
 #include "uct_gda_ft_wire.h"
 
+#include <gda_ft_uct_compat.h>
 #include <uct/base/uct_worker.h>
 #include <ucs/async/async.h>
 #include <ucs/debug/log.h>
@@ -427,7 +428,7 @@ static ucs_status_t uct_gda_ft_oob_ep_check(uct_ep_h tl_ep, unsigned flags,
 {
     uct_gda_ft_oob_ep_t *ep = ucs_derived_of(tl_ep, uct_gda_ft_oob_ep_t);
 
-    UCT_EP_KEEPALIVE_CHECK_PARAM(flags, comp);
+    GDA_FT_EP_KEEPALIVE_CHECK_PARAM(flags, comp);
     if (!ep->failed) {
         uct_gda_ft_oob_ep_closed(ep);
     }
@@ -999,7 +1000,8 @@ static uct_iface_internal_ops_t uct_gda_ft_oob_iface_internal_ops = {
     .ep_query            = (uct_ep_query_func_t)
                            ucs_empty_function_return_unsupported,
     .ep_invalidate       = (uct_ep_invalidate_func_t)
-                           ucs_empty_function_return_unsupported
+                           ucs_empty_function_return_unsupported,
+    GDA_FT_INTERNAL_OPS_SINCE_1_13
 };
 
 static ucs_status_t uct_gda_ft_oob_listen(uct_gda_ft_oob_iface_t *iface)
