@@ -370,6 +370,17 @@ void chan_world_guard_stop(chan_world_t *w)
     }
 }
 
+uint64_t chan_world_completed(chan_world_t *w)
+{
+    uint64_t sum = 0;
+    unsigned k;
+
+    for (k = 0; k < w->params.nchan; ++k) {
+        sum += gda_ft_chan_completed(&w->chans[k]);
+    }
+    return sum;
+}
+
 void chan_world_port(chan_world_t *w, unsigned path, int up)
 {
     GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(w->dev[2 + path], 1, up));

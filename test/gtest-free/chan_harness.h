@@ -108,6 +108,11 @@ void chan_world_guard_start(chan_world_t *w);
 void chan_world_guard_stop(chan_world_t *w);
 
 /* Takes B's (target's) port of `path` down or up */
+/* The ring slots the posters' channels have completed, all together: a
+ * test fails a port once the posters are under way, rather than after a
+ * fixed time that a fast machine's posters outrun */
+uint64_t chan_world_completed(chan_world_t *w);
+
 void chan_world_port(chan_world_t *w, unsigned path, int up);
 
 /* Sum of a counter over the posters' channels */

@@ -132,7 +132,8 @@ static void *worker_run(void *arg)
     gda_ft_dev_status_t status;
     unsigned i;
 
-    for (i = 0; i < wk->iters; ++i) {
+    for (i = 0; (i < wk->iters) &&
+                !__atomic_load_n(&wk->stop, __ATOMIC_ACQUIRE); ++i) {
         status = worker_step(wk, i);
         if ((status == GDA_FT_DEV_OK) && ((i % 256) == 255)) {
             status = worker_quiet(wk);
@@ -144,9 +145,10 @@ static void *worker_run(void *arg)
         }
     }
     if (wk->failure == GDA_FT_DEV_OK) {
+        wk->iters   = i;
         wk->failure = worker_quiet(wk);
     }
-    wk->end_ns = gda_ft_dev_now_ns();
+    __atomic_store_n(&wk->end_ns, gda_ft_dev_now_ns(), __ATOMIC_RELEASE);
     return NULL;
 }
 
@@ -173,6 +175,27 @@ void workers_join(pthread_t *th, unsigned n)
 
     for (t = 0; t < n; ++t) {
         pthread_join(th[t], NULL);
+    }
+}
+
+int workers_done(chan_worker_t *wk, unsigned n)
+{
+    unsigned t;
+
+    for (t = 0; t < n; ++t) {
+        if (__atomic_load_n(&wk[t].end_ns, __ATOMIC_ACQUIRE) == 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+void workers_stop(chan_worker_t *wk, unsigned n)
+{
+    unsigned t;
+
+    for (t = 0; t < n; ++t) {
+        __atomic_store_n(&wk[t].stop, 1, __ATOMIC_RELEASE);
     }
 }
 

@@ -30,7 +30,8 @@ typedef struct chan_worker {
     unsigned      nres;
     gda_ft_dev_status_t failure;  /* first unexpected status */
     unsigned      fail_iter;
-    uint64_t      end_ns;         /* when it stopped */
+    uint64_t      end_ns;         /* when it stopped (atomic: 0 running) */
+    int           stop;           /* atomic: set by workers_stop() */
 } chan_worker_t;
 
 /* Waits for a request to finish; returns its status */
@@ -40,6 +41,13 @@ gda_ft_dev_status_t worker_wait(gda_ft_dev_request_t *req);
 void workers_start(chan_world_t *w, chan_worker_t *wk, pthread_t *th,
                    unsigned n, unsigned iters);
 void workers_join(pthread_t *th, unsigned n);
+
+/* Whether all n have ended their run (or failed) */
+int workers_done(chan_worker_t *wk, unsigned n);
+
+/* Ends their runs after the current iteration; iters becomes what each
+ * one did, so that workers_verify() checks that much */
+void workers_stop(chan_worker_t *wk, unsigned n);
 
 /* Every byte written, every signal, every fetched value; no slot twice */
 void workers_verify(chan_world_t *w, chan_worker_t *wk, unsigned n);

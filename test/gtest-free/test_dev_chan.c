@@ -182,6 +182,22 @@ static void chan_check_counters(chan_world_t *w)
  * deadline, such as a sanitizer build on 2 busy cores, may switch a
  * channel once more), PSNs in ring order, and no channel without a path.
  */
+/*
+ * Returns once the posters have completed a tenth of their `iters` (each
+ * iteration posts at least one WQE): a fault injected then comes mid-run
+ * on any machine. A fixed 30 ms did not: on 16 cores the posters were done
+ * before it, nothing switched, and the test waited for a failback.
+ */
+static void chan_wait_under_way(chan_world_t *w, unsigned iters)
+{
+    double deadline = soft_now_sec() + 60;
+
+    while (chan_world_completed(w) < iters / 10) {
+        GDA_FT_ASSERT(soft_now_sec() < deadline);
+        usleep(10);
+    }
+}
+
 static void chans_verify_failed_back(chan_world_t *w, chan_worker_t *wk,
                                      unsigned n)
 {
@@ -215,7 +231,7 @@ static void primary_down_mid_run_and_back(void)
     chan_world_init(&w, &params);
     chan_world_guard_start(&w);
     workers_start(&w, wk, th, 8, 1200);
-    usleep(30000);
+    chan_wait_under_way(&w, 8 * 1200);
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
     usleep(300000);
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 1);
@@ -723,25 +739,32 @@ GDA_FT_TEST_TIMEOUT(dev_chan, failback_under_load, 180)
     chan_world_default_params(&params);
     params.nchan       = 4;
     params.wqebb_cnt   = 512;   /* the GPU runs' ring: it wraps often */
-    /* the switch and the failback come within a third of the posters'
-     * run, with a sanitizer's time scale too */
+    /* the switch and the failback come early in the posters' run, with a
+     * sanitizer's time scale too; the posters stop once every channel is
+     * back */
     params.deadline_ns = params.deadline_ns / 4;
     chan_world_init(&w, &params);
     chan_world_guard_start(&w);
-    workers_start(&w, wk, th, 8, 2500);
-    usleep(30000);
+    workers_start(&w, wk, th, 8, 4000);
+    chan_wait_under_way(&w, 8 * 4000);
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
     usleep(params.deadline_ns / 1000 * 3 / 2);
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 1);
     while (CHAN_WORLD_SUM(&w, failbacks) < params.nchan) {
+        /* the test's premise: the posters are still at work */
+        if (workers_done(wk, 8)) {
+            GDA_FT_FAIL("the posters finished before every channel failed "
+                        "back (%u of %u)", CHAN_WORLD_SUM(&w, failbacks),
+                        params.nchan);
+        }
         usleep(100);
     }
     failback_ns = gda_ft_dev_now_ns();
+    workers_stop(wk, 8);
     workers_join(th, 8);
     for (t = 0; t < 8; ++t) {
         end_ns = (wk[t].end_ns < end_ns) ? wk[t].end_ns : end_ns;
     }
-    /* the test's premise: the posters were still at work */
     GDA_FT_ASSERT(failback_ns < end_ns);
     chans_verify_failed_back(&w, wk, 8);
     chan_world_fini(&w);
