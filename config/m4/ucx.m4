@@ -53,6 +53,11 @@ AC_DEFUN([GDA_FT_CHECK_UCX], [
 
     UCX_SRCDIR="$with_ucx_src"
     UCX_CPPFLAGS="-I\$(abs_top_builddir)/ucx_config -I\$(abs_top_srcdir)/src/compat -I$with_ucx_src/src -I$with_ucx/include"
+    # UCX's headers include valgrind/memcheck.h unless NVALGRIND is set,
+    # which UCX's own config.h does where valgrind was missing; the files
+    # that use the project's config.h instead need it set the same way
+    AC_CHECK_HEADER([valgrind/memcheck.h], [],
+                    [UCX_CPPFLAGS="$UCX_CPPFLAGS -DNVALGRIND"])
     UCX_LIBS="-L$UCX_LIBDIR -luct -lucs"
     UCP_LIBS="-L$UCX_LIBDIR -lucp -luct -lucs"
     AC_SUBST([UCX_SRCDIR])

@@ -550,12 +550,14 @@ GDA_FT_TEST_TIMEOUT(ucp_perftest, get_and_atomic_add, 240)
 
 GDA_FT_TEST_TIMEOUT(uct_perftest, put_bw_through_failover_and_back, 240)
 {
-    tools_perftest_failover("-t put_bw -D zcopy -s 65536 -n 25000 " UCT_ARGS,
-                            "", 25000);
+    /* long enough to outlast the failback on a fast machine too: 25000
+     * ended before it on the 16-core H100 machine (2.8 s) */
+    tools_perftest_failover("-t put_bw -D zcopy -s 65536 -n 60000 " UCT_ARGS,
+                            "", 60000);
 }
 
 GDA_FT_TEST_TIMEOUT(ucp_perftest, put_bw_through_failover_and_back, 240)
 {
-    tools_perftest_failover("-t ucp_put_bw -s 65536 -n 40000 " UCP_ARGS,
-                            "UCX_TLS=gda_ft,tcp UCX_NET_DEVICES=all", 40000);
+    tools_perftest_failover("-t ucp_put_bw -s 65536 -n 80000 " UCP_ARGS,
+                            "UCX_TLS=gda_ft,tcp UCX_NET_DEVICES=all", 80000);
 }
