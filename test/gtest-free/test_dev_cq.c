@@ -324,7 +324,7 @@ static void test_sq_init(test_sq_t *t, uint32_t wqebb_cnt)
 GDA_FT_TEST(dev_cq, sq_retire_frees_unsignalled_wqes_before_signalled)
 {
     test_sq_t t;
-    uint16_t  idx;
+    uint16_t  idx = UINT16_MAX;   /* the post sets it */
 
     test_sq_init(&t, 8);
     gda_ft_sq_post_nop(&t.sq, 0, NULL);                                /* 0 */
