@@ -231,6 +231,12 @@ struct gda_ft_hca_qp {
      * WQE's ctrl segment here after updating dbrec[1] (BlueFlame-less
      * mlx5 doorbell). */
     volatile uint64_t         *uar;
+    /* The same register as a GPU reaches it, for a QP whose rings are
+     * mapped into the GPU or live there (ring_mem not HOST): the provider
+     * maps it (mlx5: the UAR page registered with the CUDA driver as I/O
+     * memory). NULL where the provider has no register: the software HCA
+     * reads the doorbell record alone. */
+    volatile uint64_t         *dev_uar;
     /* CPU posters may write 8 bytes to this eventfd after ringing, to wake a
      * software HCA that sleeps; -1 when the provider needs no wake-up. */
     int                        wake_fd;

@@ -24,14 +24,17 @@ typedef struct mlx5_rec_obj {
     unsigned mtu;
 } mlx5_rec_obj_t;
 
-static uint32_t mlx5_rec_uar_page[1024];
+/* a UAR page, page-aligned as the kernel maps one */
+static uint32_t mlx5_rec_uar_page[1024] UCS_V_ALIGNED(4096);
+/* where cuda_map_io says a GPU sees that page */
+static uint32_t mlx5_rec_uar_page_gpu[1024] UCS_V_ALIGNED(4096);
 
 static const char *mlx5_rec_names[] = {
     "get_device_list", "read_sysfs", "open_device", "close_device",
     "query_device", "query_port", "query_gid", "query_eqn", "resolve_mac",
     "get_async_event", "ack_async_event", "alloc_pd", "dealloc_pd",
     "pd_number", "reg_mr", "reg_dmabuf_mr", "dereg_mr", "cuda_dmabuf_fd",
-    "close_fd", "umem_reg", "umem_dereg", "alloc_uar", "free_uar",
+    "close_fd", "cuda_map_io", "cuda_unmap_io", "umem_reg", "umem_dereg", "alloc_uar", "free_uar",
     "obj_create", "obj_modify", "obj_query", "obj_destroy"
 };
 
@@ -380,6 +383,35 @@ static void mlx5_rec_close_fd(int fd)
     --mlx5_rec.live[MLX5_REC_CUDA_DMABUF_FD];
 }
 
+static int mlx5_rec_cuda_map_io(void *addr, size_t length,
+                                void **dev_addr_p)
+{
+    mlx5_rec_entry_t *entry;
+
+    if (mlx5_rec_call(MLX5_REC_CUDA_MAP_IO, 1, &entry)) {
+        return EINVAL;
+    }
+    entry->arg[0] = (uintptr_t)addr;
+    entry->arg[1] = length;
+    if (mlx5_rec.cuda_io_error != 0) {
+        return mlx5_rec.cuda_io_error;
+    }
+    *dev_addr_p = (addr == (void*)mlx5_rec_uar_page) ?
+                  (void*)mlx5_rec_uar_page_gpu : NULL;
+    ++mlx5_rec.live[MLX5_REC_CUDA_MAP_IO];
+    return 0;
+}
+
+static int mlx5_rec_cuda_unmap_io(void *addr)
+{
+    mlx5_rec_entry_t *entry;
+
+    mlx5_rec_call(MLX5_REC_CUDA_UNMAP_IO, 0, &entry);
+    entry->arg[0] = (uintptr_t)addr;
+    --mlx5_rec.live[MLX5_REC_CUDA_MAP_IO];
+    return 0;
+}
+
 static struct mlx5dv_devx_umem *
 mlx5_rec_umem_reg(struct ibv_context *ctx, void *addr, size_t size,
                   uint32_t access, int dmabuf_fd)
@@ -591,6 +623,8 @@ const gda_ft_mlx5_sys_t mlx5_rec_sys = {
     .dereg_mr         = mlx5_rec_dereg_mr,
     .cuda_dmabuf_fd   = mlx5_rec_cuda_dmabuf_fd,
     .close_fd         = mlx5_rec_close_fd,
+    .cuda_map_io      = mlx5_rec_cuda_map_io,
+    .cuda_unmap_io    = mlx5_rec_cuda_unmap_io,
     .umem_reg         = mlx5_rec_umem_reg,
     .umem_dereg       = mlx5_rec_umem_dereg,
     .alloc_uar        = mlx5_rec_alloc_uar,

@@ -35,6 +35,8 @@ typedef enum {
     MLX5_REC_DEREG_MR,
     MLX5_REC_CUDA_DMABUF_FD,
     MLX5_REC_CLOSE_FD,
+    MLX5_REC_CUDA_MAP_IO,
+    MLX5_REC_CUDA_UNMAP_IO,
     MLX5_REC_UMEM_REG,
     MLX5_REC_UMEM_DEREG,
     MLX5_REC_ALLOC_UAR,
@@ -82,6 +84,8 @@ typedef struct mlx5_rec {
     uint32_t                next_qpn;
     uint8_t                 mac[6];
     int                     have_cuda_dmabuf;
+    int                     cuda_io_error;  /* cuda_map_io's answer: 0,
+                                               ENOSYS, EINVAL, ENODEV */
     int                     uar_nc_fails;   /* NC UAR refused: BF next */
     struct ibv_async_event  events[MLX5_REC_MAX_EVENTS];
     unsigned                num_events;

@@ -662,6 +662,80 @@ GDA_FT_TEST(mlx5_provider, rings_in_cuda_memory_use_a_dmabuf_umem)
     test_mlx5_close(&t);
 }
 
+/*
+ * A kernel that posts to a QP rings its doorbell itself: QPs whose rings
+ * are mapped into the GPU (or live there) get the UAR as the GPU sees it,
+ * the page registered once per device as I/O memory and released when the
+ * device closes. CPU-posted QPs map nothing. Without the mapping (no
+ * libcuda, no current context, no IOMEMORY support) such a QP is refused
+ * with the reason.
+ */
+GDA_FT_TEST(mlx5_provider, gpu_posted_rings_get_a_gpu_doorbell)
+{
+    const size_t page = sysconf(_SC_PAGESIZE);
+    gda_ft_hca_qp_init_attr_t init;
+    const mlx5_rec_entry_t *e;
+    gda_ft_hca_qp_t *qp[3];
+    gda_ft_hca_cq_t *cq;
+    test_mlx5_t t;
+    char *uar_cpu;
+
+    test_mlx5_setup(&t);
+    test_mlx5_open(&t);
+    cq = test_mlx5_cq(&t, CQ_CNT, 0);
+    test_mlx5_qp_init(&t, cq, NULL, &init);
+
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_create(t.pd, &init, &qp[0]));
+    GDA_FT_ASSERT(qp[0]->dev_uar == NULL);
+    GDA_FT_ASSERT_EQ(mlx5_rec_count(MLX5_REC_CUDA_MAP_IO), 0);
+
+    init.ring_mem = GDA_FT_HCA_MEM_HOST_MAPPED;
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_create(t.pd, &init, &qp[1]));
+    init.ring_mem = GDA_FT_HCA_MEM_CUDA;
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_create(t.pd, &init, &qp[2]));
+    /* one mapping of the UAR's page, the doorbell at the same offset */
+    GDA_FT_ASSERT_EQ(mlx5_rec_count(MLX5_REC_CUDA_MAP_IO), 1);
+    e       = mlx5_rec_find(MLX5_REC_CUDA_MAP_IO, 0);
+    uar_cpu = (char*)(uintptr_t)qp[0]->uar;
+    GDA_FT_ASSERT_EQ(e->arg[0], (uintptr_t)uar_cpu & ~(page - 1));
+    GDA_FT_ASSERT_EQ(e->arg[1], page);
+    GDA_FT_ASSERT(qp[1]->dev_uar != NULL);
+    GDA_FT_ASSERT(qp[1]->dev_uar != qp[1]->uar);
+    GDA_FT_ASSERT_EQ((uintptr_t)qp[1]->dev_uar % page,
+                     (uintptr_t)uar_cpu % page);
+    GDA_FT_ASSERT(qp[2]->dev_uar == qp[1]->dev_uar);
+
+    gda_ft_hca_qp_destroy(qp[2]);
+    gda_ft_hca_qp_destroy(qp[1]);
+    gda_ft_hca_qp_destroy(qp[0]);
+    GDA_FT_ASSERT_EQ(mlx5_rec_count(MLX5_REC_CUDA_UNMAP_IO), 0);
+    gda_ft_hca_cq_destroy(cq);
+    gda_ft_hca_pd_free(t.pd);
+    gda_ft_hca_close(t.dev);
+    GDA_FT_ASSERT_EQ(mlx5_rec_count(MLX5_REC_CUDA_UNMAP_IO), 1);
+    GDA_FT_ASSERT_EQ(mlx5_rec_find(MLX5_REC_CUDA_UNMAP_IO, 0)->arg[0],
+                     e->arg[0]);
+    test_mlx5_free_rings(&t);
+    GDA_FT_ASSERT_EQ(mlx5_rec_leaks(), 0);
+    ucs_log_pop_handler();
+
+    /* no mapping: refused, with the reason, and nothing left */
+    test_mlx5_setup(&t);
+    test_mlx5_open(&t);
+    mlx5_rec.cuda_io_error = EINVAL;
+    cq = test_mlx5_cq(&t, CQ_CNT, 0);
+    test_mlx5_qp_init(&t, cq, NULL, &init);
+    init.ring_mem = GDA_FT_HCA_MEM_HOST_MAPPED;
+    GDA_FT_ASSERT_EQ(gda_ft_hca_qp_create(t.pd, &init, &qp[0]),
+                     UCS_ERR_UNSUPPORTED);
+    GDA_FT_ASSERT_EQ(test_mlx5_errors, 1);
+    GDA_FT_ASSERT(strstr(test_mlx5_last_error, "into the GPU") != NULL);
+    GDA_FT_ASSERT(strstr(test_mlx5_last_error, "CUDA context") != NULL);
+    gda_ft_hca_cq_destroy(cq);
+    test_mlx5_close(&t);
+    ucs_log_pop_handler();
+}
+
 /* The whole control path once; stops at the first failure, releases what
  * it made, and returns the failing step's status */
 static ucs_status_t test_mlx5_lifecycle(test_mlx5_t *t)

@@ -71,6 +71,12 @@ typedef struct gda_ft_mlx5_sys {
      * ENOSYS without libcuda or without the call */
     int (*cuda_dmabuf_fd)(void *addr, size_t length, int *fd_p);
     void (*close_fd)(int fd);
+    /* A page of device registers (the UAR) made reachable from the GPU:
+     * cuMemHostRegister(IOMEMORY | DEVICEMAP), then its device address;
+     * ENOSYS without libcuda, or the CUDA error as EINVAL/ENODEV. Needs a
+     * current CUDA context (the caller's). */
+    int (*cuda_map_io)(void *addr, size_t length, void **dev_addr_p);
+    int (*cuda_unmap_io)(void *addr);
 
     /* DEVX: user memory, UAR, objects */
     struct mlx5dv_devx_umem *(*umem_reg)(struct ibv_context *ctx,

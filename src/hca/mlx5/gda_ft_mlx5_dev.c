@@ -18,8 +18,10 @@
 #include <ucs/type/class.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const gda_ft_mlx5_sys_t *gda_ft_mlx5_sys = &gda_ft_mlx5_sys_verbs;
 gda_ft_mlx5_config_t     gda_ft_mlx5_config;
@@ -298,8 +300,51 @@ static void gda_ft_mlx5_dev_set_attr(gda_ft_mlx5_dev_t *dev,
     attr->masked_atomics = 1;
 }
 
+/* Several workers may create QPs of one device at once */
+static pthread_mutex_t gda_ft_mlx5_uar_gpu_lock = PTHREAD_MUTEX_INITIALIZER;
+
+ucs_status_t gda_ft_mlx5_dev_gpu_doorbell(gda_ft_mlx5_dev_t *dev,
+                                          volatile uint64_t **db_p)
+{
+    size_t offset = (char*)dev->uar->reg_addr - (char*)dev->uar->base_addr;
+    ucs_status_t status = UCS_OK;
+    void *gpu_page;
+    int ret;
+
+    pthread_mutex_lock(&gda_ft_mlx5_uar_gpu_lock);
+    if (dev->uar_gpu == NULL) {
+        ret = gda_ft_mlx5_sys->cuda_map_io(dev->uar->base_addr,
+                                           sysconf(_SC_PAGESIZE), &gpu_page);
+        if (ret != 0) {
+            ucs_error("%s: cannot map the doorbell page %p into the GPU "
+                      "(cuMemHostRegister as I/O memory): %s%s",
+                      dev->super.attr.info.name, dev->uar->base_addr,
+                      strerror(ret), (ret == ENOSYS) ? " (no libcuda)" :
+                      (ret == EINVAL) ? " (is the CUDA context current?)" :
+                      "");
+            status = UCS_ERR_UNSUPPORTED;
+            goto out;
+        }
+        dev->uar_gpu = gpu_page;
+    }
+    *db_p = (volatile uint64_t*)((char*)dev->uar_gpu + offset);
+out:
+    pthread_mutex_unlock(&gda_ft_mlx5_uar_gpu_lock);
+    return status;
+}
+
 static void gda_ft_mlx5_dev_free_uar(gda_ft_mlx5_dev_t *dev)
 {
+    int ret;
+
+    if (dev->uar_gpu != NULL) {
+        ret = gda_ft_mlx5_sys->cuda_unmap_io(dev->uar->base_addr);
+        if (ret != 0) {
+            ucs_error("%s: unmapping the doorbell page from the GPU failed: "
+                      "%s", dev->super.attr.info.name, strerror(ret));
+        }
+        dev->uar_gpu = NULL;
+    }
     gda_ft_mlx5_sys->free_uar(dev->uar);
 }
 

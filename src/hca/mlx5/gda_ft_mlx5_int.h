@@ -62,6 +62,9 @@ typedef struct gda_ft_mlx5_dev {
     gda_ft_hca_dev_t        super;
     struct ibv_context     *ctx;
     struct mlx5dv_devx_uar *uar;    /* doorbells of all QPs, CQ arming */
+    void                   *uar_gpu; /* its page as the GPU sees it, once
+                                        a QP with GPU-visible rings needs
+                                        it; NULL before */
     uint32_t                eqn;    /* completion EQ of every CQ */
     gda_ft_mlx5_port_t      ports[GDA_FT_HCA_MAX_PORTS];
     unsigned                fatal_ports; /* port events still to report
@@ -127,6 +130,11 @@ void gda_ft_mlx5_cmd_error(const char *dev_name, const char *cmd,
                            const void *out);
 
 /* Provider operations, one file per concern */
+/* The doorbell register as a GPU reaches it: the device's UAR page is
+ * mapped for the GPU on first use (and until the device closes) */
+ucs_status_t gda_ft_mlx5_dev_gpu_doorbell(gda_ft_mlx5_dev_t *dev,
+                                          volatile uint64_t **db_p);
+
 ucs_status_t gda_ft_mlx5_pd_alloc(gda_ft_hca_dev_t *dev,
                                   gda_ft_hca_pd_t **pd_p);
 void gda_ft_mlx5_pd_free(gda_ft_hca_pd_t *pd);

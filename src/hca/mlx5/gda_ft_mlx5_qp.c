@@ -244,6 +244,14 @@ ucs_status_t gda_ft_mlx5_qp_create(gda_ft_hca_pd_t *pd,
     qp->super.wake_fd    = -1;
     qp->super.wake_armed = NULL;
 
+    /* rings a kernel posts to: the kernel rings the doorbell too */
+    if (attr->ring_mem != GDA_FT_HCA_MEM_HOST) {
+        status = gda_ft_mlx5_dev_gpu_doorbell(dev, &qp->super.dev_uar);
+        if (status != UCS_OK) {
+            goto err_free;
+        }
+    }
+
     status = gda_ft_mlx5_qp_wq_reg(dev, qp, attr);
     if (status != UCS_OK) {
         goto err_free;

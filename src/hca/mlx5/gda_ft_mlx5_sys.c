@@ -16,15 +16,28 @@
 #include <string.h>
 #include <unistd.h>
 
-/* From the CUDA driver API (cuda.h is not needed for one call) */
+/* From the CUDA driver API (cuda.h is not needed for four calls) */
 #define GDA_FT_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD 0x1
+#define GDA_FT_CU_MEMHOSTREGISTER_DEVICEMAP        0x2
+#define GDA_FT_CU_MEMHOSTREGISTER_IOMEMORY         0x4
+#define GDA_FT_CUDA_ERROR_NOT_SUPPORTED            801
 
 typedef int (*gda_ft_cu_get_handle_func_t)(void *handle,
                                            unsigned long long dptr,
                                            size_t size, int type,
                                            unsigned long long flags);
+typedef int (*gda_ft_cu_host_register_func_t)(void *p, size_t size,
+                                              unsigned flags);
+typedef int (*gda_ft_cu_host_dev_ptr_func_t)(unsigned long long *dptr,
+                                             void *p, unsigned flags);
+typedef int (*gda_ft_cu_host_unregister_func_t)(void *p);
 
-static gda_ft_cu_get_handle_func_t gda_ft_mlx5_cu_get_handle;
+static struct {
+    gda_ft_cu_get_handle_func_t      get_handle;
+    gda_ft_cu_host_register_func_t   host_register;
+    gda_ft_cu_host_dev_ptr_func_t    host_dev_ptr;
+    gda_ft_cu_host_unregister_func_t host_unregister;
+} gda_ft_mlx5_cu;
 static pthread_once_t gda_ft_mlx5_cuda_once = PTHREAD_ONCE_INIT;
 
 static int gda_ft_mlx5_verbs_errno(int ret)
@@ -185,10 +198,17 @@ static void gda_ft_mlx5_cuda_load(void)
 {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
 
-    if (lib != NULL) {
-        gda_ft_mlx5_cu_get_handle = (gda_ft_cu_get_handle_func_t)
-                dlsym(lib, "cuMemGetHandleForAddressRange");
+    if (lib == NULL) {
+        return;
     }
+    gda_ft_mlx5_cu.get_handle      = (gda_ft_cu_get_handle_func_t)
+            dlsym(lib, "cuMemGetHandleForAddressRange");
+    gda_ft_mlx5_cu.host_register   = (gda_ft_cu_host_register_func_t)
+            dlsym(lib, "cuMemHostRegister_v2");
+    gda_ft_mlx5_cu.host_dev_ptr    = (gda_ft_cu_host_dev_ptr_func_t)
+            dlsym(lib, "cuMemHostGetDevicePointer_v2");
+    gda_ft_mlx5_cu.host_unregister = (gda_ft_cu_host_unregister_func_t)
+            dlsym(lib, "cuMemHostUnregister");
 }
 
 static int gda_ft_mlx5_verbs_cuda_dmabuf_fd(void *addr, size_t length,
@@ -197,11 +217,11 @@ static int gda_ft_mlx5_verbs_cuda_dmabuf_fd(void *addr, size_t length,
     int fd = -1;
 
     pthread_once(&gda_ft_mlx5_cuda_once, gda_ft_mlx5_cuda_load);
-    if (gda_ft_mlx5_cu_get_handle == NULL) {
+    if (gda_ft_mlx5_cu.get_handle == NULL) {
         return ENOSYS;   /* no libcuda, or one older than CUDA 11.7 */
     }
 
-    if (gda_ft_mlx5_cu_get_handle(&fd, (uintptr_t)addr, length,
+    if (gda_ft_mlx5_cu.get_handle(&fd, (uintptr_t)addr, length,
                                   GDA_FT_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
                                   0) != 0) {
         return ENOSYS;   /* no dma-buf support in the driver or kernel */
@@ -214,6 +234,53 @@ static int gda_ft_mlx5_verbs_cuda_dmabuf_fd(void *addr, size_t length,
 static void gda_ft_mlx5_verbs_close_fd(int fd)
 {
     close(fd);
+}
+
+/* The CUDA driver's errors as errno values: ENODEV where the driver or
+ * the platform cannot map device registers (no IOMEMORY support), EINVAL
+ * for the rest (no current context among them) */
+static int gda_ft_mlx5_cu_errno(int cu_result)
+{
+    return (cu_result == GDA_FT_CUDA_ERROR_NOT_SUPPORTED) ? ENODEV : EINVAL;
+}
+
+static int gda_ft_mlx5_verbs_cuda_map_io(void *addr, size_t length,
+                                         void **dev_addr_p)
+{
+    unsigned long long dptr;
+    int ret;
+
+    pthread_once(&gda_ft_mlx5_cuda_once, gda_ft_mlx5_cuda_load);
+    if ((gda_ft_mlx5_cu.host_register == NULL) ||
+        (gda_ft_mlx5_cu.host_dev_ptr == NULL) ||
+        (gda_ft_mlx5_cu.host_unregister == NULL)) {
+        return ENOSYS;
+    }
+
+    ret = gda_ft_mlx5_cu.host_register(addr, length,
+                                       GDA_FT_CU_MEMHOSTREGISTER_IOMEMORY |
+                                       GDA_FT_CU_MEMHOSTREGISTER_DEVICEMAP);
+    if (ret != 0) {
+        return gda_ft_mlx5_cu_errno(ret);
+    }
+
+    ret = gda_ft_mlx5_cu.host_dev_ptr(&dptr, addr, 0);
+    if (ret != 0) {
+        gda_ft_mlx5_cu.host_unregister(addr);
+        return gda_ft_mlx5_cu_errno(ret);
+    }
+
+    *dev_addr_p = (void*)(uintptr_t)dptr;
+    return 0;
+}
+
+static int gda_ft_mlx5_verbs_cuda_unmap_io(void *addr)
+{
+    pthread_once(&gda_ft_mlx5_cuda_once, gda_ft_mlx5_cuda_load);
+    if (gda_ft_mlx5_cu.host_unregister == NULL) {
+        return ENOSYS;
+    }
+    return (gda_ft_mlx5_cu.host_unregister(addr) == 0) ? 0 : EINVAL;
 }
 
 static struct mlx5dv_devx_umem *
@@ -302,6 +369,8 @@ const gda_ft_mlx5_sys_t gda_ft_mlx5_sys_verbs = {
     .dereg_mr         = gda_ft_mlx5_verbs_dereg_mr,
     .cuda_dmabuf_fd   = gda_ft_mlx5_verbs_cuda_dmabuf_fd,
     .close_fd         = gda_ft_mlx5_verbs_close_fd,
+    .cuda_map_io      = gda_ft_mlx5_verbs_cuda_map_io,
+    .cuda_unmap_io    = gda_ft_mlx5_verbs_cuda_unmap_io,
     .umem_reg         = gda_ft_mlx5_verbs_umem_reg,
     .umem_dereg       = gda_ft_mlx5_verbs_umem_dereg,
     .alloc_uar        = mlx5dv_devx_alloc_uar,

@@ -106,12 +106,17 @@ static ucs_status_t gda_ft_chan_host_init_path(gda_ft_chan_host_t *ch,
         return status;
     }
 
-    /* A kernel cannot reach the provider's doorbell register unless the
-     * provider maps it for the GPU (mlx5: cuMemHostRegister of the UAR);
-     * the software HCA reads the doorbell record, so with rings mapped
-     * into the GPU the doorbell write lands beside the record instead. */
-    uar = (mem->type == GDA_FT_HCA_MEM_HOST) ? p->qp->uar :
-          (volatile uint64_t*)(p->dbrec + 2);
+    /* A kernel reaches the provider's doorbell register where the
+     * provider maps it for the GPU (mlx5: the UAR registered as I/O
+     * memory); the software HCA reads the doorbell record alone, so there
+     * the doorbell write of a GPU poster lands beside the record. */
+    if (mem->type == GDA_FT_HCA_MEM_HOST) {
+        uar = p->qp->uar;
+    } else if (p->qp->dev_uar != NULL) {
+        uar = p->qp->dev_uar;
+    } else {
+        uar = (volatile uint64_t*)(p->dbrec + 2);
+    }
     gda_ft_dev_sq_init(&dp->sq, p->sq_buf, wqebbs, p->qp->qpn, p->dbrec, uar,
                        (mem->type == GDA_FT_HCA_MEM_HOST) ? p->qp->wake_fd :
                                                             -1,
