@@ -5,8 +5,9 @@
  * device/gda_ft_ep.h (DESIGN §4 "One datapath"): it builds the WQE on the
  * active path, logs it with the keys of both paths and a cookie, and later
  * completes it in post order, after a failover and replay if needed. The
- * cookie is a descriptor (uct_gda_ft_op_t) when someone waits for the
- * operation or a bounce buffer belongs to it, 0 otherwise.
+ * cookie is a descriptor (uct_gda_ft_op_t) when a bounce buffer belongs to
+ * the operation or its waiter needs more than a completion, the completion
+ * itself for a zero-copy one, 0 otherwise (uct_gda_ft_ep.inl).
  *
  * Active messages are in uct_gda_ft_am.c, the hot helpers both use in
  * uct_gda_ft_ep.inl.
@@ -169,7 +170,6 @@ uct_gda_ft_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
     uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
     uint32_t rkeys[GDA_FT_NUM_PATHS], lkeys[GDA_FT_NUM_PATHS];
-    uct_gda_ft_op_t *desc     = NULL;
     gda_ft_dev_status_t dev_status;
     ucs_status_t status;
     uint32_t length;
@@ -183,26 +183,17 @@ uct_gda_ft_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
     }
 
     UCT_GDA_FT_EP_CHECK_RES(iface, ep);
-    if (comp != NULL) {
-        desc = uct_gda_ft_op_get(&iface->op_mp, ep, uct_gda_ft_op_complete,
-                                 comp, remote_addr);
-        if (ucs_unlikely(desc == NULL)) {
-            return UCS_ERR_NO_RESOURCE;
-        }
-    }
 
+    /* the log entry alone tracks it: its cookie is the completion */
     uct_gda_ft_rkeys(rkey, rkeys);
     dev_status = gda_ft_ep_rdma(&ep->dev,
                                 is_put ? GDA_FT_OP_PUT : GDA_FT_OP_GET,
                                 is_put ? GDA_FT_MLX5_OPCODE_RDMA_WRITE :
                                          GDA_FT_MLX5_OPCODE_RDMA_READ,
                                 laddr, lkeys, length, remote_addr, rkeys,
-                                (uintptr_t)desc);
+                                uct_gda_ft_cookie_of_comp(comp));
     status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
     if (ucs_unlikely(status != UCS_OK)) {
-        if (desc != NULL) {
-            ucs_mpool_put_inline(desc);
-        }
         return status;
     }
 

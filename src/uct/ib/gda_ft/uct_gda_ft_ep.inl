@@ -218,6 +218,63 @@ static inline void uct_gda_ft_op_cancel(uct_gda_ft_op_t *op)
     uct_gda_ft_op_complete(op, UCS_ERR_CANCELED);
 }
 
+
+/*
+ * A log entry's cookie (gda_ft_dev_op_t.user): 0 when nobody waits and no
+ * buffer belongs to the operation; a descriptor when one does, or when the
+ * waiter needs more than its completion (a get's unpack, an atomic's old
+ * value); or, for a zero-copy operation, its completion with bit 0 set.
+ * Such an operation is tracked once, by its log entry, with no descriptor
+ * beside it. Descriptors and completions are both 8-byte aligned.
+ */
+#define UCT_GDA_FT_COOKIE_COMP 1ul
+
+static UCS_F_ALWAYS_INLINE uint64_t
+uct_gda_ft_cookie_of_comp(uct_completion_t *comp)
+{
+    return (comp != NULL) ? ((uintptr_t)comp | UCT_GDA_FT_COOKIE_COMP) : 0;
+}
+
+static UCS_F_ALWAYS_INLINE uct_gda_ft_op_t *
+uct_gda_ft_cookie_desc(uint64_t cookie)
+{
+    return (cookie & UCT_GDA_FT_COOKIE_COMP) ?
+           NULL : (uct_gda_ft_op_t*)(uintptr_t)cookie;
+}
+
+/* The completion a cookie's waiter gets, NULL when there is none */
+static UCS_F_ALWAYS_INLINE uct_completion_t *
+uct_gda_ft_cookie_comp(uint64_t cookie)
+{
+    const uct_gda_ft_op_t *desc = uct_gda_ft_cookie_desc(cookie);
+
+    if (desc != NULL) {
+        return desc->comp;
+    }
+    return (uct_completion_t*)(uintptr_t)(cookie & ~UCT_GDA_FT_COOKIE_COMP);
+}
+
+/* Hands an operation's end to what its cookie names; canceled: the
+ * descriptor's handler does not run (what it would do is for an endpoint
+ * that lives on) */
+static inline void uct_gda_ft_cookie_complete(uint64_t cookie,
+                                              ucs_status_t status,
+                                              int canceled)
+{
+    uct_gda_ft_op_t *desc = uct_gda_ft_cookie_desc(cookie);
+    uct_completion_t *comp;
+
+    if (desc != NULL) {
+        if (canceled) {
+            uct_gda_ft_op_cancel(desc);
+        } else {
+            desc->handler(desc, status);
+        }
+    } else if ((comp = uct_gda_ft_cookie_comp(cookie)) != NULL) {
+        uct_invoke_completion(comp, canceled ? UCS_ERR_CANCELED : status);
+    }
+}
+
 /* The failure of an operation nobody waited for, once */
 static inline ucs_status_t uct_gda_ft_ep_take_unreported(uct_gda_ft_ep_t *ep)
 {

@@ -46,7 +46,8 @@ static void uct_gda_ft_ep_op_failed(uct_gda_ft_ep_t *ep,
                                     const gda_ft_dev_op_t *op,
                                     ucs_status_t status)
 {
-    const uct_gda_ft_op_t *desc = (const uct_gda_ft_op_t*)(uintptr_t)op->user;
+    /* a zero-copy operation keeps no descriptor, and so no address */
+    const uct_gda_ft_op_t *desc = uct_gda_ft_cookie_desc(op->user);
     uint64_t raddr              = (desc != NULL) ? desc->raddr : 0;
 
     if (op->status == GDA_FT_DEV_IN_DOUBT) {
@@ -57,8 +58,10 @@ static void uct_gda_ft_ep_op_failed(uct_gda_ft_ep_t *ep,
                   "may not have been applied and is not retried", ep, raddr,
                   op->rkey[0], op->rkey[1], uct_gda_ft_path_name(op->path));
     } else if (status != UCS_ERR_CANCELED) {
-        ucs_debug("gda_ft: ep %p: operation kind %u on 0x%" PRIx64 " failed: "
-                  "%s (syndrome %s)", ep, op->kind, raddr,
+        ucs_debug("gda_ft: ep %p: operation kind %u on 0x%" PRIx64 "%s "
+                  "(rkey 0x%x/0x%x) failed: %s (syndrome %s)", ep, op->kind,
+                  raddr, (desc != NULL) ? "" : " (zero-copy: address not kept)",
+                  op->rkey[0], op->rkey[1],
                   gda_ft_dev_status_str((gda_ft_dev_status_t)op->status),
                   gda_ft_hca_syndrome_str(op->syndrome));
     }
@@ -87,17 +90,14 @@ unsigned uct_gda_ft_ep_deliver_one(uct_gda_ft_ep_t *ep)
         }
         /* the endpoint has room again: let its pending requests in */
         ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
-        desc = (uct_gda_ft_op_t*)(uintptr_t)op.user;
         if ((status != UCS_OK) && (status != UCS_ERR_CANCELED) &&
-            ((desc == NULL) || (desc->comp == NULL))) {
+            (uct_gda_ft_cookie_comp(op.user) == NULL)) {
             /* Nobody waits for this operation (a posted atomic in doubt):
              * the next flush reports that not everything before it was
              * applied */
             ep->unreported_status = status;
         }
-        if (desc != NULL) {
-            desc->handler(desc, status);
-        }
+        uct_gda_ft_cookie_complete(op.user, status, 0);
         return 1;
     }
 
