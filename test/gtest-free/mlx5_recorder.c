@@ -34,7 +34,8 @@ static const char *mlx5_rec_names[] = {
     "query_device", "query_port", "query_gid", "query_eqn", "resolve_mac",
     "get_async_event", "ack_async_event", "alloc_pd", "dealloc_pd",
     "pd_number", "reg_mr", "reg_dmabuf_mr", "dereg_mr", "cuda_dmabuf_fd",
-    "close_fd", "cuda_map_io", "cuda_unmap_io", "umem_reg", "umem_dereg", "alloc_uar", "free_uar",
+    "close_fd", "cuda_map_io", "cuda_unmap_io", "umem_reg", "umem_dereg",
+    "alloc_uar", "free_uar",
     "obj_create", "obj_modify", "obj_query", "obj_destroy"
 };
 
