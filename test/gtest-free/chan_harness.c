@@ -114,7 +114,7 @@ static int chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch, unsigned path)
            (attr.state == GDA_FT_HCA_PORT_ACTIVE);
 }
 
-static const gda_ft_chan_peer_ops_t chan_peer_ops = {
+const gda_ft_chan_peer_ops_t chan_peer_ops = {
     chan_peer_fence, chan_peer_rearm, chan_peer_port_up
 };
 

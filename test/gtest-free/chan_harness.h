@@ -92,6 +92,9 @@ uint64_t chan_world_time_scale(void);
 /* Multiplies every time limit (the defaults are scaled already) */
 void chan_world_scale(chan_world_params_t *params, uint64_t scale);
 
+/* The peer's end for the guardian: B's QPs, answered at once */
+extern const gda_ft_chan_peer_ops_t chan_peer_ops;
+
 /* Host memory allocator (aligned, zeroed) */
 extern const gda_ft_chan_host_mem_t chan_host_mem;
 

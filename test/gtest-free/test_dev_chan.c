@@ -682,6 +682,101 @@ static void chan_switch_and_rearm(chan_world_t *w)
  * stays on the backup while the primary's link is down, and fails back
  * once it is up, with one switch and one failback in all.
  */
+/* A peer whose word on a fence comes late, and whose port the guardian
+ * believes up meanwhile (as a UCT peer answers for its own ports) */
+static struct {
+    uint64_t first_fence_ns;
+    uint64_t answer_after_ns;
+    int      answered;
+    int      pretend_up;
+    unsigned rearms;
+    unsigned rearms_before_answer;
+} chan_late;
+
+static ucs_status_t chan_late_fence(void *arg, gda_ft_chan_host_t *ch,
+                                    unsigned path, uint32_t *epsn_p)
+{
+    uint64_t now = gda_ft_dev_now_ns();
+
+    if (chan_late.first_fence_ns == 0) {
+        chan_late.first_fence_ns = now;
+    }
+    if ((now - chan_late.first_fence_ns) < chan_late.answer_after_ns) {
+        return UCS_INPROGRESS;
+    }
+    chan_late.answered   = 1;
+    chan_late.pretend_up = 0;
+    return chan_peer_ops.fence(arg, ch, path, epsn_p);
+}
+
+static ucs_status_t chan_late_rearm(void *arg, gda_ft_chan_host_t *ch,
+                                    unsigned path,
+                                    const gda_ft_hca_qp_attr_t *local)
+{
+    ++chan_late.rearms;
+    if (!chan_late.answered) {
+        ++chan_late.rearms_before_answer;
+    }
+    return chan_peer_ops.rearm(arg, ch, path, local);
+}
+
+static int chan_late_port_up(void *arg, gda_ft_chan_host_t *ch,
+                             unsigned path)
+{
+    return chan_late.pretend_up || chan_peer_ops.port_up(arg, ch, path);
+}
+
+/*
+ * No re-arm while a switch waits for the peer's word. Through UCT, both go
+ * through the channel's one question slot in the peer's mailbox: a re-arm
+ * begun a recovery window after the fence replaced the fence's question,
+ * the answer was never seen, and the replay's signals ended in doubt (the
+ * MoE job on a loaded host, 4 runs of 8). Here the word comes three
+ * recovery windows after the fence, and the path looks up all along.
+ */
+GDA_FT_TEST_TIMEOUT(dev_chan, rearm_waits_for_the_peers_word, 60)
+{
+    static const gda_ft_chan_peer_ops_t late_ops = {
+        chan_late_fence, chan_late_rearm, chan_late_port_up
+    };
+    chan_world_params_t params;
+    chan_worker_t wk[1];
+    pthread_t th[1];
+    chan_world_t w;
+    double deadline;
+
+    chan_world_default_params(&params);
+    params.nchan = 1;
+    chan_world_init(&w, &params);
+    memset(&chan_late, 0, sizeof(chan_late));
+    chan_late.answer_after_ns = 3 * params.recovery_ns;
+
+    workers_start(&w, wk, th, 1, 1200);
+    chan_wait_under_way(&w, 1200);
+    chan_late.pretend_up = 1;
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
+
+    /* the guardian, driven here with the late peer */
+    deadline = soft_now_sec() + 30;
+    while (!chan_late.answered || !workers_done(wk, 1)) {
+        GDA_FT_ASSERT(soft_now_sec() < deadline);
+        gda_ft_chan_host_guard(&w.a[0], &late_ops, &w, gda_ft_dev_now_ns());
+        usleep(20);
+    }
+    workers_join(th, 1);
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 1);
+
+    printf("word after %.0f ms; re-arms %u, %u of them before the word\n",
+           chan_late.answer_after_ns / 1e6, chan_late.rearms,
+           chan_late.rearms_before_answer);
+    GDA_FT_ASSERT_EQ(chan_late.rearms_before_answer, 0);
+    GDA_FT_ASSERT(CHAN_WORLD_SUM(&w, switches) >= 1);
+    GDA_FT_ASSERT(w.a[0].counters.resolved >= 1);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, in_doubt), 0);
+    workers_verify(&w, wk, 1);
+    chan_world_fini(&w);
+}
+
 GDA_FT_TEST_TIMEOUT(dev_chan, no_failback_onto_a_port_down_again, 60)
 {
     chan_world_params_t params;

@@ -492,6 +492,14 @@ int gda_ft_chan_host_guard(gda_ft_chan_host_t *ch,
                                   gda_ft_chan_host_link_up(ch, peer, arg,
                                                            path));
     }
+    /* No re-arm while a switch waits for the peer's word: the question of
+     * a re-arm would take the channel's one question slot in the peer's
+     * mailbox, and the fence's answer would never be seen. Under load, a
+     * re-arm that began a recovery window after the fence kept replacing
+     * the fence's question, and the replay's signals ended in doubt. */
+    if (ch->handled_seq != seq) {
+        return work;
+    }
     for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         if (ch->path[path].needs_rearm &&
             gda_ft_chan_host_path_ready(ch, peer, arg, path, now_ns)) {
