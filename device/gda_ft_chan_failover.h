@@ -201,7 +201,8 @@ GDA_FT_DEV_FUNC uint32_t gda_ft_chan_tell_host(gda_ft_chan_t *chan,
         gda_ft_cpu_relax();
     }
     rec            = &mbox->rec[seq % GDA_FT_CHAN_MBOX_RECORDS];
-    rec->epoch     = (uint32_t)GDA_FT_CHAN_WORD_EPOCH(chan->word);
+    rec->epoch     = (uint32_t)GDA_FT_CHAN_WORD_EPOCH(
+                             gda_ft_atomic_load_acq64(&chan->word));
     rec->failed    = from;
     rec->why       = why;
     rec->freeze    = freeze;
@@ -403,11 +404,16 @@ gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
     gda_ft_chan_path_t *np = &chan->path[to];
     gda_ft_chan_slot_t *oslot, *nslot, slot;
     uint64_t first, completed, seq, now, off, last = 0;
-    uint32_t epsn  = 0, epoch = (uint32_t)GDA_FT_CHAN_WORD_EPOCH(chan->word);
+    uint32_t epsn  = 0, epoch;
     int strike     = (why == GDA_FT_CHAN_WHY_ERR_CQE);
     int asked, known = 0;
     uint32_t replays = 0;
     uint32_t record;
+
+    /* frozen: the epoch cannot change, but posters still try their CAS
+     * on the word, so it is read atomically too */
+    epoch = (uint32_t)GDA_FT_CHAN_WORD_EPOCH(
+            gda_ft_atomic_load_acq64(&chan->word));
 
     if (why != GDA_FT_CHAN_WHY_FAILBACK) {
         op->failed = why;
@@ -542,8 +548,9 @@ gda_ft_chan_switch(gda_ft_chan_t *chan, uint8_t from, unsigned why,
     if (gda_ft_atomic_load_acq32(&chan->active) != from) {
         /* someone switched already */
         gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_ACTIVE);
-        gda_ft_atomic_store_rel64(&chan->word, chan->word &
-                                               ~GDA_FT_CHAN_FROZEN);
+        gda_ft_atomic_store_rel64(&chan->word,
+                                  gda_ft_atomic_load_acq64(&chan->word) &
+                                  ~GDA_FT_CHAN_FROZEN);
         return GDA_FT_DEV_INPROGRESS;
     }
 
@@ -614,8 +621,9 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_check_rearm(
     }
     if (rearm[0] == chan->path[0].seen_rearm) {
         gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_ACTIVE);
-        gda_ft_atomic_store_rel64(&chan->word, chan->word &
-                                               ~GDA_FT_CHAN_FROZEN);
+        gda_ft_atomic_store_rel64(&chan->word,
+                                  gda_ft_atomic_load_acq64(&chan->word) &
+                                  ~GDA_FT_CHAN_FROZEN);
         return GDA_FT_DEV_OK;
     }
 
