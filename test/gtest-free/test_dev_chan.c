@@ -176,13 +176,6 @@ static void chan_check_counters(chan_world_t *w)
 }
 
 /*
- * After a port failure and its return under n posters: every channel back
- * on its primary and quiet, everything the posters did exact, each switch
- * with its failback (a machine that stalls the software HCA for a
- * deadline, such as a sanitizer build on 2 busy cores, may switch a
- * channel once more), PSNs in ring order, and no channel without a path.
- */
-/*
  * Returns once the posters have completed a tenth of their `iters` (each
  * iteration posts at least one WQE): a fault injected then comes mid-run
  * on any machine. A fixed 30 ms did not: on 16 cores the posters were done
@@ -198,6 +191,13 @@ static void chan_wait_under_way(chan_world_t *w, unsigned iters)
     }
 }
 
+/*
+ * After a port failure and its return under n posters: every channel back
+ * on its primary and quiet, everything the posters did exact, each switch
+ * with its failback (a machine that stalls the software HCA for a
+ * deadline, such as a sanitizer build on 2 busy cores, may switch a
+ * channel once more), PSNs in ring order, and no channel without a path.
+ */
 static void chans_verify_failed_back(chan_world_t *w, chan_worker_t *wk,
                                      unsigned n)
 {
@@ -671,17 +671,6 @@ static void chan_switch_and_rearm(chan_world_t *w)
     }
 }
 
-/*
- * A re-armed primary whose port goes down again before the channel takes
- * it back is not taken back. The channel left the primary (its port went
- * down), the port came back, the guardian re-armed the primary, and the
- * port went down again before the channel's next idle moment, where it
- * looks at re-arm notices. Failing back then put the next posts on a dead
- * path, and the channel had to switch a second time (seen on the GPU: a
- * failback at the end of a run that began with a stall). The channel
- * stays on the backup while the primary's link is down, and fails back
- * once it is up, with one switch and one failback in all.
- */
 /* A peer whose word on a fence comes late, and whose port the guardian
  * believes up meanwhile (as a UCT peer answers for its own ports) */
 static struct {
@@ -777,6 +766,17 @@ GDA_FT_TEST_TIMEOUT(dev_chan, rearm_waits_for_the_peers_word, 60)
     chan_world_fini(&w);
 }
 
+/*
+ * A re-armed primary whose port goes down again before the channel takes
+ * it back is not taken back. The channel left the primary (its port went
+ * down), the port came back, the guardian re-armed the primary, and the
+ * port went down again before the channel's next idle moment, where it
+ * looks at re-arm notices. Failing back then put the next posts on a dead
+ * path, and the channel had to switch a second time (seen on the GPU: a
+ * failback at the end of a run that began with a stall). The channel
+ * stays on the backup while the primary's link is down, and fails back
+ * once it is up, with one switch and one failback in all.
+ */
 GDA_FT_TEST_TIMEOUT(dev_chan, no_failback_onto_a_port_down_again, 60)
 {
     chan_world_params_t params;
