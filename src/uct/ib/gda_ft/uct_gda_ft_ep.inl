@@ -254,24 +254,32 @@ uct_gda_ft_cookie_comp(uint64_t cookie)
     return (uct_completion_t*)(uintptr_t)(cookie & ~UCT_GDA_FT_COOKIE_COMP);
 }
 
-/* Hands an operation's end to what its cookie names; canceled: the
- * descriptor's handler does not run (what it would do is for an endpoint
- * that lives on) */
+/* Hands a finished operation to what its cookie names */
 static inline void uct_gda_ft_cookie_complete(uint64_t cookie,
-                                              ucs_status_t status,
-                                              int canceled)
+                                              ucs_status_t status)
 {
     uct_gda_ft_op_t *desc = uct_gda_ft_cookie_desc(cookie);
     uct_completion_t *comp;
 
     if (desc != NULL) {
-        if (canceled) {
-            uct_gda_ft_op_cancel(desc);
-        } else {
-            desc->handler(desc, status);
-        }
+        desc->handler(desc, status);
     } else if ((comp = uct_gda_ft_cookie_comp(cookie)) != NULL) {
-        uct_invoke_completion(comp, canceled ? UCS_ERR_CANCELED : status);
+        uct_invoke_completion(comp, status);
+    }
+}
+
+/* An operation of a destroyed endpoint: its waiter learns, and a
+ * descriptor's handler does not run (what it would do is for an endpoint
+ * that lives on) */
+static inline void uct_gda_ft_cookie_cancel(uint64_t cookie)
+{
+    uct_gda_ft_op_t *desc = uct_gda_ft_cookie_desc(cookie);
+    uct_completion_t *comp;
+
+    if (desc != NULL) {
+        uct_gda_ft_op_cancel(desc);
+    } else if ((comp = uct_gda_ft_cookie_comp(cookie)) != NULL) {
+        uct_invoke_completion(comp, UCS_ERR_CANCELED);
     }
 }
 

@@ -519,7 +519,7 @@ UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_ep_t)
         op = gda_ft_ep_op(&self->dev, idx);
         ucs_assert(iface->outstanding > 0);
         --iface->outstanding;
-        uct_gda_ft_cookie_complete(op->user, UCS_ERR_CANCELED, 1);
+        uct_gda_ft_cookie_cancel(op->user);
     }
     while (!ucs_queue_is_empty(&self->flush_q)) {
         uct_gda_ft_op_cancel(ucs_queue_pull_elem_non_empty(&self->flush_q,

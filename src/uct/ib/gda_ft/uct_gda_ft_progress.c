@@ -46,7 +46,8 @@ static void uct_gda_ft_ep_op_failed(uct_gda_ft_ep_t *ep,
                                     const gda_ft_dev_op_t *op,
                                     ucs_status_t status)
 {
-    /* a zero-copy operation keeps no descriptor, and so no address */
+    /* only a descriptor keeps the address (a short or zero-copy
+     * operation has none) */
     const uct_gda_ft_op_t *desc = uct_gda_ft_cookie_desc(op->user);
     uint64_t raddr              = (desc != NULL) ? desc->raddr : 0;
 
@@ -60,7 +61,7 @@ static void uct_gda_ft_ep_op_failed(uct_gda_ft_ep_t *ep,
     } else if (status != UCS_ERR_CANCELED) {
         ucs_debug("gda_ft: ep %p: operation kind %u on 0x%" PRIx64 "%s "
                   "(rkey 0x%x/0x%x) failed: %s (syndrome %s)", ep, op->kind,
-                  raddr, (desc != NULL) ? "" : " (zero-copy: address not kept)",
+                  raddr, (desc != NULL) ? "" : " (address not kept)",
                   op->rkey[0], op->rkey[1],
                   gda_ft_dev_status_str((gda_ft_dev_status_t)op->status),
                   gda_ft_hca_syndrome_str(op->syndrome));
@@ -97,7 +98,7 @@ unsigned uct_gda_ft_ep_deliver_one(uct_gda_ft_ep_t *ep)
              * applied */
             ep->unreported_status = status;
         }
-        uct_gda_ft_cookie_complete(op.user, status, 0);
+        uct_gda_ft_cookie_complete(op.user, status);
         return 1;
     }
 
