@@ -29,15 +29,24 @@ typedef struct gda_ft_chan_op {
     uint8_t  kind;        /* GDA_FT_CHAN_OP_* */
     uint8_t  opcode;      /* GDA_FT_MLX5_OPCODE_* */
     uint8_t  inl;         /* put: data inline from `operand` (<= 16 bytes) */
-    uint8_t  reserved;
-    uint32_t length;      /* put/get bytes; 8 for 64-bit atomics */
+    uint8_t  flags;       /* GDA_FT_CHAN_OP_F_* */
+    uint32_t length;      /* put/get bytes; atomics: 8, or 4 (masked) */
     uint64_t laddr;       /* local buffer (atomics: where the old value
                              lands, big-endian) */
     uint32_t lkey[2];
     uint64_t raddr;
     uint32_t rkey[2];
     uint64_t operand[2];  /* atomics: add or swap, compare; inline data */
+    uint64_t mask[2];     /* masked atomics: swap mask or field boundary,
+                             compare mask */
 } gda_ft_chan_op_t;
+
+/* Operation flags */
+enum {
+    /* The WQE waits for every earlier one of the channel to complete
+     * (reads and atomics included): a UCT fence. A replay keeps it. */
+    GDA_FT_CHAN_OP_F_FENCE = 1u << 0
+};
 
 
 /* A reservation: where a post writes and publishes */
@@ -130,7 +139,10 @@ GDA_FT_DEV_FUNC unsigned gda_ft_chan_op_ds(const gda_ft_chan_op_t *op,
     switch (op->kind) {
     case GDA_FT_CHAN_OP_SIGNAL:
     case GDA_FT_CHAN_OP_ATOMIC:
-        return 4;                          /* ctrl raddr atomic data */
+        /* ctrl raddr atomic data; an 8-byte masked compare-swap has two
+         * atomic segments */
+        return ((op->opcode == GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_CS) &&
+                (op->length == sizeof(uint64_t))) ? 5 : 4;
     default:
         if (op->inl) {
             return 2 + gda_ft_wqe_inline_ds(length);
@@ -170,6 +182,13 @@ GDA_FT_DEV_FUNC int gda_ft_chan_op_valid(const gda_ft_chan_t *chan,
     if (op->inl) {
         return (op->kind == GDA_FT_CHAN_OP_PUT) &&
                (op->length <= sizeof(op->operand));
+    }
+    if ((op->kind == GDA_FT_CHAN_OP_SIGNAL) ||
+        (op->kind == GDA_FT_CHAN_OP_ATOMIC)) {
+        return (op->length == sizeof(uint64_t)) ||
+               ((op->length == sizeof(uint32_t)) &&
+                ((op->opcode == GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_CS) ||
+                 (op->opcode == GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_FA)));
     }
     return (op->kind >= GDA_FT_CHAN_OP_PUT) &&
            (op->kind <= GDA_FT_CHAN_OP_ATOMIC) &&
@@ -251,6 +270,42 @@ GDA_FT_DEV_FUNC void gda_ft_chan_set_ctrl(gda_ft_chan_path_t *p, uint64_t seq,
                         signaled ? GDA_FT_MLX5_WQE_CTRL_CQ_UPDATE : 0, 0);
 }
 
+/* The atomic segments of op's WQE at ring index idx; returns its opmod
+ * (masked atomics are the extended ones of their size) */
+GDA_FT_DEV_FUNC uint8_t gda_ft_chan_write_atomic(const gda_ft_dev_sq_t *sq,
+                                                 uint16_t idx,
+                                                 const gda_ft_chan_op_t *op)
+{
+    void *seg   = gda_ft_wqe_seg(sq, idx, 2);
+    int   wide  = (op->length == sizeof(uint64_t));
+    uint8_t ext = GDA_FT_MLX5_OPMOD_EXT_ATOMIC(wide ? 3 : 2);
+
+    if (op->opcode == GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_CS) {
+        if (wide) {
+            gda_ft_wqe_set_masked_cs64(seg, gda_ft_wqe_seg(sq, idx, 3),
+                                       op->operand[0], op->operand[1],
+                                       op->mask[0], op->mask[1]);
+        } else {
+            gda_ft_wqe_set_masked_cs32(seg, (uint32_t)op->operand[0],
+                                       (uint32_t)op->operand[1],
+                                       (uint32_t)op->mask[0],
+                                       (uint32_t)op->mask[1]);
+        }
+        return ext;
+    }
+    if (op->opcode == GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_FA) {
+        if (wide) {
+            gda_ft_wqe_set_masked_fa64(seg, op->operand[0], op->mask[0]);
+        } else {
+            gda_ft_wqe_set_masked_fa32(seg, (uint32_t)op->operand[0],
+                                       (uint32_t)op->mask[0]);
+        }
+        return ext;
+    }
+    gda_ft_wqe_set_atomic(seg, op->operand[0], op->operand[1]);
+    return 0;
+}
+
 /*
  * Writes one WQE of op at logical index seq on path `path`: bytes
  * [offset, offset + length) of a put or get, or the whole atomic. Adds
@@ -270,14 +325,14 @@ gda_ft_chan_write_wqe(gda_ft_chan_t *chan, const gda_ft_chan_resv_t *resv,
     gda_ft_chan_slot_t *slot = &p->slots[ring & (chan->wqebb_cnt - 1)];
     unsigned ds              = gda_ft_chan_op_ds(op, length);
     uint8_t  flags           = GDA_FT_CHAN_SLOT_RADDR;
+    uint8_t  opmod           = 0;
 
     gda_ft_wqe_set_raddr(gda_ft_wqe_seg(&p->sq, idx, 1), op->raddr + offset,
                          gda_ft_chan_key(op->rkey, path));
     if ((op->kind == GDA_FT_CHAN_OP_SIGNAL) ||
         (op->kind == GDA_FT_CHAN_OP_ATOMIC)) {
-        gda_ft_wqe_set_atomic(gda_ft_wqe_seg(&p->sq, idx, 2), op->operand[0],
-                              op->operand[1]);
-        gda_ft_wqe_set_data(gda_ft_wqe_seg(&p->sq, idx, 3), sizeof(uint64_t),
+        opmod = gda_ft_chan_write_atomic(&p->sq, idx, op);
+        gda_ft_wqe_set_data(gda_ft_wqe_seg(&p->sq, idx, ds - 1), op->length,
                             gda_ft_chan_key(op->lkey, path), op->laddr);
         flags |= GDA_FT_CHAN_SLOT_DATA;
     } else if (op->inl) {
@@ -290,9 +345,11 @@ gda_ft_chan_write_wqe(gda_ft_chan_t *chan, const gda_ft_chan_resv_t *resv,
         flags |= GDA_FT_CHAN_SLOT_DATA;
     }
     *db_p = gda_ft_wqe_set_ctrl(gda_ft_wqe_seg(&p->sq, idx, 0), op->opcode,
-                                0, idx, p->sq.qpn, ds,
-                                signaled ? GDA_FT_MLX5_WQE_CTRL_CQ_UPDATE :
-                                           0, 0);
+                                opmod, idx, p->sq.qpn, ds,
+                                (signaled ? GDA_FT_MLX5_WQE_CTRL_CQ_UPDATE :
+                                            0) |
+                                ((op->flags & GDA_FT_CHAN_OP_F_FENCE) ?
+                                 GDA_FT_MLX5_WQE_CTRL_FENCE : 0), 0);
 
     slot->lkey[0]  = op->lkey[0];
     slot->lkey[1]  = op->lkey[1];

@@ -202,10 +202,12 @@ GDA_FT_DEV_FUNC int gda_ft_dev_op_mem(gda_ft_chan_op_t *op,
     op->rkey[0]  = e->rkey[0];
     op->rkey[1]  = e->rkey[1];
     op->length   = (uint32_t)length;
-    op->inl      = 0;
-    op->reserved = 0;
+    op->inl        = 0;
+    op->flags      = 0;
     op->operand[0] = 0;
     op->operand[1] = 0;
+    op->mask[0]    = 0;
+    op->mask[1]    = 0;
     return 1;
 }
 

@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <stdarg.h>
+#include <strings.h>
 #include <unistd.h>
 
 /* ---- setup --------------------------------------------------------------- */
@@ -68,6 +69,15 @@ static uct_component_h test_uct_find_component(void)
     }
     uct_release_component_list(comps);
     GDA_FT_FAIL("component gda_ft is not registered");
+}
+
+int test_uct_host_channel(void)
+{
+    const char *value = getenv("UCX_GDA_FT_HOST_CHANNEL");
+
+    return (value != NULL) &&
+           (!strcasecmp(value, "y") || !strcasecmp(value, "yes") ||
+            !strcasecmp(value, "on") || !strcmp(value, "1"));
 }
 
 /* Declares tsoft0..3, loads the plugin; extra: "VAR=value" settings */

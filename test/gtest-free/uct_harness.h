@@ -78,6 +78,10 @@ void test_comp_init(test_comp_t *comp, int count);
  * last */
 void test_uct_env(test_uct_t *t, unsigned ndev, ...);
 
+/* Whether the endpoints post RMA and atomics on a host channel: the suites
+ * run both ways, UCX_GDA_FT_HOST_CHANNEL=y in the environment or not */
+int test_uct_host_channel(void);
+
 /* Opens MD md_name and an interface on dev_name; a failure to open the
  * interface is returned, with everything else released again */
 ucs_status_t test_node_try_open(test_uct_t *t, test_node_t *node,

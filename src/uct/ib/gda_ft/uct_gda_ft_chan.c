@@ -31,10 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Bytes of one put or get WQE on a channel: larger ones are cut into
- * signalled chunks (DESIGN §6.3: a deadline covers what is in flight) */
-#define UCT_GDA_FT_CHAN_MAX_CHUNK   (64 * 1024)
-
 /* Ring of a target QP: it only responds */
 #define UCT_GDA_FT_CHAN_TARGET_RING 64
 
@@ -96,8 +92,11 @@ static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
     uint32_t args[3]         = {key, psn0, psn1};
     uint32_t epoch;
 
-    if (ep->guard.peer_mbox == 0) {
-        return UCS_ERR_UNSUPPORTED;     /* the peer cannot be asked */
+    if ((ep->guard.peer_mbox == 0) ||
+        (ep->dev.state == GDA_FT_EP_NO_PATH)) {
+        /* the peer cannot be asked: it has no mailbox, or the endpoint's
+         * QPs that would carry the question found no path to it */
+        return UCS_ERR_UNSUPPORTED;
     }
 
     if (c->q[id].ask == key) {
@@ -297,11 +296,11 @@ void uct_gda_ft_ep_chans_destroy(uct_gda_ft_ep_t *ep)
 ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
                                         uct_gda_ft_iface_t *iface)
 {
-    unsigned num             = iface->config.dev_channels;
+    unsigned num             = iface->config.num_channels;
     gda_ft_hca_pd_t *pd[GDA_FT_NUM_PATHS];
     uct_gda_ft_ep_chans_t *c;
     uint8_t port[GDA_FT_NUM_PATHS];
-    gda_ft_chan_host_params_t params, target_params;
+    gda_ft_chan_host_params_t params, host_params, target_params;
     ucs_status_t status;
     unsigned i, path;
 
@@ -314,15 +313,20 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
         ucs_error("gda_ft: ep %p: out of memory for device channels", ep);
         return UCS_ERR_NO_MEMORY;
     }
-    c->refs   = 1;
-    c->ep     = ep;
-    ep->chans = c;
+    c->refs      = 1;
+    c->ep        = ep;
+    c->first_dev = iface->config.host_channel;
+    ep->chans    = c;
 
     for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         pd[path]   = iface->path[path].dev->pd;
         port[path] = iface->path[path].port_num;
     }
     uct_gda_ft_chan_params(iface, iface->config.dev_channel_ring, &params);
+    /* the host channel: CPU posters ring its doorbell, and its ring holds
+     * the largest UCT operation twice */
+    uct_gda_ft_chan_params(iface, iface->config.hchan_ring, &host_params);
+    host_params.mem.type = GDA_FT_HCA_MEM_HOST;
     uct_gda_ft_chan_params(iface, UCT_GDA_FT_CHAN_TARGET_RING,
                            &target_params);
 
@@ -340,7 +344,8 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
 
     for (i = 0; i < num; ++i) {
         status = gda_ft_chan_host_init(&c->init[i], pd, port, i, c->health,
-                                       &params);
+                                       (i < c->first_dev) ? &host_params :
+                                                            &params);
         if (status != UCS_OK) {
             goto err;
         }
@@ -468,14 +473,19 @@ size_t uct_gda_ft_ep_chans_format(uct_gda_ft_ep_t *ep, const char *prefix,
                                   char *buf, size_t max)
 {
     uct_gda_ft_ep_chans_t *c = ep->chans;
+    char host_prefix[128];
     gda_ft_chan_query_t query;
     size_t len = 0;
     unsigned i;
     int ret;
 
+    snprintf(host_prefix, sizeof(host_prefix), "%shost ", prefix);
     for (i = 0; (c != NULL) && (i < c->count); ++i) {
         gda_ft_chan_host_query(&c->init[i], &c->poster[i], &query);
-        ret = gda_ft_chan_query_format(&query, prefix, buf + len,
+        ret = gda_ft_chan_query_format(&query,
+                                       (i < c->first_dev) ? host_prefix :
+                                                            prefix,
+                                       buf + len,
                                        (len < max) ? max - len : 0);
         len += (ret > 0) ? ret : 0;
         if (len >= max) {
@@ -502,11 +512,12 @@ static ucs_status_t uct_gda_ft_chan_usable(uct_ep_h tl_ep,
 {
     uct_gda_ft_ep_t *ep = uct_gda_ft_chan_hca_ep(tl_ep);
 
-    if ((ep == NULL) || (ep->chans == NULL)) {
+    if ((ep == NULL) || (ep->chans == NULL) ||
+        (ep->chans->num == ep->chans->first_dev)) {
         return UCS_ERR_UNSUPPORTED;
     }
     if (!(ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ||
-        (ep->chans->count == 0)) {
+        (ep->chans->count <= ep->chans->first_dev)) {
         return UCS_ERR_NOT_CONNECTED;
     }
     *chans_p = ep->chans;
@@ -522,8 +533,7 @@ ucs_status_t uct_gda_ft_ep_device_channels(uct_ep_h tl_ep,
 
     status = uct_gda_ft_chan_usable(tl_ep, &c);
     if (status == UCS_OK) {
-        *chans_p = c->poster;
-        *count_p = c->count;
+        *chans_p = uct_gda_ft_channels(c, count_p);
     }
     return status;
 }
@@ -542,8 +552,8 @@ ucs_status_t uct_gda_ft_ep_channels_get(uct_ep_h tl_ep,
 gda_ft_chan_t *uct_gda_ft_channels(uct_gda_ft_ep_chans_t *chans,
                                    unsigned *count_p)
 {
-    *count_p = chans->count;
-    return chans->poster;
+    *count_p = chans->count - chans->first_dev;
+    return chans->poster + chans->first_dev;
 }
 
 ucs_status_t uct_gda_ft_channels_query(uct_gda_ft_ep_chans_t *chans,
@@ -551,11 +561,13 @@ ucs_status_t uct_gda_ft_channels_query(uct_gda_ft_ep_chans_t *chans,
                                        const gda_ft_chan_t *poster,
                                        gda_ft_chan_query_t *query)
 {
-    if (id >= chans->count) {
+    unsigned index = chans->first_dev + id;
+
+    if (index >= chans->count) {
         return UCS_ERR_INVALID_PARAM;
     }
-    gda_ft_chan_host_query(&chans->init[id],
-                           (poster != NULL) ? poster : &chans->poster[id],
+    gda_ft_chan_host_query(&chans->init[index],
+                           (poster != NULL) ? poster : &chans->poster[index],
                            query);
     return UCS_OK;
 }

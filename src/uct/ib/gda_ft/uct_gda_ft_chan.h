@@ -15,7 +15,12 @@
 #include "uct_gda_ft_wire.h"
 #include "gda_ft_chan_host.h"
 
-/* Creates the endpoint's channels (none unless DEVICE_CHANNELS) */
+/* Bytes of one put or get WQE on a channel: larger ones are cut into
+ * signalled chunks (DESIGN §6.3: a deadline covers what is in flight) */
+#define UCT_GDA_FT_CHAN_MAX_CHUNK   (64 * 1024)
+
+/* Creates the endpoint's channels (none unless HOST_CHANNEL or
+ * DEVICE_CHANNELS) */
 ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
                                         uct_gda_ft_iface_t *iface);
 

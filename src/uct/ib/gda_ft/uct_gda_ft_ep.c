@@ -73,6 +73,53 @@ static void uct_gda_ft_op_atomic_fetch(uct_gda_ft_op_t *op,
 
 /* ---- put ----------------------------------------------------------------- */
 
+/*
+ * A short put: inline in the WQE. A host channel's WQEs carry at most 16
+ * bytes inline; a longer one goes from a bounce buffer.
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gda_ft_ep_post_short(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
+                         const void *buffer, unsigned length,
+                         uint64_t remote_addr, const uint32_t *rkeys)
+{
+    static const uint32_t no_keys[GDA_FT_NUM_PATHS] = {0, 0};
+    uct_gda_ft_op_t *desc;
+    gda_ft_chan_op_t op;
+    ucs_status_t status;
+
+    if (!uct_gda_ft_ep_on_chan(ep)) {
+        return uct_gda_ft_ep_post_done(iface, ep,
+                                       gda_ft_ep_put_inline(&ep->dev, buffer,
+                                                            length,
+                                                            remote_addr,
+                                                            rkeys, 0));
+    }
+
+    if (length <= sizeof(op.operand)) {
+        uct_gda_ft_hchan_op(&op, GDA_FT_CHAN_OP_PUT,
+                            GDA_FT_MLX5_OPCODE_RDMA_WRITE, 0, no_keys, length,
+                            remote_addr, rkeys);
+        op.inl = 1;
+        memcpy(op.operand, buffer, length);
+        return uct_gda_ft_hchan_post(ep, &op, 0);
+    }
+
+    desc = uct_gda_ft_op_get(&iface->tx_mp, ep, uct_gda_ft_op_release, NULL,
+                             remote_addr);
+    if (ucs_unlikely(desc == NULL)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    memcpy(uct_gda_ft_op_payload(desc), buffer, length);
+    status = uct_gda_ft_ep_post_rdma(iface, ep, GDA_FT_OP_PUT,
+                                     (uintptr_t)uct_gda_ft_op_payload(desc),
+                                     desc->lkey, length, remote_addr, rkeys,
+                                     (uintptr_t)desc);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+    }
+    return status;
+}
+
 ucs_status_t uct_gda_ft_ep_put_short(uct_ep_h tl_ep, const void *buffer,
                                      unsigned length, uint64_t remote_addr,
                                      uct_rkey_t rkey)
@@ -80,16 +127,14 @@ ucs_status_t uct_gda_ft_ep_put_short(uct_ep_h tl_ep, const void *buffer,
     uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
     uint32_t rkeys[GDA_FT_NUM_PATHS];
-    gda_ft_dev_status_t status;
     ucs_status_t ret;
 
     UCT_CHECK_LENGTH(length, 0, iface->config.max_inline, "put_short");
-    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
+    UCT_GDA_FT_EP_CHECK_RES_RMA(iface, ep);
 
     uct_gda_ft_rkeys(rkey, rkeys);
-    status = gda_ft_ep_put_inline(&ep->dev, buffer, length, remote_addr, rkeys,
-                                  0);
-    ret    = uct_gda_ft_ep_post_done(iface, ep, status);
+    ret = uct_gda_ft_ep_post_short(iface, ep, buffer, length, remote_addr,
+                                   rkeys);
     if (ucs_unlikely(ret != UCS_OK)) {
         return ret;
     }
@@ -111,7 +156,7 @@ ssize_t uct_gda_ft_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
     ucs_status_t status;
     ssize_t length;
 
-    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
+    UCT_GDA_FT_EP_CHECK_RES_RMA(iface, ep);
     length = uct_gda_ft_ep_bcopy_pack(iface, ep, pack_cb, arg, remote_addr,
                                       "put_bcopy", &desc);
     if (ucs_unlikely(length < 0)) {
@@ -170,7 +215,6 @@ uct_gda_ft_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
     uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
     uint32_t rkeys[GDA_FT_NUM_PATHS], lkeys[GDA_FT_NUM_PATHS];
-    gda_ft_dev_status_t dev_status;
     ucs_status_t status;
     uint32_t length;
     uint64_t laddr;
@@ -182,17 +226,14 @@ uct_gda_ft_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
         return status;
     }
 
-    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
+    UCT_GDA_FT_EP_CHECK_RES_RMA(iface, ep);
 
     /* the log entry alone tracks it: its cookie is the completion */
     uct_gda_ft_rkeys(rkey, rkeys);
-    dev_status = gda_ft_ep_rdma(&ep->dev,
-                                is_put ? GDA_FT_OP_PUT : GDA_FT_OP_GET,
-                                is_put ? GDA_FT_MLX5_OPCODE_RDMA_WRITE :
-                                         GDA_FT_MLX5_OPCODE_RDMA_READ,
-                                laddr, lkeys, length, remote_addr, rkeys,
-                                uct_gda_ft_cookie_of_comp(comp));
-    status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
+    status = uct_gda_ft_ep_post_rdma(iface, ep,
+                                     is_put ? GDA_FT_OP_PUT : GDA_FT_OP_GET,
+                                     laddr, lkeys, length, remote_addr, rkeys,
+                                     uct_gda_ft_cookie_of_comp(comp));
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -231,7 +272,7 @@ ucs_status_t uct_gda_ft_ep_get_bcopy(uct_ep_h tl_ep,
     ucs_status_t status;
 
     UCT_CHECK_LENGTH(length, 0, iface->config.seg_size, "get_bcopy");
-    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
+    UCT_GDA_FT_EP_CHECK_RES_RMA(iface, ep);
 
     desc = uct_gda_ft_op_get(&iface->tx_mp, ep, uct_gda_ft_op_get_bcopy, comp,
                              remote_addr);
@@ -340,7 +381,6 @@ uct_gda_ft_ep_atomic(uct_ep_h tl_ep, unsigned opcode, unsigned size,
     uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
     uint32_t rkeys[GDA_FT_NUM_PATHS];
-    gda_ft_dev_status_t dev_status;
     uct_gda_ft_op_t *desc;
     uint64_t operand[4];
     ucs_status_t status;
@@ -358,7 +398,7 @@ uct_gda_ft_ep_atomic(uct_ep_h tl_ep, unsigned opcode, unsigned size,
         return status;
     }
 
-    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
+    UCT_GDA_FT_EP_CHECK_RES_RMA(iface, ep);
 
     /* Every atomic has a descriptor: the old value needs a registered
      * buffer, and an in-doubt report names the remote address */
@@ -377,11 +417,10 @@ uct_gda_ft_ep_atomic(uct_ep_h tl_ep, unsigned opcode, unsigned size,
     if (result == NULL) {
         kind |= GDA_FT_ATOMIC_F_POSTED;
     }
-    dev_status = gda_ft_ep_atomic(&ep->dev, kind, size, operand,
-                                  (uintptr_t)uct_gda_ft_op_payload(desc),
-                                  desc->lkey, remote_addr, rkeys,
-                                  (uintptr_t)desc);
-    status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
+    status = uct_gda_ft_ep_post_atomic(iface, ep, kind, size, operand,
+                                       (uintptr_t)uct_gda_ft_op_payload(desc),
+                                       desc->lkey, remote_addr, rkeys,
+                                       (uintptr_t)desc);
     if (ucs_unlikely(status != UCS_OK)) {
         ucs_mpool_put_inline(desc);
         return status;
@@ -586,8 +625,9 @@ static void uct_gda_ft_ep_cancel(uct_gda_ft_ep_t *ep)
         }
     }
 
-    ucs_debug("gda_ft: ep %p: canceled %u outstanding operations", ep,
-              gda_ft_ep_outstanding(&ep->dev));
+    uct_gda_ft_hchan_cancel(ep);
+    ucs_debug("gda_ft: ep %p: canceled %" PRIu64 " outstanding operations",
+              ep, uct_gda_ft_ep_outstanding(ep));
     uct_gda_ft_iface_ep_ready(iface, ep);
 }
 
@@ -604,14 +644,14 @@ ucs_status_t uct_gda_ft_ep_flush(uct_ep_h tl_ep, unsigned flags,
         uct_gda_ft_ep_cancel(ep);
     } else if (uct_gda_ft_ep_pending_ahead(ep) ||
                (uct_gda_ft_ep_must_queue(iface, ep) &&
-                (gda_ft_ep_outstanding(&ep->dev) > 0))) {
+                (uct_gda_ft_ep_outstanding(ep) > 0))) {
         /* A flush covers what was posted before it: requests still in the
          * pending queue, or those a replay holds back, go first (UCP
          * queues the flush behind them) */
         return UCS_ERR_NO_RESOURCE;
     }
 
-    if ((gda_ft_ep_outstanding(&ep->dev) == 0) &&
+    if ((uct_gda_ft_ep_outstanding(ep) == 0) &&
         ucs_queue_is_empty(&ep->flush_q)) {
         UCT_TL_EP_STAT_FLUSH(&ep->super);
         return uct_gda_ft_ep_take_unreported(ep);
@@ -623,7 +663,8 @@ ucs_status_t uct_gda_ft_ep_flush(uct_ep_h tl_ep, unsigned flags,
             return UCS_ERR_NO_RESOURCE;
         }
         /* done when every operation logged so far is delivered */
-        desc->sn = ep->dev.log_tail;
+        desc->sn             = ep->dev.log_tail;
+        desc->flush.chan_end = ep->hchan.posted;
         ucs_queue_push(&ep->flush_q, &desc->queue);
         uct_gda_ft_iface_ep_ready(iface, ep);
     }
@@ -637,9 +678,20 @@ ucs_status_t uct_gda_ft_ep_fence(uct_ep_h tl_ep, unsigned flags)
     uct_gda_ft_ep_t *ep = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
 
     /* The next WQE waits for every earlier one (reads and atomics
-     * included) to complete; nothing to wait for when none is in flight */
+     * included) to complete; nothing to wait for when none is in flight.
+     * With a host channel, what comes next may go on other QPs than what
+     * came before, which no WQE fence orders: it waits to be posted
+     * until those completed. */
     if (gda_ft_ep_outstanding(&ep->dev) > 0) {
         ep->flags |= UCT_GDA_FT_EP_FLAG_FENCE;
+    }
+    if (uct_gda_ft_hchan_outstanding(ep) > 0) {
+        ep->flags |= UCT_GDA_FT_EP_FLAG_HCHAN_FENCE;
+    }
+    if (uct_gda_ft_ep_on_chan(ep) && (uct_gda_ft_ep_outstanding(ep) > 0)) {
+        ep->flags         |= UCT_GDA_FT_EP_FLAG_FENCE_WAIT;
+        ep->fence.log_sn   = ep->dev.log_tail;
+        ep->fence.chan_seq = ep->hchan.posted;
     }
     UCT_TL_EP_STAT_FENCE(&ep->super);
     return UCS_OK;
@@ -664,8 +716,7 @@ ucs_status_t uct_gda_ft_ep_check(uct_ep_h tl_ep, unsigned flags,
 
     if (!(ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ||
         (ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED) ||
-        (ep->dev.state == GDA_FT_EP_NO_PATH) ||
-        (gda_ft_ep_outstanding(&ep->dev) > 0) ||
+        uct_gda_ft_ep_no_path(ep) || (uct_gda_ft_ep_outstanding(ep) > 0) ||
         !uct_gda_ft_iface_has_tx_resources(iface)) {
         return UCS_OK;
     }

@@ -8,20 +8,26 @@
 #define UCT_GDA_FT_EP_INL_
 
 #include "uct_gda_ft_ep.h"
+#include "uct_gda_ft_hchan.h"
 
 #include <ucs/debug/log.h>
 #include <string.h>
 
 
 /* Returns from a post function when the endpoint cannot take an operation
- * now (not connected, canceled, failed, or out of resources) */
-#define UCT_GDA_FT_EP_CHECK_RES(_iface, _ep) \
+ * now (not connected, canceled, failed, or out of resources); _RMA for an
+ * RMA or atomic operation, which may take the host channel */
+#define UCT_GDA_FT_EP_CHECK_RES_OP(_iface, _ep, _rma) \
     { \
-        ucs_status_t _status = uct_gda_ft_ep_check_res(_iface, _ep); \
+        ucs_status_t _status = uct_gda_ft_ep_check_res(_iface, _ep, _rma); \
         if (ucs_unlikely(_status != UCS_OK)) { \
             return _status; \
         } \
     }
+#define UCT_GDA_FT_EP_CHECK_RES(_iface, _ep) \
+    UCT_GDA_FT_EP_CHECK_RES_OP(_iface, _ep, 0)
+#define UCT_GDA_FT_EP_CHECK_RES_RMA(_iface, _ep) \
+    UCT_GDA_FT_EP_CHECK_RES_OP(_iface, _ep, 1)
 
 
 
@@ -59,7 +65,8 @@ uct_gda_ft_ep_trace_rdma(uct_gda_ft_ep_t *ep, const char *name,
 static UCS_F_ALWAYS_INLINE int
 uct_gda_ft_ep_has_tx_resources(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
 {
-    return (gda_ft_ep_outstanding(&ep->dev) < iface->config.ep_max_ops) &&
+    return (gda_ft_ep_outstanding(&ep->dev) + ep->hchan.ops <
+            iface->config.ep_max_ops) &&
            (gda_ft_sq_free_wqebbs(&ep->dev.sq[ep->dev.active]) >=
             iface->config.op_wqebbs);
 }
@@ -70,18 +77,68 @@ uct_gda_ft_iface_has_tx_resources(uct_gda_ft_iface_t *iface)
     return iface->outstanding < iface->config.max_outstanding;
 }
 
+/* Operations in flight on the endpoint's QPs and its host channel */
+static UCS_F_ALWAYS_INLINE uint64_t
+uct_gda_ft_ep_outstanding(const uct_gda_ft_ep_t *ep)
+{
+    return gda_ft_ep_outstanding(&ep->dev) + uct_gda_ft_hchan_outstanding(ep);
+}
+
+/* Whether both paths are gone, for the endpoint's QPs or its host channel */
+static UCS_F_ALWAYS_INLINE int uct_gda_ft_ep_no_path(const uct_gda_ft_ep_t *ep)
+{
+    return (ep->dev.state == GDA_FT_EP_NO_PATH) ||
+           (uct_gda_ft_ep_on_chan(ep) &&
+            (gda_ft_atomic_load_acq32(&ep->hchan.chan->state) ==
+             GDA_FT_CHAN_NO_PATH));
+}
+
+/*
+ * After a fence with a host channel: whether an operation may be posted.
+ * An RMA or atomic one goes on the channel, whose own operations before
+ * the fence its WQE's fence bit waits for: it waits for the endpoint's QPs
+ * alone. Any other waits for both. The wait ends when both drained.
+ */
+static UCS_F_ALWAYS_INLINE int uct_gda_ft_ep_fence_passed(uct_gda_ft_ep_t *ep,
+                                                          int rma)
+{
+    int qps_done;
+
+    if (ucs_likely(!(ep->flags & UCT_GDA_FT_EP_FLAG_FENCE_WAIT))) {
+        return 1;
+    }
+    qps_done = (int32_t)(ep->dev.log_head - ep->fence.log_sn) >= 0;
+    if (qps_done && (ep->hchan.delivered >= ep->fence.chan_seq)) {
+        ep->flags &= ~UCT_GDA_FT_EP_FLAG_FENCE_WAIT;
+        return 1;
+    }
+    return rma && qps_done;
+}
+
 /*
  * Whether the endpoint takes an operation now. After a switch, what the
  * failed path left goes first: new operations wait until the guardian has
  * replayed it (keeps the order); before a failback, until the backup path
- * has completed what it carries.
+ * has completed what it carries. With a host channel, it must have room
+ * too (whichever datapath the operation takes), and a fence must have
+ * passed.
  */
 static UCS_F_ALWAYS_INLINE int
-uct_gda_ft_ep_can_post(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
+uct_gda_ft_ep_can_post_op(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
+                          int rma)
 {
     return uct_gda_ft_ep_has_tx_resources(iface, ep) &&
            (ep->dev.replay_pending == 0) &&
-           !(ep->flags & UCT_GDA_FT_EP_FLAG_FAILBACK_DRAIN);
+           !(ep->flags & UCT_GDA_FT_EP_FLAG_FAILBACK_DRAIN) &&
+           uct_gda_ft_hchan_has_room(iface, ep) &&
+           uct_gda_ft_ep_fence_passed(ep, rma);
+}
+
+/* Whether any operation may be posted (pending queue, flush) */
+static UCS_F_ALWAYS_INLINE int
+uct_gda_ft_ep_can_post(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
+{
+    return uct_gda_ft_ep_can_post_op(iface, ep, 0);
 }
 
 /*
@@ -97,19 +154,29 @@ uct_gda_ft_ep_pending_ahead(uct_gda_ft_ep_t *ep)
 }
 
 static UCS_F_ALWAYS_INLINE int
-uct_gda_ft_ep_must_queue(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
+uct_gda_ft_ep_must_queue_op(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
+                            int rma)
 {
-    return !uct_gda_ft_ep_can_post(iface, ep) ||
+    return !uct_gda_ft_ep_can_post_op(iface, ep, rma) ||
            !uct_gda_ft_iface_has_tx_resources(iface) ||
            uct_gda_ft_ep_pending_ahead(ep);
 }
 
+/* Any operation: what pending_add and flush ask, so that a request told
+ * to retry at once finds room for whichever operation it posts */
+static UCS_F_ALWAYS_INLINE int
+uct_gda_ft_ep_must_queue(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
+{
+    return uct_gda_ft_ep_must_queue_op(iface, ep, 0);
+}
+
 static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_gda_ft_ep_check_res(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
+uct_gda_ft_ep_check_res(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
+                        int rma)
 {
     if (ucs_unlikely(!(ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ||
                      (ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED) ||
-                     (ep->dev.state == GDA_FT_EP_NO_PATH))) {
+                     uct_gda_ft_ep_no_path(ep))) {
         if (ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED) {
             return UCS_ERR_CANCELED;
         }
@@ -117,7 +184,7 @@ uct_gda_ft_ep_check_res(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
                UCS_ERR_ENDPOINT_TIMEOUT : UCS_ERR_NOT_CONNECTED;
     }
 
-    if (ucs_unlikely(uct_gda_ft_ep_must_queue(iface, ep))) {
+    if (ucs_unlikely(uct_gda_ft_ep_must_queue_op(iface, ep, rma))) {
         return UCS_ERR_NO_RESOURCE;
     }
     return UCS_OK;
@@ -166,6 +233,85 @@ uct_gda_ft_ep_post_done(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
     gda_ft_ep_ring(&ep->dev);
     uct_gda_ft_ep_posted_no_ring(iface, ep);
     return UCS_OK;
+}
+
+
+/* ---- the endpoint's datapath: its host channel, or its own QPs ----------- */
+
+/* An RDMA WRITE (GDA_FT_OP_PUT) or READ of length bytes */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gda_ft_ep_post_rdma(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
+                        uint8_t kind, uint64_t laddr, const uint32_t *lkeys,
+                        uint32_t length, uint64_t raddr, const uint32_t *rkeys,
+                        uint64_t cookie)
+{
+    uint8_t opcode = (kind == GDA_FT_OP_PUT) ? GDA_FT_MLX5_OPCODE_RDMA_WRITE :
+                                               GDA_FT_MLX5_OPCODE_RDMA_READ;
+    gda_ft_chan_op_t op;
+
+    if (uct_gda_ft_ep_on_chan(ep)) {
+        uct_gda_ft_hchan_op(&op, (kind == GDA_FT_OP_PUT) ?
+                                 GDA_FT_CHAN_OP_PUT : GDA_FT_CHAN_OP_GET,
+                            opcode, laddr, lkeys, length, raddr, rkeys);
+        return uct_gda_ft_hchan_post(ep, &op, cookie);
+    }
+    return uct_gda_ft_ep_post_done(iface, ep,
+                                   gda_ft_ep_rdma(&ep->dev, kind, opcode,
+                                                  laddr, lkeys, length, raddr,
+                                                  rkeys, cookie));
+}
+
+/*
+ * An atomic of gda_ft_ep_atomic()'s kind (GDA_FT_ATOMIC_*, F_POSTED when
+ * nobody wants the old value), size and operands; the old value lands
+ * big-endian at laddr. On a host channel: a fetching atomic (exactly
+ * once, or in doubt) or a signal (exactly once), the operands in the
+ * channel's order (swap or add, compare; swap mask or field boundary,
+ * compare mask).
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gda_ft_ep_post_atomic(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
+                          unsigned kind, unsigned size,
+                          const uint64_t *operand, uint64_t laddr,
+                          const uint32_t *lkeys, uint64_t raddr,
+                          const uint32_t *rkeys, uint64_t cookie)
+{
+    gda_ft_chan_op_t op;
+
+    if (!uct_gda_ft_ep_on_chan(ep)) {
+        return uct_gda_ft_ep_post_done(iface, ep,
+                                       gda_ft_ep_atomic(&ep->dev, kind, size,
+                                                        operand, laddr, lkeys,
+                                                        raddr, rkeys, cookie));
+    }
+
+    uct_gda_ft_hchan_op(&op, (kind & GDA_FT_ATOMIC_F_POSTED) ?
+                             GDA_FT_CHAN_OP_SIGNAL : GDA_FT_CHAN_OP_ATOMIC,
+                        GDA_FT_MLX5_OPCODE_ATOMIC_FA, laddr, lkeys, size,
+                        raddr, rkeys);
+    switch (kind & ~GDA_FT_ATOMIC_F_POSTED) {
+    case GDA_FT_ATOMIC_FADD64:
+        op.operand[0] = operand[0];
+        break;
+    case GDA_FT_ATOMIC_CSWAP64:
+        op.opcode     = GDA_FT_MLX5_OPCODE_ATOMIC_CS;
+        op.operand[0] = operand[1];
+        op.operand[1] = operand[0];
+        break;
+    case GDA_FT_ATOMIC_MASKED_CS:
+        op.opcode     = GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_CS;
+        op.operand[0] = operand[1];
+        op.operand[1] = operand[0];
+        op.mask[0]    = operand[3];
+        op.mask[1]    = operand[2];
+        break;
+    default: /* GDA_FT_ATOMIC_MASKED_FA */
+        op.opcode     = GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_FA;
+        op.operand[0] = operand[0];
+        op.mask[0]    = operand[1];
+        break;
+    }
+    return uct_gda_ft_hchan_post(ep, &op, cookie);
 }
 
 
@@ -300,18 +446,13 @@ uct_gda_ft_ep_post_bcopy(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
                          uint64_t remote_addr, uct_rkey_t rkey)
 {
     uint32_t rkeys[GDA_FT_NUM_PATHS];
-    gda_ft_dev_status_t dev_status;
     ucs_status_t status;
 
     uct_gda_ft_rkeys(rkey, rkeys);
-    dev_status = gda_ft_ep_rdma(&ep->dev, kind,
-                                (kind == GDA_FT_OP_PUT) ?
-                                GDA_FT_MLX5_OPCODE_RDMA_WRITE :
-                                GDA_FT_MLX5_OPCODE_RDMA_READ,
-                                (uintptr_t)uct_gda_ft_op_payload(desc),
-                                desc->lkey, length, remote_addr, rkeys,
-                                (uintptr_t)desc);
-    status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
+    status = uct_gda_ft_ep_post_rdma(iface, ep, kind,
+                                     (uintptr_t)uct_gda_ft_op_payload(desc),
+                                     desc->lkey, length, remote_addr, rkeys,
+                                     (uintptr_t)desc);
     if (ucs_unlikely(status != UCS_OK)) {
         ucs_mpool_put_inline(desc);
         return status;

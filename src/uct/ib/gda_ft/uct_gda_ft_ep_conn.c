@@ -159,6 +159,10 @@ ucs_status_t uct_gda_ft_ep_connect_to_ep(uct_ep_h tl_ep,
     if (status != UCS_OK) {
         return status;
     }
+    status = uct_gda_ft_hchan_connect(ep);
+    if (status != UCS_OK) {
+        return status;
+    }
 
     uct_gda_ft_ep_learn_mtu(ep);
     ep->flags |= UCT_GDA_FT_EP_FLAG_CONNECTED;
@@ -375,6 +379,8 @@ UCS_CLASS_INIT_FUNC(uct_gda_ft_ep_t, const uct_ep_params_t *params)
     ucs_arbiter_group_init(&self->arb_group);
     ucs_queue_head_init(&self->flush_q);
     memset(&self->am, 0, sizeof(self->am));
+    memset(&self->hchan, 0, sizeof(self->hchan));
+    memset(&self->fence, 0, sizeof(self->fence));
     ucs_queue_head_init(&self->am.held);
 
     /* the log, then the ring positions' map into it, for both paths */
@@ -398,7 +404,7 @@ UCS_CLASS_INIT_FUNC(uct_gda_ft_ep_t, const uct_ep_params_t *params)
     memset(&self->guard, 0, sizeof(self->guard));
     self->guard.backoff_ns = iface->config.rearm_backoff_ns;
     if ((iface->config.failback || iface->config.resolve ||
-         iface->config.dev_channels) &&
+         iface->config.num_channels) &&
         uct_gda_ft_iface_has_backup(iface)) {
         status = uct_gda_ft_ep_mbox_alloc(self, iface);
         if (status != UCS_OK) {
@@ -521,6 +527,7 @@ UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_ep_t)
         --iface->outstanding;
         uct_gda_ft_cookie_cancel(op->user);
     }
+    uct_gda_ft_hchan_cleanup(self);
     while (!ucs_queue_is_empty(&self->flush_q)) {
         uct_gda_ft_op_cancel(ucs_queue_pull_elem_non_empty(&self->flush_q,
                                                            uct_gda_ft_op_t,

@@ -586,7 +586,18 @@ void uct_gda_ft_ep_path_event(uct_gda_ft_ep_t *ep, unsigned path,
                           iface->config.deadline_ns / 1e6);
     }
 
-    if ((status == GDA_FT_DEV_PATH_SWITCHED) && (why != NULL)) {
+    if ((status == GDA_FT_DEV_PATH_SWITCHED) && (why == NULL) &&
+        uct_gda_ft_ep_on_chan(ep) &&
+        (gda_ft_atomic_load_acq32(&ep->hchan.chan->active) ==
+         ep->dev.active)) {
+        /* its host channel switched first and said so: one line for the
+         * endpoint's failover */
+        ucs_diag("gda_ft: ep %p: %s path to peer QP 0x%x failed (%s): "
+                 "moved to the %s path with its host channel", ep,
+                 uct_gda_ft_path_name(path), ep->path[path].dest_qpn, reason,
+                 uct_gda_ft_path_name(ep->dev.active));
+        uct_gda_ft_ep_guard_on_switch(ep, path);
+    } else if ((status == GDA_FT_DEV_PATH_SWITCHED) && (why != NULL)) {
         /* not a failure seen here: the peer's guardian decided */
         ucs_diag("gda_ft: ep %p: %s path to peer QP 0x%x abandoned (%s): "
                  "moved to the %s path", ep, uct_gda_ft_path_name(path),

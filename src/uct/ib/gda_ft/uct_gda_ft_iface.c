@@ -250,6 +250,17 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      ucs_offsetof(uct_gda_ft_iface_config_t, dev_failover),
      UCS_CONFIG_TYPE_BOOL},
 
+    {"HOST_CHANNEL", "n",
+     "Whether endpoints post their RMA and atomic operations through a\n"
+     "channel of their own (channel 0, before the DEVICE_CHANNELS), with\n"
+     "the device datapath that GPU kernels run, compiled for the CPU: its\n"
+     "failover, replay and resolution serve the host operations too.\n"
+     "Active messages stay on the endpoint's QPs. Needs a backup HCA\n"
+     "(without one, endpoints post as with 'n'), and counts against the 3\n"
+     "channels an endpoint address carries. Peers need not agree.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, host_channel),
+     UCS_CONFIG_TYPE_BOOL},
+
     {"DEVICE_CHANNEL_RINGS", "mapped",
      "Where the device channels' rings are meant to be posted from:\n"
      " mapped - GPU kernels (and CPU threads): rings in whole pages of host\n"
@@ -407,7 +418,7 @@ static ucs_status_t uct_gda_ft_iface_query(uct_iface_h tl_iface,
     attr->device_addr_len = iface->dev_addr_len;
     attr->iface_addr_len  = 0;
     attr->ep_addr_len     = uct_gda_ft_wire_ep_addr_size(
-                                    iface->config.dev_channels);
+                                    iface->config.num_channels);
     attr->max_conn_priv   = 0;
 
     /* Estimates the peer receives exactly: see uct_gda_ft_perf.h */
@@ -450,7 +461,7 @@ static ucs_status_t uct_gda_ft_iface_flush(uct_iface_h tl_iface,
         }
     }
 
-    if (iface->outstanding == 0) {
+    if ((iface->outstanding == 0) && ucs_list_is_empty(&iface->hchan_eps)) {
         UCT_TL_IFACE_STAT_FLUSH(ucs_derived_of(tl_iface, uct_base_iface_t));
         return UCS_OK;
     }
@@ -467,6 +478,11 @@ static ucs_status_t uct_gda_ft_iface_fence(uct_iface_h tl_iface,
 
     ucs_list_for_each(ep, &iface->active_eps, active) {
         uct_gda_ft_ep_fence(&ep->super.super, 0);
+    }
+    ucs_list_for_each(ep, &iface->hchan_eps, hchan.list) {
+        if (!(ep->flags & UCT_GDA_FT_EP_FLAG_ACTIVE)) {
+            uct_gda_ft_ep_fence(&ep->super.super, 0);
+        }
     }
     UCT_TL_IFACE_STAT_FENCE(ucs_derived_of(tl_iface, uct_base_iface_t));
     return UCS_OK;
@@ -724,15 +740,18 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    if ((config->dev_channels > UCT_GDA_FT_WIRE_CHAN_MAX) ||
+    if ((config->dev_channels + !!config->host_channel >
+         UCT_GDA_FT_WIRE_CHAN_MAX) ||
         (config->dev_channel_ring < 64) ||
         (config->dev_channel_ring > GDA_FT_CHAN_MAX_WQEBBS) ||
         !ucs_is_pow2(config->dev_channel_ring)) {
-        ucs_error("gda_ft: DEVICE_CHANNELS=%u (at most %u: UCP's address "
-                  "format v1 carries 63 bytes of endpoint address) or "
-                  "DEVICE_CHANNEL_RING=%u (a power of 2, 64..%u) out of "
-                  "range", config->dev_channels, UCT_GDA_FT_WIRE_CHAN_MAX,
-                  config->dev_channel_ring, GDA_FT_CHAN_MAX_WQEBBS);
+        ucs_error("gda_ft: DEVICE_CHANNELS=%u (at most %u with "
+                  "HOST_CHANNEL=%s: UCP's address format v1 carries 63 "
+                  "bytes of endpoint address) or DEVICE_CHANNEL_RING=%u (a "
+                  "power of 2, 64..%u) out of range", config->dev_channels,
+                  UCT_GDA_FT_WIRE_CHAN_MAX - !!config->host_channel,
+                  config->host_channel ? "y" : "n", config->dev_channel_ring,
+                  GDA_FT_CHAN_MAX_WQEBBS);
         return UCS_ERR_INVALID_PARAM;
     }
     if ((config->dev_channels != 0) && (backup_port == 0)) {
@@ -828,6 +847,11 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     iface->config.dev_channel_ring = config->dev_channel_ring;
     iface->config.dev_channel_mapped = (config->dev_channel_rings == 0);
     iface->config.dev_failover     = config->failover && config->dev_failover;
+    /* without a backup a channel has nothing to move to: the endpoint's
+     * own QPs serve as well */
+    iface->config.host_channel     = config->host_channel && (backup_port != 0);
+    iface->config.num_channels     = config->dev_channels +
+                                     iface->config.host_channel;
     iface->config.chan_guard_ns    =
             (iface->config.deadline_ns == 0) ? iface->config.guard_ns :
             ucs_min(iface->config.guard_ns,
@@ -838,6 +862,14 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     iface->config.max_msg       = ucs_min(UCT_GDA_FT_MAX_ZCOPY,
                                           ucs_min(pattr->max_msg_size,
                                                   battr->max_msg_size));
+    /* the largest operation, a zero-copy transfer of max_msg bytes, is cut
+     * into chunks of a WQEBB each; the ring holds two of them */
+    iface->config.hchan_op_wqebbs  =
+            ucs_max(2, ucs_div_round_up(iface->config.max_msg,
+                                        UCT_GDA_FT_CHAN_MAX_CHUNK));
+    iface->config.hchan_ring       =
+            ucs_max(config->dev_channel_ring,
+                    ucs_roundup_pow2(2 * iface->config.hchan_op_wqebbs));
 
     /* largest WQE: inline put, masked 8-byte compare-swap, RDMA with data */
     iface->config.op_wqebbs = ucs_max(gda_ft_wqe_ds_to_wqebbs(
@@ -927,6 +959,8 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
     self->last_chan_guard_ns = 0;
     ucs_list_head_init(&self->active_eps);
     ucs_list_head_init(&self->ready_eps);
+    ucs_list_head_init(&self->hchan_eps);
+    self->progress_thread = pthread_self();
     ucs_arbiter_init(&self->arbiter);
     kh_init_inplace(uct_gda_ft_qp, &self->qp_hash);
     self->outstanding = 0;
@@ -1014,6 +1048,7 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
     }
 
     uct_gda_ft_ctl_add(self, config->ctl_dir);
+    uct_gda_ft_hchan_iface_add(self);
 
     ucs_debug("gda_ft: iface %p on %s: %s; log %u ops, SQ %u WQEBBs, CQ %u, "
               "inline %u, deadline %.1f ms, QP timeout 2^%u*4.096us, retry "
@@ -1043,6 +1078,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_iface_t)
     uct_base_iface_progress_disable(&self->super.super,
                                     UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     uct_gda_ft_ctl_remove(self);
+    uct_gda_ft_hchan_iface_remove(self);
 
     if (!ucs_list_is_empty(&self->eps)) {
         ucs_warn("gda_ft: iface %p closed with %zu endpoints", self,

@@ -82,6 +82,10 @@ unsigned uct_gda_ft_ep_deliver_one(uct_gda_ft_ep_t *ep)
         return 1;
     }
 
+    if (uct_gda_ft_hchan_deliver_one(ep)) {
+        return 1;
+    }
+
     if (gda_ft_ep_pop(&ep->dev, &op)) {
         ucs_assert(iface->outstanding > 0);
         --iface->outstanding;
@@ -105,9 +109,10 @@ unsigned uct_gda_ft_ep_deliver_one(uct_gda_ft_ep_t *ep)
     if (!ucs_queue_is_empty(&ep->flush_q)) {
         desc = ucs_queue_head_elem_non_empty(&ep->flush_q, uct_gda_ft_op_t,
                                              queue);
-        if ((int32_t)(ep->dev.log_head - desc->sn) >= 0) {
+        if (((int32_t)(ep->dev.log_head - desc->sn) >= 0) &&
+            (ep->hchan.delivered >= desc->flush.chan_end)) {
             ucs_queue_pull_non_empty(&ep->flush_q);
-            status = ((ep->dev.state == GDA_FT_EP_NO_PATH) &&
+            status = (uct_gda_ft_ep_no_path(ep) &&
                       !(ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED)) ?
                      UCS_ERR_ENDPOINT_TIMEOUT :
                      uct_gda_ft_ep_take_unreported(ep);
@@ -118,7 +123,7 @@ unsigned uct_gda_ft_ep_deliver_one(uct_gda_ft_ep_t *ep)
         }
     }
 
-    if ((ep->dev.state == GDA_FT_EP_NO_PATH) &&
+    if (uct_gda_ft_ep_no_path(ep) &&
         !(ep->flags & (UCT_GDA_FT_EP_FLAG_ERR_REPORTED |
                        UCT_GDA_FT_EP_FLAG_CANCELED))) {
         /* DESIGN §5 rule 5: both paths are gone; UCP's error handler runs.
@@ -146,6 +151,7 @@ ucs_status_t uct_gda_ft_ep_query_counters(uct_ep_h tl_ep,
     uct_gda_ft_ep_t *ep = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
 
     *counters = ep->dev.counters;
+    uct_gda_ft_hchan_add_counters(ep, counters);
     return UCS_OK;
 }
 
@@ -158,6 +164,7 @@ uct_gda_ft_iface_query_counters(uct_iface_h tl_iface,
 
     memset(counters, 0, sizeof(*counters));
     ucs_list_for_each(ep, &iface->eps, list) {
+        uct_gda_ft_hchan_add_counters(ep, counters);
         counters->switches  += ep->dev.counters.switches;
         counters->replays   += ep->dev.counters.replays;
         counters->in_doubt  += ep->dev.counters.in_doubt;
@@ -222,19 +229,20 @@ unsigned uct_gda_ft_iface_poll_cqs(uct_gda_ft_iface_t *iface, int *drained)
     return count;
 }
 
-unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface)
+/*
+ * The paths' work, which hands nothing to the user: send completions read,
+ * deadlines checked, guardians run. A host channel's switch runs it while
+ * it waits (in_wait), since the same thread is its guardian.
+ */
+unsigned uct_gda_ft_iface_progress_paths(uct_gda_ft_iface_t *iface,
+                                         int in_wait)
 {
-    uct_gda_ft_iface_t *iface = ucs_derived_of(tl_iface, uct_gda_ft_iface_t);
     uct_gda_ft_ep_t *ep, *tmp;
-    unsigned count, rounds, path;
+    unsigned count, rounds;
     uint64_t now;
     int drained;
 
     count = uct_gda_ft_iface_poll_cqs(iface, &drained);
-    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
-        count += uct_gda_ft_iface_poll_rx(iface, path,
-                                          iface->config.max_poll);
-    }
 
     /*
      * Deadlines only after the CQs are drained: a completion the HCA has
@@ -267,10 +275,10 @@ unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface)
     }
 
     /* Guardians: the endpoints' mailboxes, resolution and failback every
-     * GUARD_INTERVAL; their device channels' more often (a fiftieth of the
+     * GUARD_INTERVAL; their channels' more often (a fiftieth of the
      * deadline), since posters wait for the answer to a switch */
     if (iface->config.failback || iface->config.resolve ||
-        iface->config.dev_channels) {
+        iface->config.num_channels) {
         now = gda_ft_dev_now_ns();
         if ((iface->config.failback || iface->config.resolve) &&
             ((now - iface->last_guard_ns) > iface->config.guard_ns)) {
@@ -279,15 +287,37 @@ unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface)
                 uct_gda_ft_ep_guard_progress(ep, now);
             }
         }
-        if (iface->config.dev_channels &&
+        if (iface->config.num_channels &&
             ((now - iface->last_chan_guard_ns) >
              iface->config.chan_guard_ns)) {
             iface->last_chan_guard_ns = now;
             ucs_list_for_each(ep, &iface->eps, list) {
                 uct_gda_ft_ep_chans_progress(ep, now);
+                if (!in_wait) {
+                    uct_gda_ft_hchan_idle_pass(ep);
+                }
             }
         }
     }
+    return count;
+}
+
+unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface)
+{
+    uct_gda_ft_iface_t *iface = ucs_derived_of(tl_iface, uct_gda_ft_iface_t);
+    uct_gda_ft_ep_t *ep;
+    unsigned count, path;
+
+    iface->progress_thread = pthread_self();
+    count = 0;
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+        count += uct_gda_ft_iface_poll_rx(iface, path,
+                                          iface->config.max_poll);
+    }
+    if (!ucs_list_is_empty(&iface->hchan_eps)) {
+        count += uct_gda_ft_hchan_progress(iface);
+    }
+    count += uct_gda_ft_iface_progress_paths(iface, 0);
 
     /* Callbacks may destroy endpoints: always restart from the list head */
     while (!ucs_list_is_empty(&iface->ready_eps)) {
@@ -308,7 +338,8 @@ unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface)
     /* A software HCA is a CPU thread: a poller that spins on an empty CQ
      * while operations are outstanding takes the CPU it needs to complete
      * them, on a machine with fewer cores than busy threads */
-    if ((count == 0) && (iface->outstanding > 0) && iface->config.soft_yield) {
+    if ((count == 0) && iface->config.soft_yield &&
+        ((iface->outstanding > 0) || !ucs_list_is_empty(&iface->hchan_eps))) {
         sched_yield();
     }
 

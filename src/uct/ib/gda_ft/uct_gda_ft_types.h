@@ -85,6 +85,7 @@ typedef struct uct_gda_ft_iface_config {
     int                      dev_channel_rings; /* DEVICE_CHANNEL_RINGS:
                                                    0 mapped, 1 host */
     int                      dev_failover;  /* DEVICE_FAILOVER */
+    int                      host_channel;  /* HOST_CHANNEL */
     char                    *ctl_dir;       /* CTL_DIR */
     uct_iface_mpool_config_t tx_mp;
     uct_iface_mpool_config_t rx_mp;
@@ -125,6 +126,10 @@ struct uct_gda_ft_op {
             uint8_t               opcode;  /* UCT_ATOMIC_OP_*, or
                                               UCT_ATOMIC_OP_LAST for cswap */
         } atomic;
+        struct {
+            uint64_t              chan_end; /* and everything posted on the
+                                               host channel before it */
+        } flush;                            /* flush requests */
     };
 } UCS_V_ALIGNED(16);
 
@@ -188,6 +193,9 @@ typedef struct uct_gda_ft_ep_chans {
                                         after UCP destroyed the endpoint */
     struct uct_gda_ft_ep *ep;        /* NULL once it is destroyed */
     unsigned              num;       /* created */
+    unsigned              first_dev; /* the first device channel: 1 when
+                                        channel 0 is the endpoint's host
+                                        channel */
     unsigned              count;     /* connected: the smaller of both
                                         sides' counts */
     struct gda_ft_chan_host *init;   /* [num] */
@@ -203,6 +211,33 @@ typedef struct uct_gda_ft_ep_chans {
 } uct_gda_ft_ep_chans_t;
 
 
+/*
+ * The endpoint's host channel (HOST_CHANNEL=y): its RMA and atomics are
+ * posted through channel 0 of its channels, with the device datapath
+ * compiled for the CPU, and complete in post order from there
+ * (uct_gda_ft_hchan.c). Active messages stay on the endpoint's own QPs.
+ */
+typedef struct uct_gda_ft_ep_hchan {
+    gda_ft_chan_t   *chan;       /* NULL: the operations use `dev` */
+    uint64_t        *cookies;    /* [ring size], at the logical index of an
+                                    operation's last WQE: its cookie, or
+                                    UCT_GDA_FT_HCHAN_END; 0 elsewhere */
+    uint64_t         posted;     /* logical index after the last post */
+    uint64_t         delivered;  /* completions handed out before it */
+    uint32_t         ops;        /* operations posted, not handed out */
+    uint64_t         aborted;    /* what was posted before it completes
+                                    with abort_status, done or not: a
+                                    flush(CANCEL), or the endpoint's QPs
+                                    found no path either */
+    uint8_t          abort_status; /* canceled, or NO_PATH */
+    ucs_list_link_t  list;       /* iface->hchan_eps, while `in_list` */
+    uint8_t          in_list;
+    uint8_t          op_status;  /* the first failure of the operation
+                                    being handed out, WQE by WQE */
+    gda_ft_chan_counters_t reported; /* switches and failbacks logged */
+} uct_gda_ft_ep_hchan_t;
+
+
 enum {
     UCT_GDA_FT_EP_FLAG_CONNECTED  = UCS_BIT(0),
     UCT_GDA_FT_EP_FLAG_ACTIVE     = UCS_BIT(1), /* in iface->active_eps */
@@ -215,7 +250,13 @@ enum {
     UCT_GDA_FT_EP_FLAG_FAILBACK_DRAIN = UCS_BIT(6),
     /* Its pending queue is being dispatched: the request running is the
      * oldest one left, and it may post */
-    UCT_GDA_FT_EP_FLAG_IN_PENDING = UCS_BIT(7)
+    UCT_GDA_FT_EP_FLAG_IN_PENDING = UCS_BIT(7),
+    /* A fence found operations in flight with a host channel: new
+     * operations wait until those before it on the other datapath
+     * completed, which no WQE fence orders (uct_gda_ft_ep_fence_passed) */
+    UCT_GDA_FT_EP_FLAG_FENCE_WAIT = UCS_BIT(8),
+    UCT_GDA_FT_EP_FLAG_HCHAN_FENCE = UCS_BIT(9)  /* fence the next WQE of
+                                                    the host channel */
 };
 
 
@@ -256,6 +297,11 @@ struct uct_gda_ft_ep {
     uct_gda_ft_ep_guard_t    guard;     /* fence and failback */
     uct_gda_ft_ep_am_t       am;        /* active messages */
     uct_gda_ft_ep_chans_t   *chans;     /* device channels, or NULL */
+    uct_gda_ft_ep_hchan_t    hchan;     /* RMA and atomics on a channel */
+    struct {
+        uint32_t             log_sn;    /* FENCE_WAIT: until the log and */
+        uint64_t             chan_seq;  /* the host channel delivered these */
+    } fence;
     ucs_status_t             unreported_status; /* for the next flush */
 };
 
@@ -298,6 +344,11 @@ struct uct_gda_ft_iface {
                                             interfaces (uct_gda_ft_ctl.c) */
     ucs_list_link_t         active_eps;  /* endpoints with operations */
     ucs_list_link_t         ready_eps;   /* endpoints with completions */
+    ucs_list_link_t         hchan_eps;   /* endpoints with operations on
+                                            their host channel */
+    ucs_list_link_t         hchan_list;  /* uct_gda_ft_hchan.c: interfaces
+                                            with host channels */
+    pthread_t               progress_thread; /* the last to progress it */
     ucs_arbiter_t           arbiter;
     ucs_mpool_t             tx_mp;       /* bounce buffers, registered */
     ucs_mpool_t             op_mp;       /* descriptors, registered */
@@ -347,6 +398,11 @@ struct uct_gda_ft_iface {
         unsigned            dev_channel_ring; /* WQEBBs per channel path */
         int                 dev_channel_mapped; /* rings for GPU posters */
         int                 dev_failover;     /* channels may switch */
+        int                 host_channel;     /* channel 0: the endpoint's
+                                                 RMA and atomics */
+        unsigned            num_channels;     /* host + device, per ep */
+        unsigned            hchan_ring;       /* WQEBBs of the host one */
+        unsigned            hchan_op_wqebbs;  /* its largest operation */
         uint64_t            chan_guard_ns;    /* their guardian's interval:
                                                  a switch waits for it */
     } config;
