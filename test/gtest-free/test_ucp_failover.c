@@ -194,16 +194,21 @@ static double ufo_double(const ufo_run_t *r, const char *prefix,
 /*
  * A counter of the transport's "counters" control command output, "NAME=N"
  * or "NAME: N" on a "counters:" line, summed over the lines of the
- * client; -1 when the transport does not offer one.
+ * client (a host channel's line is merged into its endpoint's already);
+ * -1 when the transport does not offer one.
  */
 static long long ufo_counter(const ufo_run_t *r, const char *name)
 {
-    const char *p = r->out, *line, *end, *q;
+    const char *p = r->out, *line, *end, *q, *host;
     long long sum = -1;
 
     while ((line = strstr(p, "[client] counters: ")) != NULL) {
         end = strchr(line, '\n');
         q   = strstr(line, name);
+        host = strstr(line, " host channel ");
+        if ((host != NULL) && ((end == NULL) || (host < end))) {
+            q = NULL;   /* merged into its endpoint's line */
+        }
         if ((q != NULL) && ((end == NULL) || (q < end))) {
             q += strlen(name);
             while ((*q == ' ') || (*q == '=') || (*q == ':')) {

@@ -42,7 +42,10 @@ GDA_FT_TEST(uct_failback, failback_after_port_returns)
     ++i;
     GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &a));
     GDA_FT_ASSERT_EQ(a.switches, 1);
-    GDA_FT_ASSERT(a.fences >= 1);
+    /* the old QP is fenced (a host channel's guardian does it after its
+     * grace period, while the channel already posts on the backup) */
+    TEST_WAIT(&t, (t.query_counters(t.node[NODE_A].ep, &a) == UCS_OK) &&
+                  (a.fences >= 1), 1000);
 
     /* while the port is down nothing fails back */
     for (start = soft_now_sec(); soft_now_sec() < start + 0.3;) {
@@ -71,21 +74,28 @@ GDA_FT_TEST(uct_failback, failback_after_port_returns)
     for (end = i + 20; i < end; ++i) {
         test_put_word(&t, i, 1000 + i);
     }
-    /* A asked B to fence its end of the primary (resolution), so B left
-     * it too, and returns to it with A */
-    start = soft_now_sec();
-    do {
-        test_progress(&t);
-        GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_B].ep, &b));
-        GDA_FT_ASSERT(soft_now_sec() < start + 10);
-    } while (b.failbacks == 0);
     GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &a));
     GDA_FT_ASSERT_EQ(a.switches, 1);
     GDA_FT_ASSERT_EQ(a.failbacks, 1);
     GDA_FT_ASSERT_EQ(a.no_path, 0);
+    if (test_uct_host_channel()) {
+        /* A's puts went on A's host channel, whose QPs B does not post on:
+         * B, which posted nothing, had nothing to leave */
+        GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_B].ep, &b));
+        GDA_FT_ASSERT_EQ(b.switches, b.failbacks);
+    } else {
+        /* A asked B to fence its end of the primary (resolution), so B
+         * left it too, and returns to it with A */
+        start = soft_now_sec();
+        do {
+            test_progress(&t);
+            GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_B].ep, &b));
+            GDA_FT_ASSERT(soft_now_sec() < start + 10);
+        } while (b.failbacks == 0);
+        GDA_FT_ASSERT_EQ(b.switches, 1);
+        GDA_FT_ASSERT_EQ(b.failbacks, 1);
+    }
     GDA_FT_ASSERT_EQ(b.no_path, 0);
-    GDA_FT_ASSERT_EQ(b.switches, 1);
-    GDA_FT_ASSERT_EQ(b.failbacks, 1);
     GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
     GDA_FT_ASSERT_EQ(t.node[NODE_B].errors, 0);
     test_uct_cleanup(&t);

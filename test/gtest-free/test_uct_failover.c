@@ -345,7 +345,8 @@ GDA_FT_TEST(uct_failover, single_device_works_without_backup)
  * While a failover settles (the peer has not answered yet) the endpoint is
  * held: operations return NO_RESOURCE, pending_add queues (it must not
  * answer BUSY, or UCP retries at once forever), and a flush waits behind
- * the queued requests; once the peer answers, all of it goes, in order
+ * the queued requests; once the peer answers, all of it goes, in order.
+ * (A host channel holds its posts inside the progress call that switches.)
  */
 GDA_FT_TEST(uct_failover, settling_failover_holds_posts_and_flushes)
 {
@@ -371,6 +372,25 @@ GDA_FT_TEST(uct_failover, settling_failover_holds_posts_and_flushes)
         usleep(100);
     }
     switched = soft_now_sec();
+
+    if (test_uct_host_channel()) {
+        /* A host channel's switch waits for B's word inside A's progress,
+         * which runs the guardians of every interface this thread
+         * progresses, B's too: once the switch shows, it has settled, and
+         * the endpoint takes posts at once, behind the replay */
+        value = 77;
+        GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                          raddr_b(&t, 64), rkey_b(&t)));
+        GDA_FT_ASSERT_OK(test_flush(&t));
+        GDA_FT_ASSERT_EQ(((uint64_t*)t.node[NODE_B].buf)[0], 5);
+        GDA_FT_ASSERT_EQ(((uint64_t*)(t.node[NODE_B].buf + 64))[0], 77);
+        GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+        GDA_FT_ASSERT_EQ(counters.switches, 1);
+        GDA_FT_ASSERT_EQ(counters.replays, 1);
+        GDA_FT_ASSERT_EQ(counters.in_doubt, 0);
+        test_uct_cleanup(&t);
+        return;
+    }
 
     GDA_FT_ASSERT_EQ(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
                                       raddr_b(&t, 8), rkey_b(&t)),

@@ -11,6 +11,7 @@
 #include "gda_ft_dev_common.h"
 
 #include <ucs/debug/log.h>
+#include <ucs/sys/math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -130,6 +131,7 @@ static ucs_status_t gda_ft_chan_host_init_path(gda_ft_chan_host_t *ch,
     dp->failed     = 0;
     dp->seen_rearm = 0;
     p->window_ns   = ch->params.recovery_ns;
+    p->backoff_ns  = ch->params.rearm_backoff_ns;
     return UCS_OK;
 }
 
@@ -265,6 +267,24 @@ ucs_status_t gda_ft_chan_host_fence_qp(gda_ft_hca_qp_t *qp, uint32_t *epsn_p)
     return UCS_OK;
 }
 
+/* Path `path` was left at now_ns. Its re-arm back-off doubles when it
+ * fails again within ten recovery windows of its last re-arm (flapping),
+ * and starts over otherwise. */
+static void gda_ft_chan_host_left(gda_ft_chan_host_t *ch, unsigned path,
+                                  uint64_t now_ns)
+{
+    gda_ft_chan_host_path_t *p = &ch->path[path];
+
+    if ((p->rearmed_ns != 0) &&
+        ((now_ns - p->rearmed_ns) < 10 * ch->params.recovery_ns)) {
+        p->backoff_ns = ucs_min(2 * p->backoff_ns,
+                                ch->params.rearm_backoff_max_ns);
+    } else {
+        p->backoff_ns = ch->params.rearm_backoff_ns;
+    }
+    p->left_ns = now_ns;
+}
+
 /*
  * Handles switch record seq: fence, and the peer's word when asked. Returns
  * 0 while the peer's word is on its way (ask again at the next pass).
@@ -306,6 +326,7 @@ static int gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
                                            (rec->why ==
                                             GDA_FT_CHAN_WHY_ERR_CQE);
             ch->path[failed].up_since_ns = 0;
+            gda_ft_chan_host_left(ch, failed, now_ns);
         }
 
         if (rec->resolve) {
@@ -453,7 +474,9 @@ static int gda_ft_chan_host_path_ready(gda_ft_chan_host_t *ch,
     if (p->up_since_ns == 0) {
         p->up_since_ns = now_ns;
     }
-    return p->rearm_now || ((now_ns - p->up_since_ns) >= p->window_ns);
+    return p->rearm_now ||
+           (((now_ns - p->up_since_ns) >= p->window_ns) &&
+            ((now_ns - p->left_ns) >= p->backoff_ns + p->window_ns));
 }
 
 int gda_ft_chan_host_guard(gda_ft_chan_host_t *ch,

@@ -32,6 +32,14 @@ typedef struct gda_ft_chan_host_params {
     uint32_t               max_chunk;   /* bytes per put/get WQE */
     uint64_t               recovery_ns; /* a failed path must stay up this
                                            long before it is re-armed */
+    uint64_t               rearm_backoff_ns;     /* a failed path is re-armed
+                                                    no sooner than this after
+                                                    it was left (0: as soon
+                                                    as it is ready); doubled
+                                                    when it fails again within
+                                                    ten recovery windows of a
+                                                    re-arm, up to */
+    uint64_t               rearm_backoff_max_ns; /* this */
     uint64_t               grace_ns;    /* completions of an abandoned QP
                                            still count this long before it
                                            is fenced (a slow path is not a
@@ -62,6 +70,8 @@ typedef struct gda_ft_chan_host_path {
     uint64_t             up_since_ns; /* port seen up since, 0: down */
     uint64_t             window_ns;   /* recovery window now (damped) */
     uint64_t             rearmed_ns;  /* last re-arm */
+    uint64_t             left_ns;     /* when it was last left */
+    uint64_t             backoff_ns;  /* re-arm no sooner after that */
 } gda_ft_chan_host_path_t;
 
 

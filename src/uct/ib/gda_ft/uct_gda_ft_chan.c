@@ -93,9 +93,12 @@ static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
     uint32_t epoch;
 
     if ((ep->guard.peer_mbox == 0) ||
-        (ep->dev.state == GDA_FT_EP_NO_PATH)) {
+        (ep->dev.state == GDA_FT_EP_NO_PATH) ||
+        ((op == UCT_GDA_FT_CHAN_ASK_FENCE) &&
+         !uct_gda_ft_ep_iface(ep)->config.resolve)) {
         /* the peer cannot be asked: it has no mailbox, or the endpoint's
-         * QPs that would carry the question found no path to it */
+         * QPs that would carry the question found no path to it; or is
+         * not to be (RESOLVE=n: what a failed path left is in doubt) */
         return UCS_ERR_UNSUPPORTED;
     }
 
@@ -301,6 +304,7 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
     uct_gda_ft_ep_chans_t *c;
     uint8_t port[GDA_FT_NUM_PATHS];
     gda_ft_chan_host_params_t params, host_params, target_params;
+    gda_ft_chan_host_params_t host_target_params;
     ucs_status_t status;
     unsigned i, path;
 
@@ -323,12 +327,21 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
         port[path] = iface->path[path].port_num;
     }
     uct_gda_ft_chan_params(iface, iface->config.dev_channel_ring, &params);
-    /* the host channel: CPU posters ring its doorbell, and its ring holds
-     * the largest UCT operation twice */
+    /* the host channel: CPU posters ring its doorbell, its ring holds the
+     * largest UCT operation twice */
     uct_gda_ft_chan_params(iface, iface->config.hchan_ring, &host_params);
     host_params.mem.type = GDA_FT_HCA_MEM_HOST;
+    /* and it fails back as the endpoint's QPs do (REARM_BACKOFF) */
+    host_params.rearm_backoff_ns     = iface->config.rearm_backoff_ns;
+    host_params.rearm_backoff_max_ns = iface->config.rearm_backoff_max_ns;
     uct_gda_ft_chan_params(iface, UCT_GDA_FT_CHAN_TARGET_RING,
                            &target_params);
+    /* the peer's host channel reaches a target in host memory too: a
+     * target QP in mapped memory answers a CPU poster's single operation
+     * about 4 ms late on the software HCA (ucx_perftest put_bw -O 1,
+     * 38 us with host memory) */
+    host_target_params          = target_params;
+    host_target_params.mem.type = GDA_FT_HCA_MEM_HOST;
 
     c->init   = ucs_calloc(num, sizeof(*c->init), "gda_ft_chan_init");
     c->target = ucs_calloc(num, sizeof(*c->target), "gda_ft_chan_target");
@@ -350,7 +363,8 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
             goto err;
         }
         status = gda_ft_chan_host_init(&c->target[i], pd, port, i, NULL,
-                                       &target_params);
+                                       (i < c->first_dev) ?
+                                       &host_target_params : &target_params);
         if (status != UCS_OK) {
             gda_ft_chan_host_cleanup(&c->init[i]);
             goto err;

@@ -54,14 +54,16 @@ static struct {
 size_t uct_gda_ft_iface_format_counters(uct_gda_ft_iface_t *iface,
                                         char *reply, size_t max)
 {
-    const gda_ft_dev_ep_counters_t *c;
+    gda_ft_dev_ep_counters_t counters, *c = &counters;
     uct_gda_ft_ep_t *ep;
     char prefix[64];
     size_t len = 0;
 
     pthread_mutex_lock(&iface->eps_lock);
     ucs_list_for_each(ep, &iface->eps, list) {
-        c    = &ep->dev.counters;
+        /* the endpoint's, its host channel's merged in (its own line
+         * follows with the device channels') */
+        uct_gda_ft_ep_query_counters(&ep->super.super, c);
         len += snprintf(reply + len, (len < max) ? max - len : 0,
                         "%s ep %p peer QP 0x%x/0x%x: path %s, switches %u "
                         "replays %u fences %u in_doubt %u failbacks %u "

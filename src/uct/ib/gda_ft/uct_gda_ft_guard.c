@@ -605,6 +605,11 @@ void uct_gda_ft_ep_path_event(uct_gda_ft_ep_t *ep, unsigned path,
                  uct_gda_ft_path_name(ep->dev.active));
         uct_gda_ft_ep_guard_on_switch(ep, path);
     } else if (status == GDA_FT_DEV_PATH_SWITCHED) {
+        if ((path == UCT_GDA_FT_PATH_PRIMARY) && uct_gda_ft_ep_on_chan(ep)) {
+            /* its host channel shares the ports: it follows at its next
+             * pass (gda_ft_chan_health_t), with the device channels */
+            gda_ft_atomic_fetch_add32(&ep->chans->health->fail_gen, 1);
+        }
         /* Expected and survived: a diagnostic, as UCX reports such events;
          * the counters keep the record, and what the user must know (in
          * doubt, no path left) is a warning or an error */

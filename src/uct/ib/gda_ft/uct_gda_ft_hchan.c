@@ -125,6 +125,15 @@ static void uct_gda_ft_hchan_report(uct_gda_ft_ep_t *ep)
                      uct_gda_ft_path_name(1 - left));
         }
     }
+    if ((switches != seen->switches) &&
+        (chan->path[left].failed != GDA_FT_CHAN_WHY_PEER) &&
+        !ep->dev.path_failed[left] && (ep->dev.state != GDA_FT_EP_NO_PATH)) {
+        /* the endpoint's QPs share the ports: they leave the path too,
+         * rather than wait for their own deadline (they may carry little,
+         * so find it late: both paths gone took 3 deadlines) */
+        uct_gda_ft_ep_path_event(ep, left, gda_ft_ep_switch(&ep->dev, left),
+                                 NULL, "its host channel left it");
+    }
     if (failbacks != seen->failbacks) {
         ucs_diag("gda_ft: ep %p: primary path of its host channel is back: "
                  "traffic returns to it (failback %u)", ep, failbacks);
@@ -361,6 +370,7 @@ unsigned uct_gda_ft_hchan_deliver_one(uct_gda_ft_ep_t *ep)
         --hchan->ops;
         stored           = (stored == UCT_GDA_FT_HCHAN_END) ? 0 : stored;
         status           = uct_gda_ft_hchan_status(wqe_status);
+        hchan->no_path_ops += (status == UCS_ERR_ENDPOINT_TIMEOUT);
         if (ucs_unlikely(status != UCS_OK)) {
             uct_gda_ft_hchan_op_failed(ep, stored, wqe_status);
             if ((status != UCS_ERR_CANCELED) &&
@@ -496,12 +506,15 @@ void uct_gda_ft_hchan_add_counters(const uct_gda_ft_ep_t *ep,
         return;
     }
     gda_ft_chan_host_query(&ep->chans->init[0], ep->hchan.chan, &q);
-    counters->switches  += q.poster.switches;
+    /* one port failure moves both datapaths: the endpoint's switches (and
+     * fences of the path it left) are those of the one that moved most;
+     * what they carried adds up */
+    counters->switches  = ucs_max(counters->switches, q.poster.switches);
+    counters->failbacks = ucs_max(counters->failbacks, q.poster.failbacks);
+    counters->fences    = ucs_max(counters->fences, q.host.fences);
+    counters->no_path   += ep->hchan.no_path_ops;
     counters->replays   += q.poster.replays;
     counters->in_doubt  += q.poster.in_doubt;
-    counters->failbacks += q.poster.failbacks;
-    counters->no_path   += q.poster.no_path;
     counters->op_errors += q.poster.op_errors;
     counters->confirmed += q.poster.confirmed;
-    counters->fences    += q.host.fences;
 }

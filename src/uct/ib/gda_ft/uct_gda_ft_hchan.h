@@ -109,7 +109,7 @@ void uct_gda_ft_hchan_cancel(uct_gda_ft_ep_t *ep);
 /* Endpoint destroyed: its QPs stop, its cookies are canceled */
 void uct_gda_ft_hchan_cleanup(uct_gda_ft_ep_t *ep);
 
-/* The channel's failover counters, added to the endpoint's */
+/* The channel's failover counters, merged into the endpoint's */
 void uct_gda_ft_hchan_add_counters(const uct_gda_ft_ep_t *ep,
                                    gda_ft_dev_ep_counters_t *counters);
 

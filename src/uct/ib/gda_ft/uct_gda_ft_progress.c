@@ -160,19 +160,20 @@ uct_gda_ft_iface_query_counters(uct_iface_h tl_iface,
                                 gda_ft_dev_ep_counters_t *counters)
 {
     uct_gda_ft_iface_t *iface = ucs_derived_of(tl_iface, uct_gda_ft_iface_t);
+    gda_ft_dev_ep_counters_t ep_counters;
     uct_gda_ft_ep_t *ep;
 
     memset(counters, 0, sizeof(*counters));
     ucs_list_for_each(ep, &iface->eps, list) {
-        uct_gda_ft_hchan_add_counters(ep, counters);
-        counters->switches  += ep->dev.counters.switches;
-        counters->replays   += ep->dev.counters.replays;
-        counters->in_doubt  += ep->dev.counters.in_doubt;
-        counters->failbacks += ep->dev.counters.failbacks;
-        counters->no_path   += ep->dev.counters.no_path;
-        counters->fences    += ep->dev.counters.fences;
-        counters->op_errors += ep->dev.counters.op_errors;
-        counters->confirmed += ep->dev.counters.confirmed;
+        uct_gda_ft_ep_query_counters(&ep->super.super, &ep_counters);
+        counters->switches  += ep_counters.switches;
+        counters->replays   += ep_counters.replays;
+        counters->in_doubt  += ep_counters.in_doubt;
+        counters->failbacks += ep_counters.failbacks;
+        counters->no_path   += ep_counters.no_path;
+        counters->fences    += ep_counters.fences;
+        counters->op_errors += ep_counters.op_errors;
+        counters->confirmed += ep_counters.confirmed;
     }
     return UCS_OK;
 }

@@ -225,6 +225,8 @@ typedef struct uct_gda_ft_ep_hchan {
     uint64_t         posted;     /* logical index after the last post */
     uint64_t         delivered;  /* completions handed out before it */
     uint32_t         ops;        /* operations posted, not handed out */
+    uint32_t         no_path_ops; /* handed out failed for lack of a path,
+                                     as the endpoint's no_path counts */
     uint64_t         aborted;    /* what was posted before it completes
                                     with abort_status, done or not: a
                                     flush(CANCEL), or the endpoint's QPs
