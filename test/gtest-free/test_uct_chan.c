@@ -255,6 +255,66 @@ GDA_FT_TEST(uct_chan, address_and_settings)
                      UCS_ERR_INVALID_PARAM);
 }
 
+/*
+ * A host channel (HOST_CHANNEL=y) is channel 0 of the endpoint: it counts
+ * against the three an address carries, the device API sees the device
+ * channels after it, numbered from 0, and a peer without one connects
+ * our host channel to its first channel (a channel is posted on by one
+ * side only, so either kind of peer channel serves).
+ */
+GDA_FT_TEST(uct_chan, host_channel_beside_device_channels)
+{
+    size_t (*format)(uct_iface_h iface, char *reply, size_t max);
+    gda_ft_chan_query_t query;
+    char counters[4096];
+    gda_ft_chan_t *chans;
+    test_chan_t c;
+    unsigned count;
+    uint64_t value = 0x600d;
+
+    test_chan_env(&c, "2");
+    /* the transport's interface is its uct_iface_h (the first member) */
+    format = (size_t (*)(uct_iface_h, char*, size_t))dlsym(
+            c.t.plugin, "uct_gda_ft_iface_format_counters");
+    GDA_FT_ASSERT(format != NULL);
+    setenv("UCX_GDA_FT_HOST_CHANNEL", "y", 1);
+    test_node_open(&c.t, &c.t.node[NODE_A], "gda_ft_tsoft0", "tsoft0:1");
+    GDA_FT_ASSERT_EQ(c.t.node[NODE_A].iface_attr.ep_addr_len,
+                     24 + 1 + 3 * 12);
+    /* the peer has no host channel and one device channel */
+    setenv("UCX_GDA_FT_HOST_CHANNEL", "n", 1);
+    setenv("UCX_GDA_FT_DEVICE_CHANNELS", "1", 1);
+    test_node_open(&c.t, &c.t.node[NODE_B], "gda_ft_tsoft2", "tsoft2:1");
+    test_connect(&c.t);
+
+    /* the peer has one channel: A's host channel connects to it, and
+     * none of A's device channels */
+    GDA_FT_ASSERT_EQ(c.device_channels(c.t.node[NODE_A].ep, &chans, &count),
+                     UCS_ERR_NOT_CONNECTED);
+    GDA_FT_ASSERT_OK(c.device_channels(c.t.node[NODE_B].ep, &chans, &count));
+    GDA_FT_ASSERT_EQ(count, 1);
+    GDA_FT_ASSERT_EQ(c.query_channel(c.t.node[NODE_B].ep, 1, NULL, &query),
+                     UCS_ERR_INVALID_PARAM);
+
+    /* A's put goes on its host channel, whose counters line shows it */
+    GDA_FT_ASSERT_OK(test_put_short(&c.t, &value, 8, 0));
+    GDA_FT_ASSERT_OK(test_flush(&c.t));
+    GDA_FT_ASSERT_EQ(*(uint64_t*)c.t.node[NODE_B].buf, value);
+    format(c.t.node[NODE_A].iface, counters, sizeof(counters));
+    GDA_FT_ASSERT(strstr(counters, "host channel 0: path primary") != NULL);
+    format(c.t.node[NODE_B].iface, counters, sizeof(counters));
+    GDA_FT_ASSERT(strstr(counters, "host channel") == NULL);
+    test_uct_cleanup(&c.t);
+
+    /* three device channels leave no room for the host channel */
+    test_chan_env(&c, "3");
+    setenv("UCX_GDA_FT_HOST_CHANNEL", "y", 1);
+    GDA_FT_ASSERT_EQ(test_node_try_open(&c.t, &c.t.node[NODE_A],
+                                        "gda_ft_tsoft0", "tsoft0:1"),
+                     UCS_ERR_INVALID_PARAM);
+    unsetenv("UCX_GDA_FT_HOST_CHANNEL");
+}
+
 GDA_FT_TEST(uct_chan, channels_need_a_backup_hca)
 {
     test_uct_t t;

@@ -313,10 +313,21 @@ static void uct_gda_ft_guard_failback(uct_gda_ft_ep_t *ep, uint64_t now)
     g->state          = UCT_GDA_FT_GUARD_IDLE;
     g->failback_ns    = now;
     ep->reported      = ep->dev.counters;
-    ucs_diag("gda_ft: ep %p: primary path to peer QP 0x%x is back: traffic "
-             "returns to it (failback %u)", ep,
-             ep->path[UCT_GDA_FT_PATH_PRIMARY].dest_qpn,
-             ep->dev.counters.failbacks);
+    if (uct_gda_ft_ep_on_chan(ep) &&
+        (gda_ft_atomic_load_acq32(&ep->hchan.chan->active) ==
+         UCT_GDA_FT_PATH_PRIMARY)) {
+        /* its host channel is back already, and said so: one line for
+         * the endpoint's failback */
+        ucs_diag("gda_ft: ep %p: primary path to peer QP 0x%x is back, as "
+                 "its host channel's (failback %u)", ep,
+                 ep->path[UCT_GDA_FT_PATH_PRIMARY].dest_qpn,
+                 ep->dev.counters.failbacks);
+    } else {
+        ucs_diag("gda_ft: ep %p: primary path to peer QP 0x%x is back: "
+                 "traffic returns to it (failback %u)", ep,
+                 ep->path[UCT_GDA_FT_PATH_PRIMARY].dest_qpn,
+                 ep->dev.counters.failbacks);
+    }
 }
 
 /* Reports how the operations a failed path left were settled, once */

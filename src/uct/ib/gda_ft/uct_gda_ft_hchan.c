@@ -134,7 +134,14 @@ static void uct_gda_ft_hchan_report(uct_gda_ft_ep_t *ep)
         uct_gda_ft_ep_path_event(ep, left, gda_ft_ep_switch(&ep->dev, left),
                                  NULL, "its host channel left it");
     }
-    if (failbacks != seen->failbacks) {
+    if ((failbacks != seen->failbacks) &&
+        (ep->dev.active == UCT_GDA_FT_PATH_PRIMARY) &&
+        ep->dev.path_failed[UCT_GDA_FT_PATH_BACKUP] == 0 &&
+        (ep->dev.counters.failbacks >= failbacks)) {
+        /* the endpoint's QPs are back already and said so */
+        ucs_diag("gda_ft: ep %p: primary path of its host channel is back, "
+                 "as the endpoint's (failback %u)", ep, failbacks);
+    } else if (failbacks != seen->failbacks) {
         ucs_diag("gda_ft: ep %p: primary path of its host channel is back: "
                  "traffic returns to it (failback %u)", ep, failbacks);
     }
@@ -182,6 +189,15 @@ static void uct_gda_ft_hchan_list_del(uct_gda_ft_ep_t *ep)
     if (ep->hchan.in_list) {
         ucs_list_del(&ep->hchan.list);
         ep->hchan.in_list = 0;
+    }
+}
+
+/* On the interface's list while it has something in flight: an interface
+ * flush waits for the list to empty */
+static void uct_gda_ft_hchan_list_update(uct_gda_ft_ep_t *ep)
+{
+    if (ep->hchan.delivered == ep->hchan.posted) {
+        uct_gda_ft_hchan_list_del(ep);
     }
 }
 
@@ -336,7 +352,11 @@ unsigned uct_gda_ft_hchan_deliver_one(uct_gda_ft_ep_t *ep)
     ucs_status_t status;
     int gone;
 
-    if ((chan == NULL) || (hchan->delivered == hchan->posted)) {
+    if (chan == NULL) {
+        return 0;
+    }
+    if (hchan->delivered == hchan->posted) {
+        uct_gda_ft_hchan_list_update(ep);
         return 0;
     }
 
@@ -354,7 +374,8 @@ unsigned uct_gda_ft_hchan_deliver_one(uct_gda_ft_ep_t *ep)
             return 0;
         }
 
-        /* a chunk's failure is its operation's */
+        /* a chunk's failure is its operation's (an operation's cookie is
+         * at its last WQE, and a WQE may span WQEBBs after it) */
         if (hchan->op_status == GDA_FT_DEV_OK) {
             hchan->op_status = wqe_status;
         }
@@ -381,14 +402,13 @@ unsigned uct_gda_ft_hchan_deliver_one(uct_gda_ft_ep_t *ep)
         }
 
         iface = uct_gda_ft_ep_iface(ep);
-        if (hchan->delivered == hchan->posted) {
-            uct_gda_ft_hchan_list_del(ep);
-        }
+        uct_gda_ft_hchan_list_update(ep);
         /* the endpoint has room again: let its pending requests in */
         ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
         uct_gda_ft_cookie_complete(stored, status);
         return 1;
     }
+    uct_gda_ft_hchan_list_update(ep);
     return 0;
 }
 
