@@ -12,6 +12,12 @@
 #   REPS          pairs per test (default 9)
 #   PERFTEST ARGS one test (default: the two below)
 #
+# BENCH_ENV_A, BENCH_ENV_B: settings of each side's runs (VAR=value ...),
+# to compare one build two ways (DIR_A and DIR_B the same folder):
+#
+#   BENCH_ENV_A=UCX_GDA_FT_HOST_CHANNEL=y BENCH_ENV_B=UCX_GDA_FT_HOST_CHANNEL=n \
+#       contrib/bench-plugins.sh build/.libs build/.libs
+#
 # Default tests: UCT put_bw zero-copy of 8 bytes (-x gda_ft, 200000
 # iterations) and UCP ucp_put_bw of 64 KiB (UCX_TLS=gda_ft,tcp, 20000).
 # Each gda_ft process has two soft HCAs (server 127.0.0.1/.2, client
@@ -47,12 +53,13 @@ side_env() {
     echo "UCX_GDA_FT_SOFT_CTL_DIR= UCX_GDA_FT_SOFT_DEVICES=gda0=127.0.0.$1:$udp_port,gda1=127.0.0.$(($1 + 1)):$udp_port"
 }
 
-# one run: $1 plugin folder, $2 test; prints the overall message rate
+# one run: $1 plugin folder, $2 test, $3 settings; prints the overall
+# message rate
 run_one() {
-    local dir=$1 args=$2 extra="" rate
+    local dir=$1 args=$2 extra="${3:-}" rate
     if [ "${args#UCP }" != "$args" ]; then
         args=${args#UCP }
-        extra="UCX_TLS=gda_ft,tcp UCX_NET_DEVICES=all"
+        extra="$extra UCX_TLS=gda_ft,tcp UCX_NET_DEVICES=all"
     fi
     env $(side_env 1) $extra GDA_FT_BUILD_DIR=$dir \
         timeout 120 "$top/contrib/gda_ft-run.sh" ucx_perftest -p $tcp_port \
@@ -73,15 +80,19 @@ median() {
                         print m}'
 }
 
-echo "A: $dir_a"
-echo "B: $dir_b"
+env_a=${BENCH_ENV_A:-}
+env_b=${BENCH_ENV_B:-}
+echo "A: $dir_a $env_a"
+echo "B: $dir_b $env_b"
 for t in "${tests[@]}"; do
     ra=(); rb=(); ratios=()
     for i in $(seq 1 "$reps"); do
         if [ $((i % 2)) -eq 1 ]; then
-            a=$(run_one "$dir_a" "$t"); b=$(run_one "$dir_b" "$t")
+            a=$(run_one "$dir_a" "$t" "$env_a")
+            b=$(run_one "$dir_b" "$t" "$env_b")
         else
-            b=$(run_one "$dir_b" "$t"); a=$(run_one "$dir_a" "$t")
+            b=$(run_one "$dir_b" "$t" "$env_b")
+            a=$(run_one "$dir_a" "$t" "$env_a")
         fi
         ra+=("$a"); rb+=("$b")
         ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.4f", (b > 0) ? a / b : 0}')")
