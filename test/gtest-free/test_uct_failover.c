@@ -341,6 +341,22 @@ GDA_FT_TEST(uct_failover, single_device_works_without_backup)
 
 
 
+/* The settled failover of the test below: the put posted before it
+ * replayed once, the one after it behind it, nothing in doubt */
+static void test_settled_in_order(test_uct_t *t)
+{
+    test_counters_t counters;
+
+    GDA_FT_ASSERT_OK(test_flush(t));
+    GDA_FT_ASSERT_EQ(((uint64_t*)t->node[NODE_B].buf)[0], 5);
+    GDA_FT_ASSERT_EQ(((uint64_t*)(t->node[NODE_B].buf + 64))[0], 77);
+    GDA_FT_ASSERT_OK(t->query_counters(t->node[NODE_A].ep, &counters));
+    GDA_FT_ASSERT_EQ(counters.switches, 1);
+    GDA_FT_ASSERT_EQ(counters.replays, 1);
+    GDA_FT_ASSERT_EQ(counters.in_doubt, 0);
+    test_uct_cleanup(t);
+}
+
 /*
  * While a failover settles (the peer has not answered yet) the endpoint is
  * held: operations return NO_RESOURCE, pending_add queues (it must not
@@ -381,14 +397,7 @@ GDA_FT_TEST(uct_failover, settling_failover_holds_posts_and_flushes)
         value = 77;
         GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
                                           raddr_b(&t, 64), rkey_b(&t)));
-        GDA_FT_ASSERT_OK(test_flush(&t));
-        GDA_FT_ASSERT_EQ(((uint64_t*)t.node[NODE_B].buf)[0], 5);
-        GDA_FT_ASSERT_EQ(((uint64_t*)(t.node[NODE_B].buf + 64))[0], 77);
-        GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
-        GDA_FT_ASSERT_EQ(counters.switches, 1);
-        GDA_FT_ASSERT_EQ(counters.replays, 1);
-        GDA_FT_ASSERT_EQ(counters.in_doubt, 0);
-        test_uct_cleanup(&t);
+        test_settled_in_order(&t);
         return;
     }
 
@@ -421,13 +430,7 @@ GDA_FT_TEST(uct_failover, settling_failover_holds_posts_and_flushes)
 
     /* B answers: the put is replayed once, then the queued request runs */
     TEST_WAIT(&t, req.calls == 1, 10000);
-    GDA_FT_ASSERT_OK(test_flush(&t));
-    GDA_FT_ASSERT_EQ(((uint64_t*)t.node[NODE_B].buf)[0], 5);
-    GDA_FT_ASSERT_EQ(((uint64_t*)(t.node[NODE_B].buf + 64))[0], 77);
-    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
-    GDA_FT_ASSERT_EQ(counters.switches, 1);
-    GDA_FT_ASSERT_EQ(counters.replays, 1);
-    test_uct_cleanup(&t);
+    test_settled_in_order(&t);
 }
 
 /* Retries an operation while the endpoint has no room */
