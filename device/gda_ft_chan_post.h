@@ -49,6 +49,31 @@ enum {
 };
 
 
+/* The buffers of an operation: [laddr, +length) and raddr with both
+ * paths' keys; its operands, masks and flags zero. What every builder
+ * starts from (the device API's from a memory list, the UCT host
+ * channel's); the kind and opcode are the builder's. */
+GDA_FT_DEV_FUNC void gda_ft_chan_op_init(gda_ft_chan_op_t *op,
+                                         uint64_t laddr, const uint32_t *lkey,
+                                         uint32_t length, uint64_t raddr,
+                                         const uint32_t *rkey)
+{
+    op->inl        = 0;
+    op->flags      = 0;
+    op->length     = length;
+    op->laddr      = laddr;
+    op->lkey[0]    = lkey[0];
+    op->lkey[1]    = lkey[1];
+    op->raddr      = raddr;
+    op->rkey[0]    = rkey[0];
+    op->rkey[1]    = rkey[1];
+    op->operand[0] = 0;
+    op->operand[1] = 0;
+    op->mask[0]    = 0;
+    op->mask[1]    = 0;
+}
+
+
 /* A reservation: where a post writes and publishes */
 typedef struct gda_ft_chan_resv {
     uint64_t seq;     /* logical index of its first WQEBB */

@@ -195,19 +195,8 @@ GDA_FT_DEV_FUNC int gda_ft_dev_op_mem(gda_ft_chan_op_t *op,
         (roff > e->length) || (length > e->length - roff)) {
         return 0;
     }
-    op->laddr    = e->laddr + loff;
-    op->raddr    = e->raddr + roff;
-    op->lkey[0]  = e->lkey[0];
-    op->lkey[1]  = e->lkey[1];
-    op->rkey[0]  = e->rkey[0];
-    op->rkey[1]  = e->rkey[1];
-    op->length   = (uint32_t)length;
-    op->inl        = 0;
-    op->flags      = 0;
-    op->operand[0] = 0;
-    op->operand[1] = 0;
-    op->mask[0]    = 0;
-    op->mask[1]    = 0;
+    gda_ft_chan_op_init(op, e->laddr + loff, e->lkey, (uint32_t)length,
+                        e->raddr + roff, e->rkey);
     return 1;
 }
 

@@ -60,21 +60,9 @@ uct_gda_ft_hchan_op(gda_ft_chan_op_t *op, uint8_t kind, uint8_t opcode,
                     uint64_t laddr, const uint32_t *lkeys, uint32_t length,
                     uint64_t raddr, const uint32_t *rkeys)
 {
-    op->kind       = kind;
-    op->opcode     = opcode;
-    op->inl        = 0;
-    op->flags      = 0;
-    op->length     = length;
-    op->laddr      = laddr;
-    op->lkey[0]    = lkeys[0];
-    op->lkey[1]    = lkeys[1];
-    op->raddr      = raddr;
-    op->rkey[0]    = rkeys[0];
-    op->rkey[1]    = rkeys[1];
-    op->operand[0] = 0;
-    op->operand[1] = 0;
-    op->mask[0]    = 0;
-    op->mask[1]    = 0;
+    gda_ft_chan_op_init(op, laddr, lkeys, length, raddr, rkeys);
+    op->kind   = kind;
+    op->opcode = opcode;
 }
 
 /*
