@@ -93,9 +93,9 @@ static const char *uct_gda_ft_hchan_why(unsigned why)
 }
 
 /*
- * What a pass of the channel did, logged as the endpoint's own switches
- * are: a switch it survives is a diagnostic (the counters keep the
- * record), no path left is an error.
+ * What a pass of the channel did since the last report, logged as the
+ * endpoint's own switches are: a switch it survives is a diagnostic (the
+ * counters keep the record), no path left is an error.
  */
 static void uct_gda_ft_hchan_report(uct_gda_ft_ep_t *ep)
 {
@@ -124,26 +124,29 @@ static void uct_gda_ft_hchan_report(uct_gda_ft_ep_t *ep)
                      uct_gda_ft_hchan_why(chan->path[left].failed),
                      uct_gda_ft_path_name(1 - left));
         }
+        if ((chan->path[left].failed != GDA_FT_CHAN_WHY_PEER) &&
+            !ep->dev.path_failed[left] &&
+            (ep->dev.state != GDA_FT_EP_NO_PATH)) {
+            /* the endpoint's QPs share the ports: they leave the path
+             * too, rather than wait for their own deadline (they may carry
+             * little, so find it late: both paths gone took 3 deadlines) */
+            uct_gda_ft_ep_path_event(ep, left,
+                                     gda_ft_ep_switch(&ep->dev, left), NULL,
+                                     "its host channel left it");
+        }
     }
-    if ((switches != seen->switches) &&
-        (chan->path[left].failed != GDA_FT_CHAN_WHY_PEER) &&
-        !ep->dev.path_failed[left] && (ep->dev.state != GDA_FT_EP_NO_PATH)) {
-        /* the endpoint's QPs share the ports: they leave the path too,
-         * rather than wait for their own deadline (they may carry little,
-         * so find it late: both paths gone took 3 deadlines) */
-        uct_gda_ft_ep_path_event(ep, left, gda_ft_ep_switch(&ep->dev, left),
-                                 NULL, "its host channel left it");
-    }
-    if ((failbacks != seen->failbacks) &&
-        (ep->dev.active == UCT_GDA_FT_PATH_PRIMARY) &&
-        ep->dev.path_failed[UCT_GDA_FT_PATH_BACKUP] == 0 &&
-        (ep->dev.counters.failbacks >= failbacks)) {
-        /* the endpoint's QPs are back already and said so */
-        ucs_diag("gda_ft: ep %p: primary path of its host channel is back, "
-                 "as the endpoint's (failback %u)", ep, failbacks);
-    } else if (failbacks != seen->failbacks) {
-        ucs_diag("gda_ft: ep %p: primary path of its host channel is back: "
-                 "traffic returns to it (failback %u)", ep, failbacks);
+    if (failbacks != seen->failbacks) {
+        if ((ep->dev.active == UCT_GDA_FT_PATH_PRIMARY) &&
+            !ep->dev.path_failed[UCT_GDA_FT_PATH_BACKUP] &&
+            (ep->dev.counters.failbacks >= failbacks)) {
+            /* the endpoint's QPs are back already and said so */
+            ucs_diag("gda_ft: ep %p: primary path of its host channel is "
+                     "back, as the endpoint's (failback %u)", ep, failbacks);
+        } else {
+            ucs_diag("gda_ft: ep %p: primary path of its host channel is "
+                     "back: traffic returns to it (failback %u)", ep,
+                     failbacks);
+        }
     }
     if (no_path != seen->no_path) {
         ucs_error("gda_ft: ep %p: both paths of its host channel failed: "
@@ -165,13 +168,7 @@ static gda_ft_dev_status_t uct_gda_ft_hchan_chan_progress(uct_gda_ft_ep_t *ep)
     hook->arg  = NULL;
     status     = gda_ft_chan_progress(ep->hchan.chan);
     hook->func = NULL;
-    if ((gda_ft_atomic_load_rlx32(&ep->hchan.chan->counters.switches) !=
-         ep->hchan.reported.switches) ||
-        (gda_ft_atomic_load_rlx32(&ep->hchan.chan->counters.failbacks) !=
-         ep->hchan.reported.failbacks) ||
-        (status == GDA_FT_DEV_NO_PATH)) {
-        uct_gda_ft_hchan_report(ep);
-    }
+    uct_gda_ft_hchan_report(ep);
     return status;
 }
 
