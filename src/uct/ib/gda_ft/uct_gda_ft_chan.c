@@ -304,6 +304,7 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
     uct_gda_ft_ep_chans_t *c;
     uint8_t port[GDA_FT_NUM_PATHS];
     gda_ft_chan_host_params_t params, host_params, target_params;
+    gda_ft_chan_host_params_t host_target_params;
     ucs_status_t status;
     unsigned i, path;
 
@@ -333,14 +334,14 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
     /* and it fails back as the endpoint's QPs do (REARM_BACKOFF) */
     host_params.rearm_backoff_ns     = iface->config.rearm_backoff_ns;
     host_params.rearm_backoff_max_ns = iface->config.rearm_backoff_max_ns;
-    /* A target QP only responds: nothing posts to its ring, which stays
-     * in host memory. In mapped memory it kept the software HCA's engine
-     * thread awake (gda_ft_soft_dev.c, keeps_awake), which on a 2-core
-     * machine starved the posters: a CPU poster's lone operation took
-     * about 4 ms (ucx_perftest put_bw -O 1; 36 us in host memory). */
     uct_gda_ft_chan_params(iface, UCT_GDA_FT_CHAN_TARGET_RING,
                            &target_params);
-    target_params.mem.type = GDA_FT_HCA_MEM_HOST;
+    /* the peer's host channel reaches a target in host memory too: a
+     * target QP in mapped memory answers a CPU poster's single operation
+     * about 4 ms late on the software HCA (ucx_perftest put_bw -O 1,
+     * 38 us with host memory) */
+    host_target_params          = target_params;
+    host_target_params.mem.type = GDA_FT_HCA_MEM_HOST;
 
     c->init   = ucs_calloc(num, sizeof(*c->init), "gda_ft_chan_init");
     c->target = ucs_calloc(num, sizeof(*c->target), "gda_ft_chan_target");
@@ -362,7 +363,8 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
             goto err;
         }
         status = gda_ft_chan_host_init(&c->target[i], pd, port, i, NULL,
-                                       &target_params);
+                                       (i < c->first_dev) ?
+                                       &host_target_params : &target_params);
         if (status != UCS_OK) {
             gda_ft_chan_host_cleanup(&c->init[i]);
             goto err;
