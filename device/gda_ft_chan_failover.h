@@ -24,6 +24,12 @@
  *  5. It unfreezes with a new epoch. With no path left, the channel stays
  *     frozen in NO_PATH and every wait returns NO_PATH.
  *
+ * Nobody waits inside a switch for the host, the peer or a re-arm: a
+ * switch that must wait parks (state PARKED, its progress in `sw`), and
+ * the next progress pass of any thread takes it up where it stopped
+ * (gda_ft_chan_step). So a thread that is also the host half (a UCT
+ * endpoint's) answers between passes, and a waiter's timeout holds.
+ *
  * Failback is the same move, backup to primary, once the host re-armed the
  * primary QP and what the backup holds has completed.
  */
@@ -174,31 +180,29 @@ GDA_FT_DEV_FUNC int gda_ft_chan_window_needs_resolve(gda_ft_chan_t *chan,
 }
 
 /*
- * Writes the switch record. Returns its number, or 0 when no host listens
- * (none, or one that has not emptied the mailbox within resolve_ns).
+ * Writes the switch record if the mailbox has room: 1 with *seq_p (0 when
+ * no host listens), 0 while the host has yet to empty it. The host answers
+ * records that ask for no resolution at once, so room comes unless the
+ * host is gone.
  */
-GDA_FT_DEV_FUNC uint32_t gda_ft_chan_tell_host(gda_ft_chan_t *chan,
-                                               uint8_t from, unsigned why,
-                                               uint64_t freeze, int resolve)
+GDA_FT_DEV_FUNC int gda_ft_chan_tell_host(gda_ft_chan_t *chan, uint8_t from,
+                                          unsigned why, uint64_t freeze,
+                                          int resolve, uint32_t *seq_p)
 {
     gda_ft_chan_mbox_t *mbox = chan->mbox;
     gda_ft_chan_path_t *p    = &chan->path[from];
     uint64_t completed       = gda_ft_chan_completed(chan);
-    uint64_t start           = gda_ft_dev_now_ns();
     gda_ft_chan_record_t *rec;
     uint32_t seq;
 
+    *seq_p = 0;
     if (mbox == NULL) {
-        return 0;
+        return 1;
     }
-    /* the host answers records without resolution at once: room comes */
     seq = mbox->req_seq + 1;
-    while ((seq - gda_ft_atomic_load_acq32_sys(&mbox->ans_seq)) >
-           GDA_FT_CHAN_MBOX_RECORDS) {
-        if ((gda_ft_dev_now_ns() - start) > chan->resolve_ns) {
-            return 0;   /* the host is gone: decide alone */
-        }
-        gda_ft_cpu_relax();
+    if ((seq - gda_ft_atomic_load_acq32_sys(&mbox->ans_seq)) >
+        GDA_FT_CHAN_MBOX_RECORDS) {
+        return 0;
     }
     rec            = &mbox->rec[seq % GDA_FT_CHAN_MBOX_RECORDS];
     rec->epoch     = (uint32_t)GDA_FT_CHAN_WORD_EPOCH(
@@ -210,39 +214,53 @@ GDA_FT_DEV_FUNC uint32_t gda_ft_chan_tell_host(gda_ft_chan_t *chan,
                      gda_ft_chan_slot(chan, p, completed)->psn : p->next_psn;
     rec->resolve   = (uint32_t)resolve;
     gda_ft_atomic_store_rel32_sys(&mbox->req_seq, seq);
-    return seq;
+    *seq_p = seq;
+    return 1;
+}
+
+/* Enters a phase of the switch; its waits count from now */
+GDA_FT_DEV_FUNC void gda_ft_chan_phase(gda_ft_chan_t *chan, uint32_t phase)
+{
+    chan->sw.phase    = phase;
+    chan->sw.since_ns = gda_ft_dev_now_ns();
+}
+
+/* Whether the current phase has waited longer than limit_ns */
+GDA_FT_DEV_FUNC int gda_ft_chan_phase_expired(const gda_ft_chan_t *chan,
+                                              uint64_t limit_ns)
+{
+    return (gda_ft_dev_now_ns() - chan->sw.since_ns) > limit_ns;
 }
 
 /*
- * Waits for the host's answer to record `seq` (one that asked for the
- * peer's word) while late completions of the old path still count.
- * Returns 1 with *epsn_p when the peer's word came.
+ * One look for the host's answer to a switch record that asked for the
+ * peer's word, while late completions of the old path still count. INPROGRESS: not yet. OK: done
+ * waiting, with *known_p 1 when the peer's word *epsn_p came.
  */
-GDA_FT_DEV_FUNC int gda_ft_chan_hear_host(gda_ft_chan_t *chan, uint8_t from,
-                                          uint32_t seq, uint32_t *epsn_p)
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_chan_hear_host(gda_ft_chan_t *chan, int *known_p, uint32_t *epsn_p)
 {
     gda_ft_chan_mbox_t *mbox = chan->mbox;
-    uint64_t start           = gda_ft_dev_now_ns();
+    uint8_t from             = (uint8_t)chan->sw.from;
     uint64_t err_seq;
     uint8_t synd;
 
-    if (seq == 0) {
-        return 0;
+    *known_p = 0;
+    if (!chan->sw.asked || (chan->sw.record == 0)) {
+        return GDA_FT_DEV_OK;   /* nothing to wait for */
     }
-    while (gda_ft_atomic_load_acq32_sys(&mbox->ans_seq) != seq) {
-        gda_ft_chan_poll_path(chan, from, &err_seq, &synd);
-        if ((gda_ft_dev_now_ns() - start) > chan->resolve_ns) {
-            return 0;
-        }
-        gda_ft_cpu_relax();
+    gda_ft_chan_poll_path(chan, from, &err_seq, &synd);
+    if (gda_ft_atomic_load_acq32_sys(&mbox->ans_seq) != chan->sw.record) {
+        return gda_ft_chan_phase_expired(chan, chan->resolve_ns) ?
+               GDA_FT_DEV_OK : GDA_FT_DEV_INPROGRESS;
     }
     /* completions written before the host fenced the QP still count */
     gda_ft_chan_poll_path(chan, from, &err_seq, &synd);
-    if (!gda_ft_atomic_load_acq32_sys(&mbox->ans_known)) {
-        return 0;
+    if (gda_ft_atomic_load_acq32_sys(&mbox->ans_known)) {
+        *epsn_p  = gda_ft_atomic_load_acq32_sys(&mbox->ans_epsn);
+        *known_p = 1;
     }
-    *epsn_p = gda_ft_atomic_load_acq32_sys(&mbox->ans_epsn);
-    return 1;
+    return GDA_FT_DEV_OK;
 }
 
 /*
@@ -340,33 +358,47 @@ GDA_FT_DEV_FUNC void gda_ft_chan_apply_rearm(gda_ft_chan_t *chan, uint8_t p,
 }
 
 /*
- * The other path failed too. It is usable again if the host re-armed it
- * meanwhile. While the host reports its link up (it was left for an error
- * completion, which the host re-arms at once, or for a deadline that a
- * stall, not a dead link, caused), the re-arm comes soon: wait for it,
- * within resolve_ns. With its link down, both paths are gone: give up at
- * once. Returns 1 when path p is usable again.
+ * The other path failed too (phase REARM). It is usable again if the host
+ * re-armed it meanwhile. While the host reports its link up (it was left
+ * for an error completion, which the host re-arms at once, or for a
+ * deadline that a stall, not a dead link, caused), the re-arm comes soon:
+ * wait for it, within resolve_ns. With its link down, both paths are gone:
+ * give up at once.
  */
-GDA_FT_DEV_FUNC int gda_ft_chan_wait_rearm(gda_ft_chan_t *chan, uint8_t p)
+GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_step_rearm(gda_ft_chan_t *chan)
 {
-    uint64_t start = gda_ft_dev_now_ns();
+    uint8_t to = (uint8_t)(1 - chan->sw.from);
     uint32_t rearm;
 
-    if (chan->mbox == NULL) {
-        return 0;
-    }
-    for (;;) {
-        rearm = gda_ft_atomic_load_acq32_sys(&chan->mbox->rearm[p]);
-        if (rearm != chan->path[p].seen_rearm) {
-            gda_ft_chan_apply_rearm(chan, p, rearm);
-            return 1;
+    if (chan->mbox != NULL) {
+        rearm = gda_ft_atomic_load_acq32_sys(&chan->mbox->rearm[to]);
+        if (rearm != chan->path[to].seen_rearm) {
+            gda_ft_chan_apply_rearm(chan, to, rearm);
+            gda_ft_chan_phase(chan, GDA_FT_CHAN_PHASE_TELL);
+            return GDA_FT_DEV_OK;
         }
-        if (!gda_ft_atomic_load_acq32_sys(&chan->mbox->link_up[p]) ||
-            ((gda_ft_dev_now_ns() - start) > chan->resolve_ns)) {
-            return 0;
+        if (gda_ft_atomic_load_acq32_sys(&chan->mbox->link_up[to]) &&
+            !gda_ft_chan_phase_expired(chan, chan->resolve_ns)) {
+            return GDA_FT_DEV_INPROGRESS;
         }
-        gda_ft_cpu_relax();
     }
+    gda_ft_chan_phase(chan, GDA_FT_CHAN_PHASE_GONE);
+    return GDA_FT_DEV_OK;
+}
+
+/* Both paths are gone (phase GONE): the host hears of it (it fences the
+ * path left), then everything outstanding fails */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_step_gone(gda_ft_chan_t *chan)
+{
+    gda_ft_chan_switch_t *sw = &chan->sw;
+    uint32_t record;
+
+    if (!gda_ft_chan_tell_host(chan, (uint8_t)sw->from, sw->why, sw->freeze,
+                               0, &record) &&
+        !gda_ft_chan_phase_expired(chan, chan->resolve_ns)) {
+        return GDA_FT_DEV_INPROGRESS;
+    }
+    return gda_ft_chan_no_path(chan, (uint8_t)sw->from, sw->freeze);
 }
 
 /*
@@ -391,64 +423,64 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_chan_replay_grace(gda_ft_chan_t *chan,
 }
 
 /*
- * With the channel frozen at `freeze` and published up to it: moves the
- * window [completed, freeze) from path `from` to the other path and
- * unfreezes there. The caller owns the SWITCHING state.
+ * Copies the window [first, freeze) from path `from` to the other path's
+ * ring, to be settled once the host has answered (gda_ft_chan_finish).
+ *
+ * The window goes to the new ring while the host holds its grace period
+ * and fences (a load from a host-mapped ring is a PCIe round trip, and a
+ * window holds tens of WQEs). What completes or settles meanwhile becomes
+ * a NOP then. Its slots on the new path are written where readers that
+ * hold no turn (a request's outcome) may look: every index made invalid
+ * now, then every body, then every index, one fence between passes (a
+ * fence per slot cost a microsecond each on the GPU).
  */
-GDA_FT_DEV_FUNC gda_ft_dev_status_t
-gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
-                 uint64_t freeze)
+GDA_FT_DEV_FUNC void gda_ft_chan_take_window(gda_ft_chan_t *chan,
+                                             uint8_t from, uint64_t first,
+                                             uint64_t freeze)
 {
     uint8_t to             = (uint8_t)(1 - from);
     gda_ft_chan_path_t *op = &chan->path[from];
     gda_ft_chan_path_t *np = &chan->path[to];
-    gda_ft_chan_slot_t *oslot, *nslot, slot;
-    uint64_t first, completed, seq, now, off, last = 0;
-    uint32_t epsn  = 0, epoch;
-    int strike     = (why == GDA_FT_CHAN_WHY_ERR_CQE);
-    int asked, known = 0;
-    uint32_t replays = 0;
-    uint32_t record;
+    gda_ft_chan_slot_t *oslot;
+    uint64_t seq;
 
-    /* frozen: the epoch cannot change, but posters still try their CAS
-     * on the word, so it is read atomically too */
-    epoch = (uint32_t)GDA_FT_CHAN_WORD_EPOCH(
-            gda_ft_atomic_load_acq64(&chan->word));
-
-    if (why != GDA_FT_CHAN_WHY_FAILBACK) {
-        op->failed = why;
-        if (np->failed && !gda_ft_chan_wait_rearm(chan, to)) {
-            gda_ft_chan_tell_host(chan, from, why, freeze, 0);
-            return gda_ft_chan_no_path(chan, from, freeze);
-        }
-    }
-
-    /* an error that names no culprit: the peer's word tells what ran */
-    first  = gda_ft_chan_completed(chan);
-    asked  = (why == GDA_FT_CHAN_WHY_ERR_CQE) ||
-             gda_ft_chan_window_needs_resolve(chan, op, first, freeze);
-    record = gda_ft_chan_tell_host(chan, from, why, freeze, asked);
-
-    /* The window goes to the new ring while the host holds its grace
-     * period and fences (a load from a host-mapped ring is a PCIe round
-     * trip, and a window holds tens of WQEs). What completes or settles
-     * meanwhile becomes a NOP below. Its slots on the new path are
-     * written where readers that hold no turn (a request's outcome) may
-     * look: every index made invalid now, then every body, then every
-     * index, one fence between passes (a fence per slot cost a
-     * microsecond each on the GPU). */
-    off = first - np->ring_next;
-    gda_ft_atomic_store_rel64(&np->ring_off, off);
+    gda_ft_atomic_store_rel64(&np->ring_off, first - np->ring_next);
     for (seq = first; seq < freeze; seq += oslot->wqebbs) {
         oslot = gda_ft_chan_slot(chan, op, seq);
         gda_ft_chan_copy_wqe(chan, from, to, seq, oslot);
         gda_ft_atomic_store_rlx64(&gda_ft_chan_slot(chan, np, seq)->seq,
                                   UINT64_MAX);
     }
+}
 
-    known = asked && gda_ft_chan_hear_host(chan, from, record, &epsn);
+/*
+ * Ends the move of the window taken from sw.from: settles it with the
+ * host's answer (known: the peer's word epsn came), rings the new path and
+ * unfreezes there with a new epoch.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_chan_finish(gda_ft_chan_t *chan, int known, uint32_t epsn)
+{
+    const gda_ft_chan_switch_t *sw = &chan->sw;
+    uint8_t from           = (uint8_t)sw->from;
+    uint8_t to             = (uint8_t)(1 - from);
+    gda_ft_chan_path_t *op = &chan->path[from];
+    gda_ft_chan_path_t *np = &chan->path[to];
+    uint64_t first         = sw->first;
+    uint64_t freeze        = sw->freeze;
+    uint64_t off           = gda_ft_atomic_load_rlx64(&np->ring_off);
+    int strike             = (sw->why == GDA_FT_CHAN_WHY_ERR_CQE);
+    uint32_t replays       = 0;
+    gda_ft_chan_slot_t *nslot, slot;
+    uint64_t completed, seq, now, last = 0;
+    uint32_t epoch;
+
+    /* frozen: the epoch cannot change, but posters still try their CAS
+     * on the word, so it is read atomically too */
+    epoch = (uint32_t)GDA_FT_CHAN_WORD_EPOCH(
+            gda_ft_atomic_load_acq64(&chan->word));
     gda_ft_atomic_store_rlx64(&chan->answered_ns,
-                              asked ? gda_ft_dev_now_ns() : 0);
+                              sw->asked ? gda_ft_dev_now_ns() : 0);
     if (known) {
         gda_ft_atomic_fetch_add32(&chan->counters.resolved, 1);
     }
@@ -458,7 +490,7 @@ gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
     for (seq = first; seq < freeze; seq += slot.wqebbs) {
         slot = *gda_ft_chan_slot(chan, op, seq);
         if ((seq >= completed) &&
-            gda_ft_chan_settle(chan, &slot, asked, known, epsn) &&
+            gda_ft_chan_settle(chan, &slot, sw->asked, known, epsn) &&
             !gda_ft_chan_strike(chan, &slot, &strike)) {
             ++replays;
         } else {
@@ -481,20 +513,20 @@ gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
     if (freeze != first) {
         np->next_psn = gda_ft_chan_stamp(chan, np, off, first, freeze,
                                          now, np->next_psn);
-        /* this thread wrote that WQE: its doorbell word is read back */
+        /* this switch wrote that WQE: its doorbell word is read back */
         gda_ft_chan_ring_db(np, off, freeze,
                             *(const uint64_t*)gda_ft_chan_seg(np, last, 0));
     }
     np->ring_next = gda_ft_chan_ring_idx(np, freeze);
     op->ring_next = gda_ft_chan_ring_idx(op, freeze);
 
-    gda_ft_atomic_fetch_add32((why == GDA_FT_CHAN_WHY_FAILBACK) ?
+    gda_ft_atomic_fetch_add32((sw->why == GDA_FT_CHAN_WHY_FAILBACK) ?
                               &chan->counters.failbacks :
                               &chan->counters.switches, 1);
     gda_ft_atomic_max64(&chan->last_progress_ns,
-                        now + gda_ft_chan_replay_grace(chan, to, why,
+                        now + gda_ft_chan_replay_grace(chan, to, sw->why,
                                                        replays != 0));
-    if (why != GDA_FT_CHAN_WHY_FAILBACK) {
+    if (sw->why != GDA_FT_CHAN_WHY_FAILBACK) {
         gda_ft_atomic_store_rel64(&chan->switch_ns, now);
     }
     /* pollers still reading the old path's CQE can no longer count */
@@ -509,8 +541,145 @@ gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from, unsigned why,
     return GDA_FT_DEV_PATH_SWITCHED;
 }
 
+/*
+ * The switch record (phase TELL): an error that names no culprit, or a
+ * window holding signals or atomics, asks for the peer's word. Then the
+ * window is taken to the other ring while the host answers.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_step_tell(gda_ft_chan_t *chan)
+{
+    gda_ft_chan_switch_t *sw = &chan->sw;
+    uint8_t from             = (uint8_t)sw->from;
+    uint64_t first           = gda_ft_chan_completed(chan);
+    int asked = (sw->why == GDA_FT_CHAN_WHY_ERR_CQE) ||
+                gda_ft_chan_window_needs_resolve(chan, &chan->path[from],
+                                                 first, sw->freeze);
+
+    if (!gda_ft_chan_tell_host(chan, from, sw->why, sw->freeze, asked,
+                               &sw->record) &&
+        !gda_ft_chan_phase_expired(chan, chan->resolve_ns)) {
+        return GDA_FT_DEV_INPROGRESS;
+    }
+    /* without a record (the host is gone) it decides alone */
+    sw->first = first;
+    sw->asked = (uint32_t)asked;
+    gda_ft_chan_take_window(chan, from, first, sw->freeze);
+    gda_ft_chan_phase(chan, GDA_FT_CHAN_PHASE_HEAR);
+    return GDA_FT_DEV_OK;
+}
+
+/* The host's answer (phase HEAR), then the end of the move */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_step_hear(gda_ft_chan_t *chan)
+{
+    uint32_t epsn = 0;
+    int known;
+
+    if (gda_ft_chan_hear_host(chan, &known, &epsn) ==
+        GDA_FT_DEV_INPROGRESS) {
+        return GDA_FT_DEV_INPROGRESS;
+    }
+    return gda_ft_chan_finish(chan, known, epsn);
+}
+
+/*
+ * Starts moving the window [completed, sw.freeze) from path `from` to the
+ * other path. A path left for a failure is marked failed; if the other
+ * one is too, its re-arm is awaited first.
+ */
+GDA_FT_DEV_FUNC void gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from,
+                                      unsigned why)
+{
+    chan->sw.from = from;
+    chan->sw.why  = why;
+    if (why != GDA_FT_CHAN_WHY_FAILBACK) {
+        chan->path[from].failed = why;
+        if (chan->path[1 - from].failed) {
+            gda_ft_chan_phase(chan, GDA_FT_CHAN_PHASE_REARM);
+            return;
+        }
+    }
+    gda_ft_chan_phase(chan, GDA_FT_CHAN_PHASE_TELL);
+}
+
+/*
+ * Failback (phase DRAIN): the primary is re-armed; traffic returns to it
+ * once what the backup holds has completed, within a deadline. If not,
+ * the backup is the path that failed, and the move replays it.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_step_drain(gda_ft_chan_t *chan)
+{
+    uint64_t err_seq;
+    uint8_t synd;
+    unsigned why;
+
+    if (gda_ft_chan_completed(chan) == chan->sw.freeze) {
+        why = GDA_FT_CHAN_WHY_FAILBACK;
+    } else if (gda_ft_chan_poll_path(chan, GDA_FT_CHAN_BACKUP, &err_seq,
+                                     &synd) == GDA_FT_DEV_ERROR) {
+        why = GDA_FT_CHAN_WHY_ERR_CQE;
+    } else if (gda_ft_chan_completed(chan) == chan->sw.freeze) {
+        why = GDA_FT_CHAN_WHY_FAILBACK;
+    } else if ((chan->deadline_ns != 0) &&
+               gda_ft_chan_phase_expired(chan, chan->deadline_ns)) {
+        why = GDA_FT_CHAN_WHY_DEADLINE;
+    } else {
+        return GDA_FT_DEV_INPROGRESS;
+    }
+    gda_ft_chan_move(chan, GDA_FT_CHAN_BACKUP, why);
+    return GDA_FT_DEV_OK;
+}
+
+/*
+ * Advances the switch this thread holds in SWITCHING as far as it goes
+ * without waiting. Returns PATH_SWITCHED or NO_PATH when it ended, or
+ * INPROGRESS with the channel PARKED: the next progress pass, by any
+ * thread, takes it up (gda_ft_chan_resume). A kernel's waiter, and a UCT
+ * endpoint whose thread also runs the host half, never wait inside it.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_step(gda_ft_chan_t *chan)
+{
+    gda_ft_dev_status_t status;
+
+    do {
+        switch (chan->sw.phase) {
+        case GDA_FT_CHAN_PHASE_DRAIN:
+            status = gda_ft_chan_step_drain(chan);
+            break;
+        case GDA_FT_CHAN_PHASE_REARM:
+            status = gda_ft_chan_step_rearm(chan);
+            break;
+        case GDA_FT_CHAN_PHASE_TELL:
+            status = gda_ft_chan_step_tell(chan);
+            break;
+        case GDA_FT_CHAN_PHASE_HEAR:
+            status = gda_ft_chan_step_hear(chan);
+            break;
+        default:
+            status = gda_ft_chan_step_gone(chan);
+            break;
+        }
+    } while (status == GDA_FT_DEV_OK);
+
+    if (status == GDA_FT_DEV_INPROGRESS) {
+        gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_PARKED);
+    }
+    return status;
+}
+
+/* Takes up a parked switch: INPROGRESS when another thread has it */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_resume(gda_ft_chan_t *chan)
+{
+    if (gda_ft_atomic_cas32(&chan->state, GDA_FT_CHAN_PARKED,
+                            GDA_FT_CHAN_SWITCHING) != GDA_FT_CHAN_PARKED) {
+        return GDA_FT_DEV_INPROGRESS;
+    }
+    gda_ft_chan_acquire_fence();
+    return gda_ft_chan_step(chan);
+}
+
 /* Takes the channel for a switch: state CAS, freeze, publication drained.
- * Returns 1 with *freeze_p, or 0 when another thread owns it already */
+ * Returns 1 with *freeze_p (also sw.freeze), or 0 when another thread
+ * owns it already */
 GDA_FT_DEV_FUNC int gda_ft_chan_freeze(gda_ft_chan_t *chan,
                                        uint64_t *freeze_p)
 {
@@ -522,18 +691,28 @@ GDA_FT_DEV_FUNC int gda_ft_chan_freeze(gda_ft_chan_t *chan,
     }
     gda_ft_chan_acquire_fence();
     w = gda_ft_atomic_fetch_or64(&chan->word, GDA_FT_CHAN_FROZEN);
-    *freeze_p = GDA_FT_CHAN_WORD_INDEX(w);
+    *freeze_p       = GDA_FT_CHAN_WORD_INDEX(w);
+    chan->sw.freeze = *freeze_p;
     while (gda_ft_atomic_load_acq64(&chan->ready) != *freeze_p) {
         gda_ft_cpu_relax();
     }
     return 1;
 }
 
+/* Gives up a freeze that found nothing to do: the epoch stays */
+GDA_FT_DEV_FUNC void gda_ft_chan_unfreeze(gda_ft_chan_t *chan)
+{
+    gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_ACTIVE);
+    gda_ft_atomic_store_rel64(&chan->word,
+                              gda_ft_atomic_load_acq64(&chan->word) &
+                              ~GDA_FT_CHAN_FROZEN);
+}
+
 /*
  * Leaves path `from` for the other one. err_seq/synd: the error CQE that
  * caused it (why ERR_CQE or OP_ERROR). Returns PATH_SWITCHED, NO_PATH, or
- * INPROGRESS when another thread is switching or the path is no longer
- * the active one.
+ * INPROGRESS when the switch waits (parked), another thread is switching,
+ * or the path is no longer the active one.
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_chan_switch(gda_ft_chan_t *chan, uint8_t from, unsigned why,
@@ -546,11 +725,7 @@ gda_ft_chan_switch(gda_ft_chan_t *chan, uint8_t from, unsigned why,
         return GDA_FT_DEV_INPROGRESS;
     }
     if (gda_ft_atomic_load_acq32(&chan->active) != from) {
-        /* someone switched already */
-        gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_ACTIVE);
-        gda_ft_atomic_store_rel64(&chan->word,
-                                  gda_ft_atomic_load_acq64(&chan->word) &
-                                  ~GDA_FT_CHAN_FROZEN);
+        gda_ft_chan_unfreeze(chan);   /* someone switched already */
         return GDA_FT_DEV_INPROGRESS;
     }
 
@@ -574,22 +749,21 @@ gda_ft_chan_switch(gda_ft_chan_t *chan, uint8_t from, unsigned why,
                 gda_ft_atomic_load_acq32(&chan->health->fail_gen) :
                 gda_ft_atomic_fetch_add32(&chan->health->fail_gen, 1) + 1);
     }
-    return gda_ft_chan_move(chan, from, why, freeze);
+    gda_ft_chan_move(chan, from, why);
+    return gda_ft_chan_step(chan);
 }
 
 /*
  * Acts on the host's re-arm notices: a re-armed backup is usable again; a
  * re-armed primary takes the traffic back once what the backup holds has
- * completed (within a deadline; if not, the backup is the path that
- * failed, and the move replays it).
+ * completed (phase DRAIN).
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_check_rearm(
         gda_ft_chan_t *chan)
 {
-    unsigned why = GDA_FT_CHAN_WHY_FAILBACK;
-    uint64_t freeze, start, err_seq;
     uint32_t rearm[2], active;
-    uint8_t p, synd;
+    uint64_t freeze;
+    uint8_t p;
 
     if (chan->mbox == NULL) {
         return GDA_FT_DEV_OK;
@@ -620,10 +794,7 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_check_rearm(
         gda_ft_chan_apply_rearm(chan, GDA_FT_CHAN_BACKUP, rearm[1]);
     }
     if (rearm[0] == chan->path[0].seen_rearm) {
-        gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_ACTIVE);
-        gda_ft_atomic_store_rel64(&chan->word,
-                                  gda_ft_atomic_load_acq64(&chan->word) &
-                                  ~GDA_FT_CHAN_FROZEN);
+        gda_ft_chan_unfreeze(chan);
         return GDA_FT_DEV_OK;
     }
 
@@ -633,21 +804,8 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_check_rearm(
         gda_ft_atomic_store_rel32(&chan->seen_fail_gen,
                 gda_ft_atomic_load_acq32(&chan->health->fail_gen));
     }
-    start = gda_ft_dev_now_ns();
-    while (gda_ft_chan_completed(chan) != freeze) {
-        if (gda_ft_chan_poll_path(chan, GDA_FT_CHAN_BACKUP, &err_seq,
-                                  &synd) == GDA_FT_DEV_ERROR) {
-            why = GDA_FT_CHAN_WHY_ERR_CQE;
-            break;
-        }
-        if ((chan->deadline_ns != 0) &&
-            ((gda_ft_dev_now_ns() - start) > chan->deadline_ns)) {
-            why = GDA_FT_CHAN_WHY_DEADLINE;
-            break;
-        }
-        gda_ft_cpu_relax();
-    }
-    return gda_ft_chan_move(chan, GDA_FT_CHAN_BACKUP, why, freeze);
+    gda_ft_chan_phase(chan, GDA_FT_CHAN_PHASE_DRAIN);
+    return gda_ft_chan_step(chan);
 }
 
 /*
@@ -672,8 +830,9 @@ GDA_FT_DEV_FUNC int gda_ft_chan_path_moving(gda_ft_chan_t *chan,
 
 /*
  * One progress pass of a waiter: completions of the active path, failure
- * detection, the peer's health, the host's re-arm notices. Returns
- * NO_PATH when the channel has no path, else OK / PATH_SWITCHED.
+ * detection, the peer's health, the host's re-arm notices, or a step of
+ * the switch under way. Returns NO_PATH when the channel has no path, else
+ * OK, PATH_SWITCHED, or INPROGRESS while a switch is under way.
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_progress(gda_ft_chan_t *chan)
 {
@@ -685,8 +844,11 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_progress(gda_ft_chan_t *chan)
     if (state == GDA_FT_CHAN_NO_PATH) {
         return GDA_FT_DEV_NO_PATH;
     }
+    if (state == GDA_FT_CHAN_PARKED) {
+        return gda_ft_chan_resume(chan);
+    }
     if (state != GDA_FT_CHAN_ACTIVE) {
-        return GDA_FT_DEV_OK;    /* a switch is under way */
+        return GDA_FT_DEV_INPROGRESS;    /* another thread advances it */
     }
 
     active = (uint8_t)gda_ft_atomic_load_acq32(&chan->active);

@@ -69,8 +69,23 @@
 /* Channel states */
 enum {
     GDA_FT_CHAN_ACTIVE    = 0, /* posting on `active` */
-    GDA_FT_CHAN_SWITCHING = 1, /* one thread owns a switch or failback */
-    GDA_FT_CHAN_NO_PATH   = 2  /* both paths failed: everything fails */
+    GDA_FT_CHAN_SWITCHING = 1, /* one thread is advancing a switch or
+                                  failback */
+    GDA_FT_CHAN_NO_PATH   = 2, /* both paths failed: everything fails */
+    GDA_FT_CHAN_PARKED    = 3  /* a switch waits (for the host, a re-arm,
+                                  the backup's drain): the next progress
+                                  pass to take it advances it */
+};
+
+/* What a switch waits for between progress passes (gda_ft_chan_switch_t) */
+enum {
+    GDA_FT_CHAN_PHASE_DRAIN = 1, /* failback: what the backup holds
+                                    completes */
+    GDA_FT_CHAN_PHASE_REARM = 2, /* the other path failed too: its re-arm */
+    GDA_FT_CHAN_PHASE_TELL  = 3, /* room in the mailbox for the record */
+    GDA_FT_CHAN_PHASE_HEAR  = 4, /* the host's answer to the record */
+    GDA_FT_CHAN_PHASE_GONE  = 5  /* no path left: the host is told, then
+                                    everything fails */
 };
 
 /* Kind of the WQE that starts at a slot */
@@ -199,6 +214,24 @@ typedef struct gda_ft_chan_counters {
     uint32_t op_errors;      /* WQEs failed by their own fault */
 } gda_ft_chan_counters_t;
 
+/*
+ * A switch between progress passes. Only the thread that holds the
+ * channel in SWITCHING reads or writes it; parking (a release store of
+ * PARKED) and taking it up (a CAS from PARKED) hand it over.
+ */
+typedef struct gda_ft_chan_switch {
+    uint64_t freeze;     /*  0: the window's end */
+    uint64_t first;      /*  8: its start, once the record is written */
+    uint64_t since_ns;   /* 16: when the current phase began */
+    uint32_t phase;      /* 24: GDA_FT_CHAN_PHASE_* */
+    uint32_t from;       /* 28: path left */
+    uint32_t why;        /* 32: GDA_FT_CHAN_WHY_* */
+    uint32_t record;     /* 36: switch record awaiting its answer (0: no
+                            answer to wait for) */
+    uint32_t asked;      /* 40: the record asked for the peer's word */
+    uint32_t reserved;   /* 44 */
+} gda_ft_chan_switch_t;
+
 typedef struct gda_ft_chan {
     uint64_t                word;          /*   0: reservation word */
     uint64_t                ready;         /*   8: published before it */
@@ -243,6 +276,7 @@ typedef struct gda_ft_chan {
     uint64_t                rearm_check_ns; /* 440: a busy channel on its
                                               backup looks at the host's
                                               re-arm notices from then on */
+    gda_ft_chan_switch_t    sw;            /* 448: the switch under way */
 } gda_ft_chan_t;
 
 /* Counters of a channel's host guardian */
@@ -275,6 +309,7 @@ GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_t, counters) == 80,
                      chan_counters_offset);
 GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_t, path) == 144, chan_path_offset);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_health_t) == 24, chan_health_size);
-GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_t) == 448, chan_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_switch_t) == 48, chan_switch_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_t) == 496, chan_size);
 
 #endif

@@ -231,35 +231,10 @@ GDA_FT_DEV_FUNC void gda_ft_atomic_store_rel32(uint32_t *p, uint32_t v)
 #define gda_ft_atomic_load_acq32_sys  gda_ft_atomic_load_acq32
 #define gda_ft_atomic_store_rel32_sys gda_ft_atomic_store_rel32
 
-/*
- * What a CPU poster's waits do besides yielding: a poster that also runs
- * the host half of its channel (a UCT endpoint posting its own operations
- * from the thread that progresses it) lends its waits to that half, which
- * answers the switch the poster waits on. Per thread, and per translation
- * unit (the function is static): set and cleared around the calls of the
- * file that needs it.
- */
-typedef struct gda_ft_cpu_wait_hook {
-    void (*func)(void *arg);
-    void  *arg;
-} gda_ft_cpu_wait_hook_t;
-
-GDA_FT_DEV_FUNC gda_ft_cpu_wait_hook_t *gda_ft_cpu_wait_hook(void)
-{
-    static __thread gda_ft_cpu_wait_hook_t hook;
-
-    return &hook;
-}
-
 /* CPU posters often outnumber cores (and a software HCA needs one): a
  * waiter gives its core away rather than spin */
 GDA_FT_DEV_FUNC void gda_ft_cpu_relax(void)
 {
-    gda_ft_cpu_wait_hook_t *hook = gda_ft_cpu_wait_hook();
-
-    if (hook->func != NULL) {
-        hook->func(hook->arg);
-    }
     sched_yield();
 }
 

@@ -14,8 +14,9 @@
 #include "gda_ft_dev_def.h"
 
 /* Bumped whenever a descriptor's layout or meaning changes */
-#define GDA_FT_DEV_VERSION 2   /* 2: channel interruption stamps, path
-                                 progress in the peer's health */
+#define GDA_FT_DEV_VERSION 3   /* 2: channel interruption stamps, path
+                                 progress in the peer's health; 3: a
+                                 switch advanced by progress passes */
 
 
 /*

@@ -90,12 +90,13 @@ gda_ft_dev_reserve_wait(gda_ft_chan_t *chan, uint32_t n,
         if ((status == GDA_FT_DEV_OK) || (status == GDA_FT_DEV_NO_PATH)) {
             return status;
         }
-        if (status == GDA_FT_DEV_NO_RESOURCE) {
-            if (n > chan->wqebb_cnt / 2) {
-                return GDA_FT_DEV_ERROR;   /* it would never fit */
-            }
-            gda_ft_chan_progress(chan);
+        if ((status == GDA_FT_DEV_NO_RESOURCE) &&
+            (n > chan->wqebb_cnt / 2)) {
+            return GDA_FT_DEV_ERROR;   /* it would never fit */
         }
+        /* ring full: completions free it; frozen: a parked switch waits
+         * for a progress pass */
+        gda_ft_chan_progress(chan);
         now       = gda_ft_dev_now_ns();
         completed = gda_ft_atomic_load_acq64(&chan->completed);
         if ((start == 0) || (completed != seen)) {

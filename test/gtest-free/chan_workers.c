@@ -44,6 +44,16 @@ gda_ft_dev_status_t worker_wait(gda_ft_dev_request_t *req)
     return status;
 }
 
+void worker_settle(gda_ft_chan_t *chan)
+{
+    uint32_t state;
+
+    do {
+        gda_ft_chan_progress(chan);
+        state = gda_ft_atomic_load_acq32(&chan->state);
+    } while ((state != GDA_FT_CHAN_ACTIVE) && (state != GDA_FT_CHAN_NO_PATH));
+}
+
 /* One iteration: returns the post's status */
 static gda_ft_dev_status_t worker_step(chan_worker_t *wk, unsigned i)
 {

@@ -37,6 +37,10 @@ typedef struct chan_worker {
 /* Waits for a request to finish; returns its status */
 gda_ft_dev_status_t worker_wait(gda_ft_dev_request_t *req);
 
+/* Progresses chan until no switch is under way: a request may complete
+ * while the switch that its late completion raced waits for the host */
+void worker_settle(gda_ft_chan_t *chan);
+
 /* n threads, `iters` operations each, thread t on channel t % nchan */
 void workers_start(chan_world_t *w, chan_worker_t *wk, pthread_t *th,
                    unsigned n, unsigned iters);

@@ -104,6 +104,32 @@ GDA_FT_TEST(uct_failback, failback_after_port_returns)
 
 /* A's primary fails and comes back, then flaps right after failing back;
  * *first and *second get how long each failback took from the switch */
+typedef ucs_status_t (*query_host_channel_func_t)(uct_ep_h,
+                                                  gda_ft_chan_query_t*);
+
+/* Both datapaths of A's endpoint are back on the primary: the counters
+ * show the first of them to fail back, and the host channel's guardian
+ * may re-arm a pass after the endpoint's QPs did. A port lost before it
+ * did would find the channel on the backup, with nothing to switch. */
+static void test_wait_host_channel_primary(test_uct_t *t)
+{
+    query_host_channel_func_t query = (query_host_channel_func_t)dlsym(
+            t->plugin, "uct_gda_ft_ep_query_host_channel");
+    gda_ft_chan_query_t q;
+    double start = soft_now_sec();
+
+    GDA_FT_ASSERT(query != NULL);
+    for (;;) {
+        GDA_FT_ASSERT_OK(query(t->node[NODE_A].ep, &q));
+        if ((q.state == GDA_FT_CHAN_ACTIVE) &&
+            (q.active == GDA_FT_CHAN_PRIMARY)) {
+            return;
+        }
+        GDA_FT_ASSERT(soft_now_sec() < start + 10);
+        test_progress(t);
+    }
+}
+
 static void test_fail_back_twice(test_uct_t *t, test_counters_t *a,
                                  double *first, double *second)
 {
@@ -113,6 +139,9 @@ static void test_fail_back_twice(test_uct_t *t, test_counters_t *a,
     test_put_until(t, &slot, a, &a->switches, 1);
     test_port_set(t, "tsoft0", 1);
     *first = test_put_until(t, &slot, a, &a->failbacks, 1);
+    if (test_uct_host_channel()) {
+        test_wait_host_channel_primary(t);
+    }
     test_port_set(t, "tsoft0", 0);
     test_put_until(t, &slot, a, &a->switches, 2);
     test_port_set(t, "tsoft0", 1);

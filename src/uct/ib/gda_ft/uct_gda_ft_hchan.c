@@ -12,67 +12,11 @@
 
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
-#include <pthread.h>
 
 
 /* An operation canceled by flush(CANCEL), beside gda_ft_dev_status_t */
 #define UCT_GDA_FT_HCHAN_CANCELED 0x80
 
-
-/* Interfaces with host channels, for the waits of a switch */
-static struct {
-    pthread_mutex_t lock;
-    ucs_list_link_t ifaces;   /* uct_gda_ft_iface_t.hchan_list */
-} uct_gda_ft_hchan_ifaces = {
-    .lock   = PTHREAD_MUTEX_INITIALIZER,
-    .ifaces = UCS_LIST_INITIALIZER(&uct_gda_ft_hchan_ifaces.ifaces,
-                                   &uct_gda_ft_hchan_ifaces.ifaces)
-};
-
-void uct_gda_ft_hchan_iface_add(uct_gda_ft_iface_t *iface)
-{
-    ucs_list_head_init(&iface->hchan_list);
-    if (!iface->config.host_channel) {
-        return;
-    }
-    pthread_mutex_lock(&uct_gda_ft_hchan_ifaces.lock);
-    ucs_list_add_tail(&uct_gda_ft_hchan_ifaces.ifaces, &iface->hchan_list);
-    pthread_mutex_unlock(&uct_gda_ft_hchan_ifaces.lock);
-}
-
-void uct_gda_ft_hchan_iface_remove(uct_gda_ft_iface_t *iface)
-{
-    if (!iface->config.host_channel) {
-        return;
-    }
-    pthread_mutex_lock(&uct_gda_ft_hchan_ifaces.lock);
-    ucs_list_del(&iface->hchan_list);
-    pthread_mutex_unlock(&uct_gda_ft_hchan_ifaces.lock);
-}
-
-/*
- * A wait of a switch on a host channel (gda_ft_cpu_relax): the poster is
- * the thread that runs the channel's host half, which must answer the
- * switch meanwhile, and so must the peer's if this thread progresses it
- * too (two workers of one thread); and the endpoints' own QPs go on
- * finding their failures, which may tell the host half that the peer
- * cannot be asked. So every interface this thread progressed last does
- * the paths' part of its progress here, which hands nothing to the user.
- * An interface another thread progresses is not touched.
- */
-static void uct_gda_ft_hchan_wait(void *arg)
-{
-    pthread_t self = pthread_self();
-    uct_gda_ft_iface_t *iface;
-
-    pthread_mutex_lock(&uct_gda_ft_hchan_ifaces.lock);
-    ucs_list_for_each(iface, &uct_gda_ft_hchan_ifaces.ifaces, hchan_list) {
-        if (pthread_equal(iface->progress_thread, self)) {
-            uct_gda_ft_iface_progress_paths(iface, 1);
-        }
-    }
-    pthread_mutex_unlock(&uct_gda_ft_hchan_ifaces.lock);
-}
 
 static const char *uct_gda_ft_hchan_why(unsigned why)
 {
@@ -157,21 +101,6 @@ static void uct_gda_ft_hchan_report(uct_gda_ft_ep_t *ep)
     seen->no_path   = no_path;
 }
 
-/* The channel's progress pass (completions, deadline, a switch), with
- * its waits lent to the host halves */
-static gda_ft_dev_status_t uct_gda_ft_hchan_chan_progress(uct_gda_ft_ep_t *ep)
-{
-    gda_ft_cpu_wait_hook_t *hook = gda_ft_cpu_wait_hook();
-    gda_ft_dev_status_t status;
-
-    hook->func = uct_gda_ft_hchan_wait;
-    hook->arg  = NULL;
-    status     = gda_ft_chan_progress(ep->hchan.chan);
-    hook->func = NULL;
-    uct_gda_ft_hchan_report(ep);
-    return status;
-}
-
 static void uct_gda_ft_hchan_list_add(uct_gda_ft_iface_t *iface,
                                       uct_gda_ft_ep_t *ep)
 {
@@ -189,13 +118,42 @@ static void uct_gda_ft_hchan_list_del(uct_gda_ft_ep_t *ep)
     }
 }
 
-/* On the interface's list while it has something in flight: an interface
- * flush waits for the list to empty */
+/* Whether a switch holds the channel (its steps wait for progress passes) */
+static int uct_gda_ft_hchan_switching(const uct_gda_ft_ep_t *ep)
+{
+    uint32_t state = gda_ft_atomic_load_acq32(&ep->hchan.chan->state);
+
+    return (state == GDA_FT_CHAN_SWITCHING) || (state == GDA_FT_CHAN_PARKED);
+}
+
+/* On the interface's list while it has something in flight or a switch
+ * under way: every progress pass advances it. An interface flush waits
+ * for the list to empty. */
 static void uct_gda_ft_hchan_list_update(uct_gda_ft_ep_t *ep)
 {
-    if (ep->hchan.delivered == ep->hchan.posted) {
+    if ((ep->hchan.delivered == ep->hchan.posted) &&
+        !uct_gda_ft_hchan_switching(ep)) {
         uct_gda_ft_hchan_list_del(ep);
     }
+}
+
+/* The channel's progress pass (completions, deadline, a step of a switch) */
+static gda_ft_dev_status_t uct_gda_ft_hchan_chan_progress(uct_gda_ft_ep_t *ep)
+{
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    gda_ft_dev_status_t status;
+
+    status = gda_ft_chan_progress(ep->hchan.chan);
+    uct_gda_ft_hchan_report(ep);
+    if (uct_gda_ft_hchan_switching(ep)) {
+        uct_gda_ft_hchan_list_add(iface, ep);
+    } else if ((status == GDA_FT_DEV_PATH_SWITCHED) ||
+               (status == GDA_FT_DEV_NO_PATH)) {
+        /* the switch that held new posts ended: let pending ones in */
+        ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
+        uct_gda_ft_hchan_list_update(ep);
+    }
+    return status;
 }
 
 
@@ -412,16 +370,20 @@ unsigned uct_gda_ft_hchan_deliver_one(uct_gda_ft_ep_t *ep)
 unsigned uct_gda_ft_hchan_progress(uct_gda_ft_iface_t *iface)
 {
     unsigned count = 0;
-    uct_gda_ft_ep_t *ep;
+    uct_gda_ft_ep_t *ep, *tmp;
     gda_ft_chan_t *chan;
 
-    ucs_list_for_each(ep, &iface->hchan_eps, hchan.list) {
+    /* the end of a switch may take an endpoint off the list */
+    ucs_list_for_each_safe(ep, tmp, &iface->hchan_eps, hchan.list) {
         chan = ep->hchan.chan;
         if (ucs_unlikely(ep->dev.state == GDA_FT_EP_NO_PATH)) {
             /* the endpoint's QPs lost both ports' paths: so did the
              * channel, which would take its own deadlines to find out */
             uct_gda_ft_hchan_abort(ep, GDA_FT_DEV_NO_PATH);
-        } else if (ep->hchan.aborted != ep->hchan.posted) {
+        } else if ((ep->hchan.aborted != ep->hchan.posted) ||
+                   uct_gda_ft_hchan_switching(ep)) {
+            /* a switch goes on with nothing posted: a channel follows
+             * the peer's others before its first post */
             uct_gda_ft_hchan_chan_progress(ep);
         }
         if ((gda_ft_chan_completed(chan) > ep->hchan.delivered) ||
@@ -512,6 +474,19 @@ void uct_gda_ft_hchan_cleanup(uct_gda_ft_ep_t *ep)
     ucs_free(hchan->cookies);
     hchan->cookies = NULL;
     hchan->chan    = NULL;
+}
+
+ucs_status_t uct_gda_ft_ep_query_host_channel(uct_ep_h tl_ep,
+                                              gda_ft_chan_query_t *query)
+{
+    uct_gda_ft_ep_t *ep = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+
+    if ((tl_ep->iface->ops.ep_put_short != uct_gda_ft_ep_put_short) ||
+        !uct_gda_ft_ep_on_chan(ep)) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    gda_ft_chan_host_query(&ep->chans->init[0], ep->hchan.chan, query);
+    return UCS_OK;
 }
 
 void uct_gda_ft_hchan_add_counters(const uct_gda_ft_ep_t *ep,

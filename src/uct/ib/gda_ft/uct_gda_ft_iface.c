@@ -960,7 +960,6 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
     ucs_list_head_init(&self->active_eps);
     ucs_list_head_init(&self->ready_eps);
     ucs_list_head_init(&self->hchan_eps);
-    self->progress_thread = pthread_self();
     ucs_arbiter_init(&self->arbiter);
     kh_init_inplace(uct_gda_ft_qp, &self->qp_hash);
     self->outstanding = 0;
@@ -1048,7 +1047,6 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
     }
 
     uct_gda_ft_ctl_add(self, config->ctl_dir);
-    uct_gda_ft_hchan_iface_add(self);
 
     ucs_debug("gda_ft: iface %p on %s: %s; log %u ops, SQ %u WQEBBs, CQ %u, "
               "inline %u, deadline %.1f ms, QP timeout 2^%u*4.096us, retry "
@@ -1078,7 +1076,6 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_iface_t)
     uct_base_iface_progress_disable(&self->super.super,
                                     UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     uct_gda_ft_ctl_remove(self);
-    uct_gda_ft_hchan_iface_remove(self);
 
     if (!ucs_list_is_empty(&self->eps)) {
         ucs_warn("gda_ft: iface %p closed with %zu endpoints", self,

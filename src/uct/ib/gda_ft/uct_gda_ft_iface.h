@@ -22,12 +22,6 @@ unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface);
 /* Polls both CQs and applies their CQEs to the endpoints; no callbacks */
 unsigned uct_gda_ft_iface_poll_cqs(uct_gda_ft_iface_t *iface, int *drained);
 
-/* Send completions, deadlines and guardians, without handing anything to
- * the user; in_wait: from a host channel's switch, which it must not
- * start another of (uct_gda_ft_progress.c) */
-unsigned uct_gda_ft_iface_progress_paths(uct_gda_ft_iface_t *iface,
-                                         int in_wait);
-
 /* Polls the receive CQ of a path: messages wait in their endpoint for
  * uct_gda_ft_ep_deliver_one(); no callbacks */
 unsigned uct_gda_ft_iface_poll_rx(uct_gda_ft_iface_t *iface, unsigned path,

@@ -232,11 +232,10 @@ unsigned uct_gda_ft_iface_poll_cqs(uct_gda_ft_iface_t *iface, int *drained)
 
 /*
  * The paths' work, which hands nothing to the user: send completions read,
- * deadlines checked, guardians run. A host channel's switch runs it while
- * it waits (in_wait), since the same thread is its guardian.
+ * deadlines checked, guardians run (among them the host half of a host
+ * channel's switch, which the next pass takes up).
  */
-unsigned uct_gda_ft_iface_progress_paths(uct_gda_ft_iface_t *iface,
-                                         int in_wait)
+static unsigned uct_gda_ft_iface_progress_paths(uct_gda_ft_iface_t *iface)
 {
     uct_gda_ft_ep_t *ep, *tmp;
     unsigned count, rounds;
@@ -294,9 +293,7 @@ unsigned uct_gda_ft_iface_progress_paths(uct_gda_ft_iface_t *iface,
             iface->last_chan_guard_ns = now;
             ucs_list_for_each(ep, &iface->eps, list) {
                 uct_gda_ft_ep_chans_progress(ep, now);
-                if (!in_wait) {
-                    uct_gda_ft_hchan_idle_pass(ep);
-                }
+                uct_gda_ft_hchan_idle_pass(ep);
             }
         }
     }
@@ -309,7 +306,6 @@ unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface)
     uct_gda_ft_ep_t *ep;
     unsigned count, path;
 
-    iface->progress_thread = pthread_self();
     count = 0;
     for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         count += uct_gda_ft_iface_poll_rx(iface, path,
@@ -318,7 +314,7 @@ unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface)
     if (!ucs_list_is_empty(&iface->hchan_eps)) {
         count += uct_gda_ft_hchan_progress(iface);
     }
-    count += uct_gda_ft_iface_progress_paths(iface, 0);
+    count += uct_gda_ft_iface_progress_paths(iface);
 
     /* Callbacks may destroy endpoints: always restart from the list head */
     while (!ucs_list_is_empty(&iface->ready_eps)) {

@@ -348,9 +348,6 @@ struct uct_gda_ft_iface {
     ucs_list_link_t         ready_eps;   /* endpoints with completions */
     ucs_list_link_t         hchan_eps;   /* endpoints with operations on
                                             their host channel */
-    ucs_list_link_t         hchan_list;  /* uct_gda_ft_hchan.c: interfaces
-                                            with host channels */
-    pthread_t               progress_thread; /* the last to progress it */
     ucs_arbiter_t           arbiter;
     ucs_mpool_t             tx_mp;       /* bounce buffers, registered */
     ucs_mpool_t             op_mp;       /* descriptors, registered */
