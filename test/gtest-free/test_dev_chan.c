@@ -768,6 +768,55 @@ GDA_FT_TEST_TIMEOUT(dev_chan, rearm_waits_for_the_peers_word, 60)
 }
 
 /*
+ * A waiter's timeout holds while a switch waits for the host: the switch
+ * parks (its window holds a signal, so it asks for the peer's word, and no
+ * guardian runs yet), quiet() returns TIMEOUT with the switch still
+ * waiting, and the next waits, once the guardian answers, finish it with
+ * the signal applied once.
+ */
+GDA_FT_TEST_TIMEOUT(dev_chan, waiter_timeout_holds_during_a_switch, 60)
+{
+    chan_world_params_t params;
+    gda_ft_dev_status_t status;
+    chan_world_t w;
+    double start;
+
+    chan_world_default_params(&params);
+    params.nchan = 1;
+    chan_world_init(&w, &params);
+
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
+    GDA_FT_ASSERT_EQ(gda_ft_dev_signal(&w.ep, &w.ml, CHAN_ELEM_SIGNAL, 0, 1,
+                                       0, NULL),
+                     GDA_FT_DEV_OK);
+    /* short waits until one returns with the switch under way: it waits
+     * for the host's answer resolve_ns (over a deadline) */
+    start = soft_now_sec();
+    do {
+        status = gda_ft_dev_quiet(&w.ep, 0, params.deadline_ns / 4);
+        GDA_FT_ASSERT_EQ(status, GDA_FT_DEV_TIMEOUT);
+        GDA_FT_ASSERT(soft_now_sec() < start + 20 * params.deadline_ns / 1e9);
+    } while (w.chans[0].state == GDA_FT_CHAN_ACTIVE);
+    GDA_FT_ASSERT_EQ(w.chans[0].state, GDA_FT_CHAN_PARKED);
+    GDA_FT_ASSERT_EQ(w.chans[0].sw.phase, GDA_FT_CHAN_PHASE_HEAR);
+    GDA_FT_ASSERT(w.chans[0].word & GDA_FT_CHAN_FROZEN);
+    GDA_FT_ASSERT_EQ(w.chans[0].counters.switches, 0);
+
+    /* the guardian answers (the peer's word: the signal never arrived),
+     * the next wait finishes the switch, the replay applies it once */
+    chan_world_guard_start(&w);
+    GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w.ep, 0, 0), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(w.chans[0].state, GDA_FT_CHAN_ACTIVE);
+    GDA_FT_ASSERT_EQ(w.chans[0].active, GDA_FT_CHAN_BACKUP);
+    GDA_FT_ASSERT_EQ(w.chans[0].counters.switches, 1);
+    GDA_FT_ASSERT_EQ(w.chans[0].counters.resolved, 1);
+    GDA_FT_ASSERT_EQ(w.chans[0].counters.in_doubt, 0);
+    GDA_FT_ASSERT_EQ(w.signals[0], 1);
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 1);
+    chan_world_fini(&w);
+}
+
+/*
  * A re-armed primary whose port goes down again before the channel takes
  * it back is not taken back. The channel left the primary (its port went
  * down), the port came back, the guardian re-armed the primary, and the
