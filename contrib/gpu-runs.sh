@@ -29,6 +29,9 @@
 # perf:      gda_ft_perf (UCP, src/ucp_ext) from kernels and from CPU
 #            threads side by side: put_lat, put_bw at warp level, fadd_lat,
 #            with and without a port failure
+# targets:   the same gda_ft_perf runs with the peer's channel targets in
+#            mapped and in host memory (DEVICE_CHANNEL_TARGETS), in turns,
+#            5 pairs each
 #
 # Debian's UCX 1.13 libraries travel in .gpu/lib; UCX_MODULE_DIR points
 # at an empty directory so that UCX 1.13 loads none of the machine's own
@@ -140,6 +143,30 @@ for part in $parts; do
             pair perf_put_bw_warp_fault_$mode.log --cpu --$mode -t put_bw \
                 -L warp -T 8 -c 3 -s 4096 -n 600 --fault=300
         done
+        ;;
+    targets)
+        for i in 1 2 3 4 5; do
+            order="mapped host"
+            [ $((i % 2)) -eq 0 ] && order="host mapped"
+            for where in $order; do
+                for mode in cpu gpu; do
+                    for size in 4096 8; do
+                        UCX_GDA_FT_DEVICE_CHANNEL_TARGETS=$where \
+                        GDA_FT_PERF=$gpu/gda_ft_perf \
+                        GDA_FT_PERF_SERVER_ARGS=--cpu \
+                            timeout -k 5 "$limit" \
+                            "$top/contrib/gda_ft-perf-local.sh" --$mode \
+                            -t put_bw -L warp -T 8 -c 3 -s $size -n 2000 \
+                            >"$out/targets_tmp.log" 2>&1
+                        echo "targets $where $mode $size exit $? $(awk \
+                            '/^Final:/ {print $(NF-1), $NF}' \
+                            "$out/targets_tmp.log")" >>"$out/targets.log"
+                    done
+                done
+            done
+        done
+        rm -f "$out/targets_tmp.log"
+        cat "$out/targets.log"
         ;;
     moe)
         export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps

@@ -334,12 +334,17 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
     /* and it fails back as the endpoint's QPs do (REARM_BACKOFF) */
     host_params.rearm_backoff_ns     = iface->config.rearm_backoff_ns;
     host_params.rearm_backoff_max_ns = iface->config.rearm_backoff_max_ns;
+    /* Our ends of the peer's channels only respond: host memory
+     * (DEVICE_CHANNEL_TARGETS). In mapped memory a target QP keeps the
+     * software HCA's engine awake, and it answered a CPU poster's single
+     * operation about 4 ms late on 2 cores (ucx_perftest put_bw -O 1, 38
+     * us in host memory); side by side on an H100 machine the two placed
+     * kernels' and threads' put_bw within noise. The peer's host channel
+     * reaches a target in host memory whatever the setting. */
     uct_gda_ft_chan_params(iface, UCT_GDA_FT_CHAN_TARGET_RING,
                            &target_params);
-    /* the peer's host channel reaches a target in host memory too: a
-     * target QP in mapped memory answers a CPU poster's single operation
-     * about 4 ms late on the software HCA (ucx_perftest put_bw -O 1,
-     * 38 us with host memory) */
+    target_params.mem.type = iface->config.dev_target_mapped ?
+                             GDA_FT_HCA_MEM_HOST_MAPPED : GDA_FT_HCA_MEM_HOST;
     host_target_params          = target_params;
     host_target_params.mem.type = GDA_FT_HCA_MEM_HOST;
 

@@ -270,6 +270,17 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      ucs_offsetof(uct_gda_ft_iface_config_t, dev_channel_rings),
      UCS_CONFIG_TYPE_ENUM(uct_gda_ft_chan_rings_names)},
 
+    {"DEVICE_CHANNEL_TARGETS", "host",
+     "Where the rings of our ends of the peer's device channels live (they\n"
+     "only respond: nobody posts on them, no GPU maps them):\n"
+     " host   - host memory.\n"
+     " mapped - whole pages of host memory, as DEVICE_CHANNEL_RINGS=mapped\n"
+     "          (the software HCA's engine then stays awake while one\n"
+     "          exists). Kept to measure the two side by side: the same\n"
+     "          within noise on an H100 machine (docs/benchmarks.md).",
+     ucs_offsetof(uct_gda_ft_iface_config_t, dev_channel_targets),
+     UCS_CONFIG_TYPE_ENUM(uct_gda_ft_chan_rings_names)},
+
     GDA_FT_IFACE_MPOOL_CONFIG_FIELDS("TX_", -1, 64, "bounce",
                                      ucs_offsetof(uct_gda_ft_iface_config_t,
                                                   tx_mp), ""),
@@ -846,6 +857,7 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     iface->config.dev_channels     = config->dev_channels;
     iface->config.dev_channel_ring = config->dev_channel_ring;
     iface->config.dev_channel_mapped = (config->dev_channel_rings == 0);
+    iface->config.dev_target_mapped  = (config->dev_channel_targets == 0);
     iface->config.dev_failover     = config->failover && config->dev_failover;
     /* without a backup a channel has nothing to move to: the endpoint's
      * own QPs serve as well */

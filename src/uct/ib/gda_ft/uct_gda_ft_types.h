@@ -84,6 +84,8 @@ typedef struct uct_gda_ft_iface_config {
     unsigned                 dev_channel_ring; /* DEVICE_CHANNEL_RING */
     int                      dev_channel_rings; /* DEVICE_CHANNEL_RINGS:
                                                    0 mapped, 1 host */
+    int                      dev_channel_targets; /* DEVICE_CHANNEL_TARGETS:
+                                                     0 mapped, 1 host */
     int                      dev_failover;  /* DEVICE_FAILOVER */
     int                      host_channel;  /* HOST_CHANNEL */
     char                    *ctl_dir;       /* CTL_DIR */
@@ -396,6 +398,8 @@ struct uct_gda_ft_iface {
         unsigned            dev_channels;     /* per endpoint */
         unsigned            dev_channel_ring; /* WQEBBs per channel path */
         int                 dev_channel_mapped; /* rings for GPU posters */
+        int                 dev_target_mapped; /* the peer's channels'
+                                                  targets in mapped memory */
         int                 dev_failover;     /* channels may switch */
         int                 host_channel;     /* channel 0: the endpoint's
                                                  RMA and atomics */
