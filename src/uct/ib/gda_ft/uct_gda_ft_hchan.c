@@ -118,12 +118,22 @@ static void uct_gda_ft_hchan_list_del(uct_gda_ft_ep_t *ep)
     }
 }
 
-/* Whether a switch holds the channel (its steps wait for progress passes) */
+/* Whether an abort stopped the channel (its QPs in ERR) with nothing
+ * posted since: it is not progressed any more */
+static int uct_gda_ft_hchan_stopped(const uct_gda_ft_ep_t *ep)
+{
+    return (ep->hchan.abort_status != 0) &&
+           (ep->hchan.aborted == ep->hchan.posted);
+}
+
+/* Whether a switch holds a channel that is still progressed (its steps
+ * wait for progress passes) */
 static int uct_gda_ft_hchan_switching(const uct_gda_ft_ep_t *ep)
 {
     uint32_t state = gda_ft_atomic_load_acq32(&ep->hchan.chan->state);
 
-    return (state == GDA_FT_CHAN_SWITCHING) || (state == GDA_FT_CHAN_PARKED);
+    return ((state == GDA_FT_CHAN_SWITCHING) ||
+            (state == GDA_FT_CHAN_PARKED)) && !uct_gda_ft_hchan_stopped(ep);
 }
 
 /* On the interface's list while it has something in flight or a switch
@@ -380,8 +390,9 @@ unsigned uct_gda_ft_hchan_progress(uct_gda_ft_iface_t *iface)
             /* the endpoint's QPs lost both ports' paths: so did the
              * channel, which would take its own deadlines to find out */
             uct_gda_ft_hchan_abort(ep, GDA_FT_DEV_NO_PATH);
-        } else if ((ep->hchan.aborted != ep->hchan.posted) ||
-                   uct_gda_ft_hchan_switching(ep)) {
+        } else if (!uct_gda_ft_hchan_stopped(ep) &&
+                   ((ep->hchan.aborted != ep->hchan.posted) ||
+                    uct_gda_ft_hchan_switching(ep))) {
             /* a switch goes on with nothing posted: a channel follows
              * the peer's others before its first post */
             uct_gda_ft_hchan_chan_progress(ep);
@@ -435,11 +446,12 @@ ucs_status_t uct_gda_ft_hchan_connect(uct_gda_ft_ep_t *ep)
         ucs_error("gda_ft: ep %p: out of memory for its host channel", ep);
         return UCS_ERR_NO_MEMORY;
     }
-    hchan->posted    = GDA_FT_CHAN_WORD_INDEX(chan->word);
-    hchan->delivered = hchan->posted;
-    hchan->aborted   = hchan->posted;
-    hchan->op_status = GDA_FT_DEV_OK;
-    hchan->chan      = chan;
+    hchan->posted       = GDA_FT_CHAN_WORD_INDEX(chan->word);
+    hchan->delivered    = hchan->posted;
+    hchan->aborted      = hchan->posted;
+    hchan->abort_status = 0;
+    hchan->op_status    = GDA_FT_DEV_OK;
+    hchan->chan         = chan;
     return UCS_OK;
 }
 
