@@ -517,19 +517,11 @@ size_t uct_gda_ft_ep_chans_format(uct_gda_ft_ep_t *ep, const char *prefix,
 
 /* ---- exported ------------------------------------------------------------ */
 
-/* The out-of-band channel is a gda_ft transport too, of another kind,
- * without RDMA operations */
-static uct_gda_ft_ep_t *uct_gda_ft_chan_hca_ep(uct_ep_h tl_ep)
-{
-    return (tl_ep->iface->ops.ep_put_short == uct_gda_ft_ep_put_short) ?
-           ucs_derived_of(tl_ep, uct_gda_ft_ep_t) : NULL;
-}
-
 /* The channels of a connected HCA endpoint, or why there are none */
 static ucs_status_t uct_gda_ft_chan_usable(uct_ep_h tl_ep,
                                            uct_gda_ft_ep_chans_t **chans_p)
 {
-    uct_gda_ft_ep_t *ep = uct_gda_ft_chan_hca_ep(tl_ep);
+    uct_gda_ft_ep_t *ep = uct_gda_ft_hca_ep(tl_ep);
 
     if ((ep == NULL) || (ep->chans == NULL) ||
         (ep->chans->num == ep->chans->first_dev)) {

@@ -30,6 +30,14 @@ ucs_status_t uct_gda_ft_ep_put_short(uct_ep_h tl_ep, const void *buffer,
                                      unsigned length, uint64_t remote_addr,
                                      uct_rkey_t rkey);
 
+/* The HCA endpoint behind tl_ep, or NULL: the out-of-band channel is a
+ * gda_ft transport too, of another kind, without RDMA operations */
+static inline uct_gda_ft_ep_t *uct_gda_ft_hca_ep(uct_ep_h tl_ep)
+{
+    return (tl_ep->iface->ops.ep_put_short == uct_gda_ft_ep_put_short) ?
+           ucs_derived_of(tl_ep, uct_gda_ft_ep_t) : NULL;
+}
+
 ssize_t uct_gda_ft_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
                                 void *arg, uint64_t remote_addr,
                                 uct_rkey_t rkey);

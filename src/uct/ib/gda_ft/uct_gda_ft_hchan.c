@@ -491,10 +491,9 @@ void uct_gda_ft_hchan_cleanup(uct_gda_ft_ep_t *ep)
 ucs_status_t uct_gda_ft_ep_query_host_channel(uct_ep_h tl_ep,
                                               gda_ft_chan_query_t *query)
 {
-    uct_gda_ft_ep_t *ep = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+    uct_gda_ft_ep_t *ep = uct_gda_ft_hca_ep(tl_ep);
 
-    if ((tl_ep->iface->ops.ep_put_short != uct_gda_ft_ep_put_short) ||
-        !uct_gda_ft_ep_on_chan(ep)) {
+    if ((ep == NULL) || !uct_gda_ft_ep_on_chan(ep)) {
         return UCS_ERR_UNSUPPORTED;
     }
     gda_ft_chan_host_query(&ep->chans->init[0], ep->hchan.chan, query);
