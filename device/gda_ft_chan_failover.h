@@ -678,10 +678,9 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_resume(gda_ft_chan_t *chan)
 }
 
 /* Takes the channel for a switch: state CAS, freeze, publication drained.
- * Returns 1 with *freeze_p (also sw.freeze), or 0 when another thread
+ * Returns 1 with the freeze index in sw.freeze, or 0 when another thread
  * owns it already */
-GDA_FT_DEV_FUNC int gda_ft_chan_freeze(gda_ft_chan_t *chan,
-                                       uint64_t *freeze_p)
+GDA_FT_DEV_FUNC int gda_ft_chan_freeze(gda_ft_chan_t *chan)
 {
     uint64_t w;
 
@@ -691,9 +690,8 @@ GDA_FT_DEV_FUNC int gda_ft_chan_freeze(gda_ft_chan_t *chan,
     }
     gda_ft_chan_acquire_fence();
     w = gda_ft_atomic_fetch_or64(&chan->word, GDA_FT_CHAN_FROZEN);
-    *freeze_p       = GDA_FT_CHAN_WORD_INDEX(w);
-    chan->sw.freeze = *freeze_p;
-    while (gda_ft_atomic_load_acq64(&chan->ready) != *freeze_p) {
+    chan->sw.freeze = GDA_FT_CHAN_WORD_INDEX(w);
+    while (gda_ft_atomic_load_acq64(&chan->ready) != chan->sw.freeze) {
         gda_ft_cpu_relax();
     }
     return 1;
@@ -719,9 +717,8 @@ gda_ft_chan_switch(gda_ft_chan_t *chan, uint8_t from, unsigned why,
                    uint64_t err_seq, uint8_t synd)
 {
     gda_ft_chan_slot_t *slot;
-    uint64_t freeze;
 
-    if (!gda_ft_chan_freeze(chan, &freeze)) {
+    if (!gda_ft_chan_freeze(chan)) {
         return GDA_FT_DEV_INPROGRESS;
     }
     if (gda_ft_atomic_load_acq32(&chan->active) != from) {
@@ -762,7 +759,6 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_check_rearm(
         gda_ft_chan_t *chan)
 {
     uint32_t rearm[2], active;
-    uint64_t freeze;
     uint8_t p;
 
     if (chan->mbox == NULL) {
@@ -782,7 +778,7 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_check_rearm(
         (rearm[1] == gda_ft_atomic_load_acq32(&chan->path[1].seen_rearm))) {
         return GDA_FT_DEV_OK;
     }
-    if (!gda_ft_chan_freeze(chan, &freeze)) {
+    if (!gda_ft_chan_freeze(chan)) {
         return GDA_FT_DEV_INPROGRESS;
     }
 
