@@ -59,6 +59,24 @@
 #define FOP_OFF       8     /* ... and of the fetch-and-op counter */
 #define COUNTERS_LEN  16
 
+/* An RMA call of an epoch, made only while every call before it succeeded */
+#define RMA_CALL(_rc, _call) \
+    do { \
+        if ((_rc) == MPI_SUCCESS) { \
+            (_rc) = (_call); \
+        } \
+    } while (0)
+
+/* A fence of an epoch: collective, so made whatever failed before it */
+#define FENCE_CALL(_rc, _win) \
+    do { \
+        int _fence_rc = MPI_Win_fence(0, _win); \
+        \
+        if ((_rc) == MPI_SUCCESS) { \
+            (_rc) = _fence_rc; \
+        } \
+    } while (0)
+
 static const size_t slot_sizes[NSLOTS] = {
     1, 8, 63, 64, 129, 1000, 4096, 8193, 65536, 100003, 262144, 524288,
     1048575, 1048576, 1048577, 2u << 20
@@ -454,7 +472,7 @@ int main(int argc, char **argv)
 
     start = now_s();
     for (it = 0;; ++it) {
-        int rc = MPI_SUCCESS;
+        int rc = MPI_SUCCESS, locked = 0;
 
         /* both ranks agree to go on: at least iters and min_time */
         local_done = ((it >= opt.iters) && (now_s() - start >= opt.min_time))
@@ -486,26 +504,32 @@ int main(int argc, char **argv)
             goto rma_done;
         }
         fill(src, slot_size(s), rank, it, 0);
+        /* Nothing follows a failed call but the unlock of a lock we hold:
+         * Open MPI's osc ucx takes its accumulate lock by spinning on a
+         * compare-and-swap until the lock word is free, and a lock or
+         * release whose atomic was in doubt (applied or not) may have
+         * left it set: the next accumulate would spin forever */
         if (!opt.fence) {
-            rc |= MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, win);
+            rc = MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, win);
+            locked = (rc == MPI_SUCCESS);
         }
-        rc |= MPI_Put(src, slot_size(s), MPI_BYTE, peer, slot_off[s],
-                      slot_size(s), MPI_BYTE, win);
+        RMA_CALL(rc, MPI_Put(src, slot_size(s), MPI_BYTE, peer, slot_off[s],
+                             slot_size(s), MPI_BYTE, win));
         ++puts;
         if (opt.acc) {
-            rc |= MPI_Accumulate(&one, 1, MPI_INT64_T, peer, ACC_OFF, 1,
-                                 MPI_INT64_T, MPI_SUM, win);
+            RMA_CALL(rc, MPI_Accumulate(&one, 1, MPI_INT64_T, peer, ACC_OFF,
+                                        1, MPI_INT64_T, MPI_SUM, win));
             ++accs;
         }
         if (opt.fop) {
-            rc |= MPI_Fetch_and_op(&one, &fetched, MPI_INT64_T, peer,
-                                   FOP_OFF, MPI_SUM, win);
+            RMA_CALL(rc, MPI_Fetch_and_op(&one, &fetched, MPI_INT64_T, peer,
+                                          FOP_OFF, MPI_SUM, win));
             ++fops;
         }
         if (opt.fence) {
-            rc |= MPI_Win_fence(0, win);
+            FENCE_CALL(rc, win);
         } else {
-            rc |= MPI_Win_flush(peer, win);
+            RMA_CALL(rc, MPI_Win_flush(peer, win));
         }
         /* the k-th increment returns k, whatever path carried it */
         if (opt.fop && (rc == MPI_SUCCESS) && (fetched != mine.fop_ok)) {
@@ -517,20 +541,20 @@ int main(int argc, char **argv)
         }
         /* read it back now and then */
         if ((it % GET_EVERY) == GET_EVERY - 1) {
-            rc |= MPI_Get(getbuf, slot_size(s), MPI_BYTE, peer, slot_off[s],
-                          slot_size(s), MPI_BYTE, win);
+            RMA_CALL(rc, MPI_Get(getbuf, slot_size(s), MPI_BYTE, peer,
+                                 slot_off[s], slot_size(s), MPI_BYTE, win));
             if (opt.fence) {
-                rc |= MPI_Win_fence(0, win);
+                FENCE_CALL(rc, win);
             } else {
-                rc |= MPI_Win_flush(peer, win);
+                RMA_CALL(rc, MPI_Win_flush(peer, win));
             }
             if (rc == MPI_SUCCESS) {
                 check(getbuf, src, slot_size(s), "MPI_Get of the put", it);
             }
             ++gets;
         }
-        if (!opt.fence) {
-            rc |= MPI_Win_unlock(peer, win);
+        if (locked && (MPI_Win_unlock(peer, win) != MPI_SUCCESS)) {
+            rc = MPI_ERR_OTHER;
         }
         if (rc != MPI_SUCCESS) {
             /* the put and the increment of this epoch are in doubt */
