@@ -63,7 +63,9 @@ Usage: $0 [OPTIONS] [-- PROGRAM_ARGS...]
   -k, --keep         keep the log file
   -q, --quiet        print only the summary lines
   -h, --help
-Environment: MPIRUN (default: mpirun from PATH), MPIRUN_ARGS (more options).
+Environment: MPIRUN (default: mpirun from PATH), MPIRUN_ARGS (more options),
+  MPI_FAILOVER_LIMIT (seconds until a run counts as a hang and is killed,
+  after its ranks' state is recorded; default: the minimum time + 120).
 EOF
 }
 
@@ -161,7 +163,7 @@ done
 args="-n $iters -t $min_time $*"
 
 # nothing may hang: the run is killed after the minimum time plus 2 minutes
-limit=$(awk -v t="$min_time" 'BEGIN { printf "%d", t + 120 }')
+limit=${MPI_FAILOVER_LIMIT:-$(awk -v t="$min_time" 'BEGIN { printf "%d", t + 120 }')}
 log=$(mktemp /tmp/gda_ft_mpi_failover.XXXXXX.log)
 # shellcheck disable=SC2086
 set -- "$mpirun" --allow-run-as-root --oversubscribe --bind-to none \
@@ -174,12 +176,61 @@ set -- "$mpirun" --allow-run-as-root --oversubscribe --bind-to none \
         -x UCX_GDA_FT_SOFT_FAULTS="$faults" \
         "$prog" $args
 
+# The processes under pid $1, children first
+descendants() {
+    for child in $(pgrep -P "$1"); do
+        descendants "$child"
+        echo "$child"
+    done
+}
+
+# What a hang leaves to look at, taken before the kill: each rank's
+# endpoints (path, counters, active messages sent and received) through
+# the transport's control socket, which UCX's async thread serves whatever
+# the rank's own thread is stuck in, its soft ports where
+# UCX_GDA_FT_SOFT_CTL_DIR gives their socket, and its threads' stacks
+# where gdb is installed
+hang_state() {
+    softctl=$build_dir/src/tools/gda_ft_softctl
+    for pid in $(descendants "$1" | sort -u); do
+        case "$(cat "/proc/$pid/cmdline" 2>/dev/null | tr '\0' ' ')" in
+        *gda_ft_mpi_test*) ;;
+        *) continue ;;
+        esac
+        echo "mpi-failover: hang: rank process $pid"
+        if [ -x "$softctl" ] && [ -n "${UCX_GDA_FT_SOFT_CTL_DIR:-}" ]; then
+            "$softctl" -d "$UCX_GDA_FT_SOFT_CTL_DIR" -p "$pid" stats 2>&1
+        fi
+        if [ -x "$softctl" ]; then
+            "$softctl" -p "$pid" counters 2>&1
+        fi
+        if command -v gdb >/dev/null; then
+            gdb -p "$pid" -batch -ex "thread apply all bt 12" 2>&1 |
+                grep "^#\|^Thread"
+        fi
+    done
+}
+
+# Runs mpirun; 5 s before the limit, a watchdog records the state of a
+# run that is still going
+run_mpirun() {
+    timeout "$limit" "$@" &
+    run_pid=$!
+    # (its output away from ours: a tee would wait for its sleep)
+    ( sleep $((limit - 5)) && kill -0 "$run_pid" 2>/dev/null &&
+      hang_state "$run_pid" >"$log.hang" 2>&1 ) >/dev/null 2>&1 &
+    watchdog=$!
+    wait "$run_pid"
+    echo $? >"$log.rc"
+    pkill -P "$watchdog" sleep 2>/dev/null
+    wait "$watchdog" 2>/dev/null
+}
+
 [ $quiet -eq 1 ] || echo "mpi-failover: $*"
 if [ $quiet -eq 1 ]; then
-    timeout "$limit" "$@" >"$log" 2>&1
-    echo $? >"$log.rc"
+    run_mpirun "$@" >"$log" 2>&1
 else
-    { timeout "$limit" "$@" 2>&1; echo $? >"$log.rc"; } | tee "$log"
+    run_mpirun "$@" 2>&1 | tee "$log"
 fi
 rc=$(cat "$log.rc")
 rm -f "$log.rc"
@@ -213,6 +264,10 @@ if grep -q "no auxiliary transport" "$log"; then
 elif [ "$rc" -eq 124 ]; then
     reason="mpirun killed after $limit s: a hang"
     keep=1
+    # the end of the run and the ranks' state, where CI keeps it
+    echo "mpi-failover: hang: the log's last lines:"
+    tail -n 40 "$log" | cut -c1-400
+    cat "$log.hang" 2>/dev/null
 elif grep -q "an RMA call of iteration" "$log"; then
     reason="an MPI one-sided call failed at the failover ($in_doubt atomics in doubt)"
 elif [ "$mode" != none ] && [ "$switches" -eq 0 ] && [ $result = PASS ]; then
@@ -229,6 +284,7 @@ echo "mpi-failover: mode=$mode atomic_mode=$atomic_mode pml=$pml" \
      "exit=$rc switches=$switches" \
      "rma_failures=$rma_failures data_errors=$data_errors" \
      "atomics_in_doubt=$in_doubt reply_lost=$reply_lost${reason:+ reason=\"$reason\"}"
+rm -f "$log.hang"
 if [ $keep -eq 1 ]; then
     echo "mpi-failover: log $log"
 else
