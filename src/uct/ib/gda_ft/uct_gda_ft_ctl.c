@@ -68,7 +68,8 @@ size_t uct_gda_ft_iface_format_counters(uct_gda_ft_iface_t *iface,
                         "%s ep %p peer QP 0x%x/0x%x: path %s, switches %u "
                         "replays %u fences %u in_doubt %u failbacks %u "
                         "no_path %u op_errors %u confirmed %u am_sent %u "
-                        "am_received %u am_duplicates %u am_gaps %u\n",
+                        "am_received %u am_duplicates %u am_gaps %u "
+                        "am_held %u outstanding %u pending %s\n",
                         iface->path[0].dev->hca->attr.info.name, ep,
                         ep->path[0].dest_qpn, ep->path[1].dest_qpn,
                         (ep->dev.state == GDA_FT_EP_NO_PATH) ? "none" :
@@ -77,7 +78,10 @@ size_t uct_gda_ft_iface_format_counters(uct_gda_ft_iface_t *iface,
                         c->failbacks, c->no_path, c->op_errors,
                         c->confirmed, ep->am.counters.sent,
                         ep->am.counters.received, ep->am.counters.duplicates,
-                        ep->am.counters.gaps);
+                        ep->am.counters.gaps, ep->am.num_held,
+                        gda_ft_ep_outstanding(&ep->dev),
+                        ucs_arbiter_group_is_empty(&ep->arb_group) ?
+                        "no" : "yes");
         snprintf(prefix, sizeof(prefix), "%s ep %p ",
                  iface->path[0].dev->hca->attr.info.name, ep);
         len += uct_gda_ft_ep_chans_format(ep, prefix, reply + len,
