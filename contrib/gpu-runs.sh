@@ -32,6 +32,10 @@
 # targets:   the same gda_ft_perf runs with the peer's channel targets in
 #            mapped and in host memory (DEVICE_CHANNEL_TARGETS), in turns,
 #            5 pairs each
+# hostchan:  the machine's CPUs only: ucx_perftest with the endpoints' RMA
+#            and atomics on their host channel against their own QPs
+#            (HOST_CHANNEL y and n), in turns (contrib/bench-plugins.sh);
+#            Debian's ucx_perftest travels in .gpu/bin
 #
 # Debian's UCX 1.13 libraries travel in .gpu/lib; UCX_MODULE_DIR points
 # at an empty directory so that UCX 1.13 loads none of the machine's own
@@ -167,6 +171,26 @@ for part in $parts; do
         done
         rm -f "$out/targets_tmp.log"
         cat "$out/targets.log"
+        ;;
+    hostchan)
+        (
+            export PATH=$gpu/bin:$PATH
+            export BENCH_ENV_A=UCX_GDA_FT_HOST_CHANNEL=y
+            export BENCH_ENV_B=UCX_GDA_FT_HOST_CHANNEL=n
+            bench() {
+                timeout -k 5 280 "$top/contrib/bench-plugins.sh" \
+                    "$gpu/plugin" "$gpu/plugin" "$@"
+            }
+            { nproc; command -v ucx_perftest; } >"$out/machine.txt" 2>&1
+            {
+                bench 7 -- -t put_lat -s 8 -n 100000 -x gda_ft -d gda0:1
+                bench 5 -- -t put_bw -D zcopy -s 8 -n 200000 -x gda_ft \
+                    -d gda0:1
+                bench 5 -- -t add_lat -n 100000 -x gda_ft -d gda0:1
+                bench 5 -- UCP -t ucp_put_lat -s 8 -n 100000
+            } >"$out/host_channel_h100.log" 2>&1
+        )
+        grep median "$out/host_channel_h100.log"
         ;;
     moe)
         export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps

@@ -215,8 +215,10 @@ GDA_FT_TEST(uct_chan, address_and_settings)
     test_chan_t c;
     unsigned count;
 
-    /* none: the endpoint address is what it always was */
+    /* device channels alone here (the host channel beside them: below);
+     * none: the endpoint address is what it always was */
     test_chan_env(&c, "0");
+    setenv("UCX_GDA_FT_HOST_CHANNEL", "n", 1);
     test_uct_setup(&c.t);
     GDA_FT_ASSERT_EQ(c.t.node[NODE_A].iface_attr.ep_addr_len, 24);
     GDA_FT_ASSERT_EQ(c.device_channels(c.t.node[NODE_A].ep, &chans, &count),
@@ -256,7 +258,8 @@ GDA_FT_TEST(uct_chan, address_and_settings)
 }
 
 /*
- * A host channel (HOST_CHANNEL=y) is channel 0 of the endpoint: it counts
+ * A host channel (HOST_CHANNEL, try by default) is channel 0 of the
+ * endpoint: it counts
  * against the three an address carries, the device API sees the device
  * channels after it, numbered from 0, and a peer without one connects
  * our host channel to its first channel (a channel is posted on by one
@@ -306,13 +309,31 @@ GDA_FT_TEST(uct_chan, host_channel_beside_device_channels)
     GDA_FT_ASSERT(strstr(counters, "host channel") == NULL);
     test_uct_cleanup(&c.t);
 
-    /* three device channels leave no room for the host channel */
+    /* by default (try) an endpoint has one: its address carries it */
+    test_chan_env(&c, "0");
+    unsetenv("UCX_GDA_FT_HOST_CHANNEL");
+    test_node_open(&c.t, &c.t.node[NODE_A], "gda_ft_tsoft0", "tsoft0:1");
+    GDA_FT_ASSERT_EQ(c.t.node[NODE_A].iface_attr.ep_addr_len, 24 + 1 + 12);
+    test_node_close(&c.t, &c.t.node[NODE_A]);
+
+    /* three device channels leave no room for the host channel: an
+     * error where it is required, none by default */
     test_chan_env(&c, "3");
     setenv("UCX_GDA_FT_HOST_CHANNEL", "y", 1);
     GDA_FT_ASSERT_EQ(test_node_try_open(&c.t, &c.t.node[NODE_A],
                                         "gda_ft_tsoft0", "tsoft0:1"),
                      UCS_ERR_INVALID_PARAM);
-    unsetenv("UCX_GDA_FT_HOST_CHANNEL");
+    setenv("UCX_GDA_FT_HOST_CHANNEL", "try", 1);
+    test_uct_setup(&c.t);
+    GDA_FT_ASSERT_EQ(c.t.node[NODE_A].iface_attr.ep_addr_len,
+                     24 + 1 + 3 * 12);
+    GDA_FT_ASSERT_OK(c.device_channels(c.t.node[NODE_A].ep, &chans, &count));
+    GDA_FT_ASSERT_EQ(count, 3);
+    GDA_FT_ASSERT_OK(test_put_short(&c.t, &value, 8, 0));
+    GDA_FT_ASSERT_OK(test_flush(&c.t));
+    format(c.t.node[NODE_A].iface, counters, sizeof(counters));
+    GDA_FT_ASSERT(strstr(counters, "host channel") == NULL);
+    test_uct_cleanup(&c.t);
 }
 
 GDA_FT_TEST(uct_chan, channels_need_a_backup_hca)

@@ -79,7 +79,7 @@ void test_comp_init(test_comp_t *comp, int count);
 void test_uct_env(test_uct_t *t, unsigned ndev, ...);
 
 /* Whether the endpoints post RMA and atomics on a host channel: the suites
- * run both ways, UCX_GDA_FT_HOST_CHANNEL=y in the environment or not */
+ * run both ways, by default (try) and with UCX_GDA_FT_HOST_CHANNEL=n */
 int test_uct_host_channel(void);
 
 /* Opens MD md_name and an interface on dev_name; a failure to open the

@@ -1,5 +1,6 @@
 /*
- * gda_ft UCT transport: the endpoint's host channel (HOST_CHANNEL=y).
+ * gda_ft UCT transport: the endpoint's host channel (HOST_CHANNEL, on by
+ * default).
  *
  * The endpoint's RMA and atomic operations are posted through channel 0 of
  * its channels with the device datapath (device/gda_ft_chan_*.h) compiled

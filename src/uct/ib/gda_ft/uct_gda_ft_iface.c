@@ -250,16 +250,21 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      ucs_offsetof(uct_gda_ft_iface_config_t, dev_failover),
      UCS_CONFIG_TYPE_BOOL},
 
-    {"HOST_CHANNEL", "n",
+    {"HOST_CHANNEL", "try",
      "Whether endpoints post their RMA and atomic operations through a\n"
      "channel of their own (channel 0, before the DEVICE_CHANNELS), with\n"
      "the device datapath that GPU kernels run, compiled for the CPU: its\n"
      "failover, replay and resolution serve the host operations too.\n"
-     "Active messages stay on the endpoint's QPs. Needs a backup HCA\n"
-     "(without one, endpoints post as with 'n'), and counts against the 3\n"
-     "channels an endpoint address carries. Peers need not agree.",
+     "Active messages stay on the endpoint's QPs. It needs a backup HCA\n"
+     "and counts against the 3 channels an endpoint address carries.\n"
+     " try - where both hold (DEVICE_CHANNELS at most 2); else the\n"
+     "       endpoint's own QPs carry them.\n"
+     " yes - DEVICE_CHANNELS=3 is an error (without a backup HCA, the\n"
+     "       endpoint's QPs still carry them).\n"
+     " no  - the endpoint's own QPs carry them.\n"
+     "Peers need not agree.",
      ucs_offsetof(uct_gda_ft_iface_config_t, host_channel),
-     UCS_CONFIG_TYPE_BOOL},
+     UCS_CONFIG_TYPE_TERNARY},
 
     {"DEVICE_CHANNEL_RINGS", "mapped",
      "Where the device channels' rings are meant to be posted from:\n"
@@ -751,7 +756,7 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    if ((config->dev_channels + !!config->host_channel >
+    if ((config->dev_channels + (config->host_channel == UCS_YES) >
          UCT_GDA_FT_WIRE_CHAN_MAX) ||
         (config->dev_channel_ring < 64) ||
         (config->dev_channel_ring > GDA_FT_CHAN_MAX_WQEBBS) ||
@@ -760,8 +765,11 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
                   "HOST_CHANNEL=%s: UCP's address format v1 carries 63 "
                   "bytes of endpoint address) or DEVICE_CHANNEL_RING=%u (a "
                   "power of 2, 64..%u) out of range", config->dev_channels,
-                  UCT_GDA_FT_WIRE_CHAN_MAX - !!config->host_channel,
-                  config->host_channel ? "y" : "n", config->dev_channel_ring,
+                  UCT_GDA_FT_WIRE_CHAN_MAX -
+                  (config->host_channel == UCS_YES),
+                  (config->host_channel == UCS_YES) ? "yes" :
+                  (config->host_channel == UCS_TRY) ? "try" : "no",
+                  config->dev_channel_ring,
                   GDA_FT_CHAN_MAX_WQEBBS);
         return UCS_ERR_INVALID_PARAM;
     }
@@ -860,8 +868,18 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     iface->config.dev_target_mapped  = (config->dev_channel_targets == 0);
     iface->config.dev_failover     = config->failover && config->dev_failover;
     /* without a backup a channel has nothing to move to: the endpoint's
-     * own QPs serve as well */
-    iface->config.host_channel     = config->host_channel && (backup_port != 0);
+     * own QPs serve as well; with TRY, three device channels leave the
+     * address no room for it */
+    iface->config.host_channel     = (config->host_channel != UCS_NO) &&
+                                     (backup_port != 0) &&
+                                     (config->dev_channels <
+                                      UCT_GDA_FT_WIRE_CHAN_MAX);
+    if ((config->host_channel == UCS_TRY) && (backup_port != 0) &&
+        !iface->config.host_channel) {
+        ucs_debug("gda_ft: iface %p: DEVICE_CHANNELS=%u leave the endpoint "
+                  "address no room for a host channel: RMA and atomics use "
+                  "the endpoints' QPs", iface, config->dev_channels);
+    }
     iface->config.num_channels     = config->dev_channels +
                                      iface->config.host_channel;
     iface->config.chan_guard_ns    =

@@ -87,7 +87,8 @@ typedef struct uct_gda_ft_iface_config {
     int                      dev_channel_targets; /* DEVICE_CHANNEL_TARGETS:
                                                      0 mapped, 1 host */
     int                      dev_failover;  /* DEVICE_FAILOVER */
-    int                      host_channel;  /* HOST_CHANNEL */
+    int                      host_channel;  /* HOST_CHANNEL: UCS_NO,
+                                               UCS_YES, UCS_TRY */
     char                    *ctl_dir;       /* CTL_DIR */
     uct_iface_mpool_config_t tx_mp;
     uct_iface_mpool_config_t rx_mp;
@@ -214,9 +215,9 @@ typedef struct uct_gda_ft_ep_chans {
 
 
 /*
- * The endpoint's host channel (HOST_CHANNEL=y): its RMA and atomics are
- * posted through channel 0 of its channels, with the device datapath
- * compiled for the CPU, and complete in post order from there
+ * The endpoint's host channel (HOST_CHANNEL, try by default): its RMA and
+ * atomics are posted through channel 0 of its channels, with the device
+ * datapath compiled for the CPU, and complete in post order from there
  * (uct_gda_ft_hchan.c). Active messages stay on the endpoint's own QPs.
  */
 typedef struct uct_gda_ft_ep_hchan {
