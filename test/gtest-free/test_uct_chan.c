@@ -259,11 +259,10 @@ GDA_FT_TEST(uct_chan, address_and_settings)
 
 /*
  * A host channel (HOST_CHANNEL, try by default) is channel 0 of the
- * endpoint: it counts
- * against the three an address carries, the device API sees the device
- * channels after it, numbered from 0, and a peer without one connects
- * our host channel to its first channel (a channel is posted on by one
- * side only, so either kind of peer channel serves).
+ * endpoint: it counts against the three an address carries, the device
+ * API sees the device channels after it, numbered from 0, and a peer
+ * without one connects our host channel to its first channel (a channel
+ * is posted on by one side only, so either kind of peer channel serves).
  */
 GDA_FT_TEST(uct_chan, host_channel_beside_device_channels)
 {
