@@ -84,6 +84,45 @@ ucs_status_t gda_ft_soft_mem_prepare(gda_ft_hca_mem_type_t type)
                                                      UCS_ERR_UNSUPPORTED;
 }
 
+#if defined(__SANITIZE_THREAD__)
+/*
+ * A copy as ThreadSanitizer should see the HCA's DMA: stores in address
+ * order, each a release store of the largest aligned word. A CPU that reads
+ * a word an RDMA write stores last (a mailbox's epoch) with an acquire load
+ * then reads what came before it after it, as the transport's protocol
+ * has it; plain memcpy stores would make every such read a reported race.
+ */
+static void gda_ft_soft_mem_copy_ordered(void *dst, const void *src,
+                                         size_t len)
+{
+    uint8_t *d       = dst;
+    const uint8_t *s = src;
+    uint64_t w64;
+    uint32_t w32;
+    uint16_t w16;
+    size_t size;
+
+    for (; len > 0; d += size, s += size, len -= size) {
+        if ((len >= 8) && !((uintptr_t)d & 7)) {
+            memcpy(&w64, s, sizeof(w64));
+            __atomic_store_n((uint64_t*)d, w64, __ATOMIC_RELEASE);
+            size = sizeof(w64);
+        } else if ((len >= 4) && !((uintptr_t)d & 3)) {
+            memcpy(&w32, s, sizeof(w32));
+            __atomic_store_n((uint32_t*)d, w32, __ATOMIC_RELEASE);
+            size = sizeof(w32);
+        } else if ((len >= 2) && !((uintptr_t)d & 1)) {
+            memcpy(&w16, s, sizeof(w16));
+            __atomic_store_n((uint16_t*)d, w16, __ATOMIC_RELEASE);
+            size = sizeof(w16);
+        } else {
+            __atomic_store_n(d, *s, __ATOMIC_RELEASE);
+            size = 1;
+        }
+    }
+}
+#endif
+
 ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
                                   const void *src,
                                   gda_ft_hca_mem_type_t src_type, size_t len)
@@ -96,7 +135,11 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
 
     if ((dst_type != GDA_FT_HCA_MEM_CUDA) &&
         (src_type != GDA_FT_HCA_MEM_CUDA)) {
+#if defined(__SANITIZE_THREAD__)
+        gda_ft_soft_mem_copy_ordered(dst, src, len);
+#else
         memcpy(dst, src, len);
+#endif
         return UCS_OK;
     }
 

@@ -103,7 +103,8 @@ static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
     }
 
     if (c->q[id].ask == key) {
-        if (mbox->chan[id].ans_epoch == c->q[id].ask_epoch) {
+        if (uct_gda_ft_mbox_epoch(&mbox->chan[id].ans_epoch) ==
+            c->q[id].ask_epoch) {
             ucs_memory_cpu_load_fence();  /* the answer, then its fields */
             c->q[id].ask = 0;
             *psn_p       = mbox->chan[id].ans_psn;
@@ -178,7 +179,8 @@ static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id)
     uct_gda_ft_ep_chans_t *c   = ep->chans;
     uct_gda_ft_mbox_t *mbox    = ep->guard.mbox;
     gda_ft_chan_host_t *target = &c->target[id];
-    uint32_t epoch             = mbox->chan[id].req_epoch;
+    uint32_t epoch             =
+            uct_gda_ft_mbox_epoch(&mbox->chan[id].req_epoch);
     uint32_t answer[2]         = {1, 0};   /* status (refused), PSN */
     uint32_t req, op, path;
 
@@ -480,7 +482,8 @@ void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now)
     }
 
     for (i = 0; i < c->count; ++i) {
-        if (ep->guard.mbox->chan[i].req_epoch != c->q[i].seen_epoch) {
+        if (uct_gda_ft_mbox_epoch(&ep->guard.mbox->chan[i].req_epoch) !=
+            c->q[i].seen_epoch) {
             uct_gda_ft_chan_answer_peer(ep, i);
         }
         gda_ft_chan_host_guard(&c->init[i], &uct_gda_ft_chan_peer_ops, ep,

@@ -213,7 +213,7 @@ static void uct_gda_ft_guard_answer(uct_gda_ft_ep_t *ep, uint64_t now)
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
     uct_gda_ft_ep_guard_t *g  = &ep->guard;
     uct_gda_ft_mbox_t *mbox   = g->mbox;
-    uint32_t epoch            = mbox->req_epoch;
+    uint32_t epoch            = uct_gda_ft_mbox_epoch(&mbox->req_epoch);
     uint32_t psn;
     int in_place;
 
@@ -384,7 +384,7 @@ static void uct_gda_ft_guard_ask_fence(uct_gda_ft_ep_t *ep, unsigned path,
 static void uct_gda_ft_guard_fence_for_peer(uct_gda_ft_ep_t *ep)
 {
     uct_gda_ft_ep_guard_t *g = &ep->guard;
-    uint32_t epoch           = g->mbox->fence_epoch;
+    uint32_t epoch           = uct_gda_ft_mbox_epoch(&g->mbox->fence_epoch);
     uint32_t path            = g->mbox->fence_path;
     uint32_t psn             = UCT_GDA_FT_PSN_UNKNOWN;
     gda_ft_hca_qp_query_attr_t attr;
@@ -432,7 +432,7 @@ static void uct_gda_ft_guard_resolve(uct_gda_ft_ep_t *ep, uint64_t now)
                                 iface->config.recovery_ns;
     uint32_t psn;
 
-    if (g->mbox->fenced_epoch == g->fence_epoch) {
+    if (uct_gda_ft_mbox_epoch(&g->mbox->fenced_epoch) == g->fence_epoch) {
         psn = g->mbox->fenced_psn;
         if (psn == UCT_GDA_FT_PSN_UNKNOWN) {
             gda_ft_ep_replay_pending(&ep->dev);
@@ -515,7 +515,7 @@ void uct_gda_ft_ep_guard_progress(uct_gda_ft_ep_t *ep, uint64_t now)
         return;
     }
 
-    if (mbox->fence_epoch != g->seen_fence_epoch) {
+    if (uct_gda_ft_mbox_epoch(&mbox->fence_epoch) != g->seen_fence_epoch) {
         uct_gda_ft_guard_fence_for_peer(ep);
         if (ep->dev.state == GDA_FT_EP_NO_PATH) {
             return;
@@ -527,7 +527,7 @@ void uct_gda_ft_ep_guard_progress(uct_gda_ft_ep_t *ep, uint64_t now)
         return;     /* no failback before the failover is settled */
     }
 
-    if (mbox->req_epoch != g->seen_req_epoch) {
+    if (uct_gda_ft_mbox_epoch(&mbox->req_epoch) != g->seen_req_epoch) {
         uct_gda_ft_guard_answer(ep, now);
     }
 
@@ -540,14 +540,14 @@ void uct_gda_ft_ep_guard_progress(uct_gda_ft_ep_t *ep, uint64_t now)
         }
         break;
     case UCT_GDA_FT_GUARD_REQUESTED:
-        if (mbox->ack_epoch == g->epoch) {
+        if (uct_gda_ft_mbox_epoch(&mbox->ack_epoch) == g->epoch) {
             uct_gda_ft_guard_acknowledged(ep, now);
         } else if ((now - g->started_ns) > iface->config.recovery_ns) {
             uct_gda_ft_guard_fail_attempt(ep, now, "no answer from the peer");
         }
         break;
     case UCT_GDA_FT_GUARD_ANSWERED:
-        if (mbox->probe_epoch == g->epoch) {
+        if (uct_gda_ft_mbox_epoch(&mbox->probe_epoch) == g->epoch) {
             uct_gda_ft_guard_probe(ep, now);
         } else if ((now - g->started_ns) > iface->config.recovery_ns) {
             uct_gda_ft_guard_fail_attempt(ep, now, "no probe from the peer");

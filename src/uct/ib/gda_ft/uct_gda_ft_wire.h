@@ -218,6 +218,18 @@ typedef struct uct_gda_ft_mbox {
 #define UCT_GDA_FT_PSN_UNKNOWN 0xffffffffu
 
 
+/*
+ * An epoch of the mailbox, which the peer's RDMA writes store after the
+ * fields it announces: an acquire load, so that those fields are read
+ * after it (on any CPU, and as ThreadSanitizer sees the software HCA's
+ * placement)
+ */
+static inline uint32_t uct_gda_ft_mbox_epoch(const volatile uint32_t *epoch)
+{
+    return __atomic_load_n(epoch, __ATOMIC_ACQUIRE);
+}
+
+
 /* File-scope size checks (UCS_STATIC_ASSERT works only inside functions) */
 _Static_assert(sizeof(uct_gda_ft_wire_oob_dev_addr_t) == 6,
                "wire oob dev_addr size");
