@@ -210,3 +210,51 @@ GDA_FT_TEST(uct_failback, rearm_backoff_max_caps_the_damping)
  * replay (what the setting promises of this end), the puts of the window
  * land once on the backup, and every word holds its last put.
  */
+
+
+/*
+ * A failback probe that fails is the guardian's business, not the user's:
+ * B's primary port keeps losing its answers, so every probe of A's
+ * re-armed primary misses its deadline and the path is left again, and
+ * the next flush still succeeds (it returned UCS_ERR_IO_ERROR, the probe's
+ * failure, once a probe had failed: a run of uct_am's lost-ACK streams
+ * slow enough to reach a failback attempt showed it).
+ */
+GDA_FT_TEST(uct_failback, failed_probe_fails_no_user_operation)
+{
+    test_counters_t a;
+    double end;
+    test_uct_t t;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=100ms",
+                 "UCX_GDA_FT_RECOVERY_WINDOW=50ms",
+                 "UCX_GDA_FT_REARM_BACKOFF=20ms",
+                 "UCX_GDA_FT_REARM_BACKOFF_MAX=40ms", NULL);
+    test_uct_setup(&t);
+    test_put_word(&t, 0, 1000);
+
+    /* A's operations reach B, B's answers never reach A: A leaves the
+     * primary, and B confirms what it executed over the backup */
+    test_port_lose_answers(&t, "tsoft2");
+    test_put_word(&t, 1, 1001);
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &a));
+    GDA_FT_ASSERT_EQ(a.switches, 1);
+
+    /* the guardian re-arms the primary and probes it, again and again:
+     * each probe reaches B and its answer is lost */
+    for (end = soft_now_sec() + 1.5; soft_now_sec() < end;) {
+        test_progress(&t);
+        usleep(100);
+    }
+
+    /* nothing the user posted failed (a host channel fails back on its
+     * ports' word, without a probe, and leaves the primary again at each
+     * deadline: its counters show the flapping, its posts succeed) */
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &a));
+    printf("switches %u, failbacks %u\n", a.switches, a.failbacks);
+    GDA_FT_ASSERT_EQ(a.no_path, 0);
+    test_put_word(&t, 2, 1002);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
+    test_uct_cleanup(&t);
+}

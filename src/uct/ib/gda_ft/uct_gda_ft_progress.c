@@ -96,10 +96,12 @@ unsigned uct_gda_ft_ep_deliver_one(uct_gda_ft_ep_t *ep)
         /* the endpoint has room again: let its pending requests in */
         ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
         if ((status != UCS_OK) && (status != UCS_ERR_CANCELED) &&
+            (op.kind != GDA_FT_OP_PROBE) &&
             (uct_gda_ft_cookie_comp(op.user) == NULL)) {
             /* Nobody waits for this operation (a posted atomic in doubt):
              * the next flush reports that not everything before it was
-             * applied */
+             * applied. A failback probe is the guardian's own: its failure
+             * only keeps the path failed. */
             ep->unreported_status = status;
         }
         uct_gda_ft_cookie_complete(op.user, status);
