@@ -105,7 +105,7 @@ static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
     if (c->q[id].ask == key) {
         if (uct_gda_ft_mbox_epoch(&mbox->chan[id].ans_epoch) ==
             c->q[id].ask_epoch) {
-            ucs_memory_cpu_load_fence();  /* the answer, then its fields */
+            /* the acquire load: the answer, then its fields */
             c->q[id].ask = 0;
             *psn_p       = mbox->chan[id].ans_psn;
             return (mbox->chan[id].ans_status == 0) ? UCS_OK :
@@ -184,7 +184,7 @@ static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id)
     uint32_t answer[2]         = {1, 0};   /* status (refused), PSN */
     uint32_t req, op, path;
 
-    ucs_memory_cpu_load_fence();      /* the question, then its fields */
+    /* the epoch's acquire load: the question, then its fields */
     req  = mbox->chan[id].req;
     op   = req >> 16;
     path = req & 0xffff;
