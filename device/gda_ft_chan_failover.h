@@ -160,7 +160,9 @@ GDA_FT_DEV_FUNC int gda_ft_chan_executed(const gda_ft_chan_slot_t *slot,
                                 epsn) <= 0;
 }
 
-/* Whether [from, to) holds a WQE that must run exactly once */
+/* Whether [from, to) holds a WQE that must run exactly once, or a SEND:
+ * the peer's word spares the receiver a copy it would drop (without the
+ * word a SEND is replayed all the same) */
 GDA_FT_DEV_FUNC int gda_ft_chan_window_needs_resolve(gda_ft_chan_t *chan,
                                                      gda_ft_chan_path_t *p,
                                                      uint64_t seq,
@@ -172,7 +174,8 @@ GDA_FT_DEV_FUNC int gda_ft_chan_window_needs_resolve(gda_ft_chan_t *chan,
         slot = gda_ft_chan_slot(chan, p, seq);
         if (!(slot->flags & GDA_FT_CHAN_SLOT_FAILED) &&
             ((slot->kind == GDA_FT_CHAN_OP_SIGNAL) ||
-             (slot->kind == GDA_FT_CHAN_OP_ATOMIC))) {
+             (slot->kind == GDA_FT_CHAN_OP_ATOMIC) ||
+             (slot->kind == GDA_FT_CHAN_OP_SEND))) {
             return 1;
         }
     }
@@ -543,8 +546,8 @@ gda_ft_chan_finish(gda_ft_chan_t *chan, int known, uint32_t epsn)
 
 /*
  * The switch record (phase TELL): an error that names no culprit, or a
- * window holding signals or atomics, asks for the peer's word. Then the
- * window is taken to the other ring while the host answers.
+ * window holding signals, atomics or sends, asks for the peer's word. Then
+ * the window is taken to the other ring while the host answers.
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_step_tell(gda_ft_chan_t *chan)
 {

@@ -28,13 +28,15 @@
 typedef struct gda_ft_chan_op {
     uint8_t  kind;        /* GDA_FT_CHAN_OP_* */
     uint8_t  opcode;      /* GDA_FT_MLX5_OPCODE_* */
-    uint8_t  inl;         /* put: data inline from `operand` (<= 16 bytes) */
+    uint8_t  inl;         /* put, send: data inline from `operand`
+                             (<= 16 bytes) */
     uint8_t  flags;       /* GDA_FT_CHAN_OP_F_* */
-    uint32_t length;      /* put/get bytes; atomics: 8, or 4 (masked) */
+    uint32_t length;      /* put/get/send bytes; atomics: 8, or 4
+                             (masked) */
     uint64_t laddr;       /* local buffer (atomics: where the old value
                              lands, big-endian) */
     uint32_t lkey[2];
-    uint64_t raddr;
+    uint64_t raddr;       /* send: its immediate data (low 32 bits) */
     uint32_t rkey[2];
     uint64_t operand[2];  /* atomics: add or swap, compare; inline data */
     uint64_t mask[2];     /* masked atomics: swap mask or field boundary,
@@ -168,6 +170,11 @@ GDA_FT_DEV_FUNC unsigned gda_ft_chan_op_ds(const gda_ft_chan_op_t *op,
          * atomic segments */
         return ((op->opcode == GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_CS) &&
                 (op->length == sizeof(uint64_t))) ? 5 : 4;
+    case GDA_FT_CHAN_OP_SEND:
+        if (op->inl) {
+            return 1 + gda_ft_wqe_inline_ds(length);
+        }
+        return (length != 0) ? 2 : 1;      /* ctrl [data] */
     default:
         if (op->inl) {
             return 2 + gda_ft_wqe_inline_ds(length);
@@ -205,8 +212,14 @@ GDA_FT_DEV_FUNC int gda_ft_chan_op_valid(const gda_ft_chan_t *chan,
                                          const gda_ft_chan_op_t *op)
 {
     if (op->inl) {
-        return (op->kind == GDA_FT_CHAN_OP_PUT) &&
+        return ((op->kind == GDA_FT_CHAN_OP_PUT) ||
+                (op->kind == GDA_FT_CHAN_OP_SEND)) &&
                (op->length <= sizeof(op->operand));
+    }
+    if (op->kind == GDA_FT_CHAN_OP_SEND) {
+        /* one WQE: a message is not cut into chunks */
+        return (op->length <= chan->max_chunk) &&
+               (gda_ft_chan_op_wqebbs(chan, op) <= chan->wqebb_cnt / 2);
     }
     if ((op->kind == GDA_FT_CHAN_OP_SIGNAL) ||
         (op->kind == GDA_FT_CHAN_OP_ATOMIC)) {
@@ -333,9 +346,9 @@ GDA_FT_DEV_FUNC uint8_t gda_ft_chan_write_atomic(const gda_ft_dev_sq_t *sq,
 
 /*
  * Writes one WQE of op at logical index seq on path `path`: bytes
- * [offset, offset + length) of a put or get, or the whole atomic. Adds
- * its packets to *npkts_p, gives its doorbell word in *db_p; returns its
- * WQEBBs.
+ * [offset, offset + length) of a put or get, or the whole atomic or send.
+ * Adds its packets to *npkts_p, gives its doorbell word in *db_p; returns
+ * its WQEBBs.
  */
 GDA_FT_DEV_FUNC unsigned
 gda_ft_chan_write_wqe(gda_ft_chan_t *chan, const gda_ft_chan_resv_t *resv,
@@ -351,30 +364,48 @@ gda_ft_chan_write_wqe(gda_ft_chan_t *chan, const gda_ft_chan_resv_t *resv,
     unsigned ds              = gda_ft_chan_op_ds(op, length);
     uint8_t  flags           = GDA_FT_CHAN_SLOT_RADDR;
     uint8_t  opmod           = 0;
+    uint32_t imm             = 0;
 
-    gda_ft_wqe_set_raddr(gda_ft_wqe_seg(&p->sq, idx, 1), op->raddr + offset,
-                         gda_ft_chan_key(op->rkey, path));
-    if ((op->kind == GDA_FT_CHAN_OP_SIGNAL) ||
-        (op->kind == GDA_FT_CHAN_OP_ATOMIC)) {
+    if (op->kind == GDA_FT_CHAN_OP_SEND) {
+        /* ctrl, then the data: no remote address */
+        flags = 0;
+        imm   = (uint32_t)op->raddr;
+        if (op->inl) {
+            gda_ft_wqe_set_inline_words(&p->sq, idx, 1, op->operand[0],
+                                        op->operand[1], length);
+        } else if (length != 0) {
+            gda_ft_wqe_set_data(gda_ft_wqe_seg(&p->sq, idx, 1), length,
+                                gda_ft_chan_key(op->lkey, path), op->laddr);
+            flags = GDA_FT_CHAN_SLOT_DATA;
+        }
+    } else if ((op->kind == GDA_FT_CHAN_OP_SIGNAL) ||
+               (op->kind == GDA_FT_CHAN_OP_ATOMIC)) {
+        gda_ft_wqe_set_raddr(gda_ft_wqe_seg(&p->sq, idx, 1), op->raddr,
+                             gda_ft_chan_key(op->rkey, path));
         opmod = gda_ft_chan_write_atomic(&p->sq, idx, op);
         gda_ft_wqe_set_data(gda_ft_wqe_seg(&p->sq, idx, ds - 1), op->length,
                             gda_ft_chan_key(op->lkey, path), op->laddr);
         flags |= GDA_FT_CHAN_SLOT_DATA;
-    } else if (op->inl) {
-        gda_ft_wqe_set_inline_words(&p->sq, idx, 2, op->operand[0],
-                                    op->operand[1], length);
-    } else if (length != 0) {
-        gda_ft_wqe_set_data(gda_ft_wqe_seg(&p->sq, idx, 2), length,
-                            gda_ft_chan_key(op->lkey, path),
-                            op->laddr + offset);
-        flags |= GDA_FT_CHAN_SLOT_DATA;
+    } else {
+        gda_ft_wqe_set_raddr(gda_ft_wqe_seg(&p->sq, idx, 1),
+                             op->raddr + offset,
+                             gda_ft_chan_key(op->rkey, path));
+        if (op->inl) {
+            gda_ft_wqe_set_inline_words(&p->sq, idx, 2, op->operand[0],
+                                        op->operand[1], length);
+        } else if (length != 0) {
+            gda_ft_wqe_set_data(gda_ft_wqe_seg(&p->sq, idx, 2), length,
+                                gda_ft_chan_key(op->lkey, path),
+                                op->laddr + offset);
+            flags |= GDA_FT_CHAN_SLOT_DATA;
+        }
     }
     *db_p = gda_ft_wqe_set_ctrl(gda_ft_wqe_seg(&p->sq, idx, 0), op->opcode,
                                 opmod, idx, p->sq.qpn, ds,
                                 (signaled ? GDA_FT_MLX5_WQE_CTRL_CQ_UPDATE :
                                             0) |
                                 ((op->flags & GDA_FT_CHAN_OP_F_FENCE) ?
-                                 GDA_FT_MLX5_WQE_CTRL_FENCE : 0), 0);
+                                 GDA_FT_MLX5_WQE_CTRL_FENCE : 0), imm);
 
     slot->lkey[0]  = op->lkey[0];
     slot->lkey[1]  = op->lkey[1];

@@ -95,7 +95,11 @@ enum {
     GDA_FT_CHAN_OP_GET    = 2, /* RDMA READ: replayed even if executed */
     GDA_FT_CHAN_OP_SIGNAL = 3, /* non-fetching atomic add: exactly once */
     GDA_FT_CHAN_OP_ATOMIC = 4, /* fetching atomic: exactly once or in doubt */
-    GDA_FT_CHAN_OP_NOP    = 5  /* stands for a WQE settled by a switch */
+    GDA_FT_CHAN_OP_NOP    = 5, /* stands for a WQE settled by a switch */
+    GDA_FT_CHAN_OP_SEND   = 6  /* SEND with immediate into the peer's
+                                  receive queue: replayed like a put, and
+                                  the receiver drops a copy it has seen
+                                  (the immediate carries its sequence) */
 };
 
 /* Slot flags */

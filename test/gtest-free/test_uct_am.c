@@ -110,6 +110,21 @@ GDA_FT_TEST(uct_am, am_short_and_bcopy_sizes)
     test_uct_cleanup(&t);
 }
 
+/* After a stream of active messages alone through a port failure: they
+ * went on A's host channel if it has one (it replayed or had the peer
+ * confirm some), else on the endpoint's QPs (the channel saw nothing) */
+static void test_am_assert_datapath(test_uct_t *t)
+{
+    gda_ft_chan_query_t q;
+
+    if (!test_uct_host_channel()) {
+        return;
+    }
+    test_host_channel_query(t, NODE_A, &q);
+    GDA_FT_ASSERT_EQ(q.poster.switches, 1);
+    GDA_FT_ASSERT(q.poster.replays + q.poster.confirmed >= 1);
+}
+
 /* Streams n messages; after `fault_at` of them A's primary port goes down
  * (lose_answers = 0), or B's primary port starts to lose its ACKs: B
  * receives what A then sends there, A never learns it */
@@ -136,6 +151,7 @@ static void test_am_stream_failover(test_uct_t *t, test_am_rx_t *rx,
     GDA_FT_ASSERT_EQ(rx->errors, 0);
     GDA_FT_ASSERT_EQ(rx->count, n);
     GDA_FT_ASSERT_EQ(rx->next, n);
+    test_am_assert_datapath(t);
 }
 
 GDA_FT_TEST(uct_am, am_stream_survives_failover_exactly_once)

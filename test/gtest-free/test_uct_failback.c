@@ -104,23 +104,17 @@ GDA_FT_TEST(uct_failback, failback_after_port_returns)
 
 /* A's primary fails and comes back, then flaps right after failing back;
  * *first and *second get how long each failback took from the switch */
-typedef ucs_status_t (*query_host_channel_func_t)(uct_ep_h,
-                                                  gda_ft_chan_query_t*);
-
 /* Both datapaths of A's endpoint are back on the primary: the counters
  * show the first of them to fail back, and the host channel's guardian
  * may re-arm a pass after the endpoint's QPs did. A port lost before it
  * did would find the channel on the backup, with nothing to switch. */
 static void test_wait_host_channel_primary(test_uct_t *t)
 {
-    query_host_channel_func_t query = (query_host_channel_func_t)dlsym(
-            t->plugin, "uct_gda_ft_ep_query_host_channel");
     gda_ft_chan_query_t q;
     double start = soft_now_sec();
 
-    GDA_FT_ASSERT(query != NULL);
     for (;;) {
-        GDA_FT_ASSERT_OK(query(t->node[NODE_A].ep, &q));
+        test_host_channel_query(t, NODE_A, &q);
         if ((q.state == GDA_FT_CHAN_ACTIVE) &&
             (q.active == GDA_FT_CHAN_PRIMARY)) {
             return;

@@ -544,10 +544,31 @@ GDA_FT_TEST(uct_wire, ep_addr_channels_round_trip_and_refusals)
                                                     &reason),
                      UCS_ERR_INVALID_PARAM);
     memcpy(bad, buf, sizeof(bad));
-    bad[1] |= 0x04;                               /* a flag of the future */
+    bad[1] |= 0x08;                               /* a flag of the future */
     GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, sizeof(bad), &out,
                                                     &reason),
                      UCS_ERR_INVALID_PARAM);
+
+    /* channel 0 is a host channel: a flag, refused without channels */
+    GDA_FT_ASSERT_EQ(out.host_channel, 0);
+    in.host_channel = 1;
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)));
+    GDA_FT_ASSERT_EQ(buf[1], UCT_GDA_FT_WIRE_F_BACKUP |
+                             UCT_GDA_FT_WIRE_F_CHANNELS |
+                             UCT_GDA_FT_WIRE_F_HOST_CHANNEL);
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_unpack(buf, sizeof(buf), &out,
+                                                    NULL));
+    GDA_FT_ASSERT_EQ(out.host_channel, 1);
+    GDA_FT_ASSERT_EQ(out.num_chan, 3);
+    memcpy(bad, buf, sizeof(bad));
+    bad[1] = UCT_GDA_FT_WIRE_F_BACKUP | UCT_GDA_FT_WIRE_F_HOST_CHANNEL;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 24, &out, &reason),
+                     UCS_ERR_INVALID_PARAM);
+    in.num_chan = 0;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)),
+                     UCS_ERR_INVALID_PARAM);
+    in.num_chan     = 3;
+    in.host_channel = 0;
 
     /* what the layout cannot carry */
     GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 60),

@@ -82,6 +82,17 @@ int test_uct_host_channel(void)
              !strcasecmp(value, "off") || !strcmp(value, "0"));
 }
 
+void test_host_channel_query(test_uct_t *t, unsigned node,
+                             gda_ft_chan_query_t *q)
+{
+    typedef ucs_status_t (*query_func_t)(uct_ep_h, gda_ft_chan_query_t*);
+    query_func_t query = (query_func_t)dlsym(
+            t->plugin, "uct_gda_ft_ep_query_host_channel");
+
+    GDA_FT_ASSERT(query != NULL);
+    GDA_FT_ASSERT_OK(query(t->node[node].ep, q));
+}
+
 /* Declares tsoft0..3, loads the plugin; extra: "VAR=value" settings */
 void test_uct_env(test_uct_t *t, unsigned ndev, ...)
 {

@@ -14,6 +14,7 @@
 #include "gda_ft_test.h"
 #include "soft_harness.h"
 #include "gda_ft_ep.h"
+#include "gda_ft_chan_types.h"
 
 #include <uct/api/uct.h>
 #include <ucs/async/async.h>
@@ -81,6 +82,10 @@ void test_uct_env(test_uct_t *t, unsigned ndev, ...);
 /* Whether the endpoints post RMA and atomics on a host channel: the suites
  * run both ways, by default (try) and with UCX_GDA_FT_HOST_CHANNEL=n */
 int test_uct_host_channel(void);
+
+/* What the host channel of `node`'s endpoint has been through */
+void test_host_channel_query(test_uct_t *t, unsigned node,
+                             gda_ft_chan_query_t *q);
 
 /* Opens MD md_name and an interface on dev_name; a failure to open the
  * interface is returned, with everything else released again */

@@ -49,6 +49,9 @@ static void gda_ft_chan_host_free_path(gda_ft_chan_host_t *ch,
     if (p->sq_buf != NULL) {
         mem->free(p->sq_buf, mem->arg);
     }
+    if (p->rq_buf != NULL) {
+        mem->free(p->rq_buf, mem->arg);
+    }
     if (p->cqe != NULL) {
         mem->free(p->cqe, mem->arg);
     }
@@ -78,8 +81,13 @@ static ucs_status_t gda_ft_chan_host_init_path(gda_ft_chan_host_t *ch,
     p->slots  = ch->params.slot_mem.alloc(wqebbs *
                                           sizeof(gda_ft_chan_slot_t),
                                           ch->params.slot_mem.arg);
+    if (ch->params.rq_wqe_cnt != 0) {
+        p->rq_buf = mem->alloc(ch->params.rq_wqe_cnt * GDA_FT_MLX5_DS_SIZE,
+                               mem->arg);
+    }
     if ((p->sq_buf == NULL) || (p->cqe == NULL) || (p->dbrec == NULL) ||
-        (p->slots == NULL)) {
+        (p->slots == NULL) ||
+        ((ch->params.rq_wqe_cnt != 0) && (p->rq_buf == NULL))) {
         ucs_error("gda_ft channel %u: out of memory for path %u rings",
                   ch->chan.id, path);
         return UCS_ERR_NO_MEMORY;
@@ -98,6 +106,10 @@ static ucs_status_t gda_ft_chan_host_init_path(gda_ft_chan_host_t *ch,
     qp_attr.send_cq      = p->cq;
     qp_attr.sq_buf       = p->sq_buf;
     qp_attr.sq_wqebb_cnt = wqebbs;
+    qp_attr.recv_cq      = ch->params.recv_cq[path];
+    qp_attr.rq_buf       = p->rq_buf;
+    qp_attr.rq_wqe_cnt   = ch->params.rq_wqe_cnt;
+    qp_attr.rq_wqe_size  = GDA_FT_MLX5_DS_SIZE;   /* one data segment */
     qp_attr.dbrec        = p->dbrec;
     qp_attr.ring_mem     = mem->type;
     qp_attr.port_num     = p->port;
@@ -149,10 +161,13 @@ ucs_status_t gda_ft_chan_host_init(gda_ft_chan_host_t *ch,
     if ((params->wqebb_cnt < 64) ||
         (params->wqebb_cnt > GDA_FT_CHAN_MAX_WQEBBS) ||
         (params->wqebb_cnt & (params->wqebb_cnt - 1)) ||
-        (params->max_chunk == 0)) {
+        (params->max_chunk == 0) ||
+        (params->rq_wqe_cnt & (params->rq_wqe_cnt - 1))) {
         ucs_error("gda_ft channel %u: ring size %u must be a power of 2 in "
-                  "[64, %u], chunk size %u non-zero", id, params->wqebb_cnt,
-                  GDA_FT_CHAN_MAX_WQEBBS, params->max_chunk);
+                  "[64, %u], chunk size %u non-zero, receive queue %u a "
+                  "power of 2 or 0", id, params->wqebb_cnt,
+                  GDA_FT_CHAN_MAX_WQEBBS, params->max_chunk,
+                  params->rq_wqe_cnt);
         return UCS_ERR_INVALID_PARAM;
     }
 

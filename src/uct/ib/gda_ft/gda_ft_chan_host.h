@@ -49,6 +49,11 @@ typedef struct gda_ft_chan_host_params {
     gda_ft_chan_host_mem_t slot_mem;    /* per-WQE slots, which only the
                                            posters touch (GPU memory for
                                            kernels); alloc NULL: mem */
+    unsigned               rq_wqe_cnt;  /* receive WQEs of one data
+                                           segment per QP (power of 2), in
+                                           `mem`; 0: no receive queue */
+    gda_ft_hca_cq_t       *recv_cq[2];  /* where each path's receives
+                                           complete, with rq_wqe_cnt */
 } gda_ft_chan_host_params_t;
 
 typedef struct gda_ft_chan_host_path {
@@ -57,6 +62,8 @@ typedef struct gda_ft_chan_host_path {
     gda_ft_hca_cq_t     *cq;
     gda_ft_hca_qp_t     *qp;
     void                *sq_buf;
+    void                *rq_buf;      /* params.rq_wqe_cnt WQEs, or NULL;
+                                         the owner posts them */
     void                *cqe;
     uint32_t            *dbrec;
     gda_ft_chan_slot_t  *slots;

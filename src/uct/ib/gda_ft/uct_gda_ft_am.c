@@ -1,6 +1,7 @@
 /*
- * gda_ft UCT transport: active messages. SEND/RECV on the endpoint's QPs:
- * the receive queues of both paths and their buffers, the sequence number
+ * gda_ft UCT transport: active messages. SEND/RECV on the endpoint's host
+ * channel where both ends have one, else on its own QPs: the receive
+ * queues of both paths and their buffers, the sequence number
  * in every message's immediate data, in-order and exactly-once delivery
  * across a failover (held messages, resynchronization), and the sends.
  */
@@ -115,92 +116,121 @@ void uct_gda_ft_iface_rx_cq_put(uct_gda_ft_iface_t *iface,
 
 
 /*
- * Every QP of an endpoint has a receive queue of RX_QUEUE_LEN WQEs of one
- * data segment, each naming a SEG_SIZE buffer of iface->rx_mp (registered
- * on both HCAs: a path posts with its own lkey). path->rx_desc[] remembers
- * the buffer at each RQ index, so that a CQE's wqe_counter finds it.
+ * Every QP that active messages reach has a receive queue of RX_QUEUE_LEN
+ * WQEs of one data segment, each naming a SEG_SIZE buffer of iface->rx_mp
+ * (registered on both HCAs: a path posts with its own lkey): the
+ * endpoint's own QPs, and our target QPs of the peer's host channel.
+ * rxq->desc[] remembers the buffer at each RQ index, so that a CQE's
+ * wqe_counter finds it.
  */
 
-/* Posts a buffer on the RQ of a path; the doorbell is the caller's */
-static ucs_status_t uct_gda_ft_ep_rx_post(uct_gda_ft_iface_t *iface,
-                                          uct_gda_ft_ep_t *ep, unsigned path,
-                                          uct_gda_ft_op_t *desc)
+/* The receive queue a buffer came from */
+static UCS_F_ALWAYS_INLINE uct_gda_ft_rxq_t *
+uct_gda_ft_ep_rxq(uct_gda_ft_ep_t *ep, unsigned chan, unsigned path)
 {
-    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
+    return chan ? &ep->chan_rx[path] : &ep->path[path].rx;
+}
+
+/* Posts a buffer on a receive queue; the doorbell is the caller's */
+static ucs_status_t uct_gda_ft_rxq_post(uct_gda_ft_iface_t *iface,
+                                        uct_gda_ft_ep_t *ep,
+                                        uct_gda_ft_rxq_t *rxq,
+                                        uct_gda_ft_op_t *desc)
+{
     gda_ft_dev_sge_t sge;
     uint16_t idx;
 
     sge.addr   = (uintptr_t)uct_gda_ft_op_payload(desc);
     sge.length = (uint32_t)iface->config.seg_size;
-    sge.lkey   = desc->lkey[path];
-    if (gda_ft_rq_post(&ep_path->rq, &sge, 1, &idx) != GDA_FT_DEV_OK) {
+    sge.lkey   = desc->lkey[rxq->path];
+    if (gda_ft_rq_post(&rxq->rq, &sge, 1, &idx) != GDA_FT_DEV_OK) {
         return UCS_ERR_NO_RESOURCE;
     }
 
-    desc->ep = ep;
-    ep_path->rx_desc[idx & ep_path->rq.wqe_mask] = desc;
+    desc->ep                           = ep;
+    rxq->desc[idx & rxq->rq.wqe_mask] = desc;
     return UCS_OK;
 }
 
-static UCS_F_ALWAYS_INLINE int uct_gda_ft_ep_rx_qp_alive(uct_gda_ft_ep_t *ep,
-                                                         unsigned path)
+static UCS_F_ALWAYS_INLINE int uct_gda_ft_rxq_alive(const uct_gda_ft_rxq_t *rxq)
 {
-    gda_ft_hca_qp_t *qp = ep->path[path].qp;
-
-    return (qp != NULL) && (qp->state != GDA_FT_HCA_QP_RESET) &&
-           (qp->state != GDA_FT_HCA_QP_ERR);
+    return (rxq->qp != NULL) && (rxq->desc != NULL) &&
+           (rxq->qp->state != GDA_FT_HCA_QP_RESET) &&
+           (rxq->qp->state != GDA_FT_HCA_QP_ERR);
 }
 
-/* A delivered (or dropped) message's buffer goes back on the QP it came
+/* A delivered (or dropped) message's buffer goes back on the queue it came
  * from; to the pool if that QP is gone or its RQ was refilled meanwhile */
-static void uct_gda_ft_ep_rx_repost(uct_gda_ft_iface_t *iface,
-                                    uct_gda_ft_ep_t *ep, unsigned path,
-                                    uct_gda_ft_op_t *desc)
+static void uct_gda_ft_rxq_repost(uct_gda_ft_iface_t *iface,
+                                  uct_gda_ft_ep_t *ep, uct_gda_ft_rxq_t *rxq,
+                                  uct_gda_ft_op_t *desc)
 {
-    if (!uct_gda_ft_ep_rx_qp_alive(ep, path) ||
-        (uct_gda_ft_ep_rx_post(iface, ep, path, desc) != UCS_OK)) {
+    if (!uct_gda_ft_rxq_alive(rxq) ||
+        (uct_gda_ft_rxq_post(iface, ep, rxq, desc) != UCS_OK)) {
         ucs_mpool_put_inline(desc);
         return;
     }
-    gda_ft_rq_ring_db(&ep->path[path].rq);
+    gda_ft_rq_ring_db(&rxq->rq);
 }
 
-/* Fills the RQ of a path with fresh buffers */
-ucs_status_t uct_gda_ft_ep_rx_fill(uct_gda_ft_iface_t *iface,
-                                   uct_gda_ft_ep_t *ep, unsigned path)
+ucs_status_t uct_gda_ft_rxq_fill(uct_gda_ft_iface_t *iface,
+                                 uct_gda_ft_ep_t *ep, uct_gda_ft_rxq_t *rxq)
 {
-    gda_ft_dev_rq_t *rq = &ep->path[path].rq;
+    gda_ft_dev_rq_t *rq = &rxq->rq;
     uct_gda_ft_op_t *desc;
     ucs_status_t status = UCS_OK;
 
     while ((uint16_t)(rq->pi - rq->ci) < rq->wqe_cnt) {
         desc = ucs_mpool_get_inline(&iface->rx_mp);
         if (desc == NULL) {
-            ucs_error("gda_ft: ep %p: no receive buffer for the %s QP (%u of "
-                      "%u posted)", ep, uct_gda_ft_path_name(path),
+            ucs_error("gda_ft: ep %p: no receive buffer for the %s %s QP (%u "
+                      "of %u posted)", ep, uct_gda_ft_path_name(rxq->path),
+                      rxq->chan ? "channel" : "endpoint",
                       (uint16_t)(rq->pi - rq->ci), rq->wqe_cnt);
             status = UCS_ERR_NO_MEMORY;
             break;
         }
-        status = uct_gda_ft_ep_rx_post(iface, ep, path, desc);
+        status = uct_gda_ft_rxq_post(iface, ep, rxq, desc);
         ucs_assert_always(status == UCS_OK);
     }
     gda_ft_rq_ring_db(rq);
     return status;
 }
 
-/* Returns the buffers posted on the RQ of a path to the pool */
-void uct_gda_ft_ep_rx_release(uct_gda_ft_ep_t *ep, unsigned path)
+ucs_status_t uct_gda_ft_rxq_init(uct_gda_ft_iface_t *iface,
+                                 uct_gda_ft_rxq_t *rxq, unsigned path,
+                                 unsigned chan, gda_ft_hca_qp_t *qp,
+                                 void *buf, uint32_t *dbrec,
+                                 uct_gda_ft_rx_cq_t *cq)
 {
-    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
-    gda_ft_dev_rq_t *rq           = &ep_path->rq;
+    unsigned rx_len = iface->config.rx_queue_len;
+
+    rxq->desc = ucs_calloc(rx_len, sizeof(*rxq->desc), "gda_ft_rx_desc");
+    if (rxq->desc == NULL) {
+        ucs_error("gda_ft: no memory for a receive queue of %u", rx_len);
+        return UCS_ERR_NO_MEMORY;
+    }
+    rxq->qp    = qp;
+    rxq->buf   = buf;
+    rxq->dbrec = dbrec;
+    rxq->cq    = cq;
+    rxq->path  = (uint8_t)path;
+    rxq->chan  = (uint8_t)chan;
+    gda_ft_dev_rq_init(&rxq->rq, buf, rx_len, GDA_FT_MLX5_DS_SIZE, dbrec);
+    return UCS_OK;
+}
+
+/* Returns the buffers posted on a receive queue to the pool */
+static void uct_gda_ft_rxq_release(uct_gda_ft_rxq_t *rxq)
+{
+    gda_ft_dev_rq_t *rq = &rxq->rq;
     uct_gda_ft_op_t **slot;
 
-    if (ep_path->rx_desc == NULL) {
+    if (rxq->desc == NULL) {
         return;
     }
     for (; rq->ci != rq->pi; rq->ci = (uint16_t)(rq->ci + 1)) {
-        slot = &ep_path->rx_desc[rq->ci & rq->wqe_mask];
+        slot = &rxq->desc[rq->ci & rq->wqe_mask];
         if (*slot != NULL) {
             ucs_mpool_put_inline(*slot);
             *slot = NULL;
@@ -208,20 +238,34 @@ void uct_gda_ft_ep_rx_release(uct_gda_ft_ep_t *ep, unsigned path)
     }
 }
 
-void uct_gda_ft_ep_rx_rearm(uct_gda_ft_ep_t *ep, unsigned path)
+void uct_gda_ft_rxq_rearm(uct_gda_ft_ep_t *ep, uct_gda_ft_rxq_t *rxq)
 {
-    uct_gda_ft_iface_t *iface     = uct_gda_ft_ep_iface(ep);
-    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
 
+    if (rxq->desc == NULL) {
+        return;
+    }
     /* What the QP received before its RESET is in the receive CQ: take it
      * (it is delivered later, in order), then forget the old ring */
-    uct_gda_ft_iface_poll_rx(iface, path, UINT_MAX);
-    uct_gda_ft_ep_rx_release(ep, path);
-    ep_path->dbrec[GDA_FT_MLX5_RCV_DBR] = 0;
-    gda_ft_dev_rq_init(&ep_path->rq, ep_path->rq_buf,
-                       iface->config.rx_queue_len, GDA_FT_MLX5_DS_SIZE,
-                       ep_path->dbrec);
-    (void)uct_gda_ft_ep_rx_fill(iface, ep, path);
+    uct_gda_ft_iface_poll_rx(iface, rxq->path, UINT_MAX);
+    uct_gda_ft_rxq_release(rxq);
+    rxq->dbrec[GDA_FT_MLX5_RCV_DBR] = 0;
+    gda_ft_dev_rq_init(&rxq->rq, rxq->buf, iface->config.rx_queue_len,
+                       GDA_FT_MLX5_DS_SIZE, rxq->dbrec);
+    (void)uct_gda_ft_rxq_fill(iface, ep, rxq);
+}
+
+void uct_gda_ft_rxq_cleanup(uct_gda_ft_iface_t *iface, uct_gda_ft_rxq_t *rxq)
+{
+    if (rxq->desc == NULL) {
+        return;
+    }
+    uct_gda_ft_rxq_release(rxq);
+    uct_gda_ft_iface_rx_cq_put(iface, rxq->cq);
+    ucs_free(rxq->desc);
+    rxq->desc = NULL;
+    rxq->cq   = NULL;
+    rxq->qp   = NULL;
 }
 
 
@@ -260,14 +304,16 @@ static void uct_gda_ft_ep_rx_cqe(uct_gda_ft_iface_t *iface,
                                  uct_gda_ft_ep_t *ep, unsigned path,
                                  const gda_ft_dev_cqe_info_t *info)
 {
-    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
-    gda_ft_dev_rq_t *rq           = &ep_path->rq;
+    uct_gda_ft_rxq_t *rxq = uct_gda_ft_ep_rxq(
+            ep, (ep->path[path].qp == NULL) ||
+                (ep->path[path].qp->qpn != info->qpn), path);
+    gda_ft_dev_rq_t *rq   = &rxq->rq;
     uct_gda_ft_op_t **slot;
     uct_gda_ft_op_t *desc;
     uint32_t seq;
     int32_t diff;
 
-    if ((ep_path->rx_desc == NULL) ||
+    if ((rxq->desc == NULL) ||
         !GDA_FT_U16_LE(rq->ci, info->wqe_counter) ||
         !GDA_FT_U16_LT(info->wqe_counter, rq->pi)) {
         /* of a receive queue since re-armed */
@@ -278,14 +324,15 @@ static void uct_gda_ft_ep_rx_cqe(uct_gda_ft_iface_t *iface,
 
     /* Receive completions come in RQ order */
     while (rq->ci != info->wqe_counter) {
-        ucs_debug("gda_ft: ep %p: receive WQE %u of the %s QP completed "
-                  "without a CQE", ep, rq->ci, uct_gda_ft_path_name(path));
-        slot = &ep_path->rx_desc[rq->ci & rq->wqe_mask];
+        ucs_debug("gda_ft: ep %p: receive WQE %u of the %s QP 0x%x "
+                  "completed without a CQE", ep, rq->ci,
+                  uct_gda_ft_path_name(path), info->qpn);
+        slot = &rxq->desc[rq->ci & rq->wqe_mask];
         ucs_mpool_put_inline(*slot);
         *slot  = NULL;
         rq->ci = (uint16_t)(rq->ci + 1);
     }
-    slot   = &ep_path->rx_desc[rq->ci & rq->wqe_mask];
+    slot   = &rxq->desc[rq->ci & rq->wqe_mask];
     desc   = *slot;
     *slot  = NULL;
     rq->ci = (uint16_t)(rq->ci + 1);
@@ -296,17 +343,17 @@ static void uct_gda_ft_ep_rx_cqe(uct_gda_ft_iface_t *iface,
             return;
         }
         ucs_error("gda_ft: ep %p: receive error on the %s QP 0x%x: %s", ep,
-                  uct_gda_ft_path_name(path), ep_path->qp->qpn,
+                  uct_gda_ft_path_name(path), info->qpn,
                   gda_ft_hca_syndrome_str(info->syndrome));
-        uct_gda_ft_ep_rx_repost(iface, ep, path, desc);
+        uct_gda_ft_rxq_repost(iface, ep, rxq, desc);
         return;
     }
 
     if (ucs_unlikely(info->opcode != GDA_FT_MLX5_CQE_RESP_SEND_IMM)) {
         ucs_error("gda_ft: ep %p: unexpected receive completion opcode %u "
                   "on the %s QP 0x%x: message dropped", ep, info->opcode,
-                  uct_gda_ft_path_name(path), ep_path->qp->qpn);
-        uct_gda_ft_ep_rx_repost(iface, ep, path, desc);
+                  uct_gda_ft_path_name(path), info->qpn);
+        uct_gda_ft_rxq_repost(iface, ep, rxq, desc);
         return;
     }
 
@@ -318,7 +365,7 @@ static void uct_gda_ft_ep_rx_cqe(uct_gda_ft_iface_t *iface,
                        "the %s path dropped", ep, seq,
                        uct_gda_ft_path_name(path));
         ++ep->am.counters.duplicates;
-        uct_gda_ft_ep_rx_repost(iface, ep, path, desc);
+        uct_gda_ft_rxq_repost(iface, ep, rxq, desc);
         return;
     }
 
@@ -333,6 +380,7 @@ static void uct_gda_ft_ep_rx_cqe(uct_gda_ft_iface_t *iface,
     desc->rx.length = info->byte_cnt;
     desc->rx.imm    = info->imm;
     desc->rx.path   = (uint8_t)path;
+    desc->rx.chan   = rxq->chan;
     ucs_queue_push(&ep->am.held, &desc->queue);
     ++ep->am.num_held;
     uct_gda_ft_iface_ep_ready(iface, ep);
@@ -471,7 +519,9 @@ unsigned uct_gda_ft_ep_am_deliver(uct_gda_ft_ep_t *ep)
     ep                    = iface->am_dispatch_ep;
     iface->am_dispatch_ep = NULL;
     if (ep != NULL) {
-        uct_gda_ft_ep_rx_repost(iface, ep, path, desc);
+        uct_gda_ft_rxq_repost(iface, ep,
+                              uct_gda_ft_ep_rxq(ep, desc->rx.chan, path),
+                              desc);
     } else {
         ucs_mpool_put_inline(desc);
     }
@@ -502,21 +552,50 @@ static UCS_F_ALWAYS_INLINE void uct_gda_ft_ep_am_sent(uct_gda_ft_ep_t *ep)
     ++ep->am.counters.sent;
 }
 
+/* A SEND with immediate on the host channel: inline (data != NULL, at
+ * most 16 bytes) or from a bounce descriptor, whose cookie it is */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gda_ft_hchan_post_send(uct_gda_ft_ep_t *ep, const void *data,
+                           uct_gda_ft_op_t *desc, uint32_t length,
+                           uint32_t imm)
+{
+    static const uint32_t no_keys[GDA_FT_NUM_PATHS] = {0, 0};
+    gda_ft_chan_op_t op;
+
+    if (data != NULL) {
+        uct_gda_ft_hchan_op(&op, GDA_FT_CHAN_OP_SEND,
+                            GDA_FT_MLX5_OPCODE_SEND_IMM, 0, no_keys, length,
+                            imm, no_keys);
+        op.inl = 1;
+        memcpy(op.operand, data, length);
+        return uct_gda_ft_hchan_post(ep, &op, 0);
+    }
+    uct_gda_ft_hchan_op(&op, GDA_FT_CHAN_OP_SEND, GDA_FT_MLX5_OPCODE_SEND_IMM,
+                        (uintptr_t)uct_gda_ft_op_payload(desc), desc->lkey,
+                        length, imm, no_keys);
+    return uct_gda_ft_hchan_post(ep, &op, (uintptr_t)desc);
+}
+
 /* SEND of the payload of a bounce descriptor, which goes back on failure */
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_gda_ft_ep_post_am_bcopy(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
                             uct_gda_ft_op_t *desc, uint8_t id,
                             uint32_t length)
 {
-    gda_ft_dev_status_t dev_status;
     ucs_status_t status;
 
-    dev_status = gda_ft_ep_send(&ep->dev,
-                                (uintptr_t)uct_gda_ft_op_payload(desc),
-                                desc->lkey, length,
-                                uct_gda_ft_ep_am_imm(ep, id),
-                                (uintptr_t)desc);
-    status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
+    if (uct_gda_ft_ep_am_on_chan(ep)) {
+        status = uct_gda_ft_hchan_post_send(ep, NULL, desc, length,
+                                            uct_gda_ft_ep_am_imm(ep, id));
+    } else {
+        status = uct_gda_ft_ep_post_done(
+                iface, ep,
+                gda_ft_ep_send(&ep->dev,
+                               (uintptr_t)uct_gda_ft_op_payload(desc),
+                               desc->lkey, length,
+                               uct_gda_ft_ep_am_imm(ep, id),
+                               (uintptr_t)desc));
+    }
     if (ucs_unlikely(status != UCS_OK)) {
         ucs_mpool_put_inline(desc);
         return status;
@@ -554,19 +633,26 @@ uct_gda_ft_ep_am_short_common(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
                               const void *payload, unsigned length,
                               const uct_iov_t *iov, size_t iovcnt)
 {
+    int on_chan = uct_gda_ft_ep_am_on_chan(ep);
     uint8_t data[GDA_FT_WQE_MAX_INLINE];
-    gda_ft_dev_status_t dev_status;
+    gda_ft_chan_op_t *op;
     uct_gda_ft_op_t *desc;
     ucs_status_t status;
 
-    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
+    UCT_GDA_FT_EP_CHECK_RES_OP(iface, ep, on_chan);
 
-    if (total <= iface->config.max_inline) {
+    if (total <= (on_chan ? sizeof(op->operand) : iface->config.max_inline)) {
         uct_gda_ft_ep_am_short_pack(data, header, payload, length, iov,
                                     iovcnt);
-        dev_status = gda_ft_ep_send_inline(&ep->dev, data, total,
-                                           uct_gda_ft_ep_am_imm(ep, id), 0);
-        status     = uct_gda_ft_ep_post_done(iface, ep, dev_status);
+        if (on_chan) {
+            status = uct_gda_ft_hchan_post_send(ep, data, NULL, total,
+                                                uct_gda_ft_ep_am_imm(ep, id));
+        } else {
+            status = uct_gda_ft_ep_post_done(
+                    iface, ep,
+                    gda_ft_ep_send_inline(&ep->dev, data, total,
+                                          uct_gda_ft_ep_am_imm(ep, id), 0));
+        }
         if (ucs_unlikely(status != UCS_OK)) {
             return status;
         }
@@ -637,7 +723,7 @@ ssize_t uct_gda_ft_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     ssize_t length;
 
     UCT_CHECK_AM_ID(id);
-    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
+    UCT_GDA_FT_EP_CHECK_RES_OP(iface, ep, uct_gda_ft_ep_am_on_chan(ep));
     length = uct_gda_ft_ep_bcopy_pack(iface, ep, pack_cb, arg, 0, "am_bcopy",
                                       &desc);
     if (ucs_unlikely(length < 0)) {
@@ -664,14 +750,7 @@ void uct_gda_ft_ep_rx_cleanup(uct_gda_ft_ep_t *ep, uct_gda_ft_iface_t *iface,
 {
     uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
 
-    if (ep_path->rx_desc == NULL) {
-        return;
-    }
-    uct_gda_ft_ep_rx_release(ep, path);
-    uct_gda_ft_iface_rx_cq_put(iface, ep_path->rx_cq);
-    ucs_free(ep_path->rx_desc);
+    uct_gda_ft_rxq_cleanup(iface, &ep_path->rx);
     free(ep_path->rq_buf);   /* the QP's work queue, its SQ too */
-    ep_path->rx_desc = NULL;
-    ep_path->rq_buf  = NULL;
-    ep_path->rx_cq   = NULL;
+    ep_path->rq_buf = NULL;
 }

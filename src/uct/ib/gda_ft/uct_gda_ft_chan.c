@@ -206,6 +206,11 @@ static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id)
                                         mbox->chan[id].req_psn[0],
                                         mbox->chan[id].req_psn[1]) ==
              UCS_OK)) {
+            if (id == 0) {
+                /* the peer's host channel: what the QP received before is
+                 * taken, and fresh buffers go up */
+                uct_gda_ft_rxq_rearm(ep, &ep->chan_rx[path]);
+            }
             answer[0] = 0;
         }
     } else {
@@ -281,6 +286,106 @@ void uct_gda_ft_channels_put(uct_gda_ft_ep_chans_t *chans)
     }
 }
 
+/* ---- the peer's host channel's active messages ---------------------------
+ *
+ * With a host channel, our target QPs of channel 0 have receive queues:
+ * the peer's host channel sends its active messages there (SEND with
+ * immediate, uct_gda_ft_am.c), and the peer learns it from the address
+ * flag F_HOST_CHANNEL. Their receive completions share the interface's
+ * receive CQs with the endpoint's own QPs.
+ */
+
+/* Before the target QPs of channel 0 are created: a share of a receive CQ
+ * on each path */
+static ucs_status_t uct_gda_ft_chan_rx_reserve(uct_gda_ft_ep_t *ep,
+                                               uct_gda_ft_iface_t *iface,
+                                               gda_ft_chan_host_params_t
+                                               *params)
+{
+    ucs_status_t status;
+    unsigned path;
+
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+        status = uct_gda_ft_iface_rx_cq_get(iface, path,
+                                            &ep->chan_rx[path].cq);
+        if (status != UCS_OK) {
+            return status;
+        }
+        params->recv_cq[path] = ep->chan_rx[path].cq->cq;
+    }
+    params->rq_wqe_cnt = iface->config.rx_queue_len;
+    return UCS_OK;
+}
+
+/* Once they are: their receive queues, and their QPNs known to the
+ * interface's receive progress */
+static ucs_status_t uct_gda_ft_chan_rx_init(uct_gda_ft_ep_t *ep,
+                                            uct_gda_ft_iface_t *iface,
+                                            gda_ft_chan_host_t *target)
+{
+    gda_ft_chan_host_path_t *p;
+    ucs_status_t status;
+    khiter_t iter;
+    unsigned path;
+    int ret;
+
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+        p      = &target->path[path];
+        status = uct_gda_ft_rxq_init(iface, &ep->chan_rx[path], path, 1,
+                                     p->qp, p->rq_buf, p->dbrec,
+                                     ep->chan_rx[path].cq);
+        if (status != UCS_OK) {
+            return status;
+        }
+        iter = kh_put(uct_gda_ft_qp, &iface->qp_hash,
+                      uct_gda_ft_qp_key(path, p->qp->qpn), &ret);
+        if (ret == UCS_KH_PUT_FAILED) {
+            return UCS_ERR_NO_MEMORY;
+        }
+        kh_val(&iface->qp_hash, iter) = ep;
+    }
+    return UCS_OK;
+}
+
+void uct_gda_ft_ep_chan_rx_stop(uct_gda_ft_ep_t *ep)
+{
+    unsigned path;
+
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+        if (ep->chan_rx[path].qp != NULL) {
+            /* its posted buffers complete as flushed */
+            (void)gda_ft_hca_qp_modify(ep->chan_rx[path].qp,
+                                       GDA_FT_HCA_QP_ERR, NULL);
+        }
+    }
+}
+
+void uct_gda_ft_ep_chan_rx_cleanup(uct_gda_ft_ep_t *ep)
+{
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_rxq_t *rxq;
+    khiter_t iter;
+    unsigned path;
+
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+        rxq = &ep->chan_rx[path];
+        if (rxq->qp != NULL) {
+            iter = kh_get(uct_gda_ft_qp, &iface->qp_hash,
+                          uct_gda_ft_qp_key(path, rxq->qp->qpn));
+            if ((iter != kh_end(&iface->qp_hash)) &&
+                (kh_val(&iface->qp_hash, iter) == ep)) {
+                kh_del(uct_gda_ft_qp, &iface->qp_hash, iter);
+            }
+        }
+        if (rxq->desc != NULL) {
+            uct_gda_ft_rxq_cleanup(iface, rxq);
+        } else if (rxq->cq != NULL) {
+            uct_gda_ft_iface_rx_cq_put(iface, rxq->cq);
+            rxq->cq = NULL;
+        }
+    }
+}
+
 void uct_gda_ft_ep_chans_destroy(uct_gda_ft_ep_t *ep)
 {
     uct_gda_ft_ep_chans_t *c = ep->chans;
@@ -333,6 +438,9 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
      * largest UCT operation twice */
     uct_gda_ft_chan_params(iface, iface->config.hchan_ring, &host_params);
     host_params.mem.type = GDA_FT_HCA_MEM_HOST;
+    /* an active message is one SEND of up to SEG_SIZE bytes */
+    host_params.max_chunk = ucs_max(host_params.max_chunk,
+                                    iface->config.seg_size);
     /* and it fails back as the endpoint's QPs do (REARM_BACKOFF) */
     host_params.rearm_backoff_ns     = iface->config.rearm_backoff_ns;
     host_params.rearm_backoff_max_ns = iface->config.rearm_backoff_max_ns;
@@ -349,6 +457,12 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
                              GDA_FT_HCA_MEM_HOST_MAPPED : GDA_FT_HCA_MEM_HOST;
     host_target_params          = target_params;
     host_target_params.mem.type = GDA_FT_HCA_MEM_HOST;
+    if (c->first_dev != 0) {
+        status = uct_gda_ft_chan_rx_reserve(ep, iface, &host_target_params);
+        if (status != UCS_OK) {
+            goto err;
+        }
+    }
 
     c->init   = ucs_calloc(num, sizeof(*c->init), "gda_ft_chan_init");
     c->target = ucs_calloc(num, sizeof(*c->target), "gda_ft_chan_target");
@@ -378,9 +492,17 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
         }
         c->num = i + 1;
     }
+    if (c->first_dev != 0) {
+        status = uct_gda_ft_chan_rx_init(ep, iface, &c->target[0]);
+        if (status != UCS_OK) {
+            goto err;
+        }
+    }
     return UCS_OK;
 
 err:
+    /* nothing was received: the QPs were never connected */
+    uct_gda_ft_ep_chan_rx_cleanup(ep);
     uct_gda_ft_ep_chans_destroy(ep);
     return status;
 }
@@ -394,7 +516,8 @@ void uct_gda_ft_ep_chans_pack(uct_gda_ft_ep_t *ep,
     uct_gda_ft_ep_chans_t *c = ep->chans;
     unsigned i, path;
 
-    info->num_chan = (c != NULL) ? c->num : 0;
+    info->num_chan     = (c != NULL) ? c->num : 0;
+    info->host_channel = (info->num_chan != 0) && (c->first_dev != 0);
     for (i = 0; i < info->num_chan; ++i) {
         for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
             info->chan[i].init_qpn[path]   = c->init[i].path[path].qp->qpn;
@@ -454,6 +577,15 @@ ucs_status_t uct_gda_ft_ep_chans_connect(uct_gda_ft_ep_t *ep,
                     ep, &c->target[i], path, peer->chan[i].init_qpn[path]);
             if (status != UCS_OK) {
                 return status;
+            }
+            if ((i == 0) && (ep->chan_rx[path].desc != NULL)) {
+                /* after INIT, which takes the RQ's producer index: a
+                 * message that comes first waits for them (RNR) */
+                status = uct_gda_ft_rxq_fill(uct_gda_ft_ep_iface(ep), ep,
+                                             &ep->chan_rx[path]);
+                if (status != UCS_OK) {
+                    return status;
+                }
             }
         }
         if (!uct_gda_ft_ep_iface(ep)->config.dev_failover) {

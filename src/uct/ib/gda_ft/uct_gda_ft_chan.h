@@ -26,6 +26,13 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
 
 void uct_gda_ft_ep_chans_destroy(uct_gda_ft_ep_t *ep);
 
+/* The receive side of the peer's host channel, at the endpoint's
+ * destruction: stop moves our target QPs of channel 0 to ERR (posted
+ * buffers flush); cleanup, once the receive CQs are drained, returns the
+ * buffers and forgets the QPs */
+void uct_gda_ft_ep_chan_rx_stop(uct_gda_ft_ep_t *ep);
+void uct_gda_ft_ep_chan_rx_cleanup(uct_gda_ft_ep_t *ep);
+
 /* Fills the channel part of the endpoint's address */
 void uct_gda_ft_ep_chans_pack(uct_gda_ft_ep_t *ep,
                               uct_gda_ft_ep_addr_info_t *info);

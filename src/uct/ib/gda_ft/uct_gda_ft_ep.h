@@ -144,19 +144,30 @@ ssize_t uct_gda_ft_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
  * returns 0 otherwise. Same rules as uct_gda_ft_ep_deliver_one(). */
 unsigned uct_gda_ft_ep_am_deliver(uct_gda_ft_ep_t *ep);
 
-/* Receive queues of a path (uct_gda_ft_am.c): filled with fresh buffers
- * when its QP is created; their buffers returned to the pool when the QP
- * could not be, or, once its receive CQ is drained, when it is destroyed */
-ucs_status_t uct_gda_ft_ep_rx_fill(uct_gda_ft_iface_t *iface,
-                                   uct_gda_ft_ep_t *ep, unsigned path);
-void uct_gda_ft_ep_rx_release(uct_gda_ft_ep_t *ep, unsigned path);
+/* Receive queues (uct_gda_ft_am.c). init: of a QP created with it (buf
+ * and dbrec are the QP's, cq reserved by uct_gda_ft_iface_rx_cq_get, whose
+ * reservation it then holds); fill: with fresh buffers, in INIT before
+ * RTR; cleanup: buffers back to the pool once the receive CQ is drained of
+ * the QP's completions (the QP destroyed, or never connected), and the CQ's
+ * reservation returned */
+ucs_status_t uct_gda_ft_rxq_init(uct_gda_ft_iface_t *iface,
+                                 uct_gda_ft_rxq_t *rxq, unsigned path,
+                                 unsigned chan, gda_ft_hca_qp_t *qp,
+                                 void *buf, uint32_t *dbrec,
+                                 struct uct_gda_ft_rx_cq *cq);
+ucs_status_t uct_gda_ft_rxq_fill(uct_gda_ft_iface_t *iface,
+                                 uct_gda_ft_ep_t *ep, uct_gda_ft_rxq_t *rxq);
+void uct_gda_ft_rxq_cleanup(uct_gda_ft_iface_t *iface,
+                            uct_gda_ft_rxq_t *rxq);
+
+/* After the QP of a receive queue went to RESET (a re-arm): takes what it
+ * received before from the receive CQ, returns the buffers it had posted,
+ * resets its receive ring and posts fresh buffers */
+void uct_gda_ft_rxq_rearm(uct_gda_ft_ep_t *ep, uct_gda_ft_rxq_t *rxq);
+
+/* The endpoint's own QP of a path: its receive side, and its work queue */
 void uct_gda_ft_ep_rx_cleanup(uct_gda_ft_ep_t *ep, uct_gda_ft_iface_t *iface,
                               unsigned path);
-
-/* After the QP of a path went RESET -> INIT again (failback re-arm): takes
- * what it received before from the receive CQ, returns the buffers it had
- * posted, resets its receive ring and posts fresh buffers; before RTR */
-void uct_gda_ft_ep_rx_rearm(uct_gda_ft_ep_t *ep, unsigned path);
 
 /* Active-message counters of an endpoint, for tests and the counters CLI */
 ucs_status_t

@@ -15,11 +15,13 @@
 
 
 /* Returns from a post function when the endpoint cannot take an operation
- * now (not connected, canceled, failed, or out of resources); _RMA for an
- * RMA or atomic operation, which may take the host channel */
-#define UCT_GDA_FT_EP_CHECK_RES_OP(_iface, _ep, _rma) \
+ * now (not connected, canceled, failed, or out of resources); _on_chan for
+ * one that goes on the host channel where there is one (_RMA: RMA and
+ * atomics always do) */
+#define UCT_GDA_FT_EP_CHECK_RES_OP(_iface, _ep, _on_chan) \
     { \
-        ucs_status_t _status = uct_gda_ft_ep_check_res(_iface, _ep, _rma); \
+        ucs_status_t _status = uct_gda_ft_ep_check_res(_iface, _ep, \
+                                                       _on_chan); \
         if (ucs_unlikely(_status != UCS_OK)) { \
             return _status; \
         } \
@@ -95,12 +97,12 @@ static UCS_F_ALWAYS_INLINE int uct_gda_ft_ep_no_path(const uct_gda_ft_ep_t *ep)
 
 /*
  * After a fence with a host channel: whether an operation may be posted.
- * An RMA or atomic one goes on the channel, whose own operations before
- * the fence its WQE's fence bit waits for: it waits for the endpoint's QPs
- * alone. Any other waits for both. The wait ends when both drained.
+ * One that goes on the channel (on_chan), whose own operations before the
+ * fence its WQE's fence bit waits for, waits for the endpoint's QPs alone.
+ * Any other waits for both. The wait ends when both drained.
  */
 static UCS_F_ALWAYS_INLINE int uct_gda_ft_ep_fence_passed(uct_gda_ft_ep_t *ep,
-                                                          int rma)
+                                                          int on_chan)
 {
     int qps_done;
 
@@ -112,7 +114,7 @@ static UCS_F_ALWAYS_INLINE int uct_gda_ft_ep_fence_passed(uct_gda_ft_ep_t *ep,
         ep->flags &= ~UCT_GDA_FT_EP_FLAG_FENCE_WAIT;
         return 1;
     }
-    return rma && qps_done;
+    return on_chan && qps_done;
 }
 
 /*
@@ -125,13 +127,13 @@ static UCS_F_ALWAYS_INLINE int uct_gda_ft_ep_fence_passed(uct_gda_ft_ep_t *ep,
  */
 static UCS_F_ALWAYS_INLINE int
 uct_gda_ft_ep_can_post_op(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
-                          int rma)
+                          int on_chan)
 {
     return uct_gda_ft_ep_has_tx_resources(iface, ep) &&
            (ep->dev.replay_pending == 0) &&
            !(ep->flags & UCT_GDA_FT_EP_FLAG_FAILBACK_DRAIN) &&
            uct_gda_ft_hchan_has_room(iface, ep) &&
-           uct_gda_ft_ep_fence_passed(ep, rma);
+           uct_gda_ft_ep_fence_passed(ep, on_chan);
 }
 
 /* Whether any operation may be posted (pending queue, flush) */
@@ -155,9 +157,9 @@ uct_gda_ft_ep_pending_ahead(uct_gda_ft_ep_t *ep)
 
 static UCS_F_ALWAYS_INLINE int
 uct_gda_ft_ep_must_queue_op(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
-                            int rma)
+                            int on_chan)
 {
-    return !uct_gda_ft_ep_can_post_op(iface, ep, rma) ||
+    return !uct_gda_ft_ep_can_post_op(iface, ep, on_chan) ||
            !uct_gda_ft_iface_has_tx_resources(iface) ||
            uct_gda_ft_ep_pending_ahead(ep);
 }
@@ -172,7 +174,7 @@ uct_gda_ft_ep_must_queue(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
 
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_gda_ft_ep_check_res(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
-                        int rma)
+                        int on_chan)
 {
     if (ucs_unlikely(!(ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ||
                      (ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED) ||
@@ -184,7 +186,7 @@ uct_gda_ft_ep_check_res(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
                UCS_ERR_ENDPOINT_TIMEOUT : UCS_ERR_NOT_CONNECTED;
     }
 
-    if (ucs_unlikely(uct_gda_ft_ep_must_queue_op(iface, ep, rma))) {
+    if (ucs_unlikely(uct_gda_ft_ep_must_queue_op(iface, ep, on_chan))) {
         return UCS_ERR_NO_RESOURCE;
     }
     return UCS_OK;

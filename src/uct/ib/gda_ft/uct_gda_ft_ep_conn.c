@@ -159,7 +159,7 @@ ucs_status_t uct_gda_ft_ep_connect_to_ep(uct_ep_h tl_ep,
     if (status != UCS_OK) {
         return status;
     }
-    status = uct_gda_ft_hchan_connect(ep);
+    status = uct_gda_ft_hchan_connect(ep, ep_info.host_channel);
     if (status != UCS_OK) {
         return status;
     }
@@ -200,6 +200,7 @@ static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
     uct_gda_ft_ep_path_t *ep_path  = &ep->path[path];
     unsigned rx_len                = iface->config.rx_queue_len;
     gda_ft_hca_qp_init_attr_t init;
+    uct_gda_ft_rx_cq_t *rx_cq;
     size_t rq_len;
     gda_ft_hca_qp_attr_t attr;
     ucs_status_t status;
@@ -207,7 +208,7 @@ static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
     int ret;
 
     /* Every receive WQE may complete into the receive CQ of the QP */
-    status = uct_gda_ft_iface_rx_cq_get(iface, path, &ep_path->rx_cq);
+    status = uct_gda_ft_iface_rx_cq_get(iface, path, &rx_cq);
     if (status != UCS_OK) {
         return status;
     }
@@ -222,17 +223,14 @@ static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
     ep_path->sq_buf  = (ep_path->rq_buf == NULL) ? NULL :
                        UCS_PTR_BYTE_OFFSET(ep_path->rq_buf, rq_len);
     ep_path->dbrec   = uct_gda_ft_ep_alloc_ring(64, "a doorbell record");
-    ep_path->rx_desc = ucs_calloc(rx_len, sizeof(*ep_path->rx_desc),
-                                  "gda_ft_rx_desc");
-    if ((ep_path->rq_buf == NULL) || (ep_path->dbrec == NULL) ||
-        (ep_path->rx_desc == NULL)) {
+    if ((ep_path->rq_buf == NULL) || (ep_path->dbrec == NULL)) {
         status = UCS_ERR_NO_MEMORY;
         goto err_free;
     }
 
     memset(&init, 0, sizeof(init));
     init.send_cq      = ipath->cq;
-    init.recv_cq      = ep_path->rx_cq->cq;
+    init.recv_cq      = rx_cq->cq;
     init.sq_buf       = ep_path->sq_buf;
     init.sq_wqebb_cnt = iface->config.sq_wqebbs;
     init.rq_buf       = ep_path->rq_buf;
@@ -273,30 +271,34 @@ static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
 
     /* Receive buffers go up in INIT, before RTR: the first SEND finds
      * them (the QP takes the RQ producer index at RESET -> INIT) */
-    gda_ft_dev_rq_init(&ep_path->rq, ep_path->rq_buf, rx_len,
-                       GDA_FT_MLX5_DS_SIZE, ep_path->dbrec);
-    status = uct_gda_ft_ep_rx_fill(iface, ep, path);
+    status = uct_gda_ft_rxq_init(iface, &ep_path->rx, path, 0, ep_path->qp,
+                                 ep_path->rq_buf, ep_path->dbrec, rx_cq);
     if (status != UCS_OK) {
-        goto err_release_rx;
+        goto err_del;
+    }
+    status = uct_gda_ft_rxq_fill(iface, ep, &ep_path->rx);
+    if (status != UCS_OK) {
+        goto err_cleanup_rx;
     }
     return UCS_OK;
 
-err_release_rx:
-    uct_gda_ft_ep_rx_release(ep, path);
+err_cleanup_rx:
+    uct_gda_ft_rxq_cleanup(iface, &ep_path->rx); /* returns rx_cq's share */
+    rx_cq = NULL;
+err_del:
     kh_del(uct_gda_ft_qp, &iface->qp_hash, iter);
 err_destroy:
     gda_ft_hca_qp_destroy(ep_path->qp);
     ep_path->qp = NULL;
 err_free:
-    ucs_free(ep_path->rx_desc);
     free(ep_path->dbrec);
     free(ep_path->rq_buf);
-    ep_path->rx_desc = NULL;
     ep_path->dbrec   = NULL;
     ep_path->rq_buf  = NULL;
     ep_path->sq_buf  = NULL;
-    uct_gda_ft_iface_rx_cq_put(iface, ep_path->rx_cq);
-    ep_path->rx_cq   = NULL;
+    if (rx_cq != NULL) {
+        uct_gda_ft_iface_rx_cq_put(iface, rx_cq);
+    }
     return status;
 }
 
@@ -380,6 +382,7 @@ UCS_CLASS_INIT_FUNC(uct_gda_ft_ep_t, const uct_ep_params_t *params)
     ucs_queue_head_init(&self->flush_q);
     memset(&self->am, 0, sizeof(self->am));
     memset(&self->hchan, 0, sizeof(self->hchan));
+    memset(self->chan_rx, 0, sizeof(self->chan_rx));
     memset(&self->fence, 0, sizeof(self->fence));
     ucs_queue_head_init(&self->am.held);
 
@@ -496,10 +499,12 @@ UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_ep_t)
 
     /* Receive completions of the other endpoints wait in them; ours are
      * dropped, and our buffers, posted or held, go back */
+    uct_gda_ft_ep_chan_rx_stop(self);
     for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         uct_gda_ft_iface_poll_rx(iface, path, UINT_MAX);
         uct_gda_ft_ep_rx_cleanup(self, iface, path);
     }
+    uct_gda_ft_ep_chan_rx_cleanup(self);
     while (!ucs_queue_is_empty(&self->am.held)) {
         desc = ucs_queue_pull_elem_non_empty(&self->am.held, uct_gda_ft_op_t,
                                              queue);

@@ -124,7 +124,7 @@ static ucs_status_t uct_gda_ft_guard_rearm_qp(uct_gda_ft_ep_t *ep,
 
     /* Fresh receive buffers, posted in INIT (the QP takes the RQ producer
      * index at RESET -> INIT) and before RTR */
-    uct_gda_ft_ep_rx_rearm(ep, UCT_GDA_FT_PATH_PRIMARY);
+    uct_gda_ft_rxq_rearm(ep, &path->rx);
     if (!to_rts) {
         return UCS_OK;
     }

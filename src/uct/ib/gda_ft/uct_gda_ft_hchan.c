@@ -423,7 +423,7 @@ void uct_gda_ft_hchan_idle_pass(uct_gda_ft_ep_t *ep)
 
 /* ---- lifetime ------------------------------------------------------------ */
 
-ucs_status_t uct_gda_ft_hchan_connect(uct_gda_ft_ep_t *ep)
+ucs_status_t uct_gda_ft_hchan_connect(uct_gda_ft_ep_t *ep, int peer_am)
 {
     uct_gda_ft_iface_t *iface    = uct_gda_ft_ep_iface(ep);
     uct_gda_ft_ep_chans_t *c     = ep->chans;
@@ -451,7 +451,12 @@ ucs_status_t uct_gda_ft_hchan_connect(uct_gda_ft_ep_t *ep)
     hchan->aborted      = hchan->posted;
     hchan->abort_status = 0;
     hchan->op_status    = GDA_FT_DEV_OK;
+    hchan->am           = !!peer_am;
     hchan->chan         = chan;
+    if (!hchan->am) {
+        ucs_diag("gda_ft: ep %p: the peer's channel 0 takes no active "
+                 "messages: they use the endpoint's QPs", ep);
+    }
     return UCS_OK;
 }
 

@@ -2,8 +2,10 @@
  * gda_ft UCT transport: the endpoint's host channel (HOST_CHANNEL, on by
  * default).
  *
- * The endpoint's RMA and atomic operations are posted through channel 0 of
- * its channels with the device datapath (device/gda_ft_chan_*.h) compiled
+ * The endpoint's RMA and atomic operations, and its active messages where
+ * the peer's channel 0 is a host channel too (SEND with immediate into the
+ * receive queues of its target QPs), are posted through channel 0 of its
+ * channels with the device datapath (device/gda_ft_chan_*.h) compiled
  * for the CPU: the reservation, publication, deadline, switch, replay and
  * resolution that GPU kernels run serve the host operations too, and the
  * channel's host half (gda_ft_chan_host.c) is their guardian. Each
@@ -12,9 +14,8 @@
  * channel's `completed` passes them.
  *
  * The endpoint's thread is the channel's only poster, and also runs its
- * host half: while a switch waits for the host's answer, its waits run
- * the host halves of every interface this thread progresses (the peer may
- * be one of them).
+ * host half: a switch that waits for the host's answer parks, and the
+ * interface's progress takes turns between its steps and the answer.
  */
 #ifndef UCT_GDA_FT_HCHAN_H_
 #define UCT_GDA_FT_HCHAN_H_
@@ -30,6 +31,13 @@
 static UCS_F_ALWAYS_INLINE int uct_gda_ft_ep_on_chan(const uct_gda_ft_ep_t *ep)
 {
     return ep->hchan.chan != NULL;
+}
+
+/* Whether its active messages go on the host channel too */
+static UCS_F_ALWAYS_INLINE int
+uct_gda_ft_ep_am_on_chan(const uct_gda_ft_ep_t *ep)
+{
+    return uct_gda_ft_ep_on_chan(ep) && ep->hchan.am;
 }
 
 /* Operations posted on the host channel and not yet handed out */
@@ -88,8 +96,10 @@ unsigned uct_gda_ft_hchan_progress(uct_gda_ft_iface_t *iface);
 void uct_gda_ft_hchan_idle_pass(uct_gda_ft_ep_t *ep);
 
 /* Once the channels are connected: the endpoint posts on channel 0 if it
- * is connected (a peer may have fewer channels) */
-ucs_status_t uct_gda_ft_hchan_connect(uct_gda_ft_ep_t *ep);
+ * is connected (a peer may have fewer channels), its active messages too
+ * if peer_am (the peer's channel 0 is a host channel: its targets have
+ * receive queues) */
+ucs_status_t uct_gda_ft_hchan_connect(uct_gda_ft_ep_t *ep, int peer_am);
 
 /* flush(CANCEL): the channel's QPs stop, and what was posted completes as
  * canceled */

@@ -120,7 +120,9 @@ struct uct_gda_ft_op {
         struct {
             uint32_t              length; /* bytes received */
             uint32_t              imm;    /* seq << 6 | am_id */
-            uint8_t               path;   /* QP it was received on */
+            uint8_t               path;   /* QP it was received on: */
+            uint8_t               chan;   /* 1: the peer's host
+                                             channel's target QP */
         } rx;                             /* receive buffers: sn = seq,
                                              queue: ep->am.held */
         struct {
@@ -137,18 +139,32 @@ struct uct_gda_ft_op {
 } UCS_V_ALIGNED(16);
 
 
+/*
+ * The receive queue of a QP that active messages reach: the endpoint's own
+ * QP of a path, or our target QP of the peer's host channel on that path
+ * (uct_gda_ft_am.c). One buffer per WQE.
+ */
+typedef struct uct_gda_ft_rxq {
+    gda_ft_hca_qp_t         *qp;      /* NULL: none */
+    gda_ft_dev_rq_t          rq;
+    uct_gda_ft_op_t        **desc;    /* [RQ index & mask]: buffer posted */
+    void                    *buf;     /* its WQEs (the QP's owner frees) */
+    uint32_t                *dbrec;
+    struct uct_gda_ft_rx_cq *cq;      /* where its receives complete */
+    uint8_t                  path;
+    uint8_t                  chan;    /* desc->rx.chan of its buffers */
+} uct_gda_ft_rxq_t;
+
 /* One path of an endpoint: its QP and the peer it is connected to */
 typedef struct uct_gda_ft_ep_path {
     gda_ft_hca_qp_t *qp;          /* NULL: this endpoint has no such path */
     void            *sq_buf;
-    void            *rq_buf;
-    gda_ft_dev_rq_t  rq;          /* receive queue: one buffer per WQE */
-    uct_gda_ft_op_t **rx_desc;    /* [RQ index & mask]: buffer posted there */
+    void            *rq_buf;      /* the QP's work queue: RQ, then SQ */
+    uct_gda_ft_rxq_t rx;          /* its receive queue */
     uint32_t        *dbrec;
     uint32_t         dest_qpn;    /* valid once connected */
     uint8_t          dest_gid[GDA_FT_HCA_GID_LEN];
     uint16_t         dest_lid;
-    struct uct_gda_ft_rx_cq *rx_cq; /* where its receives complete */
 } uct_gda_ft_ep_path_t;
 
 
@@ -215,10 +231,10 @@ typedef struct uct_gda_ft_ep_chans {
 
 
 /*
- * The endpoint's host channel (HOST_CHANNEL, try by default): its RMA and
- * atomics are posted through channel 0 of its channels, with the device
- * datapath compiled for the CPU, and complete in post order from there
- * (uct_gda_ft_hchan.c). Active messages stay on the endpoint's own QPs.
+ * The endpoint's host channel (HOST_CHANNEL, try by default): its RMA,
+ * atomics and active messages are posted through channel 0 of its
+ * channels, with the device datapath compiled for the CPU, and complete in
+ * post order from there (uct_gda_ft_hchan.c, uct_gda_ft_am.c).
  */
 typedef struct uct_gda_ft_ep_hchan {
     gda_ft_chan_t   *chan;       /* NULL: the operations use `dev` */
@@ -239,6 +255,8 @@ typedef struct uct_gda_ft_ep_hchan {
     uint8_t          in_list;
     uint8_t          op_status;  /* the first failure of the operation
                                     being handed out, WQE by WQE */
+    uint8_t          am;         /* active messages go on it too: the
+                                    peer's targets have receive queues */
     gda_ft_chan_counters_t reported; /* switches and failbacks logged */
 } uct_gda_ft_ep_hchan_t;
 
@@ -302,7 +320,11 @@ struct uct_gda_ft_ep {
     uct_gda_ft_ep_guard_t    guard;     /* fence and failback */
     uct_gda_ft_ep_am_t       am;        /* active messages */
     uct_gda_ft_ep_chans_t   *chans;     /* device channels, or NULL */
-    uct_gda_ft_ep_hchan_t    hchan;     /* RMA and atomics on a channel */
+    uct_gda_ft_ep_hchan_t    hchan;     /* RMA, atomics and active
+                                           messages on a channel */
+    uct_gda_ft_rxq_t         chan_rx[GDA_FT_NUM_PATHS]; /* where the peer's
+                                           host channel's messages land:
+                                           our target QPs of channel 0 */
     struct {
         uint32_t             log_sn;    /* FENCE_WAIT: until the log and */
         uint64_t             chan_seq;  /* the host channel delivered these */

@@ -339,7 +339,8 @@ uct_gda_ft_wire_ep_addr_pack(const uct_gda_ft_ep_addr_info_t *info,
     if (!uct_gda_ft_wire_qpn_valid(info->qpn[0]) ||
         (info->has_backup ? !uct_gda_ft_wire_qpn_valid(info->qpn[1]) :
                             (info->qpn[1] != 0)) ||
-        ((info->num_chan != 0) && !info->has_backup)) {
+        ((info->num_chan != 0) && !info->has_backup) ||
+        (info->host_channel && (info->num_chan == 0))) {
         return UCS_ERR_INVALID_PARAM;
     }
     for (i = 0; i < info->num_chan; ++i) {
@@ -354,7 +355,8 @@ uct_gda_ft_wire_ep_addr_pack(const uct_gda_ft_ep_addr_info_t *info,
     memset(&wire, 0, sizeof(wire));
     wire.version = UCT_GDA_FT_WIRE_VERSION;
     wire.flags   = (info->has_backup ? UCT_GDA_FT_WIRE_F_BACKUP : 0) |
-                   ((info->num_chan != 0) ? UCT_GDA_FT_WIRE_F_CHANNELS : 0);
+                   ((info->num_chan != 0) ? UCT_GDA_FT_WIRE_F_CHANNELS : 0) |
+                   (info->host_channel ? UCT_GDA_FT_WIRE_F_HOST_CHANNEL : 0);
     uct_gda_ft_wire_put_qpn(wire.qpn[0], info->qpn[0]);
     uct_gda_ft_wire_put_qpn(wire.qpn[1], info->qpn[1]);
     wire.mbox_va      = htobe64(info->mbox_va);
@@ -477,7 +479,12 @@ ucs_status_t uct_gda_ft_wire_ep_addr_unpack(const void *buf, size_t length,
         if (status != UCS_OK) {
             return status;
         }
+    } else if (wire.flags & UCT_GDA_FT_WIRE_F_HOST_CHANNEL) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "endpoint address with a host channel but no "
+                             "channels");
     }
+    out.host_channel = !!(wire.flags & UCT_GDA_FT_WIRE_F_HOST_CHANNEL);
 
     out.has_backup   = has_backup;
     out.mbox_va      = be64toh(wire.mbox_va);

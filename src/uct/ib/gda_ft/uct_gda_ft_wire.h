@@ -51,6 +51,9 @@ enum {
     UCT_GDA_FT_WIRE_F_BACKUP = 1u << 0,
     /* Endpoint address: a block of device channels follows */
     UCT_GDA_FT_WIRE_F_CHANNELS = 1u << 1,
+    /* Endpoint address: its channel 0 is its host channel, and our target
+     * QPs of that channel take its active messages (receive queues) */
+    UCT_GDA_FT_WIRE_F_HOST_CHANNEL = 1u << 2,
     /* Device address forms, exactly one of them */
     UCT_GDA_FT_WIRE_F_IPV4   = 1u << 1,
     UCT_GDA_FT_WIRE_F_GID    = 1u << 2,
@@ -60,7 +63,8 @@ enum {
 
 #define UCT_GDA_FT_WIRE_F_ALL      UCT_GDA_FT_WIRE_F_BACKUP
 #define UCT_GDA_FT_WIRE_F_EP_ALL   (UCT_GDA_FT_WIRE_F_BACKUP | \
-                                    UCT_GDA_FT_WIRE_F_CHANNELS)
+                                    UCT_GDA_FT_WIRE_F_CHANNELS | \
+                                    UCT_GDA_FT_WIRE_F_HOST_CHANNEL)
 #define UCT_GDA_FT_WIRE_F_DEV_ALL  (UCT_GDA_FT_WIRE_F_BACKUP | \
                                     UCT_GDA_FT_WIRE_F_IPV4 | \
                                     UCT_GDA_FT_WIRE_F_GID)
@@ -118,7 +122,8 @@ typedef struct uct_gda_ft_wire_dev_addr_gid {
 /* Endpoint address, 24 bytes: the peer endpoint's two QPs and mailbox */
 typedef struct uct_gda_ft_wire_ep_addr {
     uint8_t  version;    /*  0: UCT_GDA_FT_WIRE_VERSION */
-    uint8_t  flags;      /*  1: UCT_GDA_FT_WIRE_F_BACKUP, F_CHANNELS */
+    uint8_t  flags;      /*  1: UCT_GDA_FT_WIRE_F_BACKUP, F_CHANNELS,
+                                F_HOST_CHANNEL */
     uint8_t  qpn[2][3];  /*  2: primary, backup; 24-bit big-endian */
     uint64_t mbox_va;    /*  8: the endpoint's failback mailbox, big-endian;
                                 0: the endpoint does not fail back */
@@ -275,6 +280,7 @@ typedef struct uct_gda_ft_ep_addr_info {
     uint64_t mbox_va;      /* 0: no failback mailbox */
     uint32_t mbox_rkey[2];
     unsigned num_chan;     /* device channels, 0..CHAN_MAX */
+    int      host_channel; /* channel 0 is the endpoint's host channel */
     struct {
         uint32_t init_qpn[2];
         uint32_t target_qpn[2];
