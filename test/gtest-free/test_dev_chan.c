@@ -483,6 +483,7 @@ GDA_FT_TEST(dev_chan, resolution_straddle_and_wrap)
         uint8_t  failed;   /* expected status when settled as failed */
     } window[] = {
         /* before epsn 0x000002: executed */
+        {GDA_FT_CHAN_OP_SEND,   0xfffffa, 1, 0, 0},
         {GDA_FT_CHAN_OP_PUT,    0xfffffb, 2, 0, 0},
         {GDA_FT_CHAN_OP_SIGNAL, 0xfffffd, 1, 0, 0},
         /* a fetching atomic that ran but whose reply was lost */
@@ -493,7 +494,9 @@ GDA_FT_TEST(dev_chan, resolution_straddle_and_wrap)
         {GDA_FT_CHAN_OP_PUT,    0x000000, 4, 1, 0},
         /* after epsn: not executed, exactly once means run it now */
         {GDA_FT_CHAN_OP_SIGNAL, 0x000004, 1, 1, 0},
-        {GDA_FT_CHAN_OP_ATOMIC, 0x000005, 1, 1, 0}
+        {GDA_FT_CHAN_OP_ATOMIC, 0x000005, 1, 1, 0},
+        /* a message the peer did not receive is sent again */
+        {GDA_FT_CHAN_OP_SEND,   0x000006, 1, 1, 0}
     };
     const uint32_t epsn = 0x000002;
     gda_ft_chan_slot_t slot;
@@ -514,11 +517,12 @@ GDA_FT_TEST(dev_chan, resolution_straddle_and_wrap)
             GDA_FT_ASSERT_EQ(slot.status, window[i].failed);
         }
     }
-    GDA_FT_ASSERT_EQ(chan.counters.confirmed, 2);
+    GDA_FT_ASSERT_EQ(chan.counters.confirmed, 3);
     GDA_FT_ASSERT_EQ(chan.counters.in_doubt, 1);
 
     /* without the peer's word, what must run once is in doubt, never run
-     * twice; puts and gets run again */
+     * twice; puts and gets run again, and sends (the receiver drops a copy
+     * it has seen by its sequence number) */
     memset(&chan, 0, sizeof(chan));
     for (i = 0; i < sizeof(window) / sizeof(window[0]); ++i) {
         memset(&slot, 0, sizeof(slot));
@@ -527,7 +531,8 @@ GDA_FT_TEST(dev_chan, resolution_straddle_and_wrap)
         slot.npkts = window[i].npkts;
         GDA_FT_ASSERT_EQ(gda_ft_chan_settle(&chan, &slot, 1, 0, 0),
                          (window[i].kind == GDA_FT_CHAN_OP_PUT) ||
-                         (window[i].kind == GDA_FT_CHAN_OP_GET));
+                         (window[i].kind == GDA_FT_CHAN_OP_GET) ||
+                         (window[i].kind == GDA_FT_CHAN_OP_SEND));
     }
     GDA_FT_ASSERT_EQ(chan.counters.in_doubt, 4);
 }

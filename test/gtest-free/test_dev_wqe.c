@@ -7,6 +7,7 @@
 #include "gda_ft_test.h"
 
 #include "gda_ft_wqe.h"
+#include "gda_ft_chan_failover.h"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -364,6 +365,75 @@ GDA_FT_TEST(dev_wqe, send_inline_bytes)
     GDA_FT_ASSERT_EQ(be32_at(wqe + 16), 0x80000000u | sizeof(msg));
     GDA_FT_ASSERT_MEM_EQ(wqe + 20, msg, sizeof(msg));
     test_sq_cleanup(&t);
+}
+
+/* A channel's SEND (the host channel's active messages): ctrl with the
+ * immediate, then the data, no remote address; a replay onto the other
+ * path keeps the immediate and takes that path's key */
+GDA_FT_TEST(dev_wqe, chan_send_bytes_and_replay)
+{
+    static const uint32_t lkeys[2] = {TEST_LKEY, 0x00001234u};
+    static const uint32_t no_keys[2] = {0, 0};
+    const char msg[12] = "hdr+payload";
+    gda_ft_chan_slot_t slots[2][8];
+    gda_ft_chan_resv_t resv = {0};
+    gda_ft_chan_op_t op;
+    gda_ft_chan_t chan;
+    uint32_t npkts = 0;
+    test_sq_t t[2];
+    uint64_t db;
+    unsigned i;
+
+    memset(&chan, 0, sizeof(chan));
+    memset(slots, 0, sizeof(slots));
+    chan.wqebb_cnt = 8;
+    chan.max_chunk = 4096;
+    chan.mtu       = 1024;
+    for (i = 0; i < 2; ++i) {
+        test_sq_init(&t[i], 8, -1);
+        chan.path[i].sq    = t[i].sq;
+        chan.path[i].slots = slots[i];
+    }
+
+    gda_ft_chan_op_init(&op, TEST_LADDR, lkeys, 3000, 0xcafef00d, no_keys);
+    op.kind   = GDA_FT_CHAN_OP_SEND;
+    op.opcode = GDA_FT_MLX5_OPCODE_SEND_IMM;
+    GDA_FT_ASSERT(gda_ft_chan_op_valid(&chan, &op));
+    GDA_FT_ASSERT_EQ(gda_ft_chan_write_wqe(&chan, &resv, &op, 0, 0, 3000, 1,
+                                           &db, &npkts), 1);
+    GDA_FT_ASSERT_EQ(npkts, 3);
+    check_ctrl(wqe_at(&t[0], 0), 0x0b, 0, 0, 2, 0x08, 0xcafef00d);
+    check_data(wqe_at(&t[0], 0) + 16, 3000, TEST_LKEY, TEST_LADDR);
+    check_untouched(wqe_at(&t[0], 0) + 32, 32);
+    GDA_FT_ASSERT_EQ(slots[0][0].kind, GDA_FT_CHAN_OP_SEND);
+    GDA_FT_ASSERT_EQ(slots[0][0].flags, GDA_FT_CHAN_SLOT_DATA);
+
+    gda_ft_chan_copy_wqe(&chan, 0, 1, 0, &slots[0][0]);
+    check_ctrl(wqe_at(&t[1], 0), 0x0b, 0, 0, 2, 0x08, 0xcafef00d);
+    check_data(wqe_at(&t[1], 0) + 16, 3000, lkeys[1], TEST_LADDR);
+
+    /* inline: ctrl, then a 4-byte header and 12 bytes in one segment */
+    op.inl    = 1;
+    op.length = sizeof(msg);
+    op.raddr  = 0x1234567;
+    memcpy(op.operand, msg, sizeof(msg));
+    GDA_FT_ASSERT(gda_ft_chan_op_valid(&chan, &op));
+    GDA_FT_ASSERT_EQ(gda_ft_chan_write_wqe(&chan, &resv, &op, 1, 0,
+                                           sizeof(msg), 0, &db, &npkts), 1);
+    check_ctrl(wqe_at(&t[0], 1), 0x0b, 0, 1, 2, 0, 0x1234567);
+    GDA_FT_ASSERT_EQ(be32_at(wqe_at(&t[0], 1) + 16),
+                     0x80000000u | sizeof(msg));
+    GDA_FT_ASSERT_MEM_EQ(wqe_at(&t[0], 1) + 20, msg, sizeof(msg));
+
+    /* one WQE per message: never cut into chunks, at most 16 inline */
+    op.length = 17;
+    GDA_FT_ASSERT(!gda_ft_chan_op_valid(&chan, &op));
+    op.inl    = 0;
+    op.length = chan.max_chunk + 1;
+    GDA_FT_ASSERT(!gda_ft_chan_op_valid(&chan, &op));
+    for (i = 0; i < 2; ++i) {
+        test_sq_cleanup(&t[i]);
+    }
 }
 
 GDA_FT_TEST(dev_wqe, atomic_fa_bytes)
