@@ -36,6 +36,8 @@
 #            and atomics on their host channel against their own QPs
 #            (HOST_CHANNEL y and n), in turns (contrib/bench-plugins.sh);
 #            Debian's ucx_perftest travels in .gpu/bin
+# hostam:    the same comparison for active messages (UCT am_lat, am_bw
+#            bcopy; UCP tag_lat, tag_bw), which take the host channel too
 #
 # Debian's UCX 1.13 libraries travel in .gpu/lib; UCX_MODULE_DIR points
 # at an empty directory so that UCX 1.13 loads none of the machine's own
@@ -191,6 +193,27 @@ for part in $parts; do
             } >"$out/host_channel_h100.log" 2>&1
         )
         grep median "$out/host_channel_h100.log"
+        ;;
+    hostam)
+        (
+            export PATH=$gpu/bin:$PATH
+            export BENCH_ENV_A=UCX_GDA_FT_HOST_CHANNEL=y
+            export BENCH_ENV_B=UCX_GDA_FT_HOST_CHANNEL=n
+            bench() {
+                timeout -k 5 280 "$top/contrib/bench-plugins.sh" \
+                    "$gpu/plugin" "$gpu/plugin" "$@"
+            }
+            { nproc; command -v ucx_perftest; } >"$out/machine.txt" 2>&1
+            {
+                bench 7 -- -t am_lat -D short -s 8 -n 100000 -x gda_ft \
+                    -d gda0:1
+                bench 5 -- -t am_bw -D bcopy -s 4096 -n 100000 -x gda_ft \
+                    -d gda0:1
+                bench 5 -- UCP -t tag_lat -s 8 -n 100000
+                bench 5 -- UCP -t tag_bw -s 65536 -n 20000
+            } >"$out/host_am_h100.log" 2>&1
+        )
+        grep median "$out/host_am_h100.log"
         ;;
     moe)
         export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps
