@@ -211,9 +211,9 @@ for part in $parts; do
                     -d gda0:1
                 bench 5 -- UCP -t tag_lat -s 8 -n 100000
                 bench 5 -- UCP -t tag_bw -s 65536 -n 20000
-            } >"$out/host_am_h100.log" 2>&1
+            } >"$out/host_am.log" 2>&1
         )
-        grep median "$out/host_am_h100.log"
+        grep median "$out/host_am.log"
         ;;
     moe)
         export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps
