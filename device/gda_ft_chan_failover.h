@@ -325,6 +325,18 @@ GDA_FT_DEV_FUNC int gda_ft_chan_strike(gda_ft_chan_t *chan,
     return 1;
 }
 
+/* The switch that left epoch `epoch` is over: the host may re-arm the
+ * path it left (its ring is read no more) */
+GDA_FT_DEV_FUNC void gda_ft_chan_switch_ended(gda_ft_chan_t *chan,
+                                              uint64_t epoch)
+{
+    if (chan->mbox != NULL) {
+        gda_ft_atomic_store_rel32_sys(&chan->mbox->done_epoch,
+                                      (uint32_t)((epoch + 1) &
+                                                 GDA_FT_CHAN_EPOCH_MASK));
+    }
+}
+
 /* Fails everything outstanding: both paths are gone */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_no_path(gda_ft_chan_t *chan,
                                                         uint8_t from,
@@ -345,17 +357,21 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_no_path(gda_ft_chan_t *chan,
     gda_ft_chan_note_error(chan, GDA_FT_DEV_NO_PATH, 0);
     gda_ft_atomic_fetch_add32(&chan->counters.no_path, 1);
     gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_NO_PATH);
+    gda_ft_chan_switch_ended(chan, GDA_FT_CHAN_WORD_EPOCH(
+            gda_ft_atomic_load_rlx64(&chan->word)));
     return GDA_FT_DEV_NO_PATH;   /* the word stays FROZEN */
 }
 
-/* Applies the host's re-arm of path p (QP reset to RTS, ring at 0) */
+/* Applies the host's re-arm of path p (QP reset to RTS, probed: the ring
+ * and the PSNs go on after the probe) */
 GDA_FT_DEV_FUNC void gda_ft_chan_apply_rearm(gda_ft_chan_t *chan, uint8_t p,
                                              uint32_t rearm)
 {
     gda_ft_chan_path_t *path = &chan->path[p];
 
     path->next_psn   = gda_ft_atomic_load_acq32_sys(&chan->mbox->rearm_psn[p]);
-    path->ring_next  = 0;
+    path->ring_next  = gda_ft_atomic_load_acq32_sys(
+            &chan->mbox->rearm_ring[p]);
     path->failed     = 0;
     gda_ft_atomic_store_rel32(&path->seen_rearm, rearm);
 }
@@ -541,6 +557,7 @@ gda_ft_chan_finish(gda_ft_chan_t *chan, int known, uint32_t epsn)
      * their path from the word they reserve in */
     gda_ft_atomic_store_rel64(&chan->word,
                               GDA_FT_CHAN_WORD(epoch + 1, freeze));
+    gda_ft_chan_switch_ended(chan, epoch);
     return GDA_FT_DEV_PATH_SWITCHED;
 }
 

@@ -192,6 +192,16 @@ typedef struct gda_ft_chan_mbox {
     gda_ft_chan_record_t rec[GDA_FT_CHAN_MBOX_RECORDS]; /* 32 */
     uint32_t             link_up[2];   /* 288: host: both ports of the path
                                           are up (a re-arm will come) */
+    uint32_t             rearm_ring[2];/* 296: ring index the posters start
+                                          at after a re-arm: the host's
+                                          probe of the path took those
+                                          before it */
+    uint32_t             done_epoch;   /* 304: poster: the epoch its last
+                                          switch ended in; from then on it
+                                          reads no ring of the path it
+                                          left, which the host may re-arm
+                                          and probe */
+    uint32_t             reserved;     /* 308 */
 } gda_ft_chan_mbox_t;
 
 /* Path health of one peer, shared by all channels to it */
@@ -306,7 +316,7 @@ typedef struct gda_ft_chan_query {
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_slot_t) == 48, chan_slot_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_path_t) == 128, chan_path_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_record_t) == 32, chan_record_size);
-GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_mbox_t) == 296, chan_mbox_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_mbox_t) == 312, chan_mbox_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_counters_t) == 32,
                      chan_counters_size);
 GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_t, counters) == 80,

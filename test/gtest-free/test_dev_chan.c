@@ -981,3 +981,64 @@ GDA_FT_TEST_TIMEOUT(dev_chan, failback_while_never_idle, 60)
     GDA_FT_ASSERT_EQ(w.chans[0].counters.switches, 1);
     chan_world_fini(&w);
 }
+
+/*
+ * A path left for an operation's error is re-armed at once, and the re-arm
+ * probes it with a WQE at ring index 0. The poster's switch may still be
+ * copying its window out of that ring then: the host waits until the
+ * switch says it is over (mailbox done_epoch), whatever else is ready.
+ */
+GDA_FT_TEST_TIMEOUT(dev_chan, rearm_waits_for_the_switch_to_end, 60)
+{
+    gda_ft_chan_host_t *host = NULL;
+    chan_world_params_t params;
+    uint8_t ring0[GDA_FT_MLX5_WQE_BB];
+    gda_ft_chan_t *chan;
+    uint32_t record;
+    double deadline;
+    unsigned pass;
+    chan_world_t w;
+
+    chan_world_default_params(&params);
+    params.nchan = 1;
+    chan_world_init(&w, &params);
+    host = &w.a[0];
+    chan = &w.chans[0];
+    memcpy(ring0, host->path[GDA_FT_CHAN_PRIMARY].sq_buf, sizeof(ring0));
+
+    /* the poster leaves the primary for an operation's error: its record */
+    GDA_FT_ASSERT(gda_ft_chan_tell_host(chan, GDA_FT_CHAN_PRIMARY,
+                                        GDA_FT_CHAN_WHY_OP_ERROR, 0, 0,
+                                        &record));
+    GDA_FT_ASSERT_EQ(record, 1);
+    for (pass = 0; pass < 200; ++pass) {
+        gda_ft_chan_host_guard(host, &chan_peer_ops, &w,
+                               gda_ft_dev_now_ns());
+        usleep(100);
+    }
+    /* answered and fenced, but neither re-armed nor probed */
+    GDA_FT_ASSERT_EQ(host->mbox->ans_seq, 1);
+    GDA_FT_ASSERT_EQ(host->counters.fences, 1);
+    GDA_FT_ASSERT_EQ(host->counters.rearms, 0);
+    GDA_FT_ASSERT_EQ(host->mbox->rearm[GDA_FT_CHAN_PRIMARY], 0);
+    GDA_FT_ASSERT(!host->path[GDA_FT_CHAN_PRIMARY].probing);
+    GDA_FT_ASSERT_MEM_EQ(host->path[GDA_FT_CHAN_PRIMARY].sq_buf, ring0,
+                         sizeof(ring0));
+
+    /* the switch is over: re-armed, probed, and the posters told where the
+     * ring and the PSNs go on */
+    gda_ft_chan_switch_ended(chan, 0);
+    deadline = soft_now_sec() + 10;
+    while (host->mbox->rearm[GDA_FT_CHAN_PRIMARY] == 0) {
+        GDA_FT_ASSERT(soft_now_sec() < deadline);
+        gda_ft_chan_host_guard(host, &chan_peer_ops, &w,
+                               gda_ft_dev_now_ns());
+        usleep(20);
+    }
+    GDA_FT_ASSERT_EQ(host->counters.rearms, 1);
+    GDA_FT_ASSERT_EQ(host->mbox->rearm_ring[GDA_FT_CHAN_PRIMARY], 1);
+    GDA_FT_ASSERT_EQ(host->mbox->rearm_psn[GDA_FT_CHAN_PRIMARY],
+                     (host->path[GDA_FT_CHAN_PRIMARY].conn.sq_psn + 1) &
+                     0xffffff);
+    chan_world_fini(&w);
+}

@@ -335,6 +335,7 @@ static int gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
             }
             time->fence_ns  = gda_ft_dev_now_ns() - start;
             ch->path[failed].needs_rearm = 1;
+            ch->path[failed].left_epoch  = rec->epoch;
             /* a QP error on a port that is up needs no recovery window */
             ch->path[failed].rearm_now   = (rec->why ==
                                             GDA_FT_CHAN_WHY_OP_ERROR) ||
@@ -408,11 +409,72 @@ ucs_status_t gda_ft_chan_host_reconnect(gda_ft_chan_host_t *ch,
 }
 
 /*
+ * Probes a re-armed path before the posters hear of it: a signalled RDMA
+ * WRITE of no bytes (it touches no memory and needs no key, but the peer
+ * must answer it) at ring index 0, from the ring that nobody posts on
+ * until then. The ports' state and the peer's re-arm answer, which came
+ * over the other path, do not show a path that is up but loses its
+ * answers; a channel moved back onto one would leave it again at every
+ * deadline.
+ */
+static ucs_status_t gda_ft_chan_host_probe(gda_ft_chan_host_t *ch,
+                                           unsigned path)
+{
+    gda_ft_chan_host_path_t *p = &ch->path[path];
+    gda_ft_dev_sq_t sq;
+    uint16_t idx;
+
+    gda_ft_dev_sq_init(&sq, p->sq_buf, ch->params.wqebb_cnt, p->qp->qpn,
+                       p->dbrec, p->qp->uar, p->qp->wake_fd,
+                       p->qp->wake_armed, p->pd->dev->attr.max_inline);
+    if (gda_ft_sq_post_rdma_write_inline(&sq, NULL, 0, 0, 0,
+                                         GDA_FT_WQE_SIGNALED, &idx) !=
+        GDA_FT_DEV_OK) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    gda_ft_sq_ring_db(&sq);
+    return UCS_OK;
+}
+
+/* The probe's outcome: UCS_INPROGRESS until its completion, or its
+ * deadline, comes */
+static ucs_status_t gda_ft_chan_host_probe_done(gda_ft_chan_host_t *ch,
+                                                unsigned path,
+                                                uint64_t now_ns)
+{
+    gda_ft_chan_host_path_t *p = &ch->path[path];
+    uint64_t timeout = ucs_max(ch->params.deadline_ns, ch->params.resolve_ns);
+    gda_ft_dev_cqe_info_t info;
+    gda_ft_dev_status_t done;
+    gda_ft_dev_cq_t cq;
+
+    gda_ft_dev_cq_init(&cq, p->cqe, 1, 0);
+    done = gda_ft_cq_poll_collapsed(&cq, 0, &info);
+    if (done == GDA_FT_DEV_OK) {
+        gda_ft_chan_host_reset_cqe(p->cqe);   /* the posters' CQE now */
+        return UCS_OK;
+    }
+    if ((done == GDA_FT_DEV_INPROGRESS) && ((now_ns - p->probe_ns) < timeout)) {
+        return UCS_INPROGRESS;
+    }
+
+    /* our QP stops retrying; the next attempt resets it */
+    (void)gda_ft_hca_qp_modify(p->qp, GDA_FT_HCA_QP_ERR, NULL);
+    ucs_diag("gda_ft channel %u: probe of re-armed path %u failed (%s): "
+             "the posters stay off it", ch->chan.id, path,
+             (done == GDA_FT_DEV_INPROGRESS) ? "no completion" :
+             gda_ft_hca_syndrome_str(info.syndrome));
+    return UCS_ERR_UNREACHABLE;
+}
+
+/*
  * RESET -> RTS of our QP of `path` and the peer's, with fresh PSNs that we
  * choose for both directions; the ring restarts at index 0 and the CQE is
- * empty again. Our QP is ready before the peer's, and the posters hear of
- * the re-arm only once both are: nothing is sent into a QP that is not
- * ready. UCS_INPROGRESS while the peer has not answered.
+ * empty again. Our QP is ready before the peer's; the host probes the path
+ * then, and the posters hear of the re-arm only once the probe came back:
+ * nothing is sent into a QP that is not ready, nor moved onto a path that
+ * does not answer. UCS_INPROGRESS while the peer or the probe has not
+ * answered.
  */
 static ucs_status_t gda_ft_chan_host_rearm(gda_ft_chan_host_t *ch,
                                            const gda_ft_chan_peer_ops_t *peer,
@@ -421,6 +483,21 @@ static ucs_status_t gda_ft_chan_host_rearm(gda_ft_chan_host_t *ch,
 {
     gda_ft_chan_host_path_t *p = &ch->path[path];
     ucs_status_t status;
+
+    if (p->probing) {
+        status = gda_ft_chan_host_probe_done(ch, path, now_ns);
+        if (status == UCS_INPROGRESS) {
+            return status;
+        }
+        p->probing = 0;
+        if (status != UCS_OK) {
+            /* as a path that fails soon after its re-arm: back off longer */
+            p->rearmed_ns = now_ns;
+            gda_ft_chan_host_left(ch, path, now_ns);
+            return status;
+        }
+        goto announce;
+    }
 
     if (!p->rearming) {
         status = gda_ft_chan_host_reconnect(
@@ -445,15 +522,44 @@ static ucs_status_t gda_ft_chan_host_rearm(gda_ft_chan_host_t *ch,
         return status;
     }
 
+    status = gda_ft_chan_host_probe(ch, path);
+    if (status != UCS_OK) {
+        return status;
+    }
+    p->probing  = 1;
+    p->probe_ns = now_ns;
+    return UCS_INPROGRESS;
+
+announce:
     p->needs_rearm = 0;
     p->rearmed_ns  = now_ns;
     gda_ft_chan_host_count(&ch->counters.rearms);
-    ch->mbox->rearm_psn[path] = p->conn.sq_psn;
+    /* the probe took ring index 0 and one PSN */
+    ch->mbox->rearm_ring[path] = 1;
+    ch->mbox->rearm_psn[path]  = (p->conn.sq_psn + 1) & 0xffffff;
     gda_ft_atomic_store_rel32(&ch->mbox->rearm[path],
                               ch->mbox->rearm[path] + 1);
     ucs_diag("gda_ft channel %u: path %u re-armed (PSN 0x%x)", ch->chan.id,
              path, p->conn.sq_psn);
     return UCS_OK;
+}
+
+/*
+ * Whether the poster's switch away from `path` is over (mailbox
+ * done_epoch past the epoch it left). Until then a poster may still copy
+ * its window out of the path's ring, where a re-arm's probe would write:
+ * an error completion's re-arm comes at once, while that switch may be
+ * going on.
+ */
+static int gda_ft_chan_host_switch_over(gda_ft_chan_host_t *ch,
+                                        unsigned path)
+{
+    uint32_t done = gda_ft_atomic_load_acq32(&ch->mbox->done_epoch);
+    uint32_t ends = (done - ch->path[path].left_epoch) &
+                    GDA_FT_CHAN_EPOCH_MASK;
+
+    /* it ended in the epoch after the one it left, or a later switch did */
+    return (ends != 0) && (ends <= (GDA_FT_CHAN_EPOCH_MASK / 2));
 }
 
 /* Whether the ports at both ends of a path are up */
@@ -540,6 +646,8 @@ int gda_ft_chan_host_guard(gda_ft_chan_host_t *ch,
     }
     for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         if (ch->path[path].needs_rearm &&
+            (ch->path[path].rearming || ch->path[path].probing ||
+             gda_ft_chan_host_switch_over(ch, path)) &&
             gda_ft_chan_host_path_ready(ch, peer, arg, path, now_ns)) {
             status = gda_ft_chan_host_rearm(ch, peer, arg, path, now_ns);
             if ((status != UCS_OK) && (status != UCS_INPROGRESS)) {

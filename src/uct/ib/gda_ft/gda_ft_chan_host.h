@@ -74,6 +74,10 @@ typedef struct gda_ft_chan_host_path {
     int                  rearming;    /* our QP is re-armed, the peer's is
                                          being asked */
     uint64_t             rearm_ask_ns;/* since when */
+    uint32_t             left_epoch;  /* the channel's epoch when the
+                                         poster left it */
+    int                  probing;     /* both are: our probe is out */
+    uint64_t             probe_ns;    /* since when */
     uint64_t             up_since_ns; /* port seen up since, 0: down */
     uint64_t             window_ns;   /* recovery window now (damped) */
     uint64_t             rearmed_ns;  /* last re-arm */
