@@ -262,7 +262,8 @@ GDA_FT_TEST(uct_chan, address_and_settings)
  * endpoint: it counts against the three an address carries, the device
  * API sees the device channels after it, numbered from 0, and a peer
  * without one connects our host channel to its first channel (a channel
- * is posted on by one side only, so either kind of peer channel serves).
+ * is posted on by one side only, so either kind of peer channel serves
+ * RMA; active messages need the peer's host channel's receive queues).
  */
 GDA_FT_TEST(uct_chan, host_channel_beside_device_channels)
 {
@@ -270,8 +271,10 @@ GDA_FT_TEST(uct_chan, host_channel_beside_device_channels)
     gda_ft_chan_query_t query;
     char counters[4096];
     gda_ft_chan_t *chans;
+    test_am_counters_t am;
+    test_am_rx_t *rx;
     test_chan_t c;
-    unsigned count;
+    unsigned count, i;
     uint64_t value = 0x600d;
 
     test_chan_env(&c, "2");
@@ -306,6 +309,22 @@ GDA_FT_TEST(uct_chan, host_channel_beside_device_channels)
     GDA_FT_ASSERT(strstr(counters, "host channel 0: path primary") != NULL);
     format(c.t.node[NODE_B].iface, counters, sizeof(counters));
     GDA_FT_ASSERT(strstr(counters, "host channel") == NULL);
+
+    /* A's active messages stay on its endpoint's QPs: the peer's channel
+     * 0 is a device channel, whose targets have no receive queue (its
+     * address says so) */
+    rx = calloc(1, sizeof(*rx));
+    test_am_set_handler(&c.t, NODE_B, test_am_stream_cb, rx);
+    for (i = 0; i < 300; ++i) {
+        test_am_stream_send(&c.t, i);
+    }
+    GDA_FT_ASSERT_OK(test_flush(&c.t));
+    TEST_WAIT(&c.t, rx->count == 300, 10000);
+    GDA_FT_ASSERT_EQ(rx->errors, 0);
+    test_am_counters(&c.t, NODE_B, &am);
+    GDA_FT_ASSERT_EQ(am.received, 300);
+    GDA_FT_ASSERT_EQ(am.duplicates, 0);
+    free(rx);
     test_uct_cleanup(&c.t);
 
     /* by default (try) an endpoint has one: its address carries it */
