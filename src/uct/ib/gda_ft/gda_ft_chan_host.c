@@ -427,9 +427,9 @@ static ucs_status_t gda_ft_chan_host_probe(gda_ft_chan_host_t *ch,
     gda_ft_dev_sq_init(&sq, p->sq_buf, ch->params.wqebb_cnt, p->qp->qpn,
                        p->dbrec, p->qp->uar, p->qp->wake_fd,
                        p->qp->wake_armed, p->pd->dev->attr.max_inline);
-    if (gda_ft_sq_post_rdma_write_inline(&sq, NULL, 0, 0, 0,
-                                         GDA_FT_WQE_SIGNALED, &idx) !=
-        GDA_FT_DEV_OK) {
+    /* no data segment at all: ctrl and remote address */
+    if (gda_ft_sq_post_rdma_write(&sq, 0, 0, 0, 0, 0, GDA_FT_WQE_SIGNALED,
+                                  &idx) != GDA_FT_DEV_OK) {
         return UCS_ERR_NO_RESOURCE;
     }
     gda_ft_sq_ring_db(&sq);
