@@ -7,6 +7,8 @@
  *     progress for DEADLINE since the later of the oldest outstanding
  *     WQE's post and the last completion. Large transfers are cut into
  *     signalled chunks (max_chunk), so progress is judged chunk by chunk.
+ *     Another channel to the peer that left the primary (health fail_gen),
+ *     or the peer's own finding (mailbox peer_left), moves it too.
  *  2. The detecting thread wins a CAS on the channel state, freezes the
  *     reservation word (its old value is the freeze index F) and waits
  *     until `ready` reaches F.
@@ -815,6 +817,9 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_check_rearm(
     }
 
     gda_ft_chan_apply_rearm(chan, GDA_FT_CHAN_PRIMARY, rearm[0]);
+    /* and so was what the peer found on it */
+    gda_ft_atomic_store_rel32(&chan->path[GDA_FT_CHAN_PRIMARY].seen_peer_left,
+            gda_ft_atomic_load_acq32_sys(&chan->mbox->peer_left));
     if (chan->health != NULL) {
         /* the failures seen so far are what the re-arm repaired */
         gda_ft_atomic_store_rel32(&chan->seen_fail_gen,
@@ -822,6 +827,32 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_check_rearm(
     }
     gda_ft_chan_phase(chan, GDA_FT_CHAN_PHASE_DRAIN);
     return gda_ft_chan_step(chan);
+}
+
+/*
+ * The peer's channels left the primary for its failure (the host heard it
+ * in the peer's question, mailbox peer_left): a path is one link both
+ * ways, so this channel follows now instead of waiting for a deadline of
+ * its own (an idle side posting onto the dead path took a second deadline
+ * after the other side had switched). Called on the primary with work in
+ * flight.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_chan_check_peer_left(gda_ft_chan_t *chan)
+{
+    gda_ft_chan_path_t *p = &chan->path[GDA_FT_CHAN_PRIMARY];
+    uint32_t left;
+
+    if (chan->mbox == NULL) {
+        return GDA_FT_DEV_OK;
+    }
+    left = gda_ft_atomic_load_acq32_sys(&chan->mbox->peer_left);
+    if (left == gda_ft_atomic_load_acq32(&p->seen_peer_left)) {
+        return GDA_FT_DEV_OK;
+    }
+    gda_ft_atomic_store_rel32(&p->seen_peer_left, left);
+    return gda_ft_chan_switch(chan, GDA_FT_CHAN_PRIMARY, GDA_FT_CHAN_WHY_PEER,
+                              0, 0);
 }
 
 /*
@@ -896,13 +927,19 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_progress(gda_ft_chan_t *chan)
             return gda_ft_chan_switch(chan, active, GDA_FT_CHAN_WHY_DEADLINE,
                                       0, 0);
         }
+        if (now < gda_ft_atomic_load_rlx64(&chan->rearm_check_ns)) {
+            return GDA_FT_DEV_OK;
+        }
+        if (active == GDA_FT_CHAN_PRIMARY) {
+            /* work in flight on the primary: every eighth of a deadline,
+             * whether the peer found the path dead */
+            gda_ft_atomic_store_rlx64(&chan->rearm_check_ns,
+                                      now + chan->deadline_ns / 8);
+            return gda_ft_chan_check_peer_left(chan);
+        }
         /* a channel that is never idle hears of re-arms too, every half
          * deadline (the notice is across PCIe): on a closed loop that
          * always has work in flight, the primary was never taken back */
-        if ((active == GDA_FT_CHAN_PRIMARY) ||
-            (now < gda_ft_atomic_load_rlx64(&chan->rearm_check_ns))) {
-            return GDA_FT_DEV_OK;
-        }
         gda_ft_atomic_store_rlx64(&chan->rearm_check_ns,
                                   now + chan->deadline_ns / 2);
     }

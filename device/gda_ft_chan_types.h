@@ -154,7 +154,9 @@ typedef struct gda_ft_chan_path {
     uint32_t            failed;     /* 108: GDA_FT_CHAN_WHY_* of the switch
                                        away from it, 0 once re-armed */
     uint32_t            seen_rearm; /* 112: mailbox rearm count applied */
-    uint32_t            reserved[3];/* 116 */
+    uint32_t            seen_peer_left; /* 116: mailbox peer_left applied
+                                       (the primary's) */
+    uint32_t            reserved[2];/* 120 */
 } gda_ft_chan_path_t;
 
 /* One switch record: what the poster that switched tells the host */
@@ -201,7 +203,12 @@ typedef struct gda_ft_chan_mbox {
                                           reads no ring of the path it
                                           left, which the host may re-arm
                                           and probe */
-    uint32_t             reserved;     /* 308 */
+    uint32_t             peer_left;    /* 308: host: bumped when the peer's
+                                          channels left the primary for
+                                          its failure: posters on the
+                                          primary with work in flight
+                                          follow, rather than wait a
+                                          deadline of their own */
 } gda_ft_chan_mbox_t;
 
 /* Path health of one peer, shared by all channels to it */
@@ -287,9 +294,11 @@ typedef struct gda_ft_chan {
     uint64_t                answered_ns;   /* 432: when its switch heard
                                               the host's answer (0: asked
                                               for none) */
-    uint64_t                rearm_check_ns; /* 440: a busy channel on its
-                                              backup looks at the host's
-                                              re-arm notices from then on */
+    uint64_t                rearm_check_ns; /* 440: a busy channel looks
+                                              at the mailbox from then on:
+                                              on its backup for re-arm
+                                              notices, on its primary for
+                                              the peer's finding */
     gda_ft_chan_switch_t    sw;            /* 448: the switch under way */
 } gda_ft_chan_t;
 

@@ -19,7 +19,8 @@
                                  switch advanced by progress passes; 4:
                                  a re-armed path's ring starts after the
                                  host's probe (mailbox rearm_ring), which
-                                 waits for the switch's end (done_epoch) */
+                                 waits for the switch's end (done_epoch);
+                                 the peer's finding (peer_left) */
 
 
 /*

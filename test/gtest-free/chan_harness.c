@@ -86,10 +86,12 @@ void chan_world_scale(chan_world_params_t *params, uint64_t scale)
 /* ---- the peer's end, for the guardian (both ends are in this process) */
 
 static ucs_status_t chan_peer_fence(void *arg, gda_ft_chan_host_t *ch,
-                                    unsigned path, uint32_t *epsn_p)
+                                    unsigned path, unsigned why,
+                                    uint32_t *epsn_p)
 {
     chan_world_t *w = (chan_world_t*)arg;
 
+    (void)why;   /* B posts nothing that could follow */
     return gda_ft_chan_host_fence_qp(w->b[ch->chan.id].path[path].qp,
                                      epsn_p);
 }

@@ -562,3 +562,54 @@ GDA_FT_TEST(uct_failover, guard_interval_must_be_finite)
     unsetenv("UCX_GDA_FT_GUARD_INTERVAL");
     test_uct_cleanup(&t);
 }
+
+/*
+ * A port failure seen by one side follows to the other. A's primary port
+ * goes down; A's host channel switches and asks B for its word about the
+ * path (a fence). B, whose host channel was idle, then posts: without
+ * A's finding its put would wait on the dead primary for a deadline of
+ * its own before switching; with it, B's channel follows within an eighth
+ * of one.
+ */
+GDA_FT_TEST(uct_failover, idle_peer_follows_the_switch_of_the_other_side)
+{
+    test_counters_t a, b;
+    test_comp_t comp;
+    unsigned slot = 0;
+    uint64_t value = 0x5eed;
+    double start, took;
+    ucs_status_t status;
+    test_uct_t t;
+
+    if (!test_uct_host_channel()) {
+        GDA_FT_SKIP("the endpoints' own QPs (HOST_CHANNEL=n) hear nothing "
+                    "of the peer's switch");
+    }
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms",
+                 "UCX_GDA_FT_RECOVERY_WINDOW=10s", NULL);
+    test_uct_setup(&t);
+
+    test_port_set(&t, "tsoft0", 0);
+    test_put_until(&t, &slot, &a, &a.switches, 1);
+
+    /* B's put to A, and its flush */
+    start = soft_now_sec();
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_B].ep, &value, 8,
+                                      (uintptr_t)t.node[NODE_A].buf,
+                                      t.rkey[NODE_A].rkey));
+    test_comp_init(&comp, 1);
+    status = uct_ep_flush(t.node[NODE_B].ep, 0, &comp.super);
+    GDA_FT_ASSERT((status == UCS_OK) || (status == UCS_INPROGRESS));
+    while ((status == UCS_INPROGRESS) && (comp.calls == 0)) {
+        test_progress(&t);
+        GDA_FT_ASSERT(soft_now_sec() < start + 10);
+    }
+    took = soft_now_sec() - start;
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_B].ep, &b));
+    printf("B's put completed %.1f ms after it was posted (deadline 200 "
+           "ms); B's switches %u\n", took * 1e3, b.switches);
+    GDA_FT_ASSERT_EQ(*(uint64_t*)t.node[NODE_A].buf, value);
+    GDA_FT_ASSERT_EQ(b.switches, 1);
+    GDA_FT_ASSERT(took < 0.1);
+    test_uct_cleanup(&t);
+}

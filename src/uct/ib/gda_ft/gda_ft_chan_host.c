@@ -347,7 +347,7 @@ static int gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
 
         if (rec->resolve) {
             start         = gda_ft_dev_now_ns();
-            status        = peer->fence(arg, ch, failed, &epsn);
+            status        = peer->fence(arg, ch, failed, rec->why, &epsn);
             time->peer_ns = gda_ft_dev_now_ns() - start;
             if ((status == UCS_INPROGRESS) &&
                 ((now_ns - ch->pending_ns) <
@@ -358,6 +358,12 @@ static int gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
                 known = 1;
                 gda_ft_chan_host_count(&ch->counters.resolved);
             }
+        } else if ((failed == GDA_FT_CHAN_PRIMARY) &&
+                   gda_ft_chan_why_path_failed(rec->why)) {
+            /* no word to wait for (the record is answered in this call),
+             * but the peer hears of the finding, its channels on the path
+             * follow, and its end is fenced: asked once, not awaited */
+            (void)peer->fence(arg, ch, failed, rec->why, &epsn);
         }
         time->seq = seq;
         ucs_diag("gda_ft channel %u: left path %u (reason %u) at index "
@@ -371,6 +377,12 @@ static int gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
     mbox->ans_epsn  = epsn;
     gda_ft_atomic_store_rel32(&mbox->ans_seq, seq);
     return 1;
+}
+
+void gda_ft_chan_host_peer_left(gda_ft_chan_host_t *ch)
+{
+    gda_ft_atomic_store_rel32(&ch->mbox->peer_left,
+                              ch->mbox->peer_left + 1);
 }
 
 /* Empties a collapsed CQE that a poster may still be reading: the word it

@@ -122,11 +122,26 @@ typedef struct gda_ft_chan_host {
  * arguments (an implementation keeps one question in flight and times it
  * out itself).
  */
+/* Whether a switch for `why` found the path itself failing (not one
+ * operation's fault, nor a failback): the peer's channels on it may
+ * follow */
+static inline int gda_ft_chan_why_path_failed(unsigned why)
+{
+    return (why == GDA_FT_CHAN_WHY_DEADLINE) ||
+           (why == GDA_FT_CHAN_WHY_ERR_CQE) ||
+           (why == GDA_FT_CHAN_WHY_RETRY);
+}
+
+/* The peer's channels left our primary for its failure: our channels on
+ * it with work in flight follow (mailbox peer_left) */
+void gda_ft_chan_host_peer_left(gda_ft_chan_host_t *ch);
+
 typedef struct gda_ft_chan_peer_ops {
     /* Move the peer's QP of `path` to ERR and report the PSN it expected
-     * next */
+     * next; `why` (GDA_FT_CHAN_WHY_*) is why our poster left the path,
+     * which the peer's own channels may follow */
     ucs_status_t (*fence)(void *arg, gda_ft_chan_host_t *ch, unsigned path,
-                          uint32_t *epsn_p);
+                          unsigned why, uint32_t *epsn_p);
     /* Re-arm the peer's QP of `path` (RESET -> RTS) towards ours, which is
      * ready: it receives from local->sq_psn on and sends from
      * local->rq_psn on */

@@ -135,12 +135,14 @@ static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
     return UCS_INPROGRESS;
 }
 
+/* A fence question carries why the channel left the path (req_psn[0]) */
 static ucs_status_t uct_gda_ft_chan_peer_fence(void *arg,
                                                gda_ft_chan_host_t *ch,
-                                               unsigned path, uint32_t *epsn_p)
+                                               unsigned path, unsigned why,
+                                               uint32_t *epsn_p)
 {
     return uct_gda_ft_chan_ask((uct_gda_ft_ep_t*)arg,
-                               UCT_GDA_FT_CHAN_ASK_FENCE, ch, path, 0, 0,
+                               UCT_GDA_FT_CHAN_ASK_FENCE, ch, path, why, 0,
                                epsn_p);
 }
 
@@ -172,6 +174,16 @@ static const gda_ft_chan_peer_ops_t uct_gda_ft_chan_peer_ops = {
     uct_gda_ft_chan_peer_port_up
 };
 
+/* The peer's channels left the primary for its failure: ours follow */
+static void uct_gda_ft_chan_peer_left(uct_gda_ft_ep_chans_t *c)
+{
+    unsigned i;
+
+    for (i = 0; i < c->count; ++i) {
+        gda_ft_chan_host_peer_left(&c->init[i]);
+    }
+}
+
 /* The peer asks about our target end of its channel `id` */
 static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id)
 {
@@ -199,6 +211,12 @@ static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id)
         if (gda_ft_chan_host_fence_qp(target->path[path].qp, &answer[1]) ==
             UCS_OK) {
             answer[0] = 0;
+        }
+        if ((path == UCT_GDA_FT_PATH_PRIMARY) &&
+            gda_ft_chan_why_path_failed(mbox->chan[id].req_psn[0])) {
+            /* the peer found the primary dead: our channels on it follow
+             * rather than each wait for a deadline of its own */
+            uct_gda_ft_chan_peer_left(c);
         }
     } else if (op == UCT_GDA_FT_CHAN_ASK_REARM) {
         if (uct_gda_ft_iface_port_up(iface, path) &&
