@@ -56,6 +56,18 @@ export PATH=$PATH:/usr/local/cuda/bin
 chan=$gpu/gda_ft_gpu_chan
 
 limit=${GPU_RUN_LIMIT:-150}   # seconds per command
+
+# ucx_perftest ARGS (Debian's, carried in .gpu/bin) with the endpoints'
+# operations on their host channel (A) and on their own QPs (B), in turns
+# (contrib/bench-plugins.sh)
+hostchan_bench() {
+    PATH=$gpu/bin:$PATH \
+    BENCH_ENV_A=UCX_GDA_FT_HOST_CHANNEL=y \
+    BENCH_ENV_B=UCX_GDA_FT_HOST_CHANNEL=n \
+        timeout -k 5 280 "$top/contrib/bench-plugins.sh" "$gpu/plugin" \
+            "$gpu/plugin" "$@"
+}
+
 run() {   # LOG COMMAND...: the command's output into LOG, its tail shown
     local log=$out/$1
     shift
@@ -175,44 +187,28 @@ for part in $parts; do
         cat "$out/targets.log"
         ;;
     hostchan)
-        (
-            export PATH=$gpu/bin:$PATH
-            export BENCH_ENV_A=UCX_GDA_FT_HOST_CHANNEL=y
-            export BENCH_ENV_B=UCX_GDA_FT_HOST_CHANNEL=n
-            bench() {
-                timeout -k 5 280 "$top/contrib/bench-plugins.sh" \
-                    "$gpu/plugin" "$gpu/plugin" "$@"
-            }
-            { nproc; command -v ucx_perftest; } >"$out/machine.txt" 2>&1
-            {
-                bench 7 -- -t put_lat -s 8 -n 100000 -x gda_ft -d gda0:1
-                bench 5 -- -t put_bw -D zcopy -s 8 -n 200000 -x gda_ft \
-                    -d gda0:1
-                bench 5 -- -t add_lat -n 100000 -x gda_ft -d gda0:1
-                bench 5 -- UCP -t ucp_put_lat -s 8 -n 100000
-            } >"$out/host_channel_h100.log" 2>&1
-        )
+        { nproc; (PATH=$gpu/bin:$PATH; command -v ucx_perftest); } \
+            >"$out/machine.txt" 2>&1
+        {
+            hostchan_bench 7 -- -t put_lat -s 8 -n 100000 -x gda_ft -d gda0:1
+            hostchan_bench 5 -- -t put_bw -D zcopy -s 8 -n 200000 \
+                -x gda_ft -d gda0:1
+            hostchan_bench 5 -- -t add_lat -n 100000 -x gda_ft -d gda0:1
+            hostchan_bench 5 -- UCP -t ucp_put_lat -s 8 -n 100000
+        } >"$out/host_channel_h100.log" 2>&1
         grep median "$out/host_channel_h100.log"
         ;;
     hostam)
-        (
-            export PATH=$gpu/bin:$PATH
-            export BENCH_ENV_A=UCX_GDA_FT_HOST_CHANNEL=y
-            export BENCH_ENV_B=UCX_GDA_FT_HOST_CHANNEL=n
-            bench() {
-                timeout -k 5 280 "$top/contrib/bench-plugins.sh" \
-                    "$gpu/plugin" "$gpu/plugin" "$@"
-            }
-            { nproc; command -v ucx_perftest; } >"$out/machine.txt" 2>&1
-            {
-                bench 7 -- -t am_lat -D short -s 8 -n 100000 -x gda_ft \
-                    -d gda0:1
-                bench 5 -- -t am_bw -D bcopy -s 4096 -n 100000 -x gda_ft \
-                    -d gda0:1
-                bench 5 -- UCP -t tag_lat -s 8 -n 100000
-                bench 5 -- UCP -t tag_bw -s 65536 -n 20000
-            } >"$out/host_am.log" 2>&1
-        )
+        { nproc; (PATH=$gpu/bin:$PATH; command -v ucx_perftest); } \
+            >"$out/machine.txt" 2>&1
+        {
+            hostchan_bench 7 -- -t am_lat -D short -s 8 -n 100000 \
+                -x gda_ft -d gda0:1
+            hostchan_bench 5 -- -t am_bw -D bcopy -s 4096 -n 100000 \
+                -x gda_ft -d gda0:1
+            hostchan_bench 5 -- UCP -t tag_lat -s 8 -n 100000
+            hostchan_bench 5 -- UCP -t tag_bw -s 65536 -n 20000
+        } >"$out/host_am.log" 2>&1
         grep median "$out/host_am.log"
         ;;
     moe)

@@ -563,11 +563,9 @@ uct_gda_ft_hchan_post_send(uct_gda_ft_ep_t *ep, const void *data,
     gda_ft_chan_op_t op;
 
     if (data != NULL) {
-        uct_gda_ft_hchan_op(&op, GDA_FT_CHAN_OP_SEND,
-                            GDA_FT_MLX5_OPCODE_SEND_IMM, 0, no_keys, length,
-                            imm, no_keys);
-        op.inl = 1;
-        memcpy(op.operand, data, length);
+        uct_gda_ft_hchan_op_inline(&op, GDA_FT_CHAN_OP_SEND,
+                                   GDA_FT_MLX5_OPCODE_SEND_IMM, data, length,
+                                   imm, NULL);
         return uct_gda_ft_hchan_post(ep, &op, 0);
     }
     uct_gda_ft_hchan_op(&op, GDA_FT_CHAN_OP_SEND, GDA_FT_MLX5_OPCODE_SEND_IMM,

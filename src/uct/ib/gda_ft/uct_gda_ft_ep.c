@@ -82,7 +82,6 @@ uct_gda_ft_ep_post_short(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
                          const void *buffer, unsigned length,
                          uint64_t remote_addr, const uint32_t *rkeys)
 {
-    static const uint32_t no_keys[GDA_FT_NUM_PATHS] = {0, 0};
     uct_gda_ft_op_t *desc;
     gda_ft_chan_op_t op;
     ucs_status_t status;
@@ -96,11 +95,9 @@ uct_gda_ft_ep_post_short(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
     }
 
     if (length <= sizeof(op.operand)) {
-        uct_gda_ft_hchan_op(&op, GDA_FT_CHAN_OP_PUT,
-                            GDA_FT_MLX5_OPCODE_RDMA_WRITE, 0, no_keys, length,
-                            remote_addr, rkeys);
-        op.inl = 1;
-        memcpy(op.operand, buffer, length);
+        uct_gda_ft_hchan_op_inline(&op, GDA_FT_CHAN_OP_PUT,
+                                   GDA_FT_MLX5_OPCODE_RDMA_WRITE, buffer,
+                                   length, remote_addr, rkeys);
         return uct_gda_ft_hchan_post(ep, &op, 0);
     }
 

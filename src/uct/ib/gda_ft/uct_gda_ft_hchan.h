@@ -23,6 +23,8 @@
 #include "uct_gda_ft_types.h"
 #include "gda_ft_chan_post.h"
 
+#include <string.h>
+
 
 /* A cookie slot that ends an operation nobody waits for */
 #define UCT_GDA_FT_HCHAN_END 2ul
@@ -72,6 +74,22 @@ uct_gda_ft_hchan_op(gda_ft_chan_op_t *op, uint8_t kind, uint8_t opcode,
     gda_ft_chan_op_init(op, laddr, lkeys, length, raddr, rkeys);
     op->kind   = kind;
     op->opcode = opcode;
+}
+
+/* An operation whose data (at most 16 bytes) goes inline in its WQE, and
+ * nobody waits for: a short put, or a short active message (a SEND with
+ * its immediate in raddr) */
+static UCS_F_ALWAYS_INLINE void
+uct_gda_ft_hchan_op_inline(gda_ft_chan_op_t *op, uint8_t kind,
+                           uint8_t opcode, const void *data, uint32_t length,
+                           uint64_t raddr, const uint32_t *rkeys)
+{
+    static const uint32_t no_keys[GDA_FT_NUM_PATHS] = {0, 0};
+
+    uct_gda_ft_hchan_op(op, kind, opcode, 0, no_keys, length, raddr,
+                        (rkeys != NULL) ? rkeys : no_keys);
+    op->inl = 1;
+    memcpy(op->operand, data, length);
 }
 
 /*
