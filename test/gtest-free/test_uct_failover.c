@@ -581,11 +581,10 @@ GDA_FT_TEST(uct_failover, idle_peer_follows_the_switch_of_the_other_side)
     ucs_status_t status;
     test_uct_t t;
 
-    if (!test_uct_host_channel()) {
-        GDA_FT_SKIP("the endpoints' own QPs (HOST_CHANNEL=n) hear nothing "
-                    "of the peer's switch");
-    }
-    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms",
+    /* a channel's behavior: the endpoints' own QPs (HOST_CHANNEL=n) hear
+     * nothing of the peer's switch */
+    test_uct_env(&t, 4, "UCX_GDA_FT_HOST_CHANNEL=y",
+                 "UCX_GDA_FT_DEADLINE=200ms",
                  "UCX_GDA_FT_RECOVERY_WINDOW=10s", NULL);
     test_uct_setup(&t);
 
