@@ -75,7 +75,8 @@ typedef struct gda_ft_dev_op {
     uint8_t  replays;     /*  7: times it was replayed */
     uint32_t lkey[2];     /*  8: local key on each path */
     uint32_t rkey[2];     /* 16: remote key on each path */
-    uint64_t post_ns;     /* 24: when it was (re)posted */
+    uint64_t post_ns;     /* 24: when it was posted; when replayed, the
+                             oldest post the new path still owed */
     uint64_t user;        /* 32: caller's cookie */
     uint32_t psn;         /* 40: first PSN on its path (24 bits) */
     uint32_t npkts;       /* 44: PSNs it occupies (0 for a NOP) */
@@ -616,9 +617,38 @@ GDA_FT_DEV_FUNC int gda_ft_ep_pop(gda_ft_dev_ep_t *ep, gda_ft_dev_op_t *out)
 
 /* ---- failover ------------------------------------------------------------ */
 
-/* Copies a WQE from one ring to the other, rewriting QPN and keys */
+/*
+ * Since when path has owed a completion: the post time of its oldest
+ * incomplete operation, or now_ns when it owes none
+ */
+GDA_FT_DEV_FUNC uint64_t gda_ft_ep_path_owes_since(const gda_ft_dev_ep_t *ep,
+                                                   uint8_t path,
+                                                   uint64_t now_ns)
+{
+    uint64_t since = now_ns;
+    const gda_ft_dev_op_t *op;
+    uint32_t idx;
+
+    for (idx = ep->log_head; idx != ep->log_tail; ++idx) {
+        op = gda_ft_ep_op(ep, idx);
+        if (!(op->flags & GDA_FT_OP_F_DONE) && (op->path == path) &&
+            ((int64_t)(op->post_ns - since) < 0)) {
+            since = op->post_ns;
+        }
+    }
+    return since;
+}
+
+/*
+ * Copies a WQE from one ring to the other, rewriting QPN and keys. The copy
+ * queues behind what path `to` already owes, so it takes post time
+ * owed_since: a replay must not restart the clock of a path that has
+ * answered nothing since before it (the deadline check reads the log in
+ * order and would find the fresh copy first).
+ */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
-gda_ft_ep_replay_op(gda_ft_dev_ep_t *ep, gda_ft_dev_op_t *op, uint8_t to)
+gda_ft_ep_replay_op(gda_ft_dev_ep_t *ep, gda_ft_dev_op_t *op, uint8_t to,
+                    uint64_t owed_since)
 {
     const gda_ft_dev_sq_t *from_sq = &ep->sq[op->path];
     gda_ft_dev_sq_t *to_sq         = &ep->sq[to];
@@ -673,7 +703,7 @@ gda_ft_ep_replay_op(gda_ft_dev_ep_t *ep, gda_ft_dev_op_t *op, uint8_t to)
     op->path    = to;
     op->wqe_idx = idx;
     *gda_ft_ep_ring_entry(ep, to, idx) = gda_ft_ep_op_index(ep, op);
-    op->post_ns = gda_ft_dev_now_ns();
+    op->post_ns = owed_since;
     gda_ft_ep_take_psns(ep, op, op->npkts);
     ++op->replays;
     ++ep->counters.replays;
@@ -743,10 +773,12 @@ GDA_FT_DEV_FUNC void gda_ft_ep_settle(gda_ft_dev_ep_t *ep, uint8_t failed_path,
                                       int known, uint32_t epsn)
 {
     uint8_t other = (uint8_t)(1 - failed_path);
+    uint64_t owed_since;
     gda_ft_dev_op_t *op;
     uint32_t idx;
     int replayed = 0;
 
+    owed_since = gda_ft_ep_path_owes_since(ep, other, gda_ft_dev_now_ns());
     for (idx = ep->log_head; idx != ep->log_tail; ++idx) {
         op = gda_ft_ep_op(ep, idx);
         if ((op->flags & GDA_FT_OP_F_DONE) || (op->path != failed_path)) {
@@ -771,7 +803,8 @@ GDA_FT_DEV_FUNC void gda_ft_ep_settle(gda_ft_dev_ep_t *ep, uint8_t failed_path,
             gda_ft_ep_op_done(ep, op, GDA_FT_DEV_IN_DOUBT);
             continue;
         }
-        if (gda_ft_ep_replay_op(ep, op, other) != GDA_FT_DEV_OK) {
+        if (gda_ft_ep_replay_op(ep, op, other, owed_since) !=
+            GDA_FT_DEV_OK) {
             gda_ft_ep_op_done(ep, op, GDA_FT_DEV_ERROR);
             continue;
         }

@@ -617,6 +617,54 @@ GDA_FT_TEST(dev_ep_failover, resolution_confirms_what_the_peer_executed)
 }
 
 /*
+ * A replay settled late (the peer's word never came) queues behind what the
+ * backup already owed: it must not restart the backup's clock. Found as a
+ * flaky bound in ucp_failover.both_ports_down_error_in_bounded_time: the
+ * settle won the race against the backup's deadline by microseconds, and
+ * the endpoint failed a whole deadline later.
+ */
+GDA_FT_TEST(dev_ep_failover, late_replay_keeps_the_backups_clock)
+{
+    soft_conn_params_t params = ft_slow_hw_params();
+    uint64_t deadline_ns      = FT_DEADLINE_NS * chan_world_time_scale();
+    double owed_from;
+    ft_setup_t s;
+    unsigned i;
+
+    params.timeout = 16;   /* the HCA reports nothing for 2.1 s */
+    ft_init(&s, 8 * 4096, deadline_ns, &params);
+    s.ep.flags |= GDA_FT_EP_F_DEFER_REPLAY;
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(s.dev[2], 1, 0));
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(s.dev[3], 1, 0));
+    for (i = 0; i < 4; ++i) {
+        ft_put_chunk(&s, i, 4096);
+    }
+    gda_ft_ep_ring(&s.ep);
+    ft_wait_deferred_switch(&s);
+
+    /* new posts go to the (dead) backup and wait there */
+    owed_from = soft_now_sec();
+    for (i = 4; i < 8; ++i) {
+        ft_put_chunk(&s, i, 4096);
+    }
+    gda_ft_ep_ring(&s.ep);
+
+    /* no deadline check until the settle, which comes 0.6 deadlines later,
+     * and the next one 0.6 deadlines after it */
+    usleep(deadline_ns * 6 / 10000);
+    gda_ft_ep_replay_pending(&s.ep);
+    GDA_FT_ASSERT_EQ(s.ep.counters.replays, 4);
+    usleep(deadline_ns * 6 / 10000);
+    GDA_FT_ASSERT(soft_now_sec() - owed_from > deadline_ns / 1e9);
+    ft_progress(&s);
+    GDA_FT_ASSERT_EQ(s.ep.state, GDA_FT_EP_NO_PATH);
+    for (i = 0; i < 8; ++i) {
+        GDA_FT_ASSERT_EQ(ft_wait_one(&s, i, 1), GDA_FT_DEV_NO_PATH);
+    }
+    ft_fini(&s);
+}
+
+/*
  * The guardian writes to the peer over the surviving path before the
  * deferred replay, so the backup ring holds its newer probes ahead of the
  * older operations replayed behind them: a completion is matched by ring
