@@ -308,6 +308,7 @@ typedef struct gda_ft_chan_host_counters {
     uint32_t fences;     /* abandoned QPs moved to ERR */
     uint32_t resolved;   /* answers with the peer's word */
     uint32_t rearms;     /* paths re-armed */
+    uint32_t rearm_tries;/* re-arms begun (a QP reset and reconnected) */
 } gda_ft_chan_host_counters_t;
 
 /* What a channel has been through: the posters' side and the guardian's */

@@ -315,6 +315,48 @@ GDA_FT_TEST(uct_failover, both_paths_down_reports_ep_error)
     test_uct_cleanup(&t);
 }
 
+/*
+ * The peer is gone (both its ports down) while ours stay up: after the
+ * endpoint's error, its host channel's guardian tries no re-arm. A re-arm
+ * needs the peer's guardian, which the endpoint can no longer reach; 255
+ * such endpoints kept re-arming and starved the rest of the process.
+ */
+GDA_FT_TEST(uct_failover, failed_endpoint_rearms_nothing)
+{
+    double deadline = 0.1 * chan_world_time_scale();
+    gda_ft_chan_query_t before, after;
+    uint64_t value = 5;
+    char env[64];
+    test_uct_t t;
+    double end;
+
+    snprintf(env, sizeof(env), "UCX_GDA_FT_DEADLINE=%.0fms", deadline * 1e3);
+    test_uct_env(&t, 4, env, "UCX_GDA_FT_HOST_CHANNEL=y",
+                 "UCX_GDA_FT_TIMEOUT=1s", "UCX_GDA_FT_REARM_BACKOFF=10ms",
+                 "UCX_GDA_FT_RECOVERY_WINDOW=20ms", NULL);
+    test_uct_setup(&t);
+    test_port_set(&t, "tsoft2", 0);
+    test_port_set(&t, "tsoft3", 0);
+
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 0), rkey_b(&t)));
+    TEST_WAIT(&t, t.node[NODE_A].errors == 1, 4000);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].last_error, UCS_ERR_ENDPOINT_TIMEOUT);
+    test_host_channel_query(&t, NODE_A, &before);
+
+    /* many recovery windows, each of which would begin a re-arm */
+    end = soft_now_sec() + 10 * deadline;
+    while (soft_now_sec() < end) {
+        test_progress(&t);
+    }
+    test_host_channel_query(&t, NODE_A, &after);
+    printf("re-arms begun: %u at the error, %u %.0f ms later\n",
+           before.host.rearm_tries, after.host.rearm_tries,
+           10 * deadline * 1e3);
+    GDA_FT_ASSERT_EQ(after.host.rearm_tries, before.host.rearm_tries);
+    test_uct_cleanup(&t);
+}
+
 GDA_FT_TEST(uct_failover, single_device_works_without_backup)
 {
     test_counters_t counters;

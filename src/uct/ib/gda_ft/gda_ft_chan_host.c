@@ -503,9 +503,6 @@ static ucs_status_t gda_ft_chan_host_rearm(gda_ft_chan_host_t *ch,
         }
         p->probing = 0;
         if (status != UCS_OK) {
-            /* as a path that fails soon after its re-arm: back off longer */
-            p->rearmed_ns = now_ns;
-            gda_ft_chan_host_left(ch, path, now_ns);
             return status;
         }
         goto announce;
@@ -520,6 +517,7 @@ static ucs_status_t gda_ft_chan_host_rearm(gda_ft_chan_host_t *ch,
         }
         p->rearming   = 1;
         p->rearm_ask_ns = now_ns;
+        gda_ft_chan_host_count(&ch->counters.rearm_tries);
     }
 
     status = peer->rearm(arg, ch, path, &p->conn);
@@ -663,7 +661,13 @@ int gda_ft_chan_host_guard(gda_ft_chan_host_t *ch,
             gda_ft_chan_host_path_ready(ch, peer, arg, path, now_ns)) {
             status = gda_ft_chan_host_rearm(ch, peer, arg, path, now_ns);
             if ((status != UCS_OK) && (status != UCS_INPROGRESS)) {
-                ch->path[path].up_since_ns = 0;   /* try again later */
+                /* no answer from the peer, or a failed probe: as a path
+                 * that fails soon after its re-arm, the next try waits
+                 * twice as long (a dead peer whose port looks up was
+                 * asked every recovery window) */
+                ch->path[path].rearmed_ns  = now_ns;
+                ch->path[path].up_since_ns = 0;
+                gda_ft_chan_host_left(ch, path, now_ns);
             }
             work = 1;
         }
@@ -712,8 +716,8 @@ int gda_ft_chan_query_format(const gda_ft_chan_query_t *q,
                     "%schannel %u: path %s, switches %u replays %u "
                     "resolved %u confirmed %u in_doubt %u failbacks %u "
                     "no_path %u op_errors %u; guardian: records %u fences "
-                    "%u resolved %u rearms %u; last switch: first completion "
-                    "%.3f ms after its replay\n",
+                    "%u resolved %u rearms %u of %u; last switch: first "
+                    "completion %.3f ms after its replay\n",
                     prefix, q->id,
                     (q->state == GDA_FT_CHAN_NO_PATH) ? "none" :
                     paths[q->active & 1], q->poster.switches,
@@ -721,7 +725,7 @@ int gda_ft_chan_query_format(const gda_ft_chan_query_t *q,
                     q->poster.confirmed, q->poster.in_doubt,
                     q->poster.failbacks, q->poster.no_path,
                     q->poster.op_errors, q->host.records, q->host.fences,
-                    q->host.resolved, q->host.rearms,
+                    q->host.resolved, q->host.rearms, q->host.rearm_tries,
                     (q->recovered_ns >= q->switch_ns) ?
                     (q->recovered_ns - q->switch_ns) / 1e6 : -1.0);
 }
