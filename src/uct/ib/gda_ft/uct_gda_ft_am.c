@@ -392,8 +392,8 @@ static unsigned uct_gda_ft_iface_poll_rx_cq(uct_gda_ft_iface_t *iface,
                                             unsigned max)
 {
     gda_ft_dev_cqe_info_t info;
+    uct_gda_ft_ep_t *ep;
     unsigned count;
-    khiter_t iter;
 
     for (count = 0; count < max; ++count) {
         if (gda_ft_cq_poll_ring(&rx_cq->dcq, &info) ==
@@ -401,16 +401,14 @@ static unsigned uct_gda_ft_iface_poll_rx_cq(uct_gda_ft_iface_t *iface,
             break;
         }
 
-        iter = kh_get(uct_gda_ft_qp, &iface->qp_hash,
-                      uct_gda_ft_qp_key(path, info.qpn));
-        if (iter == kh_end(&iface->qp_hash)) {
+        ep = uct_gda_ft_iface_qp_find(iface, path, info.qpn);
+        if (ep == NULL) {
             ucs_trace_data("gda_ft: iface %p: receive CQE of unknown %s QP "
                            "0x%x", iface, uct_gda_ft_path_name(path),
                            info.qpn);
             continue;
         }
-        uct_gda_ft_ep_rx_cqe(iface, kh_val(&iface->qp_hash, iter), path,
-                             &info);
+        uct_gda_ft_ep_rx_cqe(iface, ep, path, &info);
     }
     return count;
 }

@@ -343,9 +343,7 @@ static ucs_status_t uct_gda_ft_chan_rx_init(uct_gda_ft_ep_t *ep,
 {
     gda_ft_chan_host_path_t *p;
     ucs_status_t status;
-    khiter_t iter;
     unsigned path;
-    int ret;
 
     for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         p      = &target->path[path];
@@ -355,12 +353,10 @@ static ucs_status_t uct_gda_ft_chan_rx_init(uct_gda_ft_ep_t *ep,
         if (status != UCS_OK) {
             return status;
         }
-        iter = kh_put(uct_gda_ft_qp, &iface->qp_hash,
-                      uct_gda_ft_qp_key(path, p->qp->qpn), &ret);
-        if (ret == UCS_KH_PUT_FAILED) {
-            return UCS_ERR_NO_MEMORY;
+        status = uct_gda_ft_iface_qp_add(iface, path, p->qp->qpn, ep);
+        if (status != UCS_OK) {
+            return status;
         }
-        kh_val(&iface->qp_hash, iter) = ep;
     }
     return UCS_OK;
 }
@@ -382,18 +378,12 @@ void uct_gda_ft_ep_chan_rx_cleanup(uct_gda_ft_ep_t *ep)
 {
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
     uct_gda_ft_rxq_t *rxq;
-    khiter_t iter;
     unsigned path;
 
     for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         rxq = &ep->chan_rx[path];
         if (rxq->qp != NULL) {
-            iter = kh_get(uct_gda_ft_qp, &iface->qp_hash,
-                          uct_gda_ft_qp_key(path, rxq->qp->qpn));
-            if ((iter != kh_end(&iface->qp_hash)) &&
-                (kh_val(&iface->qp_hash, iter) == ep)) {
-                kh_del(uct_gda_ft_qp, &iface->qp_hash, iter);
-            }
+            uct_gda_ft_iface_qp_del(iface, path, rxq->qp->qpn, ep);
         }
         if (rxq->desc != NULL) {
             uct_gda_ft_rxq_cleanup(iface, rxq);

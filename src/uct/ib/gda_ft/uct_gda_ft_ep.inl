@@ -521,6 +521,19 @@ static UCS_F_ALWAYS_INLINE uint64_t uct_gda_ft_qp_key(unsigned path,
     return ((uint64_t)path << 32) | qpn;
 }
 
+/* The endpoint that QP qpn of path belongs to (uct_gda_ft_iface_qp_add),
+ * or NULL: a completion of a destroyed endpoint's QP */
+static UCS_F_ALWAYS_INLINE uct_gda_ft_ep_t *
+uct_gda_ft_iface_qp_find(uct_gda_ft_iface_t *iface, unsigned path,
+                         uint32_t qpn)
+{
+    khiter_t iter = kh_get(uct_gda_ft_qp, &iface->qp_hash,
+                           uct_gda_ft_qp_key(path, qpn));
+
+    return (iter == kh_end(&iface->qp_hash)) ? NULL :
+           kh_val(&iface->qp_hash, iter);
+}
+
 /* Marks an endpoint as having completions to deliver */
 static inline void uct_gda_ft_iface_ep_ready(uct_gda_ft_iface_t *iface,
                                              uct_gda_ft_ep_t *ep)

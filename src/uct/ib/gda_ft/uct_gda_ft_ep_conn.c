@@ -204,8 +204,6 @@ static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
     size_t rq_len;
     gda_ft_hca_qp_attr_t attr;
     ucs_status_t status;
-    khiter_t iter;
-    int ret;
 
     /* Every receive WQE may complete into the receive CQ of the QP */
     status = uct_gda_ft_iface_rx_cq_get(iface, path, &rx_cq);
@@ -255,13 +253,10 @@ static ucs_status_t uct_gda_ft_ep_create_qp(uct_gda_ft_ep_t *ep,
         goto err_destroy;
     }
 
-    iter = kh_put(uct_gda_ft_qp, &iface->qp_hash,
-                  uct_gda_ft_qp_key(path, ep_path->qp->qpn), &ret);
-    if (ret == UCS_KH_PUT_FAILED) {
-        status = UCS_ERR_NO_MEMORY;
+    status = uct_gda_ft_iface_qp_add(iface, path, ep_path->qp->qpn, ep);
+    if (status != UCS_OK) {
         goto err_destroy;
     }
-    kh_val(&iface->qp_hash, iter) = ep;
 
     gda_ft_dev_sq_init(&ep->dev.sq[path], ep_path->sq_buf,
                        iface->config.sq_wqebbs, ep_path->qp->qpn,
@@ -286,7 +281,7 @@ err_cleanup_rx:
     uct_gda_ft_rxq_cleanup(iface, &ep_path->rx); /* returns rx_cq's share */
     rx_cq = NULL;
 err_del:
-    kh_del(uct_gda_ft_qp, &iface->qp_hash, iter);
+    uct_gda_ft_iface_qp_del(iface, path, ep_path->qp->qpn, ep);
 err_destroy:
     gda_ft_hca_qp_destroy(ep_path->qp);
     ep_path->qp = NULL;
@@ -308,17 +303,12 @@ static void uct_gda_ft_ep_destroy_qp(uct_gda_ft_ep_t *ep,
                                      unsigned path)
 {
     uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
-    khiter_t iter;
 
     if (ep_path->qp == NULL) {
         return;
     }
 
-    iter = kh_get(uct_gda_ft_qp, &iface->qp_hash,
-                  uct_gda_ft_qp_key(path, ep_path->qp->qpn));
-    if (iter != kh_end(&iface->qp_hash)) {
-        kh_del(uct_gda_ft_qp, &iface->qp_hash, iter);
-    }
+    uct_gda_ft_iface_qp_del(iface, path, ep_path->qp->qpn, ep);
 
     gda_ft_hca_qp_destroy(ep_path->qp);
     free(ep_path->dbrec);

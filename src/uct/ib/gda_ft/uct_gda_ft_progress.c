@@ -190,7 +190,6 @@ unsigned uct_gda_ft_iface_poll_cqs(uct_gda_ft_iface_t *iface, int *drained)
     gda_ft_dev_status_t status;
     uct_gda_ft_ep_t *ep;
     unsigned path, i, count = 0;
-    khiter_t iter;
 
     *drained = 1;
     for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
@@ -206,16 +205,13 @@ unsigned uct_gda_ft_iface_poll_cqs(uct_gda_ft_iface_t *iface, int *drained)
             }
             ++count;
 
-            iter = kh_get(uct_gda_ft_qp, &iface->qp_hash,
-                          uct_gda_ft_qp_key(path, info.qpn));
-            if (iter == kh_end(&iface->qp_hash)) {
-                /* a completion of a destroyed endpoint's QP */
+            ep = uct_gda_ft_iface_qp_find(iface, path, info.qpn);
+            if (ep == NULL) {
                 ucs_trace_data("gda_ft: iface %p: CQE of unknown %s QP 0x%x",
                                iface, uct_gda_ft_path_name(path), info.qpn);
                 continue;
             }
 
-            ep     = kh_val(&iface->qp_hash, iter);
             status = gda_ft_ep_handle_cqe(&ep->dev, path, &info);
             if ((status == GDA_FT_DEV_PATH_SWITCHED) ||
                 (status == GDA_FT_DEV_NO_PATH)) {
