@@ -254,3 +254,43 @@ GDA_FT_TEST(uct_failback, no_failback_onto_a_path_that_loses_answers)
     GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
     test_uct_cleanup(&t);
 }
+
+/*
+ * A re-arm that the peer leaves unanswered (its process makes no progress,
+ * its ports are up) backs off, doubling from REARM_BACKOFF: 100 ms, then
+ * 200, 400. Each try resets the channel's QP and asks the peer for up to
+ * two resolve windows (240 ms here); it used to be tried again a recovery
+ * window after the last one gave up, 6 times in 1.5 s.
+ */
+GDA_FT_TEST(uct_failback, unanswered_rearm_backs_off)
+{
+    gda_ft_chan_query_t before, after;
+    test_counters_t a;
+    unsigned slot = 0;
+    test_uct_t t;
+    double end;
+
+    test_uct_env(&t, 4, "UCX_GDA_FT_HOST_CHANNEL=y",
+                 "UCX_GDA_FT_DEADLINE=100ms",
+                 "UCX_GDA_FT_RECOVERY_WINDOW=20ms",
+                 "UCX_GDA_FT_REARM_BACKOFF=100ms", NULL);
+    test_uct_setup(&t);
+    test_port_set(&t, "tsoft0", 0);
+    test_put_until(&t, &slot, &a, &a.switches, 1);
+    test_host_channel_query(&t, NODE_A, &before);
+    GDA_FT_ASSERT_EQ(before.poster.switches, 1);
+
+    /* the port returns; from now on only A makes progress (for a fixed
+     * time: a slower machine can only try less often) */
+    test_port_set(&t, "tsoft0", 1);
+    for (end = soft_now_sec() + 1.5; soft_now_sec() < end;) {
+        uct_worker_progress(t.node[NODE_A].worker);
+    }
+    test_host_channel_query(&t, NODE_A, &after);
+    printf("re-arms begun in 1.5 s with an unanswering peer: %u\n",
+           after.host.rearm_tries - before.host.rearm_tries);
+    GDA_FT_ASSERT(after.host.rearm_tries > before.host.rearm_tries);
+    GDA_FT_ASSERT(after.host.rearm_tries - before.host.rearm_tries <= 4);
+    GDA_FT_ASSERT_EQ(after.host.rearms, before.host.rearms);
+    test_uct_cleanup(&t);
+}
