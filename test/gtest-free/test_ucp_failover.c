@@ -490,6 +490,7 @@ GDA_FT_TEST_TIMEOUT(ucp_failover, primary_down_then_up, 240)
 GDA_FT_TEST_TIMEOUT(ucp_failover, both_ports_down_error_in_bounded_time, 180)
 {
     char value[64];
+    double err_ms;
     ufo_run_t r;
 
     /* deadline 400 ms; the HCA retries for 8 x 1 s */
@@ -504,17 +505,20 @@ GDA_FT_TEST_TIMEOUT(ucp_failover, both_ports_down_error_in_bounded_time, 180)
     GDA_FT_ASSERT(ufo_field(&r, "[client] SUMMARY", "ep_error", value,
                             sizeof(value)));
     GDA_FT_ASSERT(strcmp(value, "none") != 0);
-    GDA_FT_ASSERT(ufo_double(&r, "[client] FAILOVER", "err_after_ms") >= 0);
-    /* two deadlines and half a deadline for a loaded machine */
-    GDA_FT_ASSERT(ufo_double(&r, "[client] FAILOVER", "err_after_ms") <=
-                  2.5 * 400.0);
+    /* two deadlines and half a deadline for a loaded machine; the output
+     * (the switches' times) shows which deadline came late */
+    err_ms = ufo_double(&r, "[client] FAILOVER", "err_after_ms");
+    if ((err_ms < 0) || (err_ms > 2.5 * 400.0)) {
+        snprintf(value, sizeof(value), "%.1f", err_ms);
+        ufo_fail(&r, "the endpoint's error came %s ms after the fault "
+                 "(bound: 0 to 1000 ms)", value);
+    }
     GDA_FT_ASSERT(ufo_num(&r, "[client] SUMMARY", "iters") < 400);
     GDA_FT_ASSERT_EQ(ufo_num(&r, "[server] SUMMARY", "slots_bad"), 0);
     GDA_FT_ASSERT_EQ(ufo_num(&r, "[server] SUMMARY", "guard_bad"), 0);
     GDA_FT_ASSERT_EQ(ufo_num(&r, "[server] SUMMARY", "counter_ok"), 1);
     GDA_FT_ASSERT_EQ(ufo_num(&r, "[client] SUMMARY", "fetch_dups"), 0);
     GDA_FT_ASSERT(ufo_count(r.out, UFO_NOPATH_LINE) >= 1);
-    printf("both ports down: endpoint error after %.1f ms\n",
-           ufo_double(&r, "[client] FAILOVER", "err_after_ms"));
+    printf("both ports down: endpoint error after %.1f ms\n", err_ms);
     free(r.out);
 }
