@@ -115,13 +115,6 @@ typedef struct gda_ft_chan_host {
     gda_ft_chan_host_answer_time_t answer_time;
 } gda_ft_chan_host_t;
 
-/*
- * What the guardian asks of the peer's end of a channel path. The peer may
- * be in another process: fence and rearm return UCS_INPROGRESS until its
- * answer comes, and the guardian asks again at its next pass with the same
- * arguments (an implementation keeps one question in flight and times it
- * out itself).
- */
 /* Whether a switch for `why` found the path itself failing (not one
  * operation's fault, nor a failback): the peer's channels on it may
  * follow */
@@ -136,6 +129,13 @@ static inline int gda_ft_chan_why_path_failed(unsigned why)
  * it with work in flight follow (mailbox peer_left) */
 void gda_ft_chan_host_peer_left(gda_ft_chan_host_t *ch);
 
+/*
+ * What the guardian asks of the peer's end of a channel path. The peer may
+ * be in another process: fence and rearm return UCS_INPROGRESS until its
+ * answer comes, and the guardian asks again at its next pass with the same
+ * arguments (an implementation keeps one question in flight and times it
+ * out itself).
+ */
 typedef struct gda_ft_chan_peer_ops {
     /* Move the peer's QP of `path` to ERR and report the PSN it expected
      * next; `why` (GDA_FT_CHAN_WHY_*) is why our poster left the path,
