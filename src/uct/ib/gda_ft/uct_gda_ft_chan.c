@@ -619,9 +619,9 @@ void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now)
 
     /* An endpoint failed for good (its QPs lost both paths, so nothing
      * reaches the peer's guardian; or UCT reported it failed) rests, as
-     * its own guardian does: re-arms that asked nobody, every recovery
-     * window, for 255 endpoints whose peers had died, kept the gtest
-     * process and the soft HCA's lock busy for up to two minutes */
+     * its own guardian does: a re-arm would only ask nobody, and each
+     * resets a QP (on the soft HCA, under its engine's lock;
+     * docs/ucx-conformance.md) */
     if ((c == NULL) || (c->count == 0) || (ep->guard.mbox == NULL) ||
         (ep->dev.state == GDA_FT_EP_NO_PATH) ||
         (ep->flags & UCT_GDA_FT_EP_FLAG_ERR_REPORTED)) {
