@@ -176,16 +176,20 @@ static void chan_check_counters(chan_world_t *w)
 }
 
 /*
- * Returns once the posters have completed a tenth of their `iters` (each
- * iteration posts at least one WQE): a fault injected then comes mid-run
- * on any machine. A fixed 30 ms did not: on 16 cores the posters were done
- * before it, nothing switched, and the test waited for a failback.
+ * Starts n posters of iters iterations each, and returns once they have
+ * completed a tenth of them (each iteration posts at least one WQE): a
+ * fault injected then comes mid-run on any machine. A fixed 30 ms did not:
+ * on 16 cores the posters were done before it, nothing switched, and the
+ * test waited for a failback.
  */
-static void chan_wait_under_way(chan_world_t *w, unsigned iters)
+static void workers_start_under_way(chan_world_t *w, chan_worker_t *wk,
+                                    pthread_t *th, unsigned n,
+                                    unsigned iters)
 {
     double deadline = soft_now_sec() + 60;
 
-    while (chan_world_completed(w) < iters / 10) {
+    workers_start(w, wk, th, n, iters);
+    while (chan_world_completed(w) < n * iters / 10) {
         GDA_FT_ASSERT(soft_now_sec() < deadline);
         usleep(10);
     }
@@ -230,8 +234,7 @@ static void primary_down_mid_run_and_back(void)
     params.nchan = 4;
     chan_world_init(&w, &params);
     chan_world_guard_start(&w);
-    workers_start(&w, wk, th, 8, 1200);
-    chan_wait_under_way(&w, 8 * 1200);
+    workers_start_under_way(&w, wk, th, 8, 1200);
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
     usleep(300000);
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 1);
@@ -747,8 +750,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, rearm_waits_for_the_peers_word, 60)
     memset(&chan_late, 0, sizeof(chan_late));
     chan_late.answer_after_ns = 3 * params.recovery_ns;
 
-    workers_start(&w, wk, th, 1, 1200);
-    chan_wait_under_way(&w, 1200);
+    workers_start_under_way(&w, wk, th, 1, 1200);
     chan_late.pretend_up = 1;
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
 
@@ -899,8 +901,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, failback_under_load, 180)
     params.recovery_ns = params.recovery_ns / 4;
     chan_world_init(&w, &params);
     chan_world_guard_start(&w);
-    workers_start(&w, wk, th, 8, 4000);
-    chan_wait_under_way(&w, 8 * 4000);
+    workers_start_under_way(&w, wk, th, 8, 4000);
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
     /* down until every channel left it: a port back within a deadline or
      * two may let the HCA's retransmission save the primary (1 run in 20) */
@@ -1066,8 +1067,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, busy_channel_follows_the_peers_finding, 60)
     params.nchan = 1;
     chan_world_init(&w, &params);
     chan_world_guard_start(&w);
-    workers_start(&w, wk, th, 2, 4000);
-    chan_wait_under_way(&w, 2 * 4000);
+    workers_start_under_way(&w, wk, th, 2, 4000);
 
     hinted = gda_ft_dev_now_ns();
     gda_ft_chan_host_peer_left(&w.a[0]);
