@@ -521,6 +521,39 @@ static UCS_F_ALWAYS_INLINE uint64_t uct_gda_ft_qp_key(unsigned path,
     return ((uint64_t)path << 32) | qpn;
 }
 
+/* Completions of QP qpn of path go to ep: its own QP, or a target QP of
+ * its host channel that receives the peer's active messages */
+static inline ucs_status_t uct_gda_ft_iface_qp_add(uct_gda_ft_iface_t *iface,
+                                                   unsigned path,
+                                                   uint32_t qpn,
+                                                   uct_gda_ft_ep_t *ep)
+{
+    khiter_t iter;
+    int ret;
+
+    iter = kh_put(uct_gda_ft_qp, &iface->qp_hash,
+                  uct_gda_ft_qp_key(path, qpn), &ret);
+    if (ret == UCS_KH_PUT_FAILED) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    kh_val(&iface->qp_hash, iter) = ep;
+    return UCS_OK;
+}
+
+/* Undoes uct_gda_ft_iface_qp_add(), if qpn of path still goes to ep */
+static inline void uct_gda_ft_iface_qp_del(uct_gda_ft_iface_t *iface,
+                                           unsigned path, uint32_t qpn,
+                                           uct_gda_ft_ep_t *ep)
+{
+    khiter_t iter = kh_get(uct_gda_ft_qp, &iface->qp_hash,
+                           uct_gda_ft_qp_key(path, qpn));
+
+    if ((iter != kh_end(&iface->qp_hash)) &&
+        (kh_val(&iface->qp_hash, iter) == ep)) {
+        kh_del(uct_gda_ft_qp, &iface->qp_hash, iter);
+    }
+}
+
 /* The endpoint that QP qpn of path belongs to (uct_gda_ft_iface_qp_add),
  * or NULL: a completion of a destroyed endpoint's QP */
 static UCS_F_ALWAYS_INLINE uct_gda_ft_ep_t *

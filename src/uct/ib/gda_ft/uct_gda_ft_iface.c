@@ -567,34 +567,6 @@ static void uct_gda_ft_mp_obj_init(ucs_mpool_t *mp, void *obj, void *chunk)
             hdr->memh->lkey[UCT_GDA_FT_PATH_BACKUP];
 }
 
-ucs_status_t uct_gda_ft_iface_qp_add(uct_gda_ft_iface_t *iface,
-                                     unsigned path, uint32_t qpn,
-                                     uct_gda_ft_ep_t *ep)
-{
-    khiter_t iter;
-    int ret;
-
-    iter = kh_put(uct_gda_ft_qp, &iface->qp_hash,
-                  uct_gda_ft_qp_key(path, qpn), &ret);
-    if (ret == UCS_KH_PUT_FAILED) {
-        return UCS_ERR_NO_MEMORY;
-    }
-    kh_val(&iface->qp_hash, iter) = ep;
-    return UCS_OK;
-}
-
-void uct_gda_ft_iface_qp_del(uct_gda_ft_iface_t *iface, unsigned path,
-                             uint32_t qpn, uct_gda_ft_ep_t *ep)
-{
-    khiter_t iter = kh_get(uct_gda_ft_qp, &iface->qp_hash,
-                           uct_gda_ft_qp_key(path, qpn));
-
-    if ((iter != kh_end(&iface->qp_hash)) &&
-        (kh_val(&iface->qp_hash, iter) == ep)) {
-        kh_del(uct_gda_ft_qp, &iface->qp_hash, iter);
-    }
-}
-
 static ucs_mpool_ops_t uct_gda_ft_mp_ops = {
     .chunk_alloc   = uct_gda_ft_mp_chunk_alloc,
     .chunk_release = uct_gda_ft_mp_chunk_release,

@@ -40,16 +40,6 @@ ucs_status_t uct_gda_ft_iface_rx_cq_get(uct_gda_ft_iface_t *iface,
 void uct_gda_ft_iface_rx_cq_put(uct_gda_ft_iface_t *iface,
                                 uct_gda_ft_rx_cq_t *rx_cq);
 
-/* Completions of QP qpn of path go to ep: its own QP, or a target QP of
- * its host channel that receives the peer's active messages */
-ucs_status_t uct_gda_ft_iface_qp_add(uct_gda_ft_iface_t *iface,
-                                     unsigned path, uint32_t qpn,
-                                     uct_gda_ft_ep_t *ep);
-
-/* Undoes uct_gda_ft_iface_qp_add(), if qpn of path still goes to ep */
-void uct_gda_ft_iface_qp_del(uct_gda_ft_iface_t *iface, unsigned path,
-                             uint32_t qpn, uct_gda_ft_ep_t *ep);
-
 /* A line of counters per endpoint (and per device channel) of the
  * interface into reply; returns the length it needed (uct_gda_ft_ctl.c) */
 size_t uct_gda_ft_iface_format_counters(uct_gda_ft_iface_t *iface,
