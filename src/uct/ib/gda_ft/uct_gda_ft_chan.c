@@ -744,3 +744,15 @@ ucs_status_t uct_gda_ft_ep_query_channel(uct_ep_h tl_ep, unsigned id,
     return (status == UCS_OK) ?
            uct_gda_ft_channels_query(c, id, poster, query) : status;
 }
+
+ucs_status_t uct_gda_ft_ep_query_host_channel(uct_ep_h tl_ep,
+                                              gda_ft_chan_query_t *query)
+{
+    uct_gda_ft_ep_t *ep = uct_gda_ft_hca_ep(tl_ep);
+
+    if ((ep == NULL) || !uct_gda_ft_ep_on_chan(ep)) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    gda_ft_chan_host_query(&ep->chans->init[0], ep->hchan.chan, query);
+    return UCS_OK;
+}

@@ -72,6 +72,12 @@ ucs_status_t uct_gda_ft_ep_query_channel(uct_ep_h tl_ep, unsigned id,
                                          const gda_ft_chan_t *poster,
                                          gda_ft_chan_query_t *query);
 
+/* What the endpoint's host channel (channel 0 with HOST_CHANNEL) has been
+ * through: its path, state and counters; UCS_ERR_UNSUPPORTED when it has
+ * none */
+ucs_status_t uct_gda_ft_ep_query_host_channel(uct_ep_h tl_ep,
+                                              gda_ft_chan_query_t *query);
+
 /*
  * The same channels, held: they (their QPs, rings and mailboxes) outlive
  * the endpoint until the last holder puts them back, since UCP may

@@ -9,12 +9,6 @@
 #include <ucs/type/class.h>
 
 
-static UCS_F_ALWAYS_INLINE uct_gda_ft_iface_t *
-uct_gda_ft_ep_iface(uct_gda_ft_ep_t *ep)
-{
-    return ucs_derived_of(ep->super.super.iface, uct_gda_ft_iface_t);
-}
-
 UCS_CLASS_DECLARE(uct_gda_ft_ep_t, const uct_ep_params_t*);
 UCS_CLASS_DECLARE_NEW_FUNC(uct_gda_ft_ep_t, uct_ep_t, const uct_ep_params_t*);
 UCS_CLASS_DECLARE_DELETE_FUNC(uct_gda_ft_ep_t, uct_ep_t);
@@ -122,6 +116,9 @@ void uct_gda_ft_ep_path_event(uct_gda_ft_ep_t *ep, unsigned path,
                               gda_ft_dev_status_t status,
                               const gda_ft_dev_cqe_info_t *info,
                               const char *why);
+
+/* The endpoint's QPs leave the paths its host channel left (hchan.left) */
+void uct_gda_ft_ep_follow_hchan(uct_gda_ft_ep_t *ep);
 
 /* Bookkeeping of an operation posted, and rung, outside the ep operations
  * (the guardian's mailbox writes and probes) */

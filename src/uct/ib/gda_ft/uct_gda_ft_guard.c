@@ -647,6 +647,24 @@ void uct_gda_ft_ep_path_event(uct_gda_ft_ep_t *ep, unsigned path,
     uct_gda_ft_iface_ep_ready(iface, ep);
 }
 
+void uct_gda_ft_ep_follow_hchan(uct_gda_ft_ep_t *ep)
+{
+    uint8_t left = ep->hchan.left;
+    unsigned path;
+
+    /* taken first: a switch below may have news of its own */
+    ucs_list_del(&ep->hchan.left_list);
+    ep->hchan.left = 0;
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+        if ((left & UCS_BIT(path)) && !ep->dev.path_failed[path] &&
+            (ep->dev.state != GDA_FT_EP_NO_PATH)) {
+            uct_gda_ft_ep_path_event(ep, path,
+                                     gda_ft_ep_switch(&ep->dev, path), NULL,
+                                     "its host channel left it");
+        }
+    }
+}
+
 void uct_gda_ft_ep_check_deadline(uct_gda_ft_ep_t *ep, uint64_t now_ns)
 {
     uint8_t active = ep->dev.active;

@@ -36,6 +36,16 @@ static const char *uct_gda_ft_hchan_why(unsigned why)
     }
 }
 
+/* Tells the endpoint's guardian that the channel left `path` */
+static void uct_gda_ft_hchan_left(uct_gda_ft_ep_t *ep, unsigned path)
+{
+    if (ep->hchan.left == 0) {
+        ucs_list_add_tail(&uct_gda_ft_ep_iface(ep)->hchan_left,
+                          &ep->hchan.left_list);
+    }
+    ep->hchan.left |= UCS_BIT(path);
+}
+
 /*
  * What a pass of the channel did since the last report, logged as the
  * endpoint's own switches are: a switch it survives is a diagnostic (the
@@ -68,15 +78,12 @@ static void uct_gda_ft_hchan_report(uct_gda_ft_ep_t *ep)
                      uct_gda_ft_hchan_why(chan->path[left].failed),
                      uct_gda_ft_path_name(1 - left));
         }
-        if ((chan->path[left].failed != GDA_FT_CHAN_WHY_PEER) &&
-            !ep->dev.path_failed[left] &&
-            (ep->dev.state != GDA_FT_EP_NO_PATH)) {
+        if (chan->path[left].failed != GDA_FT_CHAN_WHY_PEER) {
             /* the endpoint's QPs share the ports: they leave the path
              * too, rather than wait for their own deadline (they may carry
-             * little, so find it late: both paths gone took 3 deadlines) */
-            uct_gda_ft_ep_path_event(ep, left,
-                                     gda_ft_ep_switch(&ep->dev, left), NULL,
-                                     "its host channel left it");
+             * little, so find it late: both paths gone took 3 deadlines);
+             * the guardian moves them in this progress call or the next */
+            uct_gda_ft_hchan_left(ep, left);
         }
     }
     if (failbacks != seen->failbacks) {
@@ -476,6 +483,10 @@ void uct_gda_ft_hchan_cleanup(uct_gda_ft_ep_t *ep)
         return;
     }
     uct_gda_ft_hchan_list_del(ep);
+    if (hchan->left != 0) {
+        ucs_list_del(&hchan->left_list);
+        hchan->left = 0;
+    }
     uct_gda_ft_hchan_stop(ep);
     if (hchan->delivered != hchan->posted) {
         ucs_debug("gda_ft: ep %p destroyed with %" PRIu64 " WQEBBs in "
@@ -491,18 +502,6 @@ void uct_gda_ft_hchan_cleanup(uct_gda_ft_ep_t *ep)
     ucs_free(hchan->cookies);
     hchan->cookies = NULL;
     hchan->chan    = NULL;
-}
-
-ucs_status_t uct_gda_ft_ep_query_host_channel(uct_ep_h tl_ep,
-                                              gda_ft_chan_query_t *query)
-{
-    uct_gda_ft_ep_t *ep = uct_gda_ft_hca_ep(tl_ep);
-
-    if ((ep == NULL) || !uct_gda_ft_ep_on_chan(ep)) {
-        return UCS_ERR_UNSUPPORTED;
-    }
-    gda_ft_chan_host_query(&ep->chans->init[0], ep->hchan.chan, query);
-    return UCS_OK;
 }
 
 void uct_gda_ft_hchan_add_counters(const uct_gda_ft_ep_t *ep,

@@ -126,11 +126,6 @@ void uct_gda_ft_hchan_cancel(uct_gda_ft_ep_t *ep);
 /* Endpoint destroyed: its QPs stop, its cookies are canceled */
 void uct_gda_ft_hchan_cleanup(uct_gda_ft_ep_t *ep);
 
-/* What the endpoint's host channel has been through (its path, state and
- * counters); UCS_ERR_UNSUPPORTED when it has none */
-ucs_status_t uct_gda_ft_ep_query_host_channel(uct_ep_h tl_ep,
-                                              gda_ft_chan_query_t *query);
-
 /* The channel's failover counters, merged into the endpoint's */
 void uct_gda_ft_hchan_add_counters(const uct_gda_ft_ep_t *ep,
                                    gda_ft_dev_ep_counters_t *counters);

@@ -991,6 +991,7 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
     ucs_list_head_init(&self->active_eps);
     ucs_list_head_init(&self->ready_eps);
     ucs_list_head_init(&self->hchan_eps);
+    ucs_list_head_init(&self->hchan_left);
     ucs_arbiter_init(&self->arbiter);
     kh_init_inplace(uct_gda_ft_qp, &self->qp_hash);
     self->outstanding = 0;

@@ -298,6 +298,16 @@ static unsigned uct_gda_ft_iface_progress_paths(uct_gda_ft_iface_t *iface)
     return count;
 }
 
+/* Endpoints whose host channel left a path: their QPs leave it too */
+static void uct_gda_ft_iface_follow_hchans(uct_gda_ft_iface_t *iface)
+{
+    while (!ucs_list_is_empty(&iface->hchan_left)) {
+        uct_gda_ft_ep_follow_hchan(ucs_list_head(&iface->hchan_left,
+                                                 uct_gda_ft_ep_t,
+                                                 hchan.left_list));
+    }
+}
+
 unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface)
 {
     uct_gda_ft_iface_t *iface = ucs_derived_of(tl_iface, uct_gda_ft_iface_t);
@@ -312,7 +322,9 @@ unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface)
     if (!ucs_list_is_empty(&iface->hchan_eps)) {
         count += uct_gda_ft_hchan_progress(iface);
     }
+    uct_gda_ft_iface_follow_hchans(iface);
     count += uct_gda_ft_iface_progress_paths(iface);
+    uct_gda_ft_iface_follow_hchans(iface);
 
     /* Callbacks may destroy endpoints: always restart from the list head */
     while (!ucs_list_is_empty(&iface->ready_eps)) {

@@ -257,6 +257,10 @@ typedef struct uct_gda_ft_ep_hchan {
                                     being handed out, WQE by WQE */
     uint8_t          am;         /* active messages go on it too: the
                                     peer's targets have receive queues */
+    uint8_t          left;       /* paths it left that the endpoint's QPs
+                                    are still to leave (bit per path);
+                                    in iface->hchan_left meanwhile */
+    ucs_list_link_t  left_list;
     gda_ft_chan_counters_t reported; /* switches and failbacks logged */
 } uct_gda_ft_ep_hchan_t;
 
@@ -373,6 +377,10 @@ struct uct_gda_ft_iface {
     ucs_list_link_t         ready_eps;   /* endpoints with completions */
     ucs_list_link_t         hchan_eps;   /* endpoints with operations on
                                             their host channel */
+    ucs_list_link_t         hchan_left;  /* endpoints whose host channel
+                                            left a path their QPs are
+                                            still on (the guardian moves
+                                            them) */
     ucs_arbiter_t           arbiter;
     ucs_mpool_t             tx_mp;       /* bounce buffers, registered */
     ucs_mpool_t             op_mp;       /* descriptors, registered */
@@ -434,5 +442,12 @@ struct uct_gda_ft_iface {
     } config;
     char                    backup_desc[UCT_GDA_FT_TOPO_STR_MAX];
 };
+
+
+static UCS_F_ALWAYS_INLINE uct_gda_ft_iface_t *
+uct_gda_ft_ep_iface(uct_gda_ft_ep_t *ep)
+{
+    return ucs_derived_of(ep->super.super.iface, uct_gda_ft_iface_t);
+}
 
 #endif
