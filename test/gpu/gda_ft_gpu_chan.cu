@@ -554,13 +554,15 @@ static void gpu_print_hca_stats(chan_world_t *w)
     gda_ft_soft_engine_stats(&es);
     printf("engine: %lu passes, gaps <16us %lu <64us %lu <256us %lu <1ms %lu "
            "<4ms %lu >=4ms %lu, longest %.3f ms (its work: %.3f ms; "
-           "longest receive %.3f, queues %.3f, housekeeping %.3f ms)\n",
+           "longest receive %.3f, queues %.3f, housekeeping %.3f ms), "
+           "%lu link checks\n",
            (unsigned long)es.passes, (unsigned long)es.gaps[0],
            (unsigned long)es.gaps[1], (unsigned long)es.gaps[2],
            (unsigned long)es.gaps[3], (unsigned long)es.gaps[4],
            (unsigned long)es.gaps[5], es.max_gap_ns / 1e6,
            es.max_pass_ns / 1e6, es.max_part_ns[0] / 1e6,
-           es.max_part_ns[1] / 1e6, es.max_part_ns[2] / 1e6);
+           es.max_part_ns[1] / 1e6, es.max_part_ns[2] / 1e6,
+           (unsigned long)es.link_checks);
 }
 
 /* Channel states and the newest switch records, for a run that failed */

@@ -1,5 +1,6 @@
 /*
- * The software HCA's engine thread: where it runs.
+ * The software HCA's engine thread: where it runs, how it hands datagrams
+ * between ports, and when it checks the interfaces carrying the ports.
  */
 #ifndef _GNU_SOURCE
 #  define _GNU_SOURCE
@@ -9,11 +10,16 @@
 #include "gda_ft_test.h"
 
 #include <dirent.h>
+#include <inttypes.h>
+#include <linux/netlink.h>
+#include <net/if.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -266,4 +272,142 @@ GDA_FT_TEST(soft_engine, thread_per_device_through_the_kernel)
 {
     setenv("UCX_GDA_FT_SOFT_THREADS", "2", 1);
     loopback_write("UCX_GDA_FT_SOFT_LOOPBACK=n", 0, 2);
+}
+
+
+/* Whether this process may have the kernel's link notices */
+static int rtnetlink_available(void)
+{
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+
+    if (fd < 0) {
+        return 0;
+    }
+    close(fd);
+    return 1;
+}
+
+static uint64_t engine_link_checks(void)
+{
+    gda_ft_soft_engine_stats_t es;
+
+    gda_ft_soft_engine_stats(&es);
+    return es.link_checks;
+}
+
+/*
+ * The link check (a netlink dump of every address, in the engine's thread
+ * between passes) runs when the kernel says a link or an address changed,
+ * not every LINK_CHECK: with 5 ms, 300 ms of traffic made about 60 before.
+ */
+GDA_FT_TEST(soft_engine, link_check_waits_for_the_kernels_notice)
+{
+    uint64_t word = 0, target = 0, checks;
+    gda_ft_dev_cqe_info_t info;
+    gda_ft_hca_mr_t *smr, *dmr;
+    soft_pair_t p;
+    uint16_t idx;
+    double end;
+
+    if (!rtnetlink_available()) {
+        GDA_FT_SKIP_UNAVAILABLE("no NETLINK_ROUTE socket here: the link "
+                                "check runs every LINK_CHECK");
+    }
+    soft_pair_init(&p, "UCX_GDA_FT_SOFT_LINK_CHECK=5ms", NULL);
+    smr = soft_mr(&p.a, &word, sizeof(word), 0);
+    dmr = soft_mr(&p.b, &target, sizeof(target),
+                  GDA_FT_HCA_ACCESS_REMOTE_WRITE);
+    for (end = soft_now_sec() + 0.3; soft_now_sec() < end; ++word) {
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&p.a.sq, (uintptr_t)&word,
+                                                   smr->lkey, sizeof(word),
+                                                   (uintptr_t)&target,
+                                                   dmr->rkey,
+                                                   GDA_FT_WQE_SIGNALED,
+                                                   &idx),
+                         GDA_FT_DEV_OK);
+        soft_ep_ring(&p.a);
+        soft_ep_wait_send(&p.a, &info, 5000);
+        GDA_FT_ASSERT_EQ(info.opcode, GDA_FT_MLX5_CQE_REQ);
+    }
+    checks = engine_link_checks();
+    printf("%" PRIu64 " writes, %" PRIu64 " link checks in 0.3 s\n", word,
+           checks);
+    GDA_FT_ASSERT(word > 0);
+    GDA_FT_ASSERT(checks >= 1);   /* the first, at the start */
+    GDA_FT_ASSERT(checks <= 4);   /* a few notices of other interfaces */
+    soft_pair_fini(&p);
+}
+
+static void loopback_set_up(int up)
+{
+    struct ifreq ifr = {{{0}}};
+    int fd           = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+    GDA_FT_ASSERT(fd >= 0);
+    snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+    GDA_FT_ASSERT_EQ(ioctl(fd, SIOCGIFFLAGS, &ifr), 0);
+    ifr.ifr_flags = up ? (ifr.ifr_flags | IFF_UP) : (ifr.ifr_flags & ~IFF_UP);
+    GDA_FT_ASSERT_EQ(ioctl(fd, SIOCSIFFLAGS, &ifr), 0);
+    close(fd);
+}
+
+/* Seconds until port 1 of dev is in state, at most timeout; -1: never */
+static double port_reaches(gda_ft_hca_dev_t *dev,
+                           gda_ft_hca_port_state_t state, double timeout)
+{
+    double start = soft_now_sec();
+    gda_ft_hca_port_attr_t attr;
+
+    do {
+        GDA_FT_ASSERT_OK(gda_ft_hca_port_query(dev, 1, &attr));
+        if (attr.state == state) {
+            return soft_now_sec() - start;
+        }
+        usleep(1000);
+    } while (soft_now_sec() - start < timeout);
+    return -1;
+}
+
+/*
+ * The interface carrying a port goes down and up (in a network namespace
+ * of the test's own, its "lo"), with LINK_CHECK at 100 s: the port follows
+ * at once, on the kernel's notice, where it used to wait for the next
+ * periodic check.
+ */
+GDA_FT_TEST(soft_engine, port_follows_its_interface_at_once)
+{
+    gda_ft_hca_dev_t *dev;
+    double start, down, up;
+
+    if (unshare(CLONE_NEWNET) != 0) {
+        if (geteuid() != 0) {
+            GDA_FT_SKIP_UNAVAILABLE("a network namespace of its own needs "
+                                    "root / CAP_SYS_ADMIN: %m");
+        }
+        GDA_FT_SKIP("cannot make a network namespace as root: %m");
+    }
+    if (!rtnetlink_available()) {
+        GDA_FT_SKIP_UNAVAILABLE("no NETLINK_ROUTE socket here");
+    }
+    loopback_set_up(1);
+    soft_test_env(1, "UCX_GDA_FT_SOFT_LINK_CHECK=100s");
+    dev = soft_open("tsoft0");   /* 127.0.0.1, on "lo" */
+    for (start = soft_now_sec(); engine_link_checks() == 0;) {
+        if (soft_now_sec() - start > 5) {
+            GDA_FT_FAIL("no link check at the engine's start");
+        }
+        usleep(1000);
+    }
+    GDA_FT_ASSERT(port_reaches(dev, GDA_FT_HCA_PORT_ACTIVE, 0) >= 0);
+
+    loopback_set_up(0);
+    down = port_reaches(dev, GDA_FT_HCA_PORT_DOWN, 5);
+    loopback_set_up(1);
+    up   = port_reaches(dev, GDA_FT_HCA_PORT_ACTIVE, 5);
+    printf("port down %.1f ms after its interface, up again after %.1f ms; "
+           "%" PRIu64 " link checks\n", down * 1e3, up * 1e3,
+           engine_link_checks());
+    GDA_FT_ASSERT(down >= 0);
+    GDA_FT_ASSERT(up >= 0);
+    gda_ft_hca_close(dev);
 }

@@ -87,6 +87,10 @@ typedef struct gda_ft_soft_engine_stats {
                                   control, link check) part */
     unsigned workers;          /* engine threads; the counts above are
                                   their sums, and the longest of all */
+    uint64_t link_checks;      /* of the interfaces carrying the ports:
+                                  one at the start, then one per notice
+                                  of the kernel (or every LINK_CHECK
+                                  where there are none) */
 } gda_ft_soft_engine_stats_t;
 
 void gda_ft_soft_engine_stats(gda_ft_soft_engine_stats_t *stats);

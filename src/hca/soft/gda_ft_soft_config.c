@@ -77,7 +77,9 @@ ucs_config_field_t gda_ft_soft_config_table[] = {
 
     {"LINK_CHECK", "50ms",
      "Interval of the check of the network interface carrying each port\n"
-     "(a port whose interface is down is reported down).",
+     "(a port whose interface is down is reported down), where the kernel's\n"
+     "notices of link and address changes (rtnetlink) cannot be had; with\n"
+     "them, the check runs when one comes.",
      ucs_offsetof(gda_ft_soft_config_t, link_check), UCS_CONFIG_TYPE_TIME},
 
     {"LOOPBACK", "y",

@@ -144,6 +144,8 @@ void gda_ft_soft_engine_stats(gda_ft_soft_engine_stats_t *stats)
         }
     }
     stats->workers = gda_ft_soft_engine.num_workers;
+    stats->link_checks = __atomic_load_n(&gda_ft_soft_engine.link_checks,
+                                         __ATOMIC_RELAXED);
 }
 
 gda_ft_hca_dev_t *gda_ft_soft_dev_find(const char *name)

@@ -51,6 +51,9 @@
  * (its failover deadline) keeps its engine thread awake: waking one took
  * 100-250 us on the virtual machines measured (docs/device-datapath.md) */
 #define GDA_FT_SOFT_AWAKE_BELOW_NS  10000000ull
+/* How often worker 0 asks its control and link sockets whether something
+ * came, between passes: a system call each time */
+#define GDA_FT_SOFT_FD_POLL_NS      100000ull
 #define GDA_FT_SOFT_PKT_MAX         (GDA_FT_ROCE_MAX_HDR + 4096 + 8)
 
 typedef struct gda_ft_soft_engine gda_ft_soft_engine_t;
@@ -312,6 +315,13 @@ struct gda_ft_soft_engine {
      * which would otherwise take it back at once, let them in first */
     unsigned                   lock_waiters;
     uint64_t                   last_link_check_ns;
+    int                        link_fd;        /* rtnetlink notices; -1:
+                                                  check every LINK_CHECK */
+    int                        link_changed;   /* a notice since the last
+                                                  check */
+    uint64_t                   link_checks;    /* made, for the stats */
+    uint64_t                   last_fd_poll_ns; /* of the control and link
+                                                   sockets, by worker 0 */
     gda_ft_soft_sched_event_t *sched;
     unsigned                   sched_count;
     gda_ft_soft_config_t       config;
@@ -441,6 +451,9 @@ ucs_status_t gda_ft_soft_sched_parse(const char *spec,
 int gda_ft_soft_sched_due(uint64_t now);
 void gda_ft_soft_sched_progress(uint64_t now);
 void gda_ft_soft_delayed_progress(gda_ft_soft_worker_t *worker, uint64_t now);
+void gda_ft_soft_link_watch_open(int epfd);
+void gda_ft_soft_link_watch_close(void);
+void gda_ft_soft_link_watch_read(void);
 int gda_ft_soft_link_check_due(uint64_t now);
 void gda_ft_soft_link_check(uint64_t now);
 
