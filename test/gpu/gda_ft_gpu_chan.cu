@@ -662,10 +662,15 @@ static void gpu_note_interrupts(chan_world_t *w, uint64_t down_gpu_ns)
         gpu_interrupts_detected[gpu_num_interrupts] =
                 (double)(int64_t)(chans[c].detect_ns - down_gpu_ns);
         if (chans[c].answered_ns != 0) {
+            /* signed: a channel that switched again after the fault (a
+             * false switch at a short deadline) may hold the answer of
+             * one switch beside the decision of another */
             gpu_interrupts_answered[gpu_num_answered] =
-                    chans[c].answered_ns - chans[c].detect_ns;
+                    (double)(int64_t)(chans[c].answered_ns -
+                                      chans[c].detect_ns);
             gpu_interrupts_copied[gpu_num_answered++] =
-                    chans[c].switch_ns - chans[c].answered_ns;
+                    (double)(int64_t)(chans[c].switch_ns -
+                                      chans[c].answered_ns);
         }
         gpu_interrupts_moved[gpu_num_interrupts]  = chans[c].switch_ns -
                                                     down_gpu_ns;
