@@ -7,6 +7,7 @@
 #endif
 
 #include "soft_harness.h"
+#include "gda_ft_soft_int.h"
 #include "gda_ft_test.h"
 
 #include <dirent.h>
@@ -410,4 +411,73 @@ GDA_FT_TEST(soft_engine, port_follows_its_interface_at_once)
     GDA_FT_ASSERT(down >= 0);
     GDA_FT_ASSERT(up >= 0);
     gda_ft_hca_close(dev);
+}
+
+/* PASS_CPU_TIME: the longest gap's CPU time is measured, no longer than
+ * the gap; a gap in which the engine thread sleeps 20 ms on a lock the
+ * test holds (a verbs call takes the engine's lock) is counted as
+ * blocked; without the setting, nothing is measured */
+static void pass_cpu_time(const char *env, int measured)
+{
+    gda_ft_soft_engine_stats_t es;
+    uint64_t word = 1, target = 0;
+    gda_ft_dev_cqe_info_t info;
+    gda_ft_hca_mr_t *smr, *dmr;
+    soft_pair_t p;
+    uint16_t idx;
+    unsigned i;
+
+    soft_pair_init(&p, env, NULL);
+    smr = soft_mr(&p.a, &word, sizeof(word), 0);
+    dmr = soft_mr(&p.b, &target, sizeof(target),
+                  GDA_FT_HCA_ACCESS_REMOTE_WRITE);
+    for (i = 0; i < 200; ++i) {
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&p.a.sq, (uintptr_t)&word,
+                                                   smr->lkey, sizeof(word),
+                                                   (uintptr_t)&target,
+                                                   dmr->rkey,
+                                                   GDA_FT_WQE_SIGNALED,
+                                                   &idx),
+                         GDA_FT_DEV_OK);
+        soft_ep_ring(&p.a);
+        soft_ep_wait_send(&p.a, &info, 5000);
+        if (i == 100) {
+            /* the engine is awake and spinning (it had work): a writer
+             * holds its lock for 20 ms, and it waits for it */
+            gda_ft_soft_engine_lock();
+            usleep(20000);
+            gda_ft_soft_engine_unlock();
+        }
+    }
+    GDA_FT_ASSERT_EQ(target, 1);
+    gda_ft_soft_engine_stats(&es);
+    printf("longest gap %.1f us, its CPU time %.1f us; %" PRIu64 " gaps "
+           "over %.0f us: mostly switched out %" PRIu64 ", blocked %" PRIu64
+           ", stolen %" PRIu64 "\n", es.max_gap_ns / 1e3,
+           es.max_gap_cpu_ns / 1e3, es.long_gaps,
+           GDA_FT_SOFT_LONG_GAP_NS / 1e3, es.long_gaps_switched,
+           es.long_gaps_blocked, es.long_gaps_stolen);
+    GDA_FT_ASSERT(es.max_gap_ns >= 20000000);
+    if (measured) {
+        /* the blocked 20 ms: the longest gap, nearly no CPU in it */
+        GDA_FT_ASSERT(es.max_gap_cpu_ns < es.max_gap_ns / 2);
+        GDA_FT_ASSERT(es.long_gaps_blocked >= 1);
+        GDA_FT_ASSERT(es.long_gaps >= es.long_gaps_switched +
+                                      es.long_gaps_blocked +
+                                      es.long_gaps_stolen);
+    } else {
+        GDA_FT_ASSERT_EQ(es.max_gap_cpu_ns, 0);
+        GDA_FT_ASSERT_EQ(es.long_gaps, 0);
+    }
+    soft_pair_fini(&p);
+}
+
+GDA_FT_TEST(soft_engine, pass_cpu_time_tells_a_blocked_gap)
+{
+    pass_cpu_time("UCX_GDA_FT_SOFT_PASS_CPU_TIME=y", 1);
+}
+
+GDA_FT_TEST(soft_engine, pass_cpu_time_off_by_default)
+{
+    pass_cpu_time("UCX_GDA_FT_SOFT_THREADS=1", 0);
 }

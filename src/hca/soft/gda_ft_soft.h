@@ -34,6 +34,7 @@ typedef struct gda_ft_soft_config {
     unsigned long  threads;        /* engine workers; UCS_ULUNITS_AUTO:
                                       by the devices and CPUs */
     unsigned       tx_budget;      /* datagrams a QP sends per pass */
+    int            pass_cpu_time;  /* measure each pass's CPU time too */
 } gda_ft_soft_config_t;
 
 extern ucs_config_field_t gda_ft_soft_config_table[];
@@ -77,6 +78,7 @@ typedef struct gda_ft_soft_port_stats {
  */
 #define GDA_FT_SOFT_ENGINE_GAP_BUCKETS 6   /* <16us <64us <256us <1ms <4ms
                                               and longer */
+#define GDA_FT_SOFT_LONG_GAP_NS 250000ull
 typedef struct gda_ft_soft_engine_stats {
     uint64_t passes;
     uint64_t gaps[GDA_FT_SOFT_ENGINE_GAP_BUCKETS];
@@ -87,6 +89,17 @@ typedef struct gda_ft_soft_engine_stats {
                                   control, link check) part */
     unsigned workers;          /* engine threads; the counts above are
                                   their sums, and the longest of all */
+    /* With PASS_CPU_TIME, where the gaps of GDA_FT_SOFT_LONG_GAP_NS or
+     * more went: the thread's CPU time in the longest, and how many the
+     * thread spent mostly not running, by why: switched out for another
+     * thread (a yield or a preemption: its involuntary context switches
+     * grew), blocked (its voluntary ones grew), or neither (its virtual
+     * CPU itself waited: the hypervisor's steal) */
+    uint64_t max_gap_cpu_ns;
+    uint64_t long_gaps;
+    uint64_t long_gaps_switched;
+    uint64_t long_gaps_blocked;
+    uint64_t long_gaps_stolen;
     uint64_t link_checks;      /* of the interfaces carrying the ports:
                                   one at the start, then one per notice
                                   of the kernel (or every LINK_CHECK

@@ -82,6 +82,13 @@ ucs_config_field_t gda_ft_soft_config_table[] = {
      "them, the check runs when one comes.",
      ucs_offsetof(gda_ft_soft_config_t, link_check), UCS_CONFIG_TYPE_TIME},
 
+    {"PASS_CPU_TIME", "n",
+     "Measure the CPU time and context switches of the engine threads at\n"
+     "every pass (a system call each), to tell a long gap between two\n"
+     "passes that worked from one that waited for a CPU, a lock or the\n"
+     "hypervisor (gda_ft_softctl stats).",
+     ucs_offsetof(gda_ft_soft_config_t, pass_cpu_time), UCS_CONFIG_TYPE_BOOL},
+
     {"LOOPBACK", "y",
      "Hand a datagram to a port of the same process directly, as an HCA\n"
      "loops back traffic between its own ports, instead of through the\n"

@@ -132,6 +132,19 @@ void gda_ft_soft_engine_stats(gda_ft_soft_engine_stats_t *stats)
         stats->max_pass_ns = ucs_max(stats->max_pass_ns,
                                      __atomic_load_n(&cur->max_pass_ns,
                                                      __ATOMIC_RELAXED));
+        if (__atomic_load_n(&cur->max_gap_ns, __ATOMIC_RELAXED) >=
+            stats->max_gap_ns) {
+            stats->max_gap_cpu_ns = __atomic_load_n(&cur->max_gap_cpu_ns,
+                                                    __ATOMIC_RELAXED);
+        }
+        stats->long_gaps          += __atomic_load_n(&cur->long_gaps,
+                                                     __ATOMIC_RELAXED);
+        stats->long_gaps_switched += __atomic_load_n(&cur->long_gaps_switched,
+                                                     __ATOMIC_RELAXED);
+        stats->long_gaps_blocked  += __atomic_load_n(&cur->long_gaps_blocked,
+                                                     __ATOMIC_RELAXED);
+        stats->long_gaps_stolen   += __atomic_load_n(&cur->long_gaps_stolen,
+                                                     __ATOMIC_RELAXED);
         for (i = 0; i < ucs_static_array_size(cur->max_part_ns); ++i) {
             stats->max_part_ns[i] = ucs_max(stats->max_part_ns[i],
                                             __atomic_load_n(

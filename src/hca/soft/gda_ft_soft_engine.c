@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -245,12 +246,52 @@ static void gda_ft_soft_engine_max(uint64_t *max, uint64_t value)
     }
 }
 
+static uint64_t gda_ft_soft_rusage_cpu_ns(const struct rusage *ru)
+{
+    return (ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000000000ull +
+           (ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1000ull;
+}
+
+/* PASS_CPU_TIME: what the thread did in a gap of gap_ns since its last
+ * pass began (its rusage then in worker->last_ru) */
+static void gda_ft_soft_worker_count_gap_cpu(gda_ft_soft_worker_t *worker,
+                                             uint64_t gap_ns, int counted)
+{
+    gda_ft_soft_engine_stats_t *stats = &worker->stats;
+    struct rusage ru;
+    uint64_t cpu_ns;
+    uint64_t *why;
+
+    getrusage(RUSAGE_THREAD, &ru);
+    if (counted) {
+        cpu_ns = gda_ft_soft_rusage_cpu_ns(&ru) -
+                 gda_ft_soft_rusage_cpu_ns(&worker->last_ru);
+        if (gap_ns >= stats->max_gap_ns) {
+            __atomic_store_n(&stats->max_gap_cpu_ns, cpu_ns,
+                             __ATOMIC_RELAXED);
+        }
+        if (gap_ns >= GDA_FT_SOFT_LONG_GAP_NS) {
+            __atomic_store_n(&stats->long_gaps, stats->long_gaps + 1,
+                             __ATOMIC_RELAXED);
+            if ((cpu_ns * 2) < gap_ns) {
+                why = (ru.ru_nivcsw != worker->last_ru.ru_nivcsw) ?
+                      &stats->long_gaps_switched :
+                      (ru.ru_nvcsw != worker->last_ru.ru_nvcsw) ?
+                      &stats->long_gaps_blocked : &stats->long_gaps_stolen;
+                __atomic_store_n(why, *why + 1, __ATOMIC_RELAXED);
+            }
+        }
+    }
+    worker->last_ru = ru;
+}
+
 /* Counts the gap since the previous pass (none after a sleep) */
 static void gda_ft_soft_worker_count_pass(gda_ft_soft_worker_t *worker,
                                           uint64_t now)
 {
     gda_ft_soft_engine_stats_t *stats = &worker->stats;
-    uint64_t gap, limit               = 16000;
+    uint64_t gap                      = 0;
+    uint64_t limit                    = 16000;
     unsigned bucket                   = 0;
 
     __atomic_store_n(&stats->passes, stats->passes + 1, __ATOMIC_RELAXED);
@@ -263,6 +304,12 @@ static void gda_ft_soft_worker_count_pass(gda_ft_soft_worker_t *worker,
         }
         __atomic_store_n(&stats->gaps[bucket], stats->gaps[bucket] + 1,
                          __ATOMIC_RELAXED);
+    }
+    if (gda_ft_soft_engine.config.pass_cpu_time) {
+        gda_ft_soft_worker_count_gap_cpu(worker, gap,
+                                         worker->last_pass_ns != 0);
+    }
+    if (gap != 0) {
         gda_ft_soft_engine_max(&stats->max_gap_ns, gap);
     }
     __atomic_store_n(&worker->last_pass_ns, now, __ATOMIC_RELAXED);

@@ -28,6 +28,7 @@
 #include <ucs/datastruct/khash.h>
 #include <ucs/datastruct/list.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <pthread.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -287,6 +288,7 @@ struct gda_ft_soft_worker {
      * it before: what the packet makes the port send leaves too */
     gda_ft_soft_port_t        *late_port;
     uint64_t                   last_pass_ns;   /* atomic: 0 after a sleep */
+    struct rusage              last_ru;        /* at it (PASS_CPU_TIME) */
     gda_ft_soft_engine_stats_t stats;          /* the worker writes */
     unsigned                   loopback_queued; /* atomic: in its ports'
                                                    lb_queue */
