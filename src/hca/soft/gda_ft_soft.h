@@ -91,10 +91,10 @@ typedef struct gda_ft_soft_engine_stats {
                                   their sums, and the longest of all */
     /* With PASS_CPU_TIME, where the gaps of GDA_FT_SOFT_LONG_GAP_NS or
      * more went: the thread's CPU time in the longest, and how many the
-     * thread spent mostly not running, by why: switched out for another
-     * thread (a yield or a preemption: its involuntary context switches
-     * grew), blocked (its voluntary ones grew), or neither (its virtual
-     * CPU itself waited: the hypervisor's steal) */
+     * thread spent mostly not running, by why: blocked (its voluntary
+     * context switches grew), else switched out for another thread (a
+     * yield or a preemption: its involuntary ones grew), else neither
+     * (its virtual CPU itself waited: the hypervisor's steal) */
     uint64_t max_gap_cpu_ns;
     uint64_t long_gaps;
     uint64_t long_gaps_switched;

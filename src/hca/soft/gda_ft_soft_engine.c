@@ -274,10 +274,12 @@ static void gda_ft_soft_worker_count_gap_cpu(gda_ft_soft_worker_t *worker,
             __atomic_store_n(&stats->long_gaps, stats->long_gaps + 1,
                              __ATOMIC_RELAXED);
             if ((cpu_ns * 2) < gap_ns) {
-                why = (ru.ru_nivcsw != worker->last_ru.ru_nivcsw) ?
-                      &stats->long_gaps_switched :
-                      (ru.ru_nvcsw != worker->last_ru.ru_nvcsw) ?
-                      &stats->long_gaps_blocked : &stats->long_gaps_stolen;
+                /* blocked first: a thread that waits for a lock on a busy
+                 * machine may wait for a CPU after it, too */
+                why = (ru.ru_nvcsw != worker->last_ru.ru_nvcsw) ?
+                      &stats->long_gaps_blocked :
+                      (ru.ru_nivcsw != worker->last_ru.ru_nivcsw) ?
+                      &stats->long_gaps_switched : &stats->long_gaps_stolen;
                 __atomic_store_n(why, *why + 1, __ATOMIC_RELAXED);
             }
         }
