@@ -395,10 +395,10 @@ static double port_reaches(gda_ft_hca_dev_t *dev,
 /*
  * The interface carrying a port goes down and up (in a network namespace
  * of the test's own, its "lo"), with LINK_CHECK at 100 s: the port follows
- * at once, on the kernel's notice, where it used to wait for the next
- * periodic check.
+ * on the kernel's notice (at once, or 10 ms after the check before it),
+ * where it used to wait for the next periodic check.
  */
-GDA_FT_TEST(soft_engine, port_follows_its_interface_at_once)
+GDA_FT_TEST(soft_engine, port_follows_its_interface_on_the_kernels_notice)
 {
     gda_ft_hca_dev_t *dev;
     double start, down, up;

@@ -34,7 +34,8 @@ typedef struct gda_ft_soft_config {
     unsigned long  threads;        /* engine workers; UCS_ULUNITS_AUTO:
                                       by the devices and CPUs */
     unsigned       tx_budget;      /* datagrams a QP sends per pass */
-    int            pass_cpu_time;  /* measure each pass's CPU time too */
+    int            pass_cpu_time;  /* sort the long gaps between passes
+                                      by where they went (getrusage) */
 } gda_ft_soft_config_t;
 
 extern ucs_config_field_t gda_ft_soft_config_table[];

@@ -408,7 +408,7 @@ static void gda_ft_soft_engine_housekeeping(gda_ft_soft_worker_t *worker,
                                     {.fd = engine->link_fd, .events = POLLIN}};
     int ready = 0;
 
-    /* a system call: not every pass (72 000 a second under load) */
+    /* a system call: not every pass (60 000 a second under load) */
     if (((engine->ctl_fd >= 0) || (engine->link_fd >= 0)) &&
         ((now - engine->last_fd_poll_ns) >= GDA_FT_SOFT_FD_POLL_NS)) {
         engine->last_fd_poll_ns = now;

@@ -299,7 +299,7 @@ void gda_ft_soft_link_watch_open(int epfd)
     struct epoll_event ev        = {0};
     int fd;
 
-    engine->link_changed = 1;   /* the first check comes at once */
+    engine->link_changed = 1;
     fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC,
                 NETLINK_ROUTE);
     if (fd < 0) {
@@ -317,7 +317,8 @@ void gda_ft_soft_link_watch_open(int epfd)
     ev.events   = EPOLLIN;
     ev.data.ptr = engine;   /* wakes the engine; handled by housekeeping */
     epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
-    engine->link_fd = fd;
+    engine->link_fd            = fd;
+    engine->last_link_check_ns = 0;   /* the first check comes at once */
 }
 
 void gda_ft_soft_link_watch_close(void)
@@ -351,7 +352,9 @@ int gda_ft_soft_link_check_due(uint64_t now)
     gda_ft_soft_engine_t *engine = &gda_ft_soft_engine;
 
     if (engine->link_fd >= 0) {
-        return engine->link_changed;
+        return engine->link_changed &&
+               ((now - engine->last_link_check_ns) >=
+                GDA_FT_SOFT_LINK_CHECK_GAP_NS);
     }
     return (now - engine->last_link_check_ns) >=
            (uint64_t)(engine->config.link_check * 1e9);

@@ -55,6 +55,10 @@
 /* How often worker 0 asks its control and link sockets whether something
  * came, between passes: a system call each time */
 #define GDA_FT_SOFT_FD_POLL_NS      100000ull
+/* The least time between two link checks on the kernel's notices: on a
+ * host whose links or addresses change all the time (containers come and
+ * go) the engine would otherwise spend its passes in getifaddrs() */
+#define GDA_FT_SOFT_LINK_CHECK_GAP_NS 10000000ull
 #define GDA_FT_SOFT_PKT_MAX         (GDA_FT_ROCE_MAX_HDR + 4096 + 8)
 
 typedef struct gda_ft_soft_engine gda_ft_soft_engine_t;
