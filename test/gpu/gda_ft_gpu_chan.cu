@@ -538,6 +538,7 @@ static int gpu_verbose;   /* -v */
 static void gpu_print_hca_stats(chan_world_t *w)
 {
     gda_ft_soft_engine_stats_t es;
+    char line[512];
     unsigned c;
 
     for (c = 0; c < 4; ++c) {
@@ -552,22 +553,8 @@ static void gpu_print_hca_stats(chan_world_t *w)
                (unsigned long)st.retransmits, (unsigned long)st.rx_bad_state);
     }
     gda_ft_soft_engine_stats(&es);
-    printf("engine: %lu passes, gaps <16us %lu <64us %lu <256us %lu <1ms %lu "
-           "<4ms %lu >=4ms %lu, longest %.3f ms (its work: %.3f ms; "
-           "longest receive %.3f, queues %.3f, housekeeping %.3f ms), gaps "
-           "over %.0f us %lu, of them mostly switched out %lu blocked %lu "
-           "stolen %lu, the longest's CPU time %.3f ms; %lu link checks\n",
-           (unsigned long)es.passes, (unsigned long)es.gaps[0],
-           (unsigned long)es.gaps[1], (unsigned long)es.gaps[2],
-           (unsigned long)es.gaps[3], (unsigned long)es.gaps[4],
-           (unsigned long)es.gaps[5], es.max_gap_ns / 1e6,
-           es.max_pass_ns / 1e6, es.max_part_ns[0] / 1e6,
-           es.max_part_ns[1] / 1e6, es.max_part_ns[2] / 1e6,
-           GDA_FT_SOFT_LONG_GAP_NS / 1e3, (unsigned long)es.long_gaps,
-           (unsigned long)es.long_gaps_switched,
-           (unsigned long)es.long_gaps_blocked,
-           (unsigned long)es.long_gaps_stolen, es.max_gap_cpu_ns / 1e6,
-           (unsigned long)es.link_checks);
+    gda_ft_soft_engine_stats_format(&es, line, sizeof(line));
+    printf("engine: %s\n", line);
 }
 
 /* Channel states and the newest switch records, for a run that failed */

@@ -109,6 +109,11 @@ typedef struct gda_ft_soft_engine_stats {
 
 void gda_ft_soft_engine_stats(gda_ft_soft_engine_stats_t *stats);
 
+/* The counts above in one line, without the workers or a newline (the
+ * control socket's "stats", the GPU programs' "engine:" line) */
+void gda_ft_soft_engine_stats_format(const gda_ft_soft_engine_stats_t *stats,
+                                     char *buf, size_t max);
+
 
 /* Fault injection settings of one port */
 typedef struct gda_ft_soft_fault {

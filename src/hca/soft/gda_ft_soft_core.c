@@ -17,6 +17,7 @@
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -159,6 +160,28 @@ void gda_ft_soft_engine_stats(gda_ft_soft_engine_stats_t *stats)
     stats->workers = gda_ft_soft_engine.num_workers;
     stats->link_checks = __atomic_load_n(&gda_ft_soft_engine.link_checks,
                                          __ATOMIC_RELAXED);
+}
+
+void gda_ft_soft_engine_stats_format(const gda_ft_soft_engine_stats_t *st,
+                                     char *buf, size_t max)
+{
+    snprintf(buf, max, "%lu passes, gaps <16us %lu <64us %lu <256us %lu "
+             "<1ms %lu <4ms %lu >=4ms %lu, longest %.3f ms (its work: "
+             "%.3f ms; longest receive %.3f, queues %.3f, housekeeping "
+             "%.3f ms), gaps over %.0f us %lu, of them mostly switched out "
+             "%lu blocked %lu stolen %lu, the longest's CPU time %.3f ms; "
+             "%lu link checks",
+             (unsigned long)st->passes, (unsigned long)st->gaps[0],
+             (unsigned long)st->gaps[1], (unsigned long)st->gaps[2],
+             (unsigned long)st->gaps[3], (unsigned long)st->gaps[4],
+             (unsigned long)st->gaps[5], st->max_gap_ns / 1e6,
+             st->max_pass_ns / 1e6, st->max_part_ns[0] / 1e6,
+             st->max_part_ns[1] / 1e6, st->max_part_ns[2] / 1e6,
+             GDA_FT_SOFT_LONG_GAP_NS / 1e3, (unsigned long)st->long_gaps,
+             (unsigned long)st->long_gaps_switched,
+             (unsigned long)st->long_gaps_blocked,
+             (unsigned long)st->long_gaps_stolen, st->max_gap_cpu_ns / 1e6,
+             (unsigned long)st->link_checks);
 }
 
 gda_ft_hca_dev_t *gda_ft_soft_dev_find(const char *name)

@@ -87,21 +87,11 @@ void gda_ft_soft_ctl_close(void)
 static void gda_ft_soft_ctl_engine_stats(char *reply, size_t max)
 {
     gda_ft_soft_engine_stats_t st;
+    char line[512];
 
     gda_ft_soft_engine_stats(&st);
-    snprintf(reply, max, "engine threads %u passes %lu gaps <16us %lu <64us %lu "
-             "<256us %lu <1ms %lu <4ms %lu >=4ms %lu max %.3f ms "
-             "longest pass %.3f ms (receive %.3f, queues %.3f, "
-             "housekeeping %.3f) gaps over %.0f us %lu, of them mostly "
-             "switched out %lu blocked %lu stolen %lu, the longest's CPU "
-             "time %.3f ms, link checks %lu\n",
-             st.workers, st.passes, st.gaps[0], st.gaps[1], st.gaps[2], st.gaps[3],
-             st.gaps[4], st.gaps[5], st.max_gap_ns / 1e6,
-             st.max_pass_ns / 1e6, st.max_part_ns[0] / 1e6,
-             st.max_part_ns[1] / 1e6, st.max_part_ns[2] / 1e6,
-             GDA_FT_SOFT_LONG_GAP_NS / 1e3, st.long_gaps,
-             st.long_gaps_switched, st.long_gaps_blocked,
-             st.long_gaps_stolen, st.max_gap_cpu_ns / 1e6, st.link_checks);
+    gda_ft_soft_engine_stats_format(&st, line, sizeof(line));
+    snprintf(reply, max, "engine threads %u: %s\n", st.workers, line);
 }
 
 static void gda_ft_soft_ctl_stats(char *reply, size_t max)
