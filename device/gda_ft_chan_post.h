@@ -81,9 +81,14 @@ typedef struct gda_ft_chan_resv {
     uint64_t seq;     /* logical index of its first WQEBB */
     uint64_t off;     /* its path's ring_off: ring index = seq - off (fixed
                          while the reservation is unpublished) */
+    uint64_t word;    /* the word its CAS left (what a memo remembers) */
+    uint32_t psn;     /* the path's next PSN, when `turn` */
     uint8_t  path;
     uint8_t  follow;  /* the peer's channels left the primary this one
                          posts on: progress the channel after publishing */
+    uint8_t  turn;    /* its turn has come and psn is known: a memo's CAS
+                         proved that nobody reserved since the memo's
+                         holder published */
 } gda_ft_chan_resv_t;
 
 /* After a successful CAS, before reading what the unfreezer published */
@@ -279,13 +284,55 @@ gda_ft_chan_reserve(gda_ft_chan_t *chan, uint32_t n, gda_ft_chan_resv_t *resv)
         if (found == w) {
             resv->seq    = idx;
             resv->off    = off;
+            resv->word   = w + n;
+            resv->psn    = 0;
             resv->path   = path;
             resv->follow = (gen != seen) && (path == GDA_FT_CHAN_PRIMARY);
+            resv->turn   = 0;
             return GDA_FT_DEV_OK;
         }
         w         = found;
         completed = gda_ft_atomic_load_rlx64(&chan->completed);
     }
+}
+
+/*
+ * Takes n WQEBBs the way *memo remembers the channel: one relaxed CAS.
+ * Returns 1 with *resv on its turn, or 0, the memo forgotten, when the
+ * shared way must be taken (gda_ft_chan_reserve): somebody else reserved
+ * or switched since, or the ring looks full.
+ */
+GDA_FT_DEV_FUNC int gda_ft_chan_reserve_memo(gda_ft_chan_t *chan, uint32_t n,
+                                             gda_ft_chan_memo_t *memo,
+                                             gda_ft_chan_resv_t *resv)
+{
+    const gda_ft_chan_health_t *health = chan->health;
+    uint32_t seen = gda_ft_atomic_load_rlx32(&chan->seen_fail_gen);
+    uint32_t gen  = (health != NULL) ?
+                    gda_ft_atomic_load_rlx32(&health->fail_gen) : seen;
+    uint64_t w    = memo->word;
+    uint64_t idx  = GDA_FT_CHAN_WORD_INDEX(w);
+
+    if (!memo->valid) {
+        return 0;
+    }
+    if ((idx + n - memo->completed) > chan->wqebb_cnt) {
+        memo->completed = GDA_FT_CHAN_WORD_INDEX(
+                gda_ft_atomic_load_rlx64(&chan->completed));
+    }
+    memo->valid = 0;
+    if (((idx + n - memo->completed) > chan->wqebb_cnt) ||
+        (gda_ft_atomic_cas64(&chan->word, w, w + n) != w)) {
+        return 0;
+    }
+    resv->seq    = idx;
+    resv->off    = memo->off;
+    resv->word   = w + n;
+    resv->psn    = memo->psn;
+    resv->path   = GDA_FT_CHAN_WORD_PATH(w);
+    resv->follow = (gen != seen) && (resv->path == GDA_FT_CHAN_PRIMARY);
+    resv->turn   = 1;
+    return 1;
 }
 
 
@@ -525,20 +572,50 @@ GDA_FT_DEV_FUNC void gda_ft_chan_release(gda_ft_chan_t *chan,
     gda_ft_atomic_store_rel64(&chan->ready, end);
 }
 
+/* The path's next PSN when the reservation's turn has come (waiting for
+ * it unless a memo proved it) */
+GDA_FT_DEV_FUNC uint32_t gda_ft_chan_take_turn(gda_ft_chan_t *chan,
+                                               const gda_ft_chan_resv_t *resv)
+{
+    if (resv->turn) {
+        return resv->psn;
+    }
+    gda_ft_chan_wait_turn(chan, resv->seq);
+    return chan->path[resv->path].next_psn;
+}
+
+/* After the publication of resv, whose PSNs end before psn: what the
+ * poster's memo (if any) remembers */
+GDA_FT_DEV_FUNC void gda_ft_chan_remember(gda_ft_chan_memo_t *memo,
+                                          const gda_ft_chan_resv_t *resv,
+                                          uint32_t psn)
+{
+    if (memo != NULL) {
+        memo->word  = resv->word;
+        memo->off   = resv->off;
+        memo->psn   = psn;
+        memo->valid = 1;
+    }
+}
+
 /*
  * Publishes the reservation [resv->seq, end), whose last WQE has the
  * doorbell word db: in its turn, PSNs, doorbell, and ready moves to end.
+ * A memo (or NULL) remembers it.
  */
 GDA_FT_DEV_FUNC void gda_ft_chan_publish(gda_ft_chan_t *chan,
                                          const gda_ft_chan_resv_t *resv,
-                                         uint64_t end, uint64_t db)
+                                         uint64_t end, uint64_t db,
+                                         gda_ft_chan_memo_t *memo)
 {
     gda_ft_chan_path_t *p = &chan->path[resv->path];
+    uint32_t psn          = gda_ft_chan_take_turn(chan, resv);
 
-    gda_ft_chan_wait_turn(chan, resv->seq);
-    p->next_psn = gda_ft_chan_stamp(chan, p, resv->off, resv->seq, end,
-                                    gda_ft_dev_now_ns(), p->next_psn);
+    psn         = gda_ft_chan_stamp(chan, p, resv->off, resv->seq, end,
+                                    gda_ft_dev_now_ns(), psn);
+    p->next_psn = psn;
     gda_ft_chan_release(chan, resv, end, db);
+    gda_ft_chan_remember(memo, resv, psn);
 }
 
 

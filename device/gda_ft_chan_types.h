@@ -336,4 +336,28 @@ GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_health_t) == 24, chan_health_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_switch_t) == 48, chan_switch_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_t) == 496, chan_size);
 
+/*
+ * What one poster remembers of a channel between its posts: a copy in the
+ * poster's registers, shared with nobody. When a CAS that expects the
+ * remembered word succeeds, nobody reserved and nothing switched since the
+ * holder's last publication (a switch moves the epoch; a freeze that did
+ * nothing puts the word back as it was, having changed nothing the memo
+ * holds). Then `ready` is where the holder's own publication left it, and
+ * the path's ring offset and next PSN are what it left: the post reads
+ * neither the word, nor `ready`, nor the PSN, three round trips to L2 of a
+ * warp's post, and the CAS needs no acquire. A CAS that fails costs one
+ * round trip and takes the shared way. A stale memo (another lane's, an
+ * older one) is safe: its CAS fails.
+ */
+typedef struct gda_ft_chan_memo {
+    uint64_t word;       /* the word after the last reservation it saw
+                            published */
+    uint64_t off;        /* that word's path's ring_off */
+    uint64_t completed;  /* `completed` as last read: a stale one only
+                            understates the room */
+    uint32_t psn;        /* the path's next PSN after that publication */
+    uint32_t valid;      /* 0: nothing remembered (never CAS then: the
+                            word may be FROZEN with any index) */
+} gda_ft_chan_memo_t;
+
 #endif

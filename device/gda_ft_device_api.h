@@ -72,7 +72,8 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_dev_post_wait_ns(const gda_ft_chan_t *chan)
 }
 
 /*
- * Reserves room for n WQEBBs, helping progress while the ring is full and
+ * Reserves room for n WQEBBs (the way a poster's memo remembers the
+ * channel first, if it has one), helping progress while the ring is full and
  * waiting while a switch holds the channel. A full ring that drains is
  * waited for however long it takes (many posters share it); one that stops
  * draining for post_wait_ns gives TIMEOUT. Returns OK, NO_PATH, TIMEOUT, or
@@ -80,11 +81,14 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_dev_post_wait_ns(const gda_ft_chan_t *chan)
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_dev_reserve_wait(gda_ft_chan_t *chan, uint32_t n,
-                        gda_ft_chan_resv_t *resv)
+                        gda_ft_chan_memo_t *memo, gda_ft_chan_resv_t *resv)
 {
     uint64_t start = 0, seen = 0, now, completed;
     gda_ft_dev_status_t status;
 
+    if ((memo != NULL) && gda_ft_chan_reserve_memo(chan, n, memo, resv)) {
+        return GDA_FT_DEV_OK;
+    }
     for (;;) {
         status = gda_ft_chan_reserve(chan, n, resv);
         if ((status == GDA_FT_DEV_OK) || (status == GDA_FT_DEV_NO_PATH)) {
@@ -133,11 +137,13 @@ GDA_FT_DEV_FUNC void gda_ft_dev_request_set(gda_ft_dev_request_t *req,
 
 /*
  * Posts n operations on one channel: one reservation, one doorbell, the
- * last WQE signalled (and every chunk of a long transfer).
+ * last WQE signalled (and every chunk of a long transfer). A poster's memo
+ * of the channel (or NULL) is used and kept.
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
-gda_ft_dev_post(gda_ft_chan_t *chan, const gda_ft_chan_op_t *ops, unsigned n,
-                gda_ft_dev_request_t *req)
+gda_ft_dev_post_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
+                     const gda_ft_chan_op_t *ops, unsigned n,
+                     gda_ft_dev_request_t *req)
 {
     uint64_t end, last = 0, db = 0;
     uint32_t wqebbs = 0, npkts = 0;
@@ -155,7 +161,7 @@ gda_ft_dev_post(gda_ft_chan_t *chan, const gda_ft_chan_op_t *ops, unsigned n,
         return GDA_FT_DEV_ERROR;
     }
 
-    status = gda_ft_dev_reserve_wait(chan, wqebbs, &resv);
+    status = gda_ft_dev_reserve_wait(chan, wqebbs, memo, &resv);
     if (status != GDA_FT_DEV_OK) {
         return status;
     }
@@ -164,10 +170,17 @@ gda_ft_dev_post(gda_ft_chan_t *chan, const gda_ft_chan_op_t *ops, unsigned n,
         end = gda_ft_chan_write_op(chan, &resv, &ops[i], end, i + 1 == n,
                                    &last, &db, &npkts);
     }
-    gda_ft_chan_publish(chan, &resv, end, db);
+    gda_ft_chan_publish(chan, &resv, end, db, memo);
     gda_ft_dev_request_set(req, chan, last, end);
     gda_ft_dev_follow(chan, &resv);
     return GDA_FT_DEV_OK;
+}
+
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_post(gda_ft_chan_t *chan, const gda_ft_chan_op_t *ops, unsigned n,
+                gda_ft_dev_request_t *req)
+{
+    return gda_ft_dev_post_memo(chan, NULL, ops, n, req);
 }
 
 
@@ -178,6 +191,40 @@ gda_ft_dev_channel(const gda_ft_dev_endpoint_t *ep, unsigned channel_id)
 {
     return (channel_id < ep->num_channels) ? &ep->channels[channel_id] :
                                              NULL;
+}
+
+/*
+ * A poster: one caller's handle on one channel, a warp's or a CPU thread's,
+ * kept in its registers across its posts. It remembers where its last post
+ * left the channel (gda_ft_chan_memo_t): while nobody else posted there or
+ * switched it since, the next post takes its room with one CAS and reads
+ * no other shared word, which is most of what one warp's post costs beyond
+ * writing its WQEs. Posters may share a channel with each other and with
+ * plain posts: every post stays correct, and one that finds the channel
+ * moved on takes the shared way (one round trip more than a plain post).
+ */
+typedef struct gda_ft_dev_poster {
+    gda_ft_chan_t      *chan;
+    gda_ft_chan_memo_t  memo;
+} gda_ft_dev_poster_t;
+
+/* A poster on channel_id of ep: OK, or ERROR for no such channel */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_poster_init(gda_ft_dev_poster_t *poster,
+                       const gda_ft_dev_endpoint_t *ep, unsigned channel_id)
+{
+    poster->chan       = gda_ft_dev_channel(ep, channel_id);
+    poster->memo.valid = 0;
+    return (poster->chan != NULL) ? GDA_FT_DEV_OK : GDA_FT_DEV_ERROR;
+}
+
+/* gda_ft_dev_post() through a poster */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_poster_post(gda_ft_dev_poster_t *poster,
+                       const gda_ft_chan_op_t *ops, unsigned n,
+                       gda_ft_dev_request_t *req)
+{
+    return gda_ft_dev_post_memo(poster->chan, &poster->memo, ops, n, req);
 }
 
 /* Fills op's addresses and keys from element idx; 0 when out of bounds */
@@ -570,11 +617,13 @@ GDA_FT_DEV_FUNC uint32_t gda_ft_dev_warp_prefix(unsigned mask, unsigned lane,
 /*
  * Every active lane posts its own operation; one reservation (by the
  * lowest lane), one doorbell, the batch's last WQE signalled. Every lane's
- * request completes with the batch.
+ * request completes with the batch. The lowest lane's memo of the channel
+ * (or NULL) is used and kept; the other lanes' are left as they were.
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
-gda_ft_dev_post_warp(gda_ft_chan_t *chan, const gda_ft_chan_op_t *op,
-                     gda_ft_dev_request_t *req)
+gda_ft_dev_post_warp_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
+                          const gda_ft_chan_op_t *op,
+                          gda_ft_dev_request_t *req)
 {
     unsigned mask   = __activemask();
     unsigned lane   = threadIdx.x % 32;
@@ -585,7 +634,7 @@ gda_ft_dev_post_warp(gda_ft_chan_t *chan, const gda_ft_chan_op_t *op,
     uint32_t npkts  = 0, psn = 0, before, total, pkts_before, pkts_total;
     unsigned long long last_wqe = 0, db = 0;
     gda_ft_dev_status_t status = GDA_FT_DEV_OK;
-    gda_ft_chan_resv_t resv    = {0, 0, 0, 0};
+    gda_ft_chan_resv_t resv    = {0, 0, 0, 0, 0, 0, 0};
     gda_ft_chan_path_t *p;
     uint64_t seq;
 
@@ -596,7 +645,7 @@ gda_ft_dev_post_warp(gda_ft_chan_t *chan, const gda_ft_chan_op_t *op,
     before = gda_ft_dev_warp_prefix(mask, lane, mine, &total);
 
     if (lane == leader) {
-        status = gda_ft_dev_reserve_wait(chan, total, &resv);
+        status = gda_ft_dev_reserve_wait(chan, total, memo, &resv);
     }
     status = (gda_ft_dev_status_t)__shfl_sync(mask, (int)status, leader);
     if (status != GDA_FT_DEV_OK) {
@@ -617,8 +666,7 @@ gda_ft_dev_post_warp(gda_ft_chan_t *chan, const gda_ft_chan_op_t *op,
      * below it, from where the path is when the warp's turn comes */
     pkts_before = gda_ft_dev_warp_prefix(mask, lane, npkts, &pkts_total);
     if (lane == leader) {
-        gda_ft_chan_wait_turn(chan, seq);
-        psn = p->next_psn;
+        psn = gda_ft_chan_take_turn(chan, &resv);
     }
     psn = __shfl_sync(mask, psn, leader);
     GDA_FT_DEV_POST_MARK(3);
@@ -629,8 +677,10 @@ gda_ft_dev_post_warp(gda_ft_chan_t *chan, const gda_ft_chan_op_t *op,
     __syncwarp(mask);
     GDA_FT_DEV_POST_MARK(4);
     if (lane == leader) {
-        p->next_psn = gda_ft_dev_psn_add(psn, pkts_total);
+        psn         = gda_ft_dev_psn_add(psn, pkts_total);
+        p->next_psn = psn;
         gda_ft_chan_release(chan, &resv, seq + total, db);
+        gda_ft_chan_remember(memo, &resv, psn);
     }
     __syncwarp(mask);
     GDA_FT_DEV_POST_MARK(5);
@@ -639,6 +689,23 @@ gda_ft_dev_post_warp(gda_ft_chan_t *chan, const gda_ft_chan_op_t *op,
         gda_ft_dev_follow(chan, &resv);
     }
     return GDA_FT_DEV_OK;
+}
+
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_post_warp(gda_ft_chan_t *chan, const gda_ft_chan_op_t *op,
+                     gda_ft_dev_request_t *req)
+{
+    return gda_ft_dev_post_warp_memo(chan, NULL, op, req);
+}
+
+/* gda_ft_dev_post_warp() through the lanes' poster (the same one in every
+ * lane: the lowest active lane's copy is used and kept) */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_poster_post_warp(gda_ft_dev_poster_t *poster,
+                            const gda_ft_chan_op_t *op,
+                            gda_ft_dev_request_t *req)
+{
+    return gda_ft_dev_post_warp_memo(poster->chan, &poster->memo, op, req);
 }
 #endif
 

@@ -77,25 +77,33 @@ __device__ static void gpu_lane_op(gda_ft_chan_op_t *op,
     }
 }
 
+/* How the posting kernel's lanes post */
+enum {
+    GPU_THREAD_LEVEL,   /* each lane on its own */
+    GPU_WARP_LEVEL,     /* one reservation and doorbell per warp */
+    GPU_WARP_POSTER     /* the same through the warp's poster */
+};
+
 /*
  * Every warp: per iteration, 30 puts, a signal and a fetch-add, posted by
- * its lanes (warp level: one reservation and doorbell; thread level: each
- * lane on its own), then the fetch-add awaited.
+ * its lanes at `level` (GPU_*), then the fetch-add awaited.
  */
 __global__ void gpu_post_kernel(gda_ft_dev_endpoint_t ep,
                                 gda_ft_dev_mem_list_t ml, unsigned iters,
-                                int warp_level, const volatile int *stop,
+                                int level, const volatile int *stop,
                                 gpu_out_t *out, uint8_t *fadd)
 {
     unsigned lane = threadIdx.x % 32;
     unsigned warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
     gda_ft_chan_t *chan = &ep.channels[warp % ep.num_channels];
+    gda_ft_dev_poster_t poster;
     gda_ft_dev_request_t req;
     gda_ft_dev_status_t status = GDA_FT_DEV_OK;
     gda_ft_chan_op_t op;
     unsigned it, signals = 0;
     uint64_t t0, max_wait = 0;
 
+    gda_ft_dev_poster_init(&poster, &ep, warp % ep.num_channels);
     if (lane == 0) {
         out[warp].start_ns = gda_ft_dev_now_ns();
     }
@@ -104,8 +112,13 @@ __global__ void gpu_post_kernel(gda_ft_dev_endpoint_t ep,
             break;     /* a timed run is over */
         }
         gpu_lane_op(&op, chan, &ml, warp, lane, it, iters);
-        status = warp_level ? gda_ft_dev_post_warp(chan, &op, &req) :
-                              gda_ft_dev_post(chan, &op, 1, &req);
+        if (level == GPU_WARP_POSTER) {
+            status = gda_ft_dev_poster_post_warp(&poster, &op, &req);
+        } else if (level == GPU_WARP_LEVEL) {
+            status = gda_ft_dev_post_warp(chan, &op, &req);
+        } else {
+            status = gda_ft_dev_post(chan, &op, 1, &req);
+        }
         if ((status == GDA_FT_DEV_OK) && (lane >= GPU_LANES_PUT)) {
             t0 = gda_ft_dev_now_ns();
             do {
@@ -322,7 +335,7 @@ static void gpu_dump_warps(const gpu_out_t *out_dev, unsigned warps)
 /* Runs the posting kernel with the target's ports changed on the way:
  * down_mask after down_ms, back up after up_ms (0: never) */
 static void gpu_run_kernel(chan_world_t *w, const gpu_run_t *run,
-                           int warp_level, unsigned down_mask,
+                           int level, unsigned down_mask,
                            unsigned down_ms, unsigned up_ms,
                            gpu_out_t *out_host, uint8_t *fadd_host,
                            double *t_down, double *t_end,
@@ -352,7 +365,7 @@ static void gpu_run_kernel(chan_world_t *w, const gpu_run_t *run,
     gpu_clock_watch_kernel<<<1, 1, 0, watch_stream>>>(&flags->port_down,
                                                       stamp);
     gpu_post_kernel<<<run->blocks, run->warps_per_block * 32, 0, stream>>>(
-            w->ep, w->ml, run->iters, warp_level, &flags->stop, out, fadd);
+            w->ep, w->ml, run->iters, level, &flags->stop, out, fadd);
     GPU_CHECK_CUDA(cudaGetLastError());
     *t_down = 0;
     if (run->seconds > 0) {
@@ -752,9 +765,11 @@ static void gpu_print_start(const char *name, const gpu_out_t *out,
            (double)(int64_t)(down_gpu_ns - last) / 1e6, slowest / 1e6);
 }
 
-static void gpu_fault_scenario(const gpu_run_t *run, int warp_level)
+static void gpu_fault_scenario(const gpu_run_t *run, int level)
 {
-    const char *name = warp_level ? "warp_fault" : "thread_fault";
+    static const char *names[] = {"thread_fault", "warp_fault",
+                                  "poster_fault"};
+    const char *name = names[level];
     unsigned warps = run->blocks * run->warps_per_block, on_primary, wp;
     uint64_t max_wait = 0;
     gpu_out_t *out = (gpu_out_t*)calloc(warps, sizeof(*out));
@@ -767,7 +782,7 @@ static void gpu_fault_scenario(const gpu_run_t *run, int warp_level)
     chan_world_t w;
 
     gpu_world_init(&w, run, run->deadline_ns);
-    gpu_run_kernel(&w, run, warp_level, 1u << GDA_FT_CHAN_PRIMARY, 100,
+    gpu_run_kernel(&w, run, level, 1u << GDA_FT_CHAN_PRIMARY, 100,
                    300, out, fadd, &t_down, &t_end, &down_gpu_ns);
     printf("%s: %u warps x %u iterations in %.3f s\n", name, warps,
            run->iters, t_end - t0);
@@ -828,8 +843,8 @@ static void gpu_steady_scenario(const gpu_run_t *run)
     gpu_world_init(&w, run, run->deadline_ns);
     printf("steady: %u warps posting for %.1f s (%u iterations at most)\n",
            warps, run->seconds, run->iters);
-    gpu_run_kernel(&w, run, 1, 0, 0, 0, out, fadd, &t_down, &t_end,
-                   &down_gpu_ns);
+    gpu_run_kernel(&w, run, GPU_WARP_LEVEL, 0, 0, 0, out, fadd, &t_down,
+                   &t_end, &down_gpu_ns);
     printf("steady: the kernel returned after %.3f s\n", t_end - t0);
     gpu_print_hca_stats(&w);
     gpu_verify(&w, run, out, fadd, "steady");
@@ -863,8 +878,8 @@ static void gpu_both_down_scenario(const gpu_run_t *run)
     long_run.iters = 2000;     /* runs until the ports go */
     fadd = (uint8_t*)calloc((size_t)warps * long_run.iters, 1);
     gpu_world_init(&w, &long_run, deadline_ns);
-    gpu_run_kernel(&w, &long_run, 1, 3, 100, 0, out, fadd, &t_down,
-                   &t_end, &down_gpu_ns);
+    gpu_run_kernel(&w, &long_run, GPU_WARP_LEVEL, 3, 100, 0, out, fadd,
+                   &t_down, &t_end, &down_gpu_ns);
     for (wp = 0; wp < warps; ++wp) {
         no_path  += (out[wp].status == GDA_FT_DEV_NO_PATH);
         min_iter  = (out[wp].iters < min_iter) ? out[wp].iters : min_iter;
@@ -891,9 +906,11 @@ static void gpu_both_down_scenario(const gpu_run_t *run)
 int main(int argc, char **argv)
 {
     gpu_run_t run = {64, 8, 8, 100000000ull, 0, 1, 0};
+    static const char *levels[] = {"thread", "warp", "poster"};
     const char *scenario = "all";
+    char name[32];
+    int opt, level;
     unsigned r;
-    int opt;
 
     while ((opt = getopt(argc, argv, "s:b:w:i:D:T:r:m:v")) != -1) {
         switch (opt) {
@@ -908,6 +925,7 @@ int main(int argc, char **argv)
         case 'i': run.iters = atoi(optarg); break;
         default:
             fprintf(stderr, "usage: %s [-s warp_fault|thread_fault|"
+                    "poster_fault|"
                     "both_down|steady|all] [-b BLOCKS] [-w WARPS] [-i ITERS] "
                     "[-D DEADLINE_US] [-T SECONDS] [-r RUNS] [-m gpu|host] "
                     "[-v: the HCAs' counters after every run]\n",
@@ -923,18 +941,15 @@ int main(int argc, char **argv)
     setenv("CUDA_MODULE_LOADING", "EAGER", 1);
     gpu_require_device();
 
-    if (!strcmp(scenario, "all") || !strcmp(scenario, "warp_fault")) {
-        for (r = 0; r < run.repeat; ++r) {
-            gpu_fault_scenario(&run, 1);
+    for (level = GPU_WARP_POSTER; level >= GPU_THREAD_LEVEL; --level) {
+        snprintf(name, sizeof(name), "%s_fault", levels[level]);
+        if (strcmp(scenario, "all") && strcmp(scenario, name)) {
+            continue;
         }
-        gpu_print_interrupts("warp_fault", &run);
-        gpu_num_interrupts = gpu_num_answers = 0;
-    }
-    if (!strcmp(scenario, "all") || !strcmp(scenario, "thread_fault")) {
         for (r = 0; r < run.repeat; ++r) {
-            gpu_fault_scenario(&run, 0);
+            gpu_fault_scenario(&run, level);
         }
-        gpu_print_interrupts("thread_fault", &run);
+        gpu_print_interrupts(name, &run);
         gpu_num_interrupts = gpu_num_answers = 0;
     }
     if (!strcmp(scenario, "all") || !strcmp(scenario, "both_down")) {

@@ -54,6 +54,90 @@ void worker_settle(gda_ft_chan_t *chan)
     } while ((state != GDA_FT_CHAN_ACTIVE) && (state != GDA_FT_CHAN_NO_PATH));
 }
 
+/* Waits for a fetch-add posted into result slot `slot` (at loff) and
+ * keeps what it fetched */
+static gda_ft_dev_status_t worker_fetched(chan_worker_t *wk,
+                                          gda_ft_dev_request_t *req,
+                                          unsigned slot, uint64_t loff)
+{
+    gda_ft_dev_status_t status = worker_wait(req);
+
+    if (status == GDA_FT_DEV_OK) {
+        wk->fetched[slot]    = gda_ft_dev_fetched(
+                (uint8_t*)wk->w->results + loff);
+        wk->fetched_ok[slot] = 1;
+    } else if (status == GDA_FT_DEV_IN_DOUBT) {
+        ++wk->in_doubt;
+        status = GDA_FT_DEV_OK;
+    }
+    return status;
+}
+
+/*
+ * Iteration i through the worker's poster: the operations that the plain
+ * calls of worker_step post, built here, in one post each (put_signal: the
+ * data, then its signal)
+ */
+static gda_ft_dev_status_t worker_step_poster(chan_worker_t *wk, unsigned i)
+{
+    static const unsigned wqebbs[8] = {1, 1, 1, 1, 2, 1, 1, 4};
+    chan_world_t *w     = wk->w;
+    gda_ft_chan_t *chan = wk->poster.chan;
+    unsigned slot       = wk->fadds % WORKER_MAX_FADDS;
+    uint64_t loff       = (wk->id * WORKER_MAX_FADDS + slot) *
+                          sizeof(uint64_t);
+    gda_ft_dev_status_t status;
+    gda_ft_dev_request_t req;
+    gda_ft_chan_op_t ops[4];
+    unsigned n = 1, k;
+    uint64_t off;
+    uint32_t len;
+
+    worker_put_geometry(wk, i, &off, &len);
+    switch (i % 8) {
+    case 4:
+        GDA_FT_ASSERT(gda_ft_dev_op_rdma(&ops[0], GDA_FT_CHAN_OP_PUT, &w->ml,
+                                         CHAN_ELEM_DATA, off, off, len));
+        GDA_FT_ASSERT(gda_ft_dev_op_signal(&ops[1], chan, &w->ml,
+                                           CHAN_ELEM_SIGNAL, wk->id * 8, 1));
+        n = 2;
+        break;
+    case 5:
+        GDA_FT_ASSERT(gda_ft_dev_op_signal(&ops[0], chan, &w->ml,
+                                           CHAN_ELEM_SIGNAL, wk->id * 8, 1));
+        break;
+    case 6:
+        GDA_FT_ASSERT(gda_ft_dev_op_atomic(&ops[0], GDA_FT_CHAN_OP_ATOMIC,
+                                           GDA_FT_MLX5_OPCODE_ATOMIC_FA,
+                                           &w->ml, CHAN_ELEM_COUNTER, loff,
+                                           0, 1, 0));
+        ++wk->fadds;
+        break;
+    case 7:
+        for (n = 4, k = 0; k < n; ++k) {
+            worker_put_geometry(wk, i + k * 8, &off, &len);
+            GDA_FT_ASSERT(gda_ft_dev_op_rdma(&ops[k], GDA_FT_CHAN_OP_PUT,
+                                             &w->ml, CHAN_ELEM_DATA, off,
+                                             off, len));
+        }
+        break;
+    default:
+        GDA_FT_ASSERT(gda_ft_dev_op_rdma(&ops[0], GDA_FT_CHAN_OP_PUT, &w->ml,
+                                         CHAN_ELEM_DATA, off, off, len));
+        break;
+    }
+    status = gda_ft_dev_poster_post(&wk->poster, ops, n, &req);
+    if (status != GDA_FT_DEV_OK) {
+        return status;
+    }
+    worker_record(wk, &req, wqebbs[i % 8]);
+    if ((i % 8) == 6) {
+        return worker_fetched(wk, &req, slot, loff);
+    }
+    wk->signals += ((i % 8) == 4) || ((i % 8) == 5);
+    return GDA_FT_DEV_OK;
+}
+
 /* One iteration: returns the post's status */
 static gda_ft_dev_status_t worker_step(chan_worker_t *wk, unsigned i)
 {
@@ -65,7 +149,12 @@ static gda_ft_dev_status_t worker_step(chan_worker_t *wk, unsigned i)
     uint32_t len;
     unsigned k, slot;
 
+    if (wk->use_poster) {
+        return worker_step_poster(wk, i);
+    }
     worker_put_geometry(wk, i, &off, &len);
+    slot = wk->fadds % WORKER_MAX_FADDS;
+    loff = (wk->id * WORKER_MAX_FADDS + slot) * sizeof(uint64_t);
     switch (i % 8) {
     case 4:
         status = gda_ft_dev_put_signal(&w->ep, &w->ml, CHAN_ELEM_DATA, off,
@@ -85,8 +174,7 @@ static gda_ft_dev_status_t worker_step(chan_worker_t *wk, unsigned i)
         }
         return status;
     case 6:
-        slot   = wk->fadds++ % WORKER_MAX_FADDS;
-        loff   = (wk->id * WORKER_MAX_FADDS + slot) * sizeof(uint64_t);
+        ++wk->fadds;
         status = gda_ft_dev_atomic_fetch_add(&w->ep, &w->ml,
                                              CHAN_ELEM_COUNTER, loff, 0, 1,
                                              wk->chan, &req);
@@ -94,16 +182,7 @@ static gda_ft_dev_status_t worker_step(chan_worker_t *wk, unsigned i)
             return status;
         }
         worker_record(wk, &req, 1);
-        status = worker_wait(&req);
-        if (status == GDA_FT_DEV_OK) {
-            wk->fetched[slot]    = gda_ft_dev_fetched(
-                    (uint8_t*)w->results + loff);
-            wk->fetched_ok[slot] = 1;
-        } else if (status == GDA_FT_DEV_IN_DOUBT) {
-            ++wk->in_doubt;
-            status = GDA_FT_DEV_OK;
-        }
-        return status;
+        return worker_fetched(wk, &req, slot, loff);
     case 7:
         /* a batch, as a warp posts: one reservation, one doorbell */
         for (k = 0; k < 4; ++k) {
@@ -162,21 +241,30 @@ static void *worker_run(void *arg)
     return NULL;
 }
 
-void workers_start(chan_world_t *w, chan_worker_t *wk, pthread_t *th,
-                   unsigned n, unsigned iters)
+void workers_start_posters(chan_world_t *w, chan_worker_t *wk, pthread_t *th,
+                           unsigned n, unsigned iters, unsigned posters)
 {
     unsigned t;
 
     for (t = 0; t < n; ++t) {
         memset(&wk[t], 0, sizeof(wk[t]));
-        wk[t].w        = w;
-        wk[t].id       = t;
-        wk[t].nthreads = n;
-        wk[t].iters    = iters;
-        wk[t].chan     = t % w->params.nchan;
+        wk[t].w          = w;
+        wk[t].id         = t;
+        wk[t].nthreads   = n;
+        wk[t].iters      = iters;
+        wk[t].chan       = t % w->params.nchan;
+        wk[t].use_poster = !!(posters & (1u << t));
+        GDA_FT_ASSERT_EQ(gda_ft_dev_poster_init(&wk[t].poster, &w->ep,
+                                                wk[t].chan), GDA_FT_DEV_OK);
         GDA_FT_ASSERT_EQ(pthread_create(&th[t], NULL, worker_run, &wk[t]),
                          0);
     }
+}
+
+void workers_start(chan_world_t *w, chan_worker_t *wk, pthread_t *th,
+                   unsigned n, unsigned iters)
+{
+    workers_start_posters(w, wk, th, n, iters, 0);
 }
 
 void workers_join(pthread_t *th, unsigned n)

@@ -32,6 +32,9 @@ typedef struct chan_worker {
     unsigned      fail_iter;
     uint64_t      end_ns;         /* when it stopped (atomic: 0 running) */
     int           stop;           /* atomic: set by workers_stop() */
+    int           use_poster;     /* posts through `poster`, not the
+                                     plain calls */
+    gda_ft_dev_poster_t poster;
 } chan_worker_t;
 
 /* Waits for a request to finish; returns its status */
@@ -44,6 +47,11 @@ void worker_settle(gda_ft_chan_t *chan);
 /* n threads, `iters` operations each, thread t on channel t % nchan */
 void workers_start(chan_world_t *w, chan_worker_t *wk, pthread_t *th,
                    unsigned n, unsigned iters);
+
+/* The same, thread t posting through a poster (gda_ft_dev_poster_t) when
+ * bit t of posters is set */
+void workers_start_posters(chan_world_t *w, chan_worker_t *wk, pthread_t *th,
+                           unsigned n, unsigned iters, unsigned posters);
 void workers_join(pthread_t *th, unsigned n);
 
 /* Whether all n have ended their run (or failed) */

@@ -184,11 +184,11 @@ static void chan_check_counters(chan_world_t *w)
  */
 static void workers_start_under_way(chan_world_t *w, chan_worker_t *wk,
                                     pthread_t *th, unsigned n,
-                                    unsigned iters)
+                                    unsigned iters, unsigned posters)
 {
     double deadline = soft_now_sec() + 60;
 
-    workers_start(w, wk, th, n, iters);
+    workers_start_posters(w, wk, th, n, iters, posters);
     while (chan_world_completed(w) < n * iters / 10) {
         GDA_FT_ASSERT(soft_now_sec() < deadline);
         usleep(10);
@@ -223,7 +223,9 @@ static void chans_verify_failed_back(chan_world_t *w, chan_worker_t *wk,
     GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(w, no_path), 0);
 }
 
-static void primary_down_mid_run_and_back(void)
+/* Eight threads on nchan channels, thread t through a poster when bit t
+ * of posters is set: one side's primary port down and back mid-run */
+static void primary_down_mid_run_and_back(unsigned nchan, unsigned posters)
 {
     chan_world_params_t params;
     chan_worker_t wk[8];
@@ -231,10 +233,10 @@ static void primary_down_mid_run_and_back(void)
     chan_world_t w;
 
     chan_world_default_params(&params);
-    params.nchan = 4;
+    params.nchan = nchan;
     chan_world_init(&w, &params);
     chan_world_guard_start(&w);
-    workers_start_under_way(&w, wk, th, 8, 1200);
+    workers_start_under_way(&w, wk, th, 8, 1200, posters);
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
     usleep(300000);
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 1);
@@ -251,7 +253,99 @@ static void primary_down_mid_run_and_back(void)
 
 GDA_FT_TEST_TIMEOUT(dev_chan, primary_down_mid_run_and_back, 180)
 {
-    primary_down_mid_run_and_back();
+    primary_down_mid_run_and_back(4, 0);
+}
+
+/*
+ * Posters (gda_ft_dev_poster_t) beside plain posts through a port failure
+ * and its return: six channels, eight threads. Channels 2-5 have one
+ * poster each (its memo holds between its posts, except across the
+ * switches); channel 1 has two, and channel 0 a poster and a plain
+ * poster, whose posts make each other's memos stale. Everything exact, no
+ * slot twice, PSNs in ring order.
+ */
+GDA_FT_TEST_TIMEOUT(dev_chan, posters_beside_plain_posts_through_failover,
+                    180)
+{
+    primary_down_mid_run_and_back(6, 0xfe);
+}
+
+/* Reserves through memo and publishes at once (nothing written: the
+ * ready and PSN bookkeeping is what is looked at); returns whether the
+ * memo's way was taken */
+static int memo_post(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo)
+{
+    gda_ft_chan_resv_t resv;
+    uint32_t psn;
+    int taken = gda_ft_chan_reserve_memo(chan, 1, memo, &resv);
+
+    if (!taken) {
+        GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(chan, 1, &resv), GDA_FT_DEV_OK);
+    } else {
+        /* what the memo proved */
+        GDA_FT_ASSERT_EQ(gda_ft_atomic_load_acq64(&chan->ready), resv.seq);
+        GDA_FT_ASSERT_EQ(resv.psn, chan->path[resv.path].next_psn);
+    }
+    psn = gda_ft_chan_take_turn(chan, &resv);
+    chan->path[resv.path].next_psn = gda_ft_dev_psn_add(psn, 3);
+    gda_ft_atomic_store_rel64(&chan->ready, resv.seq + 1);
+    gda_ft_chan_remember(memo, &resv, chan->path[resv.path].next_psn);
+    return taken;
+}
+
+/* A memo's way is taken exactly while nobody else reserved and nothing
+ * switched since its holder published: not the first time, not after
+ * another poster's post or a switch; a freeze that did nothing keeps it */
+GDA_FT_TEST(dev_chan, poster_memo_holds_until_the_channel_moves_on)
+{
+    gda_ft_chan_memo_t memo = {0, 0, 0, 0, 0}, other = memo;
+    gda_ft_chan_resv_t resv;
+    gda_ft_chan_t chan;
+
+    memset(&chan, 0, sizeof(chan));
+    chan.wqebb_cnt = 8;
+    chan.state     = GDA_FT_CHAN_ACTIVE;
+    chan.path[GDA_FT_CHAN_PRIMARY].next_psn = 100;
+    chan.path[GDA_FT_CHAN_BACKUP].next_psn  = 500;
+    chan.path[GDA_FT_CHAN_BACKUP].ring_off  = 3;
+
+    GDA_FT_ASSERT(!memo_post(&chan, &memo));     /* nothing remembered */
+    GDA_FT_ASSERT(memo_post(&chan, &memo));
+    GDA_FT_ASSERT(memo_post(&chan, &memo));
+    GDA_FT_ASSERT_EQ(chan.path[GDA_FT_CHAN_PRIMARY].next_psn, 109);
+
+    GDA_FT_ASSERT(!memo_post(&chan, &other));    /* another poster */
+    GDA_FT_ASSERT(!memo_post(&chan, &memo));     /* ... made it stale */
+    GDA_FT_ASSERT(memo_post(&chan, &memo));
+    GDA_FT_ASSERT(!memo_post(&chan, &other));    /* stale: the CAS fails */
+
+    /* a freeze that found nothing to do */
+    GDA_FT_ASSERT(gda_ft_chan_freeze(&chan));
+    gda_ft_chan_unfreeze(&chan);
+    GDA_FT_ASSERT(memo_post(&chan, &other));
+
+    /* the ring looks full: `completed` is read again, and has room */
+    GDA_FT_ASSERT_EQ(GDA_FT_CHAN_WORD_INDEX(chan.word), 8);
+    chan.completed = GDA_FT_CHAN_WORD(0, 7);
+    GDA_FT_ASSERT(memo_post(&chan, &other));
+    GDA_FT_ASSERT(memo_post(&chan, &other));
+    GDA_FT_ASSERT_EQ(memo.completed, 0);
+    GDA_FT_ASSERT_EQ(other.completed, 7);
+
+    /* while frozen, a memo of the frozen word's value never reserves */
+    chan.word = GDA_FT_CHAN_FROZEN | other.word;
+    GDA_FT_ASSERT(!gda_ft_chan_reserve_memo(&chan, 1, &other, &resv));
+    GDA_FT_ASSERT(!other.valid);
+
+    /* a switch: the next epoch names the backup, at its own offset */
+    chan.word = GDA_FT_CHAN_WORD(1, GDA_FT_CHAN_WORD_INDEX(chan.word));
+    chan.completed = GDA_FT_CHAN_WORD(1, 9);
+    GDA_FT_ASSERT(!memo_post(&chan, &memo));
+    GDA_FT_ASSERT_EQ(memo.off, 3);
+    GDA_FT_ASSERT_EQ(chan.path[GDA_FT_CHAN_BACKUP].next_psn, 503);
+    GDA_FT_ASSERT(memo_post(&chan, &memo));
+    GDA_FT_ASSERT_EQ(chan.path[GDA_FT_CHAN_BACKUP].next_psn, 506);
+    GDA_FT_ASSERT_EQ(chan.path[GDA_FT_CHAN_PRIMARY].next_psn, 130);
 }
 
 /* The same with an engine thread per soft HCA: the initiator's and the
@@ -261,7 +355,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, primary_down_mid_run_and_back_thread_per_hca,
                     180)
 {
     setenv("UCX_GDA_FT_SOFT_THREADS", "4", 1);
-    primary_down_mid_run_and_back();
+    primary_down_mid_run_and_back(4, 0);
 }
 
 GDA_FT_TEST_TIMEOUT(dev_chan, both_ports_down_no_path_before_the_hca_gives_up,
@@ -750,7 +844,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, rearm_waits_for_the_peers_word, 60)
     memset(&chan_late, 0, sizeof(chan_late));
     chan_late.answer_after_ns = 3 * params.recovery_ns;
 
-    workers_start_under_way(&w, wk, th, 1, 1200);
+    workers_start_under_way(&w, wk, th, 1, 1200, 0);
     chan_late.pretend_up = 1;
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
 
@@ -901,7 +995,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, failback_under_load, 180)
     params.recovery_ns = params.recovery_ns / 4;
     chan_world_init(&w, &params);
     chan_world_guard_start(&w);
-    workers_start_under_way(&w, wk, th, 8, 4000);
+    workers_start_under_way(&w, wk, th, 8, 4000, 0);
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
     /* down until every channel left it: a port back within a deadline or
      * two may let the HCA's retransmission save the primary (1 run in 20) */
@@ -1067,7 +1161,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, busy_channel_follows_the_peers_finding, 60)
     params.nchan = 1;
     chan_world_init(&w, &params);
     chan_world_guard_start(&w);
-    workers_start_under_way(&w, wk, th, 2, 4000);
+    workers_start_under_way(&w, wk, th, 2, 4000, 0);
 
     hinted = gda_ft_dev_now_ns();
     gda_ft_chan_host_peer_left(&w.a[0]);

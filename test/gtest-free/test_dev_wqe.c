@@ -376,7 +376,7 @@ GDA_FT_TEST(dev_wqe, chan_send_bytes_and_replay)
     static const uint32_t no_keys[2] = {0, 0};
     const char msg[12] = "hdr+payload";
     gda_ft_chan_slot_t slots[2][8];
-    gda_ft_chan_resv_t resv = {0};
+    gda_ft_chan_resv_t resv = {0, 0, 0, 0, 0, 0, 0};
     gda_ft_chan_op_t op;
     gda_ft_chan_t chan;
     uint32_t npkts = 0;

@@ -39,6 +39,16 @@ GDA_FT_TEST_TIMEOUT(gpu, warp_posts_primary_down_and_back, 300)
     gpu_run_program("-s warp_fault");
 }
 
+/* Warps posting through posters: four warps with a channel each (every
+ * post after the first takes the memo's way, except across the switch
+ * and the failback), then 512 warps on 4 channels (the memos mostly
+ * stale) */
+GDA_FT_TEST_TIMEOUT(gpu, poster_posts_primary_down_and_back, 300)
+{
+    gpu_run_program("-s poster_fault -b 4 -w 1 -i 20000");
+    gpu_run_program("-s poster_fault");
+}
+
 GDA_FT_TEST_TIMEOUT(gpu, thread_posts_primary_down_and_back, 300)
 {
     gpu_run_program("-s thread_fault");

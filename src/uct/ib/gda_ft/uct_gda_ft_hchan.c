@@ -241,7 +241,8 @@ ucs_status_t uct_gda_ft_hchan_post(uct_gda_ft_ep_t *ep,
         return UCS_ERR_NO_RESOURCE;
     }
 
-    status = gda_ft_chan_reserve(chan, n, &resv);
+    status = gda_ft_chan_reserve_memo(chan, n, &hchan->memo, &resv) ?
+             GDA_FT_DEV_OK : gda_ft_chan_reserve(chan, n, &resv);
     if (ucs_unlikely(status != GDA_FT_DEV_OK)) {
         return (status == GDA_FT_DEV_NO_PATH) ? UCS_ERR_ENDPOINT_TIMEOUT :
                                                 UCS_ERR_NO_RESOURCE;
@@ -253,7 +254,7 @@ ucs_status_t uct_gda_ft_hchan_post(uct_gda_ft_ep_t *ep,
                                &npkts);
     hchan->cookies[last & (chan->wqebb_cnt - 1)] =
             (cookie != 0) ? cookie : UCT_GDA_FT_HCHAN_END;
-    gda_ft_chan_publish(chan, &resv, end, db);
+    gda_ft_chan_publish(chan, &resv, end, db, &hchan->memo);
     hchan->posted = end;
     ++hchan->ops;
     ep->flags    &= ~UCT_GDA_FT_EP_FLAG_HCHAN_FENCE;
@@ -454,6 +455,7 @@ ucs_status_t uct_gda_ft_hchan_connect(uct_gda_ft_ep_t *ep, int peer_am)
         return UCS_ERR_NO_MEMORY;
     }
     hchan->posted       = GDA_FT_CHAN_WORD_INDEX(chan->word);
+    hchan->memo.valid   = 0;
     hchan->delivered    = hchan->posted;
     hchan->aborted      = hchan->posted;
     hchan->abort_status = 0;

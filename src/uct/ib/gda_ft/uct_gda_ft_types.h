@@ -242,6 +242,8 @@ typedef struct uct_gda_ft_ep_hchan {
                                     operation's last WQE: its cookie, or
                                     UCT_GDA_FT_HCHAN_END; 0 elsewhere */
     uint64_t         posted;     /* logical index after the last post */
+    gda_ft_chan_memo_t memo;     /* the only poster: how it left the
+                                    channel (no turn to wait for) */
     uint64_t         delivered;  /* completions handed out before it */
     uint32_t         ops;        /* operations posted, not handed out */
     uint32_t         no_path_ops; /* handed out failed for lack of a path,
