@@ -391,6 +391,37 @@ GDA_FT_DEV_FUNC uint8_t gda_ft_chan_write_atomic(const gda_ft_dev_sq_t *sq,
     return 0;
 }
 
+/* A new WQE's slot, but for its seq and what the publication stamps: its
+ * keys, packets, kind, flags and size, no failure. On the GPU in three
+ * stores, not eleven (slots are 16-byte aligned: 48 bytes each, in arrays
+ * from the allocator). */
+GDA_FT_DEV_FUNC void gda_ft_chan_slot_set(gda_ft_chan_slot_t *slot,
+                                          const gda_ft_chan_op_t *op,
+                                          uint16_t npkts, uint8_t flags,
+                                          uint8_t wqebbs)
+{
+#if GDA_FT_ON_DEVICE
+    *(uint4*)slot->lkey        = make_uint4(op->lkey[0], op->lkey[1],
+                                            op->rkey[0], op->rkey[1]);
+    *(uint32_t*)&slot->npkts   = npkts | ((uint32_t)op->kind << 16) |
+                                 ((uint32_t)flags << 24);
+    /* status OK (0), syndrome and strikes 0 */
+    *(uint32_t*)&slot->wqebbs  = wqebbs;
+#else
+    slot->lkey[0]  = op->lkey[0];
+    slot->lkey[1]  = op->lkey[1];
+    slot->rkey[0]  = op->rkey[0];
+    slot->rkey[1]  = op->rkey[1];
+    slot->npkts    = npkts;
+    slot->kind     = op->kind;
+    slot->flags    = flags;
+    slot->wqebbs   = wqebbs;
+    slot->status   = GDA_FT_DEV_OK;
+    slot->syndrome = 0;
+    slot->strikes  = 0;
+#endif
+}
+
 /*
  * Writes one WQE of op at logical index seq on path `path`: bytes
  * [offset, offset + length) of a put or get, or the whole atomic or send.
@@ -412,6 +443,8 @@ gda_ft_chan_write_wqe(gda_ft_chan_t *chan, const gda_ft_chan_resv_t *resv,
     uint8_t  flags           = GDA_FT_CHAN_SLOT_RADDR;
     uint8_t  opmod           = 0;
     uint32_t imm             = 0;
+    uint16_t npkts;
+    uint8_t  wqebbs;
 
     if (op->kind == GDA_FT_CHAN_OP_SEND) {
         /* ctrl, then the data: no remote address */
@@ -454,22 +487,14 @@ gda_ft_chan_write_wqe(gda_ft_chan_t *chan, const gda_ft_chan_resv_t *resv,
                                 ((op->flags & GDA_FT_CHAN_OP_F_FENCE) ?
                                  GDA_FT_MLX5_WQE_CTRL_FENCE : 0), imm);
 
-    slot->lkey[0]  = op->lkey[0];
-    slot->lkey[1]  = op->lkey[1];
-    slot->rkey[0]  = op->rkey[0];
-    slot->rkey[1]  = op->rkey[1];
-    slot->npkts    = gda_ft_chan_npkts(chan, op, length);
-    slot->kind     = op->kind;
-    slot->flags    = flags;
-    slot->wqebbs   = (uint8_t)gda_ft_wqe_ds_to_wqebbs(ds);
-    slot->status   = GDA_FT_DEV_OK;
-    slot->syndrome = 0;
-    slot->strikes  = 0;
+    npkts  = gda_ft_chan_npkts(chan, op, length);
+    wqebbs = (uint8_t)gda_ft_wqe_ds_to_wqebbs(ds);
+    gda_ft_chan_slot_set(slot, op, npkts, flags, wqebbs);
     /* pollers read seq after acquiring `ready`, which the publication
      * releases: the slot needs no fence of its own */
     gda_ft_atomic_store_rlx64(&slot->seq, seq);
-    *npkts_p += slot->npkts;
-    return slot->wqebbs;
+    *npkts_p += npkts;
+    return wqebbs;
 }
 
 /*
@@ -569,7 +594,14 @@ GDA_FT_DEV_FUNC void gda_ft_chan_release(gda_ft_chan_t *chan,
                                          uint64_t end, uint64_t db)
 {
     gda_ft_chan_ring_db(&chan->path[resv->path], resv->off, end, db);
+#if GDA_FT_ON_DEVICE
+    /* the doorbell's release fence orders the slots and the PSN before
+     * this store as well (a fence, then a strong store: a release); a
+     * release store of its own waited for the doorbell's PCIe write */
+    gda_ft_atomic_store_rlx64(&chan->ready, end);
+#else
     gda_ft_atomic_store_rel64(&chan->ready, end);
+#endif
 }
 
 /* The path's next PSN when the reservation's turn has come (waiting for

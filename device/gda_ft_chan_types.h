@@ -324,6 +324,14 @@ typedef struct gda_ft_chan_query {
 } gda_ft_chan_query_t;
 
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_slot_t) == 48, chan_slot_size);
+/* gda_ft_chan_slot_set() writes these as three words */
+GDA_FT_STATIC_ASSERT((offsetof(gda_ft_chan_slot_t, rkey) == 8) &&
+                     (offsetof(gda_ft_chan_slot_t, npkts) == 36) &&
+                     (offsetof(gda_ft_chan_slot_t, kind) == 38) &&
+                     (offsetof(gda_ft_chan_slot_t, flags) == 39) &&
+                     (offsetof(gda_ft_chan_slot_t, wqebbs) == 40) &&
+                     (offsetof(gda_ft_chan_slot_t, strikes) == 43),
+                     chan_slot_words);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_path_t) == 128, chan_path_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_record_t) == 32, chan_record_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_mbox_t) == 312, chan_mbox_size);
