@@ -279,6 +279,11 @@ for part in $parts; do
             $chan -s warp_fault -b 1 -w 8 -i 400
         run racecheck_thread_fault.log compute-sanitizer --tool racecheck \
             $chan -s thread_fault -b 1 -w 4 -i 400
+        # posters: a warp per channel, so that the memo's way is taken
+        run memcheck_poster_fault.log compute-sanitizer --tool memcheck \
+            $chan -s poster_fault -b 4 -w 1 -i 400
+        run racecheck_poster_fault.log compute-sanitizer --tool racecheck \
+            $chan -s poster_fault -b 2 -w 2 -i 400
         ;;
     *)
         echo "unknown part $part" >&2

@@ -4,19 +4,23 @@
  * side by side in one run:
  *   ft_on   the channel API with failover armed (deadline, peer health,
  *           mailbox)
- *   ft_off  the same API and rings with failover disarmed
+ *   poster  the same through a poster (gda_ft_dev_poster_t), which
+ *           remembers the channel between the warp's posts
+ *   ft_off  the same API and rings as ft_on with failover disarmed
  *   floor   a bare loop: each lane writes its 64-byte WQE into the ring,
  *           lane 0 writes the doorbell record (a release store), a fence,
  *           and the doorbell with the last lane's doorbell word (the warp
  *           owns the ring: no reservation, no slots, no PSNs)
- * for 8-byte inline puts and 4 KiB puts, with 1 warp and with one warp per
- * channel, and for FT on/off with 8 warps per channel. Times come from
- * %globaltimer around each warp's posting loop; the software HCA drains
- * the rings meanwhile.
+ * for 8-byte inline puts, 4 KiB puts, and put_signal (31 lanes put 4 KiB,
+ * the last one adds to the peer's signal word: the data, then its
+ * signal), with 1 warp, with one warp per channel, and with 8 warps per
+ * channel (no floor there: it needs a ring of its own per warp). Times
+ * come from %globaltimer around each warp's posting loop; the software
+ * HCA drains the rings meanwhile.
  *
  * A last pass times the steps of the first warp's posts (SM cycles,
- * GDA_FT_DEV_POST_MARK) with one warp, FT on and off: where a batch's
- * time goes.
+ * GDA_FT_DEV_POST_MARK) with one warp, FT on, through a poster, and FT
+ * off: where a batch's time goes.
  *
  *   gda_ft_gpu_bench [-n BATCHES]
  */
@@ -33,11 +37,13 @@ __device__ static void bench_mark(unsigned step);
 #define BENCH_RING       16384
 #define BENCH_LANES      32
 
-enum { BENCH_INLINE8 = 0, BENCH_PUT4K = 1 };
-enum { BENCH_FT_ON = 0, BENCH_FT_OFF = 1, BENCH_FLOOR = 2 };
+enum { BENCH_INLINE8, BENCH_PUT4K, BENCH_PUT_SIGNAL, BENCH_KINDS };
+enum { BENCH_FT_ON, BENCH_POSTER, BENCH_FT_OFF, BENCH_FLOOR, BENCH_MODES };
 
-static const char *bench_kind_name[] = {"put inline 8 B", "put 4 KiB"};
-static const char *bench_mode_name[] = {"ft_on", "ft_off", "floor"};
+static const char *bench_kind_name[] = {"put inline 8 B", "put 4 KiB",
+                                        "put_signal 4 KiB"};
+static const char *bench_mode_name[] = {"ft_on", "poster", "ft_off",
+                                        "floor"};
 
 static const char *bench_step_name[BENCH_STEPS] = {
     "build the operation", "reserve", "write WQEs and slots",
@@ -62,24 +68,62 @@ __device__ static void bench_mark(unsigned step)
     }
 }
 
-/* One lane's WQE of the floor: an inline 8-byte RDMA WRITE; returns its
+/* One lane's WQE of the floor for an operation of `kind`; returns its
  * doorbell word */
 __device__ static uint64_t bench_floor_wqe(gda_ft_chan_t *chan, uint64_t idx,
-                                       const gda_ft_dev_mem_list_t *ml,
-                                       unsigned lane)
+                                           const gda_ft_dev_mem_list_t *ml,
+                                           int kind, unsigned lane)
 {
     gda_ft_chan_path_t *p = &chan->path[GDA_FT_CHAN_PRIMARY];
-    uint64_t data         = lane;
+    const gda_ft_dev_mem_elem_t *data = &ml->elems[CHAN_ELEM_DATA];
+    const gda_ft_dev_mem_elem_t *sig  = &ml->elems[CHAN_ELEM_SIGNAL];
+    uint16_t i     = (uint16_t)idx;
+    uint8_t opcode = GDA_FT_MLX5_OPCODE_RDMA_WRITE;
+    unsigned ds    = 3;
 
-    gda_ft_wqe_set_raddr(gda_ft_wqe_seg(&p->sq, (uint16_t)idx, 1),
-                         ml->elems[CHAN_ELEM_DATA].raddr + lane * 8,
-                         ml->elems[CHAN_ELEM_DATA].rkey[0]);
-    gda_ft_wqe_set_inline(&p->sq, (uint16_t)idx, 2, &data, 8);
-    return gda_ft_wqe_set_ctrl(gda_ft_wqe_seg(&p->sq, (uint16_t)idx, 0),
-                               GDA_FT_MLX5_OPCODE_RDMA_WRITE, 0, (uint16_t)idx,
-                               p->sq.qpn, 3,
+    if ((kind == BENCH_PUT_SIGNAL) && (lane == BENCH_LANES - 1)) {
+        opcode = GDA_FT_MLX5_OPCODE_ATOMIC_FA;
+        ds     = 4;
+        gda_ft_wqe_set_raddr(gda_ft_wqe_seg(&p->sq, i, 1), sig->raddr,
+                             sig->rkey[0]);
+        gda_ft_wqe_set_atomic(gda_ft_wqe_seg(&p->sq, i, 2), 1, 0);
+        gda_ft_wqe_set_data(gda_ft_wqe_seg(&p->sq, i, 3), 8,
+                            chan->scratch_lkey[0], chan->scratch_addr);
+    } else if (kind == BENCH_INLINE8) {
+        gda_ft_wqe_set_raddr(gda_ft_wqe_seg(&p->sq, i, 1),
+                             data->raddr + lane * 8, data->rkey[0]);
+        /* as the channel writes it: words from registers */
+        gda_ft_wqe_set_inline_words(&p->sq, i, 2, lane, 0, 8);
+    } else {
+        gda_ft_wqe_set_raddr(gda_ft_wqe_seg(&p->sq, i, 1),
+                             data->raddr + lane * 4096, data->rkey[0]);
+        gda_ft_wqe_set_data(gda_ft_wqe_seg(&p->sq, i, 2), 4096,
+                            data->lkey[0], data->laddr + lane * 4096);
+    }
+    return gda_ft_wqe_set_ctrl(gda_ft_wqe_seg(&p->sq, i, 0), opcode, 0, i,
+                               p->sq.qpn, ds,
                                (lane == BENCH_LANES - 1) ?
                                GDA_FT_MLX5_WQE_CTRL_CQ_UPDATE : 0, 0);
+}
+
+/* This lane's operation of a batch of `kind` */
+__device__ static void bench_lane_op(gda_ft_chan_op_t *op,
+                                     const gda_ft_chan_t *chan,
+                                     const gda_ft_dev_mem_list_t *ml,
+                                     int kind, unsigned warp, unsigned lane)
+{
+    if (kind == BENCH_INLINE8) {
+        gda_ft_dev_op_rdma(op, GDA_FT_CHAN_OP_PUT, ml, CHAN_ELEM_DATA, 0,
+                           (uint64_t)lane * 8, 8);
+        op->inl        = 1;
+        op->operand[0] = lane;
+    } else if ((kind == BENCH_PUT_SIGNAL) && (lane == BENCH_LANES - 1)) {
+        gda_ft_dev_op_signal(op, chan, ml, CHAN_ELEM_SIGNAL, warp * 8, 1);
+    } else {
+        gda_ft_dev_op_rdma(op, GDA_FT_CHAN_OP_PUT, ml, CHAN_ELEM_DATA,
+                           (uint64_t)lane * 4096, (uint64_t)lane * 4096,
+                           4096);
+    }
 }
 
 __global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
@@ -91,11 +135,14 @@ __global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
     unsigned warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
     gda_ft_chan_t *chan = &ep.channels[warp % ep.num_channels];
     gda_ft_chan_path_t *p = &chan->path[GDA_FT_CHAN_PRIMARY];
+    gda_ft_dev_poster_t poster;
     gda_ft_dev_request_t req;
+    gda_ft_dev_status_t status;
     gda_ft_chan_op_t op;
     uint64_t start, base = 0, db;
     unsigned b;
 
+    gda_ft_dev_poster_init(&poster, &ep, warp % ep.num_channels);
     if (mode == BENCH_FLOOR) {
         base = gda_ft_chan_ring_idx(p, GDA_FT_CHAN_WORD_INDEX(chan->word));
     }
@@ -109,7 +156,7 @@ __global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
     for (b = 0; b < batches; ++b) {
         bench_mark(0);
         if (mode == BENCH_FLOOR) {
-            db    = bench_floor_wqe(chan, base + lane, &ml, lane);
+            db    = bench_floor_wqe(chan, base + lane, &ml, kind, lane);
             db    = __shfl_sync(0xffffffff, db, BENCH_LANES - 1);
             base += BENCH_LANES;
             if (lane == 0) {
@@ -123,17 +170,11 @@ __global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
             __syncwarp();
             continue;
         }
-        if (kind == BENCH_INLINE8) {
-            gda_ft_dev_op_rdma(&op, GDA_FT_CHAN_OP_PUT, &ml, CHAN_ELEM_DATA,
-                               0, (uint64_t)lane * 8, 8);
-            op.inl        = 1;
-            op.operand[0] = lane;
-        } else {
-            gda_ft_dev_op_rdma(&op, GDA_FT_CHAN_OP_PUT, &ml, CHAN_ELEM_DATA,
-                               (uint64_t)lane * 4096, (uint64_t)lane * 4096,
-                               4096);
-        }
-        if (gda_ft_dev_post_warp(chan, &op, &req) != GDA_FT_DEV_OK) {
+        bench_lane_op(&op, chan, &ml, kind, warp, lane);
+        status = (mode == BENCH_POSTER) ?
+                 gda_ft_dev_poster_post_warp(&poster, &op, &req) :
+                 gda_ft_dev_post_warp(chan, &op, &req);
+        if (status != GDA_FT_DEV_OK) {
             break;
         }
     }
@@ -225,7 +266,7 @@ static void bench_steps(chan_world_t *w, unsigned batches)
     printf("\nsteps of a 32-WQE warp batch, put inline 8 B, 1 warp "
            "(ns per batch, from SM cycles scaled to the run's time)\n");
     for (mode = BENCH_FT_ON; mode <= BENCH_FT_OFF; ++mode) {
-        bench_set_ft(w, mode == BENCH_FT_ON);
+        bench_set_ft(w, mode != BENCH_FT_OFF);
         if (!bench_run(w, 1, batches, BENCH_INLINE8, mode, &ns, &rate)) {
             printf("FAIL: %s did not complete\n", bench_mode_name[mode]);
             break;
@@ -246,13 +287,25 @@ static void bench_steps(chan_world_t *w, unsigned batches)
     GPU_CHECK_CUDA(cudaMemcpyToSymbol(bench_timing, &off, sizeof(off)));
 }
 
+/* Prints one row of a measurement; the floor's rate (0: none) */
+static void bench_print(int kind, unsigned warps, int mode, double ns,
+                        double rate, double floor_rate)
+{
+    printf("%-16s %6u  %-6s %12.1f %14.3g", bench_kind_name[kind], warps,
+           bench_mode_name[mode], ns, rate);
+    if (floor_rate != 0) {
+        printf(" %8.2f", rate / floor_rate);
+    }
+    printf("\n");
+}
+
 int main(int argc, char **argv)
 {
     static const unsigned warp_counts[] = {1, BENCH_CHANNELS,
                                            8 * BENCH_CHANNELS};
     chan_world_params_t params;
     unsigned batches = 64, wc, batches_now;
-    double ns[3], rate[3];
+    double ns[BENCH_MODES], rate[BENCH_MODES];
     int kind, mode, opt;
     chan_world_t w;
 
@@ -277,12 +330,12 @@ int main(int argc, char **argv)
 
     printf("%-16s %6s  %-6s %12s %14s %8s\n", "operation", "warps", "mode",
            "ns/WQE/warp", "WQE/s", "vs floor");
-    for (kind = BENCH_INLINE8; kind <= BENCH_PUT4K; ++kind) {
+    for (kind = BENCH_INLINE8; kind < BENCH_KINDS; ++kind) {
         for (wc = 0; wc < 3; ++wc) {
             /* a ring holds what its warps post in one run */
             batches_now = (wc == 2) ? batches / 8 : batches;
             for (mode = BENCH_FT_ON; mode <= BENCH_FT_OFF; ++mode) {
-                bench_set_ft(&w, mode == BENCH_FT_ON);
+                bench_set_ft(&w, mode != BENCH_FT_OFF);
                 if (!bench_run(&w, warp_counts[wc], batches_now, kind, mode,
                                &ns[mode], &rate[mode])) {
                     printf("FAIL: %s did not complete\n",
@@ -291,25 +344,20 @@ int main(int argc, char **argv)
                 }
             }
             ns[BENCH_FLOOR] = rate[BENCH_FLOOR] = 0;
-            if ((kind == BENCH_INLINE8) && (wc < 2)) {
+            if (wc < 2) {
                 bench_run(&w, warp_counts[wc], batches_now, kind,
                           BENCH_FLOOR, &ns[BENCH_FLOOR], &rate[BENCH_FLOOR]);
             }
-            for (mode = BENCH_FT_ON; mode <= BENCH_FLOOR; ++mode) {
-                if (rate[mode] == 0) {
-                    continue;
+            for (mode = BENCH_FT_ON; mode < BENCH_MODES; ++mode) {
+                if (rate[mode] != 0) {
+                    bench_print(kind, warp_counts[wc], mode, ns[mode],
+                                rate[mode], rate[BENCH_FLOOR]);
                 }
-                printf("%-16s %6u  %-6s %12.1f %14.3g", bench_kind_name[kind],
-                       warp_counts[wc], bench_mode_name[mode], ns[mode],
-                       rate[mode]);
-                if (rate[BENCH_FLOOR] != 0) {
-                    printf(" %8.2f", rate[mode] / rate[BENCH_FLOOR]);
-                }
-                printf("\n");
             }
-            printf("%-16s %6u  ft_on/ft_off rate: %.3f\n",
+            printf("%-16s %6u  ft_on/ft_off rate: %.3f, poster/ft_on: %.3f\n",
                    bench_kind_name[kind], warp_counts[wc],
-                   rate[BENCH_FT_ON] / rate[BENCH_FT_OFF]);
+                   rate[BENCH_FT_ON] / rate[BENCH_FT_OFF],
+                   rate[BENCH_POSTER] / rate[BENCH_FT_ON]);
             if (rate[BENCH_FLOOR] != 0) {
                 /* the floor wrote WQEs behind the channels' backs */
                 chan_world_fini(&w);
