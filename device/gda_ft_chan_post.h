@@ -558,22 +558,33 @@ GDA_FT_DEV_FUNC void gda_ft_chan_ring_db(gda_ft_chan_path_t *p, uint64_t off,
 /*
  * Gives the WQEs in [seq, end) of path p (ring_off off) the PSNs from psn
  * on, in ring order, and their post time; returns the PSN after them.
+ * gda_ft_chan_stamp_wqe() stamps one, for a caller that knows its packets
+ * (a GPU's read of the slot just written goes to L2).
  * Only the posters whose turn it is (or the switcher, with the channel
  * frozen) call it.
  */
+GDA_FT_DEV_FUNC gda_ft_chan_slot_t *
+gda_ft_chan_stamp_wqe(const gda_ft_chan_t *chan, gda_ft_chan_path_t *p,
+                      uint64_t off, uint64_t seq, uint64_t now, uint32_t psn)
+{
+    gda_ft_chan_slot_t *slot = &p->slots[(seq - off) &
+                                         (chan->wqebb_cnt - 1)];
+
+    slot->psn = psn;
+    gda_ft_atomic_store_rlx64(&slot->post_ns, now);
+    return slot;
+}
+
 GDA_FT_DEV_FUNC uint32_t gda_ft_chan_stamp(gda_ft_chan_t *chan,
                                            gda_ft_chan_path_t *p, uint64_t off,
                                            uint64_t seq, uint64_t end,
                                            uint64_t now, uint32_t psn)
 {
-    uint64_t ring = seq - off;
     gda_ft_chan_slot_t *slot;
 
-    for (; seq != end; seq += slot->wqebbs, ring += slot->wqebbs) {
-        slot      = &p->slots[ring & (chan->wqebb_cnt - 1)];
-        slot->psn = psn;
-        gda_ft_atomic_store_rlx64(&slot->post_ns, now);
-        psn       = gda_ft_dev_psn_add(psn, slot->npkts);
+    for (; seq != end; seq += slot->wqebbs) {
+        slot = gda_ft_chan_stamp_wqe(chan, p, off, seq, now, psn);
+        psn  = gda_ft_dev_psn_add(psn, slot->npkts);
     }
     return psn;
 }

@@ -632,7 +632,7 @@ gda_ft_dev_post_warp_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
     uint32_t mine   = gda_ft_chan_op_valid(chan, op) ?
                       gda_ft_chan_op_wqebbs(chan, op) : 0;
     uint32_t npkts  = 0, psn = 0, before, total, pkts_before, pkts_total;
-    unsigned long long last_wqe = 0, db = 0;
+    unsigned long long last_wqe = 0, db = 0, now = 0;
     gda_ft_dev_status_t status = GDA_FT_DEV_OK;
     gda_ft_chan_resv_t resv    = {0, 0, 0, 0, 0, 0, 0};
     gda_ft_chan_path_t *p;
@@ -667,12 +667,20 @@ gda_ft_dev_post_warp_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
     pkts_before = gda_ft_dev_warp_prefix(mask, lane, npkts, &pkts_total);
     if (lane == leader) {
         psn = gda_ft_chan_take_turn(chan, &resv);
+        now = gda_ft_dev_now_ns();   /* the batch's post time */
     }
     psn = __shfl_sync(mask, psn, leader);
+    now = __shfl_sync(mask, now, leader);
     GDA_FT_DEV_POST_MARK(3);
-    gda_ft_chan_stamp(chan, p, resv.off, seq + before, seq + before + mine,
-                      gda_ft_dev_now_ns(),
-                      gda_ft_dev_psn_add(psn, pkts_before));
+    if (gda_ft_chan_op_wqes(chan, op) == 1) {
+        /* its packets are known: its slot is not read back */
+        gda_ft_chan_stamp_wqe(chan, p, resv.off, seq + before, now,
+                              gda_ft_dev_psn_add(psn, pkts_before));
+    } else {
+        gda_ft_chan_stamp(chan, p, resv.off, seq + before,
+                          seq + before + mine, now,
+                          gda_ft_dev_psn_add(psn, pkts_before));
+    }
     db = __shfl_sync(mask, db, last);   /* the batch's last WQE's */
     __syncwarp(mask);
     GDA_FT_DEV_POST_MARK(4);
