@@ -307,15 +307,16 @@ GDA_FT_DEV_FUNC int gda_ft_chan_reserve_memo(gda_ft_chan_t *chan, uint32_t n,
                                              gda_ft_chan_resv_t *resv)
 {
     const gda_ft_chan_health_t *health = chan->health;
-    uint32_t seen = gda_ft_atomic_load_rlx32(&chan->seen_fail_gen);
-    uint32_t gen  = (health != NULL) ?
-                    gda_ft_atomic_load_rlx32(&health->fail_gen) : seen;
-    uint64_t w    = memo->word;
-    uint64_t idx  = GDA_FT_CHAN_WORD_INDEX(w);
+    uint64_t w   = memo->word;
+    uint64_t idx = GDA_FT_CHAN_WORD_INDEX(w);
+    uint32_t seen, gen;
 
     if (!memo->valid) {
         return 0;
     }
+    seen = gda_ft_atomic_load_rlx32(&chan->seen_fail_gen);
+    gen  = (health != NULL) ? gda_ft_atomic_load_rlx32(&health->fail_gen) :
+                              seen;
     if ((idx + n - memo->completed) > chan->wqebb_cnt) {
         memo->completed = GDA_FT_CHAN_WORD_INDEX(
                 gda_ft_atomic_load_rlx64(&chan->completed));
@@ -333,6 +334,19 @@ GDA_FT_DEV_FUNC int gda_ft_chan_reserve_memo(gda_ft_chan_t *chan, uint32_t n,
     resv->follow = (gen != seen) && (resv->path == GDA_FT_CHAN_PRIMARY);
     resv->turn   = 1;
     return 1;
+}
+
+/* One reservation attempt: the way memo remembers the channel when there
+ * is one (NULL: none) and it holds, else the shared way; statuses as
+ * gda_ft_chan_reserve's */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_chan_reserve_as(gda_ft_chan_t *chan, uint32_t n,
+                       gda_ft_chan_memo_t *memo, gda_ft_chan_resv_t *resv)
+{
+    if ((memo != NULL) && gda_ft_chan_reserve_memo(chan, n, memo, resv)) {
+        return GDA_FT_DEV_OK;
+    }
+    return gda_ft_chan_reserve(chan, n, resv);
 }
 
 

@@ -73,6 +73,22 @@ static gda_ft_dev_status_t worker_fetched(chan_worker_t *wk,
     return status;
 }
 
+/* Iteration i's batch, as a warp posts it: four puts */
+static void worker_batch_ops(chan_worker_t *wk, unsigned i,
+                             gda_ft_chan_op_t ops[4])
+{
+    uint64_t off;
+    uint32_t len;
+    unsigned k;
+
+    for (k = 0; k < 4; ++k) {
+        worker_put_geometry(wk, i + k * 8, &off, &len);
+        GDA_FT_ASSERT(gda_ft_dev_op_rdma(&ops[k], GDA_FT_CHAN_OP_PUT,
+                                         &wk->w->ml, CHAN_ELEM_DATA, off,
+                                         off, len));
+    }
+}
+
 /*
  * Iteration i through the worker's poster: the operations that the plain
  * calls of worker_step post, built here, in one post each (put_signal: the
@@ -89,7 +105,7 @@ static gda_ft_dev_status_t worker_step_poster(chan_worker_t *wk, unsigned i)
     gda_ft_dev_status_t status;
     gda_ft_dev_request_t req;
     gda_ft_chan_op_t ops[4];
-    unsigned n = 1, k;
+    unsigned n = 1;
     uint64_t off;
     uint32_t len;
 
@@ -114,12 +130,8 @@ static gda_ft_dev_status_t worker_step_poster(chan_worker_t *wk, unsigned i)
         ++wk->fadds;
         break;
     case 7:
-        for (n = 4, k = 0; k < n; ++k) {
-            worker_put_geometry(wk, i + k * 8, &off, &len);
-            GDA_FT_ASSERT(gda_ft_dev_op_rdma(&ops[k], GDA_FT_CHAN_OP_PUT,
-                                             &w->ml, CHAN_ELEM_DATA, off,
-                                             off, len));
-        }
+        worker_batch_ops(wk, i, ops);
+        n = 4;
         break;
     default:
         GDA_FT_ASSERT(gda_ft_dev_op_rdma(&ops[0], GDA_FT_CHAN_OP_PUT, &w->ml,
@@ -147,7 +159,7 @@ static gda_ft_dev_status_t worker_step(chan_worker_t *wk, unsigned i)
     gda_ft_dev_status_t status;
     uint64_t off, loff;
     uint32_t len;
-    unsigned k, slot;
+    unsigned slot;
 
     if (wk->use_poster) {
         return worker_step_poster(wk, i);
@@ -185,12 +197,7 @@ static gda_ft_dev_status_t worker_step(chan_worker_t *wk, unsigned i)
         return worker_fetched(wk, &req, slot, loff);
     case 7:
         /* a batch, as a warp posts: one reservation, one doorbell */
-        for (k = 0; k < 4; ++k) {
-            worker_put_geometry(wk, i + k * 8, &off, &len);
-            GDA_FT_ASSERT(gda_ft_dev_op_rdma(&ops[k], GDA_FT_CHAN_OP_PUT,
-                                             &w->ml, CHAN_ELEM_DATA, off,
-                                             off, len));
-        }
+        worker_batch_ops(wk, i, ops);
         status = gda_ft_dev_post(&w->chans[wk->chan], ops, 4, &req);
         if (status == GDA_FT_DEV_OK) {
             worker_record(wk, &req, 4);

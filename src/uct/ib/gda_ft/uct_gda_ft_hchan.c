@@ -241,8 +241,7 @@ ucs_status_t uct_gda_ft_hchan_post(uct_gda_ft_ep_t *ep,
         return UCS_ERR_NO_RESOURCE;
     }
 
-    status = gda_ft_chan_reserve_memo(chan, n, &hchan->memo, &resv) ?
-             GDA_FT_DEV_OK : gda_ft_chan_reserve(chan, n, &resv);
+    status = gda_ft_chan_reserve_as(chan, n, &hchan->memo, &resv);
     if (ucs_unlikely(status != GDA_FT_DEV_OK)) {
         return (status == GDA_FT_DEV_NO_PATH) ? UCS_ERR_ENDPOINT_TIMEOUT :
                                                 UCS_ERR_NO_RESOURCE;
