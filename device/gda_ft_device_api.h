@@ -86,9 +86,14 @@ gda_ft_dev_reserve_wait(gda_ft_chan_t *chan, uint32_t n,
     uint64_t start = 0, seen = 0, now, completed;
     gda_ft_dev_status_t status;
 
+    /* the memo's way once, before the loop: tried inside it (through
+     * gda_ft_chan_reserve_as), a warp's post through a poster was 15 %
+     * slower on an H200 */
+    if ((memo != NULL) && gda_ft_chan_reserve_memo(chan, n, memo, resv)) {
+        return GDA_FT_DEV_OK;
+    }
     for (;;) {
-        /* after the first attempt the memo is forgotten: the shared way */
-        status = gda_ft_chan_reserve_as(chan, n, memo, resv);
+        status = gda_ft_chan_reserve(chan, n, resv);
         if ((status == GDA_FT_DEV_OK) || (status == GDA_FT_DEV_NO_PATH)) {
             return status;
         }
