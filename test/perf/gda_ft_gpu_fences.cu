@@ -20,7 +20,9 @@
 enum {
     P_WQES, P_WQES_FENCE, P_WQES_LOAD, P_WQES_ACQUIRE, P_LOAD, P_CAS,
     P_RELEASE, P_DOORBELL, P_DB_FENCE_TWICE, P_DB_FENCE_TWICE_READY,
-    P_DB_RELEASES_READY, P_DB_RELEASES_READY_RELAXED, P_COUNT
+    P_DB_RELEASES_READY, P_DB_RELEASES_READY_RELAXED,
+    P_CHASE, P_CHASE_STORE_LINE, P_CHASE_STORE_OTHER, P_CHASE_CAS_LINE,
+    P_CHASE_RELEASE_SYS, P_COUNT
 };
 
 static const char *pattern_name[P_COUNT] = {
@@ -35,7 +37,12 @@ static const char *pattern_name[P_COUNT] = {
     "WQEs, fence, record (release), fence, doorbell",
     "the same, then ready (release)",
     "WQEs, record (release), fence, doorbell, ready (release)",
-    "WQEs, record (release), doorbell (release), ready (relaxed)"
+    "WQEs, record (release), doorbell (release), ready (relaxed)",
+    "two dependent plain loads of GPU memory",
+    "the same, a plain store to their 128-byte line before",
+    "the same, a plain store to another line before",
+    "the same, a relaxed CAS on their line before",
+    "the same, a release store (sys) to host memory before"
 };
 
 __device__ static uint64_t fences_now(void)
@@ -89,11 +96,38 @@ __global__ void fences_kernel(int pattern, uint4 *ring, uint64_t *db,
                               uint64_t *ns)
 {
     unsigned lane = threadIdx.x;
-    uint64_t sum  = 0, start = fences_now();
+    uint64_t sum  = 0, start;
+    uint64_t *chase = words + 64, *link = chase;
     uint4 *wqe;
     int i;
 
+    if (lane == 0) {
+        chase[0] = (uint64_t)chase;   /* warms L1 */
+        sum     += chase[1];
+    }
+    __syncwarp();
+    start = fences_now();
     for (i = 0; i < ITERATIONS; ++i) {
+        if (pattern >= P_CHASE) {
+            /* lane 0 follows a pointer to itself and loads beside it: is
+             * a channel's unchanging field still in L1 after what a post
+             * does to its line? */
+            if (lane == 0) {
+                if (pattern == P_CHASE_STORE_LINE) {
+                    *(volatile uint64_t*)&chase[5] = i;
+                } else if (pattern == P_CHASE_STORE_OTHER) {
+                    *(volatile uint64_t*)&chase[40] = i;
+                } else if (pattern == P_CHASE_CAS_LINE) {
+                    atomicCAS((unsigned long long*)&chase[6], i, i + 1);
+                } else if (pattern == P_CHASE_RELEASE_SYS) {
+                    fences_store_rel_sys32(dbrec, i);
+                }
+                link  = (uint64_t*)link[0];
+                sum  += link[1];
+            }
+            __syncwarp();
+            continue;
+        }
         if ((pattern != P_LOAD) && (pattern != P_CAS) &&
             (pattern != P_RELEASE) && (pattern != P_DOORBELL)) {
             wqe    = ring + ((i * 32 + lane) % RING_WQES) * 4;
@@ -161,7 +195,7 @@ __global__ void fences_kernel(int pattern, uint4 *ring, uint64_t *db,
     if (lane == 0) {
         ns[pattern] = (fences_now() - start) / ITERATIONS;
     }
-    if (sum == 1) {
+    if ((sum == 1) || (link == NULL)) {
         words[3] = sum;   /* keeps the loads */
     }
 }
