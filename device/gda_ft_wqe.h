@@ -141,6 +141,24 @@ GDA_FT_DEV_FUNC void gda_ft_wqe_copy_bb(void *dst, const void *src,
 
 /* ---- segment builders ---------------------------------------------------- */
 
+/*
+ * Stores one 16-byte segment given as four words as they lie in
+ * (little-endian) memory: on a GPU one 16-byte store, which across PCIe is
+ * one write where a segment's fields stored one by one were up to four.
+ * Segments are 16-byte aligned in every ring.
+ */
+GDA_FT_DEV_FUNC void gda_ft_wqe_store_seg(void *seg, uint32_t w0, uint32_t w1,
+                                          uint32_t w2, uint32_t w3)
+{
+#if GDA_FT_ON_DEVICE
+    *(uint4*)seg = make_uint4(w0, w1, w2, w3);
+#else
+    uint32_t w[4] = {w0, w1, w2, w3};
+
+    memcpy(seg, w, sizeof(w));
+#endif
+}
+
 /* Writes a control segment; returns the doorbell word of its WQE */
 GDA_FT_DEV_FUNC uint64_t
 gda_ft_wqe_set_ctrl(void *seg, uint8_t opcode, uint8_t opmod,
@@ -153,13 +171,9 @@ gda_ft_wqe_set_ctrl(void *seg, uint8_t opcode, uint8_t opmod,
                                                   opcode);
     uint32_t qpn_ds              = gda_ft_htobe32((qpn << 8) | (ds & 0x3f));
 
-    ctrl->opmod_idx_opcode = opmod_idx_opcode;
-    ctrl->qpn_ds           = qpn_ds;
-    ctrl->signature        = 0;
-    ctrl->rsvd[0]          = 0;
-    ctrl->rsvd[1]          = 0;
-    ctrl->fm_ce_se         = fm_ce_se;
-    ctrl->imm              = gda_ft_htobe32(imm);
+    /* signature and rsvd 0, then fm_ce_se: byte 11 */
+    gda_ft_wqe_store_seg(ctrl, opmod_idx_opcode, qpn_ds,
+                         (uint32_t)fm_ce_se << 24, gda_ft_htobe32(imm));
     /* the segment's first 8 bytes as they lie in (little-endian) memory:
      * what a doorbell carries, so that the poster need not read them back
      * from a ring that may be across PCIe */
@@ -169,21 +183,19 @@ gda_ft_wqe_set_ctrl(void *seg, uint8_t opcode, uint8_t opmod,
 GDA_FT_DEV_FUNC void gda_ft_wqe_set_raddr(void *seg, uint64_t raddr,
                                           uint32_t rkey)
 {
-    gda_ft_mlx5_raddr_seg_t *rseg = (gda_ft_mlx5_raddr_seg_t*)seg;
+    uint64_t be = gda_ft_htobe64(raddr);
 
-    rseg->raddr    = gda_ft_htobe64(raddr);
-    rseg->rkey     = gda_ft_htobe32(rkey);
-    rseg->reserved = 0;
+    gda_ft_wqe_store_seg(seg, (uint32_t)be, (uint32_t)(be >> 32),
+                         gda_ft_htobe32(rkey), 0);
 }
 
 GDA_FT_DEV_FUNC void gda_ft_wqe_set_data(void *seg, uint32_t length,
                                          uint32_t lkey, uint64_t addr)
 {
-    gda_ft_mlx5_data_seg_t *dseg = (gda_ft_mlx5_data_seg_t*)seg;
+    uint64_t be = gda_ft_htobe64(addr);
 
-    dseg->byte_count = gda_ft_htobe32(length);
-    dseg->lkey       = gda_ft_htobe32(lkey);
-    dseg->addr       = gda_ft_htobe64(addr);
+    gda_ft_wqe_store_seg(seg, gda_ft_htobe32(length), gda_ft_htobe32(lkey),
+                         (uint32_t)be, (uint32_t)(be >> 32));
 }
 
 /* Inline segment at segment `seg` of the WQE at `wqe_idx`: header, then the
@@ -210,11 +222,11 @@ gda_ft_wqe_set_inline(const gda_ft_dev_sq_t *sq, uint16_t wqe_idx,
 
 /*
  * Inline data of at most 16 bytes given as two words (the bytes as they
- * lie in little-endian memory), stored as 4-byte words. A caller's
- * operands stay in registers: a byte copy from their address puts them in
- * local memory, which on a GPU every acquire's L1 invalidation sends to L2
- * and back, a round trip per read. Data that would wrap the ring takes the
- * byte copy.
+ * lie in little-endian memory), stored with its header as one segment and,
+ * past 12 bytes, a word of the next. A caller's operands stay in
+ * registers: a byte copy from their address puts them in local memory,
+ * which on a GPU every acquire's L1 invalidation sends to L2 and back, a
+ * round trip per read. Data that would wrap the ring takes the byte copy.
  */
 GDA_FT_DEV_FUNC void
 gda_ft_wqe_set_inline_words(const gda_ft_dev_sq_t *sq, uint16_t wqe_idx,
@@ -224,23 +236,20 @@ gda_ft_wqe_set_inline_words(const gda_ft_dev_sq_t *sq, uint16_t wqe_idx,
     gda_ft_mlx5_inline_seg_t *iseg =
             (gda_ft_mlx5_inline_seg_t*)gda_ft_wqe_seg(sq, wqe_idx, seg);
     uint32_t *dst = (uint32_t*)(iseg + 1);
+    int wide      = (length > 3 * sizeof(uint32_t));
     uint64_t data[2];
 
-    if ((uint8_t*)(dst + 4) > sq->buf + sq->wqebb_cnt * GDA_FT_MLX5_WQE_BB) {
+    if (wide &&
+        ((uint8_t*)(dst + 4) > sq->buf + sq->wqebb_cnt * GDA_FT_MLX5_WQE_BB)) {
         data[0] = lo;
         data[1] = hi;
         gda_ft_wqe_set_inline(sq, wqe_idx, seg, data, length);
         return;
     }
-    iseg->byte_count = gda_ft_htobe32(length | GDA_FT_MLX5_INLINE_SEG);
-    dst[0] = (uint32_t)lo;
-    if (length > 4) {
-        dst[1] = (uint32_t)(lo >> 32);
-    }
-    if (length > 8) {
-        dst[2] = (uint32_t)hi;
-    }
-    if (length > 12) {
+    /* the bytes past length are not read */
+    gda_ft_wqe_store_seg(iseg, gda_ft_htobe32(length | GDA_FT_MLX5_INLINE_SEG),
+                         (uint32_t)lo, (uint32_t)(lo >> 32), (uint32_t)hi);
+    if (wide) {
         dst[3] = (uint32_t)(hi >> 32);
     }
 }
@@ -249,10 +258,11 @@ gda_ft_wqe_set_inline_words(const gda_ft_dev_sq_t *sq, uint16_t wqe_idx,
 GDA_FT_DEV_FUNC void gda_ft_wqe_set_atomic(void *seg, uint64_t swap_add,
                                            uint64_t compare)
 {
-    gda_ft_mlx5_atomic_seg_t *aseg = (gda_ft_mlx5_atomic_seg_t*)seg;
+    uint64_t swap_be    = gda_ft_htobe64(swap_add);
+    uint64_t compare_be = gda_ft_htobe64(compare);
 
-    aseg->swap_add = gda_ft_htobe64(swap_add);
-    aseg->compare  = gda_ft_htobe64(compare);
+    gda_ft_wqe_store_seg(seg, (uint32_t)swap_be, (uint32_t)(swap_be >> 32),
+                         (uint32_t)compare_be, (uint32_t)(compare_be >> 32));
 }
 
 GDA_FT_DEV_FUNC void
@@ -308,7 +318,7 @@ GDA_FT_DEV_FUNC void gda_ft_wqe_set_masked_fa64(void *seg, uint64_t add,
 
 /* wqebb_cnt: power of 2, at most 32768; buf: 64-byte aligned. wake_fd and
  * wake_armed: the HCA QP's (gda_ft_sq_wake), -1 and NULL when none */
-GDA_FT_DEV_FUNC void
+GDA_FT_HOST_DEV_FUNC void
 gda_ft_dev_sq_init(gda_ft_dev_sq_t *sq, void *buf, uint32_t wqebb_cnt,
                    uint32_t qpn, volatile uint32_t *dbrec,
                    volatile uint64_t *uar, int wake_fd,
