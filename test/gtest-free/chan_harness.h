@@ -14,7 +14,7 @@
 
 #include <pthread.h>
 
-#define CHAN_WORLD_MAX_CHANNELS 16
+#define CHAN_WORLD_MAX_CHANNELS 64
 #define CHAN_WORLD_MTU          1024   /* bytes of payload per packet */
 
 /* Elements of the world's memory list */

@@ -11,12 +11,17 @@
  *           lane 0 writes the doorbell record (a release store), a fence,
  *           and the doorbell with the last lane's doorbell word (the warp
  *           owns the ring: no reservation, no slots, no PSNs)
+ *   bare    the same loop into a ring of the warp's own in host-mapped
+ *           memory that no QP reads, with a doorbell record and register
+ *           of its own there: the floor for any number of warps, as the
+ *           issue measured it
  * for 8-byte inline puts, 4 KiB puts, and put_signal (31 lanes put 4 KiB,
  * the last one adds to the peer's signal word: the data, then its
  * signal), with 1 warp, with one warp per channel, and with 8 warps per
- * channel (no floor there: it needs a ring of its own per warp). Times
- * come from %globaltimer around each warp's posting loop; the software
- * HCA drains the rings meanwhile.
+ * channel (no `floor` there: it needs a QP ring of its own per warp).
+ * Then on 64 channels: one warp per channel, and 8 warps per SM of the
+ * GPU (1056 on an H100). Times come from %globaltimer around each warp's
+ * posting loop; the software HCA drains the rings meanwhile.
  *
  * A last pass times the steps of the first warp's posts (SM cycles,
  * GDA_FT_DEV_POST_MARK) with one warp, FT on, through a poster, and FT
@@ -34,16 +39,21 @@ __device__ static void bench_mark(unsigned step);
 #include <unistd.h>
 
 #define BENCH_CHANNELS   16
+#define BENCH_MANY_CHANNELS 64
 #define BENCH_RING       16384
+#define BENCH_BARE_RING  256      /* WQEBBs of a warp's own ring (bare) */
 #define BENCH_LANES      32
 
 enum { BENCH_INLINE8, BENCH_PUT4K, BENCH_PUT_SIGNAL, BENCH_KINDS };
-enum { BENCH_FT_ON, BENCH_POSTER, BENCH_FT_OFF, BENCH_FLOOR, BENCH_MODES };
+enum {
+    BENCH_FT_ON, BENCH_POSTER, BENCH_FT_OFF, BENCH_FLOOR, BENCH_BARE,
+    BENCH_MODES
+};
 
 static const char *bench_kind_name[] = {"put inline 8 B", "put 4 KiB",
                                         "put_signal 4 KiB"};
 static const char *bench_mode_name[] = {"ft_on", "poster", "ft_off",
-                                        "floor"};
+                                        "floor", "bare"};
 
 static const char *bench_step_name[BENCH_STEPS] = {
     "build the operation", "reserve", "write WQEs and slots",
@@ -68,13 +78,14 @@ __device__ static void bench_mark(unsigned step)
     }
 }
 
-/* One lane's WQE of the floor for an operation of `kind`; returns its
- * doorbell word */
-__device__ static uint64_t bench_floor_wqe(gda_ft_chan_t *chan, uint64_t idx,
+/* One lane's WQE of the floor for an operation of `kind` into sq (the
+ * channel's primary ring, or a warp's own); returns its doorbell word */
+__device__ static uint64_t bench_floor_wqe(const gda_ft_dev_sq_t *sq,
+                                           const gda_ft_chan_t *chan,
+                                           uint64_t idx,
                                            const gda_ft_dev_mem_list_t *ml,
                                            int kind, unsigned lane)
 {
-    gda_ft_chan_path_t *p = &chan->path[GDA_FT_CHAN_PRIMARY];
     const gda_ft_dev_mem_elem_t *data = &ml->elems[CHAN_ELEM_DATA];
     const gda_ft_dev_mem_elem_t *sig  = &ml->elems[CHAN_ELEM_SIGNAL];
     uint16_t i     = (uint16_t)idx;
@@ -84,57 +95,64 @@ __device__ static uint64_t bench_floor_wqe(gda_ft_chan_t *chan, uint64_t idx,
     if ((kind == BENCH_PUT_SIGNAL) && (lane == BENCH_LANES - 1)) {
         opcode = GDA_FT_MLX5_OPCODE_ATOMIC_FA;
         ds     = 4;
-        gda_ft_wqe_set_raddr(gda_ft_wqe_seg(&p->sq, i, 1), sig->raddr,
+        gda_ft_wqe_set_raddr(gda_ft_wqe_seg(sq, i, 1), sig->raddr,
                              sig->rkey[0]);
-        gda_ft_wqe_set_atomic(gda_ft_wqe_seg(&p->sq, i, 2), 1, 0);
-        gda_ft_wqe_set_data(gda_ft_wqe_seg(&p->sq, i, 3), 8,
+        gda_ft_wqe_set_atomic(gda_ft_wqe_seg(sq, i, 2), 1, 0);
+        gda_ft_wqe_set_data(gda_ft_wqe_seg(sq, i, 3), 8,
                             chan->scratch_lkey[0], chan->scratch_addr);
     } else if (kind == BENCH_INLINE8) {
-        gda_ft_wqe_set_raddr(gda_ft_wqe_seg(&p->sq, i, 1),
+        gda_ft_wqe_set_raddr(gda_ft_wqe_seg(sq, i, 1),
                              data->raddr + lane * 8, data->rkey[0]);
         /* as the channel writes it: words from registers */
-        gda_ft_wqe_set_inline_words(&p->sq, i, 2, lane, 0, 8);
+        gda_ft_wqe_set_inline_words(sq, i, 2, lane, 0, 8);
     } else {
-        gda_ft_wqe_set_raddr(gda_ft_wqe_seg(&p->sq, i, 1),
+        gda_ft_wqe_set_raddr(gda_ft_wqe_seg(sq, i, 1),
                              data->raddr + lane * 4096, data->rkey[0]);
-        gda_ft_wqe_set_data(gda_ft_wqe_seg(&p->sq, i, 2), 4096,
+        gda_ft_wqe_set_data(gda_ft_wqe_seg(sq, i, 2), 4096,
                             data->lkey[0], data->laddr + lane * 4096);
     }
-    return gda_ft_wqe_set_ctrl(gda_ft_wqe_seg(&p->sq, i, 0), opcode, 0, i,
-                               p->sq.qpn, ds,
+    return gda_ft_wqe_set_ctrl(gda_ft_wqe_seg(sq, i, 0), opcode, 0, i,
+                               sq->qpn, ds,
                                (lane == BENCH_LANES - 1) ?
                                GDA_FT_MLX5_WQE_CTRL_CQ_UPDATE : 0, 0);
 }
 
-/* This lane's operation of a batch of `kind` */
-__device__ static void bench_lane_op(gda_ft_chan_op_t *op,
+/* This lane's operation of a batch of `kind`; 0 if it could not be built
+ * (a signal word past the memory list's element) */
+__device__ static int bench_lane_op(gda_ft_chan_op_t *op,
                                      const gda_ft_chan_t *chan,
                                      const gda_ft_dev_mem_list_t *ml,
                                      int kind, unsigned warp, unsigned lane)
 {
+    int built;
+
     if (kind == BENCH_INLINE8) {
-        gda_ft_dev_op_rdma(op, GDA_FT_CHAN_OP_PUT, ml, CHAN_ELEM_DATA, 0,
-                           (uint64_t)lane * 8, 8);
+        built          = gda_ft_dev_op_rdma(op, GDA_FT_CHAN_OP_PUT, ml,
+                                            CHAN_ELEM_DATA, 0,
+                                            (uint64_t)lane * 8, 8);
         op->inl        = 1;
         op->operand[0] = lane;
+        return built;
     } else if ((kind == BENCH_PUT_SIGNAL) && (lane == BENCH_LANES - 1)) {
-        gda_ft_dev_op_signal(op, chan, ml, CHAN_ELEM_SIGNAL, warp * 8, 1);
-    } else {
-        gda_ft_dev_op_rdma(op, GDA_FT_CHAN_OP_PUT, ml, CHAN_ELEM_DATA,
-                           (uint64_t)lane * 4096, (uint64_t)lane * 4096,
-                           4096);
+        return gda_ft_dev_op_signal(op, chan, ml, CHAN_ELEM_SIGNAL, warp * 8,
+                                    1);
     }
+    return gda_ft_dev_op_rdma(op, GDA_FT_CHAN_OP_PUT, ml, CHAN_ELEM_DATA,
+                              (uint64_t)lane * 4096, (uint64_t)lane * 4096,
+                              4096);
 }
 
 __global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
                                   gda_ft_dev_mem_list_t ml,
                                   unsigned batches, int kind, int mode,
+                                  const gda_ft_dev_sq_t *bare,
                                   uint64_t *times)
 {
     unsigned lane = threadIdx.x % 32;
     unsigned warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
     gda_ft_chan_t *chan = &ep.channels[warp % ep.num_channels];
     gda_ft_chan_path_t *p = &chan->path[GDA_FT_CHAN_PRIMARY];
+    const gda_ft_dev_sq_t *sq = (mode == BENCH_BARE) ? &bare[warp] : &p->sq;
     gda_ft_dev_poster_t poster;
     gda_ft_dev_request_t req;
     gda_ft_dev_status_t status;
@@ -146,6 +164,9 @@ __global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
     if (mode == BENCH_FLOOR) {
         base = gda_ft_chan_ring_idx(p, GDA_FT_CHAN_WORD_INDEX(chan->word));
     }
+    if (mode == BENCH_BARE) {
+        base = sq->pi;
+    }
     if (threadIdx.x == 0) {
         for (b = 0; b < BENCH_STEPS; ++b) {
             bench_step_sum[b] = 0;
@@ -155,22 +176,25 @@ __global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
     start = gda_ft_dev_now_ns();
     for (b = 0; b < batches; ++b) {
         bench_mark(0);
-        if (mode == BENCH_FLOOR) {
-            db    = bench_floor_wqe(chan, base + lane, &ml, kind, lane);
+        if ((mode == BENCH_FLOOR) || (mode == BENCH_BARE)) {
+            db    = bench_floor_wqe(sq, chan, base + lane, &ml, kind, lane);
             db    = __shfl_sync(0xffffffff, db, BENCH_LANES - 1);
             base += BENCH_LANES;
             if (lane == 0) {
                 /* the release store orders the WQEs before it */
                 gda_ft_atomic_store_rel32_sys(
-                        (uint32_t*)&p->sq.dbrec[GDA_FT_MLX5_SND_DBR],
+                        (uint32_t*)&sq->dbrec[GDA_FT_MLX5_SND_DBR],
                         gda_ft_htobe32((uint16_t)base));
                 gda_ft_dev_fence_mmio();
-                gda_ft_dev_write_once_u64(p->sq.uar, db);
+                gda_ft_dev_write_once_u64(sq->uar, db);
             }
             __syncwarp();
             continue;
         }
-        bench_lane_op(&op, chan, &ml, kind, warp, lane);
+        if (!__all_sync(0xffffffff,
+                        bench_lane_op(&op, chan, &ml, kind, warp, lane))) {
+            break;
+        }
         status = (mode == BENCH_POSTER) ?
                  gda_ft_dev_poster_post_warp(&poster, &op, &req) :
                  gda_ft_dev_post_warp(chan, &op, &req);
@@ -214,6 +238,41 @@ static void bench_set_ft(chan_world_t *w, int on)
     gpu_copy(w->chans, chans, w->params.nchan * sizeof(*chans));
 }
 
+/*
+ * Rings of the warps' own for the bare floor: host-mapped, each with its
+ * doorbell record and register in host-mapped memory too, a cache line
+ * apart. No QP reads them. Returns the send queues, in GPU memory.
+ */
+static gda_ft_dev_sq_t *bench_bare_init(unsigned warps, void **mem_p)
+{
+    size_t ring = BENCH_BARE_RING * GDA_FT_MLX5_WQE_BB;
+    gda_ft_dev_sq_t *sqs = (gda_ft_dev_sq_t*)calloc(warps, sizeof(*sqs));
+    gda_ft_dev_sq_t *sqs_dev;
+    uint8_t *mem;
+    unsigned wp;
+
+    GPU_CHECK_CUDA(cudaHostAlloc((void**)&mem, warps * (ring + 128),
+                                 cudaHostAllocMapped));
+    for (wp = 0; wp < warps; ++wp) {
+        gda_ft_dev_sq_init(&sqs[wp], mem + wp * ring, BENCH_BARE_RING,
+                           0x100 + wp,
+                           (uint32_t*)(mem + warps * ring + wp * 128),
+                           (uint64_t*)(mem + warps * ring + wp * 128 + 64),
+                           -1, NULL, GDA_FT_WQE_MAX_INLINE);
+    }
+    GPU_CHECK_CUDA(cudaMalloc(&sqs_dev, warps * sizeof(*sqs)));
+    gpu_copy(sqs_dev, sqs, warps * sizeof(*sqs));
+    free(sqs);
+    *mem_p = mem;
+    return sqs_dev;
+}
+
+static void bench_bare_fini(gda_ft_dev_sq_t *sqs, void *mem)
+{
+    cudaFree(sqs);
+    cudaFreeHost(mem);
+}
+
 /* One measurement: ns per WQE per warp (mean) and WQEs per second */
 static int bench_run(chan_world_t *w, unsigned warps, unsigned batches,
                      int kind, int mode, double *ns_per_wqe, double *rate)
@@ -221,13 +280,18 @@ static int bench_run(chan_world_t *w, unsigned warps, unsigned batches,
     uint64_t *times_dev, *times = (uint64_t*)calloc(2 * warps, 8);
     uint64_t first = UINT64_MAX, last = 0;
     unsigned wp, threads = (warps < 8 ? warps : 8) * 32;
-    int ok[BENCH_CHANNELS], *ok_dev, good = 1;
+    int ok[BENCH_MANY_CHANNELS], *ok_dev, good = 1;
+    gda_ft_dev_sq_t *bare = NULL;
+    void *bare_mem        = NULL;
     double sum = 0;
 
+    if (mode == BENCH_BARE) {
+        bare = bench_bare_init(warps, &bare_mem);
+    }
     GPU_CHECK_CUDA(cudaMalloc(&times_dev, 2 * warps * 8));
     GPU_CHECK_CUDA(cudaMalloc(&ok_dev, sizeof(ok)));
     bench_post_kernel<<<(warps * 32) / threads, threads>>>(
-            w->ep, w->ml, batches, kind, mode, times_dev);
+            w->ep, w->ml, batches, kind, mode, bare, times_dev);
     GPU_CHECK_CUDA(cudaDeviceSynchronize());
     gpu_copy(times, times_dev, 2 * warps * 8);
     for (wp = 0; wp < warps; ++wp) {
@@ -240,8 +304,10 @@ static int bench_run(chan_world_t *w, unsigned warps, unsigned batches,
     *ns_per_wqe = sum / warps;
     *rate       = (double)warps * batches * BENCH_LANES / ((last - first) /
                                                            1e9);
-    if (mode != BENCH_FLOOR) {
-        bench_quiet_kernel<<<1, 32>>>(w->ep, ok_dev);
+    if (mode == BENCH_BARE) {
+        bench_bare_fini(bare, bare_mem);
+    } else if (mode != BENCH_FLOOR) {
+        bench_quiet_kernel<<<1, BENCH_MANY_CHANNELS>>>(w->ep, ok_dev);
         GPU_CHECK_CUDA(cudaDeviceSynchronize());
         gpu_copy(ok, ok_dev, sizeof(ok));
         for (wp = 0; wp < w->params.nchan; ++wp) {
@@ -287,26 +353,82 @@ static void bench_steps(chan_world_t *w, unsigned batches)
     GPU_CHECK_CUDA(cudaMemcpyToSymbol(bench_timing, &off, sizeof(off)));
 }
 
-/* Prints one row of a measurement; the floor's rate (0: none) */
+/* Prints one row of a measurement, against the floor's rate and the bare
+ * floor's (0: none) */
 static void bench_print(int kind, unsigned warps, int mode, double ns,
-                        double rate, double floor_rate)
+                        double rate, double floor_rate, double bare_rate)
 {
     printf("%-16s %6u  %-6s %12.1f %14.3g", bench_kind_name[kind], warps,
            bench_mode_name[mode], ns, rate);
-    if (floor_rate != 0) {
-        printf(" %8.2f", rate / floor_rate);
+    printf((floor_rate != 0) ? " %8.2f" : " %8s",
+           (floor_rate != 0) ? rate / floor_rate : 0, "-");
+    if (bare_rate != 0) {
+        printf(" %8.2f", rate / bare_rate);
     }
     printf("\n");
+}
+
+/*
+ * Every kind with each of nwc warp counts on w's channels, each mode in
+ * turn; the QP floor where every warp has a channel of its own. A run
+ * posts at most what the rings hold, so that no post waits for the
+ * software HCA. Returns 0 when a run did not complete.
+ */
+static int bench_table(chan_world_t *w, const chan_world_params_t *params,
+                       const unsigned *warp_counts, unsigned nwc,
+                       unsigned batches)
+{
+    double ns[BENCH_MODES], rate[BENCH_MODES];
+    unsigned wc, warps, per_chan, batches_now;
+    int kind, mode;
+
+    for (kind = BENCH_INLINE8; kind < BENCH_KINDS; ++kind) {
+        for (wc = 0; wc < nwc; ++wc) {
+            warps       = warp_counts[wc];
+            per_chan    = (warps + params->nchan - 1) / params->nchan;
+            batches_now = BENCH_RING / (per_chan * BENCH_LANES);
+            batches_now = (batches_now < batches) ? batches_now : batches;
+            for (mode = BENCH_FT_ON; mode < BENCH_MODES; ++mode) {
+                ns[mode] = rate[mode] = 0;
+                if ((mode == BENCH_FLOOR) && (per_chan > 1)) {
+                    continue;   /* the warps would share a QP's ring */
+                }
+                bench_set_ft(w, mode != BENCH_FT_OFF);
+                if (!bench_run(w, warps, batches_now, kind, mode, &ns[mode],
+                               &rate[mode]) && (mode < BENCH_FLOOR)) {
+                    printf("FAIL: %s did not complete\n",
+                           bench_mode_name[mode]);
+                    return 0;
+                }
+                if (mode == BENCH_FLOOR) {
+                    /* the floor wrote WQEs behind the channels' backs */
+                    chan_world_fini(w);
+                    chan_world_init(w, params);
+                    chan_world_guard_start(w);
+                }
+            }
+            for (mode = BENCH_FT_ON; mode < BENCH_MODES; ++mode) {
+                if (rate[mode] != 0) {
+                    bench_print(kind, warps, mode, ns[mode], rate[mode],
+                                rate[BENCH_FLOOR], rate[BENCH_BARE]);
+                }
+            }
+            printf("%-16s %6u  ft_on/ft_off rate: %.3f, poster/ft_on: %.3f\n",
+                   bench_kind_name[kind], warps,
+                   rate[BENCH_FT_ON] / rate[BENCH_FT_OFF],
+                   rate[BENCH_POSTER] / rate[BENCH_FT_ON]);
+        }
+    }
+    return 1;
 }
 
 int main(int argc, char **argv)
 {
     static const unsigned warp_counts[] = {1, BENCH_CHANNELS,
                                            8 * BENCH_CHANNELS};
+    unsigned batches = 64, many[2];
     chan_world_params_t params;
-    unsigned batches = 64, wc, batches_now;
-    double ns[BENCH_MODES], rate[BENCH_MODES];
-    int kind, mode, opt;
+    int opt, sms = 0;
     chan_world_t w;
 
     while ((opt = getopt(argc, argv, "n:")) != -1) {
@@ -318,55 +440,37 @@ int main(int argc, char **argv)
         }
     }
     gpu_require_device();
+    GPU_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+                                          0));
 
     chan_world_default_params(&params);
     params.nchan       = BENCH_CHANNELS;
     params.mem         = gpu_mem;
     params.wqebb_cnt   = BENCH_RING;
     params.data_len    = BENCH_LANES * 4096;
+    params.signal_len  = 8 * 8 * sms;     /* a signal word per warp */
     params.deadline_ns = 1000000000ull;  /* nothing fails here */
     chan_world_init(&w, &params);
     chan_world_guard_start(&w);
 
-    printf("%-16s %6s  %-6s %12s %14s %8s\n", "operation", "warps", "mode",
-           "ns/WQE/warp", "WQE/s", "vs floor");
-    for (kind = BENCH_INLINE8; kind < BENCH_KINDS; ++kind) {
-        for (wc = 0; wc < 3; ++wc) {
-            /* a ring holds what its warps post in one run */
-            batches_now = (wc == 2) ? batches / 8 : batches;
-            for (mode = BENCH_FT_ON; mode <= BENCH_FT_OFF; ++mode) {
-                bench_set_ft(&w, mode != BENCH_FT_OFF);
-                if (!bench_run(&w, warp_counts[wc], batches_now, kind, mode,
-                               &ns[mode], &rate[mode])) {
-                    printf("FAIL: %s did not complete\n",
-                           bench_mode_name[mode]);
-                    return 1;
-                }
-            }
-            ns[BENCH_FLOOR] = rate[BENCH_FLOOR] = 0;
-            if (wc < 2) {
-                bench_run(&w, warp_counts[wc], batches_now, kind,
-                          BENCH_FLOOR, &ns[BENCH_FLOOR], &rate[BENCH_FLOOR]);
-            }
-            for (mode = BENCH_FT_ON; mode < BENCH_MODES; ++mode) {
-                if (rate[mode] != 0) {
-                    bench_print(kind, warp_counts[wc], mode, ns[mode],
-                                rate[mode], rate[BENCH_FLOOR]);
-                }
-            }
-            printf("%-16s %6u  ft_on/ft_off rate: %.3f, poster/ft_on: %.3f\n",
-                   bench_kind_name[kind], warp_counts[wc],
-                   rate[BENCH_FT_ON] / rate[BENCH_FT_OFF],
-                   rate[BENCH_POSTER] / rate[BENCH_FT_ON]);
-            if (rate[BENCH_FLOOR] != 0) {
-                /* the floor wrote WQEs behind the channels' backs */
-                chan_world_fini(&w);
-                chan_world_init(&w, &params);
-                chan_world_guard_start(&w);
-            }
-        }
+    printf("%-16s %6s  %-6s %12s %14s %8s %8s\n", "operation", "warps",
+           "mode", "ns/WQE/warp", "WQE/s", "vs floor", "vs bare");
+    if (!bench_table(&w, &params, warp_counts, 3, batches)) {
+        return 1;
     }
     bench_steps(&w, batches);
+    chan_world_fini(&w);
+
+    /* many warps: a channel each, then 8 on every SM */
+    printf("\n%u channels, %d SMs\n", BENCH_MANY_CHANNELS, sms);
+    params.nchan = BENCH_MANY_CHANNELS;
+    many[0]      = BENCH_MANY_CHANNELS;
+    many[1]      = 8 * sms;
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+    if (!bench_table(&w, &params, many, 2, batches)) {
+        return 1;
+    }
     chan_world_fini(&w);
     return 0;
 }
