@@ -109,11 +109,19 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_chan_ring_idx(const gda_ft_chan_path_t *p,
     return seq - gda_ft_atomic_load_rlx64(&p->ring_off);
 }
 
+/* The slot of path p at (free-running) ring index `ring` */
+GDA_FT_DEV_FUNC gda_ft_chan_slot_t *
+gda_ft_chan_slot_at(const gda_ft_chan_t *chan, const gda_ft_chan_path_t *p,
+                    uint64_t ring)
+{
+    return &p->slots[ring & (chan->wqebb_cnt - 1)];
+}
+
 GDA_FT_DEV_FUNC gda_ft_chan_slot_t *
 gda_ft_chan_slot(const gda_ft_chan_t *chan, const gda_ft_chan_path_t *p,
                  uint64_t seq)
 {
-    return &p->slots[gda_ft_chan_ring_idx(p, seq) & (chan->wqebb_cnt - 1)];
+    return gda_ft_chan_slot_at(chan, p, gda_ft_chan_ring_idx(p, seq));
 }
 
 GDA_FT_DEV_FUNC void *gda_ft_chan_seg(const gda_ft_chan_path_t *p,
@@ -452,7 +460,7 @@ gda_ft_chan_write_wqe(gda_ft_chan_t *chan, const gda_ft_chan_resv_t *resv,
     gda_ft_chan_path_t *p    = &chan->path[path];
     uint64_t ring            = seq - resv->off;
     uint16_t idx             = (uint16_t)ring;
-    gda_ft_chan_slot_t *slot = &p->slots[ring & (chan->wqebb_cnt - 1)];
+    gda_ft_chan_slot_t *slot = gda_ft_chan_slot_at(chan, p, ring);
     unsigned ds              = gda_ft_chan_op_ds(op, length);
     uint8_t  flags           = GDA_FT_CHAN_SLOT_RADDR;
     uint8_t  opmod           = 0;
@@ -581,8 +589,7 @@ GDA_FT_DEV_FUNC gda_ft_chan_slot_t *
 gda_ft_chan_stamp_wqe(const gda_ft_chan_t *chan, gda_ft_chan_path_t *p,
                       uint64_t off, uint64_t seq, uint64_t now, uint32_t psn)
 {
-    gda_ft_chan_slot_t *slot = &p->slots[(seq - off) &
-                                         (chan->wqebb_cnt - 1)];
+    gda_ft_chan_slot_t *slot = gda_ft_chan_slot_at(chan, p, seq - off);
 
     slot->psn = psn;
     gda_ft_atomic_store_rlx64(&slot->post_ns, now);
