@@ -159,20 +159,30 @@ GDA_FT_DEV_FUNC void gda_ft_wqe_store_seg(void *seg, uint32_t w0, uint32_t w1,
 #endif
 }
 
+/* A segment of two big-endian 8-byte fields */
+GDA_FT_DEV_FUNC void gda_ft_wqe_store_seg_be64(void *seg, uint64_t first,
+                                               uint64_t second)
+{
+    uint64_t first_be  = gda_ft_htobe64(first);
+    uint64_t second_be = gda_ft_htobe64(second);
+
+    gda_ft_wqe_store_seg(seg, (uint32_t)first_be, (uint32_t)(first_be >> 32),
+                         (uint32_t)second_be, (uint32_t)(second_be >> 32));
+}
+
 /* Writes a control segment; returns the doorbell word of its WQE */
 GDA_FT_DEV_FUNC uint64_t
 gda_ft_wqe_set_ctrl(void *seg, uint8_t opcode, uint8_t opmod,
                     uint16_t wqe_idx, uint32_t qpn, unsigned ds,
                     uint8_t fm_ce_se, uint32_t imm)
 {
-    gda_ft_mlx5_ctrl_seg_t *ctrl = (gda_ft_mlx5_ctrl_seg_t*)seg;
-    uint32_t opmod_idx_opcode    = gda_ft_htobe32(((uint32_t)opmod << 24) |
-                                                  ((uint32_t)wqe_idx << 8) |
-                                                  opcode);
-    uint32_t qpn_ds              = gda_ft_htobe32((qpn << 8) | (ds & 0x3f));
+    uint32_t opmod_idx_opcode = gda_ft_htobe32(((uint32_t)opmod << 24) |
+                                               ((uint32_t)wqe_idx << 8) |
+                                               opcode);
+    uint32_t qpn_ds           = gda_ft_htobe32((qpn << 8) | (ds & 0x3f));
 
     /* signature and rsvd 0, then fm_ce_se: byte 11 */
-    gda_ft_wqe_store_seg(ctrl, opmod_idx_opcode, qpn_ds,
+    gda_ft_wqe_store_seg(seg, opmod_idx_opcode, qpn_ds,
                          (uint32_t)fm_ce_se << 24, gda_ft_htobe32(imm));
     /* the segment's first 8 bytes as they lie in (little-endian) memory:
      * what a doorbell carries, so that the poster need not read them back
@@ -258,23 +268,16 @@ gda_ft_wqe_set_inline_words(const gda_ft_dev_sq_t *sq, uint16_t wqe_idx,
 GDA_FT_DEV_FUNC void gda_ft_wqe_set_atomic(void *seg, uint64_t swap_add,
                                            uint64_t compare)
 {
-    uint64_t swap_be    = gda_ft_htobe64(swap_add);
-    uint64_t compare_be = gda_ft_htobe64(compare);
-
-    gda_ft_wqe_store_seg(seg, (uint32_t)swap_be, (uint32_t)(swap_be >> 32),
-                         (uint32_t)compare_be, (uint32_t)(compare_be >> 32));
+    gda_ft_wqe_store_seg_be64(seg, swap_add, compare);
 }
 
 GDA_FT_DEV_FUNC void
 gda_ft_wqe_set_masked_cs32(void *seg, uint32_t swap, uint32_t compare,
                            uint32_t swap_mask, uint32_t compare_mask)
 {
-    gda_ft_mlx5_masked_cs32_seg_t *mseg = (gda_ft_mlx5_masked_cs32_seg_t*)seg;
-
-    mseg->swap         = gda_ft_htobe32(swap);
-    mseg->compare      = gda_ft_htobe32(compare);
-    mseg->swap_mask    = gda_ft_htobe32(swap_mask);
-    mseg->compare_mask = gda_ft_htobe32(compare_mask);
+    gda_ft_wqe_store_seg(seg, gda_ft_htobe32(swap), gda_ft_htobe32(compare),
+                         gda_ft_htobe32(swap_mask),
+                         gda_ft_htobe32(compare_mask));
 }
 
 /* 8-byte masked compare-swap: 32 bytes, given as its two 16-byte halves
@@ -284,33 +287,21 @@ gda_ft_wqe_set_masked_cs64(void *seg0, void *seg1, uint64_t swap,
                            uint64_t compare, uint64_t swap_mask,
                            uint64_t compare_mask)
 {
-    uint64_t *first  = (uint64_t*)seg0; /* swap, compare */
-    uint64_t *second = (uint64_t*)seg1; /* swap_mask, compare_mask */
-
-    first[0]  = gda_ft_htobe64(swap);
-    first[1]  = gda_ft_htobe64(compare);
-    second[0] = gda_ft_htobe64(swap_mask);
-    second[1] = gda_ft_htobe64(compare_mask);
+    gda_ft_wqe_store_seg_be64(seg0, swap, compare);
+    gda_ft_wqe_store_seg_be64(seg1, swap_mask, compare_mask);
 }
 
 GDA_FT_DEV_FUNC void gda_ft_wqe_set_masked_fa32(void *seg, uint32_t add,
                                                 uint32_t field_boundary)
 {
-    gda_ft_mlx5_masked_fa32_seg_t *mseg = (gda_ft_mlx5_masked_fa32_seg_t*)seg;
-
-    mseg->add            = gda_ft_htobe32(add);
-    mseg->field_boundary = gda_ft_htobe32(field_boundary);
-    mseg->reserved[0]    = 0;
-    mseg->reserved[1]    = 0;
+    gda_ft_wqe_store_seg(seg, gda_ft_htobe32(add),
+                         gda_ft_htobe32(field_boundary), 0, 0);
 }
 
 GDA_FT_DEV_FUNC void gda_ft_wqe_set_masked_fa64(void *seg, uint64_t add,
                                                 uint64_t field_boundary)
 {
-    gda_ft_mlx5_masked_fa64_seg_t *mseg = (gda_ft_mlx5_masked_fa64_seg_t*)seg;
-
-    mseg->add            = gda_ft_htobe64(add);
-    mseg->field_boundary = gda_ft_htobe64(field_boundary);
+    gda_ft_wqe_store_seg_be64(seg, add, field_boundary);
 }
 
 
