@@ -87,10 +87,11 @@ GDA_FT_DEV_FUNC void gda_ft_chan_copy_wqe(gda_ft_chan_t *chan, uint8_t from,
     /* WQEBB by WQEBB, its eight words loaded before any is stored: the old
      * ring may be across PCIe (host-mapped), where a load is a round trip,
      * and independent loads share one (a WQEBB never wraps the ring) */
-    for (bb = 0; bb < slot->wqebbs; ++bb) {
+    gda_ft_wqe_copy_bb(gda_ft_chan_seg(np, seq, 0), gda_ft_chan_seg(op, seq, 0),
+                       &ctrl);
+    for (bb = 1; bb < slot->wqebbs; ++bb) {
         gda_ft_wqe_copy_bb(gda_ft_chan_seg(np, seq, bb * 4),
-                           gda_ft_chan_seg(op, seq, bb * 4),
-                           (bb == 0) ? &ctrl : NULL);
+                           gda_ft_chan_seg(op, seq, bb * 4), NULL);
     }
     ds = GDA_FT_MLX5_CTRL_DS(&ctrl);
     if (slot->flags & GDA_FT_CHAN_SLOT_RADDR) {
@@ -879,9 +880,12 @@ GDA_FT_DEV_FUNC int gda_ft_chan_path_moving(gda_ft_chan_t *chan,
  * One progress pass of a waiter: completions of the active path, failure
  * detection, the peer's health, the host's re-arm notices, or a step of
  * the switch under way. Returns NO_PATH when the channel has no path, else
- * OK, PATH_SWITCHED, or INPROGRESS while a switch is under way.
+ * OK, PATH_SWITCHED, or INPROGRESS while a switch is under way. Out of
+ * line on the GPU: the switch it may run is most of the datapath's code,
+ * and every post that calls it (a full ring, a follow) would carry a copy.
  */
-GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_progress(gda_ft_chan_t *chan)
+GDA_FT_DEV_COLD_FUNC gda_ft_dev_status_t
+gda_ft_chan_progress(gda_ft_chan_t *chan)
 {
     uint32_t state = gda_ft_atomic_load_acq32(&chan->state);
     uint64_t completed, ready, since, post_ns, err_seq, now;

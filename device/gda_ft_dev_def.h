@@ -12,11 +12,16 @@
 #include <stdint.h>
 #include <stddef.h>
 
+/* GDA_FT_DEV_COLD_FUNC: a rarely taken path that a kernel calls rather
+ * than inlines, so that the posts around it stay short in the instruction
+ * cache (inlined, the failover code made a post kernel 2.5 times larger) */
 #ifdef __CUDACC__
 #  define GDA_FT_DEV_FUNC        static __device__ __forceinline__
+#  define GDA_FT_DEV_COLD_FUNC   static __device__ __noinline__
 #  define GDA_FT_ON_DEVICE       1
 #else
 #  define GDA_FT_DEV_FUNC        static inline
+#  define GDA_FT_DEV_COLD_FUNC   static inline
 #  define GDA_FT_ON_DEVICE       0
 #endif
 
