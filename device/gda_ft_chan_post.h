@@ -6,11 +6,17 @@
  * ring space:
  *   1. reserve: one CAS on the reservation word takes n WQEBBs, if the
  *      channel is not FROZEN and the ring has room beyond `completed`;
- *   2. write:   the WQEs and their slots, at ring index logical - ring_off
- *      of the path read after the reservation (it cannot change before
- *      the reservation is published: a switch waits for that);
- *   3. publish: in ring order, when `ready` reaches the reservation: PSNs,
- *      post time, doorbell record, doorbell, then `ready` moves on.
+ *   2. write:   the WQEs, at ring index logical - ring_off of the path
+ *      the reservation names (it cannot change before the reservation is
+ *      published: a switch waits for that);
+ *   3. publish: in ring order, when `ready` reaches the reservation: the
+ *      slots, whole (their PSNs are known only now), doorbell record,
+ *      doorbell, then `ready` moves on.
+ *
+ * What a post needs of the channel that does not change (its geometry) and
+ * what it writes through (its destination) are read once, before the
+ * reservation's atomics where a poster's memo names them: an operation's
+ * shape (WQEs, segments, WQEBBs, packets) is worked out once per post.
  *
  * Completions: every path has a collapsed CQ. Any thread may read it and
  * raise `completed` with an atomic max; a CQE is turned into a logical
@@ -84,11 +90,11 @@ typedef struct gda_ft_chan_resv {
     uint64_t word;    /* the word its CAS left (what a memo remembers) */
     uint32_t psn;     /* the path's next PSN, when `turn` */
     uint8_t  path;
-    uint8_t  follow;  /* the peer's channels left the primary this one
-                         posts on: progress the channel after publishing */
     uint8_t  turn;    /* its turn has come and psn is known: a memo's CAS
                          proved that nobody reserved since the memo's
                          holder published */
+    uint32_t gen;     /* the peer's health generation, and the one this */
+    uint32_t seen;    /* channel applied (gda_ft_chan_resv_follow) */
 } gda_ft_chan_resv_t;
 
 /* After a successful CAS, before reading what the unfreezer published */
@@ -158,93 +164,125 @@ GDA_FT_DEV_FUNC int gda_ft_chan_complete_to(gda_ft_chan_t *chan,
     return 0;
 }
 
-/* Packets an operation occupies on the wire */
-GDA_FT_DEV_FUNC uint16_t gda_ft_chan_npkts(const gda_ft_chan_t *chan,
-                                           const gda_ft_chan_op_t *op,
-                                           uint32_t length)
+/* The channel's geometry, as a post reads it when no memo holds it */
+GDA_FT_DEV_FUNC void gda_ft_chan_geom_load(const gda_ft_chan_t *chan,
+                                           gda_ft_chan_geom_t *geom)
 {
-    uint32_t mtu = (chan->mtu != 0) ? chan->mtu : 4096;
-
-    if ((op->kind == GDA_FT_CHAN_OP_SIGNAL) ||
-        (op->kind == GDA_FT_CHAN_OP_ATOMIC) || (length == 0)) {
-        return 1;
-    }
-    return (uint16_t)((length + mtu - 1) / mtu);
+    geom->health    = chan->health;
+    geom->wqebb_cnt = chan->wqebb_cnt;
+    geom->max_chunk = chan->max_chunk;
+    geom->mtu_shift = gda_ft_dev_log2((chan->mtu != 0) ? chan->mtu : 4096);
 }
 
-/* Segments of one WQE of op carrying `length` bytes */
-GDA_FT_DEV_FUNC unsigned gda_ft_chan_op_ds(const gda_ft_chan_op_t *op,
-                                           uint32_t length)
+/* Packets of one WQE carrying `length` bytes (none: one packet) */
+GDA_FT_DEV_FUNC uint32_t gda_ft_chan_pkts(const gda_ft_chan_geom_t *geom,
+                                          uint32_t length)
 {
+    return (length == 0) ? 1 : ((length - 1) >> geom->mtu_shift) + 1;
+}
+
+/*
+ * What an operation occupies, worked out once per post from the operation
+ * and the geometry alone: a warp's post reads nothing of the channel for
+ * it, and nothing after its reservation's atomics has to read it again.
+ */
+typedef struct gda_ft_chan_shape {
+    uint32_t wqebbs;   /* of all its WQEs */
+    uint32_t npkts;    /* PSNs of all its WQEs */
+    uint32_t nwqe;     /* its WQEs: more than one for a put or get longer
+                          than max_chunk, cut into signalled chunks */
+    uint8_t  ds;       /* segments of each WQE */
+    uint8_t  valid;    /* well formed, and within half the ring */
+} gda_ft_chan_shape_t;
+
+GDA_FT_DEV_FUNC void gda_ft_chan_shape(const gda_ft_chan_geom_t *geom,
+                                       const gda_ft_chan_op_t *op,
+                                       gda_ft_chan_shape_t *shape)
+{
+    uint32_t length = op->length, nwqe = 1, tail;
+    unsigned ds;
+    int valid;
+
     switch (op->kind) {
     case GDA_FT_CHAN_OP_SIGNAL:
     case GDA_FT_CHAN_OP_ATOMIC:
         /* ctrl raddr atomic data; an 8-byte masked compare-swap has two
          * atomic segments */
-        return ((op->opcode == GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_CS) &&
-                (op->length == sizeof(uint64_t))) ? 5 : 4;
+        valid = !op->inl &&
+                ((length == sizeof(uint64_t)) ||
+                 ((length == sizeof(uint32_t)) &&
+                  ((op->opcode == GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_CS) ||
+                   (op->opcode == GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_FA))));
+        ds    = ((op->opcode == GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_CS) &&
+                 (length == sizeof(uint64_t))) ? 5 : 4;
+        shape->npkts = 1;
+        break;
     case GDA_FT_CHAN_OP_SEND:
+        /* ctrl, then the data: one WQE, a message is not cut */
         if (op->inl) {
-            return 1 + gda_ft_wqe_inline_ds(length);
+            valid = (length <= sizeof(op->operand));
+            ds    = 1 + gda_ft_wqe_inline_ds(length);
+        } else {
+            valid = (length <= geom->max_chunk);
+            ds    = (length != 0) ? 2 : 1;
         }
-        return (length != 0) ? 2 : 1;      /* ctrl [data] */
+        shape->npkts = gda_ft_chan_pkts(geom, length);
+        break;
+    case GDA_FT_CHAN_OP_PUT:
+    case GDA_FT_CHAN_OP_GET:
+        /* ctrl raddr [data] */
+        if (op->inl) {
+            valid = (op->kind == GDA_FT_CHAN_OP_PUT) &&
+                    (length <= sizeof(op->operand));
+            ds    = 2 + gda_ft_wqe_inline_ds(length);
+            shape->npkts = 1;
+            break;
+        }
+        valid = gda_ft_wqe_length_valid(length);
+        ds    = (length != 0) ? 3 : 2;
+        if (length <= geom->max_chunk) {
+            shape->npkts = gda_ft_chan_pkts(geom, length);
+            break;
+        }
+        nwqe  = (length + geom->max_chunk - 1) / geom->max_chunk;
+        tail  = length - (nwqe - 1) * geom->max_chunk;
+        shape->npkts = (nwqe - 1) * gda_ft_chan_pkts(geom, geom->max_chunk) +
+                       gda_ft_chan_pkts(geom, tail);
+        break;
     default:
-        if (op->inl) {
-            return 2 + gda_ft_wqe_inline_ds(length);
-        }
-        return (length != 0) ? 3 : 2;      /* ctrl raddr [data] */
+        valid        = 0;
+        ds           = 1;
+        shape->npkts = 1;
+        break;
     }
+    shape->nwqe   = nwqe;
+    shape->ds     = (uint8_t)ds;
+    shape->wqebbs = nwqe * gda_ft_wqe_ds_to_wqebbs(ds);
+    shape->valid  = valid && (shape->wqebbs <= geom->wqebb_cnt / 2);
 }
 
-/* WQEs a put or get of op->length bytes is cut into */
-GDA_FT_DEV_FUNC uint32_t gda_ft_chan_op_wqes(const gda_ft_chan_t *chan,
-                                             const gda_ft_chan_op_t *op)
-{
-    if (((op->kind != GDA_FT_CHAN_OP_PUT) &&
-         (op->kind != GDA_FT_CHAN_OP_GET)) || op->inl ||
-        (op->length <= chan->max_chunk)) {
-        return 1;
-    }
-    return (op->length + chan->max_chunk - 1) / chan->max_chunk;
-}
-
-/* WQEBBs of the whole operation */
+/* WQEBBs of the whole operation, and whether it is well formed (keys of
+ * both paths are needed), for callers that post one at a time */
 GDA_FT_DEV_FUNC uint32_t gda_ft_chan_op_wqebbs(const gda_ft_chan_t *chan,
                                                const gda_ft_chan_op_t *op)
 {
-    uint32_t nwqe = gda_ft_chan_op_wqes(chan, op);
+    gda_ft_chan_geom_t geom;
+    gda_ft_chan_shape_t shape;
 
-    if (nwqe == 1) {
-        return gda_ft_wqe_ds_to_wqebbs(gda_ft_chan_op_ds(op, op->length));
-    }
-    return nwqe * gda_ft_wqe_ds_to_wqebbs(gda_ft_chan_op_ds(op, 1));
+    gda_ft_chan_geom_load(chan, &geom);
+    gda_ft_chan_shape(&geom, op, &shape);
+    return shape.wqebbs;
 }
 
-/* Whether an operation is well formed; keys of both paths are needed */
 GDA_FT_DEV_FUNC int gda_ft_chan_op_valid(const gda_ft_chan_t *chan,
                                          const gda_ft_chan_op_t *op)
 {
-    if (op->inl) {
-        return ((op->kind == GDA_FT_CHAN_OP_PUT) ||
-                (op->kind == GDA_FT_CHAN_OP_SEND)) &&
-               (op->length <= sizeof(op->operand));
-    }
-    if (op->kind == GDA_FT_CHAN_OP_SEND) {
-        /* one WQE: a message is not cut into chunks */
-        return (op->length <= chan->max_chunk) &&
-               (gda_ft_chan_op_wqebbs(chan, op) <= chan->wqebb_cnt / 2);
-    }
-    if ((op->kind == GDA_FT_CHAN_OP_SIGNAL) ||
-        (op->kind == GDA_FT_CHAN_OP_ATOMIC)) {
-        return (op->length == sizeof(uint64_t)) ||
-               ((op->length == sizeof(uint32_t)) &&
-                ((op->opcode == GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_CS) ||
-                 (op->opcode == GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_FA)));
-    }
-    return (op->kind >= GDA_FT_CHAN_OP_PUT) &&
-           (op->kind <= GDA_FT_CHAN_OP_ATOMIC) &&
-           gda_ft_wqe_length_valid(op->length) &&
-           (gda_ft_chan_op_wqebbs(chan, op) <= chan->wqebb_cnt / 2);
+    gda_ft_chan_geom_t geom;
+    gda_ft_chan_shape_t shape;
+
+    gda_ft_chan_geom_load(chan, &geom);
+    gda_ft_chan_shape(&geom, op, &shape);
+    return shape.valid;
 }
 
 
@@ -295,13 +333,22 @@ gda_ft_chan_reserve(gda_ft_chan_t *chan, uint32_t n, gda_ft_chan_resv_t *resv)
             resv->word   = w + n;
             resv->psn    = 0;
             resv->path   = path;
-            resv->follow = (gen != seen) && (path == GDA_FT_CHAN_PRIMARY);
             resv->turn   = 0;
+            resv->gen    = gen;
+            resv->seen   = seen;
             return GDA_FT_DEV_OK;
         }
         w         = found;
         completed = gda_ft_atomic_load_rlx64(&chan->completed);
     }
+}
+
+/* A memo that remembers nothing yet: `completed` 0 understates the room
+ * of any ring (a memo's room check trusts it) */
+GDA_FT_DEV_FUNC void gda_ft_chan_memo_init(gda_ft_chan_memo_t *memo)
+{
+    memo->valid     = 0;
+    memo->completed = 0;
 }
 
 /*
@@ -314,23 +361,27 @@ GDA_FT_DEV_FUNC int gda_ft_chan_reserve_memo(gda_ft_chan_t *chan, uint32_t n,
                                              gda_ft_chan_memo_t *memo,
                                              gda_ft_chan_resv_t *resv)
 {
-    const gda_ft_chan_health_t *health = chan->health;
+    const gda_ft_chan_health_t *health;
     uint64_t w   = memo->word;
     uint64_t idx = GDA_FT_CHAN_WORD_INDEX(w);
-    uint32_t seen, gen;
+    uint32_t seen = 0, gen = 0;
 
     if (!memo->valid) {
         return 0;
     }
-    seen = gda_ft_atomic_load_rlx32(&chan->seen_fail_gen);
-    gen  = (health != NULL) ? gda_ft_atomic_load_rlx32(&health->fail_gen) :
-                              seen;
-    if ((idx + n - memo->completed) > chan->wqebb_cnt) {
+    /* each load on its own, none waiting for another nor the CAS for
+     * them: they are looked at after the publication */
+    health = memo->geom.health;
+    if (health != NULL) {
+        seen = gda_ft_atomic_load_rlx32(&chan->seen_fail_gen);
+        gen  = gda_ft_atomic_load_rlx32(&health->fail_gen);
+    }
+    if ((idx + n - memo->completed) > memo->geom.wqebb_cnt) {
         memo->completed = GDA_FT_CHAN_WORD_INDEX(
                 gda_ft_atomic_load_rlx64(&chan->completed));
     }
     memo->valid = 0;
-    if (((idx + n - memo->completed) > chan->wqebb_cnt) ||
+    if (((idx + n - memo->completed) > memo->geom.wqebb_cnt) ||
         (gda_ft_atomic_cas64(&chan->word, w, w + n) != w)) {
         return 0;
     }
@@ -339,9 +390,22 @@ GDA_FT_DEV_FUNC int gda_ft_chan_reserve_memo(gda_ft_chan_t *chan, uint32_t n,
     resv->word   = w + n;
     resv->psn    = memo->psn;
     resv->path   = GDA_FT_CHAN_WORD_PATH(w);
-    resv->follow = (gen != seen) && (resv->path == GDA_FT_CHAN_PRIMARY);
     resv->turn   = 1;
+    resv->gen    = gen;
+    resv->seen   = seen;
     return 1;
+}
+
+/* The channel's geometry: the memo's, when it holds one */
+GDA_FT_DEV_FUNC void gda_ft_chan_geom_of(const gda_ft_chan_t *chan,
+                                         const gda_ft_chan_memo_t *memo,
+                                         gda_ft_chan_geom_t *geom)
+{
+    if ((memo != NULL) && memo->valid) {
+        *geom = memo->geom;
+    } else {
+        gda_ft_chan_geom_load(chan, geom);
+    }
 }
 
 /* One reservation attempt: the way memo remembers the channel when there
@@ -357,8 +421,43 @@ gda_ft_chan_reserve_as(gda_ft_chan_t *chan, uint32_t n,
     return gda_ft_chan_reserve(chan, n, resv);
 }
 
+/* Whether the peer's channels left the primary the reservation posts on:
+ * the poster progresses the channel after publishing. The health words
+ * were read with the reservation and are looked at only now, so that the
+ * post does not wait for them. */
+GDA_FT_DEV_FUNC int gda_ft_chan_resv_follow(const gda_ft_chan_resv_t *resv)
+{
+    return (resv->gen != resv->seen) && (resv->path == GDA_FT_CHAN_PRIMARY);
+}
+
 
 /* ---- 2. write ------------------------------------------------------------ */
+
+/*
+ * Where a reservation's WQEs and slots go: a copy of its path's send queue
+ * (ring, QPN, doorbell) and its slots, read once, the ring offset, and the
+ * geometry. A warp's post reads the path its memo names while its CAS is
+ * under way, not after it.
+ */
+typedef struct gda_ft_chan_dest {
+    gda_ft_dev_sq_t     sq;
+    gda_ft_chan_slot_t *slots;
+    uint64_t            off;    /* ring index = logical index - off */
+    gda_ft_chan_geom_t  geom;
+    uint8_t             path;
+} gda_ft_chan_dest_t;
+
+GDA_FT_DEV_FUNC void gda_ft_chan_dest_init(gda_ft_chan_dest_t *dest,
+                                           const gda_ft_chan_t *chan,
+                                           uint8_t path, uint64_t off,
+                                           const gda_ft_chan_geom_t *geom)
+{
+    dest->sq    = chan->path[path].sq;
+    dest->slots = chan->path[path].slots;
+    dest->off   = off;
+    dest->geom  = *geom;
+    dest->path  = path;
+}
 
 /* A key of one path, chosen without indexing: an operation indexed by a
  * run-time path would live in local memory (see
@@ -368,6 +467,7 @@ GDA_FT_DEV_FUNC uint32_t gda_ft_chan_key(const uint32_t key[2], uint8_t path)
     return (path == GDA_FT_CHAN_PRIMARY) ? key[0] : key[1];
 }
 
+/* A control segment of path p at logical index seq (a switch's NOP) */
 GDA_FT_DEV_FUNC void gda_ft_chan_set_ctrl(gda_ft_chan_path_t *p, uint64_t seq,
                                           uint8_t opcode, unsigned ds,
                                           int signaled)
@@ -413,110 +513,73 @@ GDA_FT_DEV_FUNC uint8_t gda_ft_chan_write_atomic(const gda_ft_dev_sq_t *sq,
     return 0;
 }
 
-/* A new WQE's slot, but for its seq and what the publication stamps: its
- * keys, packets, kind, flags and size, no failure. On the GPU in three
- * stores, not eleven (slots are 16-byte aligned: 48 bytes each, in arrays
- * from the allocator). */
-GDA_FT_DEV_FUNC void gda_ft_chan_slot_set(gda_ft_chan_slot_t *slot,
-                                          const gda_ft_chan_op_t *op,
-                                          uint16_t npkts, uint8_t flags,
-                                          uint8_t wqebbs)
-{
-#if GDA_FT_ON_DEVICE
-    *(uint4*)slot->lkey        = make_uint4(op->lkey[0], op->lkey[1],
-                                            op->rkey[0], op->rkey[1]);
-    *(uint32_t*)&slot->npkts   = npkts | ((uint32_t)op->kind << 16) |
-                                 ((uint32_t)flags << 24);
-    /* status OK (0), syndrome and strikes 0 */
-    *(uint32_t*)&slot->wqebbs  = wqebbs;
-#else
-    slot->lkey[0]  = op->lkey[0];
-    slot->lkey[1]  = op->lkey[1];
-    slot->rkey[0]  = op->rkey[0];
-    slot->rkey[1]  = op->rkey[1];
-    slot->npkts    = npkts;
-    slot->kind     = op->kind;
-    slot->flags    = flags;
-    slot->wqebbs   = wqebbs;
-    slot->status   = GDA_FT_DEV_OK;
-    slot->syndrome = 0;
-    slot->strikes  = 0;
-#endif
-}
-
 /*
- * Writes one WQE of op at logical index seq on path `path`: bytes
- * [offset, offset + length) of a put or get, or the whole atomic or send.
- * Adds its packets to *npkts_p, gives its doorbell word in *db_p; returns
- * its WQEBBs.
+ * Writes into the ring one WQE of op, of ds segments, at logical index
+ * seq: bytes [offset, offset + length) of a put or get, or the whole
+ * atomic or send. Returns its doorbell word. Its slot is written when the
+ * post's turn has come (gda_ft_chan_write_slots).
  */
-GDA_FT_DEV_FUNC unsigned
-gda_ft_chan_write_wqe(gda_ft_chan_t *chan, const gda_ft_chan_resv_t *resv,
-                      const gda_ft_chan_op_t *op, uint64_t seq,
-                      uint32_t offset, uint32_t length, int signaled,
-                      uint64_t *db_p, uint32_t *npkts_p)
+GDA_FT_DEV_FUNC uint64_t
+gda_ft_chan_write_wqe(const gda_ft_chan_dest_t *dest,
+                      const gda_ft_chan_op_t *op, unsigned ds, uint64_t seq,
+                      uint32_t offset, uint32_t length, int signaled)
 {
-    uint8_t path             = resv->path;
-    gda_ft_chan_path_t *p    = &chan->path[path];
-    uint64_t ring            = seq - resv->off;
-    uint16_t idx             = (uint16_t)ring;
-    gda_ft_chan_slot_t *slot = gda_ft_chan_slot_at(chan, p, ring);
-    unsigned ds              = gda_ft_chan_op_ds(op, length);
-    uint8_t  flags           = GDA_FT_CHAN_SLOT_RADDR;
-    uint8_t  opmod           = 0;
-    uint32_t imm             = 0;
-    uint16_t npkts;
-    uint8_t  wqebbs;
+    const gda_ft_dev_sq_t *sq = &dest->sq;
+    uint8_t  path             = dest->path;
+    uint16_t idx              = (uint16_t)(seq - dest->off);
+    uint8_t  opmod            = 0;
+    uint32_t imm              = 0;
 
     if (op->kind == GDA_FT_CHAN_OP_SEND) {
         /* ctrl, then the data: no remote address */
-        flags = 0;
-        imm   = (uint32_t)op->raddr;
+        imm = (uint32_t)op->raddr;
         if (op->inl) {
-            gda_ft_wqe_set_inline_words(&p->sq, idx, 1, op->operand[0],
+            gda_ft_wqe_set_inline_words(sq, idx, 1, op->operand[0],
                                         op->operand[1], length);
         } else if (length != 0) {
-            gda_ft_wqe_set_data(gda_ft_wqe_seg(&p->sq, idx, 1), length,
+            gda_ft_wqe_set_data(gda_ft_wqe_seg(sq, idx, 1), length,
                                 gda_ft_chan_key(op->lkey, path), op->laddr);
-            flags = GDA_FT_CHAN_SLOT_DATA;
         }
     } else if ((op->kind == GDA_FT_CHAN_OP_SIGNAL) ||
                (op->kind == GDA_FT_CHAN_OP_ATOMIC)) {
-        gda_ft_wqe_set_raddr(gda_ft_wqe_seg(&p->sq, idx, 1), op->raddr,
+        gda_ft_wqe_set_raddr(gda_ft_wqe_seg(sq, idx, 1), op->raddr,
                              gda_ft_chan_key(op->rkey, path));
-        opmod = gda_ft_chan_write_atomic(&p->sq, idx, op);
-        gda_ft_wqe_set_data(gda_ft_wqe_seg(&p->sq, idx, ds - 1), op->length,
+        opmod = gda_ft_chan_write_atomic(sq, idx, op);
+        gda_ft_wqe_set_data(gda_ft_wqe_seg(sq, idx, ds - 1), op->length,
                             gda_ft_chan_key(op->lkey, path), op->laddr);
-        flags |= GDA_FT_CHAN_SLOT_DATA;
     } else {
-        gda_ft_wqe_set_raddr(gda_ft_wqe_seg(&p->sq, idx, 1),
-                             op->raddr + offset,
+        gda_ft_wqe_set_raddr(gda_ft_wqe_seg(sq, idx, 1), op->raddr + offset,
                              gda_ft_chan_key(op->rkey, path));
         if (op->inl) {
-            gda_ft_wqe_set_inline_words(&p->sq, idx, 2, op->operand[0],
+            gda_ft_wqe_set_inline_words(sq, idx, 2, op->operand[0],
                                         op->operand[1], length);
         } else if (length != 0) {
-            gda_ft_wqe_set_data(gda_ft_wqe_seg(&p->sq, idx, 2), length,
+            gda_ft_wqe_set_data(gda_ft_wqe_seg(sq, idx, 2), length,
                                 gda_ft_chan_key(op->lkey, path),
                                 op->laddr + offset);
-            flags |= GDA_FT_CHAN_SLOT_DATA;
         }
     }
-    *db_p = gda_ft_wqe_set_ctrl(gda_ft_wqe_seg(&p->sq, idx, 0), op->opcode,
-                                opmod, idx, p->sq.qpn, ds,
-                                (signaled ? GDA_FT_MLX5_WQE_CTRL_CQ_UPDATE :
-                                            0) |
-                                ((op->flags & GDA_FT_CHAN_OP_F_FENCE) ?
-                                 GDA_FT_MLX5_WQE_CTRL_FENCE : 0), imm);
+    return gda_ft_wqe_set_ctrl(gda_ft_wqe_seg(sq, idx, 0), op->opcode, opmod,
+                               idx, sq->qpn, ds,
+                               (signaled ? GDA_FT_MLX5_WQE_CTRL_CQ_UPDATE :
+                                           0) |
+                               ((op->flags & GDA_FT_CHAN_OP_F_FENCE) ?
+                                GDA_FT_MLX5_WQE_CTRL_FENCE : 0), imm);
+}
 
-    npkts  = gda_ft_chan_npkts(chan, op, length);
-    wqebbs = (uint8_t)gda_ft_wqe_ds_to_wqebbs(ds);
-    gda_ft_chan_slot_set(slot, op, npkts, flags, wqebbs);
-    /* pollers read seq after acquiring `ready`, which the publication
-     * releases: the slot needs no fence of its own */
-    gda_ft_atomic_store_rlx64(&slot->seq, seq);
-    *npkts_p += npkts;
-    return wqebbs;
+/* Bytes of WQE i of op (a chunk of a long put or get, or the whole) */
+GDA_FT_DEV_FUNC uint32_t
+gda_ft_chan_wqe_length(const gda_ft_chan_geom_t *geom,
+                       const gda_ft_chan_op_t *op,
+                       const gda_ft_chan_shape_t *shape, uint32_t i)
+{
+    uint32_t offset = i * geom->max_chunk;
+
+    if (shape->nwqe == 1) {
+        return op->length;
+    }
+    return ((op->length - offset) < geom->max_chunk) ?
+           (op->length - offset) : geom->max_chunk;
 }
 
 /*
@@ -525,77 +588,158 @@ gda_ft_chan_write_wqe(gda_ft_chan_t *chan, const gda_ft_chan_resv_t *resv,
  * chunk by chunk (a long transfer is not a dead path). The last WQE is
  * signalled when last_signaled, or when the op ends past a multiple of
  * GDA_FT_CHAN_SIGNAL_WQEBBS. Returns the logical index after it; in
- * *last_p that of its last WQE and in *db_p its doorbell word, and adds
- * its packets to *npkts_p.
+ * *last_p that of its last WQE and in *db_p its doorbell word.
  */
 GDA_FT_DEV_FUNC uint64_t
-gda_ft_chan_write_op(gda_ft_chan_t *chan, const gda_ft_chan_resv_t *resv,
-                     const gda_ft_chan_op_t *op, uint64_t seq,
-                     int last_signaled, uint64_t *last_p, uint64_t *db_p,
-                     uint32_t *npkts_p)
+gda_ft_chan_write_op(const gda_ft_chan_dest_t *dest,
+                     const gda_ft_chan_op_t *op,
+                     const gda_ft_chan_shape_t *shape, uint64_t seq,
+                     int last_signaled, uint64_t *last_p, uint64_t *db_p)
 {
-    uint32_t nwqe = gda_ft_chan_op_wqes(chan, op);
-    uint64_t end  = seq + gda_ft_chan_op_wqebbs(chan, op);
-    uint32_t i, offset, length;
+    uint64_t end    = seq + shape->wqebbs;
+    unsigned wqebbs = gda_ft_wqe_ds_to_wqebbs(shape->ds);
+    uint32_t i;
 
     /* a multiple k * N with seq < k * N <= end */
     last_signaled |= (seq / GDA_FT_CHAN_SIGNAL_WQEBBS) !=
                      (end / GDA_FT_CHAN_SIGNAL_WQEBBS);
-
-    for (i = 0; i < nwqe; ++i) {
+    if (shape->nwqe == 1) {
         *last_p = seq;
-        offset = i * chan->max_chunk;
-        length = (nwqe == 1) ? op->length :
-                 ((op->length - offset < chan->max_chunk) ?
-                  (op->length - offset) : chan->max_chunk);
-        seq   += gda_ft_chan_write_wqe(chan, resv, op, seq, offset, length,
-                                       (i + 1 < nwqe) || last_signaled,
-                                       db_p, npkts_p);
+        *db_p   = gda_ft_chan_write_wqe(dest, op, shape->ds, seq, 0,
+                                        op->length, last_signaled);
+        return end;
     }
-    return seq;
+    for (i = 0; i < shape->nwqe; ++i, seq += wqebbs) {
+        *last_p = seq;
+        *db_p   = gda_ft_chan_write_wqe(dest, op, shape->ds, seq,
+                                        i * dest->geom.max_chunk,
+                                        gda_ft_chan_wqe_length(&dest->geom, op,
+                                                               shape, i),
+                                        1);
+    }
+    return end;
+}
+
+/* What a slot says of the segments a replay rewrites the keys of */
+GDA_FT_DEV_FUNC uint8_t gda_ft_chan_slot_flags(const gda_ft_chan_op_t *op)
+{
+    uint8_t data = (!op->inl && (op->length != 0)) ? GDA_FT_CHAN_SLOT_DATA :
+                                                     0;
+
+    if (op->kind == GDA_FT_CHAN_OP_SEND) {
+        return data;
+    }
+    if ((op->kind == GDA_FT_CHAN_OP_SIGNAL) ||
+        (op->kind == GDA_FT_CHAN_OP_ATOMIC)) {
+        return GDA_FT_CHAN_SLOT_RADDR | GDA_FT_CHAN_SLOT_DATA;
+    }
+    return GDA_FT_CHAN_SLOT_RADDR | data;
+}
+
+/* A new WQE's slot, whole: its keys, when it was posted, its logical
+ * index and first PSN, its packets, kind, flags and size, no failure. On
+ * the GPU three 16-byte stores (slots are 16-byte aligned: 48 bytes each,
+ * in arrays from the allocator). */
+GDA_FT_DEV_FUNC void gda_ft_chan_slot_write(gda_ft_chan_slot_t *slot,
+                                            const gda_ft_chan_op_t *op,
+                                            uint64_t seq, uint64_t now,
+                                            uint32_t psn, uint16_t npkts,
+                                            uint8_t flags, uint8_t wqebbs)
+{
+#if GDA_FT_ON_DEVICE
+    *(uint4*)slot->lkey       = make_uint4(op->lkey[0], op->lkey[1],
+                                           op->rkey[0], op->rkey[1]);
+    *(ulonglong2*)&slot->post_ns = make_ulonglong2(now, seq);
+    /* status OK (0), syndrome and strikes 0 */
+    *(uint4*)&slot->psn       = make_uint4(psn, npkts |
+                                           ((uint32_t)op->kind << 16) |
+                                           ((uint32_t)flags << 24),
+                                           wqebbs, 0);
+#else
+    slot->lkey[0]  = op->lkey[0];
+    slot->lkey[1]  = op->lkey[1];
+    slot->rkey[0]  = op->rkey[0];
+    slot->rkey[1]  = op->rkey[1];
+    gda_ft_atomic_store_rlx64(&slot->post_ns, now);
+    slot->psn      = psn;
+    slot->npkts    = npkts;
+    slot->kind     = op->kind;
+    slot->flags    = flags;
+    slot->wqebbs   = wqebbs;
+    slot->status   = GDA_FT_DEV_OK;
+    slot->syndrome = 0;
+    slot->strikes  = 0;
+    /* pollers read seq after acquiring `ready`, which the publication
+     * releases: the slot needs no fence of its own */
+    gda_ft_atomic_store_rlx64(&slot->seq, seq);
+#endif
+}
+
+/*
+ * The slots of op's WQEs from seq on, in its turn: their PSNs from psn on
+ * and their post time, now. Returns the PSN after them. A slot is written
+ * once, whole, when its PSN is known: nothing is read back.
+ */
+GDA_FT_DEV_FUNC uint32_t
+gda_ft_chan_write_slots(const gda_ft_chan_dest_t *dest,
+                        const gda_ft_chan_op_t *op,
+                        const gda_ft_chan_shape_t *shape, uint64_t seq,
+                        uint64_t now, uint32_t psn)
+{
+    unsigned wqebbs = gda_ft_wqe_ds_to_wqebbs(shape->ds);
+    uint8_t  flags  = gda_ft_chan_slot_flags(op);
+    uint32_t i, npkts;
+
+    for (i = 0; i < shape->nwqe; ++i, seq += wqebbs) {
+        npkts = (shape->nwqe == 1) ? shape->npkts :
+                gda_ft_chan_pkts(&dest->geom,
+                                 gda_ft_chan_wqe_length(&dest->geom, op,
+                                                        shape, i));
+        gda_ft_chan_slot_write(&dest->slots[(seq - dest->off) &
+                                            (dest->geom.wqebb_cnt - 1)],
+                               op, seq, now, psn, (uint16_t)npkts, flags,
+                               (uint8_t)wqebbs);
+        psn = gda_ft_dev_psn_add(psn, npkts);
+    }
+    return psn;
 }
 
 
 /* ---- 3. publish ---------------------------------------------------------- */
 
-/* Doorbell record up to end_seq (path p's ring_off being off), then the
+/* Doorbell record up to end_seq (the ring offset being off), then the
  * doorbell with the last WQE's first 8 bytes, db (gda_ft_wqe_set_ctrl gave
  * them) */
-GDA_FT_DEV_FUNC void gda_ft_chan_ring_db(gda_ft_chan_path_t *p, uint64_t off,
-                                         uint64_t end_seq, uint64_t db)
+GDA_FT_DEV_FUNC void gda_ft_chan_ring_sq(const gda_ft_dev_sq_t *sq,
+                                         uint64_t off, uint64_t end_seq,
+                                         uint64_t db)
 {
     /* a release store, which serves as gda_ft_dev_fence_store(): the WQEs
      * are visible to whoever reads it (a fence before it as well cost 0.55
      * us a batch on an H200, waiting for the WQEs' PCIe writes twice) */
-    gda_ft_atomic_store_rel32_sys((uint32_t*)&p->sq.dbrec[GDA_FT_MLX5_SND_DBR],
+    gda_ft_atomic_store_rel32_sys((uint32_t*)&sq->dbrec[GDA_FT_MLX5_SND_DBR],
                                   gda_ft_htobe32((uint16_t)(end_seq - off)));
     gda_ft_dev_fence_mmio();
-    gda_ft_dev_write_once_u64(p->sq.uar, db);
+    gda_ft_dev_write_once_u64(sq->uar, db);
 #if !GDA_FT_ON_DEVICE
     gda_ft_dev_fence_mmio();
 #endif
-    gda_ft_sq_wake(&p->sq);
+    gda_ft_sq_wake(sq);
+}
+
+GDA_FT_DEV_FUNC void gda_ft_chan_ring_db(gda_ft_chan_path_t *p, uint64_t off,
+                                         uint64_t end_seq, uint64_t db)
+{
+    gda_ft_chan_ring_sq(&p->sq, off, end_seq, db);
 }
 
 /*
- * Gives the WQEs in [seq, end) of path p (ring_off off) the PSNs from psn
- * on, in ring order, and their post time; returns the PSN after them.
- * gda_ft_chan_stamp_wqe() stamps one, for a caller that knows its packets
- * (a GPU's read of the slot just written goes to L2).
- * Only the posters whose turn it is (or the switcher, with the channel
- * frozen) call it.
+ * Gives the WQEs in [seq, end) of path p (ring_off off), whose slots are
+ * filled, the PSNs from psn on, in ring order, and the post time now;
+ * returns the PSN after them. What a switch does to the WQEs it replays
+ * (a new post writes its slots whole: gda_ft_chan_write_slots). Only the
+ * switcher, with the channel frozen, calls it.
  */
-GDA_FT_DEV_FUNC gda_ft_chan_slot_t *
-gda_ft_chan_stamp_wqe(const gda_ft_chan_t *chan, gda_ft_chan_path_t *p,
-                      uint64_t off, uint64_t seq, uint64_t now, uint32_t psn)
-{
-    gda_ft_chan_slot_t *slot = gda_ft_chan_slot_at(chan, p, seq - off);
-
-    slot->psn = psn;
-    gda_ft_atomic_store_rlx64(&slot->post_ns, now);
-    return slot;
-}
-
 GDA_FT_DEV_FUNC uint32_t gda_ft_chan_stamp(gda_ft_chan_t *chan,
                                            gda_ft_chan_path_t *p, uint64_t off,
                                            uint64_t seq, uint64_t end,
@@ -604,8 +748,10 @@ GDA_FT_DEV_FUNC uint32_t gda_ft_chan_stamp(gda_ft_chan_t *chan,
     gda_ft_chan_slot_t *slot;
 
     for (; seq != end; seq += slot->wqebbs) {
-        slot = gda_ft_chan_stamp_wqe(chan, p, off, seq, now, psn);
-        psn  = gda_ft_dev_psn_add(psn, slot->npkts);
+        slot      = gda_ft_chan_slot_at(chan, p, seq - off);
+        slot->psn = psn;
+        gda_ft_atomic_store_rlx64(&slot->post_ns, now);
+        psn       = gda_ft_dev_psn_add(psn, slot->npkts);
     }
     return psn;
 }
@@ -619,13 +765,13 @@ GDA_FT_DEV_FUNC void gda_ft_chan_wait_turn(gda_ft_chan_t *chan, uint64_t seq)
     }
 }
 
-/* Announces the reservation's [.., end) to the HCA (db: the last WQE's
- * doorbell word) and to the next poster */
+/* Announces the reservation's WQEs up to end to the HCA (db: the last
+ * WQE's doorbell word) and to the next poster */
 GDA_FT_DEV_FUNC void gda_ft_chan_release(gda_ft_chan_t *chan,
-                                         const gda_ft_chan_resv_t *resv,
+                                         const gda_ft_chan_dest_t *dest,
                                          uint64_t end, uint64_t db)
 {
-    gda_ft_chan_ring_db(&chan->path[resv->path], resv->off, end, db);
+    gda_ft_chan_ring_sq(&dest->sq, dest->off, end, db);
 #if GDA_FT_ON_DEVICE
     /* the doorbell's release fence orders the slots and the PSN before
      * this store as well (a fence, then a strong store: a release); a
@@ -652,34 +798,44 @@ GDA_FT_DEV_FUNC uint32_t gda_ft_chan_take_turn(gda_ft_chan_t *chan,
  * poster's memo (if any) remembers */
 GDA_FT_DEV_FUNC void gda_ft_chan_remember(gda_ft_chan_memo_t *memo,
                                           const gda_ft_chan_resv_t *resv,
-                                          uint32_t psn)
+                                          uint32_t psn,
+                                          const gda_ft_chan_geom_t *geom)
 {
     if (memo != NULL) {
         memo->word  = resv->word;
         memo->off   = resv->off;
         memo->psn   = psn;
+        memo->geom  = *geom;
         memo->valid = 1;
     }
 }
 
 /*
- * Publishes the reservation [resv->seq, end), whose last WQE has the
- * doorbell word db: in its turn, PSNs, doorbell, and ready moves to end.
- * A memo (or NULL) remembers it.
+ * Publishes the reservation [resv->seq, end) of ops[0..n) written to
+ * dest, whose last WQE has the doorbell word db: in its turn, the slots,
+ * the doorbell, and ready moves to end. A memo (or NULL) remembers it.
  */
 GDA_FT_DEV_FUNC void gda_ft_chan_publish(gda_ft_chan_t *chan,
+                                         const gda_ft_chan_dest_t *dest,
                                          const gda_ft_chan_resv_t *resv,
-                                         uint64_t end, uint64_t db,
+                                         const gda_ft_chan_op_t *ops,
+                                         unsigned n, uint64_t end, uint64_t db,
                                          gda_ft_chan_memo_t *memo)
 {
-    gda_ft_chan_path_t *p = &chan->path[resv->path];
-    uint32_t psn          = gda_ft_chan_take_turn(chan, resv);
+    uint32_t psn = gda_ft_chan_take_turn(chan, resv);
+    uint64_t now = gda_ft_dev_now_ns();
+    uint64_t seq = resv->seq;
+    gda_ft_chan_shape_t shape;
+    unsigned i;
 
-    psn         = gda_ft_chan_stamp(chan, p, resv->off, resv->seq, end,
-                                    gda_ft_dev_now_ns(), psn);
-    p->next_psn = psn;
-    gda_ft_chan_release(chan, resv, end, db);
-    gda_ft_chan_remember(memo, resv, psn);
+    for (i = 0; i < n; ++i) {
+        gda_ft_chan_shape(&dest->geom, &ops[i], &shape);
+        psn  = gda_ft_chan_write_slots(dest, &ops[i], &shape, seq, now, psn);
+        seq += shape.wqebbs;
+    }
+    chan->path[dest->path].next_psn = psn;
+    gda_ft_chan_release(chan, dest, end, db);
+    gda_ft_chan_remember(memo, resv, psn, &dest->geom);
 }
 
 

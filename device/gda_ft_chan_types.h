@@ -324,8 +324,11 @@ typedef struct gda_ft_chan_query {
 } gda_ft_chan_query_t;
 
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_slot_t) == 48, chan_slot_size);
-/* gda_ft_chan_slot_set() writes these as three words */
+/* gda_ft_chan_slot_write() writes these as three 16-byte words */
 GDA_FT_STATIC_ASSERT((offsetof(gda_ft_chan_slot_t, rkey) == 8) &&
+                     (offsetof(gda_ft_chan_slot_t, post_ns) == 16) &&
+                     (offsetof(gda_ft_chan_slot_t, seq) == 24) &&
+                     (offsetof(gda_ft_chan_slot_t, psn) == 32) &&
                      (offsetof(gda_ft_chan_slot_t, npkts) == 36) &&
                      (offsetof(gda_ft_chan_slot_t, kind) == 38) &&
                      (offsetof(gda_ft_chan_slot_t, flags) == 39) &&
@@ -343,6 +346,18 @@ GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_t, path) == 144, chan_path_offset);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_health_t) == 24, chan_health_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_switch_t) == 48, chan_switch_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_t) == 496, chan_size);
+
+/* What a post needs of its channel that does not change once it is
+ * connected: read from the channel, or kept by a poster's memo, so that a
+ * warp's post does not wait on L2 for them before its reservation (the
+ * health pointer too: a load through it waited for the pointer's, and the
+ * CAS behind both) */
+typedef struct gda_ft_chan_geom {
+    const gda_ft_chan_health_t *health; /* the peer's, or NULL */
+    uint32_t wqebb_cnt;  /* ring size, both paths */
+    uint32_t max_chunk;  /* bytes per WQE of a put or get */
+    uint32_t mtu_shift;  /* log2 of the path MTU (MTUs are powers of 2) */
+} gda_ft_chan_geom_t;
 
 /*
  * What one poster remembers of a channel between its posts: a copy in the
@@ -366,6 +381,7 @@ typedef struct gda_ft_chan_memo {
     uint32_t psn;        /* the path's next PSN after that publication */
     uint32_t valid;      /* 0: nothing remembered (never CAS then: the
                             word may be FROZEN with any index) */
+    gda_ft_chan_geom_t geom; /* the channel's, when valid */
 } gda_ft_chan_memo_t;
 
 #endif

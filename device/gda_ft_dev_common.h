@@ -27,6 +27,16 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_dev_now_ns(void)
 #endif
 }
 
+/* Log2 of a power of two */
+GDA_FT_DEV_FUNC uint32_t gda_ft_dev_log2(uint32_t pow2)
+{
+#if GDA_FT_ON_DEVICE
+    return 31 - __clz(pow2);
+#else
+    return 31 - __builtin_clz(pow2);
+#endif
+}
+
 /* PSNs are 24-bit sequence numbers */
 GDA_FT_DEV_FUNC uint32_t gda_ft_dev_psn_add(uint32_t psn, uint32_t n)
 {

@@ -122,7 +122,7 @@ gda_ft_dev_reserve_wait(gda_ft_chan_t *chan, uint32_t n,
 GDA_FT_DEV_FUNC void gda_ft_dev_follow(gda_ft_chan_t *chan,
                                        const gda_ft_chan_resv_t *resv)
 {
-    if (resv->follow) {
+    if (gda_ft_chan_resv_follow(resv)) {
         gda_ft_chan_progress(chan);
     }
 }
@@ -149,18 +149,23 @@ gda_ft_dev_post_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
                      gda_ft_dev_request_t *req)
 {
     uint64_t end, last = 0, db = 0;
-    uint32_t wqebbs = 0, npkts = 0;
+    uint32_t wqebbs = 0;
     gda_ft_dev_status_t status;
+    gda_ft_chan_shape_t shape;
     gda_ft_chan_resv_t resv;
+    gda_ft_chan_dest_t dest;
+    gda_ft_chan_geom_t geom;
     unsigned i;
 
+    gda_ft_chan_geom_of(chan, memo, &geom);
     for (i = 0; i < n; ++i) {
-        if (!gda_ft_chan_op_valid(chan, &ops[i])) {
+        gda_ft_chan_shape(&geom, &ops[i], &shape);
+        if (!shape.valid) {
             return GDA_FT_DEV_ERROR;
         }
-        wqebbs += gda_ft_chan_op_wqebbs(chan, &ops[i]);
+        wqebbs += shape.wqebbs;
     }
-    if ((n == 0) || (wqebbs > chan->wqebb_cnt / 2)) {
+    if ((n == 0) || (wqebbs > geom.wqebb_cnt / 2)) {
         return GDA_FT_DEV_ERROR;
     }
 
@@ -168,12 +173,14 @@ gda_ft_dev_post_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
     if (status != GDA_FT_DEV_OK) {
         return status;
     }
+    gda_ft_chan_dest_init(&dest, chan, resv.path, resv.off, &geom);
     end = resv.seq;
     for (i = 0; i < n; ++i) {
-        end = gda_ft_chan_write_op(chan, &resv, &ops[i], end, i + 1 == n,
-                                   &last, &db, &npkts);
+        gda_ft_chan_shape(&geom, &ops[i], &shape);
+        end = gda_ft_chan_write_op(&dest, &ops[i], &shape, end, i + 1 == n,
+                                   &last, &db);
     }
-    gda_ft_chan_publish(chan, &resv, end, db, memo);
+    gda_ft_chan_publish(chan, &dest, &resv, ops, n, end, db, memo);
     gda_ft_dev_request_set(req, chan, last, end);
     gda_ft_dev_follow(chan, &resv);
     return GDA_FT_DEV_OK;
@@ -217,7 +224,7 @@ gda_ft_dev_poster_init(gda_ft_dev_poster_t *poster,
                        const gda_ft_dev_endpoint_t *ep, unsigned channel_id)
 {
     poster->chan       = gda_ft_dev_channel(ep, channel_id);
-    poster->memo.valid = 0;
+    gda_ft_chan_memo_init(&poster->memo);
     return (poster->chan != NULL) ? GDA_FT_DEV_OK : GDA_FT_DEV_ERROR;
 }
 
@@ -586,14 +593,14 @@ gda_ft_dev_wait_signal_on(const gda_ft_dev_endpoint_t *ep,
  * size of operation) need no shuffle, a full warp scans in five, another
  * set of lanes walks its members.
  */
-GDA_FT_DEV_FUNC uint32_t gda_ft_dev_warp_prefix(unsigned mask, unsigned lane,
-                                                uint32_t v, uint32_t *total_p)
+GDA_FT_DEV_FUNC uint64_t gda_ft_dev_warp_prefix(unsigned mask, unsigned lane,
+                                                uint64_t v, uint64_t *total_p)
 {
-    uint32_t before = 0, total = 0, incl, x;
+    uint64_t before = 0, total = 0, incl, x;
     unsigned bits, src, d;
     int uniform;
 
-    __match_all_sync(mask, v, &uniform);
+    __match_all_sync(mask, (unsigned long long)v, &uniform);
     if (uniform) {
         *total_p = __popc(mask) * v;
         return __popc(mask & ((1u << lane) - 1)) * v;
@@ -601,15 +608,15 @@ GDA_FT_DEV_FUNC uint32_t gda_ft_dev_warp_prefix(unsigned mask, unsigned lane,
     if (mask == 0xffffffffu) {
         incl = v;
         for (d = 1; d < 32; d <<= 1) {
-            x     = __shfl_up_sync(mask, incl, d);
+            x     = __shfl_up_sync(mask, (unsigned long long)incl, d);
             incl += (lane >= d) ? x : 0;
         }
-        *total_p = __shfl_sync(mask, incl, 31);
+        *total_p = __shfl_sync(mask, (unsigned long long)incl, 31);
         return incl - v;
     }
     for (bits = mask; bits != 0; bits &= bits - 1) {
         src     = __ffs(bits) - 1;
-        x       = __shfl_sync(mask, v, src);
+        x       = __shfl_sync(mask, (unsigned long long)v, src);
         before += (src < lane) ? x : 0;
         total  += x;
     }
@@ -617,11 +624,22 @@ GDA_FT_DEV_FUNC uint32_t gda_ft_dev_warp_prefix(unsigned mask, unsigned lane,
     return before;
 }
 
+/* A lane's WQEBBs (low word) and packets (high word), scanned as one */
+#define GDA_FT_DEV_WARP_WQEBBS(_v) ((uint32_t)(_v))
+#define GDA_FT_DEV_WARP_PKTS(_v)   ((uint32_t)((_v) >> 32))
+
 /*
  * Every active lane posts its own operation; one reservation (by the
  * lowest lane), one doorbell, the batch's last WQE signalled. Every lane's
  * request completes with the batch. The lowest lane's memo of the channel
- * (or NULL) is used and kept; the other lanes' are left as they were.
+ * (or NULL) is used; every lane's keeps the batch, so that each knows the
+ * geometry, and whichever is lowest next time can take the memo's way.
+ *
+ * Nothing of the channel is read after the reservation's CAS that could
+ * be read before it: the operations' shapes come from the memo's geometry,
+ * and the path the memo names is read while the CAS is under way (again
+ * after it, if the reservation went elsewhere). Each lane writes its WQEs,
+ * then, in the warp's turn, its slots whole.
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_dev_post_warp_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
@@ -632,70 +650,77 @@ gda_ft_dev_post_warp_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
     unsigned lane   = threadIdx.x % 32;
     unsigned leader = __ffs(mask) - 1;
     unsigned last   = 31 - __clz(mask);
-    uint32_t mine   = gda_ft_chan_op_valid(chan, op) ?
-                      gda_ft_chan_op_wqebbs(chan, op) : 0;
-    uint32_t npkts  = 0, psn = 0, before, total, pkts_before, pkts_total;
-    unsigned long long last_wqe = 0, db = 0, now = 0;
     gda_ft_dev_status_t status = GDA_FT_DEV_OK;
-    gda_ft_chan_resv_t resv    = {0, 0, 0, 0, 0, 0, 0};
-    gda_ft_chan_path_t *p;
-    uint64_t seq;
+    gda_ft_chan_resv_t resv    = {0, 0, 0, 0, 0, 0, 0, 0};
+    unsigned long long last_wqe = 0, db = 0;
+    uint64_t before, total, seq;
+    gda_ft_chan_shape_t shape;
+    gda_ft_chan_dest_t dest;
+    gda_ft_chan_geom_t geom;
+    uint8_t guess;
+    uint32_t psn;
 
-    if (__any_sync(mask, mine == 0)) {
+    gda_ft_chan_geom_of(chan, memo, &geom);
+    gda_ft_chan_shape(&geom, op, &shape);
+    if (__any_sync(mask, !shape.valid)) {
         return GDA_FT_DEV_ERROR;
     }
-    /* where each lane's WQEs start */
-    before = gda_ft_dev_warp_prefix(mask, lane, mine, &total);
+    /* where each lane's WQEs and PSNs start */
+    before = gda_ft_dev_warp_prefix(mask, lane, shape.wqebbs |
+                                    ((uint64_t)shape.npkts << 32), &total);
 
+    guess = ((memo != NULL) && memo->valid) ?
+            GDA_FT_CHAN_WORD_PATH(memo->word) : GDA_FT_CHAN_PRIMARY;
+    gda_ft_chan_dest_init(&dest, chan, guess, 0, &geom);
     if (lane == leader) {
-        status = gda_ft_dev_reserve_wait(chan, total, memo, &resv);
+        status = gda_ft_dev_reserve_wait(chan, GDA_FT_DEV_WARP_WQEBBS(total),
+                                         memo, &resv);
     }
     status = (gda_ft_dev_status_t)__shfl_sync(mask, (int)status, leader);
     if (status != GDA_FT_DEV_OK) {
         return status;
     }
     resv.seq  = __shfl_sync(mask, (unsigned long long)resv.seq, leader);
+    resv.word = __shfl_sync(mask, (unsigned long long)resv.word, leader);
     resv.off  = __shfl_sync(mask, (unsigned long long)resv.off, leader);
     resv.path = (uint8_t)__shfl_sync(mask, (int)resv.path, leader);
-    seq       = resv.seq;
-    p         = &chan->path[resv.path];
+    if (resv.path != guess) {
+        gda_ft_chan_dest_init(&dest, chan, resv.path, 0, &geom);
+    }
+    dest.off = resv.off;
+    seq      = resv.seq;
     GDA_FT_DEV_POST_MARK(1);
 
-    gda_ft_chan_write_op(chan, &resv, op, seq + before, lane == last,
-                         (uint64_t*)&last_wqe, (uint64_t*)&db, &npkts);
+    gda_ft_chan_write_op(&dest, op, &shape,
+                         seq + GDA_FT_DEV_WARP_WQEBBS(before), lane == last,
+                         (uint64_t*)&last_wqe, (uint64_t*)&db);
     GDA_FT_DEV_POST_MARK(2);
 
-    /* every lane stamps its own WQEs: the PSNs after those of the lanes
-     * below it, from where the path is when the warp's turn comes */
-    pkts_before = gda_ft_dev_warp_prefix(mask, lane, npkts, &pkts_total);
+    /* the PSNs from where the path is when the warp's turn comes */
     if (lane == leader) {
         psn = gda_ft_chan_take_turn(chan, &resv);
-        now = gda_ft_dev_now_ns();   /* the batch's post time */
     }
     psn = __shfl_sync(mask, psn, leader);
-    now = __shfl_sync(mask, now, leader);
     GDA_FT_DEV_POST_MARK(3);
-    if (gda_ft_chan_op_wqes(chan, op) == 1) {
-        /* its packets are known: its slot is not read back */
-        gda_ft_chan_stamp_wqe(chan, p, resv.off, seq + before, now,
-                              gda_ft_dev_psn_add(psn, pkts_before));
-    } else {
-        gda_ft_chan_stamp(chan, p, resv.off, seq + before,
-                          seq + before + mine, now,
-                          gda_ft_dev_psn_add(psn, pkts_before));
-    }
+    gda_ft_chan_write_slots(&dest, op, &shape,
+                            seq + GDA_FT_DEV_WARP_WQEBBS(before),
+                            gda_ft_dev_now_ns(),
+                            gda_ft_dev_psn_add(psn,
+                                               GDA_FT_DEV_WARP_PKTS(before)));
     db = __shfl_sync(mask, db, last);   /* the batch's last WQE's */
     __syncwarp(mask);
     GDA_FT_DEV_POST_MARK(4);
+    psn = gda_ft_dev_psn_add(psn, GDA_FT_DEV_WARP_PKTS(total));
     if (lane == leader) {
-        psn         = gda_ft_dev_psn_add(psn, pkts_total);
-        p->next_psn = psn;
-        gda_ft_chan_release(chan, &resv, seq + total, db);
-        gda_ft_chan_remember(memo, &resv, psn);
+        chan->path[resv.path].next_psn = psn;
+        gda_ft_chan_release(chan, &dest, seq + GDA_FT_DEV_WARP_WQEBBS(total),
+                            db);
     }
+    gda_ft_chan_remember(memo, &resv, psn, &geom);
     __syncwarp(mask);
     GDA_FT_DEV_POST_MARK(5);
-    gda_ft_dev_request_set(req, chan, last_wqe, seq + total);
+    gda_ft_dev_request_set(req, chan, last_wqe,
+                           seq + GDA_FT_DEV_WARP_WQEBBS(total));
     if (lane == leader) {
         gda_ft_dev_follow(chan, &resv);
     }

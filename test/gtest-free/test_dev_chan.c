@@ -285,6 +285,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, posters_beside_plain_posts_through_failover,
 static int memo_post(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo)
 {
     gda_ft_chan_resv_t resv;
+    gda_ft_chan_geom_t geom;
     uint32_t psn;
     int taken = gda_ft_chan_reserve_memo(chan, 1, memo, &resv);
 
@@ -298,7 +299,9 @@ static int memo_post(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo)
     psn = gda_ft_chan_take_turn(chan, &resv);
     chan->path[resv.path].next_psn = gda_ft_dev_psn_add(psn, 3);
     gda_ft_atomic_store_rel64(&chan->ready, resv.seq + 1);
-    gda_ft_chan_remember(memo, &resv, chan->path[resv.path].next_psn);
+    gda_ft_chan_geom_load(chan, &geom);
+    gda_ft_chan_remember(memo, &resv, chan->path[resv.path].next_psn,
+                         &geom);
     return taken;
 }
 
@@ -307,7 +310,7 @@ static int memo_post(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo)
  * another poster's post or a switch; a freeze that did nothing keeps it */
 GDA_FT_TEST(dev_chan, poster_memo_holds_until_the_channel_moves_on)
 {
-    gda_ft_chan_memo_t memo = {0, 0, 0, 0, 0}, other = memo;
+    gda_ft_chan_memo_t memo = {0}, other = memo;
     gda_ft_chan_resv_t resv;
     gda_ft_chan_t chan;
 
@@ -754,6 +757,27 @@ GDA_FT_TEST(dev_chan, pace_out_of_range_is_rejected)
     fault.pace_time = 0.5;
     GDA_FT_ASSERT_EQ(gda_ft_soft_port_set_fault(w.dev[2], 1, &fault),
                      UCS_ERR_INVALID_PARAM);
+    chan_world_fini(&w);
+}
+
+/* A channel counts packets with a shift: a path MTU that is not a power of
+ * two in [256, 4096] is refused before the QP is touched */
+GDA_FT_TEST(dev_chan, path_mtu_not_a_power_of_two_is_rejected)
+{
+    static const uint32_t bad[] = {0, 128, 1000, 3072, 8192};
+    gda_ft_hca_qp_attr_t attr   = {0};
+    chan_world_params_t params;
+    chan_world_t w;
+    unsigned i;
+
+    chan_world_default_params(&params);
+    chan_world_init(&w, &params);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) {
+        attr.path_mtu = bad[i];
+        GDA_FT_ASSERT_EQ(gda_ft_chan_host_connect(&w.a[0], 0, &attr),
+                         UCS_ERR_INVALID_PARAM);
+    }
+    GDA_FT_ASSERT_EQ(w.chans[0].mtu, CHAN_WORLD_MTU);
     chan_world_fini(&w);
 }
 

@@ -367,6 +367,26 @@ GDA_FT_TEST(dev_wqe, send_inline_bytes)
     test_sq_cleanup(&t);
 }
 
+/* Writes op alone at logical index seq of path 0 of chan, WQE and slot;
+ * returns its WQEBBs, its packets in *npkts_p */
+static unsigned chan_write_alone(gda_ft_chan_t *chan,
+                                 const gda_ft_chan_op_t *op, uint64_t seq,
+                                 int signaled, uint32_t *npkts_p)
+{
+    uint64_t last, db;
+    gda_ft_chan_shape_t shape;
+    gda_ft_chan_dest_t dest;
+    gda_ft_chan_geom_t geom;
+
+    gda_ft_chan_geom_load(chan, &geom);
+    gda_ft_chan_shape(&geom, op, &shape);
+    gda_ft_chan_dest_init(&dest, chan, GDA_FT_CHAN_PRIMARY, 0, &geom);
+    gda_ft_chan_write_op(&dest, op, &shape, seq, signaled, &last, &db);
+    gda_ft_chan_write_slots(&dest, op, &shape, seq, 0, 0);
+    *npkts_p = shape.npkts;
+    return shape.wqebbs;
+}
+
 /* A channel's SEND (the host channel's active messages): ctrl with the
  * immediate, then the data, no remote address; a replay onto the other
  * path keeps the immediate and takes that path's key */
@@ -376,12 +396,10 @@ GDA_FT_TEST(dev_wqe, chan_send_bytes_and_replay)
     static const uint32_t no_keys[2] = {0, 0};
     const char msg[12] = "hdr+payload";
     gda_ft_chan_slot_t slots[2][8];
-    gda_ft_chan_resv_t resv = {0, 0, 0, 0, 0, 0, 0};
     gda_ft_chan_op_t op;
     gda_ft_chan_t chan;
     uint32_t npkts = 0;
     test_sq_t t[2];
-    uint64_t db;
     unsigned i;
 
     memset(&chan, 0, sizeof(chan));
@@ -399,8 +417,7 @@ GDA_FT_TEST(dev_wqe, chan_send_bytes_and_replay)
     op.kind   = GDA_FT_CHAN_OP_SEND;
     op.opcode = GDA_FT_MLX5_OPCODE_SEND_IMM;
     GDA_FT_ASSERT(gda_ft_chan_op_valid(&chan, &op));
-    GDA_FT_ASSERT_EQ(gda_ft_chan_write_wqe(&chan, &resv, &op, 0, 0, 3000, 1,
-                                           &db, &npkts), 1);
+    GDA_FT_ASSERT_EQ(chan_write_alone(&chan, &op, 0, 1, &npkts), 1);
     GDA_FT_ASSERT_EQ(npkts, 3);
     check_ctrl(wqe_at(&t[0], 0), 0x0b, 0, 0, 2, 0x08, 0xcafef00d);
     check_data(wqe_at(&t[0], 0) + 16, 3000, TEST_LKEY, TEST_LADDR);
@@ -418,8 +435,8 @@ GDA_FT_TEST(dev_wqe, chan_send_bytes_and_replay)
     op.raddr  = 0x1234567;
     memcpy(op.operand, msg, sizeof(msg));
     GDA_FT_ASSERT(gda_ft_chan_op_valid(&chan, &op));
-    GDA_FT_ASSERT_EQ(gda_ft_chan_write_wqe(&chan, &resv, &op, 1, 0,
-                                           sizeof(msg), 0, &db, &npkts), 1);
+    GDA_FT_ASSERT_EQ(chan_write_alone(&chan, &op, 1, 0, &npkts), 1);
+    GDA_FT_ASSERT_EQ(npkts, 1);
     check_ctrl(wqe_at(&t[0], 1), 0x0b, 0, 1, 2, 0, 0x1234567);
     GDA_FT_ASSERT_EQ(be32_at(wqe_at(&t[0], 1) + 16),
                      0x80000000u | sizeof(msg));
@@ -434,6 +451,81 @@ GDA_FT_TEST(dev_wqe, chan_send_bytes_and_replay)
     for (i = 0; i < 2; ++i) {
         test_sq_cleanup(&t[i]);
     }
+}
+
+/* An operation's shape, worked out once per post: a put longer than
+ * max_chunk is cut into chunks whose packets add up chunk by chunk (not
+ * from the whole length when max_chunk is not a multiple of the MTU), and
+ * its slots carry consecutive PSNs, written whole in the post's turn */
+GDA_FT_TEST(dev_wqe, chan_shape_chunks_packets_and_psns)
+{
+    static const uint32_t keys[2] = {TEST_LKEY, TEST_RKEY};
+    gda_ft_chan_slot_t slots[16];
+    gda_ft_chan_shape_t shape;
+    gda_ft_chan_dest_t dest;
+    gda_ft_chan_geom_t geom;
+    gda_ft_chan_op_t op;
+    gda_ft_chan_t chan;
+    uint64_t last, db;
+    test_sq_t t;
+    unsigned i;
+
+    memset(&chan, 0, sizeof(chan));
+    memset(slots, 0, sizeof(slots));
+    chan.wqebb_cnt = 16;
+    chan.max_chunk = 2500;
+    chan.mtu       = 1024;
+    test_sq_init(&t, 16, -1);
+    chan.path[0].sq    = t.sq;
+    chan.path[0].slots = slots;
+    gda_ft_chan_geom_load(&chan, &geom);
+    GDA_FT_ASSERT_EQ(geom.mtu_shift, 10);
+
+    /* 2500 + 2500 + 100 bytes: 3 + 3 + 1 packets, where the whole length
+     * would make 5 */
+    gda_ft_chan_op_init(&op, TEST_LADDR, keys, 5100, TEST_RADDR, keys);
+    op.kind   = GDA_FT_CHAN_OP_PUT;
+    op.opcode = GDA_FT_MLX5_OPCODE_RDMA_WRITE;
+    gda_ft_chan_shape(&geom, &op, &shape);
+    GDA_FT_ASSERT(shape.valid);
+    GDA_FT_ASSERT_EQ(shape.nwqe, 3);
+    GDA_FT_ASSERT_EQ(shape.ds, 3);
+    GDA_FT_ASSERT_EQ(shape.wqebbs, 3);
+    GDA_FT_ASSERT_EQ(shape.npkts, 7);
+
+    gda_ft_chan_dest_init(&dest, &chan, 0, 0, &geom);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_write_op(&dest, &op, &shape, 5, 0, &last,
+                                          &db), 8);
+    GDA_FT_ASSERT_EQ(last, 7);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_write_slots(&dest, &op, &shape, 5, 42,
+                                             0xfffffe), 5);
+    for (i = 0; i < 3; ++i) {
+        check_data(wqe_at(&t, 5 + i) + 32, (i < 2) ? 2500 : 100, TEST_LKEY,
+                   TEST_LADDR + i * 2500);
+        GDA_FT_ASSERT_EQ(slots[5 + i].seq, 5 + i);
+        GDA_FT_ASSERT_EQ(slots[5 + i].post_ns, 42);
+        GDA_FT_ASSERT_EQ(slots[5 + i].npkts, (i < 2) ? 3 : 1);
+        GDA_FT_ASSERT_EQ(slots[5 + i].wqebbs, 1);
+        GDA_FT_ASSERT_EQ(slots[5 + i].kind, GDA_FT_CHAN_OP_PUT);
+    }
+    /* across the 24-bit wrap */
+    GDA_FT_ASSERT_EQ(slots[5].psn, 0xfffffe);
+    GDA_FT_ASSERT_EQ(slots[6].psn, 1);
+    GDA_FT_ASSERT_EQ(slots[7].psn, 4);
+
+    /* inline data past 16 bytes, an inline get, a bad kind: refused */
+    op.inl    = 1;
+    op.length = 17;
+    gda_ft_chan_shape(&geom, &op, &shape);
+    GDA_FT_ASSERT(!shape.valid);
+    op.length = 8;
+    op.kind   = GDA_FT_CHAN_OP_GET;
+    gda_ft_chan_shape(&geom, &op, &shape);
+    GDA_FT_ASSERT(!shape.valid);
+    op.kind   = GDA_FT_CHAN_OP_NOP;
+    gda_ft_chan_shape(&geom, &op, &shape);
+    GDA_FT_ASSERT(!shape.valid);
+    test_sq_cleanup(&t);
 }
 
 GDA_FT_TEST(dev_wqe, atomic_fa_bytes)

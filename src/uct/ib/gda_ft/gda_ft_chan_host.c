@@ -255,6 +255,13 @@ ucs_status_t gda_ft_chan_host_connect(gda_ft_chan_host_t *ch, unsigned path,
 {
     ucs_status_t status;
 
+    /* posts count packets with a shift (gda_ft_chan_geom_t) */
+    if (!ucs_is_pow2(attr->path_mtu) || (attr->path_mtu < 256) ||
+        (attr->path_mtu > 4096)) {
+        ucs_error("gda_ft: channel %u: path MTU %u is not one of 256, 512, "
+                  "1024, 2048, 4096", ch->chan.id, attr->path_mtu);
+        return UCS_ERR_INVALID_PARAM;
+    }
     status = gda_ft_hca_qp_connect(ch->path[path].qp, attr);
     if (status != UCS_OK) {
         return status;

@@ -219,8 +219,11 @@ ucs_status_t uct_gda_ft_hchan_post(uct_gda_ft_ep_t *ep,
     uint64_t end, last = 0, db = 0;
     gda_ft_chan_op_t fenced_op;
     gda_ft_dev_status_t status;
+    gda_ft_chan_shape_t shape;
     gda_ft_chan_resv_t resv;
-    uint32_t n, npkts = 0;
+    gda_ft_chan_dest_t dest;
+    gda_ft_chan_geom_t geom;
+    uint32_t n;
 
     if (ucs_unlikely(ep->flags & UCT_GDA_FT_EP_FLAG_HCHAN_FENCE)) {
         /* after a fence: this WQE waits for the channel's earlier ones,
@@ -230,13 +233,15 @@ ucs_status_t uct_gda_ft_hchan_post(uct_gda_ft_ep_t *ep,
         op               = &fenced_op;
     }
 
-    if (ucs_unlikely(!gda_ft_chan_op_valid(chan, op))) {
+    gda_ft_chan_geom_of(chan, &hchan->memo, &geom);
+    gda_ft_chan_shape(&geom, op, &shape);
+    if (ucs_unlikely(!shape.valid)) {
         ucs_error("gda_ft: ep %p: operation kind %u of %u bytes does not fit "
                   "its host channel", ep, op->kind, op->length);
         return UCS_ERR_INVALID_PARAM;
     }
 
-    n = gda_ft_chan_op_wqebbs(chan, op);
+    n = shape.wqebbs;
     if (uct_gda_ft_hchan_outstanding(ep) + n > chan->wqebb_cnt) {
         return UCS_ERR_NO_RESOURCE;
     }
@@ -249,17 +254,17 @@ ucs_status_t uct_gda_ft_hchan_post(uct_gda_ft_ep_t *ep,
 
     /* the only poster: the channel's index is ours */
     ucs_assert(resv.seq == hchan->posted);
-    end = gda_ft_chan_write_op(chan, &resv, op, resv.seq, 1, &last, &db,
-                               &npkts);
+    gda_ft_chan_dest_init(&dest, chan, resv.path, resv.off, &geom);
+    end = gda_ft_chan_write_op(&dest, op, &shape, resv.seq, 1, &last, &db);
     hchan->cookies[last & (chan->wqebb_cnt - 1)] =
             (cookie != 0) ? cookie : UCT_GDA_FT_HCHAN_END;
-    gda_ft_chan_publish(chan, &resv, end, db, &hchan->memo);
+    gda_ft_chan_publish(chan, &dest, &resv, op, 1, end, db, &hchan->memo);
     hchan->posted = end;
     ++hchan->ops;
     ep->flags    &= ~UCT_GDA_FT_EP_FLAG_HCHAN_FENCE;
     uct_gda_ft_hchan_list_add(uct_gda_ft_ep_iface(ep), ep);
 
-    if (resv.follow) {
+    if (gda_ft_chan_resv_follow(&resv)) {
         /* the peer's other channels left the primary: follow them now */
         uct_gda_ft_hchan_chan_progress(ep);
     }
@@ -454,7 +459,7 @@ ucs_status_t uct_gda_ft_hchan_connect(uct_gda_ft_ep_t *ep, int peer_am)
         return UCS_ERR_NO_MEMORY;
     }
     hchan->posted       = GDA_FT_CHAN_WORD_INDEX(chan->word);
-    hchan->memo.valid   = 0;
+    gda_ft_chan_memo_init(&hchan->memo);
     hchan->delivered    = hchan->posted;
     hchan->aborted      = hchan->posted;
     hchan->abort_status = 0;
