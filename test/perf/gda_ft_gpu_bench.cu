@@ -20,14 +20,18 @@
  * signal), with 1 warp, with one warp per channel, and with 8 warps per
  * channel (no `floor` there: it needs a QP ring of its own per warp).
  * Then on 64 channels: one warp per channel, and 8 warps per SM of the
- * GPU (1056 on an H100). Times come from %globaltimer around each warp's
- * posting loop; the software HCA drains the rings meanwhile.
+ * GPU (1056 on an H100). Then one warp whose batches are 1, 4 and 32 WQEs
+ * (lanes) per doorbell: the batchings the issue measured the floor at.
+ * Times come from %globaltimer around each warp's posting loop; the
+ * software HCA drains the rings meanwhile.
  *
  * A last pass times the steps of the first warp's posts (SM cycles,
  * GDA_FT_DEV_POST_MARK) with one warp, FT on, through a poster, and FT
  * off: where a batch's time goes.
  *
- *   gda_ft_gpu_bench [-n BATCHES]
+ *   gda_ft_gpu_bench [-n BATCHES] [-1]
+ *
+ * -1: one warp only (its three batchings and its steps), for profilers.
  */
 #define BENCH_STEPS 6   /* 0: between posts, then the API's marks 1..5 */
 
@@ -79,12 +83,14 @@ __device__ static void bench_mark(unsigned step)
 }
 
 /* One lane's WQE of the floor for an operation of `kind` into sq (the
- * channel's primary ring, or a warp's own); returns its doorbell word */
+ * channel's primary ring, or a warp's own), in a batch of `lanes`;
+ * returns its doorbell word */
 __device__ static uint64_t bench_floor_wqe(const gda_ft_dev_sq_t *sq,
                                            const gda_ft_chan_t *chan,
                                            uint64_t idx,
                                            const gda_ft_dev_mem_list_t *ml,
-                                           int kind, unsigned lane)
+                                           int kind, unsigned lane,
+                                           unsigned lanes)
 {
     const gda_ft_dev_mem_elem_t *data = &ml->elems[CHAN_ELEM_DATA];
     const gda_ft_dev_mem_elem_t *sig  = &ml->elems[CHAN_ELEM_SIGNAL];
@@ -92,7 +98,7 @@ __device__ static uint64_t bench_floor_wqe(const gda_ft_dev_sq_t *sq,
     uint8_t opcode = GDA_FT_MLX5_OPCODE_RDMA_WRITE;
     unsigned ds    = 3;
 
-    if ((kind == BENCH_PUT_SIGNAL) && (lane == BENCH_LANES - 1)) {
+    if ((kind == BENCH_PUT_SIGNAL) && (lane == lanes - 1)) {
         opcode = GDA_FT_MLX5_OPCODE_ATOMIC_FA;
         ds     = 4;
         gda_ft_wqe_set_raddr(gda_ft_wqe_seg(sq, i, 1), sig->raddr,
@@ -113,16 +119,17 @@ __device__ static uint64_t bench_floor_wqe(const gda_ft_dev_sq_t *sq,
     }
     return gda_ft_wqe_set_ctrl(gda_ft_wqe_seg(sq, i, 0), opcode, 0, i,
                                sq->qpn, ds,
-                               (lane == BENCH_LANES - 1) ?
+                               (lane == lanes - 1) ?
                                GDA_FT_MLX5_WQE_CTRL_CQ_UPDATE : 0, 0);
 }
 
-/* This lane's operation of a batch of `kind`; 0 if it could not be built
- * (a signal word past the memory list's element) */
+/* This lane's operation of a batch of `kind` and `lanes`; 0 if it could
+ * not be built (a signal word past the memory list's element) */
 __device__ static int bench_lane_op(gda_ft_chan_op_t *op,
                                      const gda_ft_chan_t *chan,
                                      const gda_ft_dev_mem_list_t *ml,
-                                     int kind, unsigned warp, unsigned lane)
+                                     int kind, unsigned warp, unsigned lane,
+                                     unsigned lanes)
 {
     int built;
 
@@ -133,7 +140,7 @@ __device__ static int bench_lane_op(gda_ft_chan_op_t *op,
         op->inl        = 1;
         op->operand[0] = lane;
         return built;
-    } else if ((kind == BENCH_PUT_SIGNAL) && (lane == BENCH_LANES - 1)) {
+    } else if ((kind == BENCH_PUT_SIGNAL) && (lane == lanes - 1)) {
         return gda_ft_dev_op_signal(op, chan, ml, CHAN_ELEM_SIGNAL, warp * 8,
                                     1);
     }
@@ -142,13 +149,15 @@ __device__ static int bench_lane_op(gda_ft_chan_op_t *op,
                               4096);
 }
 
+/* Every warp posts `batches` batches of `lanes` WQEs (its first lanes) */
 __global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
                                   gda_ft_dev_mem_list_t ml,
-                                  unsigned batches, int kind, int mode,
-                                  const gda_ft_dev_sq_t *bare,
+                                  unsigned batches, unsigned lanes, int kind,
+                                  int mode, const gda_ft_dev_sq_t *bare,
                                   uint64_t *times)
 {
     unsigned lane = threadIdx.x % 32;
+    unsigned mask = (lanes < 32) ? (1u << lanes) - 1 : 0xffffffffu;
     unsigned warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
     gda_ft_chan_t *chan = &ep.channels[warp % ep.num_channels];
     gda_ft_chan_path_t *p = &chan->path[GDA_FT_CHAN_PRIMARY];
@@ -160,6 +169,9 @@ __global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
     uint64_t start, base = 0, db;
     unsigned b;
 
+    if (lane >= lanes) {
+        return;
+    }
     gda_ft_dev_poster_init(&poster, &ep, warp % ep.num_channels);
     if (mode == BENCH_FLOOR) {
         base = gda_ft_chan_ring_idx(p, GDA_FT_CHAN_WORD_INDEX(chan->word));
@@ -177,9 +189,10 @@ __global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
     for (b = 0; b < batches; ++b) {
         bench_mark(0);
         if ((mode == BENCH_FLOOR) || (mode == BENCH_BARE)) {
-            db    = bench_floor_wqe(sq, chan, base + lane, &ml, kind, lane);
-            db    = __shfl_sync(0xffffffff, db, BENCH_LANES - 1);
-            base += BENCH_LANES;
+            db    = bench_floor_wqe(sq, chan, base + lane, &ml, kind, lane,
+                                    lanes);
+            db    = __shfl_sync(mask, db, lanes - 1);
+            base += lanes;
             if (lane == 0) {
                 /* the release store orders the WQEs before it */
                 gda_ft_atomic_store_rel32_sys(
@@ -188,11 +201,11 @@ __global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
                 gda_ft_dev_fence_mmio();
                 gda_ft_dev_write_once_u64(sq->uar, db);
             }
-            __syncwarp();
+            __syncwarp(mask);
             continue;
         }
-        if (!__all_sync(0xffffffff,
-                        bench_lane_op(&op, chan, &ml, kind, warp, lane))) {
+        if (!__all_sync(mask, bench_lane_op(&op, chan, &ml, kind, warp, lane,
+                                            lanes))) {
             break;
         }
         status = (mode == BENCH_POSTER) ?
@@ -273,9 +286,11 @@ static void bench_bare_fini(gda_ft_dev_sq_t *sqs, void *mem)
     cudaFreeHost(mem);
 }
 
-/* One measurement: ns per WQE per warp (mean) and WQEs per second */
+/* One measurement: ns per WQE per warp (mean) and WQEs per second, with
+ * batches of `lanes` WQEs */
 static int bench_run(chan_world_t *w, unsigned warps, unsigned batches,
-                     int kind, int mode, double *ns_per_wqe, double *rate)
+                     unsigned lanes, int kind, int mode, double *ns_per_wqe,
+                     double *rate)
 {
     uint64_t *times_dev, *times = (uint64_t*)calloc(2 * warps, 8);
     uint64_t first = UINT64_MAX, last = 0;
@@ -291,19 +306,18 @@ static int bench_run(chan_world_t *w, unsigned warps, unsigned batches,
     GPU_CHECK_CUDA(cudaMalloc(&times_dev, 2 * warps * 8));
     GPU_CHECK_CUDA(cudaMalloc(&ok_dev, sizeof(ok)));
     bench_post_kernel<<<(warps * 32) / threads, threads>>>(
-            w->ep, w->ml, batches, kind, mode, bare, times_dev);
+            w->ep, w->ml, batches, lanes, kind, mode, bare, times_dev);
     GPU_CHECK_CUDA(cudaDeviceSynchronize());
     gpu_copy(times, times_dev, 2 * warps * 8);
     for (wp = 0; wp < warps; ++wp) {
         good  &= (times[2 * wp + 1] != 0);
         sum   += (double)(times[2 * wp + 1] - times[2 * wp]) /
-                 (batches * BENCH_LANES);
+                 (batches * lanes);
         first  = (times[2 * wp] < first) ? times[2 * wp] : first;
         last   = (times[2 * wp + 1] > last) ? times[2 * wp + 1] : last;
     }
     *ns_per_wqe = sum / warps;
-    *rate       = (double)warps * batches * BENCH_LANES / ((last - first) /
-                                                           1e9);
+    *rate       = (double)warps * batches * lanes / ((last - first) / 1e9);
     if (mode == BENCH_BARE) {
         bench_bare_fini(bare, bare_mem);
     } else if (mode != BENCH_FLOOR) {
@@ -333,7 +347,8 @@ static void bench_steps(chan_world_t *w, unsigned batches)
            "(ns per batch, from SM cycles scaled to the run's time)\n");
     for (mode = BENCH_FT_ON; mode <= BENCH_FT_OFF; ++mode) {
         bench_set_ft(w, mode != BENCH_FT_OFF);
-        if (!bench_run(w, 1, batches, BENCH_INLINE8, mode, &ns, &rate)) {
+        if (!bench_run(w, 1, batches, BENCH_LANES, BENCH_INLINE8, mode, &ns,
+                       &rate)) {
             printf("FAIL: %s did not complete\n", bench_mode_name[mode]);
             break;
         }
@@ -353,13 +368,20 @@ static void bench_steps(chan_world_t *w, unsigned batches)
     GPU_CHECK_CUDA(cudaMemcpyToSymbol(bench_timing, &off, sizeof(off)));
 }
 
+/* A table's point: how many warps post, how many WQEs (lanes) a batch */
+typedef struct bench_point {
+    unsigned warps;
+    unsigned lanes;
+} bench_point_t;
+
 /* Prints one row of a measurement, against the floor's rate and the bare
  * floor's (0: none) */
-static void bench_print(int kind, unsigned warps, int mode, double ns,
-                        double rate, double floor_rate, double bare_rate)
+static void bench_print(int kind, const bench_point_t *pt, int mode,
+                        double ns, double rate, double floor_rate,
+                        double bare_rate)
 {
-    printf("%-16s %6u  %-6s %12.1f %14.3g", bench_kind_name[kind], warps,
-           bench_mode_name[mode], ns, rate);
+    printf("%-16s %6u %6u  %-6s %12.1f %14.3g", bench_kind_name[kind],
+           pt->warps, pt->lanes, bench_mode_name[mode], ns, rate);
     printf((floor_rate != 0) ? " %8.2f" : " %8s",
            (floor_rate != 0) ? rate / floor_rate : 0, "-");
     if (bare_rate != 0) {
@@ -369,33 +391,37 @@ static void bench_print(int kind, unsigned warps, int mode, double ns,
 }
 
 /*
- * Every kind with each of nwc warp counts on w's channels, each mode in
- * turn; the QP floor where every warp has a channel of its own. A run
- * posts at most what the rings hold, so that no post waits for the
- * software HCA. Returns 0 when a run did not complete.
+ * Every kind at each of npt points on w's channels, each mode in turn;
+ * the QP floor where every warp has a channel of its own. A run posts at
+ * most what the rings hold, so that no post waits for the software HCA;
+ * batches smaller than a warp get more of them, up to 8 times. Returns 0
+ * when a run did not complete.
  */
 static int bench_table(chan_world_t *w, const chan_world_params_t *params,
-                       const unsigned *warp_counts, unsigned nwc,
+                       const bench_point_t *points, unsigned npt,
                        unsigned batches)
 {
     double ns[BENCH_MODES], rate[BENCH_MODES];
-    unsigned wc, warps, per_chan, batches_now;
+    unsigned pt, warps, per_chan, batches_now, most;
     int kind, mode;
 
     for (kind = BENCH_INLINE8; kind < BENCH_KINDS; ++kind) {
-        for (wc = 0; wc < nwc; ++wc) {
-            warps       = warp_counts[wc];
+        for (pt = 0; pt < npt; ++pt) {
+            warps       = points[pt].warps;
             per_chan    = (warps + params->nchan - 1) / params->nchan;
-            batches_now = BENCH_RING / (per_chan * BENCH_LANES);
-            batches_now = (batches_now < batches) ? batches_now : batches;
+            batches_now = BENCH_RING / (per_chan * points[pt].lanes);
+            most        = batches * (BENCH_LANES / points[pt].lanes);
+            most        = (most < 8 * batches) ? most : 8 * batches;
+            batches_now = (batches_now < most) ? batches_now : most;
             for (mode = BENCH_FT_ON; mode < BENCH_MODES; ++mode) {
                 ns[mode] = rate[mode] = 0;
                 if ((mode == BENCH_FLOOR) && (per_chan > 1)) {
                     continue;   /* the warps would share a QP's ring */
                 }
                 bench_set_ft(w, mode != BENCH_FT_OFF);
-                if (!bench_run(w, warps, batches_now, kind, mode, &ns[mode],
-                               &rate[mode]) && (mode < BENCH_FLOOR)) {
+                if (!bench_run(w, warps, batches_now, points[pt].lanes, kind,
+                               mode, &ns[mode], &rate[mode]) &&
+                    (mode < BENCH_FLOOR)) {
                     printf("FAIL: %s did not complete\n",
                            bench_mode_name[mode]);
                     return 0;
@@ -409,12 +435,14 @@ static int bench_table(chan_world_t *w, const chan_world_params_t *params,
             }
             for (mode = BENCH_FT_ON; mode < BENCH_MODES; ++mode) {
                 if (rate[mode] != 0) {
-                    bench_print(kind, warps, mode, ns[mode], rate[mode],
-                                rate[BENCH_FLOOR], rate[BENCH_BARE]);
+                    bench_print(kind, &points[pt], mode, ns[mode],
+                                rate[mode], rate[BENCH_FLOOR],
+                                rate[BENCH_BARE]);
                 }
             }
-            printf("%-16s %6u  ft_on/ft_off rate: %.3f, poster/ft_on: %.3f\n",
-                   bench_kind_name[kind], warps,
+            printf("%-16s %6u %6u  ft_on/ft_off rate: %.3f, "
+                   "poster/ft_on: %.3f\n", bench_kind_name[kind], warps,
+                   points[pt].lanes,
                    rate[BENCH_FT_ON] / rate[BENCH_FT_OFF],
                    rate[BENCH_POSTER] / rate[BENCH_FT_ON]);
         }
@@ -424,18 +452,24 @@ static int bench_table(chan_world_t *w, const chan_world_params_t *params,
 
 int main(int argc, char **argv)
 {
-    static const unsigned warp_counts[] = {1, BENCH_CHANNELS,
-                                           8 * BENCH_CHANNELS};
-    unsigned batches = 64, many[2];
+    static const bench_point_t points[] = {
+        {1, BENCH_LANES}, {BENCH_CHANNELS, BENCH_LANES},
+        {8 * BENCH_CHANNELS, BENCH_LANES}
+    };
+    static const bench_point_t batchings[] = {{1, 1}, {1, 4}};
+    unsigned batches = 64;
+    bench_point_t many[2];
     chan_world_params_t params;
-    int opt, sms = 0;
+    int opt, sms = 0, one_warp = 0;
     chan_world_t w;
 
-    while ((opt = getopt(argc, argv, "n:")) != -1) {
+    while ((opt = getopt(argc, argv, "n:1")) != -1) {
         if (opt == 'n') {
             batches = atoi(optarg);
+        } else if (opt == '1') {
+            one_warp = 1;
         } else {
-            fprintf(stderr, "usage: %s [-n BATCHES]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-n BATCHES] [-1]\n", argv[0]);
             return 2;
         }
     }
@@ -453,19 +487,30 @@ int main(int argc, char **argv)
     chan_world_init(&w, &params);
     chan_world_guard_start(&w);
 
-    printf("%-16s %6s  %-6s %12s %14s %8s %8s\n", "operation", "warps",
-           "mode", "ns/WQE/warp", "WQE/s", "vs floor", "vs bare");
-    if (!bench_table(&w, &params, warp_counts, 3, batches)) {
+    printf("%-16s %6s %6s  %-6s %12s %14s %8s %8s\n", "operation", "warps",
+           "WQE/db", "mode", "ns/WQE/warp", "WQE/s", "vs floor", "vs bare");
+    if (!bench_table(&w, &params, points, one_warp ? 1 : 3, batches)) {
         return 1;
     }
     bench_steps(&w, batches);
+
+    /* one warp, fewer WQEs per doorbell (the batch of 32 is above) */
+    printf("\none warp, batches of 1 and 4 WQEs per doorbell\n");
+    if (!bench_table(&w, &params, batchings, 2, batches)) {
+        return 1;
+    }
     chan_world_fini(&w);
+    if (one_warp) {
+        return 0;
+    }
 
     /* many warps: a channel each, then 8 on every SM */
     printf("\n%u channels, %d SMs\n", BENCH_MANY_CHANNELS, sms);
     params.nchan = BENCH_MANY_CHANNELS;
-    many[0]      = BENCH_MANY_CHANNELS;
-    many[1]      = 8 * sms;
+    many[0].warps = BENCH_MANY_CHANNELS;
+    many[0].lanes = BENCH_LANES;
+    many[1].warps = 8 * sms;
+    many[1].lanes = BENCH_LANES;
     chan_world_init(&w, &params);
     chan_world_guard_start(&w);
     if (!bench_table(&w, &params, many, 2, batches)) {
