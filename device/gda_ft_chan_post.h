@@ -294,11 +294,13 @@ GDA_FT_DEV_FUNC int gda_ft_chan_op_valid(const gda_ft_chan_t *chan,
  * channel FROZEN, NO_PATH when both paths are gone.
  *
  * A warp's post is a chain of round trips to L2 (about 260 ns each on an
- * H200), so the reads share them. First round: `completed` and the peer's
- * switch hint (relaxed: a stale `completed` only understates the room),
- * then the word with acquire, which orders what follows after whatever
- * the unfreezer of that word published. Second round, side by side: the
- * path's ring_off, the hint's second load, and the CAS. Between a word and
+ * H200), so the reads share them. First round: the ring's size and the
+ * health pointer (a load after the acquire would go to L2 again),
+ * `completed` (relaxed: a stale one only understates the room), then the
+ * word with acquire, which orders what follows after whatever the
+ * unfreezer of that word published. Second round, side by side: the
+ * path's ring_off, the peer's switch hint, and the CAS; nothing waits for
+ * the hint, which is looked at after the publication. Between a word and
  * its successful CAS nothing can move the path's ring_off: a switch would
  * have changed the word (the epoch, or the FROZEN bit while it lasts).
  */
@@ -306,14 +308,17 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_chan_reserve(gda_ft_chan_t *chan, uint32_t n, gda_ft_chan_resv_t *resv)
 {
     const gda_ft_chan_health_t *health = chan->health;
-    uint32_t seen = gda_ft_atomic_load_rlx32(&chan->seen_fail_gen);
+    uint32_t wqebb_cnt = chan->wqebb_cnt;
     uint64_t completed = gda_ft_atomic_load_rlx64(&chan->completed);
-    uint64_t w    = gda_ft_atomic_load_acq64(&chan->word);
-    uint32_t gen  = (health != NULL) ?
-                    gda_ft_atomic_load_rlx32(&health->fail_gen) : seen;
+    uint64_t w         = gda_ft_atomic_load_acq64(&chan->word);
+    uint32_t seen = 0, gen = 0;
     uint64_t idx, off, found;
     uint8_t path;
 
+    if (health != NULL) {
+        seen = gda_ft_atomic_load_rlx32(&chan->seen_fail_gen);
+        gen  = gda_ft_atomic_load_rlx32(&health->fail_gen);
+    }
     for (;;) {
         if (w & GDA_FT_CHAN_FROZEN) {
             return (gda_ft_atomic_load_acq32(&chan->state) ==
@@ -321,7 +326,7 @@ gda_ft_chan_reserve(gda_ft_chan_t *chan, uint32_t n, gda_ft_chan_resv_t *resv)
                                            GDA_FT_DEV_INPROGRESS;
         }
         idx = GDA_FT_CHAN_WORD_INDEX(w);
-        if ((idx + n - GDA_FT_CHAN_WORD_INDEX(completed)) > chan->wqebb_cnt) {
+        if ((idx + n - GDA_FT_CHAN_WORD_INDEX(completed)) > wqebb_cnt) {
             return GDA_FT_DEV_NO_RESOURCE;
         }
         path  = GDA_FT_CHAN_WORD_PATH(w);
