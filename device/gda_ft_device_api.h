@@ -657,8 +657,8 @@ gda_ft_dev_post_warp_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
     gda_ft_chan_shape_t shape;
     gda_ft_chan_dest_t dest;
     gda_ft_chan_geom_t geom;
+    uint32_t psn = 0;
     uint8_t guess;
-    uint32_t psn;
 
     gda_ft_chan_geom_of(chan, memo, &geom);
     gda_ft_chan_shape(&geom, op, &shape);
