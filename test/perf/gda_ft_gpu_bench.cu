@@ -19,19 +19,17 @@
  * the last one adds to the peer's signal word: the data, then its
  * signal), with 1 warp, with one warp per channel, and with 8 warps per
  * channel (no `floor` there: it needs a QP ring of its own per warp).
- * Then on 64 channels: one warp per channel, and 8 warps per SM of the
- * GPU (1056 on an H100). Then one warp whose batches are 1, 4 and 32 WQEs
- * (lanes) per doorbell: the batchings the issue measured the floor at.
- * Times come from %globaltimer around each warp's posting loop; the
- * software HCA drains the rings meanwhile.
- *
- * A last pass times the steps of the first warp's posts (SM cycles,
+ * A pass then times the steps of the first warp's posts (SM cycles,
  * GDA_FT_DEV_POST_MARK) with one warp, FT on, through a poster, and FT
- * off: where a batch's time goes.
+ * off: where a batch's time goes. Then one warp whose batches are 1 and 4
+ * WQEs (its first lanes) per doorbell: the batchings the issue measured
+ * the floor at. Then on 64 channels: one warp per channel, and 8 warps per
+ * SM of the GPU (1056 on an H100). Times come from %globaltimer around
+ * each warp's posting loop; the software HCA drains the rings meanwhile.
  *
  *   gda_ft_gpu_bench [-n BATCHES] [-1]
  *
- * -1: one warp only (its three batchings and its steps), for profilers.
+ * -1: one warp only (its steps and its three batchings), for profilers.
  */
 #define BENCH_STEPS 6   /* 0: between posts, then the API's marks 1..5 */
 
