@@ -367,6 +367,26 @@ GDA_FT_TEST(dev_wqe, send_inline_bytes)
     test_sq_cleanup(&t);
 }
 
+/* A channel of 2 paths over rings t[0..2) of n WQEBBs, with their slots
+ * (zeroed), max_chunk bytes per WQE and a 1024-byte MTU */
+static void test_chan_init(gda_ft_chan_t *chan, test_sq_t *t,
+                           gda_ft_chan_slot_t *slots, unsigned n,
+                           uint32_t max_chunk)
+{
+    unsigned i;
+
+    memset(chan, 0, sizeof(*chan));
+    memset(slots, 0, 2 * n * sizeof(*slots));
+    chan->wqebb_cnt = n;
+    chan->max_chunk = max_chunk;
+    chan->mtu       = 1024;
+    for (i = 0; i < 2; ++i) {
+        test_sq_init(&t[i], n, -1);
+        chan->path[i].sq    = t[i].sq;
+        chan->path[i].slots = slots + i * n;
+    }
+}
+
 /* Writes op alone at logical index seq of path 0 of chan, WQE and slot;
  * returns its WQEBBs, its packets in *npkts_p */
 static unsigned chan_write_alone(gda_ft_chan_t *chan,
@@ -402,16 +422,7 @@ GDA_FT_TEST(dev_wqe, chan_send_bytes_and_replay)
     test_sq_t t[2];
     unsigned i;
 
-    memset(&chan, 0, sizeof(chan));
-    memset(slots, 0, sizeof(slots));
-    chan.wqebb_cnt = 8;
-    chan.max_chunk = 4096;
-    chan.mtu       = 1024;
-    for (i = 0; i < 2; ++i) {
-        test_sq_init(&t[i], 8, -1);
-        chan.path[i].sq    = t[i].sq;
-        chan.path[i].slots = slots[i];
-    }
+    test_chan_init(&chan, t, slots[0], 8, 4096);
 
     gda_ft_chan_op_init(&op, TEST_LADDR, lkeys, 3000, 0xcafef00d, no_keys);
     op.kind   = GDA_FT_CHAN_OP_SEND;
@@ -460,24 +471,17 @@ GDA_FT_TEST(dev_wqe, chan_send_bytes_and_replay)
 GDA_FT_TEST(dev_wqe, chan_shape_chunks_packets_and_psns)
 {
     static const uint32_t keys[2] = {TEST_LKEY, TEST_RKEY};
-    gda_ft_chan_slot_t slots[16];
+    gda_ft_chan_slot_t slots[2 * 16];
     gda_ft_chan_shape_t shape;
     gda_ft_chan_dest_t dest;
     gda_ft_chan_geom_t geom;
     gda_ft_chan_op_t op;
     gda_ft_chan_t chan;
     uint64_t last, db;
-    test_sq_t t;
+    test_sq_t t[2];
     unsigned i;
 
-    memset(&chan, 0, sizeof(chan));
-    memset(slots, 0, sizeof(slots));
-    chan.wqebb_cnt = 16;
-    chan.max_chunk = 2500;
-    chan.mtu       = 1024;
-    test_sq_init(&t, 16, -1);
-    chan.path[0].sq    = t.sq;
-    chan.path[0].slots = slots;
+    test_chan_init(&chan, t, slots, 16, 2500);
     gda_ft_chan_geom_load(&chan, &geom);
     GDA_FT_ASSERT_EQ(geom.mtu_shift, 10);
 
@@ -500,7 +504,7 @@ GDA_FT_TEST(dev_wqe, chan_shape_chunks_packets_and_psns)
     GDA_FT_ASSERT_EQ(gda_ft_chan_write_slots(&dest, &op, &shape, 5, 42,
                                              0xfffffe), 5);
     for (i = 0; i < 3; ++i) {
-        check_data(wqe_at(&t, 5 + i) + 32, (i < 2) ? 2500 : 100, TEST_LKEY,
+        check_data(wqe_at(&t[0], 5 + i) + 32, (i < 2) ? 2500 : 100, TEST_LKEY,
                    TEST_LADDR + i * 2500);
         GDA_FT_ASSERT_EQ(slots[5 + i].seq, 5 + i);
         GDA_FT_ASSERT_EQ(slots[5 + i].post_ns, 42);
@@ -525,7 +529,9 @@ GDA_FT_TEST(dev_wqe, chan_shape_chunks_packets_and_psns)
     op.kind   = GDA_FT_CHAN_OP_NOP;
     gda_ft_chan_shape(&geom, &op, &shape);
     GDA_FT_ASSERT(!shape.valid);
-    test_sq_cleanup(&t);
+    for (i = 0; i < 2; ++i) {
+        test_sq_cleanup(&t[i]);
+    }
 }
 
 GDA_FT_TEST(dev_wqe, atomic_fa_bytes)
