@@ -261,19 +261,8 @@ GDA_FT_DEV_FUNC void gda_ft_chan_shape(const gda_ft_chan_geom_t *geom,
     shape->valid  = valid && (shape->wqebbs <= geom->wqebb_cnt / 2);
 }
 
-/* WQEBBs of the whole operation, and whether it is well formed (keys of
- * both paths are needed), for callers that post one at a time */
-GDA_FT_DEV_FUNC uint32_t gda_ft_chan_op_wqebbs(const gda_ft_chan_t *chan,
-                                               const gda_ft_chan_op_t *op)
-{
-    gda_ft_chan_geom_t geom;
-    gda_ft_chan_shape_t shape;
-
-    gda_ft_chan_geom_load(chan, &geom);
-    gda_ft_chan_shape(&geom, op, &shape);
-    return shape.wqebbs;
-}
-
+/* Whether an operation is well formed (keys of both paths are needed), for
+ * a caller that has only the channel */
 GDA_FT_DEV_FUNC int gda_ft_chan_op_valid(const gda_ft_chan_t *chan,
                                          const gda_ft_chan_op_t *op)
 {
@@ -287,6 +276,29 @@ GDA_FT_DEV_FUNC int gda_ft_chan_op_valid(const gda_ft_chan_t *chan,
 
 
 /* ---- 1. reserve ---------------------------------------------------------- */
+
+/* The peer's switch hint for a reservation: loaded with it, each load on
+ * its own, and looked at only after the publication
+ * (gda_ft_chan_resv_follow), so that neither the CAS nor anything else
+ * waits for it */
+GDA_FT_DEV_FUNC void gda_ft_chan_resv_hint(gda_ft_chan_resv_t *resv,
+                                           const gda_ft_chan_t *chan,
+                                           const gda_ft_chan_health_t *health)
+{
+    resv->gen  = 0;
+    resv->seen = 0;
+    if (health != NULL) {
+        resv->seen = gda_ft_atomic_load_rlx32(&chan->seen_fail_gen);
+        resv->gen  = gda_ft_atomic_load_rlx32(&health->fail_gen);
+    }
+}
+
+/* Whether the peer's channels left the primary the reservation posts on:
+ * the poster progresses the channel after publishing */
+GDA_FT_DEV_FUNC int gda_ft_chan_resv_follow(const gda_ft_chan_resv_t *resv)
+{
+    return (resv->gen != resv->seen) && (resv->path == GDA_FT_CHAN_PRIMARY);
+}
 
 /*
  * Takes n WQEBBs into *resv. Returns OK, NO_RESOURCE when the ring is full
@@ -311,14 +323,10 @@ gda_ft_chan_reserve(gda_ft_chan_t *chan, uint32_t n, gda_ft_chan_resv_t *resv)
     uint32_t wqebb_cnt = chan->wqebb_cnt;
     uint64_t completed = gda_ft_atomic_load_rlx64(&chan->completed);
     uint64_t w         = gda_ft_atomic_load_acq64(&chan->word);
-    uint32_t seen = 0, gen = 0;
     uint64_t idx, off, found;
     uint8_t path;
 
-    if (health != NULL) {
-        seen = gda_ft_atomic_load_rlx32(&chan->seen_fail_gen);
-        gen  = gda_ft_atomic_load_rlx32(&health->fail_gen);
-    }
+    gda_ft_chan_resv_hint(resv, chan, health);
     for (;;) {
         if (w & GDA_FT_CHAN_FROZEN) {
             return (gda_ft_atomic_load_acq32(&chan->state) ==
@@ -339,8 +347,6 @@ gda_ft_chan_reserve(gda_ft_chan_t *chan, uint32_t n, gda_ft_chan_resv_t *resv)
             resv->psn    = 0;
             resv->path   = path;
             resv->turn   = 0;
-            resv->gen    = gen;
-            resv->seen   = seen;
             return GDA_FT_DEV_OK;
         }
         w         = found;
@@ -366,21 +372,13 @@ GDA_FT_DEV_FUNC int gda_ft_chan_reserve_memo(gda_ft_chan_t *chan, uint32_t n,
                                              gda_ft_chan_memo_t *memo,
                                              gda_ft_chan_resv_t *resv)
 {
-    const gda_ft_chan_health_t *health;
     uint64_t w   = memo->word;
     uint64_t idx = GDA_FT_CHAN_WORD_INDEX(w);
-    uint32_t seen = 0, gen = 0;
 
     if (!memo->valid) {
         return 0;
     }
-    /* each load on its own, none waiting for another nor the CAS for
-     * them: they are looked at after the publication */
-    health = memo->geom.health;
-    if (health != NULL) {
-        seen = gda_ft_atomic_load_rlx32(&chan->seen_fail_gen);
-        gen  = gda_ft_atomic_load_rlx32(&health->fail_gen);
-    }
+    gda_ft_chan_resv_hint(resv, chan, memo->geom.health);
     if ((idx + n - memo->completed) > memo->geom.wqebb_cnt) {
         memo->completed = GDA_FT_CHAN_WORD_INDEX(
                 gda_ft_atomic_load_rlx64(&chan->completed));
@@ -396,8 +394,6 @@ GDA_FT_DEV_FUNC int gda_ft_chan_reserve_memo(gda_ft_chan_t *chan, uint32_t n,
     resv->psn    = memo->psn;
     resv->path   = GDA_FT_CHAN_WORD_PATH(w);
     resv->turn   = 1;
-    resv->gen    = gen;
-    resv->seen   = seen;
     return 1;
 }
 
@@ -424,15 +420,6 @@ gda_ft_chan_reserve_as(gda_ft_chan_t *chan, uint32_t n,
         return GDA_FT_DEV_OK;
     }
     return gda_ft_chan_reserve(chan, n, resv);
-}
-
-/* Whether the peer's channels left the primary the reservation posts on:
- * the poster progresses the channel after publishing. The health words
- * were read with the reservation and are looked at only now, so that the
- * post does not wait for them. */
-GDA_FT_DEV_FUNC int gda_ft_chan_resv_follow(const gda_ft_chan_resv_t *resv)
-{
-    return (resv->gen != resv->seen) && (resv->path == GDA_FT_CHAN_PRIMARY);
 }
 
 
@@ -770,12 +757,14 @@ GDA_FT_DEV_FUNC void gda_ft_chan_wait_turn(gda_ft_chan_t *chan, uint64_t seq)
     }
 }
 
-/* Announces the reservation's WQEs up to end to the HCA (db: the last
- * WQE's doorbell word) and to the next poster */
+/* Announces the reservation's WQEs up to end, whose PSNs end before psn,
+ * to the HCA (db: the last WQE's doorbell word) and to the next poster */
 GDA_FT_DEV_FUNC void gda_ft_chan_release(gda_ft_chan_t *chan,
                                          const gda_ft_chan_dest_t *dest,
-                                         uint64_t end, uint64_t db)
+                                         uint64_t end, uint32_t psn,
+                                         uint64_t db)
 {
+    chan->path[dest->path].next_psn = psn;
     gda_ft_chan_ring_sq(&dest->sq, dest->off, end, db);
 #if GDA_FT_ON_DEVICE
     /* the doorbell's release fence orders the slots and the PSN before
@@ -838,8 +827,7 @@ GDA_FT_DEV_FUNC void gda_ft_chan_publish(gda_ft_chan_t *chan,
         psn  = gda_ft_chan_write_slots(dest, &ops[i], &shape, seq, now, psn);
         seq += shape.wqebbs;
     }
-    chan->path[dest->path].next_psn = psn;
-    gda_ft_chan_release(chan, dest, end, db);
+    gda_ft_chan_release(chan, dest, end, psn, db);
     gda_ft_chan_remember(memo, resv, psn, &dest->geom);
 }
 

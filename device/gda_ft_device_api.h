@@ -712,9 +712,8 @@ gda_ft_dev_post_warp_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
     GDA_FT_DEV_POST_MARK(4);
     psn = gda_ft_dev_psn_add(psn, GDA_FT_DEV_WARP_PKTS(total));
     if (lane == leader) {
-        chan->path[resv.path].next_psn = psn;
         gda_ft_chan_release(chan, &dest, seq + GDA_FT_DEV_WARP_WQEBBS(total),
-                            db);
+                            psn, db);
     }
     gda_ft_chan_remember(memo, &resv, psn, &geom);
     __syncwarp(mask);
