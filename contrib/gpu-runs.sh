@@ -13,7 +13,8 @@
 #            its default interval and at the former 1 ms, interleaved
 # hostpoll:  the same at 1 ms with the server progressing every 1 ms (the
 #            program's default) and without pause, interleaved
-# bench:     device post rate (gda_ft_gpu_bench, with one warp's steps),
+# bench:     device post rate (gda_ft_gpu_bench; one warp's steps from
+#            gda_ft_gpu_bench_steps),
 #            the fence costs behind it (gda_ft_gpu_fences) and kernel vs
 #            CPU posters (gda_ft_gpu_vs_cpu)
 # engine:    the soft HCA's engine under the device channels' steady load:
@@ -139,6 +140,7 @@ for part in $parts; do
         ;;
     bench)
         run post_rate_bench.log $gpu/gda_ft_gpu_bench -n 64
+        run post_steps.log $gpu/gda_ft_gpu_bench_steps -n 64
         run fences.log $gpu/gda_ft_gpu_fences
         run gpu_vs_cpu.log $gpu/gda_ft_gpu_vs_cpu
         ;;

@@ -15,13 +15,18 @@
  *           memory that no QP reads, with a doorbell record and register
  *           of its own there: the floor for any number of warps, as the
  *           issue measured it
+ *   bare_rt the bare loop, the batch placed by one fetch-add on a word of
+ *           the warp's own in GPU memory: one round trip to L2 a batch,
+ *           the least any ring that warps share pays
+ *   bare_log  bare_rt, each lane also building its operation and writing
+ *           a 48-byte slot (keys, index, post time) into GPU memory: the
+ *           least a replay log adds; neither is a datapath (no turn, no
+ *           PSNs, no failover), they bound what one can reach
  * for 8-byte inline puts, 4 KiB puts, and put_signal (31 lanes put 4 KiB,
  * the last one adds to the peer's signal word: the data, then its
  * signal), with 1 warp, with one warp per channel, and with 8 warps per
  * channel (no `floor` there: it needs a QP ring of its own per warp).
- * A pass then times the steps of the first warp's posts (SM cycles,
- * GDA_FT_DEV_POST_MARK) with one warp, FT on, through a poster, and FT
- * off: where a batch's time goes. Then one warp whose batches are 1 and 4
+ * Then one warp whose batches are 1 and 4
  * WQEs (its first lanes) per doorbell: the batchings the issue measured
  * the floor at. Then on 64 channels: one warp per channel, and 8 warps per
  * SM of the GPU (1056 on an H100). Times come from %globaltimer around
@@ -29,12 +34,23 @@
  *
  *   gda_ft_gpu_bench [-n BATCHES] [-1]
  *
- * -1: one warp only (its steps and its three batchings), for profilers.
+ * -1: one warp only (its three batchings), for profilers.
+ *
+ * The same source built with GDA_FT_BENCH_STEPS (gda_ft_gpu_bench_steps)
+ * times the steps of one warp's posts instead (SM cycles at the API's
+ * GDA_FT_DEV_POST_MARK), FT on, through a poster, and FT off: where a
+ * batch's time goes. The rates come from the build without the marks:
+ * a mark is ten instructions even when it does not time, and the clock
+ * reads hold the compiler's scheduling.
  */
 #define BENCH_STEPS 6   /* 0: between posts, then the API's marks 1..5 */
 
+#ifdef GDA_FT_BENCH_STEPS
 __device__ static void bench_mark(unsigned step);
 #define GDA_FT_DEV_POST_MARK(_step) bench_mark(_step)
+#else
+#define bench_mark(_step)
+#endif
 
 #include "gpu_world.cuh"
 
@@ -49,14 +65,16 @@ __device__ static void bench_mark(unsigned step);
 enum { BENCH_INLINE8, BENCH_PUT4K, BENCH_PUT_SIGNAL, BENCH_KINDS };
 enum {
     BENCH_FT_ON, BENCH_POSTER, BENCH_FT_OFF, BENCH_FLOOR, BENCH_BARE,
-    BENCH_MODES
+    BENCH_BARE_RT, BENCH_BARE_LOG, BENCH_MODES
 };
 
 static const char *bench_kind_name[] = {"put inline 8 B", "put 4 KiB",
                                         "put_signal 4 KiB"};
 static const char *bench_mode_name[] = {"ft_on", "poster", "ft_off",
-                                        "floor", "bare"};
+                                        "floor", "bare", "bare_rt",
+                                        "bare_log"};
 
+#ifdef GDA_FT_BENCH_STEPS
 static const char *bench_step_name[BENCH_STEPS] = {
     "build the operation", "reserve", "write WQEs and slots",
     "wait for the turn", "stamp PSNs and time", "doorbell, release"
@@ -79,6 +97,7 @@ __device__ static void bench_mark(unsigned step)
         bench_step_last       = now;
     }
 }
+#endif
 
 /* One lane's WQE of the floor for an operation of `kind` into sq (the
  * channel's primary ring, or a warp's own), in a batch of `lanes`;
@@ -152,19 +171,20 @@ __global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
                                   gda_ft_dev_mem_list_t ml,
                                   unsigned batches, unsigned lanes, int kind,
                                   int mode, const gda_ft_dev_sq_t *bare,
-                                  uint64_t *times)
+                                  unsigned long long *words,
+                                  gda_ft_chan_slot_t *logs, uint64_t *times)
 {
     unsigned lane = threadIdx.x % 32;
     unsigned mask = (lanes < 32) ? (1u << lanes) - 1 : 0xffffffffu;
     unsigned warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
     gda_ft_chan_t *chan = &ep.channels[warp % ep.num_channels];
     gda_ft_chan_path_t *p = &chan->path[GDA_FT_CHAN_PRIMARY];
-    const gda_ft_dev_sq_t *sq = (mode == BENCH_BARE) ? &bare[warp] : &p->sq;
+    const gda_ft_dev_sq_t *sq = (mode >= BENCH_BARE) ? &bare[warp] : &p->sq;
     gda_ft_dev_poster_t poster;
     gda_ft_dev_request_t req;
     gda_ft_dev_status_t status;
     gda_ft_chan_op_t op;
-    uint64_t start, base = 0, db;
+    uint64_t start, base = 0, first, at, db;
     unsigned b;
 
     if (lane >= lanes) {
@@ -174,23 +194,41 @@ __global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
     if (mode == BENCH_FLOOR) {
         base = gda_ft_chan_ring_idx(p, GDA_FT_CHAN_WORD_INDEX(chan->word));
     }
-    if (mode == BENCH_BARE) {
+    if (mode >= BENCH_BARE) {
         base = sq->pi;
     }
+    first = base;
+#ifdef GDA_FT_BENCH_STEPS
     if (threadIdx.x == 0) {
         for (b = 0; b < BENCH_STEPS; ++b) {
             bench_step_sum[b] = 0;
         }
         bench_step_last = clock64();
     }
+#endif
     start = gda_ft_dev_now_ns();
     for (b = 0; b < batches; ++b) {
         bench_mark(0);
-        if ((mode == BENCH_FLOOR) || (mode == BENCH_BARE)) {
-            db    = bench_floor_wqe(sq, chan, base + lane, &ml, kind, lane,
-                                    lanes);
+        if (mode >= BENCH_FLOOR) {
+            at = base;
+            if (mode >= BENCH_BARE_RT) {
+                if (lane == 0) {
+                    at = atomicAdd(&words[warp], lanes);
+                }
+                at = first + __shfl_sync(mask, at, 0);
+            }
+            db = bench_floor_wqe(sq, chan, at + lane, &ml, kind, lane, lanes);
+            if ((mode == BENCH_BARE_LOG) &&
+                bench_lane_op(&op, chan, &ml, kind, warp, lane, lanes)) {
+                gda_ft_chan_slot_write(&logs[warp * BENCH_BARE_RING +
+                                             ((at + lane) %
+                                              BENCH_BARE_RING)],
+                                       &op, at + lane, gda_ft_dev_now_ns(),
+                                       (uint32_t)(at + lane), 1,
+                                       gda_ft_chan_slot_flags(&op), 1);
+            }
             db    = __shfl_sync(mask, db, lanes - 1);
-            base += lanes;
+            base  = at + lanes;
             if (lane == 0) {
                 /* the release store orders the WQEs before it */
                 gda_ft_atomic_store_rel32_sys(
@@ -217,11 +255,13 @@ __global__ void bench_post_kernel(gda_ft_dev_endpoint_t ep,
         times[2 * warp]     = start;
         times[2 * warp + 1] = (b == batches) ? gda_ft_dev_now_ns() : 0;
     }
+#ifdef GDA_FT_BENCH_STEPS
     if (bench_timing && (threadIdx.x == 0) && (blockIdx.x == 0)) {
         for (b = 0; b < BENCH_STEPS; ++b) {
             bench_step_cycles[b] = bench_step_sum[b];
         }
     }
+#endif
 }
 
 /* Waits on the device until every channel has drained */
@@ -294,17 +334,24 @@ static int bench_run(chan_world_t *w, unsigned warps, unsigned batches,
     uint64_t first = UINT64_MAX, last = 0;
     unsigned wp, threads = (warps < 8 ? warps : 8) * 32;
     int ok[BENCH_MANY_CHANNELS], *ok_dev, good = 1;
-    gda_ft_dev_sq_t *bare = NULL;
-    void *bare_mem        = NULL;
+    gda_ft_dev_sq_t *bare       = NULL;
+    void *bare_mem              = NULL;
+    unsigned long long *words   = NULL;
+    gda_ft_chan_slot_t *logs    = NULL;
     double sum = 0;
 
-    if (mode == BENCH_BARE) {
+    if (mode >= BENCH_BARE) {
         bare = bench_bare_init(warps, &bare_mem);
+        GPU_CHECK_CUDA(cudaMalloc(&words, warps * sizeof(*words)));
+        GPU_CHECK_CUDA(cudaMemset(words, 0, warps * sizeof(*words)));
+        GPU_CHECK_CUDA(cudaMalloc(&logs, (size_t)warps * BENCH_BARE_RING *
+                                         sizeof(*logs)));
     }
     GPU_CHECK_CUDA(cudaMalloc(&times_dev, 2 * warps * 8));
     GPU_CHECK_CUDA(cudaMalloc(&ok_dev, sizeof(ok)));
     bench_post_kernel<<<(warps * 32) / threads, threads>>>(
-            w->ep, w->ml, batches, lanes, kind, mode, bare, times_dev);
+            w->ep, w->ml, batches, lanes, kind, mode, bare, words, logs,
+            times_dev);
     GPU_CHECK_CUDA(cudaDeviceSynchronize());
     gpu_copy(times, times_dev, 2 * warps * 8);
     for (wp = 0; wp < warps; ++wp) {
@@ -316,8 +363,10 @@ static int bench_run(chan_world_t *w, unsigned warps, unsigned batches,
     }
     *ns_per_wqe = sum / warps;
     *rate       = (double)warps * batches * lanes / ((last - first) / 1e9);
-    if (mode == BENCH_BARE) {
+    if (mode >= BENCH_BARE) {
         bench_bare_fini(bare, bare_mem);
+        cudaFree(words);
+        cudaFree(logs);
     } else if (mode != BENCH_FLOOR) {
         bench_quiet_kernel<<<1, BENCH_MANY_CHANNELS>>>(w->ep, ok_dev);
         GPU_CHECK_CUDA(cudaDeviceSynchronize());
@@ -332,6 +381,7 @@ static int bench_run(chan_world_t *w, unsigned warps, unsigned batches,
     return good;
 }
 
+#ifdef GDA_FT_BENCH_STEPS
 /* One warp, FT on then off, its steps timed: ns per batch in each */
 static void bench_steps(chan_world_t *w, unsigned batches)
 {
@@ -365,6 +415,7 @@ static void bench_steps(chan_world_t *w, unsigned batches)
     }
     GPU_CHECK_CUDA(cudaMemcpyToSymbol(bench_timing, &off, sizeof(off)));
 }
+#endif
 
 /* A table's point: how many warps post, how many WQEs (lanes) a batch */
 typedef struct bench_point {
@@ -485,12 +536,17 @@ int main(int argc, char **argv)
     chan_world_init(&w, &params);
     chan_world_guard_start(&w);
 
+#ifdef GDA_FT_BENCH_STEPS
+    (void)one_warp;
+    bench_steps(&w, batches);
+    chan_world_fini(&w);
+    return 0;
+#endif
     printf("%-16s %6s %6s  %-6s %12s %14s %8s %8s\n", "operation", "warps",
            "WQE/db", "mode", "ns/WQE/warp", "WQE/s", "vs floor", "vs bare");
     if (!bench_table(&w, &params, points, one_warp ? 1 : 3, batches)) {
         return 1;
     }
-    bench_steps(&w, batches);
 
     /* one warp, fewer WQEs per doorbell (the batch of 32 is above) */
     printf("\none warp, batches of 1 and 4 WQEs per doorbell\n");
