@@ -714,7 +714,7 @@ GDA_FT_DEV_FUNC int gda_ft_chan_freeze(gda_ft_chan_t *chan)
     gda_ft_chan_acquire_fence();
     w = gda_ft_atomic_fetch_or64(&chan->word, GDA_FT_CHAN_FROZEN);
     chan->sw.freeze = GDA_FT_CHAN_WORD_INDEX(w);
-    while (gda_ft_atomic_load_acq64(&chan->ready) != chan->sw.freeze) {
+    while (gda_ft_chan_ready(chan) != chan->sw.freeze) {
         gda_ft_cpu_relax();
     }
     return 1;
@@ -919,7 +919,7 @@ gda_ft_chan_progress(gda_ft_chan_t *chan)
      * stamps and the clock would blame the path for its own absence */
     now       = gda_ft_dev_now_ns();
     completed = gda_ft_chan_completed(chan);
-    ready     = gda_ft_atomic_load_acq64(&chan->ready);
+    ready     = gda_ft_chan_ready(chan);
     if ((completed != ready) && (chan->deadline_ns != 0)) {
         post_ns = gda_ft_atomic_load_rlx64(
                 &gda_ft_chan_slot(chan, &chan->path[active],

@@ -5,7 +5,9 @@
  * A post is three steps, none of which holds anything while it waits for
  * ring space:
  *   1. reserve: one CAS on the reservation word takes n WQEBBs, if the
- *      channel is not FROZEN and the ring has room beyond `completed`;
+ *      channel is not FROZEN and the ring has room beyond `completed`
+ *      (expecting the word the last publication left, when nobody
+ *      reserved since: then the post's turn has come);
  *   2. write:   the WQEs, at ring index logical - ring_off of the path
  *      the reservation names (it cannot change before the reservation is
  *      published: a switch waits for that);
@@ -86,13 +88,14 @@ GDA_FT_DEV_FUNC void gda_ft_chan_op_init(gda_ft_chan_op_t *op,
 typedef struct gda_ft_chan_resv {
     uint64_t seq;     /* logical index of its first WQEBB */
     uint64_t off;     /* its path's ring_off: ring index = seq - off (fixed
-                         while the reservation is unpublished) */
+                         while the reservation is unpublished; a post uses
+                         its low 16 bits only) */
     uint64_t word;    /* the word its CAS left (what a memo remembers) */
     uint32_t psn;     /* the path's next PSN, when `turn` */
     uint8_t  path;
-    uint8_t  turn;    /* its turn has come and psn is known: a memo's CAS
-                         proved that nobody reserved since the memo's
-                         holder published */
+    uint8_t  turn;    /* its turn has come and psn is known: its CAS
+                         proved that nobody reserved since the publication
+                         that a memo, or `published`, remembers */
     uint32_t gen;     /* the peer's health generation, and the one this */
     uint32_t seen;    /* channel applied (gda_ft_chan_resv_follow) */
 } gda_ft_chan_resv_t;
@@ -143,6 +146,13 @@ GDA_FT_DEV_FUNC void *gda_ft_chan_seg(const gda_ft_chan_path_t *p,
 GDA_FT_DEV_FUNC uint64_t gda_ft_chan_completed(const gda_ft_chan_t *chan)
 {
     return GDA_FT_CHAN_WORD_INDEX(gda_ft_atomic_load_acq64(&chan->completed));
+}
+
+/* The logical index published up to (acquired: the slots before it are
+ * filled) */
+GDA_FT_DEV_FUNC uint64_t gda_ft_chan_ready(const gda_ft_chan_t *chan)
+{
+    return GDA_FT_CHAN_WORD_INDEX(gda_ft_atomic_load_acq64(&chan->ready));
 }
 
 /* Raises `completed` to end if it still counts in epoch; returns 1 when it
@@ -300,33 +310,86 @@ GDA_FT_DEV_FUNC int gda_ft_chan_resv_follow(const gda_ft_chan_resv_t *resv)
     return (resv->gen != resv->seen) && (resv->path == GDA_FT_CHAN_PRIMARY);
 }
 
+/* A reservation whose CAS found the word `w` it expected, n WQEBBs, with
+ * its turn proven: the publication that left w left psn and off too */
+GDA_FT_DEV_FUNC void gda_ft_chan_resv_turn(gda_ft_chan_resv_t *resv,
+                                           uint64_t w, uint32_t n,
+                                           uint64_t off, uint32_t psn)
+{
+    resv->seq  = GDA_FT_CHAN_WORD_INDEX(w);
+    resv->off  = off;
+    resv->word = w + n;
+    resv->psn  = psn;
+    resv->path = GDA_FT_CHAN_WORD_PATH(w);
+    resv->turn = 1;
+}
+
+/* The shared words a reservation starts from, read in one round: a post
+ * reads them beside the channel's geometry (gda_ft_chan_look), before it
+ * works out its shape */
+typedef struct gda_ft_chan_look {
+    uint64_t completed;  /* relaxed: a stale one only understates the room */
+    uint64_t published;  /* the last publication's PSN and ring offset */
+    uint64_t ready;      /* the word it left, acquired: read last, so that
+                            the loads before it share its round trip */
+} gda_ft_chan_look_t;
+
+GDA_FT_DEV_FUNC void gda_ft_chan_look(const gda_ft_chan_t *chan,
+                                      gda_ft_chan_look_t *look)
+{
+    look->completed = gda_ft_atomic_load_rlx64(&chan->completed);
+    look->published = gda_ft_atomic_load_rlx64(&chan->published);
+    look->ready     = gda_ft_atomic_load_acq64(&chan->ready);
+}
+
 /*
- * Takes n WQEBBs into *resv. Returns OK, NO_RESOURCE when the ring is full
- * (retire completions and try again), INPROGRESS while a switch holds the
- * channel FROZEN, NO_PATH when both paths are gone.
+ * Takes n WQEBBs into *resv, from what *look saw of the channel whose
+ * geometry is *geom. Returns OK, NO_RESOURCE when the ring is full (retire
+ * completions and try again), INPROGRESS while a switch holds the channel
+ * FROZEN, NO_PATH when both paths are gone.
  *
  * A warp's post is a chain of round trips to L2 (about 260 ns each on an
- * H200), so the reads share them. First round: the ring's size and the
- * health pointer (a load after the acquire would go to L2 again),
- * `completed` (relaxed: a stale one only understates the room), then the
- * word with acquire, which orders what follows after whatever the
- * unfreezer of that word published. Second round, side by side: the
- * path's ring_off, the peer's switch hint, and the CAS; nothing waits for
- * the hint, which is looked at after the publication. Between a word and
- * its successful CAS nothing can move the path's ring_off: a switch would
- * have changed the word (the epoch, or the FROZEN bit while it lasts).
+ * H200), so the reads share them: the geometry and the look in the first
+ * round, then the CAS, expecting the word the last publication left, and
+ * the peer's switch hint beside it (looked at only after the
+ * publication). When nobody reserved since that publication, the CAS
+ * takes the room with the turn proven: the PSN and ring offset come from
+ * `published` (read whole: its check matches). Otherwise the CAS's answer
+ * is the word, acquired, and the path's ring_off is read beside the next
+ * CAS: between a word and its successful CAS nothing can move it (a switch
+ * changes the word: the epoch, or the FROZEN bit while it lasts). That
+ * reservation waits for its turn.
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
-gda_ft_chan_reserve(gda_ft_chan_t *chan, uint32_t n, gda_ft_chan_resv_t *resv)
+gda_ft_chan_reserve_after(gda_ft_chan_t *chan, uint32_t n,
+                          const gda_ft_chan_geom_t *geom,
+                          const gda_ft_chan_look_t *look,
+                          gda_ft_chan_resv_t *resv)
 {
-    const gda_ft_chan_health_t *health = chan->health;
-    uint32_t wqebb_cnt = chan->wqebb_cnt;
-    uint64_t completed = gda_ft_atomic_load_rlx64(&chan->completed);
-    uint64_t w         = gda_ft_atomic_load_acq64(&chan->word);
+    uint64_t completed = look->completed;
+    uint64_t w         = look->ready;
     uint64_t idx, off, found;
     uint8_t path;
 
-    gda_ft_chan_resv_hint(resv, chan, health);
+    gda_ft_chan_resv_hint(resv, chan, geom->health);
+    idx = GDA_FT_CHAN_WORD_INDEX(w);
+    if (GDA_FT_CHAN_PUB_MATCH(look->published, w) &&
+        ((idx + n - GDA_FT_CHAN_WORD_INDEX(completed)) <= geom->wqebb_cnt)) {
+        found = gda_ft_atomic_cas64(&chan->word, w, w + n);
+        if (found == w) {
+            gda_ft_chan_resv_turn(resv, w, n,
+                                  GDA_FT_CHAN_PUB_OFF(look->published),
+                                  GDA_FT_CHAN_PUB_PSN(look->published));
+            return GDA_FT_DEV_OK;
+        }
+        /* somebody reserved, or the channel froze or switched: the word
+         * it found, ordered like an acquire's */
+        gda_ft_chan_acquire_fence();
+        w = found;
+    } else {
+        w = gda_ft_atomic_load_acq64(&chan->word);
+    }
+
     for (;;) {
         if (w & GDA_FT_CHAN_FROZEN) {
             return (gda_ft_atomic_load_acq32(&chan->state) ==
@@ -334,7 +397,7 @@ gda_ft_chan_reserve(gda_ft_chan_t *chan, uint32_t n, gda_ft_chan_resv_t *resv)
                                            GDA_FT_DEV_INPROGRESS;
         }
         idx = GDA_FT_CHAN_WORD_INDEX(w);
-        if ((idx + n - GDA_FT_CHAN_WORD_INDEX(completed)) > wqebb_cnt) {
+        if ((idx + n - GDA_FT_CHAN_WORD_INDEX(completed)) > geom->wqebb_cnt) {
             return GDA_FT_DEV_NO_RESOURCE;
         }
         path  = GDA_FT_CHAN_WORD_PATH(w);
@@ -352,6 +415,18 @@ gda_ft_chan_reserve(gda_ft_chan_t *chan, uint32_t n, gda_ft_chan_resv_t *resv)
         w         = found;
         completed = gda_ft_atomic_load_rlx64(&chan->completed);
     }
+}
+
+/* gda_ft_chan_reserve_after() from what the channel says now */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_chan_reserve(gda_ft_chan_t *chan, uint32_t n, gda_ft_chan_resv_t *resv)
+{
+    gda_ft_chan_geom_t geom;
+    gda_ft_chan_look_t look;
+
+    gda_ft_chan_geom_load(chan, &geom);
+    gda_ft_chan_look(chan, &look);
+    return gda_ft_chan_reserve_after(chan, n, &geom, &look, resv);
 }
 
 /* A memo that remembers nothing yet: `completed` 0 understates the room
@@ -388,12 +463,7 @@ GDA_FT_DEV_FUNC int gda_ft_chan_reserve_memo(gda_ft_chan_t *chan, uint32_t n,
         (gda_ft_atomic_cas64(&chan->word, w, w + n) != w)) {
         return 0;
     }
-    resv->seq    = idx;
-    resv->off    = memo->off;
-    resv->word   = w + n;
-    resv->psn    = memo->psn;
-    resv->path   = GDA_FT_CHAN_WORD_PATH(w);
-    resv->turn   = 1;
+    gda_ft_chan_resv_turn(resv, w, n, memo->off, memo->psn);
     return 1;
 }
 
@@ -752,27 +822,33 @@ GDA_FT_DEV_FUNC uint32_t gda_ft_chan_stamp(gda_ft_chan_t *chan,
  * writing, never waiting on anything */
 GDA_FT_DEV_FUNC void gda_ft_chan_wait_turn(gda_ft_chan_t *chan, uint64_t seq)
 {
-    while (gda_ft_atomic_load_acq64(&chan->ready) != seq) {
+    while (gda_ft_chan_ready(chan) != seq) {
         gda_ft_cpu_relax();
     }
 }
 
-/* Announces the reservation's WQEs up to end, whose PSNs end before psn,
- * to the HCA (db: the last WQE's doorbell word) and to the next poster */
+/* Announces the reservation's WQEs up to the index of `word` (what its CAS
+ * left), whose PSNs end before psn, to the HCA (db: the last WQE's
+ * doorbell word) and to the next poster: `ready` and `published` */
 GDA_FT_DEV_FUNC void gda_ft_chan_release(gda_ft_chan_t *chan,
                                          const gda_ft_chan_dest_t *dest,
-                                         uint64_t end, uint32_t psn,
+                                         uint64_t word, uint32_t psn,
                                          uint64_t db)
 {
+    uint64_t end = GDA_FT_CHAN_WORD_INDEX(word);
+    uint64_t pub = GDA_FT_CHAN_PUB(psn, dest->off, end);
+
     chan->path[dest->path].next_psn = psn;
     gda_ft_chan_ring_sq(&dest->sq, dest->off, end, db);
 #if GDA_FT_ON_DEVICE
     /* the doorbell's release fence orders the slots and the PSN before
-     * this store as well (a fence, then a strong store: a release); a
+     * these stores as well (a fence, then a strong store: a release); a
      * release store of its own waited for the doorbell's PCIe write */
-    gda_ft_atomic_store_rlx64(&chan->ready, end);
+    gda_ft_atomic_store_rlx64(&chan->published, pub);
+    gda_ft_atomic_store_rlx64(&chan->ready, word);
 #else
-    gda_ft_atomic_store_rel64(&chan->ready, end);
+    gda_ft_atomic_store_rlx64(&chan->published, pub);
+    gda_ft_atomic_store_rel64(&chan->ready, word);
 #endif
 }
 
@@ -805,15 +881,15 @@ GDA_FT_DEV_FUNC void gda_ft_chan_remember(gda_ft_chan_memo_t *memo,
 }
 
 /*
- * Publishes the reservation [resv->seq, end) of ops[0..n) written to
- * dest, whose last WQE has the doorbell word db: in its turn, the slots,
- * the doorbell, and ready moves to end. A memo (or NULL) remembers it.
+ * Publishes the reservation resv of ops[0..n) written to dest, whose last
+ * WQE has the doorbell word db: in its turn, the slots, the doorbell, and
+ * ready moves to the reservation's end. A memo (or NULL) remembers it.
  */
 GDA_FT_DEV_FUNC void gda_ft_chan_publish(gda_ft_chan_t *chan,
                                          const gda_ft_chan_dest_t *dest,
                                          const gda_ft_chan_resv_t *resv,
                                          const gda_ft_chan_op_t *ops,
-                                         unsigned n, uint64_t end, uint64_t db,
+                                         unsigned n, uint64_t db,
                                          gda_ft_chan_memo_t *memo)
 {
     uint32_t psn = gda_ft_chan_take_turn(chan, resv);
@@ -827,7 +903,7 @@ GDA_FT_DEV_FUNC void gda_ft_chan_publish(gda_ft_chan_t *chan,
         psn  = gda_ft_chan_write_slots(dest, &ops[i], &shape, seq, now, psn);
         seq += shape.wqebbs;
     }
-    gda_ft_chan_release(chan, dest, end, psn, db);
+    gda_ft_chan_release(chan, dest, resv->word, psn, db);
     gda_ft_chan_remember(memo, resv, psn, &dest->geom);
 }
 
@@ -897,7 +973,7 @@ gda_ft_chan_poll_path(gda_ft_chan_t *chan, uint8_t path, uint64_t *err_seq_p,
         return GDA_FT_DEV_INPROGRESS;
     }
 
-    ready     = gda_ft_atomic_load_acq64(&chan->ready);
+    ready     = gda_ft_chan_ready(chan);
     ring_c    = gda_ft_chan_ring_idx(p, completed);
     ahead     = (int16_t)(uint16_t)(counter - (uint16_t)ring_c);
     seq       = completed + ahead;

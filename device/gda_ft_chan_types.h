@@ -9,10 +9,14 @@
  *               WQEBBs with one CAS that checks FROZEN and ring space
  *               against `completed`; it never holds a reservation while
  *               waiting for space.
- *  - ready:     logical index published up to. Posters publish in ring
- *               order: each waits for ready to reach its reservation, then
- *               assigns its WQEs' PSNs, stamps them, rings the doorbell and
- *               advances ready.
+ *  - ready:     the word as the last publication left it: its index is
+ *               the logical index published up to. Posters publish in
+ *               ring order: each waits for ready to reach its reservation,
+ *               then assigns its WQEs' PSNs, stamps them, rings the
+ *               doorbell and advances ready. Beside it, `published` keeps
+ *               that publication's next PSN and ring offset: a poster that
+ *               finds the word still where ready says takes it with one
+ *               CAS, its turn proven (no wait, no PSN to read).
  *  - completed: logical index completed up to, raised (atomic max) by
  *               whoever reads a CQE.
  *
@@ -45,6 +49,26 @@
 #define GDA_FT_CHAN_WORD_EPOCH(_w) \
     (((_w) >> GDA_FT_CHAN_EPOCH_SHIFT) & GDA_FT_CHAN_EPOCH_MASK)
 #define GDA_FT_CHAN_WORD_INDEX(_w) ((_w) & GDA_FT_CHAN_INDEX_MASK)
+/*
+ * What a publication leaves in `published` for the next poster: the
+ * path's next PSN, the low 16 bits of its ring offset (all a post uses:
+ * ring positions are masked, the WQE and doorbell counters are 16-bit),
+ * and a check: the index it published plus one, its low 24 bits. `ready`
+ * and `published` are two stores; a pair whose check does not match was
+ * read torn (consecutive publications' differ, each taking 1 to
+ * wqebb_cnt / 2 WQEBBs). A channel that published nothing has 0, which
+ * matches no index it can be at (index 0 needs 1).
+ */
+#define GDA_FT_CHAN_PUB_CHECK(_index) (((uint64_t)(_index) + 1) & 0xffffffull)
+#define GDA_FT_CHAN_PUB(_psn, _off, _index) \
+    (((uint64_t)(_psn) & 0xffffffull) | \
+     (((uint64_t)(_off) & 0xffffull) << 24) | \
+     (GDA_FT_CHAN_PUB_CHECK(_index) << 40))
+#define GDA_FT_CHAN_PUB_PSN(_p)   ((uint32_t)((_p) & 0xffffff))
+#define GDA_FT_CHAN_PUB_OFF(_p)   (((_p) >> 24) & 0xffff)
+#define GDA_FT_CHAN_PUB_MATCH(_p, _word) \
+    (((_p) >> 40) == GDA_FT_CHAN_PUB_CHECK(GDA_FT_CHAN_WORD_INDEX(_word)))
+
 /* Every switch moves to the other path and to the next epoch, and epoch 0
  * posts on the primary: a word names its path, and a poster that took a
  * reservation reads no `active` (the mask keeps the parity across wrap) */
@@ -255,7 +279,9 @@ typedef struct gda_ft_chan_switch {
 
 typedef struct gda_ft_chan {
     uint64_t                word;          /*   0: reservation word */
-    uint64_t                ready;         /*   8: published before it */
+    uint64_t                ready;         /*   8: the word after the last
+                                              publication: published
+                                              before its index */
     uint64_t                completed;     /*  16: epoch | completed before
                                               it (as in `word`) */
     uint64_t                last_progress_ns; /* 24: last completion seen */
@@ -300,6 +326,9 @@ typedef struct gda_ft_chan {
                                               notices, on its primary for
                                               the peer's finding */
     gda_ft_chan_switch_t    sw;            /* 448: the switch under way */
+    uint64_t                published;     /* 496: the last publication's
+                                              next PSN and ring offset
+                                              (GDA_FT_CHAN_PUB) */
 } gda_ft_chan_t;
 
 /* Counters of a channel's host guardian */
@@ -345,7 +374,7 @@ GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_t, counters) == 80,
 GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_t, path) == 144, chan_path_offset);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_health_t) == 24, chan_health_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_switch_t) == 48, chan_switch_size);
-GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_t) == 496, chan_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_t) == 504, chan_size);
 
 /* What a post needs of its channel that does not change once it is
  * connected: read from the channel, or kept by a poster's memo, so that a

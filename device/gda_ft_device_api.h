@@ -73,15 +73,19 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_dev_post_wait_ns(const gda_ft_chan_t *chan)
 
 /*
  * Reserves room for n WQEBBs (the way a poster's memo remembers the
- * channel first, if it has one), helping progress while the ring is full and
- * waiting while a switch holds the channel. A full ring that drains is
+ * channel first, if it has one, else from *look when the post read it
+ * beside the geometry, or NULL), helping progress while the ring is full
+ * and waiting while a switch holds the channel. A full ring that drains is
  * waited for however long it takes (many posters share it); one that stops
  * draining for post_wait_ns gives TIMEOUT. Returns OK, NO_PATH, TIMEOUT, or
  * ERROR when n WQEBBs can never fit (more than half the ring).
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_dev_reserve_wait(gda_ft_chan_t *chan, uint32_t n,
-                        gda_ft_chan_memo_t *memo, gda_ft_chan_resv_t *resv)
+                        gda_ft_chan_memo_t *memo,
+                        const gda_ft_chan_geom_t *geom,
+                        const gda_ft_chan_look_t *look,
+                        gda_ft_chan_resv_t *resv)
 {
     uint64_t start = 0, seen = 0, now, completed;
     gda_ft_dev_status_t status;
@@ -92,13 +96,15 @@ gda_ft_dev_reserve_wait(gda_ft_chan_t *chan, uint32_t n,
     if ((memo != NULL) && gda_ft_chan_reserve_memo(chan, n, memo, resv)) {
         return GDA_FT_DEV_OK;
     }
+    status = (look != NULL) ?
+             gda_ft_chan_reserve_after(chan, n, geom, look, resv) :
+             gda_ft_chan_reserve(chan, n, resv);
     for (;;) {
-        status = gda_ft_chan_reserve(chan, n, resv);
         if ((status == GDA_FT_DEV_OK) || (status == GDA_FT_DEV_NO_PATH)) {
             return status;
         }
         if ((status == GDA_FT_DEV_NO_RESOURCE) &&
-            (n > chan->wqebb_cnt / 2)) {
+            (n > geom->wqebb_cnt / 2)) {
             return GDA_FT_DEV_ERROR;   /* it would never fit */
         }
         /* ring full: completions free it; frozen: a parked switch waits
@@ -113,6 +119,22 @@ gda_ft_dev_reserve_wait(gda_ft_chan_t *chan, uint32_t n,
             return GDA_FT_DEV_TIMEOUT;
         }
         gda_ft_cpu_relax();
+        status = gda_ft_chan_reserve(chan, n, resv);
+    }
+}
+
+/* Reads what a post without a memo of the channel reserves from, beside
+ * its geometry (*look_p NULL when the memo holds) */
+GDA_FT_DEV_FUNC void gda_ft_dev_look(const gda_ft_chan_t *chan,
+                                     const gda_ft_chan_memo_t *memo,
+                                     gda_ft_chan_look_t *look,
+                                     const gda_ft_chan_look_t **look_p)
+{
+    if ((memo != NULL) && memo->valid) {
+        *look_p = NULL;
+    } else {
+        gda_ft_chan_look(chan, look);
+        *look_p = look;
     }
 }
 
@@ -152,12 +174,15 @@ gda_ft_dev_post_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
     uint32_t wqebbs = 0;
     gda_ft_dev_status_t status;
     gda_ft_chan_shape_t shape;
-    gda_ft_chan_resv_t resv;
+    const gda_ft_chan_look_t *look_p;
+    gda_ft_chan_resv_t resv = {0, 0, 0, 0, 0, 0, 0, 0};
+    gda_ft_chan_look_t look;
     gda_ft_chan_dest_t dest;
     gda_ft_chan_geom_t geom;
     unsigned i;
 
     gda_ft_chan_geom_of(chan, memo, &geom);
+    gda_ft_dev_look(chan, memo, &look, &look_p);
     for (i = 0; i < n; ++i) {
         gda_ft_chan_shape(&geom, &ops[i], &shape);
         if (!shape.valid) {
@@ -169,7 +194,8 @@ gda_ft_dev_post_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
         return GDA_FT_DEV_ERROR;
     }
 
-    status = gda_ft_dev_reserve_wait(chan, wqebbs, memo, &resv);
+    status = gda_ft_dev_reserve_wait(chan, wqebbs, memo, &geom, look_p,
+                                     &resv);
     if (status != GDA_FT_DEV_OK) {
         return status;
     }
@@ -180,7 +206,7 @@ gda_ft_dev_post_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
         end = gda_ft_chan_write_op(&dest, &ops[i], &shape, end, i + 1 == n,
                                    &last, &db);
     }
-    gda_ft_chan_publish(chan, &dest, &resv, ops, n, end, db, memo);
+    gda_ft_chan_publish(chan, &dest, &resv, ops, n, db, memo);
     gda_ft_dev_request_set(req, chan, last, end);
     gda_ft_dev_follow(chan, &resv);
     return GDA_FT_DEV_OK;
@@ -629,24 +655,25 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_dev_warp_prefix(unsigned mask, unsigned lane,
 #define GDA_FT_DEV_WARP_PKTS(_v)   ((uint32_t)((_v) >> 32))
 
 /*
- * Every active lane posts its own operation; one reservation (by the
- * lowest lane), one doorbell, the batch's last WQE signalled. Every lane's
- * request completes with the batch. The lowest lane's memo of the channel
- * (or NULL) is used; every lane's keeps the batch, so that each knows the
- * geometry, and whichever is lowest next time can take the memo's way.
+ * The lanes in mask (the active ones) each post their own operation; one
+ * reservation (by the lowest lane), one doorbell, the batch's last WQE
+ * signalled. Every lane's request completes with the batch. The lowest
+ * lane's memo of the channel (or NULL) is used; every lane's keeps the
+ * batch, so that each knows the geometry, and whichever is lowest next
+ * time can take the memo's way.
  *
  * Nothing of the channel is read after the reservation's CAS that could
- * be read before it: the operations' shapes come from the memo's geometry,
- * and the path the memo names is read while the CAS is under way (again
- * after it, if the reservation went elsewhere). Each lane writes its WQEs,
- * then, in the warp's turn, its slots whole.
+ * be read before it: the operations' shapes come from the memo's geometry
+ * (without a memo, the geometry and the look share one round trip), and
+ * the path the memo names is read while the CAS is under way (again after
+ * it, if the reservation went elsewhere). Each lane writes its WQEs, then,
+ * in the warp's turn, its slots whole.
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
-gda_ft_dev_post_warp_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
-                          const gda_ft_chan_op_t *op,
-                          gda_ft_dev_request_t *req)
+gda_ft_dev_post_warp_lanes(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
+                           const gda_ft_chan_op_t *op,
+                           gda_ft_dev_request_t *req, unsigned mask)
 {
-    unsigned mask   = __activemask();
     unsigned lane   = threadIdx.x % 32;
     unsigned leader = __ffs(mask) - 1;
     unsigned last   = 31 - __clz(mask);
@@ -654,13 +681,16 @@ gda_ft_dev_post_warp_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
     gda_ft_chan_resv_t resv    = {0, 0, 0, 0, 0, 0, 0, 0};
     unsigned long long last_wqe = 0, db = 0;
     uint64_t before, total, seq;
+    const gda_ft_chan_look_t *look_p;
     gda_ft_chan_shape_t shape;
+    gda_ft_chan_look_t look;
     gda_ft_chan_dest_t dest;
     gda_ft_chan_geom_t geom;
     uint32_t psn = 0;
     uint8_t guess;
 
     gda_ft_chan_geom_of(chan, memo, &geom);
+    gda_ft_dev_look(chan, memo, &look, &look_p);
     gda_ft_chan_shape(&geom, op, &shape);
     if (__any_sync(mask, !shape.valid)) {
         return GDA_FT_DEV_ERROR;
@@ -674,7 +704,7 @@ gda_ft_dev_post_warp_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
     gda_ft_chan_dest_init(&dest, chan, guess, 0, &geom);
     if (lane == leader) {
         status = gda_ft_dev_reserve_wait(chan, GDA_FT_DEV_WARP_WQEBBS(total),
-                                         memo, &resv);
+                                         memo, &geom, look_p, &resv);
     }
     status = (gda_ft_dev_status_t)__shfl_sync(mask, (int)status, leader);
     if (status != GDA_FT_DEV_OK) {
@@ -712,8 +742,7 @@ gda_ft_dev_post_warp_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
     GDA_FT_DEV_POST_MARK(4);
     psn = gda_ft_dev_psn_add(psn, GDA_FT_DEV_WARP_PKTS(total));
     if (lane == leader) {
-        gda_ft_chan_release(chan, &dest, seq + GDA_FT_DEV_WARP_WQEBBS(total),
-                            psn, db);
+        gda_ft_chan_release(chan, &dest, resv.word, psn, db);
     }
     gda_ft_chan_remember(memo, &resv, psn, &geom);
     __syncwarp(mask);
@@ -724,6 +753,21 @@ gda_ft_dev_post_warp_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
         gda_ft_dev_follow(chan, &resv);
     }
     return GDA_FT_DEV_OK;
+}
+
+/* A whole warp's post is the same code with its lanes known (no shuffle
+ * checks that its lanes converged, no scan of the mask) */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_post_warp_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
+                          const gda_ft_chan_op_t *op,
+                          gda_ft_dev_request_t *req)
+{
+    unsigned mask = __activemask();
+
+    if (mask == 0xffffffffu) {
+        return gda_ft_dev_post_warp_lanes(chan, memo, op, req, 0xffffffffu);
+    }
+    return gda_ft_dev_post_warp_lanes(chan, memo, op, req, mask);
 }
 
 GDA_FT_DEV_FUNC gda_ft_dev_status_t

@@ -279,6 +279,16 @@ GDA_FT_TEST_TIMEOUT(dev_chan, posters_beside_plain_posts_through_failover,
     primary_down_mid_run_and_back(6, 0xfe);
 }
 
+/* What gda_ft_chan_release() leaves for the next poster, without rings */
+static void publish_by_hand(gda_ft_chan_t *chan,
+                            const gda_ft_chan_resv_t *resv, uint32_t psn)
+{
+    chan->path[resv->path].next_psn = psn;
+    gda_ft_atomic_store_rlx64(&chan->published, GDA_FT_CHAN_PUB(psn,
+            resv->off, GDA_FT_CHAN_WORD_INDEX(resv->word)));
+    gda_ft_atomic_store_rel64(&chan->ready, resv->word);
+}
+
 /* Reserves through memo and publishes at once (nothing written: the
  * ready and PSN bookkeeping is what is looked at); returns whether the
  * memo's way was taken */
@@ -293,12 +303,11 @@ static int memo_post(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo)
         GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(chan, 1, &resv), GDA_FT_DEV_OK);
     } else {
         /* what the memo proved */
-        GDA_FT_ASSERT_EQ(gda_ft_atomic_load_acq64(&chan->ready), resv.seq);
+        GDA_FT_ASSERT_EQ(gda_ft_chan_ready(chan), resv.seq);
         GDA_FT_ASSERT_EQ(resv.psn, chan->path[resv.path].next_psn);
     }
     psn = gda_ft_chan_take_turn(chan, &resv);
-    chan->path[resv.path].next_psn = gda_ft_dev_psn_add(psn, 3);
-    gda_ft_atomic_store_rel64(&chan->ready, resv.seq + 1);
+    publish_by_hand(chan, &resv, gda_ft_dev_psn_add(psn, 3));
     gda_ft_chan_geom_load(chan, &geom);
     gda_ft_chan_remember(memo, &resv, chan->path[resv.path].next_psn,
                          &geom);
@@ -358,6 +367,91 @@ GDA_FT_TEST(dev_chan, poster_memo_holds_until_the_channel_moves_on)
     GDA_FT_ASSERT(memo_post(&chan, &memo));
     GDA_FT_ASSERT_EQ(chan.path[GDA_FT_CHAN_BACKUP].next_psn, 506);
     GDA_FT_ASSERT_EQ(chan.path[GDA_FT_CHAN_PRIMARY].next_psn, 130);
+}
+
+/* A plain reservation expects the word the last publication left: with
+ * nobody in between, its turn is proven and the PSN and ring offset come
+ * from `published`. A reservation in between, a torn pair, a switch, or a
+ * channel that published nothing send it the shared way, to wait for its
+ * turn; a freeze that did nothing does not. */
+GDA_FT_TEST(dev_chan, reserve_expects_the_last_publication)
+{
+    gda_ft_chan_resv_t resv, held;
+    gda_ft_chan_t chan;
+
+    memset(&chan, 0, sizeof(chan));
+    chan.wqebb_cnt = 64;
+    chan.state     = GDA_FT_CHAN_ACTIVE;
+    chan.path[GDA_FT_CHAN_PRIMARY].next_psn = 0xfffffe;
+    chan.path[GDA_FT_CHAN_PRIMARY].ring_off = 0x12345;
+    chan.path[GDA_FT_CHAN_BACKUP].next_psn  = 500;
+    chan.path[GDA_FT_CHAN_BACKUP].ring_off  = 3;
+
+    /* nothing published: `published` 0 is no publication of index 0 */
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&chan, 2, &resv), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT(!resv.turn);
+    GDA_FT_ASSERT_EQ(resv.off, 0x12345);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_take_turn(&chan, &resv), 0xfffffe);
+    publish_by_hand(&chan, &resv, 1);   /* across the PSN wrap */
+
+    /* nobody in between: the turn is proven, nothing else read */
+    chan.path[GDA_FT_CHAN_PRIMARY].next_psn = 777;   /* not looked at */
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&chan, 3, &resv), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT(resv.turn);
+    GDA_FT_ASSERT_EQ(resv.seq, 2);
+    GDA_FT_ASSERT_EQ(resv.psn, 1);
+    GDA_FT_ASSERT_EQ(resv.path, GDA_FT_CHAN_PRIMARY);
+    GDA_FT_ASSERT_EQ(resv.off & 0xffff, 0x2345);   /* what a post uses */
+    GDA_FT_ASSERT_EQ(GDA_FT_CHAN_WORD_INDEX(chan.word), 5);
+
+    /* that reservation is not published yet: the next waits its turn */
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&chan, 1, &held), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT(!held.turn);
+    GDA_FT_ASSERT_EQ(held.seq, 5);
+    publish_by_hand(&chan, &resv, 10);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_take_turn(&chan, &held), 10);
+    publish_by_hand(&chan, &held, 11);
+
+    /* a torn pair: `published` of the publication before */
+    chan.published = GDA_FT_CHAN_PUB(10, resv.off, 5);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&chan, 1, &resv), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT(!resv.turn);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_take_turn(&chan, &resv), 11);
+    publish_by_hand(&chan, &resv, 12);
+
+    /* a freeze that found nothing to do keeps the word */
+    GDA_FT_ASSERT(gda_ft_chan_freeze(&chan));
+    gda_ft_chan_unfreeze(&chan);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&chan, 1, &resv), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT(resv.turn);
+    GDA_FT_ASSERT_EQ(resv.psn, 12);
+    publish_by_hand(&chan, &resv, 13);
+
+    /* frozen: nothing is reserved, whatever `ready` says */
+    chan.word |= GDA_FT_CHAN_FROZEN;
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&chan, 1, &resv),
+                     GDA_FT_DEV_INPROGRESS);
+
+    /* a switch: the next epoch names the backup at its own offset, and
+     * the publication on the primary no longer says where it is */
+    chan.word = GDA_FT_CHAN_WORD(1, GDA_FT_CHAN_WORD_INDEX(chan.word));
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&chan, 1, &resv), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT(!resv.turn);
+    GDA_FT_ASSERT_EQ(resv.path, GDA_FT_CHAN_BACKUP);
+    GDA_FT_ASSERT_EQ(resv.off, 3);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_take_turn(&chan, &resv), 500);
+    publish_by_hand(&chan, &resv, 501);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&chan, 1, &resv), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT(resv.turn);
+    GDA_FT_ASSERT_EQ(resv.path, GDA_FT_CHAN_BACKUP);
+    GDA_FT_ASSERT_EQ(resv.psn, 501);
+    GDA_FT_ASSERT_EQ(resv.off, 3);
+
+    /* the ring is full from where the publication left it */
+    chan.wqebb_cnt = 8;
+    chan.completed = GDA_FT_CHAN_WORD(1, 0);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&chan, 1, &resv),
+                     GDA_FT_DEV_NO_RESOURCE);
 }
 
 /* The same with an engine thread per soft HCA: the initiator's and the
@@ -1098,7 +1192,8 @@ GDA_FT_TEST_TIMEOUT(dev_chan, failback_while_never_idle, 60)
                                            4096, 4096, 16 * CHAN_WORLD_MTU,
                                            0, &req),
                      GDA_FT_DEV_OK);
-    GDA_FT_ASSERT(gda_ft_chan_completed(&w.chans[0]) != w.chans[0].ready);
+    GDA_FT_ASSERT(gda_ft_chan_completed(&w.chans[0]) !=
+                  gda_ft_chan_ready(&w.chans[0]));
     /* the failback begins with the put in flight (it waits for the
      * backup's drain), and ends once the put completed */
     gda_ft_chan_progress(&w.chans[0]);

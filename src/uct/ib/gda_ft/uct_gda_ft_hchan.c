@@ -258,7 +258,7 @@ ucs_status_t uct_gda_ft_hchan_post(uct_gda_ft_ep_t *ep,
     end = gda_ft_chan_write_op(&dest, op, &shape, resv.seq, 1, &last, &db);
     hchan->cookies[last & (chan->wqebb_cnt - 1)] =
             (cookie != 0) ? cookie : UCT_GDA_FT_HCHAN_END;
-    gda_ft_chan_publish(chan, &dest, &resv, op, 1, end, db, &hchan->memo);
+    gda_ft_chan_publish(chan, &dest, &resv, op, 1, db, &hchan->memo);
     hchan->posted = end;
     ++hchan->ops;
     ep->flags    &= ~UCT_GDA_FT_EP_FLAG_HCHAN_FENCE;
