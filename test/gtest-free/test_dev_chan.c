@@ -279,6 +279,20 @@ GDA_FT_TEST_TIMEOUT(dev_chan, posters_beside_plain_posts_through_failover,
     primary_down_mid_run_and_back(6, 0xfe);
 }
 
+/* A channel without rings, for the reservation and PSN bookkeeping: the
+ * primary at PSN psn and ring offset off, the backup at 500 and 3 */
+static void bookkeeping_chan_init(gda_ft_chan_t *chan, uint32_t wqebb_cnt,
+                                  uint32_t psn, uint64_t off)
+{
+    memset(chan, 0, sizeof(*chan));
+    chan->wqebb_cnt = wqebb_cnt;
+    chan->state     = GDA_FT_CHAN_ACTIVE;
+    chan->path[GDA_FT_CHAN_PRIMARY].next_psn = psn;
+    chan->path[GDA_FT_CHAN_PRIMARY].ring_off = off;
+    chan->path[GDA_FT_CHAN_BACKUP].next_psn  = 500;
+    chan->path[GDA_FT_CHAN_BACKUP].ring_off  = 3;
+}
+
 /* What gda_ft_chan_release() leaves for the next poster, without rings */
 static void publish_by_hand(gda_ft_chan_t *chan,
                             const gda_ft_chan_resv_t *resv, uint32_t psn)
@@ -323,12 +337,7 @@ GDA_FT_TEST(dev_chan, poster_memo_holds_until_the_channel_moves_on)
     gda_ft_chan_resv_t resv;
     gda_ft_chan_t chan;
 
-    memset(&chan, 0, sizeof(chan));
-    chan.wqebb_cnt = 8;
-    chan.state     = GDA_FT_CHAN_ACTIVE;
-    chan.path[GDA_FT_CHAN_PRIMARY].next_psn = 100;
-    chan.path[GDA_FT_CHAN_BACKUP].next_psn  = 500;
-    chan.path[GDA_FT_CHAN_BACKUP].ring_off  = 3;
+    bookkeeping_chan_init(&chan, 8, 100, 0);
 
     GDA_FT_ASSERT(!memo_post(&chan, &memo));     /* nothing remembered */
     GDA_FT_ASSERT(memo_post(&chan, &memo));
@@ -379,13 +388,7 @@ GDA_FT_TEST(dev_chan, reserve_expects_the_last_publication)
     gda_ft_chan_resv_t resv, held;
     gda_ft_chan_t chan;
 
-    memset(&chan, 0, sizeof(chan));
-    chan.wqebb_cnt = 64;
-    chan.state     = GDA_FT_CHAN_ACTIVE;
-    chan.path[GDA_FT_CHAN_PRIMARY].next_psn = 0xfffffe;
-    chan.path[GDA_FT_CHAN_PRIMARY].ring_off = 0x12345;
-    chan.path[GDA_FT_CHAN_BACKUP].next_psn  = 500;
-    chan.path[GDA_FT_CHAN_BACKUP].ring_off  = 3;
+    bookkeeping_chan_init(&chan, 64, 0xfffffe, 0x12345);
 
     /* nothing published: `published` 0 is no publication of index 0 */
     GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&chan, 2, &resv), GDA_FT_DEV_OK);
