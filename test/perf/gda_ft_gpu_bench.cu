@@ -26,11 +26,11 @@
  * the last one adds to the peer's signal word: the data, then its
  * signal), with 1 warp, with one warp per channel, and with 8 warps per
  * channel (no `floor` there: it needs a QP ring of its own per warp).
- * Then one warp whose batches are 1 and 4
- * WQEs (its first lanes) per doorbell: the batchings the issue measured
- * the floor at. Then on 64 channels: one warp per channel, and 8 warps per
- * SM of the GPU (1056 on an H100). Times come from %globaltimer around
- * each warp's posting loop; the software HCA drains the rings meanwhile.
+ * Then one warp whose batches are 1 and 4 WQEs (its first lanes) per
+ * doorbell: the batchings the issue measured the floor at. Then on 64
+ * channels: one warp per channel, and 8 warps per SM of the GPU (1056 on
+ * an H100). Times come from %globaltimer around each warp's posting
+ * loop; the software HCA drains the rings meanwhile.
  *
  *   gda_ft_gpu_bench [-n BATCHES] [-1]
  *
