@@ -877,6 +877,28 @@ GDA_FT_DEV_FUNC int gda_ft_chan_path_moving(gda_ft_chan_t *chan,
 }
 
 /*
+ * Whether the silence of `path` since `since` is a stall to sit out: the
+ * host reports its link up and the other path's down, so leaving it could
+ * only end in NO_PATH. A soft HCA whose engine paused for a few deadlines
+ * made channels on the backup, the primary's port down, lose both paths
+ * that way (200 us and 1 ms deadlines on an H200, stop 33). The wait ends
+ * after GDA_FT_CHAN_LAST_PATH_DEADLINES deadlines of silence, at an error
+ * completion, or when either link changes.
+ */
+GDA_FT_DEV_FUNC int gda_ft_chan_last_path_stalls(gda_ft_chan_t *chan,
+                                                 uint8_t path, uint64_t now,
+                                                 uint64_t since)
+{
+    if ((chan->mbox == NULL) ||
+        ((now - since) >
+         GDA_FT_CHAN_LAST_PATH_DEADLINES * chan->deadline_ns)) {
+        return 0;
+    }
+    return gda_ft_atomic_load_acq32_sys(&chan->mbox->link_up[path]) &&
+           !gda_ft_atomic_load_acq32_sys(&chan->mbox->link_up[1 - path]);
+}
+
+/*
  * One progress pass of a waiter: completions of the active path, failure
  * detection, the peer's health, the host's re-arm notices, or a step of
  * the switch under way. Returns NO_PATH when the channel has no path, else
@@ -927,7 +949,8 @@ gda_ft_chan_progress(gda_ft_chan_t *chan)
         since   = gda_ft_atomic_load_acq64(&chan->last_progress_ns);
         since   = (post_ns > since) ? post_ns : since;
         if ((now > since) && ((now - since) > chan->deadline_ns) &&
-            !gda_ft_chan_path_moving(chan, active, now, since)) {
+            !gda_ft_chan_path_moving(chan, active, now, since) &&
+            !gda_ft_chan_last_path_stalls(chan, active, now, since)) {
             return gda_ft_chan_switch(chan, active, GDA_FT_CHAN_WHY_DEADLINE,
                                       0, 0);
         }

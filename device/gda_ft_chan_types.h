@@ -90,6 +90,12 @@
  * be stuck); for one deadline, the path's progress speaks for it */
 #define GDA_FT_CHAN_STARVED_DEADLINES 8
 
+/* A silent path whose link is up, with the other path's link down, is
+ * given this many deadlines before it is left (there is nowhere to go:
+ * leaving it ends in NO_PATH); an error completion still moves it at once,
+ * and so does the HCA's own retry budget running out */
+#define GDA_FT_CHAN_LAST_PATH_DEADLINES 64
+
 /* Channel states */
 enum {
     GDA_FT_CHAN_ACTIVE    = 0, /* posting on `active` */

@@ -768,6 +768,48 @@ GDA_FT_TEST_TIMEOUT(dev_chan, slow_peer_no_switch, 120)
     chan_world_fini(&w);
 }
 
+/*
+ * The backup stalls while the primary's port is down: every packet the
+ * backup's target sends waits two deadlines, for six. Its silence is sat
+ * out rather than taken for a failure, since leaving it would find no
+ * path: no channel loses both paths, nothing fails, everything is exact.
+ * (Leaving it was what a soft HCA whose engine paused did to channels on
+ * a GPU, at 1 ms and 200 us deadlines.)
+ */
+GDA_FT_TEST_TIMEOUT(dev_chan, last_path_stall_is_sat_out, 180)
+{
+    gda_ft_soft_fault_t fault = {0}, none = {0};
+    chan_world_params_t params;
+    chan_worker_t wk[4];
+    pthread_t th[4];
+    chan_world_t w;
+    double until;
+
+    chan_world_default_params(&params);
+    params.timeout = 16;   /* the HCA's retry budget (268 ms x 7) too */
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+    workers_start_under_way(&w, wk, th, 4, 600, 0);
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
+    until = soft_now_sec() + 60;
+    while (CHAN_WORLD_SUM(&w, switches) < params.nchan) {
+        GDA_FT_ASSERT(soft_now_sec() < until);
+        usleep(1000);
+    }
+
+    fault.delay      = 1.0;
+    fault.delay_time = params.deadline_ns * 2.0 / 1e9;
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(w.dev[3], 1, &fault));
+    usleep(params.deadline_ns * 6 / 1000);
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(w.dev[3], 1, &none));
+
+    workers_join(th, 4);
+    workers_verify(&w, wk, 4);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, no_path), 0);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, switches), params.nchan);
+    chan_world_fini(&w);
+}
+
 /* One thread's burst: single-packet signalled puts into its own region,
  * then a quiet */
 typedef struct burst {
