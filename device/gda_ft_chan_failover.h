@@ -340,6 +340,12 @@ GDA_FT_DEV_FUNC void gda_ft_chan_switch_ended(gda_ft_chan_t *chan,
     }
 }
 
+/* Whether the host reports both ports of path p up (as of its last pass) */
+GDA_FT_DEV_FUNC int gda_ft_chan_link_up(const gda_ft_chan_t *chan, uint8_t p)
+{
+    return gda_ft_atomic_load_acq32_sys(&chan->mbox->link_up[p]) != 0;
+}
+
 /* Fails everything outstanding: both paths are gone */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_no_path(gda_ft_chan_t *chan,
                                                         uint8_t from,
@@ -399,7 +405,7 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_step_rearm(gda_ft_chan_t *chan)
             gda_ft_chan_phase(chan, GDA_FT_CHAN_PHASE_TELL);
             return GDA_FT_DEV_OK;
         }
-        if (gda_ft_atomic_load_acq32_sys(&chan->mbox->link_up[to]) &&
+        if (gda_ft_chan_link_up(chan, to) &&
             !gda_ft_chan_phase_expired(chan, chan->resolve_ns)) {
             return GDA_FT_DEV_INPROGRESS;
         }
@@ -438,7 +444,7 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_chan_replay_grace(gda_ft_chan_t *chan,
 {
     if ((why == GDA_FT_CHAN_WHY_FAILBACK) || !replayed ||
         (chan->mbox == NULL) ||
-        !gda_ft_atomic_load_acq32_sys(&chan->mbox->link_up[to])) {
+        !gda_ft_chan_link_up(chan, to)) {
         return 0;
     }
     return chan->deadline_ns;
@@ -794,7 +800,7 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_check_rearm(
      * taking it back now would put the next posts on a dead path. The
      * notice waits until the host reports the link up again. */
     if ((rearm[0] != gda_ft_atomic_load_acq32(&chan->path[0].seen_rearm)) &&
-        !gda_ft_atomic_load_acq32_sys(&chan->mbox->link_up[0])) {
+        !gda_ft_chan_link_up(chan, GDA_FT_CHAN_PRIMARY)) {
         rearm[0] = gda_ft_atomic_load_acq32(&chan->path[0].seen_rearm);
     }
     if ((rearm[0] == gda_ft_atomic_load_acq32(&chan->path[0].seen_rearm)) &&
@@ -894,8 +900,8 @@ GDA_FT_DEV_FUNC int gda_ft_chan_last_path_stalls(gda_ft_chan_t *chan,
          GDA_FT_CHAN_LAST_PATH_DEADLINES * chan->deadline_ns)) {
         return 0;
     }
-    return gda_ft_atomic_load_acq32_sys(&chan->mbox->link_up[path]) &&
-           !gda_ft_atomic_load_acq32_sys(&chan->mbox->link_up[1 - path]);
+    return gda_ft_chan_link_up(chan, path) &&
+           !gda_ft_chan_link_up(chan, (uint8_t)(1 - path));
 }
 
 /*

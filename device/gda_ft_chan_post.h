@@ -310,18 +310,28 @@ GDA_FT_DEV_FUNC int gda_ft_chan_resv_follow(const gda_ft_chan_resv_t *resv)
     return (resv->gen != resv->seen) && (resv->path == GDA_FT_CHAN_PRIMARY);
 }
 
-/* A reservation whose CAS found the word `w` it expected, n WQEBBs, with
- * its turn proven: the publication that left w left psn and off too */
-GDA_FT_DEV_FUNC void gda_ft_chan_resv_turn(gda_ft_chan_resv_t *resv,
-                                           uint64_t w, uint32_t n,
-                                           uint64_t off, uint32_t psn)
+/* A reservation whose CAS found the word `w`, n WQEBBs at ring offset
+ * off. `turn`: the CAS expected w as a publication left it, which left
+ * psn too; else psn is read in its turn */
+GDA_FT_DEV_FUNC void gda_ft_chan_resv_set(gda_ft_chan_resv_t *resv,
+                                          uint64_t w, uint32_t n,
+                                          uint64_t off, uint32_t psn,
+                                          uint8_t turn)
 {
     resv->seq  = GDA_FT_CHAN_WORD_INDEX(w);
     resv->off  = off;
     resv->word = w + n;
     resv->psn  = psn;
     resv->path = GDA_FT_CHAN_WORD_PATH(w);
-    resv->turn = 1;
+    resv->turn = turn;
+}
+
+/* Whether n WQEBBs from logical index idx fit in a ring of wqebb_cnt
+ * whose WQEBBs before `completed` are free */
+GDA_FT_DEV_FUNC int gda_ft_chan_fits(uint64_t idx, uint32_t n,
+                                     uint64_t completed, uint32_t wqebb_cnt)
+{
+    return (idx + n - completed) <= wqebb_cnt;
 }
 
 /* The shared words a reservation starts from, read in one round: a post
@@ -369,17 +379,17 @@ gda_ft_chan_reserve_after(gda_ft_chan_t *chan, uint32_t n,
     uint64_t completed = look->completed;
     uint64_t w         = look->ready;
     uint64_t idx, off, found;
-    uint8_t path;
 
     gda_ft_chan_resv_hint(resv, chan, geom->health);
     idx = GDA_FT_CHAN_WORD_INDEX(w);
     if (GDA_FT_CHAN_PUB_MATCH(look->published, w) &&
-        ((idx + n - GDA_FT_CHAN_WORD_INDEX(completed)) <= geom->wqebb_cnt)) {
+        gda_ft_chan_fits(idx, n, GDA_FT_CHAN_WORD_INDEX(completed),
+                         geom->wqebb_cnt)) {
         found = gda_ft_atomic_cas64(&chan->word, w, w + n);
         if (found == w) {
-            gda_ft_chan_resv_turn(resv, w, n,
-                                  GDA_FT_CHAN_PUB_OFF(look->published),
-                                  GDA_FT_CHAN_PUB_PSN(look->published));
+            gda_ft_chan_resv_set(resv, w, n,
+                                 GDA_FT_CHAN_PUB_OFF(look->published),
+                                 GDA_FT_CHAN_PUB_PSN(look->published), 1);
             return GDA_FT_DEV_OK;
         }
         /* somebody reserved, or the channel froze or switched: the word
@@ -396,20 +406,16 @@ gda_ft_chan_reserve_after(gda_ft_chan_t *chan, uint32_t n,
                     GDA_FT_CHAN_NO_PATH) ? GDA_FT_DEV_NO_PATH :
                                            GDA_FT_DEV_INPROGRESS;
         }
-        idx = GDA_FT_CHAN_WORD_INDEX(w);
-        if ((idx + n - GDA_FT_CHAN_WORD_INDEX(completed)) > geom->wqebb_cnt) {
+        if (!gda_ft_chan_fits(GDA_FT_CHAN_WORD_INDEX(w), n,
+                              GDA_FT_CHAN_WORD_INDEX(completed),
+                              geom->wqebb_cnt)) {
             return GDA_FT_DEV_NO_RESOURCE;
         }
-        path  = GDA_FT_CHAN_WORD_PATH(w);
-        off   = gda_ft_atomic_load_rlx64(&chan->path[path].ring_off);
+        off   = gda_ft_atomic_load_rlx64(
+                &chan->path[GDA_FT_CHAN_WORD_PATH(w)].ring_off);
         found = gda_ft_atomic_cas64_acq(&chan->word, w, w + n);
         if (found == w) {
-            resv->seq    = idx;
-            resv->off    = off;
-            resv->word   = w + n;
-            resv->psn    = 0;
-            resv->path   = path;
-            resv->turn   = 0;
+            gda_ft_chan_resv_set(resv, w, n, off, 0, 0);
             return GDA_FT_DEV_OK;
         }
         w         = found;
@@ -454,16 +460,16 @@ GDA_FT_DEV_FUNC int gda_ft_chan_reserve_memo(gda_ft_chan_t *chan, uint32_t n,
         return 0;
     }
     gda_ft_chan_resv_hint(resv, chan, memo->geom.health);
-    if ((idx + n - memo->completed) > memo->geom.wqebb_cnt) {
+    if (!gda_ft_chan_fits(idx, n, memo->completed, memo->geom.wqebb_cnt)) {
         memo->completed = GDA_FT_CHAN_WORD_INDEX(
                 gda_ft_atomic_load_rlx64(&chan->completed));
     }
     memo->valid = 0;
-    if (((idx + n - memo->completed) > memo->geom.wqebb_cnt) ||
+    if (!gda_ft_chan_fits(idx, n, memo->completed, memo->geom.wqebb_cnt) ||
         (gda_ft_atomic_cas64(&chan->word, w, w + n) != w)) {
         return 0;
     }
-    gda_ft_chan_resv_turn(resv, w, n, memo->off, memo->psn);
+    gda_ft_chan_resv_set(resv, w, n, memo->off, memo->psn, 1);
     return 1;
 }
 
@@ -840,14 +846,13 @@ GDA_FT_DEV_FUNC void gda_ft_chan_release(gda_ft_chan_t *chan,
 
     chan->path[dest->path].next_psn = psn;
     gda_ft_chan_ring_sq(&dest->sq, dest->off, end, db);
+    gda_ft_atomic_store_rlx64(&chan->published, pub);
 #if GDA_FT_ON_DEVICE
     /* the doorbell's release fence orders the slots and the PSN before
      * these stores as well (a fence, then a strong store: a release); a
      * release store of its own waited for the doorbell's PCIe write */
-    gda_ft_atomic_store_rlx64(&chan->published, pub);
     gda_ft_atomic_store_rlx64(&chan->ready, word);
 #else
-    gda_ft_atomic_store_rlx64(&chan->published, pub);
     gda_ft_atomic_store_rel64(&chan->ready, word);
 #endif
 }

@@ -123,19 +123,17 @@ gda_ft_dev_reserve_wait(gda_ft_chan_t *chan, uint32_t n,
     }
 }
 
-/* Reads what a post without a memo of the channel reserves from, beside
- * its geometry (*look_p NULL when the memo holds) */
-GDA_FT_DEV_FUNC void gda_ft_dev_look(const gda_ft_chan_t *chan,
-                                     const gda_ft_chan_memo_t *memo,
-                                     gda_ft_chan_look_t *look,
-                                     const gda_ft_chan_look_t **look_p)
+/* Reads into *look what a post without a memo of the channel reserves
+ * from, beside its geometry; returns look, or NULL when the memo holds */
+GDA_FT_DEV_FUNC const gda_ft_chan_look_t *
+gda_ft_dev_look(const gda_ft_chan_t *chan, const gda_ft_chan_memo_t *memo,
+                gda_ft_chan_look_t *look)
 {
     if ((memo != NULL) && memo->valid) {
-        *look_p = NULL;
-    } else {
-        gda_ft_chan_look(chan, look);
-        *look_p = look;
+        return NULL;
     }
+    gda_ft_chan_look(chan, look);
+    return look;
 }
 
 /* After a publication: a channel that posted on the primary the peer's
@@ -182,7 +180,7 @@ gda_ft_dev_post_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
     unsigned i;
 
     gda_ft_chan_geom_of(chan, memo, &geom);
-    gda_ft_dev_look(chan, memo, &look, &look_p);
+    look_p = gda_ft_dev_look(chan, memo, &look);
     for (i = 0; i < n; ++i) {
         gda_ft_chan_shape(&geom, &ops[i], &shape);
         if (!shape.valid) {
@@ -690,7 +688,7 @@ gda_ft_dev_post_warp_lanes(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
     uint8_t guess;
 
     gda_ft_chan_geom_of(chan, memo, &geom);
-    gda_ft_dev_look(chan, memo, &look, &look_p);
+    look_p = gda_ft_dev_look(chan, memo, &look);
     gda_ft_chan_shape(&geom, op, &shape);
     if (__any_sync(mask, !shape.valid)) {
         return GDA_FT_DEV_ERROR;
