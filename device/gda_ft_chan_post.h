@@ -379,12 +379,12 @@ gda_ft_chan_reserve_after(gda_ft_chan_t *chan, uint32_t n,
     uint64_t completed = look->completed;
     uint64_t w         = look->ready;
     uint64_t idx, off, found;
+    uint8_t path;
 
     gda_ft_chan_resv_hint(resv, chan, geom->health);
     idx = GDA_FT_CHAN_WORD_INDEX(w);
     if (GDA_FT_CHAN_PUB_MATCH(look->published, w) &&
-        gda_ft_chan_fits(idx, n, GDA_FT_CHAN_WORD_INDEX(completed),
-                         geom->wqebb_cnt)) {
+        ((idx + n - GDA_FT_CHAN_WORD_INDEX(completed)) <= geom->wqebb_cnt)) {
         found = gda_ft_atomic_cas64(&chan->word, w, w + n);
         if (found == w) {
             gda_ft_chan_resv_set(resv, w, n,
@@ -400,22 +400,29 @@ gda_ft_chan_reserve_after(gda_ft_chan_t *chan, uint32_t n,
         w = gda_ft_atomic_load_acq64(&chan->word);
     }
 
+    /* the room check and the fields are written out here: through
+     * gda_ft_chan_fits() and gda_ft_chan_resv_set(), the same logic made
+     * a warp's plain post 2-9 % slower on an H200 (stop 33, in turns) */
     for (;;) {
         if (w & GDA_FT_CHAN_FROZEN) {
             return (gda_ft_atomic_load_acq32(&chan->state) ==
                     GDA_FT_CHAN_NO_PATH) ? GDA_FT_DEV_NO_PATH :
                                            GDA_FT_DEV_INPROGRESS;
         }
-        if (!gda_ft_chan_fits(GDA_FT_CHAN_WORD_INDEX(w), n,
-                              GDA_FT_CHAN_WORD_INDEX(completed),
-                              geom->wqebb_cnt)) {
+        idx = GDA_FT_CHAN_WORD_INDEX(w);
+        if ((idx + n - GDA_FT_CHAN_WORD_INDEX(completed)) > geom->wqebb_cnt) {
             return GDA_FT_DEV_NO_RESOURCE;
         }
-        off   = gda_ft_atomic_load_rlx64(
-                &chan->path[GDA_FT_CHAN_WORD_PATH(w)].ring_off);
+        path  = GDA_FT_CHAN_WORD_PATH(w);
+        off   = gda_ft_atomic_load_rlx64(&chan->path[path].ring_off);
         found = gda_ft_atomic_cas64_acq(&chan->word, w, w + n);
         if (found == w) {
-            gda_ft_chan_resv_set(resv, w, n, off, 0, 0);
+            resv->seq    = idx;
+            resv->off    = off;
+            resv->word   = w + n;
+            resv->psn    = 0;
+            resv->path   = path;
+            resv->turn   = 0;
             return GDA_FT_DEV_OK;
         }
         w         = found;
