@@ -381,8 +381,55 @@ GDA_FT_DEV_FUNC void gda_ft_chan_apply_rearm(gda_ft_chan_t *chan, uint8_t p,
     path->next_psn   = gda_ft_atomic_load_acq32_sys(&chan->mbox->rearm_psn[p]);
     path->ring_next  = gda_ft_atomic_load_acq32_sys(
             &chan->mbox->rearm_ring[p]);
-    path->failed     = 0;
+    gda_ft_atomic_store_rel32(&path->failed, 0);
     gda_ft_atomic_store_rel32(&path->seen_rearm, rearm);
+}
+
+/* Gives up a freeze that found nothing to do: the epoch stays */
+GDA_FT_DEV_FUNC void gda_ft_chan_unfreeze(gda_ft_chan_t *chan)
+{
+    gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_ACTIVE);
+    gda_ft_atomic_store_rel64(&chan->word,
+                              gda_ft_atomic_load_acq64(&chan->word) &
+                              ~GDA_FT_CHAN_FROZEN);
+}
+
+/*
+ * Whether a move that found the other path failed too may be called off:
+ * the path was left for its silence alone (a deadline, or the peer's
+ * channels leaving it), the host reports both of its ends up, and it has
+ * been silent for less than GDA_FT_CHAN_LAST_PATH_DEADLINES deadlines. A
+ * path left for an error completion has its QP in ERR: never.
+ */
+GDA_FT_DEV_FUNC int gda_ft_chan_may_stay(gda_ft_chan_t *chan)
+{
+    uint8_t from = (uint8_t)chan->sw.from;
+    uint64_t now = gda_ft_dev_now_ns(), since;
+
+    if ((chan->mbox == NULL) ||
+        ((chan->sw.why != GDA_FT_CHAN_WHY_DEADLINE) &&
+         (chan->sw.why != GDA_FT_CHAN_WHY_PEER)) ||
+        !gda_ft_chan_link_up(chan, from)) {
+        return 0;
+    }
+    /* a replay's grace may put the last progress ahead of the clock */
+    since = gda_ft_atomic_load_rlx64(&chan->silent_since_ns);
+    return (since >= now) ||
+           ((now - since) <=
+            GDA_FT_CHAN_LAST_PATH_DEADLINES * chan->deadline_ns);
+}
+
+/*
+ * Calls off the move (phase REARM, before anything was taken or told):
+ * the channel goes on where it was, in the same epoch, and sits out the
+ * silence there (gda_ft_chan_last_path_stalls). It ends as a switch does:
+ * the posts it held go on.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_stay(gda_ft_chan_t *chan)
+{
+    gda_ft_atomic_store_rel32(&chan->path[chan->sw.from].failed, 0);
+    gda_ft_chan_unfreeze(chan);
+    return GDA_FT_DEV_PATH_SWITCHED;
 }
 
 /*
@@ -390,8 +437,10 @@ GDA_FT_DEV_FUNC void gda_ft_chan_apply_rearm(gda_ft_chan_t *chan, uint8_t p,
  * re-armed it meanwhile. While the host reports its link up (it was left
  * for an error completion, which the host re-arms at once, or for a
  * deadline that a stall, not a dead link, caused), the re-arm comes soon:
- * wait for it, within resolve_ns. With its link down, both paths are gone:
- * give up at once.
+ * wait for it, within resolve_ns. Otherwise the move is called off if the
+ * path left may still work (gda_ft_chan_may_stay): a channel does not give
+ * up a path whose ends are up for one that cannot take its traffic. Else
+ * both paths are gone.
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_step_rearm(gda_ft_chan_t *chan)
 {
@@ -401,13 +450,20 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_step_rearm(gda_ft_chan_t *chan)
     if (chan->mbox != NULL) {
         rearm = gda_ft_atomic_load_acq32_sys(&chan->mbox->rearm[to]);
         if (rearm != chan->path[to].seen_rearm) {
+            gda_ft_atomic_store_rel32_sys(&chan->mbox->awaits_rearm, 0);
             gda_ft_chan_apply_rearm(chan, to, rearm);
             gda_ft_chan_phase(chan, GDA_FT_CHAN_PHASE_TELL);
             return GDA_FT_DEV_OK;
         }
         if (gda_ft_chan_link_up(chan, to) &&
             !gda_ft_chan_phase_expired(chan, chan->resolve_ns)) {
+            /* the host re-arms it at once, without a recovery window */
+            gda_ft_atomic_store_rel32_sys(&chan->mbox->awaits_rearm, to + 1);
             return GDA_FT_DEV_INPROGRESS;
+        }
+        gda_ft_atomic_store_rel32_sys(&chan->mbox->awaits_rearm, 0);
+        if (gda_ft_chan_may_stay(chan)) {
+            return gda_ft_chan_stay(chan);
         }
     }
     gda_ft_chan_phase(chan, GDA_FT_CHAN_PHASE_GONE);
@@ -482,6 +538,31 @@ GDA_FT_DEV_FUNC void gda_ft_chan_take_window(gda_ft_chan_t *chan,
 }
 
 /*
+ * Keeps the failure settled for the WQE at seq in the outcome table, once
+ * (a failure that a later switch moves again is there already, and may
+ * have been read). What it overwrites is a table older: counted as lost if
+ * its request had yet to read it.
+ */
+GDA_FT_DEV_FUNC void gda_ft_chan_keep_outcome(gda_ft_chan_t *chan,
+                                              uint64_t seq,
+                                              const gda_ft_chan_slot_t *slot)
+{
+    uint64_t *entry = gda_ft_chan_outcome_entry(chan, seq);
+    uint64_t old    = gda_ft_atomic_load_acq64(entry);
+
+    if (GDA_FT_CHAN_OUTCOME_SEQ(old) == seq) {
+        return;
+    }
+    if ((old & (GDA_FT_CHAN_OUTCOME_OWNED | GDA_FT_CHAN_OUTCOME_READ)) ==
+        GDA_FT_CHAN_OUTCOME_OWNED) {
+        gda_ft_atomic_fetch_add32(&chan->outcomes_lost, 1);
+    }
+    gda_ft_atomic_store_rel64(entry, GDA_FT_CHAN_OUTCOME(seq, slot->status,
+            (slot->flags & GDA_FT_CHAN_SLOT_OWNED) ?
+            GDA_FT_CHAN_OUTCOME_OWNED : 0));
+}
+
+/*
  * Ends the move of the window taken from sw.from: settles it with the
  * host's answer (known: the peer's word epsn came), rings the new path and
  * unfreezes there with a new epoch.
@@ -496,11 +577,10 @@ gda_ft_chan_finish(gda_ft_chan_t *chan, int known, uint32_t epsn)
     gda_ft_chan_path_t *np = &chan->path[to];
     uint64_t first         = sw->first;
     uint64_t freeze        = sw->freeze;
-    uint64_t off           = gda_ft_atomic_load_rlx64(&np->ring_off);
     int strike             = (sw->why == GDA_FT_CHAN_WHY_ERR_CQE);
     uint32_t replays       = 0;
     gda_ft_chan_slot_t *nslot, slot;
-    uint64_t completed, seq, now, last = 0;
+    uint64_t completed, seq, now, off, last = 0;
     uint32_t epoch;
 
     /* frozen: the epoch cannot change, but posters still try their CAS
@@ -512,19 +592,31 @@ gda_ft_chan_finish(gda_ft_chan_t *chan, int known, uint32_t epsn)
     if (known) {
         gda_ft_atomic_fetch_add32(&chan->counters.resolved, 1);
     }
-    /* late completions counted while the host answered are final now */
-    completed = gda_ft_chan_completed(chan);
+    /* late completions of the path left, counted while the host
+     * answered, are final now */
+    completed = gda_ft_chan_close_epoch(chan, epoch);
+    if (completed > first) {
+        /* the window's head completed late: the new ring starts at the
+         * first WQE still to run. NOPs in its place would be WQEs the new
+         * path's HCA has yet to consume below `completed`, where room is
+         * counted from: posters would overwrite them. */
+        first = completed;
+        gda_ft_chan_take_window(chan, from, first, freeze);
+    }
+    off = gda_ft_atomic_load_rlx64(&np->ring_off);
     gda_ft_chan_release_fence();
     for (seq = first; seq < freeze; seq += slot.wqebbs) {
         slot = *gda_ft_chan_slot(chan, op, seq);
-        if ((seq >= completed) &&
-            gda_ft_chan_settle(chan, &slot, sw->asked, known, epsn) &&
+        if (gda_ft_chan_settle(chan, &slot, sw->asked, known, epsn) &&
             !gda_ft_chan_strike(chan, &slot, &strike)) {
             ++replays;
         } else {
             gda_ft_chan_write_nop(np, seq, slot.wqebbs);
             slot.kind  = GDA_FT_CHAN_OP_NOP;
             slot.npkts = 0;
+        }
+        if (slot.flags & GDA_FT_CHAN_SLOT_FAILED) {
+            gda_ft_chan_keep_outcome(chan, seq, &slot);
         }
         gda_ft_chan_slot_fill(gda_ft_chan_slot(chan, np, seq), &slot);
         last = seq;
@@ -557,9 +649,6 @@ gda_ft_chan_finish(gda_ft_chan_t *chan, int known, uint32_t epsn)
     if (sw->why != GDA_FT_CHAN_WHY_FAILBACK) {
         gda_ft_atomic_store_rel64(&chan->switch_ns, now);
     }
-    /* pollers still reading the old path's CQE can no longer count */
-    gda_ft_atomic_store_rel64(&chan->completed,
-                              GDA_FT_CHAN_WORD(epoch + 1, completed));
     gda_ft_atomic_store_rel32(&chan->active, to);
     gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_ACTIVE);
     /* the next epoch names `to` (GDA_FT_CHAN_WORD_PATH): posters read
@@ -621,7 +710,7 @@ GDA_FT_DEV_FUNC void gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from,
     chan->sw.from = from;
     chan->sw.why  = why;
     if (why != GDA_FT_CHAN_WHY_FAILBACK) {
-        chan->path[from].failed = why;
+        gda_ft_atomic_store_rel32(&chan->path[from].failed, why);
         if (chan->path[1 - from].failed) {
             gda_ft_chan_phase(chan, GDA_FT_CHAN_PHASE_REARM);
             return;
@@ -724,15 +813,6 @@ GDA_FT_DEV_FUNC int gda_ft_chan_freeze(gda_ft_chan_t *chan)
         gda_ft_cpu_relax();
     }
     return 1;
-}
-
-/* Gives up a freeze that found nothing to do: the epoch stays */
-GDA_FT_DEV_FUNC void gda_ft_chan_unfreeze(gda_ft_chan_t *chan)
-{
-    gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_ACTIVE);
-    gda_ft_atomic_store_rel64(&chan->word,
-                              gda_ft_atomic_load_acq64(&chan->word) &
-                              ~GDA_FT_CHAN_FROZEN);
 }
 
 /*
@@ -884,8 +964,9 @@ GDA_FT_DEV_FUNC int gda_ft_chan_path_moving(gda_ft_chan_t *chan,
 
 /*
  * Whether the silence of `path` since `since` is a stall to sit out: the
- * host reports its link up and the other path's down, so leaving it could
- * only end in NO_PATH. A soft HCA whose engine paused for a few deadlines
+ * host reports its link up, and the other path's down or not re-armed
+ * since it was left, so leaving it could only end in NO_PATH or in a wait
+ * for that re-arm. A soft HCA whose engine paused for a few deadlines
  * made channels on the backup, the primary's port down, lose both paths
  * that way (200 us and 1 ms deadlines on an H200, stop 33). The wait ends
  * after GDA_FT_CHAN_LAST_PATH_DEADLINES deadlines of silence, at an error
@@ -901,7 +982,8 @@ GDA_FT_DEV_FUNC int gda_ft_chan_last_path_stalls(gda_ft_chan_t *chan,
         return 0;
     }
     return gda_ft_chan_link_up(chan, path) &&
-           !gda_ft_chan_link_up(chan, (uint8_t)(1 - path));
+           (!gda_ft_chan_link_up(chan, (uint8_t)(1 - path)) ||
+            gda_ft_atomic_load_acq32(&chan->path[1 - path].failed));
 }
 
 /*

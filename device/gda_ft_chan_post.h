@@ -108,6 +108,37 @@ GDA_FT_DEV_FUNC void gda_ft_chan_acquire_fence(void)
 #endif
 }
 
+/* The outcome table's entry for logical index seq */
+GDA_FT_DEV_FUNC uint64_t *gda_ft_chan_outcome_entry(const gda_ft_chan_t *chan,
+                                                    uint64_t seq)
+{
+    return &chan->outcomes[seq &
+                           (GDA_FT_CHAN_OUTCOME_CNT(chan->wqebb_cnt) - 1)];
+}
+
+/*
+ * The failure a switch settled for the WQE at logical index seq, or OK.
+ * The request that owns it (`owner`) marks it read: what the switch that
+ * overwrites it counts as lost is a failure nobody read.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_outcome(gda_ft_chan_t *chan,
+                                                        uint64_t seq,
+                                                        int owner)
+{
+    uint64_t *entry = gda_ft_chan_outcome_entry(chan, seq);
+    uint64_t e      = gda_ft_atomic_load_acq64(entry);
+
+    if (GDA_FT_CHAN_OUTCOME_SEQ(e) != seq) {
+        return GDA_FT_DEV_OK;
+    }
+    if (owner && ((e & (GDA_FT_CHAN_OUTCOME_OWNED |
+                        GDA_FT_CHAN_OUTCOME_READ)) ==
+                  GDA_FT_CHAN_OUTCOME_OWNED)) {
+        gda_ft_atomic_fetch_or64(entry, GDA_FT_CHAN_OUTCOME_READ);
+    }
+    return GDA_FT_CHAN_OUTCOME_STATUS(e);
+}
+
 /* Ring index (64-bit, free-running) of a logical index on path p */
 GDA_FT_DEV_FUNC uint64_t gda_ft_chan_ring_idx(const gda_ft_chan_path_t *p,
                                               uint64_t seq)
@@ -172,6 +203,29 @@ GDA_FT_DEV_FUNC int gda_ft_chan_complete_to(gda_ft_chan_t *chan,
         old = found;
     }
     return 0;
+}
+
+/*
+ * Ends the counting of completions in `epoch`, the epoch a switch leaves:
+ * `completed` moves to the next epoch at the index it reached, so that no
+ * poller counts a late completion of the path left any more (its CAS fails
+ * on the epoch). Returns that index, final from now on: the switch moves
+ * only what lies beyond it.
+ */
+GDA_FT_DEV_FUNC uint64_t gda_ft_chan_close_epoch(gda_ft_chan_t *chan,
+                                                 uint64_t epoch)
+{
+    uint64_t old = gda_ft_atomic_load_acq64(&chan->completed), found;
+
+    for (;;) {
+        found = gda_ft_atomic_cas64(&chan->completed, old,
+                                    GDA_FT_CHAN_WORD(epoch + 1,
+                                            GDA_FT_CHAN_WORD_INDEX(old)));
+        if (found == old) {
+            return GDA_FT_CHAN_WORD_INDEX(old);
+        }
+        old = found;
+    }
 }
 
 /* The channel's geometry, as a post reads it when no memo holds it */
@@ -752,20 +806,24 @@ GDA_FT_DEV_FUNC void gda_ft_chan_slot_write(gda_ft_chan_slot_t *slot,
 
 /*
  * The slots of op's WQEs from seq on, in its turn: their PSNs from psn on
- * and their post time, now. Returns the PSN after them. A slot is written
+ * and their post time, now; the last one OWNED when a request will read
+ * its outcome. Returns the PSN after them. A slot is written
  * once, whole, when its PSN is known: nothing is read back.
  */
 GDA_FT_DEV_FUNC uint32_t
 gda_ft_chan_write_slots(const gda_ft_chan_dest_t *dest,
                         const gda_ft_chan_op_t *op,
                         const gda_ft_chan_shape_t *shape, uint64_t seq,
-                        uint64_t now, uint32_t psn)
+                        uint64_t now, uint32_t psn, int owned)
 {
     unsigned wqebbs = gda_ft_wqe_ds_to_wqebbs(shape->ds);
     uint8_t  flags  = gda_ft_chan_slot_flags(op);
     uint32_t i, npkts;
 
     for (i = 0; i < shape->nwqe; ++i, seq += wqebbs) {
+        if (owned && (i + 1 == shape->nwqe)) {
+            flags |= GDA_FT_CHAN_SLOT_OWNED;
+        }
         npkts = (shape->nwqe == 1) ? shape->npkts :
                 gda_ft_chan_pkts(&dest->geom,
                                  gda_ft_chan_wqe_length(&dest->geom, op,
@@ -896,13 +954,14 @@ GDA_FT_DEV_FUNC void gda_ft_chan_remember(gda_ft_chan_memo_t *memo,
  * Publishes the reservation resv of ops[0..n) written to dest, whose last
  * WQE has the doorbell word db: in its turn, the slots, the doorbell, and
  * ready moves to the reservation's end. A memo (or NULL) remembers it.
+ * `owned`: a request will read the outcome of the last WQE.
  */
 GDA_FT_DEV_FUNC void gda_ft_chan_publish(gda_ft_chan_t *chan,
                                          const gda_ft_chan_dest_t *dest,
                                          const gda_ft_chan_resv_t *resv,
                                          const gda_ft_chan_op_t *ops,
                                          unsigned n, uint64_t db,
-                                         gda_ft_chan_memo_t *memo)
+                                         gda_ft_chan_memo_t *memo, int owned)
 {
     uint32_t psn = gda_ft_chan_take_turn(chan, resv);
     uint64_t now = gda_ft_dev_now_ns();
@@ -912,7 +971,8 @@ GDA_FT_DEV_FUNC void gda_ft_chan_publish(gda_ft_chan_t *chan,
 
     for (i = 0; i < n; ++i) {
         gda_ft_chan_shape(&dest->geom, &ops[i], &shape);
-        psn  = gda_ft_chan_write_slots(dest, &ops[i], &shape, seq, now, psn);
+        psn  = gda_ft_chan_write_slots(dest, &ops[i], &shape, seq, now, psn,
+                                       owned && (i + 1 == n));
         seq += shape.wqebbs;
     }
     gda_ft_chan_release(chan, dest, resv->word, psn, db);
@@ -980,6 +1040,13 @@ gda_ft_chan_poll_path(gda_ft_chan_t *chan, uint8_t path, uint64_t *err_seq_p,
     cword     = gda_ft_atomic_load_acq64(&chan->completed);
     epoch     = GDA_FT_CHAN_WORD_EPOCH(cword);
     completed = GDA_FT_CHAN_WORD_INDEX(cword);
+    if (GDA_FT_CHAN_WORD_PATH(cword) != path) {
+        /* a poller that chose the path before a switch left it: what that
+         * path completes now counts for nothing (its WQEs run again on
+         * the other path, whose ring positions are not free before that
+         * path's own completions say so) */
+        return GDA_FT_DEV_INPROGRESS;
+    }
     op_own    = gda_ft_chan_read_cqe_tail(p, &counter);
     if ((op_own >> 4) == GDA_FT_MLX5_CQE_INVALID) {
         return GDA_FT_DEV_INPROGRESS;

@@ -69,6 +69,31 @@
 #define GDA_FT_CHAN_PUB_MATCH(_p, _word) \
     (((_p) >> 40) == GDA_FT_CHAN_PUB_CHECK(GDA_FT_CHAN_WORD_INDEX(_word)))
 
+/*
+ * An entry of the outcome table: a failure that a switch settled for the
+ * WQE at a logical index, kept by index modulo the table's size: its
+ * index, its status, whether a request will read it (OWNED) and whether it
+ * did (READ). An entry whose index is not the one asked about says OK.
+ *
+ * The table holds GDA_FT_CHAN_OUTCOME_RINGS rings' worth of entries: a
+ * failure stays readable until the channel has posted that many rings
+ * beyond it, whatever paths it took meanwhile (a slot of a ring is
+ * rewritten by the next post there, a ring later). Holding the ring until
+ * a request reads its failure would be exact for longer, but would hang a
+ * poster that keeps several requests in flight and reads each in turn:
+ * its next post waits for room that only its own reading frees. A failure
+ * overwritten before its request read it is counted (`outcomes_lost`).
+ */
+#define GDA_FT_CHAN_OUTCOME_RINGS 16
+#define GDA_FT_CHAN_OUTCOME_CNT(_wqebb_cnt) \
+    ((uint64_t)(_wqebb_cnt) * GDA_FT_CHAN_OUTCOME_RINGS)
+#define GDA_FT_CHAN_OUTCOME(_seq, _status, _flags) \
+    (((uint64_t)(_seq) << 16) | (uint64_t)(_flags) | (uint64_t)(_status))
+#define GDA_FT_CHAN_OUTCOME_SEQ(_e)    ((_e) >> 16)
+#define GDA_FT_CHAN_OUTCOME_STATUS(_e) ((gda_ft_dev_status_t)((_e) & 0xff))
+#define GDA_FT_CHAN_OUTCOME_OWNED      (1ull << 8)
+#define GDA_FT_CHAN_OUTCOME_READ       (1ull << 9)
+
 /* Every switch moves to the other path and to the next epoch, and epoch 0
  * posts on the primary: a word names its path, and a poster that took a
  * reservation reads no `active` (the mask keeps the parity across wrap) */
@@ -136,7 +161,10 @@ enum {
 enum {
     GDA_FT_CHAN_SLOT_RADDR  = 1u << 0, /* WQE has a raddr segment (seg 1) */
     GDA_FT_CHAN_SLOT_DATA   = 1u << 1, /* last segment is a pointer data seg */
-    GDA_FT_CHAN_SLOT_FAILED = 1u << 2  /* `status` holds its failure */
+    GDA_FT_CHAN_SLOT_FAILED = 1u << 2, /* `status` holds its failure */
+    GDA_FT_CHAN_SLOT_OWNED  = 1u << 3  /* a request will read its outcome
+                                          (the last WQE of a post that
+                                          has one) */
 };
 
 /* Why a switch happens (switch record, counters) */
@@ -239,6 +267,12 @@ typedef struct gda_ft_chan_mbox {
                                           primary with work in flight
                                           follow, rather than wait a
                                           deadline of their own */
+    uint32_t             awaits_rearm; /* 312: poster: 1 + the path whose
+                                          re-arm a switch waits for, the
+                                          other one being failed too (0:
+                                          none): no recovery window to sit
+                                          out then */
+    uint32_t             reserved;     /* 316 */
 } gda_ft_chan_mbox_t;
 
 /* Path health of one peer, shared by all channels to it */
@@ -335,6 +369,14 @@ typedef struct gda_ft_chan {
     uint64_t                published;     /* 496: the last publication's
                                               next PSN and ring offset
                                               (GDA_FT_CHAN_PUB) */
+    uint64_t               *outcomes;      /* 504: OUTCOME_CNT(wqebb_cnt)
+                                              entries (GDA_FT_CHAN_OUTCOME),
+                                              zeroed: the failures that
+                                              switches settled */
+    uint32_t                outcomes_lost; /* 512: failures overwritten in
+                                              the table before their
+                                              requests read them */
+    uint32_t                reserved2;     /* 516 */
 } gda_ft_chan_t;
 
 /* Counters of a channel's host guardian */
@@ -372,7 +414,7 @@ GDA_FT_STATIC_ASSERT((offsetof(gda_ft_chan_slot_t, rkey) == 8) &&
                      chan_slot_words);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_path_t) == 128, chan_path_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_record_t) == 32, chan_record_size);
-GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_mbox_t) == 312, chan_mbox_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_mbox_t) == 320, chan_mbox_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_counters_t) == 32,
                      chan_counters_size);
 GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_t, counters) == 80,
@@ -380,7 +422,7 @@ GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_t, counters) == 80,
 GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_t, path) == 144, chan_path_offset);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_health_t) == 24, chan_health_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_switch_t) == 48, chan_switch_size);
-GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_t) == 504, chan_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_t) == 520, chan_size);
 
 /* What a post needs of its channel that does not change once it is
  * connected: read from the channel, or kept by a poster's memo, so that a

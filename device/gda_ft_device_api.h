@@ -204,7 +204,7 @@ gda_ft_dev_post_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
         end = gda_ft_chan_write_op(&dest, &ops[i], &shape, end, i + 1 == n,
                                    &last, &db);
     }
-    gda_ft_chan_publish(chan, &dest, &resv, ops, n, db, memo);
+    gda_ft_chan_publish(chan, &dest, &resv, ops, n, db, memo, req != NULL);
     gda_ft_dev_request_set(req, chan, last, end);
     gda_ft_dev_follow(chan, &resv);
     return GDA_FT_DEV_OK;
@@ -482,23 +482,12 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_dev_fetched(const void *result)
 
 /* ---- completion --------------------------------------------------------- */
 
-/* Outcome of a request whose WQEs completed: a settled failure in its
- * slot (on either path: it may have been settled by a switch) or OK */
+/* Outcome of a request whose WQEs completed: the failure a switch
+ * settled for it, or OK. Reading it lets the ring move past it. */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_dev_request_outcome(const gda_ft_dev_request_t *req)
 {
-    const gda_ft_chan_t *chan = req->chan;
-    const gda_ft_chan_slot_t *slot;
-    uint8_t p;
-
-    for (p = 0; p < GDA_FT_NUM_PATHS; ++p) {
-        slot = gda_ft_chan_slot(chan, &chan->path[p], req->seq);
-        if ((gda_ft_atomic_load_acq64((uint64_t*)&slot->seq) == req->seq) &&
-            (slot->flags & GDA_FT_CHAN_SLOT_FAILED)) {
-            return (gda_ft_dev_status_t)slot->status;
-        }
-    }
-    return GDA_FT_DEV_OK;
+    return gda_ft_chan_outcome(req->chan, req->seq, 1);
 }
 
 /* One check of a request: OK, INPROGRESS, IN_DOUBT, NO_PATH or ERROR */
@@ -734,7 +723,8 @@ gda_ft_dev_post_warp_lanes(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
                             seq + GDA_FT_DEV_WARP_WQEBBS(before),
                             gda_ft_dev_now_ns(),
                             gda_ft_dev_psn_add(psn,
-                                               GDA_FT_DEV_WARP_PKTS(before)));
+                                               GDA_FT_DEV_WARP_PKTS(before)),
+                            req != NULL);
     db = __shfl_sync(mask, db, last);   /* the batch's last WQE's */
     __syncwarp(mask);
     GDA_FT_DEV_POST_MARK(4);

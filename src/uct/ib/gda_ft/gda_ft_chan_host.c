@@ -187,14 +187,20 @@ ucs_status_t gda_ft_chan_host_init(gda_ft_chan_host_t *ch,
     ch->chan.state            = GDA_FT_CHAN_ACTIVE;
     ch->chan.seen_fail_gen    = 0;   /* health starts zeroed */
 
-    ch->mbox    = mem->alloc(sizeof(*ch->mbox), mem->arg);
-    ch->scratch = mem->alloc(GDA_FT_CHAN_SCRATCH_SIZE, mem->arg);
-    if ((ch->mbox == NULL) || (ch->scratch == NULL)) {
+    ch->mbox     = mem->alloc(sizeof(*ch->mbox), mem->arg);
+    ch->scratch  = mem->alloc(GDA_FT_CHAN_SCRATCH_SIZE, mem->arg);
+    ch->outcomes = ch->params.slot_mem.alloc(
+            GDA_FT_CHAN_OUTCOME_CNT(params->wqebb_cnt) *
+            sizeof(*ch->outcomes),
+                                             ch->params.slot_mem.arg);
+    if ((ch->mbox == NULL) || (ch->scratch == NULL) ||
+        (ch->outcomes == NULL)) {
         ucs_error("gda_ft channel %u: out of memory for its mailbox", id);
         status = UCS_ERR_NO_MEMORY;
         goto err;
     }
     ch->chan.mbox         = ch->mbox;
+    ch->chan.outcomes     = ch->outcomes;
     /* the links are up when the channel is connected; the guardian
      * reports them from its first pass on */
     ch->mbox->link_up[GDA_FT_CHAN_PRIMARY] = 1;
@@ -247,6 +253,10 @@ void gda_ft_chan_host_cleanup(gda_ft_chan_host_t *ch)
     if (ch->scratch != NULL) {
         mem->free(ch->scratch, mem->arg);
         ch->scratch = NULL;
+    }
+    if (ch->outcomes != NULL) {
+        ch->params.slot_mem.free(ch->outcomes, ch->params.slot_mem.arg);
+        ch->outcomes = NULL;
     }
 }
 
@@ -611,6 +621,12 @@ static int gda_ft_chan_host_path_ready(gda_ft_chan_host_t *ch,
     }
     if (p->up_since_ns == 0) {
         p->up_since_ns = now_ns;
+    }
+    /* the posters left the other path too: they wait for this one, and
+     * its recovery window would only make them give up */
+    if (ch->path[1 - path].needs_rearm ||
+        (gda_ft_atomic_load_acq32(&ch->mbox->awaits_rearm) == path + 1)) {
+        return 1;
     }
     return p->rearm_now ||
            (((now_ns - p->up_since_ns) >= p->window_ns) &&

@@ -46,9 +46,10 @@ typedef struct gda_ft_chan_host_params {
                                            dead one) */
     gda_ft_chan_host_mem_t mem;         /* rings, CQEs, mailbox: what the
                                            HCA or the host reads */
-    gda_ft_chan_host_mem_t slot_mem;    /* per-WQE slots, which only the
-                                           posters touch (GPU memory for
-                                           kernels); alloc NULL: mem */
+    gda_ft_chan_host_mem_t slot_mem;    /* per-WQE slots and the outcome
+                                           table, which only the posters
+                                           touch (GPU memory for kernels),
+                                           zeroed; alloc NULL: mem */
     unsigned               rq_wqe_cnt;  /* receive WQEs of one data
                                            segment per QP (power of 2), in
                                            `mem`; 0: no receive queue */
@@ -103,6 +104,8 @@ typedef struct gda_ft_chan_host {
     gda_ft_chan_t               chan;   /* the poster's view */
     gda_ft_chan_mbox_t         *mbox;
     void                       *scratch;
+    uint64_t                   *outcomes; /* the posters' outcome table,
+                                             in slot memory */
     gda_ft_hca_mr_t            *scratch_mr[2];
     gda_ft_chan_host_path_t     path[2];
     gda_ft_chan_host_params_t   params;

@@ -258,7 +258,9 @@ ucs_status_t uct_gda_ft_hchan_post(uct_gda_ft_ep_t *ep,
     end = gda_ft_chan_write_op(&dest, op, &shape, resv.seq, 1, &last, &db);
     hchan->cookies[last & (chan->wqebb_cnt - 1)] =
             (cookie != 0) ? cookie : UCT_GDA_FT_HCHAN_END;
-    gda_ft_chan_publish(chan, &dest, &resv, op, 1, db, &hchan->memo);
+    /* its outcomes are read in ring order (deliver_one): they hold no
+     * ring room of their own */
+    gda_ft_chan_publish(chan, &dest, &resv, op, 1, db, &hchan->memo, 0);
     hchan->posted = end;
     ++hchan->ops;
     ep->flags    &= ~UCT_GDA_FT_EP_FLAG_HCHAN_FENCE;
@@ -278,10 +280,7 @@ ucs_status_t uct_gda_ft_hchan_post(uct_gda_ft_ep_t *ep,
 static gda_ft_dev_status_t uct_gda_ft_hchan_wqe_status(gda_ft_chan_t *chan,
                                                        uint64_t seq)
 {
-    gda_ft_dev_request_t req;
-
-    gda_ft_dev_request_set(&req, chan, seq, seq + 1);
-    return gda_ft_dev_request_outcome(&req);
+    return gda_ft_chan_outcome(chan, seq, 0);
 }
 
 static ucs_status_t uct_gda_ft_hchan_status(unsigned status)
