@@ -402,7 +402,7 @@ static unsigned chan_write_alone(gda_ft_chan_t *chan,
     gda_ft_chan_shape(&geom, op, &shape);
     gda_ft_chan_dest_init(&dest, chan, GDA_FT_CHAN_PRIMARY, 0, &geom);
     gda_ft_chan_write_op(&dest, op, &shape, seq, signaled, &last, &db);
-    gda_ft_chan_write_slots(&dest, op, &shape, seq, 0, 0);
+    gda_ft_chan_write_slots(&dest, op, &shape, seq, 0, 0, 0);
     *npkts_p = shape.npkts;
     return shape.wqebbs;
 }
@@ -502,7 +502,7 @@ GDA_FT_TEST(dev_wqe, chan_shape_chunks_packets_and_psns)
                                           &db), 8);
     GDA_FT_ASSERT_EQ(last, 7);
     GDA_FT_ASSERT_EQ(gda_ft_chan_write_slots(&dest, &op, &shape, 5, 42,
-                                             0xfffffe), 5);
+                                             0xfffffe, 1), 5);
     for (i = 0; i < 3; ++i) {
         check_data(wqe_at(&t[0], 5 + i) + 32, (i < 2) ? 2500 : 100, TEST_LKEY,
                    TEST_LADDR + i * 2500);
@@ -511,6 +511,9 @@ GDA_FT_TEST(dev_wqe, chan_shape_chunks_packets_and_psns)
         GDA_FT_ASSERT_EQ(slots[5 + i].npkts, (i < 2) ? 3 : 1);
         GDA_FT_ASSERT_EQ(slots[5 + i].wqebbs, 1);
         GDA_FT_ASSERT_EQ(slots[5 + i].kind, GDA_FT_CHAN_OP_PUT);
+        /* the request reads the outcome of the last chunk */
+        GDA_FT_ASSERT_EQ(!!(slots[5 + i].flags & GDA_FT_CHAN_SLOT_OWNED),
+                         i == 2);
     }
     /* across the 24-bit wrap */
     GDA_FT_ASSERT_EQ(slots[5].psn, 0xfffffe);
