@@ -676,6 +676,109 @@ GDA_FT_TEST_TIMEOUT(dev_chan, slow_backup_serves_the_replay, 60)
     chan_world_fini(&w);
 }
 
+/* A successful completion of path p's WQE at ring index `ring`, in the
+ * collapsed CQE as the HCA writes it (op_own last) */
+static void collapsed_cqe_write(gda_ft_chan_path_t *p, uint16_t ring)
+{
+    uint8_t *cqe = p->cqe;
+
+    memset(cqe, 0, GDA_FT_MLX5_CQE_SIZE);
+    cqe[60] = (uint8_t)(ring >> 8);
+    cqe[61] = (uint8_t)ring;
+    __atomic_store_n(&cqe[63], (uint8_t)(GDA_FT_MLX5_CQE_REQ << 4),
+                     __ATOMIC_RELEASE);
+}
+
+/*
+ * A switch closes the counting of the path it leaves: a poller that chose
+ * that path before the switch, and reads its completion of a WQE that the
+ * new path has yet to run, moves nothing (counted, that completion would
+ * free ring positions the new path's HCA has not consumed). The path the
+ * epoch names counts as before.
+ */
+GDA_FT_TEST(dev_chan, completion_of_a_path_left_counts_nothing)
+{
+    static gda_ft_chan_slot_t slots[2][64];
+    static uint8_t cqe[2][GDA_FT_MLX5_CQE_SIZE] __attribute__((aligned(64)));
+    gda_ft_chan_t chan;
+    uint64_t err_seq;
+    uint8_t synd, p;
+
+    bookkeeping_chan_init(&chan, 64, 100, 0);
+    for (p = 0; p < 2; ++p) {
+        chan.path[p].slots = slots[p];
+        chan.path[p].cqe   = cqe[p];
+        memset(slots[p], 0, sizeof(slots[p]));
+        /* the WQE at logical index 4 on both rings (backup offset 3) */
+        gda_ft_chan_slot(&chan, &chan.path[p], 4)->seq    = 4;
+        gda_ft_chan_slot(&chan, &chan.path[p], 4)->wqebbs = 1;
+    }
+    /* epoch 2 counts on the primary, from 4; WQEs up to 10 published */
+    chan.completed = GDA_FT_CHAN_WORD(2, 4);
+    chan.ready     = GDA_FT_CHAN_WORD(2, 10);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_close_epoch(&chan, 2), 4);
+    GDA_FT_ASSERT_EQ(chan.completed, GDA_FT_CHAN_WORD(3, 4));
+    /* a poller of the epoch left counts nothing more */
+    GDA_FT_ASSERT(!gda_ft_chan_complete_to(&chan, 2, 5));
+
+    /* the primary's late completion of index 4 */
+    collapsed_cqe_write(&chan.path[GDA_FT_CHAN_PRIMARY], 4);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_poll_path(&chan, GDA_FT_CHAN_PRIMARY,
+                                           &err_seq, &synd),
+                     GDA_FT_DEV_INPROGRESS);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_completed(&chan), 4);
+
+    /* the backup's own completion of it (ring index 4 - 3) counts */
+    collapsed_cqe_write(&chan.path[GDA_FT_CHAN_BACKUP], 1);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_poll_path(&chan, GDA_FT_CHAN_BACKUP,
+                                           &err_seq, &synd), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(chan.completed, GDA_FT_CHAN_WORD(3, 5));
+}
+
+/*
+ * A failure a switch settled is read from the outcome table by logical
+ * index, whatever paths the channel took since: the request that owns it
+ * marks it read; one overwritten a table later unread is counted lost, one
+ * read is not; any other index reads OK.
+ */
+GDA_FT_TEST(dev_chan, settled_failure_stays_until_a_table_later)
+{
+    static uint64_t outcomes[GDA_FT_CHAN_OUTCOME_CNT(64)];
+    gda_ft_chan_slot_t slot;
+    gda_ft_chan_t chan;
+    uint64_t table = GDA_FT_CHAN_OUTCOME_CNT(64);
+
+    bookkeeping_chan_init(&chan, 64, 100, 0);
+    memset(outcomes, 0, sizeof(outcomes));
+    chan.outcomes = outcomes;
+    memset(&slot, 0, sizeof(slot));
+    slot.flags  = GDA_FT_CHAN_SLOT_FAILED | GDA_FT_CHAN_SLOT_OWNED;
+    slot.status = GDA_FT_DEV_IN_DOUBT;
+
+    gda_ft_chan_keep_outcome(&chan, 70, &slot);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 69, 1), GDA_FT_DEV_OK);
+    /* a ring later the slot of the ring is another WQE's: not the table */
+    GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 70 + 64, 1), GDA_FT_DEV_OK);
+    /* read by someone else than its owner: still unread */
+    GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 70, 0), GDA_FT_DEV_IN_DOUBT);
+    gda_ft_chan_keep_outcome(&chan, 70 + table, &slot);
+    GDA_FT_ASSERT_EQ(chan.outcomes_lost, 1);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 70, 1), GDA_FT_DEV_OK);
+
+    /* read by its owner, then overwritten: nothing lost; kept once, a
+     * failure that a later switch moves again stays read */
+    slot.status = GDA_FT_DEV_ERROR;
+    GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 70 + table, 1),
+                     GDA_FT_DEV_IN_DOUBT);
+    gda_ft_chan_keep_outcome(&chan, 70 + table, &slot);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 70 + table, 1),
+                     GDA_FT_DEV_IN_DOUBT);
+    gda_ft_chan_keep_outcome(&chan, 70 + 2 * table, &slot);
+    GDA_FT_ASSERT_EQ(chan.outcomes_lost, 1);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 70 + 2 * table, 1),
+                     GDA_FT_DEV_ERROR);
+}
+
 /* What a switch decides for each outstanding WQE, given the PSN the peer's
  * fenced end expected next: a window that straddles it, a multi-packet
  * put cut by it, across the 24-bit PSN wrap */
