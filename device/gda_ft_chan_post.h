@@ -388,6 +388,23 @@ GDA_FT_DEV_FUNC int gda_ft_chan_fits(uint64_t idx, uint32_t n,
     return (idx + n - completed) <= wqebb_cnt;
 }
 
+/*
+ * `completed` as a room check reads it: room there lets a poster write
+ * ring positions that the HCA has read. On the CPU an acquire costs
+ * nothing and orders those reads before the writes (ThreadSanitizer sees
+ * it). On the GPU a WQE's stores wait for the reservation's CAS, which
+ * the check decides, and a relaxed load keeps the post's loads in one
+ * round trip to L2.
+ */
+GDA_FT_DEV_FUNC uint64_t gda_ft_chan_load_room(const gda_ft_chan_t *chan)
+{
+#if GDA_FT_ON_DEVICE
+    return gda_ft_atomic_load_rlx64(&chan->completed);
+#else
+    return gda_ft_atomic_load_acq64(&chan->completed);
+#endif
+}
+
 /* The shared words a reservation starts from, read in one round: a post
  * reads them beside the channel's geometry (gda_ft_chan_look), before it
  * works out its shape */
@@ -401,7 +418,7 @@ typedef struct gda_ft_chan_look {
 GDA_FT_DEV_FUNC void gda_ft_chan_look(const gda_ft_chan_t *chan,
                                       gda_ft_chan_look_t *look)
 {
-    look->completed = gda_ft_atomic_load_rlx64(&chan->completed);
+    look->completed = gda_ft_chan_load_room(chan);
     look->published = gda_ft_atomic_load_rlx64(&chan->published);
     look->ready     = gda_ft_atomic_load_acq64(&chan->ready);
 }
@@ -480,7 +497,7 @@ gda_ft_chan_reserve_after(gda_ft_chan_t *chan, uint32_t n,
             return GDA_FT_DEV_OK;
         }
         w         = found;
-        completed = gda_ft_atomic_load_rlx64(&chan->completed);
+        completed = gda_ft_chan_load_room(chan);
     }
 }
 
@@ -523,7 +540,7 @@ GDA_FT_DEV_FUNC int gda_ft_chan_reserve_memo(gda_ft_chan_t *chan, uint32_t n,
     gda_ft_chan_resv_hint(resv, chan, memo->geom.health);
     if (!gda_ft_chan_fits(idx, n, memo->completed, memo->geom.wqebb_cnt)) {
         memo->completed = GDA_FT_CHAN_WORD_INDEX(
-                gda_ft_atomic_load_rlx64(&chan->completed));
+                gda_ft_chan_load_room(chan));
     }
     memo->valid = 0;
     if (!gda_ft_chan_fits(idx, n, memo->completed, memo->geom.wqebb_cnt) ||
@@ -765,6 +782,17 @@ GDA_FT_DEV_FUNC uint8_t gda_ft_chan_slot_flags(const gda_ft_chan_op_t *op)
     return GDA_FT_CHAN_SLOT_RADDR | data;
 }
 
+/* The size of the WQE at a slot, as a poller reads it beside a poster
+ * that may be rewriting it */
+GDA_FT_DEV_FUNC uint8_t gda_ft_chan_slot_wqebbs(const gda_ft_chan_slot_t *slot)
+{
+#if GDA_FT_ON_DEVICE
+    return gda_ft_dev_read_once_u8(&slot->wqebbs);
+#else
+    return __atomic_load_n(&slot->wqebbs, __ATOMIC_RELAXED);
+#endif
+}
+
 /* A new WQE's slot, whole: its keys, when it was posted, its logical
  * index and first PSN, its packets, kind, flags and size, no failure. On
  * the GPU three 16-byte stores (slots are 16-byte aligned: 48 bytes each,
@@ -794,7 +822,7 @@ GDA_FT_DEV_FUNC void gda_ft_chan_slot_write(gda_ft_chan_slot_t *slot,
     slot->npkts    = npkts;
     slot->kind     = op->kind;
     slot->flags    = flags;
-    slot->wqebbs   = wqebbs;
+    __atomic_store_n(&slot->wqebbs, wqebbs, __ATOMIC_RELAXED);
     slot->status   = GDA_FT_DEV_OK;
     slot->syndrome = 0;
     slot->strikes  = 0;
@@ -1084,8 +1112,12 @@ gda_ft_chan_poll_path(gda_ft_chan_t *chan, uint8_t path, uint64_t *err_seq_p,
     if (gda_ft_atomic_load_rlx64(&slot->seq) != seq) {
         return GDA_FT_DEV_INPROGRESS;   /* not the start of a WQE: stale */
     }
-    end = seq + slot->wqebbs;
-    if (!gda_ft_chan_complete_to(chan, epoch, end)) {
+    end = seq + gda_ft_chan_slot_wqebbs(slot);
+    /* from the `completed` read before the slot: while it holds, nobody
+     * could reserve the slot again, so the size read is this WQE's (a
+     * poller that read `completed` long ago may find the slot rewritten) */
+    if (gda_ft_atomic_cas64(&chan->completed, cword,
+                            GDA_FT_CHAN_WORD(epoch, end)) != cword) {
         return GDA_FT_DEV_INPROGRESS;
     }
     gda_ft_chan_note_progress(chan, path, gda_ft_dev_now_ns());

@@ -14,13 +14,15 @@
 #include "gda_ft_dev_def.h"
 
 /* Bumped whenever a descriptor's layout or meaning changes */
-#define GDA_FT_DEV_VERSION 4   /* 2: channel interruption stamps, path
+#define GDA_FT_DEV_VERSION 5   /* 2: channel interruption stamps, path
                                  progress in the peer's health; 3: a
                                  switch advanced by progress passes; 4:
                                  a re-armed path's ring starts after the
                                  host's probe (mailbox rearm_ring), which
                                  waits for the switch's end (done_epoch);
-                                 the peer's finding (peer_left) */
+                                 the peer's finding (peer_left); 5: the
+                                 channel's outcome table, the mailbox's
+                                 awaits_rearm */
 
 
 /*

@@ -15,6 +15,15 @@
  * path switch is not an error: it shows in the request (PATH_SWITCHED is
  * never returned by the posting calls) and in the channel's counters.
  *
+ * A request ends OK only when its operation executed exactly once (a
+ * fetched value in place), also when the ring was full across a path
+ * switch. A failure that a switch settled (IN_DOUBT, ERROR) is kept in the
+ * channel's outcome table by the request's index, whatever paths the
+ * channel takes after: it stays readable until the channel has posted
+ * GDA_FT_CHAN_OUTCOME_RINGS (16) rings beyond it. Read requests before
+ * then; the channel counts failures overwritten unread (`outcomes_lost`).
+ * The outcome is the last WQE's: put_signal reports its signal's.
+ *
  * Thread level: each calling thread posts its own operation. Warp level
  * (GPU only, the *_warp functions): every active lane brings its own
  * operation; the lowest lane reserves room for all of them with one CAS,
