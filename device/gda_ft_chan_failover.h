@@ -385,13 +385,20 @@ GDA_FT_DEV_FUNC void gda_ft_chan_apply_rearm(gda_ft_chan_t *chan, uint8_t p,
     gda_ft_atomic_store_rel32(&path->seen_rearm, rearm);
 }
 
-/* Gives up a freeze that found nothing to do: the epoch stays */
+/*
+ * Gives up a freeze that found nothing to do: the epoch stays. The word
+ * first, then the state: while the state says SWITCHING nobody else can
+ * freeze, so nothing but this thread writes the frozen word; with the
+ * state ACTIVE first, a thread that froze in between lost its FROZEN bit
+ * to this store and waited for ever for `ready` to stop at its freeze
+ * index (a kernel that never returned, H200).
+ */
 GDA_FT_DEV_FUNC void gda_ft_chan_unfreeze(gda_ft_chan_t *chan)
 {
-    gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_ACTIVE);
     gda_ft_atomic_store_rel64(&chan->word,
                               gda_ft_atomic_load_acq64(&chan->word) &
                               ~GDA_FT_CHAN_FROZEN);
+    gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_ACTIVE);
 }
 
 /*
@@ -650,11 +657,12 @@ gda_ft_chan_finish(gda_ft_chan_t *chan, int known, uint32_t epsn)
         gda_ft_atomic_store_rel64(&chan->switch_ns, now);
     }
     gda_ft_atomic_store_rel32(&chan->active, to);
-    gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_ACTIVE);
     /* the next epoch names `to` (GDA_FT_CHAN_WORD_PATH): posters read
-     * their path from the word they reserve in */
+     * their path from the word they reserve in. The word before the
+     * state, as in gda_ft_chan_unfreeze(). */
     gda_ft_atomic_store_rel64(&chan->word,
                               GDA_FT_CHAN_WORD(epoch + 1, freeze));
+    gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_ACTIVE);
     gda_ft_chan_switch_ended(chan, epoch);
     return GDA_FT_DEV_PATH_SWITCHED;
 }
