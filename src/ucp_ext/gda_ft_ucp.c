@@ -50,6 +50,7 @@ struct gda_ft_ucp_device_ep {
     void                  *health;
     void                  *slots[UCT_GDA_FT_WIRE_CHAN_MAX]
                                 [GDA_FT_NUM_PATHS];
+    void                  *outcomes[UCT_GDA_FT_WIRE_CHAN_MAX];
     void                  *mapped[UCT_GDA_FT_WIRE_CHAN_MAX *
                                   GDA_FT_UCP_CHAN_MAPS];
     unsigned               num_mapped;
@@ -148,6 +149,7 @@ static void gda_ft_ucp_device_ep_free(gda_ft_ucp_device_ep_h dep)
             for (p = 0; p < GDA_FT_NUM_PATHS; ++p) {
                 gda_ft_ucp_cuda_free(dep->slots[i][p]);
             }
+            gda_ft_ucp_cuda_free(dep->outcomes[i]);
         }
         gda_ft_ucp_cuda_free(dep->health);
         gda_ft_ucp_cuda_free(dep->mem);
@@ -181,13 +183,14 @@ static ucs_status_t gda_ft_ucp_map(gda_ft_ucp_device_ep_h dep, void *ptr_p,
 }
 
 /* The channel as kernels see it: rings, CQEs, doorbell records and the
- * mailbox mapped, slots and path health in GPU memory */
+ * mailbox mapped, slots, the outcome table and path health in GPU
+ * memory */
 static ucs_status_t gda_ft_ucp_chan_for_gpu(gda_ft_ucp_device_ep_h dep,
                                             unsigned id, gda_ft_chan_t *chan)
 {
     gda_ft_chan_path_t *p;
     ucs_status_t status;
-    size_t slots_size;
+    size_t slots_size, size;
     ptrdiff_t uar_off;
     unsigned path;
 
@@ -227,6 +230,17 @@ static ucs_status_t gda_ft_ucp_chan_for_gpu(gda_ft_ucp_device_ep_h dep,
         }
         p->slots = (gda_ft_chan_slot_t*)dep->slots[id][path];
     }
+
+    size   = GDA_FT_CHAN_OUTCOME_CNT(chan->wqebb_cnt) *
+             sizeof(*chan->outcomes);
+    status = gda_ft_ucp_cuda_malloc(&dep->outcomes[id], size);
+    if (status == UCS_OK) {
+        status = gda_ft_ucp_cuda_zero(dep->outcomes[id], size);
+    }
+    if (status != UCS_OK) {
+        return status;
+    }
+    chan->outcomes = (uint64_t*)dep->outcomes[id];
 
     chan->health = (gda_ft_chan_health_t*)dep->health;
     return gda_ft_ucp_map(dep, &chan->mbox, sizeof(gda_ft_chan_mbox_t));
