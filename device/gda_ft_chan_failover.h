@@ -240,8 +240,9 @@ GDA_FT_DEV_FUNC int gda_ft_chan_phase_expired(const gda_ft_chan_t *chan,
 
 /*
  * One look for the host's answer to a switch record that asked for the
- * peer's word, while late completions of the old path still count. INPROGRESS: not yet. OK: done
- * waiting, with *known_p 1 when the peer's word *epsn_p came.
+ * peer's word, while late completions of the old path still count.
+ * INPROGRESS: not yet. OK: done waiting, with *known_p 1 when the peer's
+ * word *epsn_p came.
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_chan_hear_host(gda_ft_chan_t *chan, int *known_p, uint32_t *epsn_p)

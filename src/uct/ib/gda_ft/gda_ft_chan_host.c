@@ -623,10 +623,11 @@ static int gda_ft_chan_host_path_ready(gda_ft_chan_host_t *ch,
         p->up_since_ns = now_ns;
     }
     /* the posters left the other path too: they wait for this one, and
-     * its recovery window would only make them give up */
+     * its recovery window would only make them give up; a try that
+     * failed still backs off (a peer that does not answer) */
     if (ch->path[1 - path].needs_rearm ||
         (gda_ft_atomic_load_acq32(&ch->mbox->awaits_rearm) == path + 1)) {
-        return 1;
+        return (now_ns - p->left_ns) >= p->backoff_ns;
     }
     return p->rearm_now ||
            (((now_ns - p->up_since_ns) >= p->window_ns) &&
