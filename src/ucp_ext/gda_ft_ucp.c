@@ -141,6 +141,9 @@ static void gda_ft_ucp_device_ep_free(gda_ft_ucp_device_ep_h dep)
 {
     unsigned i, p;
 
+    if ((dep->held != NULL) && (dep->place == GDA_FT_UCP_PLACE_CUDA)) {
+        uct_gda_ft_channels_drop_view(dep->held, dep->chans);
+    }
     while (dep->num_mapped > 0) {
         gda_ft_ucp_cuda_unmap(dep->mapped[--dep->num_mapped]);
     }
@@ -346,6 +349,11 @@ ucs_status_t gda_ft_ucp_device_ep_create(ucp_ep_h ep, gda_ft_ucp_place_t place,
     if (status != UCS_OK) {
         gda_ft_ucp_device_ep_free(dep);
         return status;
+    }
+    if (place == GDA_FT_UCP_PLACE_CUDA) {
+        /* gda_ft_softctl counters shows what the kernels counted */
+        uct_gda_ft_channels_set_view(dep->held, dep->chans,
+                                     gda_ft_ucp_cuda_copy);
     }
 
     *dev_ep_p = dep;

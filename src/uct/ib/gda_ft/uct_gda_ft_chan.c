@@ -642,15 +642,23 @@ size_t uct_gda_ft_ep_chans_format(uct_gda_ft_ep_t *ep, const char *prefix,
                                   char *buf, size_t max)
 {
     uct_gda_ft_ep_chans_t *c = ep->chans;
+    const gda_ft_chan_t *poster;
     char host_prefix[128];
     gda_ft_chan_query_t query;
+    gda_ft_chan_t copy;
     size_t len = 0;
     unsigned i;
     int ret;
 
     snprintf(host_prefix, sizeof(host_prefix), "%shost ", prefix);
     for (i = 0; (c != NULL) && (i < c->count); ++i) {
-        gda_ft_chan_host_query(&c->init[i], &c->poster[i], &query);
+        poster = &c->poster[i];
+        if ((i >= c->first_dev) && (c->view != NULL) &&
+            (c->read_view(&copy, &c->view[i - c->first_dev],
+                          sizeof(copy)) == UCS_OK)) {
+            poster = &copy;   /* the kernels' counters */
+        }
+        gda_ft_chan_host_query(&c->init[i], poster, &query);
         ret = gda_ft_chan_query_format(&query,
                                        (i < c->first_dev) ? host_prefix :
                                                             prefix,
@@ -731,6 +739,45 @@ ucs_status_t uct_gda_ft_channels_query(uct_gda_ft_ep_chans_t *chans,
                            (poster != NULL) ? poster : &chans->poster[index],
                            query);
     return UCS_OK;
+}
+
+/* Sets the view to `view` if it is `expect`; the counters command reads
+ * it under the interface's eps_lock */
+static void uct_gda_ft_channels_swap_view(uct_gda_ft_ep_chans_t *chans,
+                                          const gda_ft_chan_t *expect,
+                                          int any, const gda_ft_chan_t *view,
+                                          ucs_status_t (*read)(void*,
+                                                               const void*,
+                                                               size_t))
+{
+    uct_gda_ft_iface_t *iface = (chans->ep != NULL) ?
+                                uct_gda_ft_ep_iface(chans->ep) : NULL;
+
+    if (iface != NULL) {
+        pthread_mutex_lock(&iface->eps_lock);
+    }
+    if (any || (chans->view == expect)) {
+        chans->view      = view;
+        chans->read_view = read;
+    }
+    if (iface != NULL) {
+        pthread_mutex_unlock(&iface->eps_lock);
+    }
+}
+
+void uct_gda_ft_channels_set_view(uct_gda_ft_ep_chans_t *chans,
+                                  const gda_ft_chan_t *view,
+                                  ucs_status_t (*read)(void *dst,
+                                                       const void *src,
+                                                       size_t size))
+{
+    uct_gda_ft_channels_swap_view(chans, NULL, 1, view, read);
+}
+
+void uct_gda_ft_channels_drop_view(uct_gda_ft_ep_chans_t *chans,
+                                   const gda_ft_chan_t *view)
+{
+    uct_gda_ft_channels_swap_view(chans, view, 0, NULL, NULL);
 }
 
 ucs_status_t uct_gda_ft_ep_query_channel(uct_ep_h tl_ep, unsigned id,

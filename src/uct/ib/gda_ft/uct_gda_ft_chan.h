@@ -95,4 +95,16 @@ ucs_status_t uct_gda_ft_channels_query(uct_gda_ft_ep_chans_t *chans,
                                        gda_ft_chan_query_t *query);
 void uct_gda_ft_channels_put(uct_gda_ft_ep_chans_t *chans);
 
+/* Where kernels post on the device channels, when a device endpoint copied
+ * them, and how the host reads it: the counters command (gda_ft_softctl
+ * counters) shows that copy (the last one set). Dropped with the copy:
+ * the transport's own is shown again. */
+void uct_gda_ft_channels_set_view(uct_gda_ft_ep_chans_t *chans,
+                                  const gda_ft_chan_t *view,
+                                  ucs_status_t (*read)(void *dst,
+                                                       const void *src,
+                                                       size_t size));
+void uct_gda_ft_channels_drop_view(uct_gda_ft_ep_chans_t *chans,
+                                   const gda_ft_chan_t *view);
+
 #endif

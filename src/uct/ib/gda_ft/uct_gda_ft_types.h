@@ -220,6 +220,12 @@ typedef struct uct_gda_ft_ep_chans {
     struct gda_ft_chan_host *init;   /* [num] */
     struct gda_ft_chan_host *target; /* [num] */
     gda_ft_chan_t        *poster;    /* [num]: the posters' view */
+    const gda_ft_chan_t  *view;      /* the device channels where kernels
+                                        post ([count - first_dev], a
+                                        device endpoint's copy in GPU
+                                        memory), or NULL: `poster` */
+    ucs_status_t        (*read_view)(void *dst, const void *src,
+                                     size_t size);
     gda_ft_chan_health_t *health;    /* shared by the channels */
     struct {
         uint32_t          ask;       /* our question in flight, 0: none */
