@@ -89,6 +89,17 @@ enum {
     GPU_WARP_POSTER     /* the same through the warp's poster */
 };
 
+/* A warp's last wait on its channel: an operation in doubt was counted
+ * when its request reported it */
+__device__ static gda_ft_dev_status_t gpu_quiet(const gda_ft_dev_endpoint_t *ep,
+                                                unsigned warp)
+{
+    gda_ft_dev_status_t status = gda_ft_dev_quiet(ep, warp % ep->num_channels,
+                                                  0);
+
+    return (status == GDA_FT_DEV_IN_DOUBT) ? GDA_FT_DEV_OK : status;
+}
+
 /*
  * Every warp: per iteration, 30 puts, a signal and a fetch-add, posted by
  * its lanes at `level` (GPU_*), then the fetch-add awaited.
@@ -151,10 +162,7 @@ __global__ void gpu_post_kernel(gda_ft_dev_endpoint_t ep,
         }
     }
     if ((status == GDA_FT_DEV_OK) && (lane == 0)) {
-        status = gda_ft_dev_quiet(&ep, warp % ep.num_channels, 0);
-        if (status == GDA_FT_DEV_IN_DOUBT) {
-            status = GDA_FT_DEV_OK;
-        }
+        status = gpu_quiet(&ep, warp);
     }
     if (lane == GPU_LANES_PUT) {
         out[warp].signals = signals;
@@ -1045,10 +1053,7 @@ __global__ void gpu_pressure_kernel(gda_ft_dev_endpoint_t ep,
         }
     }
     if ((status == GDA_FT_DEV_OK) && (lane == 0)) {
-        status = gda_ft_dev_quiet(&ep, warp % ep.num_channels, 0);
-        if (status == GDA_FT_DEV_IN_DOUBT) {
-            status = GDA_FT_DEV_OK;
-        }
+        status = gpu_quiet(&ep, warp);
     }
     /* the lowest lane that saw a violation names it */
     bad = __ballot_sync(0xffffffff, mine);
