@@ -341,10 +341,22 @@ GDA_FT_DEV_FUNC void gda_ft_chan_switch_ended(gda_ft_chan_t *chan,
     }
 }
 
-/* Whether the host reports both ports of path p up (as of its last pass) */
+/* Whether the host reports path p's ports up (as of its last pass): its
+ * own, and the peer's as far as it knows them */
 GDA_FT_DEV_FUNC int gda_ft_chan_link_up(const gda_ft_chan_t *chan, uint8_t p)
 {
-    return gda_ft_atomic_load_acq32_sys(&chan->mbox->link_up[p]) != 0;
+    return gda_ft_atomic_load_acq32_sys(&chan->mbox->link_up[p]) !=
+           GDA_FT_CHAN_LINK_DOWN;
+}
+
+/* Whether the host knows both ends of path p up: only then is a silence
+ * there sat out while the other path awaits its re-arm (a peer whose ports
+ * died would be waited for) */
+GDA_FT_DEV_FUNC int gda_ft_chan_link_known_up(const gda_ft_chan_t *chan,
+                                              uint8_t p)
+{
+    return gda_ft_atomic_load_acq32_sys(&chan->mbox->link_up[p]) ==
+           GDA_FT_CHAN_LINK_UP;
 }
 
 /* Fails everything outstanding: both paths are gone */
@@ -405,7 +417,7 @@ GDA_FT_DEV_FUNC void gda_ft_chan_unfreeze(gda_ft_chan_t *chan)
 /*
  * Whether a move that found the other path failed too may be called off:
  * the path was left for its silence alone (a deadline, or the peer's
- * channels leaving it), the host reports both of its ends up, and it has
+ * channels leaving it), the host knows both of its ends up, and it has
  * been silent for less than GDA_FT_CHAN_LAST_PATH_DEADLINES deadlines. A
  * path left for an error completion has its QP in ERR: never.
  */
@@ -417,7 +429,7 @@ GDA_FT_DEV_FUNC int gda_ft_chan_may_stay(gda_ft_chan_t *chan)
     if ((chan->mbox == NULL) ||
         ((chan->sw.why != GDA_FT_CHAN_WHY_DEADLINE) &&
          (chan->sw.why != GDA_FT_CHAN_WHY_PEER)) ||
-        !gda_ft_chan_link_up(chan, from)) {
+        !gda_ft_chan_link_known_up(chan, from)) {
         return 0;
     }
     /* a replay's grace may put the last progress ahead of the clock */
@@ -973,9 +985,9 @@ GDA_FT_DEV_FUNC int gda_ft_chan_path_moving(gda_ft_chan_t *chan,
 
 /*
  * Whether the silence of `path` since `since` is a stall to sit out: the
- * host reports its link up, and the other path's down or not re-armed
- * since it was left, so leaving it could only end in NO_PATH or in a wait
- * for that re-arm. A soft HCA whose engine paused for a few deadlines
+ * host reports its link up, and the other path's down, or not re-armed
+ * since it was left while both ends of this one are known up, so leaving
+ * it could only end in NO_PATH or in a wait for that re-arm. A soft HCA whose engine paused for a few deadlines
  * made channels on the backup, the primary's port down, lose both paths
  * that way (200 us and 1 ms deadlines on an H200, stop 33). The wait ends
  * after GDA_FT_CHAN_LAST_PATH_DEADLINES deadlines of silence, at an error
@@ -992,7 +1004,8 @@ GDA_FT_DEV_FUNC int gda_ft_chan_last_path_stalls(gda_ft_chan_t *chan,
     }
     return gda_ft_chan_link_up(chan, path) &&
            (!gda_ft_chan_link_up(chan, (uint8_t)(1 - path)) ||
-            gda_ft_atomic_load_acq32(&chan->path[1 - path].failed));
+            (gda_ft_atomic_load_acq32(&chan->path[1 - path].failed) &&
+             gda_ft_chan_link_known_up(chan, path)));
 }
 
 /*

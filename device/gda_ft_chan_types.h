@@ -228,6 +228,13 @@ typedef struct gda_ft_chan_record {
     uint32_t reserved;       /* 28 */
 } gda_ft_chan_record_t;
 
+/* What the host half knows of a path's ports (mailbox link_up) */
+enum {
+    GDA_FT_CHAN_LINK_DOWN  = 0, /* ours, or the peer's, is down */
+    GDA_FT_CHAN_LINK_UP    = 1, /* both are up */
+    GDA_FT_CHAN_LINK_LOCAL = 2  /* ours is up, the peer's is not known */
+};
+
 /* Records the poster may write ahead of the host's answers */
 #define GDA_FT_CHAN_MBOX_RECORDS 8
 
@@ -250,8 +257,9 @@ typedef struct gda_ft_chan_mbox {
                                           ring at 0) */
     uint32_t             rearm_psn[2]; /* 24: its first PSN after re-arm */
     gda_ft_chan_record_t rec[GDA_FT_CHAN_MBOX_RECORDS]; /* 32 */
-    uint32_t             link_up[2];   /* 288: host: both ports of the path
-                                          are up (a re-arm will come) */
+    uint32_t             link_up[2];   /* 288: host: GDA_FT_CHAN_LINK_* of
+                                          the path's ports (up: a re-arm
+                                          will come) */
     uint32_t             rearm_ring[2];/* 296: ring index the posters start
                                           at after a re-arm: the host's
                                           probe of the path took those

@@ -203,8 +203,8 @@ ucs_status_t gda_ft_chan_host_init(gda_ft_chan_host_t *ch,
     ch->chan.outcomes     = ch->outcomes;
     /* the links are up when the channel is connected; the guardian
      * reports them from its first pass on */
-    ch->mbox->link_up[GDA_FT_CHAN_PRIMARY] = 1;
-    ch->mbox->link_up[GDA_FT_CHAN_BACKUP]  = 1;
+    ch->mbox->link_up[GDA_FT_CHAN_PRIMARY] = GDA_FT_CHAN_LINK_UP;
+    ch->mbox->link_up[GDA_FT_CHAN_BACKUP]  = GDA_FT_CHAN_LINK_UP;
     ch->chan.scratch_addr = (uintptr_t)ch->scratch;
 
     for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
@@ -589,17 +589,22 @@ static int gda_ft_chan_host_switch_over(gda_ft_chan_host_t *ch,
     return (ends != 0) && (ends <= (GDA_FT_CHAN_EPOCH_MASK / 2));
 }
 
-/* Whether the ports at both ends of a path are up */
+/* What is known of the ports at both ends of a path: GDA_FT_CHAN_LINK_* */
 static uint32_t gda_ft_chan_host_link_up(gda_ft_chan_host_t *ch,
                                          const gda_ft_chan_peer_ops_t *peer,
                                          void *arg, unsigned path)
 {
     gda_ft_chan_host_path_t *p = &ch->path[path];
     gda_ft_hca_port_attr_t attr;
+    int peer_up;
 
-    return (gda_ft_hca_port_query(p->pd->dev, p->port, &attr) == UCS_OK) &&
-           (attr.state == GDA_FT_HCA_PORT_ACTIVE) &&
-           peer->port_up(arg, ch, path);
+    if ((gda_ft_hca_port_query(p->pd->dev, p->port, &attr) != UCS_OK) ||
+        (attr.state != GDA_FT_HCA_PORT_ACTIVE)) {
+        return GDA_FT_CHAN_LINK_DOWN;
+    }
+    peer_up = peer->port_up(arg, ch, path);
+    return (peer_up < 0) ? GDA_FT_CHAN_LINK_LOCAL :
+           (peer_up > 0) ? GDA_FT_CHAN_LINK_UP : GDA_FT_CHAN_LINK_DOWN;
 }
 
 /* Whether both ends of a path have been up for its recovery window; a path

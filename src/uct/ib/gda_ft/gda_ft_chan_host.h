@@ -150,7 +150,8 @@ typedef struct gda_ft_chan_peer_ops {
      * local->rq_psn on */
     ucs_status_t (*rearm)(void *arg, gda_ft_chan_host_t *ch, unsigned path,
                           const gda_ft_hca_qp_attr_t *local);
-    /* Whether the peer's port of `path` is up */
+    /* Whether the peer's port of `path` is up: 1 up, 0 down, -1 not
+     * known */
     int          (*port_up)(void *arg, gda_ft_chan_host_t *ch,
                             unsigned path);
 } gda_ft_chan_peer_ops_t;

@@ -157,15 +157,17 @@ uct_gda_ft_chan_peer_rearm(void *arg, gda_ft_chan_host_t *ch, unsigned path,
                                local->sq_psn, local->rq_psn, &unused);
 }
 
-/* The peer's ports are its own to judge: it refuses a re-arm on a port
- * that is down, and the guardian tries again later */
+/* The peer's ports are its own to judge, and their state is not
+ * exchanged: it refuses a re-arm on a port that is down, and the guardian
+ * tries again later. Not known, a path is not sat out on the peer's
+ * behalf: a peer whose ports died would be waited for. */
 static int uct_gda_ft_chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch,
                                         unsigned path)
 {
     (void)arg;
     (void)ch;
     (void)path;
-    return 1;
+    return -1;
 }
 
 static const gda_ft_chan_peer_ops_t uct_gda_ft_chan_peer_ops = {
