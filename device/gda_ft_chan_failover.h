@@ -17,11 +17,12 @@
  *     rkey rewritten; a WQE settled without running (the peer executed it,
  *     or it failed alone, or it is in doubt) becomes a NOP of the same
  *     size. Logical indices do not change, PSNs are assigned anew.
- *  4. When the window holds a signal or an atomic, the host's resolution
- *     is awaited first (switch record in the mailbox; the host fences the
- *     abandoned QP, asks the peer for the PSN its end expected, answers).
- *     What the peer executed is complete; a fetching atomic among it whose
- *     reply never came is IN_DOUBT. Without an answer within resolve_ns,
+ *  4. When the window holds anything, the host's resolution is awaited
+ *     first (switch record in the mailbox; the host fences the abandoned
+ *     QP, asks the peer to fence its end and for the PSN it expected,
+ *     answers): nothing of the path left can land after that. What the
+ *     peer executed is complete; a fetching atomic among it whose reply
+ *     never came is IN_DOUBT. Without an answer within resolve_ns,
  *     signals and atomics are in doubt: never applied twice.
  *  5. It unfreezes with a new epoch. With no path left, the channel stays
  *     frozen in NO_PATH and every wait returns NO_PATH.
@@ -161,28 +162,6 @@ GDA_FT_DEV_FUNC int gda_ft_chan_executed(const gda_ft_chan_slot_t *slot,
 {
     return gda_ft_dev_psn_diff(gda_ft_dev_psn_add(slot->psn, slot->npkts),
                                 epsn) <= 0;
-}
-
-/* Whether [from, to) holds a WQE that must run exactly once, or a SEND:
- * the peer's word spares the receiver a copy it would drop (without the
- * word a SEND is replayed all the same) */
-GDA_FT_DEV_FUNC int gda_ft_chan_window_needs_resolve(gda_ft_chan_t *chan,
-                                                     gda_ft_chan_path_t *p,
-                                                     uint64_t seq,
-                                                     uint64_t end)
-{
-    gda_ft_chan_slot_t *slot;
-
-    for (; seq < end; seq += slot->wqebbs) {
-        slot = gda_ft_chan_slot(chan, p, seq);
-        if (!(slot->flags & GDA_FT_CHAN_SLOT_FAILED) &&
-            ((slot->kind == GDA_FT_CHAN_OP_SIGNAL) ||
-             (slot->kind == GDA_FT_CHAN_OP_ATOMIC) ||
-             (slot->kind == GDA_FT_CHAN_OP_SEND))) {
-            return 1;
-        }
-    }
-    return 0;
 }
 
 /*
@@ -690,9 +669,12 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_step_tell(gda_ft_chan_t *chan)
     gda_ft_chan_switch_t *sw = &chan->sw;
     uint8_t from             = (uint8_t)sw->from;
     uint64_t first           = gda_ft_chan_completed(chan);
-    int asked = (sw->why == GDA_FT_CHAN_WHY_ERR_CQE) ||
-                gda_ft_chan_window_needs_resolve(chan, &chan->path[from],
-                                                 first, sw->freeze);
+    /* Any WQE in the window waits for the peer's word, puts and gets too:
+     * both ends of the path left are fenced first, so that a copy of a put
+     * still on its way there (delayed, or retransmitted) cannot land after
+     * the replay's OK, over what the buffer's next put wrote (a put
+     * reported OK, overwritten by its predecessor: dev_chan_pressure) */
+    int asked = (sw->why == GDA_FT_CHAN_WHY_ERR_CQE) || (first != sw->freeze);
 
     if (!gda_ft_chan_tell_host(chan, from, sw->why, sw->freeze, asked,
                                &sw->record) &&

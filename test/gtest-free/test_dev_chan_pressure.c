@@ -216,6 +216,13 @@ static void pressure_check(pressure_thread_t *pt, unsigned k,
     }
 
     ++pt->ok[op->kind];
+    if (((op->kind == PRESSURE_SIGNAL) || (op->kind == PRESSURE_PUT_SIGNAL)) &&
+        (__atomic_load_n(&w->signals[pt->id], __ATOMIC_ACQUIRE) <
+         pt->ok[PRESSURE_SIGNAL] + pt->ok[PRESSURE_PUT_SIGNAL])) {
+        /* what completed before it, its own included, has run */
+        pressure_violation(pt, "reported OK, the signal word is below the "
+                           "OK signals", op, status);
+    }
     switch (op->kind) {
     case PRESSURE_PUT:
     case PRESSURE_PUT_SIGNAL:
