@@ -380,10 +380,10 @@ GDA_FT_DEV_FUNC void gda_ft_chan_apply_rearm(gda_ft_chan_t *chan, uint8_t p,
 /*
  * Gives up a freeze that found nothing to do: the epoch stays. The word
  * first, then the state: while the state says SWITCHING nobody else can
- * freeze, so nothing but this thread writes the frozen word; with the
- * state ACTIVE first, a thread that froze in between lost its FROZEN bit
- * to this store and waited for ever for `ready` to stop at its freeze
- * index (a kernel that never returned, H200).
+ * freeze, so nothing but this thread writes the frozen word. With the
+ * state ACTIVE first, a thread that froze in between would lose its
+ * FROZEN bit to this store, and wait for ever for `ready` to stop at its
+ * freeze index while posters went on.
  */
 GDA_FT_DEV_FUNC void gda_ft_chan_unfreeze(gda_ft_chan_t *chan)
 {
@@ -672,8 +672,7 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_step_tell(gda_ft_chan_t *chan)
     /* Any WQE in the window waits for the peer's word, puts and gets too:
      * both ends of the path left are fenced first, so that a copy of a put
      * still on its way there (delayed, or retransmitted) cannot land after
-     * the replay's OK, over what the buffer's next put wrote (a put
-     * reported OK, overwritten by its predecessor: dev_chan_pressure) */
+     * the replay's OK, over what the buffer's next put wrote */
     int asked = (sw->why == GDA_FT_CHAN_WHY_ERR_CQE) || (first != sw->freeze);
 
     if (!gda_ft_chan_tell_host(chan, from, sw->why, sw->freeze, asked,

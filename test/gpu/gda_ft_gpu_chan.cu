@@ -439,13 +439,6 @@ static void gpu_run_kernel(chan_world_t *w, const gpu_run_t *run,
     cudaStreamDestroy(watch_stream);
 }
 
-static int gpu_cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
-
-    return (x > y) - (x < y);
-}
-
 /* How many warps ended with each status */
 static void gpu_print_statuses(const gpu_out_t *out, unsigned warps)
 {
@@ -508,7 +501,7 @@ static void gpu_verify(chan_world_t *w, const gpu_run_t *run,
         }
         doubt += (fadd[i] == GPU_FADD_DOUBT);
     }
-    qsort(vals, nvals, sizeof(*vals), gpu_cmp_u64);
+    qsort(vals, nvals, sizeof(*vals), chan_cmp_u64);
     for (i = 1; i < nvals; ++i) {
         if ((vals[i] == vals[i - 1]) || (vals[i] >= total)) {
             break;
@@ -945,13 +938,7 @@ enum {
 __host__ __device__ static uint8_t gpu_pattern(unsigned warp, unsigned lane,
                                                unsigned it, unsigned j)
 {
-    uint32_t x = (warp * 0x9e3779b1u) ^ (lane * 0x85ebca6bu) ^
-                 (it * 0xc2b2ae35u) ^ (j * 0x27d4eb2fu);
-
-    x ^= x >> 15;
-    x *= 0x2c1b3c6du;
-    x ^= x >> 12;
-    return (uint8_t)(x ^ (x >> 8));
+    return chan_pattern_byte(warp * GPU_LANES_PUT + lane, it, j);
 }
 
 __host__ __device__ static uint32_t gpu_put_len(unsigned lane, unsigned it)
@@ -1153,7 +1140,7 @@ static void gpu_verify_pressure(chan_world_t *w, const gpu_run_t *run,
         }
         doubt += (fadd[i] == GPU_FADD_DOUBT);
     }
-    qsort(vals, nvals, sizeof(*vals), gpu_cmp_u64);
+    qsort(vals, nvals, sizeof(*vals), chan_cmp_u64);
     for (i = 0; i < nvals; ++i) {
         dup += (vals[i] >= counter) || ((i > 0) && (vals[i] == vals[i - 1]));
     }

@@ -387,3 +387,10 @@ void chan_world_port(chan_world_t *w, unsigned path, int up)
 {
     GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(w->dev[2 + path], 1, up));
 }
+
+int chan_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+
+    return (x > y) - (x < y);
+}

@@ -118,6 +118,31 @@ uint64_t chan_world_completed(chan_world_t *w);
 
 void chan_world_port(chan_world_t *w, unsigned path, int up);
 
+#ifdef __CUDACC__
+#  define CHAN_HOST_DEVICE __host__ __device__
+#else
+#  define CHAN_HOST_DEVICE
+#endif
+
+/* Byte j of what writer `who` puts in its iteration `iter`: new in every
+ * iteration, so that a put that never landed, or an older one that landed
+ * late, shows at the target (the CPU and the kernel pressure tests) */
+static inline CHAN_HOST_DEVICE uint8_t chan_pattern_byte(unsigned who,
+                                                         unsigned iter,
+                                                         unsigned j)
+{
+    uint32_t x = (who * 0x9e3779b1u) ^ (iter * 0xc2b2ae35u) ^
+                 (j * 0x27d4eb2fu);
+
+    x ^= x >> 15;
+    x *= 0x2c1b3c6du;
+    x ^= x >> 12;
+    return (uint8_t)(x ^ (x >> 8));
+}
+
+/* qsort order of uint64_t values */
+int chan_cmp_u64(const void *a, const void *b);
+
 /* Sum of a counter over the posters' channels */
 #define CHAN_WORLD_SUM(_w, _field) \
     ({ \

@@ -304,13 +304,6 @@ void workers_stop(chan_worker_t *wk, unsigned n)
     }
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
-
-    return (x > y) - (x < y);
-}
-
 void workers_verify(chan_world_t *w, chan_worker_t *wk, unsigned n)
 {
     uint64_t *starts, total_fadds = 0, off;
@@ -365,7 +358,7 @@ void workers_verify(chan_world_t *w, chan_worker_t *wk, unsigned n)
             }
         }
     }
-    qsort(vals, nvals, sizeof(*vals), cmp_u64);
+    qsort(vals, nvals, sizeof(*vals), chan_cmp_u64);
     for (i = 1; i < nvals; ++i) {
         GDA_FT_ASSERT_NE(vals[i], vals[i - 1]);
     }
@@ -385,7 +378,7 @@ void workers_verify(chan_world_t *w, chan_worker_t *wk, unsigned n)
                 ++nres;
             }
         }
-        qsort(starts, nres, 2 * sizeof(uint64_t), cmp_u64);
+        qsort(starts, nres, 2 * sizeof(uint64_t), chan_cmp_u64);
         for (i = 0; i < nres; ++i) {
             GDA_FT_ASSERT_EQ(starts[2 * i], (i == 0) ? 0 :
                                             starts[2 * i - 1]);

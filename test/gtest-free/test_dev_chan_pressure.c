@@ -84,17 +84,6 @@ typedef struct pressure_params {
     unsigned seed;
 } pressure_params_t;
 
-/* Byte j of the put that iteration i of thread t posts */
-static uint8_t pressure_byte(unsigned t, unsigned i, uint32_t j)
-{
-    uint32_t x = (t * 0x9e3779b1u) ^ (i * 0x85ebca6bu) ^ (j * 0xc2b2ae35u);
-
-    x ^= x >> 15;
-    x *= 0x2c1b3c6du;
-    x ^= x >> 12;
-    return (uint8_t)(x ^ (x >> 8));
-}
-
 /* Byte at offset off of the target's get area (never the sentinel) */
 static uint8_t pressure_get_byte(uint64_t off)
 {
@@ -164,7 +153,7 @@ static gda_ft_dev_status_t pressure_post(pressure_thread_t *pt, unsigned k,
     case PRESSURE_PUT_SIGNAL:
         /* the slot's previous operation is complete: its buffer is free */
         for (j = 0; j < op->len; ++j) {
-            w->src[off + j] = pressure_byte(pt->id, iter, j);
+            w->src[off + j] = chan_pattern_byte(pt->id, iter, j);
         }
         return (op->kind == PRESSURE_PUT) ?
                gda_ft_dev_put_single(&w->ep, &w->ml, CHAN_ELEM_DATA, off, off,
@@ -227,7 +216,7 @@ static void pressure_check(pressure_thread_t *pt, unsigned k,
     case PRESSURE_PUT:
     case PRESSURE_PUT_SIGNAL:
         for (j = 0; j < op->len; ++j) {
-            if (w->dst[off + j] != pressure_byte(pt->id, op->iter, j)) {
+            if (w->dst[off + j] != chan_pattern_byte(pt->id, op->iter, j)) {
                 pressure_violation(pt, "reported OK, its bytes are not at "
                                    "the target", op, status);
                 break;
@@ -339,13 +328,6 @@ static void *pressure_flap(void *arg)
     return NULL;
 }
 
-static int pressure_cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
-
-    return (x > y) - (x < y);
-}
-
 /* The end of the run: every signal word, the counter and the fetched
  * values, and the last OK put of every slot */
 static void pressure_verify(chan_world_t *w, pressure_thread_t *pt,
@@ -375,7 +357,7 @@ static void pressure_verify(chan_world_t *w, pressure_thread_t *pt,
             off = pressure_put_off(&pt[t], k);
             for (j = 0; j < pt[t].last_len[k]; ++j) {
                 if (w->dst[off + j] !=
-                    pressure_byte(t, pt[t].last_put[k] - 1, j)) {
+                    chan_pattern_byte(t, pt[t].last_put[k] - 1, j)) {
                     GDA_FT_FAIL("thread %u slot %u: put %u, the last one "
                                 "reported OK there, was overwritten after "
                                 "its OK (byte %u)", t, k,
@@ -398,7 +380,7 @@ static void pressure_verify(chan_world_t *w, pressure_thread_t *pt,
                pt[t].nfetched * sizeof(*vals));
         total += pt[t].nfetched;
     }
-    qsort(vals, total, sizeof(*vals), pressure_cmp_u64);
+    qsort(vals, total, sizeof(*vals), chan_cmp_u64);
     for (i = 0; i < total; ++i) {
         if ((vals[i] >= counter) || ((i > 0) && (vals[i] == vals[i - 1]))) {
             free(vals);
