@@ -1154,6 +1154,99 @@ GDA_FT_TEST(soft_errors, forged_packets_from_the_peer_address)
     free(dst);
 }
 
+/* Resets both QPs and connects them again from `psn` on, as a re-arm does;
+ * the requester's rings start over at index 0 */
+static void soft_pair_reconnect(soft_pair_t *p, const soft_conn_params_t *cp)
+{
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_modify(p->a.qp, GDA_FT_HCA_QP_RESET,
+                                          NULL));
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_modify(p->b.qp, GDA_FT_HCA_QP_RESET,
+                                          NULL));
+    memset(p->a.dbrec, 0, 64);
+    gda_ft_dev_sq_init(&p->a.sq, p->a.sq_buf, SOFT_TEST_SQ_SIZE,
+                       p->a.qp->qpn, p->a.dbrec, p->a.qp->uar,
+                       p->a.qp->wake_fd, p->a.qp->wake_armed,
+                       p->dev0->attr.max_inline);
+    soft_ep_pair_connect(&p->a, &p->b, cp);
+}
+
+/*
+ * An acknowledgement held in the network while its QPs were reset and
+ * connected again reaches the new connection. Its PSN is just ahead of
+ * the new one's, which has a write outstanding that the target never
+ * received: an HCA drops such a ghost (it names a PSN the QP has not
+ * sent since it was connected); taking it would complete the write OK
+ * with nothing written.
+ */
+GDA_FT_TEST(soft_errors, ack_of_an_earlier_connection_is_a_ghost)
+{
+    soft_conn_params_t cp = soft_default_params;
+    uint8_t *src = aligned_alloc(64, 4096), *dst = aligned_alloc(64, 4096);
+    gda_ft_soft_port_stats_t before, after;
+    gda_ft_soft_fault_t fault = {0};
+    gda_ft_dev_cqe_info_t info;
+    gda_ft_hca_mr_t *smr, *dmr;
+    soft_pair_t p;
+    uint16_t idx;
+    double until;
+
+    cp.psn     = 0x10000;
+    cp.timeout = 17;           /* the first retransmission after 0.5 s */
+    soft_pair_init(&p, NULL, &cp);
+    soft_fill(src, 4096, 9);
+    memset(dst, 0, 4096);
+    smr = soft_mr(&p.a, src, 4096, 0);
+    dmr = soft_mr(&p.b, dst, 4096, GDA_FT_HCA_ACCESS_REMOTE_WRITE);
+
+    /* the target's answers are held back for 200 ms */
+    fault.delay      = 1.0;
+    fault.delay_time = 0.2;
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(p.dev1, 1, &fault));
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&p.a.sq, (uintptr_t)src,
+                                               smr->lkey, 64, (uintptr_t)dst,
+                                               dmr->rkey, GDA_FT_WQE_SIGNALED,
+                                               &idx), GDA_FT_DEV_OK);
+    soft_ep_ring(&p.a);
+    while (memcmp(dst, src, 64) != 0) {
+        usleep(100);   /* landed; its ACK (PSN 0x10000) is on hold */
+    }
+
+    /* connected again 100 PSNs before it; the requester's packets are
+     * lost from now on, so the new write cannot land */
+    cp.psn = 0x10000 - 100;
+    soft_pair_reconnect(&p, &cp);
+    fault.delay = 0;
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(p.dev1, 1, &fault));
+    fault.drop = 1.0;
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(p.dev0, 1, &fault));
+    before = soft_port_stats(p.dev0, 1);
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&p.a.sq, (uintptr_t)src + 64,
+                                               smr->lkey, 64,
+                                               (uintptr_t)dst + 64,
+                                               dmr->rkey, GDA_FT_WQE_SIGNALED,
+                                               &idx), GDA_FT_DEV_OK);
+    soft_ep_ring(&p.a);
+
+    until = soft_now_sec() + 0.4;
+    while (soft_now_sec() < until) {
+        GDA_FT_ASSERT_EQ(soft_ep_poll_send(&p.a, &info),
+                         GDA_FT_DEV_INPROGRESS);
+        usleep(100);
+    }
+    after = soft_port_stats(p.dev0, 1);
+    GDA_FT_ASSERT_EQ(after.rx_unexpected - before.rx_unexpected, 1);
+    GDA_FT_ASSERT_EQ(dst[64], 0);
+
+    /* the path heals: the write is sent again, lands and completes */
+    fault.drop = 0;
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(p.dev0, 1, &fault));
+    expect_ok_under_faults(&p, 1);
+    GDA_FT_ASSERT_MEM_EQ(dst + 64, src + 64, 64);
+    soft_pair_fini(&p);
+    free(src);
+    free(dst);
+}
+
 GDA_FT_TEST(soft_errors, control_commands_and_extensions)
 {
     gda_ft_hca_dev_t *dev;

@@ -681,6 +681,16 @@ static int gda_ft_soft_req_ack(gda_ft_soft_qp_t *qp, uint32_t psn)
     gda_ft_soft_op_t *op;
     unsigned idx;
 
+    if (progress && (gda_ft_psn_diff(psn, qp->next_psn) >= 0)) {
+        /* A ghost: it names a PSN this QP never used since it was
+         * connected, so it answers an earlier connection of the QP (a
+         * packet held in the network across a reset), and an HCA drops
+         * it. Taking it would complete every op posted so far, sent or
+         * not, with nothing executed. */
+        ++gda_ft_soft_qp_port(qp)->stats.rx_unexpected;
+        return 0;
+    }
+
     if (progress) {
         qp->acked_psn    = psn;
         qp->retries_left = qp->retry_cnt;
@@ -723,6 +733,11 @@ static void gda_ft_soft_req_handle_nak(gda_ft_soft_qp_t *qp, uint32_t psn,
     uint8_t type             = syndrome & GDA_FT_AETH_TYPE_MASK;
     unsigned idx;
     uint8_t synd;
+
+    if (gda_ft_psn_diff(psn, qp->next_psn) >= 0) {
+        ++port->stats.rx_unexpected;   /* a ghost, as in ..._req_ack() */
+        return;
+    }
 
     gda_ft_soft_req_ack(qp, gda_ft_psn_add(psn, GDA_FT_ROCE_PSN_MASK));
     idx = gda_ft_soft_req_find(qp, psn);
