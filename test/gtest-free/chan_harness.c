@@ -234,10 +234,16 @@ void chan_world_init(chan_world_t *w, const chan_world_params_t *params)
     GDA_FT_ASSERT(params->nchan <= CHAN_WORLD_MAX_CHANNELS);
     memset(w, 0, sizeof(*w));
     w->params = *params;
-    soft_test_env(4, NULL);
+    if (params->reverse_of == NULL) {
+        soft_test_env(4, NULL);
+    }
     for (i = 0; i < 4; ++i) {
-        snprintf(name, sizeof(name), "tsoft%u", i);
-        w->dev[i] = soft_open(name);
+        if (params->reverse_of != NULL) {
+            w->dev[i] = params->reverse_of->dev[(i + 2) % 4];
+        } else {
+            snprintf(name, sizeof(name), "tsoft%u", i);
+            w->dev[i] = soft_open(name);
+        }
         GDA_FT_ASSERT_OK(gda_ft_hca_pd_alloc(w->dev[i], &w->pd[i]));
     }
 
@@ -315,7 +321,9 @@ void chan_world_fini(chan_world_t *w)
     }
     for (i = 0; i < 4; ++i) {
         gda_ft_hca_pd_free(w->pd[i]);
-        gda_ft_hca_close(w->dev[i]);  /* releases the MRs */
+        if (w->params.reverse_of == NULL) {
+            gda_ft_hca_close(w->dev[i]);  /* releases the MRs */
+        }
     }
     data->free(w->src, data->arg);
     data->free(w->dst, data->arg);

@@ -60,6 +60,10 @@ typedef struct chan_world_params {
     uint8_t                timeout;      /* QP retransmission timer */
     uint8_t                retry_cnt;
     chan_world_mem_t       mem;
+    /* NULL: the world opens its four devices. Else the world posts the
+     * other way on that world's devices (its A side on their B side's
+     * HCAs and the other way round): traffic both ways on every port */
+    const struct chan_world *reverse_of;
 } chan_world_params_t;
 
 typedef struct chan_world {
@@ -101,8 +105,9 @@ extern const gda_ft_chan_host_mem_t chan_host_mem;
 /* Host memory for everything */
 extern const chan_world_mem_t chan_world_host_mem;
 
-/* Opens the devices, builds and connects the channels; fails the test on
- * error. The posters' channel array is w->chans (poster memory). */
+/* Opens the devices (or takes those of params->reverse_of, which is
+ * finished after this world), builds and connects the channels; fails the
+ * test on error. The posters' channel array is w->chans (poster memory). */
 void chan_world_init(chan_world_t *w, const chan_world_params_t *params);
 void chan_world_fini(chan_world_t *w);
 

@@ -428,20 +428,45 @@ static void pressure_print(chan_world_t *w, pressure_thread_t *pt,
            CHAN_WORLD_SUM(w, no_path));
 }
 
+/* What one world's posters did: the checks at the end of the run */
+static void pressure_verify_world(chan_world_t *w, pressure_thread_t *pt,
+                                  unsigned flaps)
+{
+    unsigned c;
+
+    pressure_print(w, pt, PRESSURE_THREADS, flaps);
+    pressure_verify(w, pt, PRESSURE_THREADS);
+    /* the run did what it is for: paths switched under a full ring */
+    GDA_FT_ASSERT(CHAN_WORLD_SUM(w, switches) > 0);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(w, no_path), 0);
+    /* every failure reached its request */
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(w, in_doubt),
+                     pressure_sum_in_doubt(pt, PRESSURE_THREADS));
+    for (c = 0; c < w->params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(w->chans[c].outcomes_lost, 0);
+    }
+}
+
+/*
+ * Two worlds on the same four HCAs, one posting each way: every port
+ * carries requests and answers of both, a flap hits both, and each side's
+ * guardian fences and re-arms the far end of its paths while the other
+ * side posts on its own QPs of the same ports.
+ */
 static void pressure_run_world(const pressure_params_t *pp)
 {
-    pressure_thread_t *pt = calloc(PRESSURE_THREADS, sizeof(*pt));
+    pressure_thread_t *pt = calloc(2 * PRESSURE_THREADS, sizeof(*pt));
     uint64_t scale        = chan_world_time_scale();
+    pthread_t th[2 * PRESSURE_THREADS], flap_th;
     gda_ft_soft_fault_t fault;
     chan_world_params_t params;
     pressure_flapper_t flapper;
-    pthread_t th[PRESSURE_THREADS], flap_th;
-    chan_world_t w;
-    int stop = 0;
+    chan_world_t *w           = calloc(2, sizeof(*w));
+    int stop                  = 0;
     unsigned t, d;
     uint64_t off;
 
-    GDA_FT_ASSERT(pt != NULL);
+    GDA_FT_ASSERT((pt != NULL) && (w != NULL));
     chan_world_default_params(&params);
     params.nchan       = pp->nchan;
     params.wqebb_cnt   = pp->wqebb_cnt;
@@ -452,24 +477,28 @@ static void pressure_run_world(const pressure_params_t *pp)
     for (d = 1; d < scale; d *= 2) {
         ++params.timeout;
     }
-    chan_world_init(&w, &params);
-    for (off = params.data_len / 2; off < params.data_len; ++off) {
-        w.dst[off] = pressure_get_byte(off);
+    for (d = 0; d < 2; ++d) {
+        params.reverse_of = (d == 0) ? NULL : &w[0];
+        chan_world_init(&w[d], &params);
+        for (off = params.data_len / 2; off < params.data_len; ++off) {
+            w[d].dst[off] = pressure_get_byte(off);
+        }
     }
     if (pp->delay > 0) {
         memset(&fault, 0, sizeof(fault));
         fault.delay      = pp->delay;
         fault.delay_time = pp->delay_time * scale;
         for (d = 0; d < 4; ++d) {
-            GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(w.dev[d], 1,
+            GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(w[0].dev[d], 1,
                                                         &fault));
         }
     }
-    chan_world_guard_start(&w);
+    chan_world_guard_start(&w[0]);
+    chan_world_guard_start(&w[1]);
 
-    for (t = 0; t < PRESSURE_THREADS; ++t) {
-        pt[t].w       = &w;
-        pt[t].id      = t;
+    for (t = 0; t < 2 * PRESSURE_THREADS; ++t) {
+        pt[t].w       = &w[t / PRESSURE_THREADS];
+        pt[t].id      = t % PRESSURE_THREADS;
         pt[t].chan    = t % pp->nchan;
         pt[t].seed    = pp->seed * 31 + t;
         pt[t].stop    = &stop;
@@ -479,7 +508,7 @@ static void pressure_run_world(const pressure_params_t *pp)
                          0);
     }
     memset(&flapper, 0, sizeof(flapper));
-    flapper.w           = &w;
+    flapper.w           = &w[0];   /* all four HCAs */
     flapper.deadline_ns = params.deadline_ns;
     flapper.seed        = pp->seed;
     flapper.stop        = &stop;
@@ -493,27 +522,23 @@ static void pressure_run_world(const pressure_params_t *pp)
     if (pp->flaps) {
         pthread_join(flap_th, NULL);
     }
-    for (t = 0; t < PRESSURE_THREADS; ++t) {
+    for (t = 0; t < 2 * PRESSURE_THREADS; ++t) {
         pthread_join(th[t], NULL);
     }
 
-    pressure_print(&w, pt, PRESSURE_THREADS, flapper.flaps);
-    pressure_verify(&w, pt, PRESSURE_THREADS);
-    /* the run did what it is for: paths switched under a full ring */
-    GDA_FT_ASSERT(CHAN_WORLD_SUM(&w, switches) > 0);
-    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, no_path), 0);
-    /* every failure reached its request */
-    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, in_doubt),
-                     pressure_sum_in_doubt(pt, PRESSURE_THREADS));
-    for (t = 0; t < pp->nchan; ++t) {
-        GDA_FT_ASSERT_EQ(w.chans[t].outcomes_lost, 0);
+    for (d = 0; d < 2; ++d) {
+        printf("%s: ", (d == 0) ? "A to B" : "B to A");
+        pressure_verify_world(&w[d], &pt[d * PRESSURE_THREADS],
+                              flapper.flaps);
     }
 
-    for (t = 0; t < PRESSURE_THREADS; ++t) {
+    for (t = 0; t < 2 * PRESSURE_THREADS; ++t) {
         free(pt[t].fetched);
     }
     free(pt);
-    chan_world_fini(&w);
+    chan_world_fini(&w[1]);   /* on w[0]'s HCAs */
+    chan_world_fini(&w[0]);
+    free(w);
 }
 
 static unsigned pressure_seed(void)
