@@ -74,6 +74,20 @@ static uint32_t uct_gda_ft_chan_first_psn(uint32_t src_qpn, uint32_t dst_qpn)
 /* ---- questions to the peer ----------------------------------------------- */
 
 /*
+ * The endpoint path that carries a question or answer about a channel's
+ * `path`: the other one, so that it does not ride on the ports in
+ * question, unless the endpoint has left that one itself. The endpoint's
+ * QPs are not the channel's: a question about a path can travel over the
+ * endpoint's QP of the same ports. Posted on a QP the endpoint fenced, it
+ * would only come back as a flush error, which the endpoint takes for a
+ * new failure of that path.
+ */
+static unsigned uct_gda_ft_chan_carrier(uct_gda_ft_ep_t *ep, unsigned path)
+{
+    return ep->dev.path_failed[1 - path] ? path : 1 - path;
+}
+
+/*
  * Asks the peer to do `op` to its end of channel ch's `path`, or collects
  * the answer: UCS_OK (with *psn_p), UCS_ERR_REJECTED, or UCS_INPROGRESS
  * while it is on its way. Each channel has its own question slot in the
@@ -90,6 +104,7 @@ static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
     uint32_t key             = (op << 16) | path;
     uint64_t now             = gda_ft_dev_now_ns();
     uint32_t args[3]         = {key, psn0, psn1};
+    unsigned carrier;
     uint32_t epoch;
 
     if ((ep->guard.peer_mbox == 0) ||
@@ -117,13 +132,13 @@ static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
         /* lost: asked again, within the channel guardian's own bound */
     }
 
-    /* Over the other path: the channel left this one, or re-arms it */
-    epoch = c->q[id].ask_epoch + 1;
-    if ((uct_gda_ft_ep_guard_write(ep, 1 - path,
+    epoch   = c->q[id].ask_epoch + 1;
+    carrier = uct_gda_ft_chan_carrier(ep, path);
+    if ((uct_gda_ft_ep_guard_write(ep, carrier,
                                    ucs_offsetof(uct_gda_ft_mbox_t,
                                                 chan[id].req),
                                    args, sizeof(args)) != UCS_OK) ||
-        (uct_gda_ft_ep_guard_write(ep, 1 - path,
+        (uct_gda_ft_ep_guard_write(ep, carrier,
                                    ucs_offsetof(uct_gda_ft_mbox_t,
                                                 chan[id].req_epoch),
                                    &epoch, sizeof(epoch)) != UCS_OK)) {
@@ -197,6 +212,7 @@ static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id)
             uct_gda_ft_mbox_epoch(&mbox->chan[id].req_epoch);
     uint32_t answer[2]         = {1, 0};   /* status (refused), PSN */
     uint32_t req, op, path;
+    unsigned carrier;
 
     /* the epoch's acquire load: the question, then its fields */
     req  = mbox->chan[id].req;
@@ -238,11 +254,12 @@ static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id)
                  "unknown kind about channel %u", ep, req, id);
     }
 
-    if ((uct_gda_ft_ep_guard_write(ep, 1 - path,
+    carrier = uct_gda_ft_chan_carrier(ep, path);
+    if ((uct_gda_ft_ep_guard_write(ep, carrier,
                                    ucs_offsetof(uct_gda_ft_mbox_t,
                                                 chan[id].ans_status),
                                    answer, sizeof(answer)) != UCS_OK) ||
-        (uct_gda_ft_ep_guard_write(ep, 1 - path,
+        (uct_gda_ft_ep_guard_write(ep, carrier,
                                    ucs_offsetof(uct_gda_ft_mbox_t,
                                                 chan[id].ans_epoch),
                                    &epoch, sizeof(epoch)) != UCS_OK)) {
