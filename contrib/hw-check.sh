@@ -125,7 +125,7 @@ if grep -q "^HAVE_MLX5_TRUE=''" "$build/config.log" 2>/dev/null; then
     say "build: $build, mlx5 provider configured in"
 else
     say "build: $build: the mlx5 provider is NOT configured in (configure" \
-        "--with-mlx5=yes --with-mlx5-ifc=<UCX >= 1.16 source tree>)"
+        "--with-mlx5=yes: rdma-core's libibverbs-dev is needed)"
 fi
 
 section "2. provider unit tests (recording backend)"

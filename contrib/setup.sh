@@ -88,31 +88,8 @@ if [ ! -f "$ucx_src/src/uct/base/uct_iface.h" ]; then
     mv "$ucx_src.tmp" "$ucx_src"
 fi
 
-# PRM layouts for the mlx5 provider (config/m4/mlx5.m4): UCX's
-# ib_mlx5_ifc.h of a UCX >= 1.16 tree, the first with create_cq_in and cqc.
-# The installed UCX's own tree when it is that new; else GDA_FT_MLX5_IFC (a
-# UCX source tree), else the newest such tree under third_party/. Nothing
-# to fetch for it on Debian 12: its UCX is 1.13.1 (no CQ layouts), and
-# rdma-core's providers/mlx5/mlx5_ifc.h has no create_cq_in nor cqc either.
-mlx5_has_cq() {
-    grep -qs 'struct uct_ib_mlx5_create_cq_in_bits' \
-        "$1/src/uct/ib/mlx5/dv/ib_mlx5_ifc.h"
-}
-mlx5_ifc=${GDA_FT_MLX5_IFC:-}
-if [ -z "$mlx5_ifc" ] && ! mlx5_has_cq "$ucx_src"; then
-    for dir in $(ls -d "$top"/third_party/ucx-* 2>/dev/null | sort -V -r); do
-        if mlx5_has_cq "$dir"; then
-            mlx5_ifc=$dir
-            break
-        fi
-    done
-    [ -n "$mlx5_ifc" ] ||
-        echo "setup: no UCX >= 1.16 source tree for the mlx5 provider's PRM" \
-             "layouts (GDA_FT_MLX5_IFC=DIR): it is left out of the build"
-fi
-
 # The kernel's PRM layouts (include/linux/mlx5/mlx5_ifc.h), a second
-# source that the mlx5 layout test checks UCX's against: two files of
+# source that the mlx5 layout test checks the provider's own against: two files of
 # Debian's linux-headers-<version>-common, the one the architecture's
 # linux-headers package depends on
 fetch_kernel_ifc() {
@@ -138,9 +115,7 @@ fetch_kernel_ifc() {
     rm -rf "$tmp"
     [ -f "$dest/mlx5_ifc.h" ]
 }
-# (only for a build that will have the provider)
-if { [ -n "$mlx5_ifc" ] || mlx5_has_cq "$ucx_src"; } &&
-   ! ls -d "$top"/third_party/linux-mlx5-ifc-* >/dev/null 2>&1; then
+if ! ls -d "$top"/third_party/linux-mlx5-ifc-* >/dev/null 2>&1; then
     echo "setup: fetching the kernel's mlx5_ifc.h (linux-headers-*-common)"
     fetch_kernel_ifc ||
         echo "setup: no kernel mlx5_ifc.h: the mlx5 layout cross-check" \
@@ -158,7 +133,6 @@ if [ ! -f Makefile ]; then
     conf_args="--with-ucx-src=$ucx_src"
     [ $asan = yes ] && conf_args="$conf_args --enable-asan"
     [ $tsan = yes ] && conf_args="$conf_args --enable-tsan"
-    [ -n "$mlx5_ifc" ] && conf_args="$conf_args --with-mlx5-ifc=$mlx5_ifc"
     "$top/configure" $conf_args >configure.log 2>&1 ||
         { tail -20 configure.log; echo "setup: configure failed" >&2; exit 1; }
 fi

@@ -91,8 +91,7 @@ if [ ! -x "$prefix/bin/ucx_info" ]; then
     make -C "$src/build-gda-ft" install >"$log/ucx-install.log" 2>&1
 fi
 
-# gda_ft against it; the mlx5 provider's PRM layouts come from the same
-# tree (UCX >= 1.16 has them)
+# gda_ft against it
 echo "ucx-version.sh: building gda_ft in $build"
 (cd "$top" && { [ -x configure ] || ./autogen.sh; }) \
     >"$log/gda_ft-autogen.log" 2>&1

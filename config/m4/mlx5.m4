@@ -1,11 +1,8 @@
 #
 # The mlx5 HCA provider (src/hca/mlx5): ConnectX NICs through rdma-core's
-# DEVX API. It needs rdma-core's mlx5dv (header and library) and the PRM
-# layouts of UCX's uct/ib/mlx5/dv/ib_mlx5_ifc.h from a UCX >= 1.16 source
-# tree: the first one with create_cq_in and cqc (their umem fields), which
-# a CQ in caller memory needs. By default that header is taken from
-# --with-ucx-src; --with-mlx5-ifc=DIR names another UCX source tree (only
-# its ib_mlx5_ifc.h is used).
+# DEVX API. It needs rdma-core's mlx5dv (header and library, Debian 12's
+# libibverbs-dev); the PRM layouts it writes are its own
+# (src/hca/mlx5/gda_ft_mlx5_ifc.h).
 #
 #   --with-mlx5=auto (default): built when all of it is there, else left
 #                    out with a notice
@@ -17,11 +14,6 @@ AC_DEFUN([GDA_FT_CHECK_MLX5], [
         [AS_HELP_STRING([--with-mlx5@<:@=auto|yes|no@:>@],
                         [build the mlx5 (ConnectX, DEVX) HCA provider (default: auto)])],
         [], [with_mlx5=auto])
-    AC_ARG_WITH([mlx5-ifc],
-        [AS_HELP_STRING([--with-mlx5-ifc=DIR],
-                        [UCX >= 1.16 source tree whose src/uct/ib/mlx5/dv/ib_mlx5_ifc.h holds the PRM layouts (default: --with-ucx-src)])],
-        [], [with_mlx5_ifc="$UCX_SRCDIR"])
-
     mlx5_happy=no
     mlx5_missing=""
     MLX5_CPPFLAGS=""
@@ -38,32 +30,7 @@ AC_DEFUN([GDA_FT_CHECK_MLX5], [
                          [mlx5_missing="libibverbs with ibv_reg_dmabuf_mr (rdma-core >= 34)"])])
 
         AS_IF([test -z "$mlx5_missing"], [
-            AC_MSG_CHECKING([for the PRM layouts in $with_mlx5_ifc/src/uct/ib/mlx5/dv/ib_mlx5_ifc.h])
-            save_CPPFLAGS="$CPPFLAGS"
-            CPPFLAGS="$CPPFLAGS -I$with_mlx5_ifc/src -I$UCX_SRCDIR/src"
-            AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
-                    #include <infiniband/mlx5dv.h>
-                    #include <uct/ib/mlx5/dv/ib_mlx5_ifc.h>
-                ]], [[
-                    return __uct_bit_off(create_cq_in, cq_umem_id) +
-                           __uct_bit_off(create_cq_in, cq_umem_offset) +
-                           __uct_bit_off(cqc, dbr_umem_id) +
-                           __uct_bit_off(cqc, cc) +
-                           __uct_bit_off(create_qp_in, wq_umem_id) +
-                           __uct_bit_off(qpc, dbr_umem_id) +
-                           UCT_IB_MLX5DV_ST_SZ_BYTES(modify_qp_in) +
-                           UCT_IB_MLX5DV_ST_SZ_BYTES(query_qp_out) +
-                           UCT_IB_MLX5_CMD_OP_2ERR_QP +
-                           UCT_IB_MLX5_CMD_OP_2RST_QP;
-                ]])],
-                [AC_MSG_RESULT([yes])],
-                [AC_MSG_RESULT([no])
-                 mlx5_missing="the PRM layouts of UCX >= 1.16 (create_cq_in, cqc and their umem fields) in $with_mlx5_ifc/src/uct/ib/mlx5/dv/ib_mlx5_ifc.h: give a UCX >= 1.16 source tree with --with-mlx5-ifc=DIR"])
-            CPPFLAGS="$save_CPPFLAGS"])
-
-        AS_IF([test -z "$mlx5_missing"], [
             mlx5_happy=yes
-            MLX5_CPPFLAGS="-I$with_mlx5_ifc/src"
             MLX5_LIBS="-lmlx5 -libverbs"
             AC_CHECK_DECLS([mlx5dv_devx_umem_reg_ex], [], [],
                            [[#include <infiniband/mlx5dv.h>]])
@@ -76,7 +43,7 @@ AC_DEFUN([GDA_FT_CHECK_MLX5], [
 
     # The kernel's include/linux/mlx5/mlx5_ifc.h (contrib/setup.sh takes it
     # from Debian's linux-headers-*-common): a second source of the same
-    # layouts, which test_mlx5_prm_kernel.c checks UCX's against
+    # layouts, which test_mlx5_prm_kernel.c checks ours against
     AC_ARG_WITH([kernel-mlx5-ifc],
         [AS_HELP_STRING([--with-kernel-mlx5-ifc=DIR],
                         [directory of the kernel's mlx5_ifc.h for the mlx5 layout cross-check (default: the newest third_party/linux-mlx5-ifc-*)])],

@@ -3,7 +3,7 @@
  */
 #include "mlx5_recorder.h"
 
-#include <uct/ib/mlx5/dv/ib_mlx5_ifc.h>
+#include "gda_ft_mlx5_ifc.h"
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -475,7 +475,7 @@ static void mlx5_rec_free_uar(struct mlx5dv_devx_uar *uar)
 
 static uint16_t mlx5_rec_opcode(const void *in)
 {
-    return UCT_IB_MLX5DV_GET(modify_qp_in, in, opcode);
+    return GDA_FT_MLX5_GET(modify_qp_in, in, opcode);
 }
 
 static void mlx5_rec_copy_in(mlx5_rec_entry_t *entry, const void *in,
@@ -492,8 +492,8 @@ static void mlx5_rec_copy_in(mlx5_rec_entry_t *entry, const void *in,
 /* A failed command answers a status and a syndrome, as firmware does */
 static void mlx5_rec_cmd_fail(void *out)
 {
-    UCT_IB_MLX5DV_SET(modify_qp_out, out, status, 0x3);
-    UCT_IB_MLX5DV_SET(modify_qp_out, out, syndrome, 0x5a5a5a);
+    GDA_FT_MLX5_SET(modify_qp_out, out, status, 0x3);
+    GDA_FT_MLX5_SET(modify_qp_out, out, syndrome, 0x5a5a5a);
 }
 
 static struct mlx5dv_devx_obj *
@@ -512,13 +512,13 @@ mlx5_rec_obj_create(struct ibv_context *ctx, const void *in, size_t inlen,
 
     obj       = calloc(1, sizeof(*obj));
     obj->type = mlx5_rec_opcode(in);
-    if (obj->type == UCT_IB_MLX5_CMD_OP_CREATE_CQ) {
+    if (obj->type == GDA_FT_MLX5_CMD_OP_CREATE_CQ) {
         obj->id = mlx5_rec.next_cqn++;
-        UCT_IB_MLX5DV_SET(create_cq_out, out, cqn, obj->id);
-    } else if (obj->type == UCT_IB_MLX5_CMD_OP_CREATE_QP) {
+        GDA_FT_MLX5_SET(create_cq_out, out, cqn, obj->id);
+    } else if (obj->type == GDA_FT_MLX5_CMD_OP_CREATE_QP) {
         obj->id    = mlx5_rec.next_qpn++;
-        obj->state = UCT_IB_MLX5_QPC_STATE_RST;
-        UCT_IB_MLX5DV_SET(create_qp_out, out, qpn, obj->id);
+        obj->state = GDA_FT_MLX5_QPC_STATE_RST;
+        GDA_FT_MLX5_SET(create_qp_out, out, qpn, obj->id);
     }
     ++mlx5_rec.live[MLX5_REC_OBJ_CREATE];
     return (struct mlx5dv_devx_obj*)obj;
@@ -529,7 +529,7 @@ static int mlx5_rec_obj_modify(struct mlx5dv_devx_obj *devx_obj,
                                size_t outlen)
 {
     mlx5_rec_obj_t *obj = (mlx5_rec_obj_t*)devx_obj;
-    const void *qpc     = UCT_IB_MLX5DV_ADDR_OF(init2rtr_qp_in, in, qpc);
+    const void *qpc     = GDA_FT_MLX5_ADDR_OF(init2rtr_qp_in, in, qpc);
     mlx5_rec_entry_t *entry;
 
     if (mlx5_rec_call(MLX5_REC_OBJ_MODIFY, 1, &entry)) {
@@ -540,23 +540,23 @@ static int mlx5_rec_obj_modify(struct mlx5dv_devx_obj *devx_obj,
     mlx5_rec_copy_in(entry, in, inlen);
 
     switch (mlx5_rec_opcode(in)) {
-    case UCT_IB_MLX5_CMD_OP_RST2INIT_QP:
-        obj->state = UCT_IB_MLX5_QPC_STATE_INIT;
+    case GDA_FT_MLX5_CMD_OP_RST2INIT_QP:
+        obj->state = GDA_FT_MLX5_QPC_STATE_INIT;
         break;
-    case UCT_IB_MLX5_CMD_OP_INIT2RTR_QP:
-        obj->state  = UCT_IB_MLX5_QPC_STATE_RTR;
-        obj->rq_psn = UCT_IB_MLX5DV_GET(qpc, qpc, next_rcv_psn);
-        obj->mtu    = UCT_IB_MLX5DV_GET(qpc, qpc, mtu);
+    case GDA_FT_MLX5_CMD_OP_INIT2RTR_QP:
+        obj->state  = GDA_FT_MLX5_QPC_STATE_RTR;
+        obj->rq_psn = GDA_FT_MLX5_GET(qpc, qpc, next_rcv_psn);
+        obj->mtu    = GDA_FT_MLX5_GET(qpc, qpc, mtu);
         break;
-    case UCT_IB_MLX5_CMD_OP_RTR2RTS_QP:
-        obj->state  = UCT_IB_MLX5_QPC_STATE_RTS;
-        obj->sq_psn = UCT_IB_MLX5DV_GET(qpc, qpc, next_send_psn);
+    case GDA_FT_MLX5_CMD_OP_RTR2RTS_QP:
+        obj->state  = GDA_FT_MLX5_QPC_STATE_RTS;
+        obj->sq_psn = GDA_FT_MLX5_GET(qpc, qpc, next_send_psn);
         break;
-    case UCT_IB_MLX5_CMD_OP_2ERR_QP:
-        obj->state = UCT_IB_MLX5_QPC_STATE_ERR;
+    case GDA_FT_MLX5_CMD_OP_2ERR_QP:
+        obj->state = GDA_FT_MLX5_QPC_STATE_ERR;
         break;
-    case UCT_IB_MLX5_CMD_OP_2RST_QP:
-        obj->state = UCT_IB_MLX5_QPC_STATE_RST;
+    case GDA_FT_MLX5_CMD_OP_2RST_QP:
+        obj->state = GDA_FT_MLX5_QPC_STATE_RST;
         break;
     default:
         return EINVAL;
@@ -569,7 +569,7 @@ static int mlx5_rec_obj_query(struct mlx5dv_devx_obj *devx_obj,
                               size_t outlen)
 {
     mlx5_rec_obj_t *obj = (mlx5_rec_obj_t*)devx_obj;
-    void *qpc           = UCT_IB_MLX5DV_ADDR_OF(query_qp_out, out, qpc);
+    void *qpc           = GDA_FT_MLX5_ADDR_OF(query_qp_out, out, qpc);
     mlx5_rec_entry_t *entry;
 
     if (mlx5_rec_call(MLX5_REC_OBJ_QUERY, 1, &entry)) {
@@ -578,13 +578,13 @@ static int mlx5_rec_obj_query(struct mlx5dv_devx_obj *devx_obj,
         return EIO;
     }
     mlx5_rec_copy_in(entry, in, inlen);
-    if (outlen < UCT_IB_MLX5DV_ST_SZ_BYTES(query_qp_out)) {
+    if (outlen < GDA_FT_MLX5_ST_SZ_BYTES(query_qp_out)) {
         return EINVAL;
     }
-    UCT_IB_MLX5DV_SET(qpc, qpc, state, obj->state);
-    UCT_IB_MLX5DV_SET(qpc, qpc, next_send_psn, obj->sq_psn);
-    UCT_IB_MLX5DV_SET(qpc, qpc, next_rcv_psn, obj->rq_psn);
-    UCT_IB_MLX5DV_SET(qpc, qpc, mtu, obj->mtu);
+    GDA_FT_MLX5_SET(qpc, qpc, state, obj->state);
+    GDA_FT_MLX5_SET(qpc, qpc, next_send_psn, obj->sq_psn);
+    GDA_FT_MLX5_SET(qpc, qpc, next_rcv_psn, obj->rq_psn);
+    GDA_FT_MLX5_SET(qpc, qpc, mtu, obj->mtu);
     return 0;
 }
 

@@ -1,6 +1,6 @@
 /*
- * The PRM layouts the mlx5 provider takes from UCX's ib_mlx5_ifc.h, checked
- * against a second source of the same layouts: the Linux kernel's
+ * The PRM layouts of the mlx5 provider's own header (gda_ft_mlx5_ifc.h),
+ * checked against a second source of the same layouts: the Linux kernel's
  * include/linux/mlx5/mlx5_ifc.h (contrib/setup.sh takes it from Debian's
  * linux-headers-*-common), read through rdma-core's DEVX_* accessors. Every
  * field the provider writes or reads that the kernel's header names must
@@ -29,13 +29,13 @@ typedef uint8_t u8;
 
 typedef struct {
     const char *name;
-    size_t      off, bits;          /* UCX's header */
+    size_t      off, bits;          /* ours */
     size_t      k_off, k_bits;      /* the kernel's */
 } test_mlx5_pair_t;
 
-/* a field of UCX's struct _ut and the kernel's struct _kt */
+/* a field of our struct _ut and the kernel's struct _kt */
 #define PAIR(_ut, _uf, _kt, _kf) \
-    {#_ut "." #_uf, __uct_bit_off(_ut, _uf), __uct_bit_sz(_ut, _uf), \
+    {#_ut "." #_uf, GDA_FT_MLX5_BIT_OFF(_ut, _uf), GDA_FT_MLX5_BIT_SZ(_ut, _uf), \
      __devx_bit_off(_kt, _kf), __devx_bit_sz(_kt, _kf)}
 #define SAME(_typ, _fld) PAIR(_typ, _fld, _typ, _fld)
 
@@ -94,7 +94,9 @@ static const test_mlx5_pair_t test_mlx5_pairs[] = {
     SAME(ads, hop_limit),
     SAME(ads, tclass),
     SAME(ads, rgid_rip),
+    SAME(ads, dscp),
     SAME(ads, udp_sport),
+    SAME(ads, sl),
     SAME(ads, eth_prio),
     SAME(ads, vhca_port_num),
     SAME(ads, rmac_47_32),
@@ -102,6 +104,9 @@ static const test_mlx5_pair_t test_mlx5_pairs[] = {
     SAME(rst2init_qp_in, opcode),
     SAME(rst2init_qp_in, qpn),
     SAME(rst2init_qp_in, qpc),
+    SAME(init2init_qp_in, opcode),
+    SAME(init2init_qp_in, qpn),
+    SAME(init2init_qp_in, qpc),
     SAME(init2rtr_qp_in, opcode),
     SAME(init2rtr_qp_in, qpn),
     SAME(init2rtr_qp_in, qpc),
@@ -129,7 +134,7 @@ GDA_FT_TEST(mlx5_prm_kernel, fields_match_the_kernels_layout)
          ++i) {
         if ((test_mlx5_pairs[i].off != test_mlx5_pairs[i].k_off) ||
             (test_mlx5_pairs[i].bits != test_mlx5_pairs[i].k_bits)) {
-            printf("%s: UCX %#zx+%zu, kernel %#zx+%zu\n",
+            printf("%s: ours %#zx+%zu, kernel %#zx+%zu\n",
                    test_mlx5_pairs[i].name, test_mlx5_pairs[i].off,
                    test_mlx5_pairs[i].bits, test_mlx5_pairs[i].k_off,
                    test_mlx5_pairs[i].k_bits);
@@ -139,61 +144,61 @@ GDA_FT_TEST(mlx5_prm_kernel, fields_match_the_kernels_layout)
     GDA_FT_ASSERT_EQ(errors, 0);
 }
 
-/* UCX's header keeps 8 bits of the kernel's 32-bit EQ field: its low byte
+/* Our header keeps 8 bits of the kernel's 32-bit EQ field: its low byte
  * (the provider refuses an EQ number above 0xff) */
 GDA_FT_TEST(mlx5_prm_kernel, c_eqn_is_the_low_byte_of_the_kernels_field)
 {
-    GDA_FT_ASSERT_EQ(__uct_bit_sz(cqc, c_eqn), 8);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_BIT_SZ(cqc, c_eqn), 8);
     GDA_FT_ASSERT_EQ(__devx_bit_sz(cqc, c_eqn_or_apu_element), 32);
-    GDA_FT_ASSERT_EQ(__uct_bit_off(cqc, c_eqn),
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_BIT_OFF(cqc, c_eqn),
                      __devx_bit_off(cqc, c_eqn_or_apu_element) + 24);
 }
 
 GDA_FT_TEST(mlx5_prm_kernel, command_sizes_and_codes_match)
 {
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_ST_SZ_BYTES(create_cq_in),
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_ST_SZ_BYTES(create_cq_in),
                      DEVX_ST_SZ_BYTES(create_cq_in));
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_ST_SZ_BYTES(cqc), DEVX_ST_SZ_BYTES(cqc));
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_ST_SZ_BYTES(create_qp_in),
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_ST_SZ_BYTES(cqc), DEVX_ST_SZ_BYTES(cqc));
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_ST_SZ_BYTES(create_qp_in),
                      DEVX_ST_SZ_BYTES(create_qp_in));
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_ST_SZ_BYTES(qpc), DEVX_ST_SZ_BYTES(qpc));
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_ST_SZ_BYTES(ads), DEVX_ST_SZ_BYTES(ads));
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_ST_SZ_BYTES(rst2init_qp_in),
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_ST_SZ_BYTES(qpc), DEVX_ST_SZ_BYTES(qpc));
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_ST_SZ_BYTES(ads), DEVX_ST_SZ_BYTES(ads));
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_ST_SZ_BYTES(rst2init_qp_in),
                      DEVX_ST_SZ_BYTES(rst2init_qp_in));
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_ST_SZ_BYTES(init2rtr_qp_in),
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_ST_SZ_BYTES(init2rtr_qp_in),
                      DEVX_ST_SZ_BYTES(init2rtr_qp_in));
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_ST_SZ_BYTES(rtr2rts_qp_in),
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_ST_SZ_BYTES(rtr2rts_qp_in),
                      DEVX_ST_SZ_BYTES(rtr2rts_qp_in));
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_ST_SZ_BYTES(modify_qp_in),
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_ST_SZ_BYTES(modify_qp_in),
                      DEVX_ST_SZ_BYTES(qp_2err_in));
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_ST_SZ_BYTES(modify_qp_in),
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_ST_SZ_BYTES(modify_qp_in),
                      DEVX_ST_SZ_BYTES(qp_2rst_in));
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_ST_SZ_BYTES(query_qp_out),
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_ST_SZ_BYTES(query_qp_out),
                      DEVX_ST_SZ_BYTES(query_qp_out));
 
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_CMD_OP_CREATE_CQ, MLX5_CMD_OP_CREATE_CQ);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_CMD_OP_CREATE_QP, MLX5_CMD_OP_CREATE_QP);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_CMD_OP_RST2INIT_QP,
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_CMD_OP_CREATE_CQ, MLX5_CMD_OP_CREATE_CQ);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_CMD_OP_CREATE_QP, MLX5_CMD_OP_CREATE_QP);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_CMD_OP_RST2INIT_QP,
                      MLX5_CMD_OP_RST2INIT_QP);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_CMD_OP_INIT2RTR_QP,
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_CMD_OP_INIT2RTR_QP,
                      MLX5_CMD_OP_INIT2RTR_QP);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_CMD_OP_RTR2RTS_QP, MLX5_CMD_OP_RTR2RTS_QP);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_CMD_OP_2ERR_QP, MLX5_CMD_OP_2ERR_QP);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_CMD_OP_2RST_QP, MLX5_CMD_OP_2RST_QP);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_CMD_OP_QUERY_QP, MLX5_CMD_OP_QUERY_QP);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_QPC_ST_RC, MLX5_QPC_ST_RC);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_QPC_PM_STATE_MIGRATED,
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_CMD_OP_RTR2RTS_QP, MLX5_CMD_OP_RTR2RTS_QP);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_CMD_OP_2ERR_QP, MLX5_CMD_OP_2ERR_QP);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_CMD_OP_2RST_QP, MLX5_CMD_OP_2RST_QP);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_CMD_OP_QUERY_QP, MLX5_CMD_OP_QUERY_QP);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_QPC_ST_RC, MLX5_QPC_ST_RC);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_QPC_PM_STATE_MIGRATED,
                      MLX5_QPC_PM_STATE_MIGRATED);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_QPC_MTU_1K_BYTES, MLX5_QPC_MTU_1K_BYTES);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_QPC_ATOMIC_MODE_UP_TO_8B,
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_QPC_MTU_1K_BYTES, MLX5_QPC_MTU_1K_BYTES);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_QPC_ATOMIC_MODE_UP_TO_8B,
                      MLX5_QPC_ATOMIC_MODE_UP_TO_8B);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_QPC_STATE_ERR, MLX5_QPC_STATE_ERR);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_QPC_STATE_SQER, MLX5_QPC_STATE_SQER);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_QPC_STATE_ERR, MLX5_QPC_STATE_ERR);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_QPC_STATE_SQER, MLX5_QPC_STATE_SQER);
 }
 
 /* The provider's commands, as the recording backend caught them, read
  * back with rdma-core's DEVX_GET through the kernel's layouts: a second
- * reader of what test_mlx5_provider.c reads with UCX's accessors */
+ * reader of what test_mlx5_provider.c reads with our accessors */
 GDA_FT_TEST(mlx5_prm_kernel, provider_commands_read_with_devx_get)
 {
     static const uint8_t dgid[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff,
@@ -253,7 +258,7 @@ GDA_FT_TEST(mlx5_prm_kernel, provider_commands_read_with_devx_get)
     GDA_FT_ASSERT_EQ(DEVX_GET(cqc, cqc, cqe_sz), MLX5_CQC_CQE_SZ_64_BYTES);
     GDA_FT_ASSERT_EQ(DEVX_GET(cqc, cqc, log_cq_size), 0);
     GDA_FT_ASSERT_EQ(DEVX_GET(cqc, cqc, uar_page), mlx5_rec.uar_page_id);
-    /* the whole 32-bit field: the high bits UCX's layout lacks stay 0 */
+    /* the whole 32-bit field: the high bits our layout lacks stay 0 */
     GDA_FT_ASSERT_EQ(DEVX_GET(cqc, cqc, c_eqn_or_apu_element), mlx5_rec.eqn);
     GDA_FT_ASSERT_EQ(DEVX_GET(cqc, cqc, dbr_umem_valid), 1);
 

@@ -1,10 +1,9 @@
 /*
- * The PRM layouts the mlx5 provider writes, as the header it takes them
- * from (UCX's uct/ib/mlx5/dv/ib_mlx5_ifc.h, see gda_ft_mlx5_int.h) lays
- * them out: the bit offset and width of every field the provider sets or
- * reads, the size of every command, and the command and context codes,
- * against the PRM's numbers. A header that moved a field, or a newer
- * header that renamed one, fails here rather than on a NIC.
+ * The PRM layouts the mlx5 provider writes, as its own header
+ * (gda_ft_mlx5_ifc.h) lays them out: the bit offset and width of every
+ * field the provider sets or reads, the size of every command, and the
+ * command and context codes, against the PRM's numbers. An edit that
+ * moved a field fails here rather than on a NIC.
  */
 #include "gda_ft_test.h"
 #include "gda_ft_mlx5_int.h"
@@ -18,10 +17,10 @@ typedef struct {
 } test_mlx5_field_t;
 
 #define FIELD(_typ, _fld, _off, _bits) \
-    {#_typ "." #_fld, __uct_bit_off(_typ, _fld), __uct_bit_sz(_typ, _fld), \
+    {#_typ "." #_fld, GDA_FT_MLX5_BIT_OFF(_typ, _fld), GDA_FT_MLX5_BIT_SZ(_typ, _fld), \
      (_off), (_bits)}
 #define SIZE(_typ, _bytes) \
-    {#_typ, 0, UCT_IB_MLX5DV_ST_SZ_BYTES(_typ), 0, (_bytes)}
+    {#_typ, 0, GDA_FT_MLX5_ST_SZ_BYTES(_typ), 0, (_bytes)}
 
 static const test_mlx5_field_t test_mlx5_sizes[] = {
     SIZE(create_cq_in, 272),
@@ -32,6 +31,7 @@ static const test_mlx5_field_t test_mlx5_sizes[] = {
     SIZE(qpc, 232),
     SIZE(ads, 44),
     SIZE(rst2init_qp_in, 272),
+    SIZE(init2init_qp_in, 272),
     SIZE(init2rtr_qp_in, 272),
     SIZE(rtr2rts_qp_in, 272),
     SIZE(modify_qp_in, 16),
@@ -60,6 +60,7 @@ static const test_mlx5_field_t test_mlx5_fields[] = {
     FIELD(cqc, dbr_addr, 0x1c0, 64),
     FIELD(create_qp_in, opcode, 0x0, 16),
     FIELD(create_qp_in, qpc, 0xc0, 1856),
+    FIELD(create_qp_in, wq_umem_offset, 0x800, 64),
     FIELD(create_qp_in, wq_umem_id, 0x840, 32),
     FIELD(create_qp_in, wq_umem_valid, 0x860, 1),
     FIELD(create_qp_out, qpn, 0x48, 24),
@@ -101,14 +102,22 @@ static const test_mlx5_field_t test_mlx5_fields[] = {
     FIELD(ads, hop_limit, 0x58, 8),
     FIELD(ads, tclass, 0x64, 8),
     FIELD(ads, rgid_rip, 0x80, 128),
+    FIELD(ads, dscp, 0x10a, 6),
     FIELD(ads, udp_sport, 0x110, 16),
     FIELD(ads, eth_prio, 0x121, 3),
+    FIELD(ads, sl, 0x124, 4),
     FIELD(ads, vhca_port_num, 0x128, 8),
     FIELD(ads, rmac_47_32, 0x130, 16),
     FIELD(ads, rmac_31_0, 0x140, 32),
     FIELD(rst2init_qp_in, opcode, 0x0, 16),
     FIELD(rst2init_qp_in, qpn, 0x48, 24),
     FIELD(rst2init_qp_in, qpc, 0xc0, 1856),
+    FIELD(init2init_qp_in, opcode, 0x0, 16),
+    FIELD(init2init_qp_in, qpn, 0x48, 24),
+    FIELD(init2init_qp_in, qpc, 0xc0, 1856),
+    FIELD(qpc, primary_path_grh, 0xc0 + 0x28, 1),
+    FIELD(qpc, primary_path_dscp, 0xc0 + 0x10a, 6),
+    FIELD(qpc, primary_path_rmac_31_0, 0xc0 + 0x140, 32),
     FIELD(init2rtr_qp_in, opcode, 0x0, 16),
     FIELD(init2rtr_qp_in, qpn, 0x48, 24),
     FIELD(init2rtr_qp_in, qpc, 0xc0, 1856),
@@ -157,43 +166,47 @@ GDA_FT_TEST(mlx5_prm_layout, fields_written_match_the_prm)
 
 GDA_FT_TEST(mlx5_prm_layout, command_and_context_codes_match_the_prm)
 {
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_CMD_OP_CREATE_CQ,    0x400);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_CMD_OP_CREATE_QP,    0x500);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_CMD_OP_RST2INIT_QP,  0x502);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_CMD_OP_INIT2RTR_QP,  0x503);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_CMD_OP_RTR2RTS_QP,   0x504);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_CMD_OP_2ERR_QP,      0x507);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_CMD_OP_2RST_QP,      0x50a);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_CMD_OP_QUERY_QP,     0x50b);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_QPC_ST_RC,           0x0);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_QPC_PM_STATE_MIGRATED, 0x3);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_QPC_MTU_256_BYTES,   0x1);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_QPC_MTU_4K_BYTES,    0x5);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_QPC_ATOMIC_MODE_UP_TO_8B, 0x3);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_QPC_TS_FORMAT_DEFAULT, 0x1);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_QPC_STATE_RST,       0x0);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_QPC_STATE_INIT,      0x1);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_QPC_STATE_RTR,       0x2);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_QPC_STATE_RTS,       0x3);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_QPC_STATE_SQER,      0x4);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5_QPC_STATE_ERR,       0x6);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_CMD_OP_CREATE_CQ,    0x400);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_CMD_OP_CREATE_QP,    0x500);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_CMD_OP_RST2INIT_QP,  0x502);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_CMD_OP_INIT2RTR_QP,  0x503);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_CMD_OP_RTS2RTS_QP,   0x505);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_CMD_OP_INIT2INIT_QP, 0x50e);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_CMD_OP_QUERY_HCA_CAP, 0x100);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_CMD_OP_RTR2RTS_QP,   0x504);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_CMD_OP_2ERR_QP,      0x507);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_CMD_OP_2RST_QP,      0x50a);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_CMD_OP_QUERY_QP,     0x50b);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_QPC_ST_RC,           0x0);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_QPC_PM_STATE_MIGRATED, 0x3);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_QPC_MTU_256_BYTES,   0x1);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_QPC_MTU_4K_BYTES,    0x5);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_QPC_ATOMIC_MODE_UP_TO_8B, 0x3);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_QPC_TS_FORMAT_DEFAULT, 0x1);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_QPC_STATE_RST,       0x0);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_QPC_STATE_INIT,      0x1);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_QPC_STATE_RTR,       0x2);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_QPC_STATE_RTS,       0x3);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_QPC_STATE_SQER,      0x4);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_QPC_STATE_SQD,       0x5);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_QPC_STATE_ERR,       0x6);
 }
 
 /* The accessors the provider uses write where the PRM says */
 GDA_FT_TEST(mlx5_prm_layout, set_and_get_round_trip_at_field_edges)
 {
-    uint32_t in[UCT_IB_MLX5DV_ST_SZ_DW(create_qp_in)] = {0};
-    void *qpc = UCT_IB_MLX5DV_ADDR_OF(create_qp_in, in, qpc);
+    uint32_t in[GDA_FT_MLX5_ST_SZ_DW(create_qp_in)] = {0};
+    void *qpc = GDA_FT_MLX5_ADDR_OF(create_qp_in, in, qpc);
 
     /* neighbours of 24-bit and 3-bit fields keep their bits */
-    UCT_IB_MLX5DV_SET(qpc, qpc, next_send_psn, 0xffffff);
-    UCT_IB_MLX5DV_SET(qpc, qpc, retry_count, 7);
-    UCT_IB_MLX5DV_SET(qpc, qpc, rnr_retry, 0);
-    UCT_IB_MLX5DV_SET(qpc, qpc, log_sra_max, 5);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, next_send_psn), 0xffffff);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, retry_count), 7);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, rnr_retry), 0);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, log_sra_max), 5);
+    GDA_FT_MLX5_SET(qpc, qpc, next_send_psn, 0xffffff);
+    GDA_FT_MLX5_SET(qpc, qpc, retry_count, 7);
+    GDA_FT_MLX5_SET(qpc, qpc, rnr_retry, 0);
+    GDA_FT_MLX5_SET(qpc, qpc, log_sra_max, 5);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, next_send_psn), 0xffffff);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, retry_count), 7);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, rnr_retry), 0);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, log_sra_max), 5);
     /* big-endian dwords, bits counted from the most significant one:
      * log_sra_max is bits 8..10 and retry_count bits 13..15 of the dword
      * at bit 0x380 of the QP context */

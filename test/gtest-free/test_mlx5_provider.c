@@ -20,11 +20,11 @@
 #include <unistd.h>
 
 #define QPC_GET(_entry, _cmd, _fld) \
-    UCT_IB_MLX5DV_GET(qpc, UCT_IB_MLX5DV_ADDR_OF(_cmd, (_entry)->in, qpc), \
+    GDA_FT_MLX5_GET(qpc, GDA_FT_MLX5_ADDR_OF(_cmd, (_entry)->in, qpc), \
                       _fld)
 #define CQC_GET(_entry, _fld) \
-    UCT_IB_MLX5DV_GET(cqc, \
-                      UCT_IB_MLX5DV_ADDR_OF(create_cq_in, (_entry)->in, cqc), \
+    GDA_FT_MLX5_GET(cqc, \
+                      GDA_FT_MLX5_ADDR_OF(create_cq_in, (_entry)->in, cqc), \
                       _fld)
 
 static int test_mlx5_errors;
@@ -322,7 +322,7 @@ GDA_FT_TEST(mlx5_provider, create_cq_writes_every_field)
         cq  = test_mlx5_cq(&t, collapsed ? 1 : CQ_CNT,
                            collapsed ? GDA_FT_HCA_CQ_COLLAPSED : 0);
         mcq = ucs_derived_of(cq, gda_ft_mlx5_cq_t);
-        cmd = mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_CREATE_CQ, collapsed);
+        cmd = mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_CREATE_CQ, collapsed);
         buf_umem = mlx5_rec_find(MLX5_REC_UMEM_REG, 2 * collapsed);
         dbr_umem = mlx5_rec_find(MLX5_REC_UMEM_REG, 2 * collapsed + 1);
         GDA_FT_ASSERT(cmd != NULL);
@@ -332,11 +332,11 @@ GDA_FT_TEST(mlx5_provider, create_cq_writes_every_field)
                          ucs_align_up((collapsed ? 1 : CQ_CNT) * 64,
                                       sysconf(_SC_PAGESIZE)));
         GDA_FT_ASSERT_EQ(buf_umem->arg[3], (uint64_t)-1);   /* no dma-buf */
-        GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(create_cq_in, cmd->in,
+        GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(create_cq_in, cmd->in,
                                            cq_umem_valid), 1);
-        GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(create_cq_in, cmd->in, cq_umem_id),
+        GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(create_cq_in, cmd->in, cq_umem_id),
                          0x100 + 2 * collapsed);
-        GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET64(create_cq_in, cmd->in,
+        GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET64(create_cq_in, cmd->in,
                                              cq_umem_offset), 0);
         GDA_FT_ASSERT_EQ(CQC_GET(cmd, cqe_sz), 0);
         GDA_FT_ASSERT_EQ(CQC_GET(cmd, cc), collapsed);
@@ -350,8 +350,8 @@ GDA_FT_TEST(mlx5_provider, create_cq_writes_every_field)
         GDA_FT_ASSERT_EQ(CQC_GET(cmd, dbr_umem_valid), 1);
         GDA_FT_ASSERT_EQ(CQC_GET(cmd, dbr_umem_id), 0x101 + 2 * collapsed);
         /* the DBR umem covers its page; dbr_addr is its offset there */
-        GDA_FT_ASSERT_EQ(dbr_umem->arg[0] + UCT_IB_MLX5DV_GET64(cqc,
-                         UCT_IB_MLX5DV_ADDR_OF(create_cq_in, cmd->in, cqc),
+        GDA_FT_ASSERT_EQ(dbr_umem->arg[0] + GDA_FT_MLX5_GET64(cqc,
+                         GDA_FT_MLX5_ADDR_OF(create_cq_in, cmd->in, cqc),
                          dbr_addr), (uintptr_t)mcq->dbrec);
         gda_ft_hca_cq_destroy(cq);
     }
@@ -374,7 +374,7 @@ GDA_FT_TEST(mlx5_provider, create_qp_writes_every_field)
     test_mlx5_qp_init(&t, scq, rcq, &init);
     GDA_FT_ASSERT_OK(gda_ft_hca_qp_create(t.pd, &init, &qp));
 
-    cmd      = mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_CREATE_QP, 0);
+    cmd      = mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_CREATE_QP, 0);
     wq_umem  = mlx5_rec_find(MLX5_REC_UMEM_REG, 4);
     dbr_umem = mlx5_rec_find(MLX5_REC_UMEM_REG, 5);
     GDA_FT_ASSERT(cmd != NULL);
@@ -386,17 +386,17 @@ GDA_FT_TEST(mlx5_provider, create_qp_writes_every_field)
     GDA_FT_ASSERT_EQ(wq_umem->arg[0], (uintptr_t)t.wq_buf);
     GDA_FT_ASSERT_EQ(wq_umem->arg[1], ucs_align_up((RQ_CNT + SQ_CNT) * 64,
                                                    sysconf(_SC_PAGESIZE)));
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(create_qp_in, cmd->in, wq_umem_valid),
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(create_qp_in, cmd->in, wq_umem_valid),
                      1);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(create_qp_in, cmd->in, wq_umem_id),
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(create_qp_in, cmd->in, wq_umem_id),
                      0x104);
-    GDA_FT_ASSERT_EQ(QPC_GET(cmd, create_qp_in, st), UCT_IB_MLX5_QPC_ST_RC);
+    GDA_FT_ASSERT_EQ(QPC_GET(cmd, create_qp_in, st), GDA_FT_MLX5_QPC_ST_RC);
     GDA_FT_ASSERT_EQ(QPC_GET(cmd, create_qp_in, pm_state),
-                     UCT_IB_MLX5_QPC_PM_STATE_MIGRATED);
+                     GDA_FT_MLX5_QPC_PM_STATE_MIGRATED);
     GDA_FT_ASSERT_EQ(QPC_GET(cmd, create_qp_in, pd), 0x1234);
     GDA_FT_ASSERT_EQ(QPC_GET(cmd, create_qp_in, uar_page), 0xabc);
     GDA_FT_ASSERT_EQ(QPC_GET(cmd, create_qp_in, ts_format),
-                     UCT_IB_MLX5_QPC_TS_FORMAT_DEFAULT);
+                     GDA_FT_MLX5_QPC_TS_FORMAT_DEFAULT);
     GDA_FT_ASSERT_EQ(QPC_GET(cmd, create_qp_in, log_page_size),
                      ucs_ilog2(sysconf(_SC_PAGESIZE)) - 12);
     GDA_FT_ASSERT_EQ(QPC_GET(cmd, create_qp_in, log_sq_size), 6);
@@ -409,14 +409,14 @@ GDA_FT_TEST(mlx5_provider, create_qp_writes_every_field)
     GDA_FT_ASSERT_EQ(QPC_GET(cmd, create_qp_in, dbr_umem_valid), 1);
     GDA_FT_ASSERT_EQ(QPC_GET(cmd, create_qp_in, dbr_umem_id), 0x105);
     GDA_FT_ASSERT_EQ(dbr_umem->arg[0], (uintptr_t)t.dbrec);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET64(qpc, UCT_IB_MLX5DV_ADDR_OF(
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET64(qpc, GDA_FT_MLX5_ADDR_OF(
                      create_qp_in, cmd->in, qpc), dbr_addr), 32);
     gda_ft_hca_qp_destroy(qp);
 
     /* without a receive queue: a zero-length RQ, completions on scq */
     test_mlx5_qp_init(&t, scq, NULL, &init);
     GDA_FT_ASSERT_OK(gda_ft_hca_qp_create(t.pd, &init, &qp));
-    cmd = mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_CREATE_QP, 1);
+    cmd = mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_CREATE_QP, 1);
     GDA_FT_ASSERT_EQ(QPC_GET(cmd, create_qp_in, rq_type), 3);
     GDA_FT_ASSERT_EQ(QPC_GET(cmd, create_qp_in, log_rq_size), 0);
     GDA_FT_ASSERT_EQ(QPC_GET(cmd, create_qp_in, cqn_rcv), scq->cqn);
@@ -432,50 +432,50 @@ static void test_mlx5_check_rtr(const mlx5_rec_entry_t *cmd,
                                 const gda_ft_hca_qp_attr_t *attr,
                                 uint32_t qpn)
 {
-    const void *qpc = UCT_IB_MLX5DV_ADDR_OF(init2rtr_qp_in, cmd->in, qpc);
+    const void *qpc = GDA_FT_MLX5_ADDR_OF(init2rtr_qp_in, cmd->in, qpc);
 
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(init2rtr_qp_in, cmd->in, qpn), qpn);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, mtu),
-                     UCT_IB_MLX5_QPC_MTU_1K_BYTES);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, log_msg_max), 30);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, remote_qpn), 0xabcde);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, next_rcv_psn), 0x123456);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, min_rnr_nak), 12);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, log_rra_max), 4);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc,
-                     primary_address_path.vhca_port_num), 1);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc,
-                     primary_address_path.rmac_47_32), 0x0211);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc,
-                     primary_address_path.rmac_31_0), 0x22334455);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, primary_address_path.grh),
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(init2rtr_qp_in, cmd->in, qpn), qpn);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, mtu),
+                     GDA_FT_MLX5_QPC_MTU_1K_BYTES);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, log_msg_max), 30);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, remote_qpn), 0xabcde);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, next_rcv_psn), 0x123456);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, min_rnr_nak), 12);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, log_rra_max), 4);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc,
+                     primary_path_vhca_port_num), 1);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc,
+                     primary_path_rmac_47_32), 0x0211);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc,
+                     primary_path_rmac_31_0), 0x22334455);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, primary_path_grh),
                      1);
-    GDA_FT_ASSERT_MEM_EQ(UCT_IB_MLX5DV_ADDR_OF(qpc, qpc,
-                         primary_address_path.rgid_rip), attr->dest_gid, 16);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc,
-                     primary_address_path.src_addr_index), 3);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc,
-                     primary_address_path.hop_limit), 33);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc,
-                     primary_address_path.tclass), 0x68);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc,
-                     primary_address_path.eth_prio), 5);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc,
-                     primary_address_path.udp_sport),
+    GDA_FT_ASSERT_MEM_EQ(GDA_FT_MLX5_ADDR_OF(qpc, qpc,
+                         primary_path_rgid_rip), attr->dest_gid, 16);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc,
+                     primary_path_src_addr_index), 3);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc,
+                     primary_path_hop_limit), 33);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc,
+                     primary_path_tclass), 0x68);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc,
+                     primary_path_eth_prio), 5);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc,
+                     primary_path_udp_sport),
                      gda_ft_mlx5_udp_sport(qpn, 0xabcde));
 }
 
 static void test_mlx5_check_rts(const mlx5_rec_entry_t *cmd, uint32_t qpn)
 {
-    const void *qpc = UCT_IB_MLX5DV_ADDR_OF(rtr2rts_qp_in, cmd->in, qpc);
+    const void *qpc = GDA_FT_MLX5_ADDR_OF(rtr2rts_qp_in, cmd->in, qpc);
 
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(rtr2rts_qp_in, cmd->in, qpn), qpn);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, next_send_psn), 0x654321);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc,
-                     primary_address_path.ack_timeout), 14);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, retry_count), 5);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, rnr_retry), 6);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, log_sra_max), 3);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(rtr2rts_qp_in, cmd->in, qpn), qpn);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, next_send_psn), 0x654321);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc,
+                     primary_path_ack_timeout), 14);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, retry_count), 5);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, rnr_retry), 6);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, log_sra_max), 3);
 }
 
 static void test_mlx5_check_state(gda_ft_hca_qp_t *qp,
@@ -508,66 +508,66 @@ GDA_FT_TEST(mlx5_provider, modify_through_every_state_writes_every_field)
     test_mlx5_qp_attr(&attr);
     GDA_FT_ASSERT_OK(gda_ft_hca_qp_connect(qp, &attr));
 
-    cmd = mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_RST2INIT_QP, 0);
-    qpc = UCT_IB_MLX5DV_ADDR_OF(rst2init_qp_in, cmd->in, qpc);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(rst2init_qp_in, cmd->in, qpn),
+    cmd = mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_RST2INIT_QP, 0);
+    qpc = GDA_FT_MLX5_ADDR_OF(rst2init_qp_in, cmd->in, qpc);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(rst2init_qp_in, cmd->in, qpn),
                      qp->qpn);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, pm_state),
-                     UCT_IB_MLX5_QPC_PM_STATE_MIGRATED);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc,
-                     primary_address_path.vhca_port_num), 1);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, rwe), 1);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, rre), 1);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, rae), 1);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(qpc, qpc, atomic_mode),
-                     UCT_IB_MLX5_QPC_ATOMIC_MODE_UP_TO_8B);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, pm_state),
+                     GDA_FT_MLX5_QPC_PM_STATE_MIGRATED);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc,
+                     primary_path_vhca_port_num), 1);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, rwe), 1);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, rre), 1);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, rae), 1);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, atomic_mode),
+                     GDA_FT_MLX5_QPC_ATOMIC_MODE_UP_TO_8B);
 
-    test_mlx5_check_rtr(mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_INIT2RTR_QP, 0),
+    test_mlx5_check_rtr(mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, 0),
                         &attr, qp->qpn);
     mac = mlx5_rec_find(MLX5_REC_RESOLVE_MAC, 0);
     GDA_FT_ASSERT_EQ(mac->arg[0], 1);
     GDA_FT_ASSERT_EQ(mac->arg[1], 3);
     GDA_FT_ASSERT_MEM_EQ(mac->in, attr.dest_gid, 16);
-    test_mlx5_check_rts(mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_RTR2RTS_QP, 0),
+    test_mlx5_check_rts(mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_RTR2RTS_QP, 0),
                         qp->qpn);
 
     GDA_FT_ASSERT_OK(gda_ft_hca_qp_query(qp, &q));
-    cmd = mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_QUERY_QP, 0);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(query_qp_in, cmd->in, qpn), qp->qpn);
+    cmd = mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_QUERY_QP, 0);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(query_qp_in, cmd->in, qpn), qp->qpn);
     GDA_FT_ASSERT_EQ(q.state, GDA_FT_HCA_QP_RTS);
     GDA_FT_ASSERT_EQ(q.sq_psn, 0x654321);
     GDA_FT_ASSERT_EQ(q.rq_psn, 0x123456);
     GDA_FT_ASSERT_EQ(q.path_mtu, 1024);
 
     GDA_FT_ASSERT_OK(gda_ft_hca_qp_modify(qp, GDA_FT_HCA_QP_ERR, NULL));
-    cmd = mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_2ERR_QP, 0);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(modify_qp_in, cmd->in, qpn), qp->qpn);
+    cmd = mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_2ERR_QP, 0);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(modify_qp_in, cmd->in, qpn), qp->qpn);
     test_mlx5_check_state(qp, GDA_FT_HCA_QP_ERR);
     GDA_FT_ASSERT_OK(gda_ft_hca_qp_modify(qp, GDA_FT_HCA_QP_RESET, NULL));
-    cmd = mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_2RST_QP, 0);
-    GDA_FT_ASSERT_EQ(UCT_IB_MLX5DV_GET(modify_qp_in, cmd->in, qpn), qp->qpn);
+    cmd = mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_2RST_QP, 0);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(modify_qp_in, cmd->in, qpn), qp->qpn);
     test_mlx5_check_state(qp, GDA_FT_HCA_QP_RESET);
 
     /* every command went whole: inputs as long as the PRM's commands */
-    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_CREATE_QP, 0)->inlen,
-                     UCT_IB_MLX5DV_ST_SZ_BYTES(create_qp_in));
-    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_CREATE_CQ, 0)->inlen,
-                     UCT_IB_MLX5DV_ST_SZ_BYTES(create_cq_in));
-    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_RST2INIT_QP,
+    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_CREATE_QP, 0)->inlen,
+                     GDA_FT_MLX5_ST_SZ_BYTES(create_qp_in));
+    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_CREATE_CQ, 0)->inlen,
+                     GDA_FT_MLX5_ST_SZ_BYTES(create_cq_in));
+    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_RST2INIT_QP,
                                        0)->inlen,
-                     UCT_IB_MLX5DV_ST_SZ_BYTES(rst2init_qp_in));
-    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_INIT2RTR_QP,
+                     GDA_FT_MLX5_ST_SZ_BYTES(rst2init_qp_in));
+    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_INIT2RTR_QP,
                                        0)->inlen,
-                     UCT_IB_MLX5DV_ST_SZ_BYTES(init2rtr_qp_in));
-    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_RTR2RTS_QP,
+                     GDA_FT_MLX5_ST_SZ_BYTES(init2rtr_qp_in));
+    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_RTR2RTS_QP,
                                        0)->inlen,
-                     UCT_IB_MLX5DV_ST_SZ_BYTES(rtr2rts_qp_in));
-    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_2ERR_QP, 0)->inlen,
-                     UCT_IB_MLX5DV_ST_SZ_BYTES(modify_qp_in));
-    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_2RST_QP, 0)->inlen,
-                     UCT_IB_MLX5DV_ST_SZ_BYTES(modify_qp_in));
-    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(UCT_IB_MLX5_CMD_OP_QUERY_QP, 0)->inlen,
-                     UCT_IB_MLX5DV_ST_SZ_BYTES(query_qp_in));
+                     GDA_FT_MLX5_ST_SZ_BYTES(rtr2rts_qp_in));
+    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_2ERR_QP, 0)->inlen,
+                     GDA_FT_MLX5_ST_SZ_BYTES(modify_qp_in));
+    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_2RST_QP, 0)->inlen,
+                     GDA_FT_MLX5_ST_SZ_BYTES(modify_qp_in));
+    GDA_FT_ASSERT_EQ(mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_QUERY_QP, 0)->inlen,
+                     GDA_FT_MLX5_ST_SZ_BYTES(query_qp_in));
 
     /* and again from RESET: a failed-over path comes back this way */
     GDA_FT_ASSERT_OK(gda_ft_hca_qp_connect(qp, &attr));
@@ -1037,13 +1037,13 @@ GDA_FT_TEST(mlx5_provider, mtu_state_and_udp_port_codes)
     GDA_FT_ASSERT_EQ(gda_ft_mlx5_mtu_code(1500), 0);
     GDA_FT_ASSERT_EQ(gda_ft_mlx5_mtu_bytes(7), 0);
 
-    GDA_FT_ASSERT(gda_ft_mlx5_qp_state_from_prm(UCT_IB_MLX5_QPC_STATE_SQER,
+    GDA_FT_ASSERT(gda_ft_mlx5_qp_state_from_prm(GDA_FT_MLX5_QPC_STATE_SQER,
                                                 &state));
     GDA_FT_ASSERT_EQ(state, GDA_FT_HCA_QP_ERR);
-    GDA_FT_ASSERT(gda_ft_mlx5_qp_state_from_prm(UCT_IB_MLX5_QPC_STATE_RTR,
+    GDA_FT_ASSERT(gda_ft_mlx5_qp_state_from_prm(GDA_FT_MLX5_QPC_STATE_RTR,
                                                 &state));
     GDA_FT_ASSERT_EQ(state, GDA_FT_HCA_QP_RTR);
-    GDA_FT_ASSERT(!gda_ft_mlx5_qp_state_from_prm(UCT_IB_MLX5_QPC_STATE_SQD,
+    GDA_FT_ASSERT(!gda_ft_mlx5_qp_state_from_prm(GDA_FT_MLX5_QPC_STATE_SQD,
                                                  &state));
 
     for (i = 0; i < 1000; ++i) {

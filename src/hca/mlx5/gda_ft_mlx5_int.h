@@ -1,39 +1,17 @@
 /*
- * mlx5 provider: internal types.
- *
- * PRM layouts (command inputs and outputs, QP and CQ contexts) come from
- * UCX's own uct/ib/mlx5/dv/ib_mlx5_ifc.h, read from the UCX source tree the
- * build uses (or the one --with-mlx5-ifc names), with its
- * UCT_IB_MLX5DV_SET/GET accessors. Why that header: it is the only one
- * available as a dependency that holds every structure this provider
- * writes, create_cq_in and cqc with their umem fields included (UCX >= 1.16).
- * rdma-core's providers/mlx5/mlx5_ifc.h has no create_cq_in nor cqc (its
- * CQs are made by the kernel), and the kernel's include/linux/mlx5/
- * mlx5_ifc.h leaves the umem ids as reserved bits. configure checks the
- * header for the structures used (config/m4/mlx5.m4).
+ * mlx5 provider: internal types. The PRM layouts of its DEVX commands are
+ * its own (gda_ft_mlx5_ifc.h), so that it builds wherever rdma-core's
+ * mlx5dv.h with DEVX is installed.
  */
 #ifndef GDA_FT_MLX5_INT_H_
 #define GDA_FT_MLX5_INT_H_
 
 #include "gda_ft_mlx5.h"
+#include "gda_ft_mlx5_ifc.h"
 
 #include <gda_ft_ucs_compat.h>
-#include <uct/ib/mlx5/dv/ib_mlx5_ifc.h>
 #include <ucs/type/status.h>
 #include <ucs/config/types.h>
-
-/* UCX's accessors, on buffers of any pointer type */
-#define GDA_FT_MLX5_SET(_typ, _p, _fld, _v) \
-    UCT_IB_MLX5DV_SET(_typ, (void*)(_p), _fld, _v)
-#define GDA_FT_MLX5_SET64(_typ, _p, _fld, _v) \
-    UCT_IB_MLX5DV_SET64(_typ, (void*)(_p), _fld, _v)
-#define GDA_FT_MLX5_GET(_typ, _p, _fld) \
-    UCT_IB_MLX5DV_GET(_typ, (const void*)(_p), _fld)
-#define GDA_FT_MLX5_GET64(_typ, _p, _fld) \
-    UCT_IB_MLX5DV_GET64(_typ, (const void*)(_p), _fld)
-#define GDA_FT_MLX5_ADDR_OF(_typ, _p, _fld) \
-    (void*)UCT_IB_MLX5DV_ADDR_OF(_typ, _p, _fld)
-#define GDA_FT_MLX5_ST_SZ_DW(_typ) UCT_IB_MLX5DV_ST_SZ_DW(_typ)
 
 /* The PRM's page unit: log_page_size counts from 4 KiB */
 #define GDA_FT_MLX5_ADAPTER_PAGE_SHIFT 12

@@ -62,7 +62,7 @@ static void gda_ft_mlx5_cq_fill(gda_ft_mlx5_dev_t *dev, gda_ft_mlx5_cq_t *cq,
     void *cqc = GDA_FT_MLX5_ADDR_OF(create_cq_in, in, cqc);
     int collapsed = !!(cq->super.attr.flags & GDA_FT_HCA_CQ_COLLAPSED);
 
-    GDA_FT_MLX5_SET(create_cq_in, in, opcode, UCT_IB_MLX5_CMD_OP_CREATE_CQ);
+    GDA_FT_MLX5_SET(create_cq_in, in, opcode, GDA_FT_MLX5_CMD_OP_CREATE_CQ);
     GDA_FT_MLX5_SET(create_cq_in, in, cq_umem_valid, 1);
     GDA_FT_MLX5_SET(create_cq_in, in, cq_umem_id,
                     gda_ft_mlx5_umem_id(&cq->buf));
@@ -193,16 +193,16 @@ static void gda_ft_mlx5_qp_fill(gda_ft_mlx5_dev_t *dev, gda_ft_mlx5_qp_t *qp,
 {
     void *qpc = GDA_FT_MLX5_ADDR_OF(create_qp_in, in, qpc);
 
-    GDA_FT_MLX5_SET(create_qp_in, in, opcode, UCT_IB_MLX5_CMD_OP_CREATE_QP);
+    GDA_FT_MLX5_SET(create_qp_in, in, opcode, GDA_FT_MLX5_CMD_OP_CREATE_QP);
     GDA_FT_MLX5_SET(create_qp_in, in, wq_umem_valid, 1);
     GDA_FT_MLX5_SET(create_qp_in, in, wq_umem_id,
                     gda_ft_mlx5_umem_id(&qp->wq));
 
-    GDA_FT_MLX5_SET(qpc, qpc, st, UCT_IB_MLX5_QPC_ST_RC);
-    GDA_FT_MLX5_SET(qpc, qpc, pm_state, UCT_IB_MLX5_QPC_PM_STATE_MIGRATED);
+    GDA_FT_MLX5_SET(qpc, qpc, st, GDA_FT_MLX5_QPC_ST_RC);
+    GDA_FT_MLX5_SET(qpc, qpc, pm_state, GDA_FT_MLX5_QPC_PM_STATE_MIGRATED);
     GDA_FT_MLX5_SET(qpc, qpc, pd, qp->super.pd->pdn);
     GDA_FT_MLX5_SET(qpc, qpc, uar_page, dev->uar->page_id);
-    GDA_FT_MLX5_SET(qpc, qpc, ts_format, UCT_IB_MLX5_QPC_TS_FORMAT_DEFAULT);
+    GDA_FT_MLX5_SET(qpc, qpc, ts_format, GDA_FT_MLX5_QPC_TS_FORMAT_DEFAULT);
     GDA_FT_MLX5_SET(qpc, qpc, log_page_size, gda_ft_mlx5_log_page_size());
     GDA_FT_MLX5_SET(qpc, qpc, log_sq_size, ucs_ilog2(attr->sq_wqebb_cnt));
     GDA_FT_MLX5_SET(qpc, qpc, cqn_snd, attr->send_cq->cqn);
@@ -304,31 +304,31 @@ void gda_ft_mlx5_qp_destroy(gda_ft_hca_qp_t *hca_qp)
 unsigned gda_ft_mlx5_mtu_code(unsigned bytes)
 {
     switch (bytes) {
-    case 256:  return UCT_IB_MLX5_QPC_MTU_256_BYTES;
-    case 512:  return UCT_IB_MLX5_QPC_MTU_512_BYTES;
-    case 1024: return UCT_IB_MLX5_QPC_MTU_1K_BYTES;
-    case 2048: return UCT_IB_MLX5_QPC_MTU_2K_BYTES;
-    case 4096: return UCT_IB_MLX5_QPC_MTU_4K_BYTES;
+    case 256:  return GDA_FT_MLX5_QPC_MTU_256_BYTES;
+    case 512:  return GDA_FT_MLX5_QPC_MTU_512_BYTES;
+    case 1024: return GDA_FT_MLX5_QPC_MTU_1K_BYTES;
+    case 2048: return GDA_FT_MLX5_QPC_MTU_2K_BYTES;
+    case 4096: return GDA_FT_MLX5_QPC_MTU_4K_BYTES;
     default:   return 0;
     }
 }
 
 unsigned gda_ft_mlx5_mtu_bytes(unsigned code)
 {
-    return ((code >= UCT_IB_MLX5_QPC_MTU_256_BYTES) &&
-            (code <= UCT_IB_MLX5_QPC_MTU_4K_BYTES)) ? (128u << code) : 0;
+    return ((code >= GDA_FT_MLX5_QPC_MTU_256_BYTES) &&
+            (code <= GDA_FT_MLX5_QPC_MTU_4K_BYTES)) ? (128u << code) : 0;
 }
 
 int gda_ft_mlx5_qp_state_from_prm(unsigned prm_state,
                                   gda_ft_hca_qp_state_t *state_p)
 {
     switch (prm_state) {
-    case UCT_IB_MLX5_QPC_STATE_RST:  *state_p = GDA_FT_HCA_QP_RESET; return 1;
-    case UCT_IB_MLX5_QPC_STATE_INIT: *state_p = GDA_FT_HCA_QP_INIT;  return 1;
-    case UCT_IB_MLX5_QPC_STATE_RTR:  *state_p = GDA_FT_HCA_QP_RTR;   return 1;
-    case UCT_IB_MLX5_QPC_STATE_RTS:  *state_p = GDA_FT_HCA_QP_RTS;   return 1;
-    case UCT_IB_MLX5_QPC_STATE_SQER:
-    case UCT_IB_MLX5_QPC_STATE_ERR:  *state_p = GDA_FT_HCA_QP_ERR;   return 1;
+    case GDA_FT_MLX5_QPC_STATE_RST:  *state_p = GDA_FT_HCA_QP_RESET; return 1;
+    case GDA_FT_MLX5_QPC_STATE_INIT: *state_p = GDA_FT_HCA_QP_INIT;  return 1;
+    case GDA_FT_MLX5_QPC_STATE_RTR:  *state_p = GDA_FT_HCA_QP_RTR;   return 1;
+    case GDA_FT_MLX5_QPC_STATE_RTS:  *state_p = GDA_FT_HCA_QP_RTS;   return 1;
+    case GDA_FT_MLX5_QPC_STATE_SQER:
+    case GDA_FT_MLX5_QPC_STATE_ERR:  *state_p = GDA_FT_HCA_QP_ERR;   return 1;
     default:                         return 0;
     }
 }

@@ -39,10 +39,10 @@ static size_t gda_ft_mlx5_rst2init(gda_ft_mlx5_qp_t *qp,
     int atomic = !!(attr->access & GDA_FT_HCA_ACCESS_REMOTE_ATOMIC);
 
     GDA_FT_MLX5_SET(rst2init_qp_in, in, opcode,
-                    UCT_IB_MLX5_CMD_OP_RST2INIT_QP);
+                    GDA_FT_MLX5_CMD_OP_RST2INIT_QP);
     GDA_FT_MLX5_SET(rst2init_qp_in, in, qpn, qp->super.qpn);
-    GDA_FT_MLX5_SET(qpc, qpc, pm_state, UCT_IB_MLX5_QPC_PM_STATE_MIGRATED);
-    GDA_FT_MLX5_SET(qpc, qpc, primary_address_path.vhca_port_num,
+    GDA_FT_MLX5_SET(qpc, qpc, pm_state, GDA_FT_MLX5_QPC_PM_STATE_MIGRATED);
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_vhca_port_num,
                     qp->super.init.port_num);
     GDA_FT_MLX5_SET(qpc, qpc, rwe,
                     !!(attr->access & GDA_FT_HCA_ACCESS_REMOTE_WRITE));
@@ -51,7 +51,7 @@ static size_t gda_ft_mlx5_rst2init(gda_ft_mlx5_qp_t *qp,
     GDA_FT_MLX5_SET(qpc, qpc, rae, atomic);
     /* 4- and 8-byte atomics, masked ones included */
     GDA_FT_MLX5_SET(qpc, qpc, atomic_mode,
-                    atomic ? UCT_IB_MLX5_QPC_ATOMIC_MODE_UP_TO_8B : 0);
+                    atomic ? GDA_FT_MLX5_QPC_ATOMIC_MODE_UP_TO_8B : 0);
     return GDA_FT_MLX5_ST_SZ_DW(rst2init_qp_in) * 4;
 }
 
@@ -81,24 +81,24 @@ static ucs_status_t gda_ft_mlx5_path_roce(gda_ft_mlx5_qp_t *qp,
         return UCS_ERR_UNREACHABLE;
     }
 
-    GDA_FT_MLX5_SET(qpc, qpc, primary_address_path.rmac_47_32,
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_rmac_47_32,
                     ((uint32_t)mac[0] << 8) | mac[1]);
-    GDA_FT_MLX5_SET(qpc, qpc, primary_address_path.rmac_31_0,
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_rmac_31_0,
                     ((uint32_t)mac[2] << 24) | ((uint32_t)mac[3] << 16) |
                     ((uint32_t)mac[4] << 8) | mac[5]);
     /* RoCE packets always carry the global route (the IP header) */
-    GDA_FT_MLX5_SET(qpc, qpc, primary_address_path.grh, 1);
-    memcpy(GDA_FT_MLX5_ADDR_OF(qpc, qpc, primary_address_path.rgid_rip),
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_grh, 1);
+    memcpy(GDA_FT_MLX5_ADDR_OF(qpc, qpc, primary_path_rgid_rip),
            attr->dest_gid, GDA_FT_HCA_GID_LEN);
-    GDA_FT_MLX5_SET(qpc, qpc, primary_address_path.src_addr_index,
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_src_addr_index,
                     port->gid_index);
-    GDA_FT_MLX5_SET(qpc, qpc, primary_address_path.hop_limit,
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_hop_limit,
                     attr->hop_limit);
-    GDA_FT_MLX5_SET(qpc, qpc, primary_address_path.tclass,
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_tclass,
                     attr->traffic_class);
-    GDA_FT_MLX5_SET(qpc, qpc, primary_address_path.eth_prio,
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_eth_prio,
                     gda_ft_mlx5_config.sl & 7);
-    GDA_FT_MLX5_SET(qpc, qpc, primary_address_path.udp_sport,
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_udp_sport,
                     gda_ft_mlx5_udp_sport(qp->super.qpn, attr->dest_qpn));
     return UCS_OK;
 }
@@ -121,7 +121,7 @@ static ucs_status_t gda_ft_mlx5_init2rtr(gda_ft_mlx5_qp_t *qp,
     }
 
     GDA_FT_MLX5_SET(init2rtr_qp_in, in, opcode,
-                    UCT_IB_MLX5_CMD_OP_INIT2RTR_QP);
+                    GDA_FT_MLX5_CMD_OP_INIT2RTR_QP);
     GDA_FT_MLX5_SET(init2rtr_qp_in, in, qpn, qp->super.qpn);
     GDA_FT_MLX5_SET(qpc, qpc, mtu, gda_ft_mlx5_mtu_code(attr->path_mtu));
     GDA_FT_MLX5_SET(qpc, qpc, log_msg_max, 30);
@@ -130,7 +130,7 @@ static ucs_status_t gda_ft_mlx5_init2rtr(gda_ft_mlx5_qp_t *qp,
     GDA_FT_MLX5_SET(qpc, qpc, min_rnr_nak, attr->min_rnr_timer);
     GDA_FT_MLX5_SET(qpc, qpc, log_rra_max,
                     gda_ft_mlx5_log_rd_atomic(attr->max_dest_rd_atomic));
-    GDA_FT_MLX5_SET(qpc, qpc, primary_address_path.vhca_port_num, port_num);
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_vhca_port_num, port_num);
     *inlen_p = GDA_FT_MLX5_ST_SZ_DW(init2rtr_qp_in) * 4;
     return gda_ft_mlx5_path_roce(qp, attr, qpc);
 }
@@ -141,7 +141,7 @@ static size_t gda_ft_mlx5_rtr2rts(gda_ft_mlx5_qp_t *qp,
     void *qpc = GDA_FT_MLX5_ADDR_OF(rtr2rts_qp_in, in, qpc);
 
     GDA_FT_MLX5_SET(rtr2rts_qp_in, in, opcode,
-                    UCT_IB_MLX5_CMD_OP_RTR2RTS_QP);
+                    GDA_FT_MLX5_CMD_OP_RTR2RTS_QP);
     GDA_FT_MLX5_SET(rtr2rts_qp_in, in, qpn, qp->super.qpn);
     GDA_FT_MLX5_SET(qpc, qpc, next_send_psn, attr->sq_psn);
     /* The retransmission timeout is 4.096 us * 2^ack_timeout, retried
@@ -149,7 +149,7 @@ static size_t gda_ft_mlx5_rtr2rts(gda_ft_mlx5_qp_t *qp,
      * 0.5 s unless a NIC setting disables the clamp, so the hardware
      * gives up later than these numbers say: the datapath keeps its own
      * deadline and does not wait for TRANSPORT_RETRY_EXC to fail over. */
-    GDA_FT_MLX5_SET(qpc, qpc, primary_address_path.ack_timeout,
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_ack_timeout,
                     attr->timeout);
     GDA_FT_MLX5_SET(qpc, qpc, retry_count, attr->retry_cnt);
     GDA_FT_MLX5_SET(qpc, qpc, rnr_retry, attr->rnr_retry);
@@ -186,10 +186,10 @@ ucs_status_t gda_ft_mlx5_qp_modify(gda_ft_hca_qp_t *hca_qp,
 
     switch (state) {
     case GDA_FT_HCA_QP_RESET:
-        inlen = gda_ft_mlx5_to_err_rst(qp, UCT_IB_MLX5_CMD_OP_2RST_QP, in);
+        inlen = gda_ft_mlx5_to_err_rst(qp, GDA_FT_MLX5_CMD_OP_2RST_QP, in);
         break;
     case GDA_FT_HCA_QP_ERR:
-        inlen = gda_ft_mlx5_to_err_rst(qp, UCT_IB_MLX5_CMD_OP_2ERR_QP, in);
+        inlen = gda_ft_mlx5_to_err_rst(qp, GDA_FT_MLX5_CMD_OP_2ERR_QP, in);
         break;
     case GDA_FT_HCA_QP_INIT:
         inlen = gda_ft_mlx5_rst2init(qp, attr, in);
@@ -226,7 +226,7 @@ ucs_status_t gda_ft_mlx5_qp_query(gda_ft_hca_qp_t *hca_qp,
     void *qpc = GDA_FT_MLX5_ADDR_OF(query_qp_out, out, qpc);
     unsigned prm_state;
 
-    GDA_FT_MLX5_SET(query_qp_in, in, opcode, UCT_IB_MLX5_CMD_OP_QUERY_QP);
+    GDA_FT_MLX5_SET(query_qp_in, in, opcode, GDA_FT_MLX5_CMD_OP_QUERY_QP);
     GDA_FT_MLX5_SET(query_qp_in, in, qpn, hca_qp->qpn);
     if (gda_ft_mlx5_sys->obj_query(qp->obj, in, sizeof(in), out,
                                    sizeof(out)) != 0) {
