@@ -524,6 +524,28 @@ mlx5_rec_obj_create(struct ibv_context *ctx, const void *in, size_t inlen,
     return (struct mlx5dv_devx_obj*)obj;
 }
 
+/* Command status of a QP transition firmware refuses in the QP's state */
+#define MLX5_REC_STATUS_BAD_QP_STATE 0x10
+
+/* The state a QP transition command needs the QP in, as firmware checks
+ * it (2ERR and 2RST: any); -1 for a command that is no transition */
+static int mlx5_rec_transition_from(uint16_t opcode)
+{
+    switch (opcode) {
+    case GDA_FT_MLX5_CMD_OP_RST2INIT_QP:
+        return GDA_FT_MLX5_QPC_STATE_RST;
+    case GDA_FT_MLX5_CMD_OP_INIT2INIT_QP:
+    case GDA_FT_MLX5_CMD_OP_INIT2RTR_QP:
+        return GDA_FT_MLX5_QPC_STATE_INIT;
+    case GDA_FT_MLX5_CMD_OP_RTR2RTS_QP:
+        return GDA_FT_MLX5_QPC_STATE_RTR;
+    case GDA_FT_MLX5_CMD_OP_RTS2RTS_QP:
+        return GDA_FT_MLX5_QPC_STATE_RTS;
+    default:
+        return -1;
+    }
+}
+
 static int mlx5_rec_obj_modify(struct mlx5dv_devx_obj *devx_obj,
                                const void *in, size_t inlen, void *out,
                                size_t outlen)
@@ -531,6 +553,7 @@ static int mlx5_rec_obj_modify(struct mlx5dv_devx_obj *devx_obj,
     mlx5_rec_obj_t *obj = (mlx5_rec_obj_t*)devx_obj;
     const void *qpc     = GDA_FT_MLX5_ADDR_OF(init2rtr_qp_in, in, qpc);
     mlx5_rec_entry_t *entry;
+    int from;
 
     if (mlx5_rec_call(MLX5_REC_OBJ_MODIFY, 1, &entry)) {
         mlx5_rec_copy_in(entry, in, inlen);
@@ -539,8 +562,18 @@ static int mlx5_rec_obj_modify(struct mlx5dv_devx_obj *devx_obj,
     }
     mlx5_rec_copy_in(entry, in, inlen);
 
+    from = mlx5_rec_transition_from(mlx5_rec_opcode(in));
+    if ((from >= 0) && ((unsigned)from != obj->state)) {
+        ++mlx5_rec.refused;
+        GDA_FT_MLX5_SET(modify_qp_out, out, status,
+                        MLX5_REC_STATUS_BAD_QP_STATE);
+        GDA_FT_MLX5_SET(modify_qp_out, out, syndrome, 0x1a2b3c);
+        return EIO;
+    }
+
     switch (mlx5_rec_opcode(in)) {
     case GDA_FT_MLX5_CMD_OP_RST2INIT_QP:
+    case GDA_FT_MLX5_CMD_OP_INIT2INIT_QP:
         obj->state = GDA_FT_MLX5_QPC_STATE_INIT;
         break;
     case GDA_FT_MLX5_CMD_OP_INIT2RTR_QP:
@@ -738,4 +771,14 @@ int mlx5_rec_leaks(void)
         }
     }
     return leaks;
+}
+
+unsigned mlx5_rec_count_cmd(uint16_t opcode)
+{
+    unsigned n = 0;
+
+    while (mlx5_rec_find_cmd(opcode, n) != NULL) {
+        ++n;
+    }
+    return n;
 }

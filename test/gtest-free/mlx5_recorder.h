@@ -102,6 +102,9 @@ typedef struct mlx5_rec {
     int                     live[MLX5_REC_LAST]; /* objects not released,
                                                    by creating call */
     int                     unacked_events;
+    unsigned                refused;        /* QP transitions refused in
+                                               the QP's state, as firmware
+                                               refuses them */
 } mlx5_rec_t;
 
 extern mlx5_rec_t              mlx5_rec;
@@ -117,6 +120,7 @@ unsigned mlx5_rec_count(mlx5_rec_call_t call);
 
 /* The nth DEVX command (create, modify or query) with this opcode */
 const mlx5_rec_entry_t *mlx5_rec_find_cmd(uint16_t opcode, unsigned nth);
+unsigned mlx5_rec_count_cmd(uint16_t opcode);
 
 /* Objects, memory and events still held: 0 when all was released */
 int mlx5_rec_leaks(void);

@@ -578,6 +578,57 @@ GDA_FT_TEST(mlx5_provider, modify_through_every_state_writes_every_field)
     test_mlx5_close(&t);
 }
 
+/*
+ * The transport moves an endpoint's QPs to INIT when it creates them and
+ * connects them later (gda_ft_hca_qp_connect asks for INIT again).
+ * Firmware takes RST2INIT only from RESET: from INIT the move is
+ * INIT2INIT, with the same access rights and port.
+ */
+GDA_FT_TEST(mlx5_provider, init_again_is_init2init)
+{
+    const mlx5_rec_entry_t *cmd;
+    gda_ft_hca_qp_init_attr_t init;
+    gda_ft_hca_qp_attr_t attr;
+    gda_ft_hca_cq_t *cq;
+    gda_ft_hca_qp_t *qp;
+    test_mlx5_t t;
+    const void *qpc;
+
+    test_mlx5_setup(&t);
+    test_mlx5_open(&t);
+    cq = test_mlx5_cq(&t, 1, GDA_FT_HCA_CQ_COLLAPSED);
+    test_mlx5_qp_init(&t, cq, NULL, &init);
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_create(t.pd, &init, &qp));
+    test_mlx5_qp_attr(&attr);
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_modify(qp, GDA_FT_HCA_QP_INIT, &attr));
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_connect(qp, &attr));
+    test_mlx5_check_state(qp, GDA_FT_HCA_QP_RTS);
+    GDA_FT_ASSERT_EQ(mlx5_rec.refused, 0);
+
+    GDA_FT_ASSERT_EQ(mlx5_rec_count_cmd(GDA_FT_MLX5_CMD_OP_RST2INIT_QP), 1);
+    cmd = mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_INIT2INIT_QP, 0);
+    GDA_FT_ASSERT(cmd != NULL);
+    GDA_FT_ASSERT_EQ(cmd->inlen, GDA_FT_MLX5_ST_SZ_BYTES(init2init_qp_in));
+    qpc = GDA_FT_MLX5_ADDR_OF(init2init_qp_in, cmd->in, qpc);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(init2init_qp_in, cmd->in, qpn),
+                     qp->qpn);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, primary_path_vhca_port_num),
+                     1);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, rwe), 1);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, rae), 1);
+
+    /* what firmware refuses (INIT2RTR of a QP in RTS), the provider
+     * reports with its status and syndrome */
+    GDA_FT_ASSERT(qp->dev->provider->qp_modify(qp, GDA_FT_HCA_QP_RTR,
+                                               &attr) != UCS_OK);
+    GDA_FT_ASSERT(strstr(test_mlx5_last_error, "0x1a2b3c") != NULL);
+    GDA_FT_ASSERT_EQ(mlx5_rec.refused, 1);
+    GDA_FT_ASSERT_EQ(test_mlx5_errors, 1);
+    gda_ft_hca_qp_destroy(qp);
+    gda_ft_hca_cq_destroy(cq);
+    test_mlx5_close(&t);
+}
+
 GDA_FT_TEST(mlx5_provider, memory_regions_host_and_cuda)
 {
     gda_ft_hca_mr_attr_t attr;

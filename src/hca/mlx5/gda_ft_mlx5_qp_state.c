@@ -32,13 +32,20 @@ static unsigned gda_ft_mlx5_log_rd_atomic(unsigned count)
     return (count <= 1) ? 0 : ucs_ilog2(ucs_roundup_pow2(count));
 }
 
-static size_t gda_ft_mlx5_rst2init(gda_ft_mlx5_qp_t *qp,
-                                   const gda_ft_hca_qp_attr_t *attr, void *in)
+/*
+ * To INIT: RST2INIT from RESET, INIT2INIT from INIT (the transport moves a
+ * QP to INIT at creation and asks again when it connects it); firmware
+ * refuses RST2INIT in any state but RESET. Both inputs share a layout.
+ */
+static size_t gda_ft_mlx5_to_init(gda_ft_mlx5_qp_t *qp,
+                                  const gda_ft_hca_qp_attr_t *attr, void *in)
 {
     void *qpc = GDA_FT_MLX5_ADDR_OF(rst2init_qp_in, in, qpc);
     int atomic = !!(attr->access & GDA_FT_HCA_ACCESS_REMOTE_ATOMIC);
 
     GDA_FT_MLX5_SET(rst2init_qp_in, in, opcode,
+                    (qp->super.state == GDA_FT_HCA_QP_INIT) ?
+                    GDA_FT_MLX5_CMD_OP_INIT2INIT_QP :
                     GDA_FT_MLX5_CMD_OP_RST2INIT_QP);
     GDA_FT_MLX5_SET(rst2init_qp_in, in, qpn, qp->super.qpn);
     GDA_FT_MLX5_SET(qpc, qpc, pm_state, GDA_FT_MLX5_QPC_PM_STATE_MIGRATED);
@@ -173,7 +180,7 @@ ucs_status_t gda_ft_mlx5_qp_modify(gda_ft_hca_qp_t *hca_qp,
 {
     static const char *cmds[] = {
         [GDA_FT_HCA_QP_RESET] = "2RST_QP",
-        [GDA_FT_HCA_QP_INIT]  = "RST2INIT_QP",
+        [GDA_FT_HCA_QP_INIT]  = "RST2INIT_QP or INIT2INIT_QP",
         [GDA_FT_HCA_QP_RTR]   = "INIT2RTR_QP",
         [GDA_FT_HCA_QP_RTS]   = "RTR2RTS_QP",
         [GDA_FT_HCA_QP_ERR]   = "2ERR_QP"
@@ -192,7 +199,7 @@ ucs_status_t gda_ft_mlx5_qp_modify(gda_ft_hca_qp_t *hca_qp,
         inlen = gda_ft_mlx5_to_err_rst(qp, GDA_FT_MLX5_CMD_OP_2ERR_QP, in);
         break;
     case GDA_FT_HCA_QP_INIT:
-        inlen = gda_ft_mlx5_rst2init(qp, attr, in);
+        inlen = gda_ft_mlx5_to_init(qp, attr, in);
         break;
     case GDA_FT_HCA_QP_RTR:
         status = gda_ft_mlx5_init2rtr(qp, attr, in, &inlen);
