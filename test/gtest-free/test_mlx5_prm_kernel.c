@@ -292,7 +292,9 @@ GDA_FT_TEST(mlx5_prm_kernel, provider_commands_read_with_devx_get)
     GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, remote_qpn), 0x3c3c3);
     GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, next_rcv_psn), 0xfedcba);
     GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, min_rnr_nak), 31);
-    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, primary_address_path.grh), 1);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, primary_address_path.grh), 0);
+    GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, primary_address_path.dscp),
+                     0xb8 >> 2);
     GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, primary_address_path.tclass), 0xb8);
     GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, primary_address_path.hop_limit), 64);
     GDA_FT_ASSERT_EQ(DEVX_GET(qpc, qpc, primary_address_path.src_addr_index),

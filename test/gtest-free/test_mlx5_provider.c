@@ -448,8 +448,11 @@ static void test_mlx5_check_rtr(const mlx5_rec_entry_t *cmd,
                      primary_path_rmac_47_32), 0x0211);
     GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc,
                      primary_path_rmac_31_0), 0x22334455);
-    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, primary_path_grh),
-                     1);
+    /* RoCE: no GRH bit (InfiniBand's), and RoCE v2's DSCP from the
+     * traffic class, as the kernel sets a verbs QP's path */
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, primary_path_grh), 0);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, primary_path_dscp),
+                     0x68 >> 2);
     GDA_FT_ASSERT_MEM_EQ(GDA_FT_MLX5_ADDR_OF(qpc, qpc,
                          primary_path_rgid_rip), attr->dest_gid, 16);
     GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc,

@@ -93,8 +93,8 @@ static ucs_status_t gda_ft_mlx5_path_roce(gda_ft_mlx5_qp_t *qp,
     GDA_FT_MLX5_SET(qpc, qpc, primary_path_rmac_31_0,
                     ((uint32_t)mac[2] << 24) | ((uint32_t)mac[3] << 16) |
                     ((uint32_t)mac[4] << 8) | mac[5]);
-    /* RoCE packets always carry the global route (the IP header) */
-    GDA_FT_MLX5_SET(qpc, qpc, primary_path_grh, 1);
+    /* The global route (the IP header) is RoCE's own: the grh bit is
+     * InfiniBand's and stays 0, as the kernel leaves it for a RoCE path */
     memcpy(GDA_FT_MLX5_ADDR_OF(qpc, qpc, primary_path_rgid_rip),
            attr->dest_gid, GDA_FT_HCA_GID_LEN);
     GDA_FT_MLX5_SET(qpc, qpc, primary_path_src_addr_index,
@@ -103,6 +103,11 @@ static ucs_status_t gda_ft_mlx5_path_roce(gda_ft_mlx5_qp_t *qp,
                     attr->hop_limit);
     GDA_FT_MLX5_SET(qpc, qpc, primary_path_tclass,
                     attr->traffic_class);
+    /* RoCE v2 (the only GID type chosen) marks packets with the DSCP
+     * field, not the traffic class: without it they leave with DSCP 0,
+     * in the wrong PFC/ECN class of a lossless fabric */
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_dscp,
+                    attr->traffic_class >> 2);
     GDA_FT_MLX5_SET(qpc, qpc, primary_path_eth_prio,
                     gda_ft_mlx5_config.sl & 7);
     GDA_FT_MLX5_SET(qpc, qpc, primary_path_udp_sport,
