@@ -370,6 +370,8 @@ static int mlx5_rec_cuda_dmabuf_fd(void *addr, size_t length, int *fd_p)
         return ENOSYS;
     }
     *fd_p = open("/dev/null", O_RDONLY);
+    mlx5_rec.dmabuf_fd  = *fd_p;
+    mlx5_rec.dmabuf_len = length;
     ++mlx5_rec.live[MLX5_REC_CUDA_DMABUF_FD];
     return 0;
 }
@@ -427,6 +429,15 @@ mlx5_rec_umem_reg(struct ibv_context *ctx, void *addr, size_t size,
     entry->arg[1] = size;
     entry->arg[2] = access;
     entry->arg[3] = (uint64_t)(int64_t)dmabuf_fd;
+    /* A dma-buf umem's address is its offset into the dma-buf (the
+     * mlx5dv_devx_umem_reg_ex contract): the range must lie inside it */
+    if ((dmabuf_fd >= 0) &&
+        ((dmabuf_fd != mlx5_rec.dmabuf_fd) ||
+         ((uintptr_t)addr + size > mlx5_rec.dmabuf_len))) {
+        entry->failed = 1;
+        errno         = EINVAL;
+        return NULL;
+    }
     umem          = calloc(1, sizeof(*umem));
     umem->umem_id = mlx5_rec.next_umem_id++;
     ++mlx5_rec.live[MLX5_REC_UMEM_REG];
@@ -697,6 +708,7 @@ void mlx5_rec_init(void)
     mlx5_rec.next_cqn     = 0x400;
     mlx5_rec.next_qpn     = 0x2a0;
     mlx5_rec.fail_at      = -1;
+    mlx5_rec.dmabuf_fd    = -1;
     memcpy(mlx5_rec.mac, mac, sizeof(mac));
 
     /* GIDs as a RoCE port shows them: link-local v1 and v2, then the

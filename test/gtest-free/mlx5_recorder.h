@@ -102,6 +102,8 @@ typedef struct mlx5_rec {
     int                     live[MLX5_REC_LAST]; /* objects not released,
                                                    by creating call */
     int                     unacked_events;
+    int                     dmabuf_fd;      /* the last one exported */
+    size_t                  dmabuf_len;     /* and its length */
     unsigned                refused;        /* QP transitions refused in
                                                the QP's state, as firmware
                                                refuses them */

@@ -708,6 +708,12 @@ GDA_FT_TEST(mlx5_provider, rings_in_cuda_memory_use_a_dmabuf_umem)
     GDA_FT_ASSERT_OK(gda_ft_hca_cq_create(t.dev, &attr, &cq));
     e = mlx5_rec_find(MLX5_REC_UMEM_REG, 0);
     GDA_FT_ASSERT((int64_t)e->arg[3] >= 0);
+    GDA_FT_ASSERT(!e->failed);
+    /* the dma-buf is exported from the ring's page: the umem starts at
+     * its offset 0, not at the ring's virtual address */
+    GDA_FT_ASSERT_EQ(e->arg[0], 0);
+    GDA_FT_ASSERT_EQ(mlx5_rec_find(MLX5_REC_CUDA_DMABUF_FD, 0)->arg[1],
+                     e->arg[1]);
     GDA_FT_ASSERT_EQ(mlx5_rec_find(MLX5_REC_CLOSE_FD, 0)->arg[0], e->arg[3]);
     /* the provider's own CQ doorbell record is host memory */
     GDA_FT_ASSERT_EQ(mlx5_rec_find(MLX5_REC_UMEM_REG, 1)->arg[3],

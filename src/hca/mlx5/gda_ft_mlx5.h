@@ -79,6 +79,8 @@ typedef struct gda_ft_mlx5_sys {
     int (*cuda_unmap_io)(void *addr);
 
     /* DEVX: user memory, UAR, objects */
+    /* addr: the memory's address, or with a dmabuf_fd (>= 0) the offset
+     * into that dma-buf where the umem starts */
     struct mlx5dv_devx_umem *(*umem_reg)(struct ibv_context *ctx,
                                          void *addr, size_t size,
                                          uint32_t access, int dmabuf_fd);

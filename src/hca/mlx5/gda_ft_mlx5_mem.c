@@ -182,8 +182,12 @@ ucs_status_t gda_ft_mlx5_umem_reg(gda_ft_mlx5_dev_t *dev, void *addr,
         fd = -1;  /* peer memory, as for MRs */
     }
 
-    umem->umem   = gda_ft_mlx5_sys->umem_reg(dev->ctx, (void*)base, size,
-                                             access, fd);
+    /* A dma-buf umem is named by its offset into the dma-buf, which was
+     * exported from `base` on: 0 (mlx5dv_devx_umem_reg_ex). A host or
+     * peer-memory umem by its address. */
+    umem->umem   = gda_ft_mlx5_sys->umem_reg(dev->ctx,
+                                             (fd >= 0) ? NULL : (void*)base,
+                                             size, access, fd);
     umem->offset = (uintptr_t)addr - base;
     if (fd >= 0) {
         gda_ft_mlx5_sys->close_fd(fd);

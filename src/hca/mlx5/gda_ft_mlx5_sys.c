@@ -299,6 +299,11 @@ gda_ft_mlx5_verbs_umem_reg(struct ibv_context *ctx, void *addr, size_t size,
         in.dmabuf_fd   = dmabuf_fd;
         return mlx5dv_devx_umem_reg_ex(ctx, &in);
     }
+#else
+    if (dmabuf_fd >= 0) {
+        errno = EOPNOTSUPP;  /* rdma-core without dma-buf umems */
+        return NULL;
+    }
 #endif
     return mlx5dv_devx_umem_reg(ctx, addr, size, access);
 }
