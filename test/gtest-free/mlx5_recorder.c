@@ -386,7 +386,7 @@ static void mlx5_rec_close_fd(int fd)
     --mlx5_rec.live[MLX5_REC_CUDA_DMABUF_FD];
 }
 
-static int mlx5_rec_cuda_map_io(void *addr, size_t length,
+static int mlx5_rec_cuda_map_io(void *addr, size_t length, unsigned flags,
                                 void **dev_addr_p)
 {
     mlx5_rec_entry_t *entry;
@@ -396,6 +396,7 @@ static int mlx5_rec_cuda_map_io(void *addr, size_t length,
     }
     entry->arg[0] = (uintptr_t)addr;
     entry->arg[1] = length;
+    entry->arg[2] = flags;
     if (mlx5_rec.cuda_io_error != 0) {
         return mlx5_rec.cuda_io_error;
     }

@@ -759,6 +759,11 @@ GDA_FT_TEST(mlx5_provider, gpu_posted_rings_get_a_gpu_doorbell)
     uar_cpu = (char*)(uintptr_t)qp[0]->uar;
     GDA_FT_ASSERT_EQ(e->arg[0], (uintptr_t)uar_cpu & ~(page - 1));
     GDA_FT_ASSERT_EQ(e->arg[1], page);
+    /* one mapping serves QPs made under any CUDA context (a second GPU
+     * on the same NIC): it is registered portable */
+    GDA_FT_ASSERT_EQ(e->arg[2], GDA_FT_CU_MEMHOSTREGISTER_PORTABLE |
+                                GDA_FT_CU_MEMHOSTREGISTER_DEVICEMAP |
+                                GDA_FT_CU_MEMHOSTREGISTER_IOMEMORY);
     GDA_FT_ASSERT(qp[1]->dev_uar != NULL);
     GDA_FT_ASSERT(qp[1]->dev_uar != qp[1]->uar);
     GDA_FT_ASSERT_EQ((uintptr_t)qp[1]->dev_uar % page,

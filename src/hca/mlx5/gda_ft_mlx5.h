@@ -72,10 +72,11 @@ typedef struct gda_ft_mlx5_sys {
     int (*cuda_dmabuf_fd)(void *addr, size_t length, int *fd_p);
     void (*close_fd)(int fd);
     /* A page of device registers (the UAR) made reachable from the GPU:
-     * cuMemHostRegister(IOMEMORY | DEVICEMAP), then its device address;
-     * ENOSYS without libcuda, or the CUDA error as EINVAL/ENODEV. Needs a
-     * current CUDA context (the caller's). */
-    int (*cuda_map_io)(void *addr, size_t length, void **dev_addr_p);
+     * cuMemHostRegister(flags: GDA_FT_CU_MEMHOSTREGISTER_*), then its
+     * device address; ENOSYS without libcuda, or the CUDA error as
+     * EINVAL/ENODEV. Needs a current CUDA context (the caller's). */
+    int (*cuda_map_io)(void *addr, size_t length, unsigned flags,
+                       void **dev_addr_p);
     int (*cuda_unmap_io)(void *addr);
 
     /* DEVX: user memory, UAR, objects */
@@ -98,6 +99,11 @@ typedef struct gda_ft_mlx5_sys {
     int (*obj_destroy)(struct mlx5dv_devx_obj *obj);
 } gda_ft_mlx5_sys_t;
 
+
+/* cuMemHostRegister's flags (the CUDA driver API's values) */
+#define GDA_FT_CU_MEMHOSTREGISTER_PORTABLE  0x1
+#define GDA_FT_CU_MEMHOSTREGISTER_DEVICEMAP 0x2
+#define GDA_FT_CU_MEMHOSTREGISTER_IOMEMORY  0x4
 
 extern const gda_ft_hca_provider_t gda_ft_mlx5_provider;
 extern const gda_ft_mlx5_sys_t     gda_ft_mlx5_sys_verbs;

@@ -313,8 +313,15 @@ ucs_status_t gda_ft_mlx5_dev_gpu_doorbell(gda_ft_mlx5_dev_t *dev,
 
     pthread_mutex_lock(&gda_ft_mlx5_uar_gpu_lock);
     if (dev->uar_gpu == NULL) {
+        /* portable: the one mapping of the device serves QPs made under
+         * any CUDA context (a second GPU sharing the NIC), whose kernels
+         * see the page at the same address (unified addressing) */
         ret = gda_ft_mlx5_sys->cuda_map_io(dev->uar->base_addr,
-                                           sysconf(_SC_PAGESIZE), &gpu_page);
+                                           sysconf(_SC_PAGESIZE),
+                                           GDA_FT_CU_MEMHOSTREGISTER_PORTABLE |
+                                           GDA_FT_CU_MEMHOSTREGISTER_IOMEMORY |
+                                           GDA_FT_CU_MEMHOSTREGISTER_DEVICEMAP,
+                                           &gpu_page);
         if (ret != 0) {
             ucs_error("%s: cannot map the doorbell page %p into the GPU "
                       "(cuMemHostRegister as I/O memory): %s%s",

@@ -18,8 +18,6 @@
 
 /* From the CUDA driver API (cuda.h is not needed for four calls) */
 #define GDA_FT_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD 0x1
-#define GDA_FT_CU_MEMHOSTREGISTER_DEVICEMAP        0x2
-#define GDA_FT_CU_MEMHOSTREGISTER_IOMEMORY         0x4
 #define GDA_FT_CUDA_ERROR_NOT_SUPPORTED            801
 
 typedef int (*gda_ft_cu_get_handle_func_t)(void *handle,
@@ -245,7 +243,7 @@ static int gda_ft_mlx5_cu_errno(int cu_result)
 }
 
 static int gda_ft_mlx5_verbs_cuda_map_io(void *addr, size_t length,
-                                         void **dev_addr_p)
+                                         unsigned flags, void **dev_addr_p)
 {
     unsigned long long dptr;
     int ret;
@@ -257,9 +255,7 @@ static int gda_ft_mlx5_verbs_cuda_map_io(void *addr, size_t length,
         return ENOSYS;
     }
 
-    ret = gda_ft_mlx5_cu.host_register(addr, length,
-                                       GDA_FT_CU_MEMHOSTREGISTER_IOMEMORY |
-                                       GDA_FT_CU_MEMHOSTREGISTER_DEVICEMAP);
+    ret = gda_ft_mlx5_cu.host_register(addr, length, flags);
     if (ret != 0) {
         return gda_ft_mlx5_cu_errno(ret);
     }
