@@ -55,9 +55,16 @@ typedef struct gda_ft_dev_mem_list {
 typedef struct gda_ft_dev_endpoint {
     uint16_t       version;       /* 0: GDA_FT_DEV_VERSION */
     uint16_t       num_channels;  /* 2 */
-    uint32_t       reserved;
+    uint32_t       flags;         /* 4: GDA_FT_DEV_EP_F_* */
     gda_ft_chan_t *channels;      /* 8 */
 } gda_ft_dev_endpoint_t;
+
+enum {
+    /* The endpoint's HCAs write an 8-byte fetched value in host byte
+     * order (a ConnectX in the mode mlx5_core selects where it can);
+     * without it, big-endian. gda_ft_dev_fetched() follows it. */
+    GDA_FT_DEV_EP_F_FETCH_HOST_ORDER = (1u << 0)
+};
 
 /* Handle of a posted operation: complete when `completed` passes end */
 typedef struct gda_ft_dev_request {
@@ -460,8 +467,8 @@ gda_ft_dev_atomic(const gda_ft_dev_endpoint_t *ep, uint8_t opcode,
     return gda_ft_dev_post_one(chan, built, &op, req);
 }
 
-/* The old value lands big-endian at loff of element idx's local buffer;
- * gda_ft_dev_fetched() reads it once the request is complete */
+/* The old value lands at loff of element idx's local buffer in the HCA's
+ * byte order; gda_ft_dev_fetched() reads it once the request is complete */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_dev_atomic_fetch_add(const gda_ft_dev_endpoint_t *ep,
                             const gda_ft_dev_mem_list_t *ml, unsigned idx,
@@ -483,9 +490,15 @@ gda_ft_dev_atomic_cswap(const gda_ft_dev_endpoint_t *ep,
                              roff, swap, compare, channel_id, req);
 }
 
-GDA_FT_DEV_FUNC uint64_t gda_ft_dev_fetched(const void *result)
+/* The 8-byte value a fetch-add or compare-swap on endpoint ep fetched into
+ * result, in host byte order */
+GDA_FT_DEV_FUNC uint64_t gda_ft_dev_fetched(const gda_ft_dev_endpoint_t *ep,
+                                            const void *result)
 {
-    return gda_ft_be64toh(*(const volatile uint64_t*)result);
+    uint64_t value = *(const volatile uint64_t*)result;
+
+    return (ep->flags & GDA_FT_DEV_EP_F_FETCH_HOST_ORDER) ?
+           value : gda_ft_be64toh(value);
 }
 
 

@@ -97,7 +97,11 @@ enum {
      * cores with the program (progress yields to it) */
     GDA_FT_HCA_DEV_FLAG_CPU_ENGINE = (1u << 0),
     /* Its ports reach peers whose GIDs are IPv4-mapped only */
-    GDA_FT_HCA_DEV_FLAG_IPV4_ONLY  = (1u << 1)
+    GDA_FT_HCA_DEV_FLAG_IPV4_ONLY  = (1u << 1),
+    /* 8-byte fetching atomics (fetch-add, compare-swap, masked ones)
+     * write the old value in host byte order; else big-endian, as do
+     * 4-byte ones always (ConnectX's atomic_req_8B_endianness_mode) */
+    GDA_FT_HCA_DEV_FLAG_ATOMIC_HOST_ORDER = (1u << 2)
 };
 
 typedef struct gda_ft_hca_dev_attr {

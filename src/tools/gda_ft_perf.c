@@ -681,7 +681,7 @@ static int perf_client_check(perf_t *p, unsigned in_doubt)
     }
     vals = malloc(n * sizeof(*vals));
     for (i = 0; i < n; ++i) {
-        vals[i] = gda_ft_dev_fetched(r + p->layout.results +
+        vals[i] = gda_ft_ucp_fetched(p->dev_ep, r + p->layout.results +
                                      i * sizeof(uint64_t));
     }
     qsort(vals, n, sizeof(*vals), perf_u64_cmp);

@@ -43,6 +43,7 @@ struct gda_ft_ucp_device_ep {
     uct_gda_ft_ep_chans_t *held;       /* the channels, held: they outlive
                                           a UCP endpoint that failed */
     unsigned               count;
+    uint32_t               flags;      /* GDA_FT_DEV_EP_F_*, as `ep` has */
     void                  *mem;        /* endpoint, then channels */
     gda_ft_dev_endpoint_t *ep;         /* what posters take */
     gda_ft_chan_t         *chans;      /* the posters' channels */
@@ -69,6 +70,7 @@ typedef struct gda_ft_ucp_lane {
     ucp_md_index_t dst_md_index;   /* the peer's */
     gda_ft_chan_t *chans;
     unsigned       count;
+    uint32_t       flags;          /* GDA_FT_DEV_EP_F_* */
 } gda_ft_ucp_lane_t;
 
 
@@ -117,6 +119,7 @@ static ucs_status_t gda_ft_ucp_find_lane(ucp_ep_h ep, gda_ft_ucp_lane_t *lane)
             continue;
         }
         lane->uct_ep       = uct_ep;
+        lane->flags        = uct_gda_ft_ep_device_flags(uct_ep);
         lane->md_index     = context->tl_rscs[rsc_index].md_index;
         lane->md           = context->tl_mds[lane->md_index].md;
         lane->dst_md_index = key->lanes[i].dst_md_index;
@@ -289,6 +292,7 @@ static ucs_status_t gda_ft_ucp_device_ep_to_gpu(gda_ft_ucp_device_ep_h dep,
         memset(&host_ep, 0, sizeof(host_ep));
         host_ep.version      = GDA_FT_DEV_VERSION;
         host_ep.num_channels = (uint16_t)lane->count;
+        host_ep.flags        = lane->flags;
         host_ep.channels     = dep->chans;
         status = gda_ft_ucp_cuda_copy(dep->chans, host_chans,
                                       lane->count * sizeof(*host_chans));
@@ -311,6 +315,7 @@ static ucs_status_t gda_ft_ucp_device_ep_on_host(gda_ft_ucp_device_ep_h dep,
     dep->chans            = lane->chans;   /* the transport's, in place */
     dep->ep->version      = GDA_FT_DEV_VERSION;
     dep->ep->num_channels = (uint16_t)lane->count;
+    dep->ep->flags        = lane->flags;
     dep->ep->channels     = lane->chans;
     return UCS_OK;
 }
@@ -340,6 +345,7 @@ ucs_status_t gda_ft_ucp_device_ep_create(ucp_ep_h ep, gda_ft_ucp_place_t place,
     }
     dep->place = place;
     dep->count = lane.count;
+    dep->flags = lane.flags;
     status     = uct_gda_ft_ep_channels_get(lane.uct_ep, &dep->held);
     if (status == UCS_OK) {
         status = (place == GDA_FT_UCP_PLACE_CUDA) ?
@@ -388,6 +394,14 @@ ucs_status_t gda_ft_ucp_device_ep_query(gda_ft_ucp_device_ep_h dev_ep,
         return status;
     }
     return uct_gda_ft_channels_query(dev_ep->held, channel, &copy, query);
+}
+
+uint64_t gda_ft_ucp_fetched(gda_ft_ucp_device_ep_h dev_ep, const void *result)
+{
+    gda_ft_dev_endpoint_t host_ep = {0};
+
+    host_ep.flags = dev_ep->flags;
+    return gda_ft_dev_fetched(&host_ep, result);
 }
 
 void gda_ft_ucp_device_ep_destroy(gda_ft_ucp_device_ep_h dev_ep)

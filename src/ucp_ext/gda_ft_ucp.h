@@ -78,6 +78,11 @@ ucs_status_t gda_ft_ucp_device_ep_query(gda_ft_ucp_device_ep_h dev_ep,
                                         unsigned channel,
                                         gda_ft_chan_query_t *query);
 
+/* The value a fetch-add or compare-swap on dev_ep fetched, from its result
+ * slot or a copy of it in host memory (the kernels' own read is
+ * gda_ft_dev_fetched(): the HCAs' byte order is the endpoint's) */
+uint64_t gda_ft_ucp_fetched(gda_ft_ucp_device_ep_h dev_ep, const void *result);
+
 void gda_ft_ucp_device_ep_destroy(gda_ft_ucp_device_ep_h dev_ep);
 
 

@@ -301,6 +301,9 @@ void chan_world_init(chan_world_t *w, const chan_world_params_t *params)
                                      params->nchan * sizeof(*chans));
     w->ep.version      = GDA_FT_DEV_VERSION;
     w->ep.num_channels = (uint16_t)params->nchan;
+    w->ep.flags        = (w->dev[0]->attr.flags &
+                          GDA_FT_HCA_DEV_FLAG_ATOMIC_HOST_ORDER) ?
+                         GDA_FT_DEV_EP_F_FETCH_HOST_ORDER : 0;
     w->ep.channels     = w->chans;
     GDA_FT_ASSERT_OK(gda_ft_soft_ctl_register("counters",
                                               chan_world_ctl_counters, w));

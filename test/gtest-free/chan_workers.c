@@ -64,7 +64,7 @@ static gda_ft_dev_status_t worker_fetched(chan_worker_t *wk,
 
     if (status == GDA_FT_DEV_OK) {
         wk->fetched[slot]    = gda_ft_dev_fetched(
-                (uint8_t*)wk->w->results + loff);
+                &wk->w->ep, (uint8_t*)wk->w->results + loff);
         wk->fetched_ok[slot] = 1;
     } else if (status == GDA_FT_DEV_IN_DOUBT) {
         ++wk->in_doubt;

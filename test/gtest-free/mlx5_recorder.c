@@ -36,7 +36,7 @@ static const char *mlx5_rec_names[] = {
     "pd_number", "reg_mr", "reg_dmabuf_mr", "dereg_mr", "cuda_dmabuf_fd",
     "close_fd", "cuda_map_io", "cuda_unmap_io", "umem_reg", "umem_dereg",
     "alloc_uar", "free_uar",
-    "obj_create", "obj_modify", "obj_query", "obj_destroy"
+    "obj_create", "obj_modify", "obj_query", "obj_destroy", "general_cmd"
 };
 
 const char *mlx5_rec_call_name(mlx5_rec_call_t call)
@@ -644,6 +644,45 @@ static int mlx5_rec_obj_destroy(struct mlx5dv_devx_obj *obj)
     return 0;
 }
 
+/* QUERY_HCA_CAP, current values, of the general and atomic types */
+static int mlx5_rec_general_cmd(struct ibv_context *ctx, const void *in,
+                                size_t inlen, void *out, size_t outlen)
+{
+    void *cap = GDA_FT_MLX5_ADDR_OF(query_hca_cap_out, out, capability);
+    mlx5_rec_entry_t *entry;
+    unsigned op_mod;
+
+    if (mlx5_rec_call(MLX5_REC_GENERAL_CMD, 1, &entry)) {
+        mlx5_rec_copy_in(entry, in, inlen);
+        mlx5_rec_cmd_fail(out);
+        return EIO;
+    }
+    mlx5_rec_copy_in(entry, in, inlen);
+    op_mod = GDA_FT_MLX5_GET(query_hca_cap_in, in, op_mod);
+    if ((mlx5_rec_opcode(in) != GDA_FT_MLX5_CMD_OP_QUERY_HCA_CAP) ||
+        (outlen < GDA_FT_MLX5_ST_SZ_BYTES(query_hca_cap_out))) {
+        return EINVAL;
+    }
+    if (op_mod ==
+        GDA_FT_MLX5_HCA_CAP_OP_MOD(GDA_FT_MLX5_HCA_CAP_GENERAL)) {
+        GDA_FT_MLX5_SET(cmd_hca_cap, cap, max_wqe_sz_sq,
+                        mlx5_rec.max_wqe_sz_sq);
+        GDA_FT_MLX5_SET(cmd_hca_cap, cap, atomic, mlx5_rec.atomic);
+    } else if (op_mod ==
+               GDA_FT_MLX5_HCA_CAP_OP_MOD(GDA_FT_MLX5_HCA_CAP_ATOMIC)) {
+        if (!mlx5_rec.atomic) {
+            GDA_FT_MLX5_SET(query_hca_cap_out, out, status, 0x3);
+            return EIO;
+        }
+        GDA_FT_MLX5_SET(atomic_caps, cap, atomic_req_8B_endianness_mode,
+                        mlx5_rec.atomic_host_order ?
+                        GDA_FT_MLX5_ATOMIC_REQ_MODE_HOST_ENDIANNESS : 0);
+    } else {
+        return EINVAL;
+    }
+    return 0;
+}
+
 const gda_ft_mlx5_sys_t mlx5_rec_sys = {
     .name             = "recorder",
     .get_device_list  = mlx5_rec_get_device_list,
@@ -678,7 +717,8 @@ const gda_ft_mlx5_sys_t mlx5_rec_sys = {
     .obj_create       = mlx5_rec_obj_create,
     .obj_modify       = mlx5_rec_obj_modify,
     .obj_query        = mlx5_rec_obj_query,
-    .obj_destroy      = mlx5_rec_obj_destroy
+    .obj_destroy      = mlx5_rec_obj_destroy,
+    .general_cmd      = mlx5_rec_general_cmd
 };
 
 static void mlx5_rec_gid(struct ibv_gid_entry *entry, unsigned index,
@@ -710,6 +750,8 @@ void mlx5_rec_init(void)
     mlx5_rec.next_qpn     = 0x2a0;
     mlx5_rec.fail_at      = -1;
     mlx5_rec.dmabuf_fd    = -1;
+    mlx5_rec.max_wqe_sz_sq = 1024;
+    mlx5_rec.atomic        = 1;
     memcpy(mlx5_rec.mac, mac, sizeof(mac));
 
     /* GIDs as a RoCE port shows them: link-local v1 and v2, then the
@@ -764,7 +806,8 @@ const mlx5_rec_entry_t *mlx5_rec_find_cmd(uint16_t opcode, unsigned nth)
         entry = &mlx5_rec.calls[i];
         if (((entry->call == MLX5_REC_OBJ_CREATE) ||
              (entry->call == MLX5_REC_OBJ_MODIFY) ||
-             (entry->call == MLX5_REC_OBJ_QUERY)) && !entry->failed &&
+             (entry->call == MLX5_REC_OBJ_QUERY) ||
+             (entry->call == MLX5_REC_GENERAL_CMD)) && !entry->failed &&
             (mlx5_rec_opcode(entry->in) == opcode) && (nth-- == 0)) {
             return entry;
         }

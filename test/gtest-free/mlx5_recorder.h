@@ -45,6 +45,7 @@ typedef enum {
     MLX5_REC_OBJ_MODIFY,
     MLX5_REC_OBJ_QUERY,
     MLX5_REC_OBJ_DESTROY,
+    MLX5_REC_GENERAL_CMD,
     MLX5_REC_LAST
 } mlx5_rec_call_t;
 
@@ -87,6 +88,11 @@ typedef struct mlx5_rec {
     int                     cuda_io_error;  /* cuda_map_io's answer: 0,
                                                ENOSYS, EINVAL, ENODEV */
     int                     uar_nc_fails;   /* NC UAR refused: BF next */
+    /* QUERY_HCA_CAP's answers: the largest send WQE, whether the device
+     * has atomics, and the 8-byte atomic reply order mlx5_core chose */
+    unsigned                max_wqe_sz_sq;
+    int                     atomic;
+    int                     atomic_host_order;
     struct ibv_async_event  events[MLX5_REC_MAX_EVENTS];
     unsigned                num_events;
     unsigned                next_event;
@@ -120,7 +126,8 @@ void mlx5_rec_init(void);
 const mlx5_rec_entry_t *mlx5_rec_find(mlx5_rec_call_t call, unsigned nth);
 unsigned mlx5_rec_count(mlx5_rec_call_t call);
 
-/* The nth DEVX command (create, modify or query) with this opcode */
+/* The nth DEVX command (create, modify, query or general) with this
+ * opcode */
 const mlx5_rec_entry_t *mlx5_rec_find_cmd(uint16_t opcode, unsigned nth);
 unsigned mlx5_rec_count_cmd(uint16_t opcode);
 

@@ -619,7 +619,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, late_atomic_reply_is_not_in_doubt, 60)
                                                  0, &req),
                      GDA_FT_DEV_OK);
     GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_OK);
-    GDA_FT_ASSERT_EQ(gda_ft_dev_fetched(w.results), 0);
+    GDA_FT_ASSERT_EQ(gda_ft_dev_fetched(&w.ep, w.results), 0);
     GDA_FT_ASSERT_EQ(w.counters[0], 5);
 
     /* it was late enough to switch, and nothing was lost or doubled */
@@ -636,9 +636,58 @@ GDA_FT_TEST_TIMEOUT(dev_chan, late_atomic_reply_is_not_in_doubt, 60)
                                                  0, &req),
                      GDA_FT_DEV_OK);
     GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_OK);
-    GDA_FT_ASSERT_EQ(gda_ft_dev_fetched((uint8_t*)w.results + 8), 5);
+    GDA_FT_ASSERT_EQ(gda_ft_dev_fetched(&w.ep, (uint8_t*)w.results + 8), 5);
     GDA_FT_ASSERT_EQ(w.counters[0], 6);
     chan_world_fini(&w);
+}
+
+/*
+ * An HCA that writes 8-byte fetched values in host byte order (a ConnectX
+ * in the mode mlx5_core selects where it can; the soft HCA with
+ * ATOMIC_HOST_ORDER) and one that writes them big-endian: the device
+ * endpoint says which, and gda_ft_dev_fetched() reads both right, on
+ * either path. Values above 255 tell the orders apart.
+ */
+static void chan_fetched_in_order(int host_order)
+{
+    chan_world_params_t params;
+    gda_ft_dev_request_t req;
+    chan_world_t w;
+    unsigned path;
+
+    setenv("UCX_GDA_FT_SOFT_ATOMIC_HOST_ORDER", host_order ? "y" : "n", 1);
+    chan_world_default_params(&params);
+    params.nchan = 1;
+    chan_world_init(&w, &params);
+    unsetenv("UCX_GDA_FT_SOFT_ATOMIC_HOST_ORDER");
+    GDA_FT_ASSERT_EQ(!!(w.ep.flags & GDA_FT_DEV_EP_F_FETCH_HOST_ORDER),
+                     host_order);
+    chan_world_guard_start(&w);
+    w.counters[0] = 0x0102030405060708ull;
+
+    for (path = 0; path < 2; ++path) {
+        if (path == 1) {
+            chan_world_port(&w, 0, 0);   /* the rest on the backup */
+        }
+        GDA_FT_ASSERT_EQ(gda_ft_dev_atomic_fetch_add(&w.ep, &w.ml,
+                                                     CHAN_ELEM_COUNTER,
+                                                     8 * path, 0, 0x1000,
+                                                     0, &req),
+                         GDA_FT_DEV_OK);
+        GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_OK);
+        GDA_FT_ASSERT_EQ(gda_ft_dev_fetched(&w.ep,
+                                            (uint8_t*)w.results + 8 * path),
+                         0x0102030405060708ull + 0x1000 * path);
+    }
+    GDA_FT_ASSERT_EQ(w.counters[0], 0x0102030405060708ull + 0x2000);
+    GDA_FT_ASSERT(CHAN_WORLD_SUM(&w, switches) >= 1);
+    chan_world_fini(&w);
+}
+
+GDA_FT_TEST_TIMEOUT(dev_chan, fetched_values_in_either_byte_order, 60)
+{
+    chan_fetched_in_order(0);
+    chan_fetched_in_order(1);
 }
 
 /*

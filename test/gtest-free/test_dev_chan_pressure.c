@@ -226,7 +226,7 @@ static void pressure_check(pressure_thread_t *pt, unsigned k,
         pt->last_len[k] = op->len;
         break;
     case PRESSURE_FETCH_ADD:
-        value = gda_ft_dev_fetched((uint8_t*)w->results +
+        value = gda_ft_dev_fetched(&w->ep, (uint8_t*)w->results +
                                    pressure_result_off(pt, k));
         if (value == UINT64_MAX) {
             pressure_violation(pt, "reported OK, its result slot was never "

@@ -35,7 +35,8 @@ typedef struct {
 
 /* a field of our struct _ut and the kernel's struct _kt */
 #define PAIR(_ut, _uf, _kt, _kf) \
-    {#_ut "." #_uf, GDA_FT_MLX5_BIT_OFF(_ut, _uf), GDA_FT_MLX5_BIT_SZ(_ut, _uf), \
+    {#_ut "." #_uf, GDA_FT_MLX5_BIT_OFF(_ut, _uf), \
+     GDA_FT_MLX5_BIT_SZ(_ut, _uf), \
      __devx_bit_off(_kt, _kf), __devx_bit_sz(_kt, _kf)}
 #define SAME(_typ, _fld) PAIR(_typ, _fld, _typ, _fld)
 
@@ -122,7 +123,13 @@ static const test_mlx5_pair_t test_mlx5_pairs[] = {
     PAIR(modify_qp_out, syndrome, qp_2err_out, syndrome),
     SAME(query_qp_in, opcode),
     SAME(query_qp_in, qpn),
-    SAME(query_qp_out, qpc)
+    SAME(query_qp_out, qpc),
+    SAME(query_hca_cap_in, opcode),
+    SAME(query_hca_cap_in, op_mod),
+    SAME(query_hca_cap_out, capability),
+    SAME(cmd_hca_cap, atomic),
+    SAME(cmd_hca_cap, max_wqe_sz_sq),
+    SAME(atomic_caps, atomic_req_8B_endianness_mode)
 };
 
 GDA_FT_TEST(mlx5_prm_kernel, fields_match_the_kernels_layout)

@@ -17,7 +17,8 @@ typedef struct {
 } test_mlx5_field_t;
 
 #define FIELD(_typ, _fld, _off, _bits) \
-    {#_typ "." #_fld, GDA_FT_MLX5_BIT_OFF(_typ, _fld), GDA_FT_MLX5_BIT_SZ(_typ, _fld), \
+    {#_typ "." #_fld, GDA_FT_MLX5_BIT_OFF(_typ, _fld), \
+     GDA_FT_MLX5_BIT_SZ(_typ, _fld), \
      (_off), (_bits)}
 #define SIZE(_typ, _bytes) \
     {#_typ, 0, GDA_FT_MLX5_ST_SZ_BYTES(_typ), 0, (_bytes)}
@@ -38,6 +39,8 @@ static const test_mlx5_field_t test_mlx5_sizes[] = {
     SIZE(modify_qp_out, 16),
     SIZE(query_qp_in, 16),
     SIZE(query_qp_out, 272),
+    SIZE(query_hca_cap_in, 16),
+    SIZE(query_hca_cap_out, 4112),
 };
 
 static const test_mlx5_field_t test_mlx5_fields[] = {
@@ -131,6 +134,12 @@ static const test_mlx5_field_t test_mlx5_fields[] = {
     FIELD(query_qp_in, opcode, 0x0, 16),
     FIELD(query_qp_in, qpn, 0x48, 24),
     FIELD(query_qp_out, qpc, 0xc0, 1856),
+    FIELD(query_hca_cap_in, opcode, 0x0, 16),
+    FIELD(query_hca_cap_in, op_mod, 0x30, 16),
+    FIELD(query_hca_cap_out, capability, 0x80, 32768),
+    FIELD(cmd_hca_cap, atomic, 0x21e, 1),
+    FIELD(cmd_hca_cap, max_wqe_sz_sq, 0x290, 16),
+    FIELD(atomic_caps, atomic_req_8B_endianness_mode, 0x40, 2),
 };
 
 static int test_mlx5_check(const test_mlx5_field_t *fields, unsigned count)

@@ -241,6 +241,45 @@ GDA_FT_TEST(mlx5_provider, open_reads_ports_and_chooses_the_roce_v2_gid)
     test_mlx5_close(&t);
 }
 
+/*
+ * The device's capabilities at open: the largest send WQE bounds inline
+ * data, and the current atomic capabilities say in which byte order 8-byte
+ * fetching atomics return (mlx5_core picks host order where it can): both
+ * profiles, and a device without atomics.
+ */
+GDA_FT_TEST(mlx5_provider, open_reads_wqe_size_and_atomic_reply_order)
+{
+    const mlx5_rec_entry_t *cmd;
+    test_mlx5_t t;
+
+    test_mlx5_setup(&t);
+    mlx5_rec.atomic_host_order = 1;
+    mlx5_rec.max_wqe_sz_sq     = 512;
+    test_mlx5_open(&t);
+    GDA_FT_ASSERT(t.dev->attr.flags & GDA_FT_HCA_DEV_FLAG_ATOMIC_HOST_ORDER);
+    GDA_FT_ASSERT_EQ(t.dev->attr.max_inline, 512 - 36);
+    cmd = mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_QUERY_HCA_CAP, 1);
+    GDA_FT_ASSERT(cmd != NULL);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(query_hca_cap_in, cmd->in, op_mod),
+                     (GDA_FT_MLX5_HCA_CAP_ATOMIC << 1) | 1);
+    test_mlx5_close(&t);
+
+    test_mlx5_setup(&t);
+    test_mlx5_open(&t);
+    GDA_FT_ASSERT(!(t.dev->attr.flags &
+                    GDA_FT_HCA_DEV_FLAG_ATOMIC_HOST_ORDER));
+    GDA_FT_ASSERT_EQ(t.dev->attr.max_inline, 1024 - 36);
+    test_mlx5_close(&t);
+
+    test_mlx5_setup(&t);
+    mlx5_rec.atomic = 0;
+    test_mlx5_open(&t);
+    GDA_FT_ASSERT_EQ(mlx5_rec_count_cmd(GDA_FT_MLX5_CMD_OP_QUERY_HCA_CAP), 1);
+    GDA_FT_ASSERT(!(t.dev->attr.flags &
+                    GDA_FT_HCA_DEV_FLAG_ATOMIC_HOST_ORDER));
+    test_mlx5_close(&t);
+}
+
 GDA_FT_TEST(mlx5_provider, uar_falls_back_to_write_combining)
 {
     test_mlx5_t t;

@@ -33,6 +33,7 @@ typedef ucs_status_t (*device_channels_func_t)(uct_ep_h, gda_ft_chan_t**,
 typedef ucs_status_t (*query_channel_func_t)(uct_ep_h, unsigned,
                                              const gda_ft_chan_t*,
                                              gda_ft_chan_query_t*);
+typedef uint32_t (*device_flags_func_t)(uct_ep_h);
 
 typedef struct {
     test_uct_t             t;
@@ -42,6 +43,7 @@ typedef struct {
     chan_world_t           view[2];   /* node i posting into node 1 - i */
     device_channels_func_t device_channels;
     query_channel_func_t   query_channel;
+    device_flags_func_t    device_flags;
 } test_chan_t;
 
 
@@ -58,8 +60,10 @@ static void test_chan_env(test_chan_t *c, const char *channels)
             c->t.plugin, "uct_gda_ft_ep_device_channels");
     c->query_channel   = (query_channel_func_t)dlsym(
             c->t.plugin, "uct_gda_ft_ep_query_channel");
+    c->device_flags    = (device_flags_func_t)dlsym(
+            c->t.plugin, "uct_gda_ft_ep_device_flags");
     GDA_FT_ASSERT((c->device_channels != NULL) &&
-                  (c->query_channel != NULL));
+                  (c->query_channel != NULL) && (c->device_flags != NULL));
 }
 
 static void test_chan_elem(gda_ft_dev_mem_elem_t *e, const uint8_t *local,
@@ -116,6 +120,7 @@ static void test_chan_view(test_chan_t *c, unsigned i)
     view->ml.elems        = e;
     view->ep.version      = GDA_FT_DEV_VERSION;
     view->ep.num_channels = (uint16_t)count;
+    view->ep.flags        = c->device_flags(c->t.node[i].ep);
     view->ep.channels     = chans;
 }
 

@@ -251,8 +251,8 @@ static void check_datapath(check_node_t *a, check_node_t *b,
     st = check_complete(gda_ft_dev_atomic_fetch_add(dep, ml, 1, 0, 0, 10,
                                                     0, &req), &req, a, b);
     CHECK(st == GDA_FT_DEV_OK, "fetch-add: status %d", st);
-    CHECK(gda_ft_dev_fetched(a->buf + 8192) == 42, "fetched %lu, not 42",
-          (unsigned long)gda_ft_dev_fetched(a->buf + 8192));
+    CHECK(gda_ft_dev_fetched(dep, a->buf + 8192) == 42, "fetched %lu, not 42",
+          (unsigned long)gda_ft_dev_fetched(dep, a->buf + 8192));
     CHECK(*(uint64_t*)(b->buf + 4096) == 52, "counter: %lu, not 52",
           (unsigned long)*(uint64_t*)(b->buf + 4096));
 

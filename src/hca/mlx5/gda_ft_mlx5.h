@@ -97,6 +97,9 @@ typedef struct gda_ft_mlx5_sys {
     int (*obj_query)(struct mlx5dv_devx_obj *obj, const void *in,
                      size_t inlen, void *out, size_t outlen);
     int (*obj_destroy)(struct mlx5dv_devx_obj *obj);
+    /* A command on no object (QUERY_HCA_CAP) */
+    int (*general_cmd)(struct ibv_context *ctx, const void *in,
+                       size_t inlen, void *out, size_t outlen);
 } gda_ft_mlx5_sys_t;
 
 

@@ -7,6 +7,7 @@
 #endif
 
 #include "gda_ft_mlx5_int.h"
+#include "gda_ft_mlx5_prm.h"
 
 #include <ucs/config/parser.h>
 #include <ucs/debug/assert.h>
@@ -272,6 +273,83 @@ static ucs_status_t gda_ft_mlx5_port_query(gda_ft_hca_dev_t *hca_dev,
     return UCS_OK;
 }
 
+/* Current capabilities of one type (QUERY_HCA_CAP); out holds the
+ * command's output, the capability at its `capability` field */
+static ucs_status_t gda_ft_mlx5_dev_query_cap(gda_ft_mlx5_dev_t *dev,
+                                              const char *name, unsigned type,
+                                              uint32_t *out, size_t outlen)
+{
+    uint32_t in[GDA_FT_MLX5_ST_SZ_DW(query_hca_cap_in)] = {0};
+
+    GDA_FT_MLX5_SET(query_hca_cap_in, in, opcode,
+                    GDA_FT_MLX5_CMD_OP_QUERY_HCA_CAP);
+    GDA_FT_MLX5_SET(query_hca_cap_in, in, op_mod,
+                    GDA_FT_MLX5_HCA_CAP_OP_MOD(type));
+    if (gda_ft_mlx5_sys->general_cmd(dev->ctx, in, sizeof(in), out,
+                                     outlen) != 0) {
+        gda_ft_mlx5_cmd_error(name, "QUERY_HCA_CAP", out);
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
+/*
+ * What the device's capabilities change in its attributes: the largest
+ * send WQE (inline data is what is left of it after the control, remote
+ * address and inline headers), and the byte order of 8-byte atomic
+ * results, which mlx5_core switches to host order where it can.
+ */
+static ucs_status_t gda_ft_mlx5_dev_read_caps(gda_ft_mlx5_dev_t *dev,
+                                              const char *name)
+{
+    gda_ft_hca_dev_attr_t *attr = &dev->super.attr;
+    uint32_t *out;
+    void *cap;
+    unsigned max_wqe;
+    ucs_status_t status;
+
+    out = ucs_calloc(1, GDA_FT_MLX5_ST_SZ_BYTES(query_hca_cap_out),
+                     "gda_ft_mlx5_caps");
+    if (out == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    cap = GDA_FT_MLX5_ADDR_OF(query_hca_cap_out, out, capability);
+
+    status = gda_ft_mlx5_dev_query_cap(dev, name, GDA_FT_MLX5_HCA_CAP_GENERAL,
+                                       out,
+                                       GDA_FT_MLX5_ST_SZ_BYTES(
+                                               query_hca_cap_out));
+    if (status != UCS_OK) {
+        goto out;
+    }
+    max_wqe = GDA_FT_MLX5_GET(cmd_hca_cap, cap, max_wqe_sz_sq);
+    if (max_wqe < GDA_FT_MLX5_WQE_BB) {
+        ucs_error("%s: the device's largest send WQE is %u bytes", name,
+                  max_wqe);
+        status = UCS_ERR_UNSUPPORTED;
+        goto out;
+    }
+    attr->max_inline = ucs_min(max_wqe, GDA_FT_MLX5_MAX_WQE_BYTES) -
+                       GDA_FT_MLX5_INLINE_OVERHEAD;
+    if (!GDA_FT_MLX5_GET(cmd_hca_cap, cap, atomic)) {
+        goto out;   /* no atomic capabilities to ask for */
+    }
+
+    memset(out, 0, GDA_FT_MLX5_ST_SZ_BYTES(query_hca_cap_out));
+    status = gda_ft_mlx5_dev_query_cap(dev, name, GDA_FT_MLX5_HCA_CAP_ATOMIC,
+                                       out,
+                                       GDA_FT_MLX5_ST_SZ_BYTES(
+                                               query_hca_cap_out));
+    if ((status == UCS_OK) &&
+        (GDA_FT_MLX5_GET(atomic_caps, cap, atomic_req_8B_endianness_mode) ==
+         GDA_FT_MLX5_ATOMIC_REQ_MODE_HOST_ENDIANNESS)) {
+        attr->flags |= GDA_FT_HCA_DEV_FLAG_ATOMIC_HOST_ORDER;
+    }
+out:
+    ucs_free(out);
+    return status;
+}
+
 static void gda_ft_mlx5_dev_set_attr(gda_ft_mlx5_dev_t *dev,
                                      const gda_ft_hca_dev_info_t *info,
                                      const struct ibv_device_attr *dattr)
@@ -292,9 +370,9 @@ static void gda_ft_mlx5_dev_set_attr(gda_ft_mlx5_dev_t *dev,
     attr->mr_mem_caps   = all_mem;
     attr->max_sq_wqebb  = ucs_rounddown_pow2(dattr->max_qp_wr);
     attr->max_rq_wqe    = ucs_rounddown_pow2(dattr->max_qp_wr);
-    /* a send WQE is at most 16 basic blocks: ctrl, raddr and the inline
-     * header take 36 bytes of them */
-    attr->max_inline    = 16 * 64 - 36;
+    /* until the capabilities say (gda_ft_mlx5_dev_read_caps) */
+    attr->max_inline    = GDA_FT_MLX5_MAX_WQE_BYTES -
+                          GDA_FT_MLX5_INLINE_OVERHEAD;
     attr->max_msg_size  = 1ul << 30;
     attr->max_rd_atomic = dattr->max_qp_rd_atom;
     attr->masked_atomics = 1;
@@ -470,6 +548,10 @@ static ucs_status_t gda_ft_mlx5_dev_open(const gda_ft_hca_dev_info_t *info,
     }
 
     gda_ft_mlx5_dev_set_attr(dev, info, &dattr);
+    status = gda_ft_mlx5_dev_read_caps(dev, info->name);
+    if (status != UCS_OK) {
+        goto err_close;
+    }
     status = gda_ft_mlx5_dev_setup(dev);
     if (status != UCS_OK) {
         goto err_close;

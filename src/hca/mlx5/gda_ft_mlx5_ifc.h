@@ -58,7 +58,7 @@
 #define GDA_FT_MLX5_QPC_STATE_SQD           0x5
 #define GDA_FT_MLX5_QPC_STATE_ERR           0x6
 
-/* ---- sizes (bytes) -------------------------------------------------------- */
+/* ---- sizes (bytes) ------------------------------------------------------- */
 
 #define GDA_FT_MLX5_PRM_SIZE_create_cq_in   272
 #define GDA_FT_MLX5_PRM_SIZE_create_cq_out  16
@@ -75,9 +75,11 @@
 #define GDA_FT_MLX5_PRM_SIZE_modify_qp_out  16
 #define GDA_FT_MLX5_PRM_SIZE_query_qp_in    16
 #define GDA_FT_MLX5_PRM_SIZE_query_qp_out   272
+#define GDA_FT_MLX5_PRM_SIZE_query_hca_cap_in  16
+#define GDA_FT_MLX5_PRM_SIZE_query_hca_cap_out 4112
 
 
-/* ---- fields: bit offset, bit width ---------------------------------------- */
+/* ---- fields: bit offset, bit width --------------------------------------- */
 
 /* CREATE_CQ */
 #define GDA_FT_MLX5_PRM_create_cq_in__opcode          0x000, 16
@@ -143,8 +145,8 @@
 #define GDA_FT_MLX5_PRM_qpc__uar_page                 0x068, 24
 #define GDA_FT_MLX5_PRM_qpc__log_page_size            0x0a3, 5
 #define GDA_FT_MLX5_PRM_qpc__remote_qpn               0x0a8, 24
-#define GDA_FT_MLX5_PRM_qpc__primary_address_path     GDA_FT_MLX5_QPC_PRIMARY_PATH, \
-                                                      352
+#define GDA_FT_MLX5_PRM_qpc__primary_address_path \
+    GDA_FT_MLX5_QPC_PRIMARY_PATH, 352
 #define GDA_FT_MLX5_PRM_qpc__log_sra_max              0x388, 3
 #define GDA_FT_MLX5_PRM_qpc__retry_count              0x38d, 3
 #define GDA_FT_MLX5_PRM_qpc__rnr_retry                0x390, 3
@@ -174,7 +176,8 @@
     GDA_FT_MLX5_QPC_ADS(src_addr_index)
 #define GDA_FT_MLX5_PRM_qpc__primary_path_hop_limit \
     GDA_FT_MLX5_QPC_ADS(hop_limit)
-#define GDA_FT_MLX5_PRM_qpc__primary_path_tclass      GDA_FT_MLX5_QPC_ADS(tclass)
+#define GDA_FT_MLX5_PRM_qpc__primary_path_tclass \
+    GDA_FT_MLX5_QPC_ADS(tclass)
 #define GDA_FT_MLX5_PRM_qpc__primary_path_rgid_rip \
     GDA_FT_MLX5_QPC_ADS(rgid_rip)
 #define GDA_FT_MLX5_PRM_qpc__primary_path_dscp        GDA_FT_MLX5_QPC_ADS(dscp)
@@ -213,6 +216,27 @@
 #define GDA_FT_MLX5_PRM_query_qp_in__opcode           0x000, 16
 #define GDA_FT_MLX5_PRM_query_qp_in__qpn              0x048, 24
 #define GDA_FT_MLX5_PRM_query_qp_out__qpc             0x0c0, 1856
+
+
+/* QUERY_HCA_CAP: op_mod is the capability type << 1 | 1 (current) */
+#define GDA_FT_MLX5_HCA_CAP_GENERAL         0x0
+#define GDA_FT_MLX5_HCA_CAP_ATOMIC          0x3
+#define GDA_FT_MLX5_HCA_CAP_OP_MOD(_type)   (((_type) << 1) | 1)
+#define GDA_FT_MLX5_PRM_query_hca_cap_in__opcode      0x000, 16
+#define GDA_FT_MLX5_PRM_query_hca_cap_in__op_mod      0x030, 16
+#define GDA_FT_MLX5_PRM_query_hca_cap_out__status     0x000, 8
+#define GDA_FT_MLX5_PRM_query_hca_cap_out__syndrome   0x020, 32
+#define GDA_FT_MLX5_PRM_query_hca_cap_out__capability 0x080, 32768
+
+/* General device capabilities (cmd_hca_cap) */
+#define GDA_FT_MLX5_PRM_cmd_hca_cap__atomic           0x21e, 1
+#define GDA_FT_MLX5_PRM_cmd_hca_cap__max_wqe_sz_sq    0x290, 16
+
+/* Atomic capabilities; the mode's value 1: 8-byte fetching atomics
+ * return the old value in host byte order (mlx5_core selects it where the
+ * device offers it), 0: big-endian */
+#define GDA_FT_MLX5_ATOMIC_REQ_MODE_HOST_ENDIANNESS 0x1
+#define GDA_FT_MLX5_PRM_atomic_caps__atomic_req_8B_endianness_mode 0x040, 2
 
 
 /* ---- accessors ----------------------------------------------------------- */

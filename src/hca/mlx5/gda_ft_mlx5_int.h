@@ -13,6 +13,11 @@
 #include <ucs/type/status.h>
 #include <ucs/config/types.h>
 
+/* The largest send WQE the datapath builds (16 basic blocks), and what
+ * the control, remote address and inline headers take of it */
+#define GDA_FT_MLX5_MAX_WQE_BYTES      (16 * 64)
+#define GDA_FT_MLX5_INLINE_OVERHEAD    36
+
 /* The PRM's page unit: log_page_size counts from 4 KiB */
 #define GDA_FT_MLX5_ADAPTER_PAGE_SHIFT 12
 

@@ -325,6 +325,14 @@ static int gda_ft_mlx5_verbs_obj_destroy(struct mlx5dv_devx_obj *obj)
     return gda_ft_mlx5_verbs_errno(mlx5dv_devx_obj_destroy(obj));
 }
 
+static int gda_ft_mlx5_verbs_general_cmd(struct ibv_context *ctx,
+                                         const void *in, size_t inlen,
+                                         void *out, size_t outlen)
+{
+    return gda_ft_mlx5_verbs_errno(mlx5dv_devx_general_cmd(ctx, in, inlen,
+                                                           out, outlen));
+}
+
 static int gda_ft_mlx5_verbs_dealloc_pd(struct ibv_pd *pd)
 {
     return gda_ft_mlx5_verbs_errno(ibv_dealloc_pd(pd));
@@ -379,5 +387,6 @@ const gda_ft_mlx5_sys_t gda_ft_mlx5_sys_verbs = {
     .obj_create       = mlx5dv_devx_obj_create,
     .obj_modify       = gda_ft_mlx5_verbs_obj_modify,
     .obj_query        = gda_ft_mlx5_verbs_obj_query,
-    .obj_destroy      = gda_ft_mlx5_verbs_obj_destroy
+    .obj_destroy      = gda_ft_mlx5_verbs_obj_destroy,
+    .general_cmd      = gda_ft_mlx5_verbs_general_cmd
 };

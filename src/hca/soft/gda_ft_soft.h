@@ -36,6 +36,9 @@ typedef struct gda_ft_soft_config {
     unsigned       tx_budget;      /* datagrams a QP sends per pass */
     int            pass_cpu_time;  /* sort the long gaps between passes
                                       by where they went (getrusage) */
+    int            atomic_host_order; /* 8-byte atomic results in host
+                                         byte order, as ConnectX where
+                                         mlx5_core selects it */
 } gda_ft_soft_config_t;
 
 extern ucs_config_field_t gda_ft_soft_config_table[];

@@ -114,6 +114,15 @@ ucs_config_field_t gda_ft_soft_config_table[] = {
      "passes (docs/device-datapath.md measures 8, 16 and 32).",
      ucs_offsetof(gda_ft_soft_config_t, tx_budget), UCS_CONFIG_TYPE_UINT},
 
+    {"ATOMIC_HOST_ORDER", "n",
+     "Write the old value of an 8-byte fetching atomic in host byte order,\n"
+     "as a ConnectX does where mlx5_core selects that mode (its\n"
+     "atomic_req_8B_endianness_mode); 'n': big-endian, as 4-byte ones\n"
+     "always are. The transport and the device API follow the device's\n"
+     "mode either way.",
+     ucs_offsetof(gda_ft_soft_config_t, atomic_host_order),
+     UCS_CONFIG_TYPE_BOOL},
+
     {NULL}
 };
 

@@ -826,7 +826,7 @@ void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
     gda_ft_soft_port_t *port = gda_ft_soft_qp_port(qp);
     uint32_t syn_msn, offset;
     gda_ft_soft_op_t *op;
-    uint8_t orig_be[8];
+    uint8_t orig_bytes[8];
     uint64_t orig;
     unsigned idx;
     int size;
@@ -867,17 +867,20 @@ void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
             ++port->stats.rx_unexpected;
             return;
         }
-        /* The original value lands big-endian, as ConnectX writes it */
+        /* The original value lands big-endian, as ConnectX writes it; an
+         * 8-byte one in host order in that mode (ATOMIC_HOST_ORDER) */
         size = gda_ft_soft_op_atomic_size(op);
         orig = gda_ft_be64toh(pkt->atomic_ack->orig);
         if (size == 4) {
             uint32_t orig32 = htonl((uint32_t)orig);
-            memcpy(orig_be, &orig32, 4);
+            memcpy(orig_bytes, &orig32, 4);
         } else {
-            orig = gda_ft_htobe64(orig);
-            memcpy(orig_be, &orig, 8);
+            if (!gda_ft_soft_engine.config.atomic_host_order) {
+                orig = gda_ft_htobe64(orig);
+            }
+            memcpy(orig_bytes, &orig, 8);
         }
-        gda_ft_soft_op_scatter(op, 0, orig_be, size);
+        gda_ft_soft_op_scatter(op, 0, orig_bytes, size);
         op->done = 1;
     } else {
         /* Read response: accepted only in order (one beyond the next was

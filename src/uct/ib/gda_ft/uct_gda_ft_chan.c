@@ -20,6 +20,7 @@
 #endif
 
 #include "uct_gda_ft_chan.h"
+#include "gda_ft_device_api.h"
 #include "uct_gda_ft_ep.inl"
 
 #include <ucs/arch/bitops.h>
@@ -724,6 +725,14 @@ ucs_status_t uct_gda_ft_ep_device_channels(uct_ep_h tl_ep,
         *chans_p = uct_gda_ft_channels(c, count_p);
     }
     return status;
+}
+
+uint32_t uct_gda_ft_ep_device_flags(uct_ep_h tl_ep)
+{
+    uct_gda_ft_ep_t *ep = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
+
+    return uct_gda_ft_ep_iface(ep)->config.atomic_host_order ?
+           GDA_FT_DEV_EP_F_FETCH_HOST_ORDER : 0;
 }
 
 ucs_status_t uct_gda_ft_ep_channels_get(uct_ep_h tl_ep,

@@ -66,6 +66,10 @@ ucs_status_t uct_gda_ft_ep_device_channels(uct_ep_h tl_ep,
                                            gda_ft_chan_t **chans_p,
                                            unsigned *count_p);
 
+/* GDA_FT_DEV_EP_F_* of a device endpoint over this UCT endpoint's
+ * channels (gda_ft_dev_endpoint_t.flags) */
+uint32_t uct_gda_ft_ep_device_flags(uct_ep_h tl_ep);
+
 /* What channel `id` has been through; `poster` is the channel the posters
  * used (NULL: the array uct_gda_ft_ep_device_channels() returned) */
 ucs_status_t uct_gda_ft_ep_query_channel(uct_ep_h tl_ep, unsigned id,

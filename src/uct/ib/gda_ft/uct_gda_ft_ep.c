@@ -50,7 +50,8 @@ static void uct_gda_ft_op_get_bcopy(uct_gda_ft_op_t *op, ucs_status_t status)
     uct_gda_ft_op_complete(op, status);
 }
 
-/* The old value arrives big-endian, as the HCA writes it */
+/* The old value arrives big-endian, as the HCA writes it; an 8-byte one
+ * in host order where the HCAs answer so */
 static void uct_gda_ft_op_atomic_fetch(uct_gda_ft_op_t *op,
                                        ucs_status_t status)
 {
@@ -64,7 +65,9 @@ static void uct_gda_ft_op_atomic_fetch(uct_gda_ft_op_t *op,
             *(uint32_t*)op->atomic.result = gda_ft_be32toh(value32);
         } else {
             memcpy(&value64, payload, sizeof(value64));
-            *(uint64_t*)op->atomic.result = gda_ft_be64toh(value64);
+            *(uint64_t*)op->atomic.result =
+                    uct_gda_ft_ep_iface(op->ep)->config.atomic_host_order ?
+                    value64 : gda_ft_be64toh(value64);
         }
     }
     uct_gda_ft_op_complete(op, status);

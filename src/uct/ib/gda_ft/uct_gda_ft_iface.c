@@ -802,6 +802,17 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
                          ucs_min(pattr->max_inline, battr->max_inline));
     max_inline = ucs_min(max_inline, GDA_FT_WQE_MAX_INLINE);
 
+    /* A fetched value is read in one byte order whichever path ran it */
+    iface->config.atomic_host_order =
+            !!(pattr->flags & GDA_FT_HCA_DEV_FLAG_ATOMIC_HOST_ORDER);
+    if (iface->config.atomic_host_order !=
+        !!(battr->flags & GDA_FT_HCA_DEV_FLAG_ATOMIC_HOST_ORDER)) {
+        ucs_error("gda_ft: %s and %s return 8-byte atomic results in "
+                  "different byte orders: pair HCAs that answer alike",
+                  pattr->info.name, battr->info.name);
+        return UCS_ERR_UNSUPPORTED;
+    }
+
     if (!config->failover || (config->deadline == UCS_TIME_INFINITY)) {
         iface->config.deadline_ns = 0;
     } else if (config->deadline == UCS_TIME_AUTO) {

@@ -425,6 +425,8 @@ struct uct_gda_ft_iface {
         size_t              seg_size;
         size_t              max_msg;
         unsigned            max_rd_atomic;
+        int                 atomic_host_order; /* 8-byte results in host
+                                                  byte order (both HCAs) */
         int                 failover;
         int                 failback;
         int                 strict_fence;
