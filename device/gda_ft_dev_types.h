@@ -14,7 +14,7 @@
 #include "gda_ft_dev_def.h"
 
 /* Bumped whenever a descriptor's layout or meaning changes */
-#define GDA_FT_DEV_VERSION 5   /* 2: channel interruption stamps, path
+#define GDA_FT_DEV_VERSION 6   /* 2: channel interruption stamps, path
                                  progress in the peer's health; 3: a
                                  switch advanced by progress passes; 4:
                                  a re-armed path's ring starts after the
@@ -22,7 +22,8 @@
                                  waits for the switch's end (done_epoch);
                                  the peer's finding (peer_left); 5: the
                                  channel's outcome table, the mailbox's
-                                 awaits_rearm */
+                                 awaits_rearm; 6: the endpoint's flags
+                                 (the byte order of fetched values) */
 
 
 /*
