@@ -193,6 +193,7 @@ typedef struct {
         int   (*finish)(void *run);
         int   (*copy)(void *dst, const void *src, size_t len);
         void *(*alloc)(size_t len);
+        int   id;                      /* the rank's GPU */
     } gpu;
     moe_plan_t             *dev_plan;
 } moe_rank_t;
@@ -207,7 +208,7 @@ static void moe_check(ucs_status_t status, const char *what)
 static int moe_gpu_load(moe_rank_t *m)
 {
     void *h = gda_ft_prog_open_beside("libmoe_gpu.so");
-    int (*available)(void);
+    int (*available)(void), (*select)(unsigned);
 
     *(void**)&available = (h != NULL) ? dlsym(h, "moe_gpu_available") : NULL;
     if ((available == NULL) || !available()) {
@@ -216,6 +217,14 @@ static int moe_gpu_load(moe_rank_t *m)
         }
         return 0;
     }
+    /* before anything of CUDA: the device endpoint and the memory go to
+     * the rank's own GPU */
+    *(void**)&select = dlsym(h, "moe_gpu_select");
+    m->gpu.id        = (select != NULL) ? select(opt.rank) : -1;
+    if (m->gpu.id < 0) {
+        moe_die("rank %u: cannot select its GPU", opt.rank);
+    }
+    printf("rank %u: GPU %d\n", opt.rank, m->gpu.id);
     *(void**)&m->gpu.launch = dlsym(h, "moe_gpu_launch");
     *(void**)&m->gpu.done   = dlsym(h, "moe_gpu_done");
     *(void**)&m->gpu.finish = dlsym(h, "moe_gpu_finish");

@@ -39,6 +39,21 @@ extern "C" int moe_gpu_available(void)
     return (cudaGetDeviceCount(&count) == cudaSuccess) && (count > 0);
 }
 
+/* One rank per GPU, as expert-parallel jobs run: rank r on GPU r mod the
+ * GPUs this process sees; ranks that share a GPU need MPS to run their
+ * kernels side by side. Returns the GPU, or -1. */
+extern "C" int moe_gpu_select(unsigned rank)
+{
+    int count = 0, gpu;
+
+    if (moe_gpu_check(cudaGetDeviceCount(&count), "cudaGetDeviceCount") ||
+        (count <= 0)) {
+        return -1;
+    }
+    gpu = (int)(rank % (unsigned)count);
+    return moe_gpu_check(cudaSetDevice(gpu), "cudaSetDevice") ? -1 : gpu;
+}
+
 extern "C" void *moe_gpu_alloc(size_t len)
 {
     void *ptr = NULL;
