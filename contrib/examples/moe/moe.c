@@ -224,7 +224,7 @@ static int moe_gpu_load(moe_rank_t *m)
     if (m->gpu.id < 0) {
         moe_die("rank %u: cannot select its GPU", opt.rank);
     }
-    printf("rank %u: GPU %d\n", opt.rank, m->gpu.id);
+    fprintf(stderr, "rank %u: GPU %d\n", opt.rank, m->gpu.id);
     *(void**)&m->gpu.launch = dlsym(h, "moe_gpu_launch");
     *(void**)&m->gpu.done   = dlsym(h, "moe_gpu_done");
     *(void**)&m->gpu.finish = dlsym(h, "moe_gpu_finish");
