@@ -671,6 +671,58 @@ GDA_FT_TEST(mlx5_provider, init_again_is_init2init)
     test_mlx5_close(&t);
 }
 
+/*
+ * A link flap can change the port's GID table (the netdev's address goes
+ * and comes back at another index). A QP connected again after it (a
+ * re-arm, a failback) must send from the entry that holds the address
+ * now, not from the index chosen at open: the table is read again at
+ * every INIT2RTR.
+ */
+GDA_FT_TEST(mlx5_provider, connect_after_a_flap_reads_the_gid_table_again)
+{
+    static const uint8_t v4[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
+                                   10, 1, 2, 3};
+    mlx5_rec_dev_t *rdev = &mlx5_rec.devs[0];
+    gda_ft_hca_qp_init_attr_t init;
+    gda_ft_hca_qp_attr_t attr;
+    gda_ft_hca_cq_t *cq;
+    gda_ft_hca_qp_t *qp;
+    test_mlx5_t t;
+    const void *qpc;
+
+    test_mlx5_setup(&t);
+    test_mlx5_open(&t);
+    cq = test_mlx5_cq(&t, 1, GDA_FT_HCA_CQ_COLLAPSED);
+    test_mlx5_qp_init(&t, cq, NULL, &init);
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_create(t.pd, &init, &qp));
+    test_mlx5_qp_attr(&attr);
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_connect(qp, &attr));
+    qpc = GDA_FT_MLX5_ADDR_OF(init2rtr_qp_in,
+                              mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_INIT2RTR_QP,
+                                                0)->in, qpc);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, primary_path_src_addr_index),
+                     3);
+
+    /* the flap: the RoCE v2 IPv4 entry is now at index 5 */
+    rdev->gid_missing[3] = 1;
+    rdev->gid_missing[4] = 1;
+    rdev->num_gids       = 6;
+    rdev->gids[5]          = rdev->gids[3];
+    rdev->gids[5].gid_index = 5;
+    memcpy(rdev->gids[5].gid.raw, v4, sizeof(v4));
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_modify(qp, GDA_FT_HCA_QP_RESET, NULL));
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_connect(qp, &attr));
+    qpc = GDA_FT_MLX5_ADDR_OF(init2rtr_qp_in,
+                              mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_INIT2RTR_QP,
+                                                1)->in, qpc);
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, primary_path_src_addr_index),
+                     5);
+    GDA_FT_ASSERT_EQ(test_mlx5_errors, 0);
+    gda_ft_hca_qp_destroy(qp);
+    gda_ft_hca_cq_destroy(cq);
+    test_mlx5_close(&t);
+}
+
 GDA_FT_TEST(mlx5_provider, memory_regions_host_and_cuda)
 {
     gda_ft_hca_mr_attr_t attr;
@@ -999,8 +1051,9 @@ GDA_FT_TEST(mlx5_provider, failed_command_logs_status_and_syndrome)
     test_mlx5_qp_init(&t, cq, NULL, &init);
     GDA_FT_ASSERT_OK(gda_ft_hca_qp_create(t.pd, &init, &qp));
     test_mlx5_qp_attr(&attr);
-    /* RST2INIT, the MAC look-up, then INIT2RTR fails */
-    mlx5_rec.fail_at = mlx5_rec.num_failable + 2;
+    /* RST2INIT, the port and its 4 GIDs read again, the MAC look-up,
+     * then INIT2RTR fails */
+    mlx5_rec.fail_at = mlx5_rec.num_failable + 7;
     GDA_FT_ASSERT_EQ(gda_ft_hca_qp_connect(qp, &attr), UCS_ERR_IO_ERROR);
     GDA_FT_ASSERT_EQ(qp->state, GDA_FT_HCA_QP_INIT);
     GDA_FT_ASSERT(strstr(test_mlx5_last_error, "INIT2RTR_QP failed") != NULL);
@@ -1044,8 +1097,9 @@ GDA_FT_TEST(mlx5_provider, refuses_what_a_devx_qp_cannot_do)
     GDA_FT_ASSERT_EQ(gda_ft_hca_qp_connect(qp, &attr), UCS_ERR_UNSUPPORTED);
     gda_ft_hca_qp_destroy(qp);
 
-    /* a RoCE port without a RoCE v2 GID */
-    ucs_derived_of(t.dev, gda_ft_mlx5_dev_t)->ports[0].gid_index = -1;
+    /* a RoCE port without a RoCE v2 GID (any more) */
+    mlx5_rec.devs[0].gid_missing[1] = 1;
+    mlx5_rec.devs[0].gid_missing[3] = 1;
     test_mlx5_qp_init(&t, cq, NULL, &init);
     GDA_FT_ASSERT_OK(gda_ft_hca_qp_create(t.pd, &init, &qp));
     GDA_FT_ASSERT_EQ(gda_ft_hca_qp_connect(qp, &attr), UCS_ERR_UNREACHABLE);

@@ -237,6 +237,21 @@ static ucs_status_t gda_ft_mlx5_port_gid(gda_ft_mlx5_dev_t *dev,
     return UCS_OK;
 }
 
+ucs_status_t gda_ft_mlx5_port_refresh_gid(gda_ft_mlx5_dev_t *dev,
+                                          uint8_t port_num)
+{
+    struct ibv_port_attr port_attr;
+    int ret;
+
+    ret = gda_ft_mlx5_sys->query_port(dev->ctx, port_num, &port_attr);
+    if (ret != 0) {
+        ucs_error("%s: port %u: query failed: %s",
+                  dev->super.attr.info.name, port_num, strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+    return gda_ft_mlx5_port_gid(dev, port_num, port_attr.gid_tbl_len);
+}
+
 static ucs_status_t gda_ft_mlx5_port_query(gda_ft_hca_dev_t *hca_dev,
                                            uint8_t port_num,
                                            gda_ft_hca_port_attr_t *attr)

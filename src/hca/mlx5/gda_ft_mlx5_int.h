@@ -109,6 +109,11 @@ uint32_t gda_ft_mlx5_umem_id(const gda_ft_mlx5_umem_t *umem);
 
 /* Logs a failed DEVX command with the status and syndrome that every
  * command's output starts with */
+/* Reads the port's GID table again and keeps the entry to send from: a
+ * link flap can move the netdev's address to another index */
+ucs_status_t gda_ft_mlx5_port_refresh_gid(gda_ft_mlx5_dev_t *dev,
+                                          uint8_t port_num);
+
 void gda_ft_mlx5_cmd_error(const char *dev_name, const char *cmd,
                            const void *out);
 

@@ -71,9 +71,16 @@ static ucs_status_t gda_ft_mlx5_path_roce(gda_ft_mlx5_qp_t *qp,
                                               gda_ft_mlx5_dev_t);
     uint8_t port_num         = qp->super.init.port_num;
     gda_ft_mlx5_port_t *port = &dev->ports[port_num - 1];
+    ucs_status_t status;
     uint8_t mac[6];
     int ret;
 
+    /* the table as it is now: a QP connected again after a link flap
+     * (a re-arm, a failback) sends from where the address is now */
+    status = gda_ft_mlx5_port_refresh_gid(dev, port_num);
+    if (status != UCS_OK) {
+        return status;
+    }
     if (port->gid_index < 0) {
         ucs_error("%s: port %u has no RoCE v2 GID to send from",
                   dev->super.attr.info.name, port_num);
