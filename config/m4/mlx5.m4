@@ -32,7 +32,8 @@ AC_DEFUN([GDA_FT_CHECK_MLX5], [
         AS_IF([test -z "$mlx5_missing"], [
             mlx5_happy=yes
             MLX5_LIBS="-lmlx5 -libverbs"
-            AC_CHECK_DECLS([mlx5dv_devx_umem_reg_ex], [], [],
+            AC_CHECK_DECLS([mlx5dv_devx_umem_reg_ex,
+                            MLX5DV_UAR_ALLOC_TYPE_NC_DEDICATED], [], [],
                            [[#include <infiniband/mlx5dv.h>]])
         ], [test "x$with_mlx5" = xyes], [
             AC_MSG_ERROR([--with-mlx5=yes: missing $mlx5_missing])

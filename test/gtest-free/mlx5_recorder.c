@@ -466,7 +466,7 @@ static struct mlx5dv_devx_uar *mlx5_rec_alloc_uar(struct ibv_context *ctx,
         return NULL;
     }
     entry->arg[0] = flags;
-    if (mlx5_rec.uar_nc_fails && (flags == MLX5DV_UAR_ALLOC_TYPE_NC)) {
+    if (mlx5_rec.uar_nc_fails && (flags != MLX5DV_UAR_ALLOC_TYPE_BF)) {
         errno = EOPNOTSUPP;
         return NULL;
     }

@@ -87,7 +87,8 @@ typedef struct mlx5_rec {
     int                     have_cuda_dmabuf;
     int                     cuda_io_error;  /* cuda_map_io's answer: 0,
                                                ENOSYS, EINVAL, ENODEV */
-    int                     uar_nc_fails;   /* NC UAR refused: BF next */
+    int                     uar_nc_fails;   /* non-cached UARs refused: BF
+                                               next */
     /* QUERY_HCA_CAP's answers: the largest send WQE, whether the device
      * has atomics, and the 8-byte atomic reply order mlx5_core chose */
     unsigned                max_wqe_sz_sq;

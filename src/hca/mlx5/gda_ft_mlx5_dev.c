@@ -448,12 +448,21 @@ static void gda_ft_mlx5_dev_free_uar(gda_ft_mlx5_dev_t *dev)
     gda_ft_mlx5_sys->free_uar(dev->uar);
 }
 
-/* UAR for doorbells: non-cached pages first (what a GPU maps), else the
- * write-combining ones */
+/* UAR for doorbells: a non-cached page of our own where rdma-core can
+ * give one (the plain NC type returns the context's shared page, whose
+ * doorbells rdma-core rings too), then the shared non-cached one (what a
+ * GPU maps), else the write-combining ones */
 static ucs_status_t gda_ft_mlx5_dev_alloc_uar(gda_ft_mlx5_dev_t *dev)
 {
+    dev->uar = NULL;
+#if HAVE_DECL_MLX5DV_UAR_ALLOC_TYPE_NC_DEDICATED
     dev->uar = gda_ft_mlx5_sys->alloc_uar(dev->ctx,
-                                          MLX5DV_UAR_ALLOC_TYPE_NC);
+                                          MLX5DV_UAR_ALLOC_TYPE_NC_DEDICATED);
+#endif
+    if (dev->uar == NULL) {
+        dev->uar = gda_ft_mlx5_sys->alloc_uar(dev->ctx,
+                                              MLX5DV_UAR_ALLOC_TYPE_NC);
+    }
     if (dev->uar == NULL) {
         dev->uar = gda_ft_mlx5_sys->alloc_uar(dev->ctx,
                                               MLX5DV_UAR_ALLOC_TYPE_BF);
