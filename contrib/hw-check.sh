@@ -20,6 +20,8 @@
 #   5. failover: 'ip link set <netdev of A> down', the port's state and
 #      the time it took, then up again, with the transport's failover test
 #      where it can run (see below).
+#   Then every DEVX command steps 3-5 sent, its input and the firmware's
+#   status and syndrome (UCX_GDA_FT_MLX5_CMD_LOG), and the summary.
 #
 # Known, stated in the report rather than hidden:
 #   - The transport has never run over the mlx5 provider (no NIC where it
@@ -131,6 +133,11 @@ fi
 section "2. provider unit tests (recording backend)"
 run unit "$build/test/gtest-free/gda_ft_tests" -f 'mlx5*'
 
+# every DEVX command of the steps below and what firmware said to it:
+# the first run on a NIC checks the provider's emulated firmware rules
+export UCX_GDA_FT_MLX5_CMD_LOG="$report.cmds"
+: >"$UCX_GDA_FT_MLX5_CMD_LOG"
+
 section "3. the plugin sees the mlx5 ports"
 say "\$ contrib/gda_ft-run.sh ucx_info -d -t gda_ft"
 info=$(timeout 60 "$top/contrib/gda_ft-run.sh" ucx_info -d -t gda_ft 2>&1)
@@ -194,6 +201,16 @@ else
     port_state "$port_a" | grep -q ACTIVE
     say "RESULT link_down_up $([ $? = 0 ] && echo PASS || echo FAIL)"
 fi
+
+section "DEVX commands and firmware's answers (UCX_GDA_FT_MLX5_CMD_LOG)"
+if [ -s "$report.cmds" ]; then
+    say "$(wc -l <"$report.cmds") commands," \
+        "$(grep -c FAILED "$report.cmds") refused by firmware:"
+    cat "$report.cmds" >>"$report"
+else
+    say "none (the plugin opened no mlx5 device)"
+fi
+rm -f "$report.cmds"
 
 section "summary"
 grep '^RESULT' "$report" | tee -a "$report.tmp" >/dev/null

@@ -119,6 +119,8 @@ GDA_FT_TEST(mlx5_hw_check, report_on_two_ports)
     ASSERT_HAS(out, "RESULT perftest_add_lat FAIL");
     ASSERT_HAS(out, "NOT AVAILABLE");
     ASSERT_HAS(out, "RESULT link_down SKIPPED");
+    /* what firmware said to each command, or that there were none */
+    ASSERT_HAS(out, "== DEVX commands and firmware's answers");
     ASSERT_HAS(out, "== summary");
     free(out);
     hw_check_cleanup(dir);

@@ -741,6 +741,57 @@ GDA_FT_TEST(mlx5_provider, connect_after_a_flap_reads_the_gid_table_again)
     test_mlx5_close(&t);
 }
 
+/* UCX_GDA_FT_MLX5_CMD_LOG: every command as sent and what firmware said,
+ * a line each, the refused one with its status and syndrome */
+GDA_FT_TEST(mlx5_provider, command_log_records_inputs_and_answers)
+{
+    gda_ft_hca_qp_init_attr_t init;
+    gda_ft_hca_qp_attr_t attr;
+    gda_ft_hca_cq_t *cq;
+    gda_ft_hca_qp_t *qp;
+    char path[64], log[16384];
+    test_mlx5_t t;
+    size_t len;
+    FILE *file;
+
+    snprintf(path, sizeof(path), "/tmp/gda_ft_mlx5_cmds.%d", (int)getpid());
+    unlink(path);
+    setenv("UCX_GDA_FT_MLX5_CMD_LOG", path, 1);
+    test_mlx5_setup(&t);
+    test_mlx5_open(&t);
+    cq = test_mlx5_cq(&t, 1, GDA_FT_HCA_CQ_COLLAPSED);
+    test_mlx5_qp_init(&t, cq, NULL, &init);
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_create(t.pd, &init, &qp));
+    test_mlx5_qp_attr(&attr);
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_connect(qp, &attr));
+    GDA_FT_ASSERT(qp->dev->provider->qp_modify(qp, GDA_FT_HCA_QP_RTR,
+                                               &attr) != UCS_OK);
+    gda_ft_hca_qp_destroy(qp);
+    gda_ft_hca_cq_destroy(cq);
+    test_mlx5_close(&t);
+    unsetenv("UCX_GDA_FT_MLX5_CMD_LOG");
+
+    file = fopen(path, "r");
+    GDA_FT_ASSERT(file != NULL);
+    len      = fread(log, 1, sizeof(log) - 1, file);
+    log[len] = '\0';
+    fclose(file);
+    unlink(path);
+    GDA_FT_ASSERT(strstr(log, "mlx5_0 QUERY_HCA_CAP opcode 0x100 op_mod "
+                              "0x1 ok") != NULL);
+    GDA_FT_ASSERT(strstr(log, "QUERY_HCA_CAP opcode 0x100 op_mod 0x7 ok")
+                  != NULL);
+    GDA_FT_ASSERT(strstr(log, "CREATE_CQ opcode 0x400") != NULL);
+    GDA_FT_ASSERT(strstr(log, "CREATE_QP opcode 0x500") != NULL);
+    GDA_FT_ASSERT(strstr(log, "RTR2RTS_QP opcode 0x504 op_mod 0x0 ok")
+                  != NULL);
+    /* the input as sent: INIT2RTR's first dword, opcode 0x503 */
+    GDA_FT_ASSERT(strstr(log, "opcode 0x503 op_mod 0x0 ok status 0x0 "
+                              "syndrome 0x0 in 05030000") != NULL);
+    GDA_FT_ASSERT(strstr(log, "INIT2RTR_QP opcode 0x503 op_mod 0x0 FAILED "
+                              "status 0x10 syndrome 0x1a2b3c") != NULL);
+}
+
 GDA_FT_TEST(mlx5_provider, memory_regions_host_and_cuda)
 {
     gda_ft_hca_mr_attr_t attr;

@@ -40,6 +40,12 @@ static ucs_config_field_t gda_ft_mlx5_config_table[] = {
      "are given it explicitly: they do not take the kernel's defaults.",
      ucs_offsetof(gda_ft_mlx5_config_t, sl), UCS_CONFIG_TYPE_UINT},
 
+    {"CMD_LOG", "",
+     "File to append every DEVX command to: its input as sent and the\n"
+     "firmware's status and syndrome (contrib/hw-check.sh attaches it to\n"
+     "its report). Empty: none.",
+     ucs_offsetof(gda_ft_mlx5_config_t, cmd_log), UCS_CONFIG_TYPE_STRING},
+
     {NULL}
 };
 
@@ -300,12 +306,11 @@ static ucs_status_t gda_ft_mlx5_dev_query_cap(gda_ft_mlx5_dev_t *dev,
                     GDA_FT_MLX5_CMD_OP_QUERY_HCA_CAP);
     GDA_FT_MLX5_SET(query_hca_cap_in, in, op_mod,
                     GDA_FT_MLX5_HCA_CAP_OP_MOD(type));
-    if (gda_ft_mlx5_sys->general_cmd(dev->ctx, in, sizeof(in), out,
-                                     outlen) != 0) {
-        gda_ft_mlx5_cmd_error(name, "QUERY_HCA_CAP", out);
-        return UCS_ERR_IO_ERROR;
-    }
-    return UCS_OK;
+    return gda_ft_mlx5_cmd_done(name, "QUERY_HCA_CAP", in, sizeof(in), out,
+                                gda_ft_mlx5_sys->general_cmd(dev->ctx, in,
+                                                             sizeof(in), out,
+                                                             outlen) == 0) ?
+           UCS_OK : UCS_ERR_IO_ERROR;
 }
 
 /*

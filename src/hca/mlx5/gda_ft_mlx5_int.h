@@ -31,6 +31,7 @@
 typedef struct gda_ft_mlx5_config {
     unsigned long gid_index; /* UCS_ULUNITS_AUTO: chosen per port */
     unsigned      sl;        /* service level; eth priority on RoCE */
+    char         *cmd_log;   /* file of every DEVX command, "": none */
 } gda_ft_mlx5_config_t;
 
 
@@ -107,15 +108,17 @@ ucs_status_t gda_ft_mlx5_umem_reg(gda_ft_mlx5_dev_t *dev, void *addr,
 void gda_ft_mlx5_umem_dereg(gda_ft_mlx5_umem_t *umem);
 uint32_t gda_ft_mlx5_umem_id(const gda_ft_mlx5_umem_t *umem);
 
-/* Logs a failed DEVX command with the status and syndrome that every
- * command's output starts with */
 /* Reads the port's GID table again and keeps the entry to send from: a
  * link flap can move the netdev's address to another index */
 ucs_status_t gda_ft_mlx5_port_refresh_gid(gda_ft_mlx5_dev_t *dev,
                                           uint8_t port_num);
 
-void gda_ft_mlx5_cmd_error(const char *dev_name, const char *cmd,
-                           const void *out);
+/* After a DEVX command: appends it to UCX_GDA_FT_MLX5_CMD_LOG, and logs
+ * the firmware's status and syndrome when it failed (ok 0, errno set by
+ * the call). Returns ok. */
+int gda_ft_mlx5_cmd_done(const char *dev_name, const char *cmd,
+                         const void *in, size_t inlen, const void *out,
+                         int ok);
 
 /* Provider operations, one file per concern */
 /* The doorbell register as a GPU reaches it: the device's UAR page is

@@ -19,14 +19,6 @@
 #include <string.h>
 #include <unistd.h>
 
-void gda_ft_mlx5_cmd_error(const char *dev_name, const char *cmd,
-                                  const void *out)
-{
-    ucs_error("%s: %s failed: %m (status 0x%x syndrome 0x%x)", dev_name, cmd,
-              (unsigned)GDA_FT_MLX5_GET(modify_qp_out, out, status),
-              (unsigned)GDA_FT_MLX5_GET(modify_qp_out, out, syndrome));
-}
-
 static unsigned gda_ft_mlx5_log_page_size(void)
 {
     return ucs_ilog2(sysconf(_SC_PAGESIZE)) - GDA_FT_MLX5_ADAPTER_PAGE_SHIFT;
@@ -117,8 +109,8 @@ ucs_status_t gda_ft_mlx5_cq_create(gda_ft_hca_dev_t *hca_dev,
     gda_ft_mlx5_cq_fill(dev, cq, in);
     cq->obj = gda_ft_mlx5_sys->obj_create(dev->ctx, in, sizeof(in), out,
                                           sizeof(out));
-    if (cq->obj == NULL) {
-        gda_ft_mlx5_cmd_error(hca_dev->attr.info.name, "CREATE_CQ", out);
+    if (!gda_ft_mlx5_cmd_done(hca_dev->attr.info.name, "CREATE_CQ", in,
+                              sizeof(in), out, cq->obj != NULL)) {
         status = UCS_ERR_IO_ERROR;
         goto err_free_dbr;
     }
@@ -267,8 +259,8 @@ ucs_status_t gda_ft_mlx5_qp_create(gda_ft_hca_pd_t *pd,
     gda_ft_mlx5_qp_fill(dev, qp, attr, in);
     qp->obj = gda_ft_mlx5_sys->obj_create(dev->ctx, in, sizeof(in), out,
                                           sizeof(out));
-    if (qp->obj == NULL) {
-        gda_ft_mlx5_cmd_error(pd->dev->attr.info.name, "CREATE_QP", out);
+    if (!gda_ft_mlx5_cmd_done(pd->dev->attr.info.name, "CREATE_QP", in,
+                              sizeof(in), out, qp->obj != NULL)) {
         status = UCS_ERR_IO_ERROR;
         goto err_dereg_dbr;
     }

@@ -226,9 +226,11 @@ ucs_status_t gda_ft_mlx5_qp_modify(gda_ft_hca_qp_t *hca_qp,
         return status;
     }
 
-    if (gda_ft_mlx5_sys->obj_modify(qp->obj, in, inlen, out,
-                                    sizeof(out)) != 0) {
-        gda_ft_mlx5_cmd_error(hca_qp->dev->attr.info.name, cmds[state], out);
+    if (!gda_ft_mlx5_cmd_done(hca_qp->dev->attr.info.name, cmds[state], in,
+                              inlen, out,
+                              gda_ft_mlx5_sys->obj_modify(qp->obj, in, inlen,
+                                                          out,
+                                                          sizeof(out)) == 0)) {
         return UCS_ERR_IO_ERROR;
     }
 
@@ -247,9 +249,11 @@ ucs_status_t gda_ft_mlx5_qp_query(gda_ft_hca_qp_t *hca_qp,
 
     GDA_FT_MLX5_SET(query_qp_in, in, opcode, GDA_FT_MLX5_CMD_OP_QUERY_QP);
     GDA_FT_MLX5_SET(query_qp_in, in, qpn, hca_qp->qpn);
-    if (gda_ft_mlx5_sys->obj_query(qp->obj, in, sizeof(in), out,
-                                   sizeof(out)) != 0) {
-        gda_ft_mlx5_cmd_error(hca_qp->dev->attr.info.name, "QUERY_QP", out);
+    if (!gda_ft_mlx5_cmd_done(hca_qp->dev->attr.info.name, "QUERY_QP", in,
+                              sizeof(in), out,
+                              gda_ft_mlx5_sys->obj_query(qp->obj, in,
+                                                         sizeof(in), out,
+                                                         sizeof(out)) == 0)) {
         return UCS_ERR_IO_ERROR;
     }
 
