@@ -485,6 +485,31 @@ GDA_FT_TEST(mlx5_provider, create_qp_writes_every_field)
     test_mlx5_close(&t);
 }
 
+/* An opened device with one RC QP on port 1 over a collapsed CQ, and the
+ * attributes to connect it with */
+static gda_ft_hca_qp_t *test_mlx5_open_qp(test_mlx5_t *t,
+                                          gda_ft_hca_cq_t **cq_p,
+                                          gda_ft_hca_qp_attr_t *attr)
+{
+    gda_ft_hca_qp_init_attr_t init;
+    gda_ft_hca_qp_t *qp;
+
+    test_mlx5_open(t);
+    *cq_p = test_mlx5_cq(t, 1, GDA_FT_HCA_CQ_COLLAPSED);
+    test_mlx5_qp_init(t, *cq_p, NULL, &init);
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_create(t->pd, &init, &qp));
+    test_mlx5_qp_attr(attr);
+    return qp;
+}
+
+static void test_mlx5_close_qp(test_mlx5_t *t, gda_ft_hca_cq_t *cq,
+                               gda_ft_hca_qp_t *qp)
+{
+    gda_ft_hca_qp_destroy(qp);
+    gda_ft_hca_cq_destroy(cq);
+    test_mlx5_close(t);
+}
+
 static void test_mlx5_check_rtr(const mlx5_rec_entry_t *cmd,
                                 const gda_ft_hca_qp_attr_t *attr,
                                 uint32_t qpn)
@@ -647,7 +672,6 @@ GDA_FT_TEST(mlx5_provider, modify_through_every_state_writes_every_field)
 GDA_FT_TEST(mlx5_provider, init_again_is_init2init)
 {
     const mlx5_rec_entry_t *cmd;
-    gda_ft_hca_qp_init_attr_t init;
     gda_ft_hca_qp_attr_t attr;
     gda_ft_hca_cq_t *cq;
     gda_ft_hca_qp_t *qp;
@@ -655,11 +679,7 @@ GDA_FT_TEST(mlx5_provider, init_again_is_init2init)
     const void *qpc;
 
     test_mlx5_setup(&t);
-    test_mlx5_open(&t);
-    cq = test_mlx5_cq(&t, 1, GDA_FT_HCA_CQ_COLLAPSED);
-    test_mlx5_qp_init(&t, cq, NULL, &init);
-    GDA_FT_ASSERT_OK(gda_ft_hca_qp_create(t.pd, &init, &qp));
-    test_mlx5_qp_attr(&attr);
+    qp = test_mlx5_open_qp(&t, &cq, &attr);
     GDA_FT_ASSERT_OK(gda_ft_hca_qp_modify(qp, GDA_FT_HCA_QP_INIT, &attr));
     GDA_FT_ASSERT_OK(gda_ft_hca_qp_connect(qp, &attr));
     test_mlx5_check_state(qp, GDA_FT_HCA_QP_RTS);
@@ -684,9 +704,7 @@ GDA_FT_TEST(mlx5_provider, init_again_is_init2init)
     GDA_FT_ASSERT(strstr(test_mlx5_last_error, "0x1a2b3c") != NULL);
     GDA_FT_ASSERT_EQ(mlx5_rec.refused, 1);
     GDA_FT_ASSERT_EQ(test_mlx5_errors, 1);
-    gda_ft_hca_qp_destroy(qp);
-    gda_ft_hca_cq_destroy(cq);
-    test_mlx5_close(&t);
+    test_mlx5_close_qp(&t, cq, qp);
 }
 
 /*
@@ -701,7 +719,6 @@ GDA_FT_TEST(mlx5_provider, connect_after_a_flap_reads_the_gid_table_again)
     static const uint8_t v4[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
                                    10, 1, 2, 3};
     mlx5_rec_dev_t *rdev = &mlx5_rec.devs[0];
-    gda_ft_hca_qp_init_attr_t init;
     gda_ft_hca_qp_attr_t attr;
     gda_ft_hca_cq_t *cq;
     gda_ft_hca_qp_t *qp;
@@ -709,11 +726,7 @@ GDA_FT_TEST(mlx5_provider, connect_after_a_flap_reads_the_gid_table_again)
     const void *qpc;
 
     test_mlx5_setup(&t);
-    test_mlx5_open(&t);
-    cq = test_mlx5_cq(&t, 1, GDA_FT_HCA_CQ_COLLAPSED);
-    test_mlx5_qp_init(&t, cq, NULL, &init);
-    GDA_FT_ASSERT_OK(gda_ft_hca_qp_create(t.pd, &init, &qp));
-    test_mlx5_qp_attr(&attr);
+    qp = test_mlx5_open_qp(&t, &cq, &attr);
     GDA_FT_ASSERT_OK(gda_ft_hca_qp_connect(qp, &attr));
     qpc = GDA_FT_MLX5_ADDR_OF(init2rtr_qp_in,
                               mlx5_rec_find_cmd(GDA_FT_MLX5_CMD_OP_INIT2RTR_QP,
@@ -736,16 +749,13 @@ GDA_FT_TEST(mlx5_provider, connect_after_a_flap_reads_the_gid_table_again)
     GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(qpc, qpc, primary_path_src_addr_index),
                      5);
     GDA_FT_ASSERT_EQ(test_mlx5_errors, 0);
-    gda_ft_hca_qp_destroy(qp);
-    gda_ft_hca_cq_destroy(cq);
-    test_mlx5_close(&t);
+    test_mlx5_close_qp(&t, cq, qp);
 }
 
 /* UCX_GDA_FT_MLX5_CMD_LOG: every command as sent and what firmware said,
  * a line each, the refused one with its status and syndrome */
 GDA_FT_TEST(mlx5_provider, command_log_records_inputs_and_answers)
 {
-    gda_ft_hca_qp_init_attr_t init;
     gda_ft_hca_qp_attr_t attr;
     gda_ft_hca_cq_t *cq;
     gda_ft_hca_qp_t *qp;
@@ -758,17 +768,11 @@ GDA_FT_TEST(mlx5_provider, command_log_records_inputs_and_answers)
     unlink(path);
     setenv("UCX_GDA_FT_MLX5_CMD_LOG", path, 1);
     test_mlx5_setup(&t);
-    test_mlx5_open(&t);
-    cq = test_mlx5_cq(&t, 1, GDA_FT_HCA_CQ_COLLAPSED);
-    test_mlx5_qp_init(&t, cq, NULL, &init);
-    GDA_FT_ASSERT_OK(gda_ft_hca_qp_create(t.pd, &init, &qp));
-    test_mlx5_qp_attr(&attr);
+    qp = test_mlx5_open_qp(&t, &cq, &attr);
     GDA_FT_ASSERT_OK(gda_ft_hca_qp_connect(qp, &attr));
     GDA_FT_ASSERT(qp->dev->provider->qp_modify(qp, GDA_FT_HCA_QP_RTR,
                                                &attr) != UCS_OK);
-    gda_ft_hca_qp_destroy(qp);
-    gda_ft_hca_cq_destroy(cq);
-    test_mlx5_close(&t);
+    test_mlx5_close_qp(&t, cq, qp);
     unsetenv("UCX_GDA_FT_MLX5_CMD_LOG");
 
     file = fopen(path, "r");
