@@ -132,8 +132,10 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      ucs_offsetof(uct_gda_ft_iface_config_t, rnr_retry), UCS_CONFIG_TYPE_UINT},
 
     {"TRAFFIC_CLASS", "0",
-     "Traffic class of the QPs (set explicitly: DevX QPs do not inherit the\n"
-     "port's default).",
+     "Traffic class of the QPs, the device channels' included (set\n"
+     "explicitly: DevX QPs do not inherit the port's default). On RoCE v2\n"
+     "its upper six bits are the packets' DSCP (the PFC/ECN class of a\n"
+     "lossless fabric); the service level is UCX_GDA_FT_MLX5_SL.",
      ucs_offsetof(uct_gda_ft_iface_config_t, traffic_class),
      UCS_CONFIG_TYPE_UINT},
 
