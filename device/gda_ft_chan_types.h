@@ -406,6 +406,10 @@ typedef struct gda_ft_chan_query {
     uint64_t                    switch_ns;    /* last switch's replay and */
     uint64_t                    recovered_ns; /* the first completion after
                                                  it (posters' clock) */
+    uint32_t                    outcomes_lost; /* failures overwritten
+                                                  before their request read
+                                                  them: 0 unless a request
+                                                  goes unread for 16 rings */
 } gda_ft_chan_query_t;
 
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_slot_t) == 48, chan_slot_size);

@@ -461,6 +461,7 @@ GDA_FT_TEST_TIMEOUT(uct_chan, threads_both_ways_through_failover_and_back,
             GDA_FT_ASSERT_EQ(q[i][k].poster.failbacks,
                              q[i][k].poster.switches);
             GDA_FT_ASSERT_EQ(q[i][k].poster.no_path, 0);
+            GDA_FT_ASSERT_EQ(q[i][k].outcomes_lost, 0);
             GDA_FT_ASSERT(q[i][k].host.rearms >= q[i][k].poster.failbacks);
             GDA_FT_ASSERT_EQ(q[i][k].active, GDA_FT_CHAN_PRIMARY);
         }

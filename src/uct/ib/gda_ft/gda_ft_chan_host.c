@@ -734,6 +734,7 @@ void gda_ft_chan_host_query(const gda_ft_chan_host_t *ch,
     gda_ft_chan_load_counters(&q->host, &ch->counters, sizeof(q->host));
     q->switch_ns    = gda_ft_atomic_load_acq64(&poster->switch_ns);
     q->recovered_ns = gda_ft_atomic_load_acq64(&poster->recovered_ns);
+    q->outcomes_lost = gda_ft_atomic_load_acq32(&poster->outcomes_lost);
 }
 
 int gda_ft_chan_query_format(const gda_ft_chan_query_t *q,
@@ -744,7 +745,8 @@ int gda_ft_chan_query_format(const gda_ft_chan_query_t *q,
     return snprintf(buf, max,
                     "%schannel %u: path %s, switches %u replays %u "
                     "resolved %u confirmed %u in_doubt %u failbacks %u "
-                    "no_path %u op_errors %u; guardian: records %u fences "
+                    "no_path %u op_errors %u outcomes_lost %u; guardian: "
+                    "records %u fences "
                     "%u resolved %u rearms %u of %u; last switch: first "
                     "completion %.3f ms after its replay\n",
                     prefix, q->id,
@@ -753,7 +755,8 @@ int gda_ft_chan_query_format(const gda_ft_chan_query_t *q,
                     q->poster.replays, q->poster.resolved,
                     q->poster.confirmed, q->poster.in_doubt,
                     q->poster.failbacks, q->poster.no_path,
-                    q->poster.op_errors, q->host.records, q->host.fences,
+                    q->poster.op_errors, q->outcomes_lost, q->host.records,
+                    q->host.fences,
                     q->host.resolved, q->host.rearms, q->host.rearm_tries,
                     (q->recovered_ns >= q->switch_ns) ?
                     (q->recovered_ns - q->switch_ns) / 1e6 : -1.0);
