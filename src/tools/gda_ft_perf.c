@@ -80,11 +80,12 @@ static struct {
     int                 port;
     const char         *server;       /* client: the server's host */
     int                 use_gpu;      /* -1: auto */
+    int                 gpu_index;    /* -1: the server 0, the client 1 */
     unsigned            fault_ms;     /* 0: no fault */
     const char         *fault_dev;
     double              timeout;
 } opt = {GDA_FT_PERF_PUT_LAT, GDA_FT_PERF_LEVEL_THREAD, 8, 1000, 1, 1, 64,
-         13338, NULL, -1, 0, NULL, 30.0};
+         13338, NULL, -1, -1, 0, NULL, 30.0};
 
 static const char *perf_test_names[] = {"put_lat", "put_bw", "signal_bw",
                                         "fadd_lat"};
@@ -446,8 +447,9 @@ static void *perf_gpu_open(char *path, size_t max)
 static int perf_gpu_load(perf_t *p)
 {
     char path[PATH_MAX + 64];
-    int (*available)(void);
+    int (*available)(void), (*select)(unsigned);
     void *handle;
+    int gpu;
 
     handle = perf_gpu_open(path, sizeof(path));
     if (handle == NULL) {
@@ -464,6 +466,17 @@ static int perf_gpu_load(perf_t *p)
         }
         return 0;
     }
+    /* one process per GPU, as the ranks of a job run: before anything of
+     * CUDA, the device endpoint and the buffers go to this GPU */
+    *(void**)&select = dlsym(handle, "gda_ft_perf_gpu_select");
+    gpu = (select == NULL) ? -1 :
+          select((opt.gpu_index >= 0) ? (unsigned)opt.gpu_index :
+                 (opt.server != NULL));
+    if (gpu < 0) {
+        perf_die("cannot select the GPU");
+    }
+    fprintf(stderr, "gda_ft_perf: %s on GPU %d\n",
+            (opt.server != NULL) ? "client" : "server", gpu);
     *(void**)&p->gpu.launch = dlsym(handle, "gda_ft_perf_gpu_launch");
     *(void**)&p->gpu.done   = dlsym(handle, "gda_ft_perf_gpu_done");
     *(void**)&p->gpu.finish = dlsym(handle, "gda_ft_perf_gpu_finish");
@@ -790,6 +803,8 @@ static void perf_usage(FILE *f)
             "  -p PORT     TCP port of the server (default 13338)\n"
             "  --gpu | --cpu   post from a kernel | from CPU threads "
             "(default: the GPU where one is found)\n"
+            "  --gpu-index N   this process's GPU, mod the GPUs it sees "
+            "(default: the server 0, the client 1)\n"
             "  --fault[=MS]    the client's primary port down for MS ms "
             "(default 2000) a third into the run\n"
             "  --fault-dev DEV software HCA to fail (default: the first of "
@@ -832,6 +847,7 @@ static void perf_parse(int argc, char **argv)
         {"fault", optional_argument, NULL, 'F'},
         {"fault-dev", required_argument, NULL, 'D'},
         {"timeout", required_argument, NULL, 'O'},
+        {"gpu-index", required_argument, NULL, 'I'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}
     };
@@ -867,6 +883,9 @@ static void perf_parse(int argc, char **argv)
         case 'D': opt.fault_dev = optarg; break;
         case 'O': opt.timeout   = perf_parse_uint(optarg, 1, 3600,
                                                   "--timeout");
+                  break;
+        case 'I': opt.gpu_index = (int)perf_parse_uint(optarg, 0, 1023,
+                                                       "--gpu-index");
                   break;
         case 'h': perf_usage(stdout); exit(0);
         default:  perf_usage(stderr); exit(2);

@@ -58,6 +58,19 @@ extern "C" int gda_ft_perf_gpu_available(void)
     return (cudaGetDeviceCount(&count) == cudaSuccess) && (count > 0);
 }
 
+/* GPU `index` mod the GPUs this process sees becomes current; returns
+ * it, or -1 */
+extern "C" int gda_ft_perf_gpu_select(unsigned index)
+{
+    int count = 0, gpu;
+
+    if ((cudaGetDeviceCount(&count) != cudaSuccess) || (count <= 0)) {
+        return -1;
+    }
+    gpu = (int)(index % (unsigned)count);
+    return (cudaSetDevice(gpu) == cudaSuccess) ? gpu : -1;
+}
+
 extern "C" void *gda_ft_perf_gpu_launch(const gda_ft_perf_params_t *params,
                                         unsigned workers,
                                         gda_ft_perf_worker_t **results_p)
