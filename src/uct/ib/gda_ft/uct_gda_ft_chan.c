@@ -35,6 +35,10 @@
 /* Ring of a target QP: it only responds */
 #define UCT_GDA_FT_CHAN_TARGET_RING 64
 
+/* Deadlines within which the peer's traffic on a path shows its port of
+ * that path up */
+#define UCT_GDA_FT_CHAN_HEARD_DEADLINES 2
+
 /* Questions to the peer's end of a channel path */
 enum {
     UCT_GDA_FT_CHAN_ASK_FENCE = 1,
@@ -173,17 +177,45 @@ uct_gda_ft_chan_peer_rearm(void *arg, gda_ft_chan_host_t *ch, unsigned path,
                                local->sq_psn, local->rq_psn, &unused);
 }
 
-/* The peer's ports are its own to judge, and their state is not
- * exchanged: it refuses a re-arm on a port that is down, and the guardian
- * tries again later. Not known, a path is not sat out on the peer's
- * behalf: a peer whose ports died would be waited for. */
+/*
+ * Whether the peer's port of `path` is up, as far as its traffic shows:
+ * the PSN our target QPs of that path expect next moved within
+ * UCT_GDA_FT_CHAN_HEARD_DEADLINES deadlines, so packets of the peer came
+ * in through that port. Nothing is posted for it; read at most every
+ * eighth of a deadline. Older, or a peer that sends nothing, is not known
+ * (-1), never "down": a path is sat out on the peer's behalf only while
+ * the peer is heard, and a peer whose ports died falls silent.
+ */
 static int uct_gda_ft_chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch,
                                         unsigned path)
 {
-    (void)arg;
-    (void)ch;
-    (void)path;
-    return -1;
+    uct_gda_ft_ep_t *ep      = (uct_gda_ft_ep_t*)arg;
+    uct_gda_ft_ep_chans_t *c = ep->chans;
+    uint64_t deadline        = ch->params.deadline_ns;
+    uint64_t now             = gda_ft_dev_now_ns();
+    gda_ft_hca_qp_query_attr_t attr;
+    uint32_t rq_psns = 0;
+    unsigned i;
+
+    if ((deadline == 0) || (path >= GDA_FT_NUM_PATHS)) {
+        return -1;
+    }
+    if ((now - c->heard[path].read_ns) >= deadline / 8) {
+        c->heard[path].read_ns = now;
+        for (i = 0; i < c->count; ++i) {
+            if (gda_ft_hca_qp_query(c->target[i].path[path].qp, &attr) ==
+                UCS_OK) {
+                rq_psns += attr.rq_psn;
+            }
+        }
+        if (rq_psns != c->heard[path].rq_psns) {
+            c->heard[path].rq_psns  = rq_psns;
+            c->heard[path].moved_ns = now;
+        }
+    }
+    return ((c->heard[path].moved_ns != 0) &&
+            ((now - c->heard[path].moved_ns) <
+             UCT_GDA_FT_CHAN_HEARD_DEADLINES * deadline)) ? 1 : -1;
 }
 
 static const gda_ft_chan_peer_ops_t uct_gda_ft_chan_peer_ops = {

@@ -233,6 +233,11 @@ typedef struct uct_gda_ft_ep_chans {
         uint64_t          ask_ns;
         uint32_t          seen_epoch; /* the peer's last question */
     } q[UCT_GDA_FT_WIRE_CHAN_MAX];
+    struct {
+        uint32_t          rq_psns;    /* the targets' expected PSNs, summed */
+        uint64_t          moved_ns;   /* when that last changed */
+        uint64_t          read_ns;    /* when it was last read */
+    } heard[2];                       /* per path: the peer's traffic */
 } uct_gda_ft_ep_chans_t;
 
 
