@@ -670,15 +670,6 @@ void uct_gda_ft_ep_check_deadline(uct_gda_ft_ep_t *ep, uint64_t now_ns)
     uint8_t active = ep->dev.active;
     gda_ft_dev_status_t status;
 
-    if (uct_gda_ft_ep_on_chan(ep) && ep->dev.path_failed[1 - active]) {
-        /* The endpoint's own QPs carry only the guardians' messages here,
-         * and its host channel judges the same ports with its data: a
-         * silence on the last of them is not a lost path. An error
-         * completion still ends it, and the endpoint follows its host
-         * channel off a path that is gone (uct_gda_ft_ep_follow_hchan) */
-        return;
-    }
-
     status = gda_ft_ep_check_deadline(&ep->dev, now_ns);
     if (status == GDA_FT_DEV_PATH_SWITCHED) {
         uct_gda_ft_ep_path_event(ep, 1 - ep->dev.active, status, NULL,
