@@ -25,14 +25,21 @@ typedef int (*gda_ft_cuda_stream_create_func_t)(void **stream,
 typedef int (*gda_ft_cuda_memcpy_async_func_t)(void*, const void*, size_t,
                                                int, void *stream);
 typedef int (*gda_ft_cuda_stream_sync_func_t)(void *stream);
+typedef int (*gda_ft_cuda_device_func_t)(int *device);
+typedef int (*gda_ft_cuda_set_device_func_t)(int device);
 #define GDA_FT_CUDA_MEMCPY_DEFAULT   4
 #define GDA_FT_CUDA_STREAM_NONBLOCKING 1
 
 static struct {
     gda_ft_cuda_memcpy_async_func_t memcpy_async;
     gda_ft_cuda_stream_sync_func_t  stream_sync;
+    gda_ft_cuda_set_device_func_t   set_device;
     void                           *stream;
+    int                             device;  /* the stream's */
 } gda_ft_soft_cuda;
+
+/* Whether this thread (an engine thread) has the stream's device current */
+static __thread int gda_ft_soft_cuda_thread_ready;
 static pthread_once_t gda_ft_soft_cuda_once = PTHREAD_ONCE_INIT;
 
 static void gda_ft_soft_cuda_load(void)
@@ -40,6 +47,7 @@ static void gda_ft_soft_cuda_load(void)
     static const char *names[] = {"libcudart.so", "libcudart.so.13",
                                   "libcudart.so.12", NULL};
     gda_ft_cuda_stream_create_func_t stream_create;
+    gda_ft_cuda_device_func_t get_device;
     void *handle = NULL;
     const char **name;
     int ret;
@@ -53,6 +61,10 @@ static void gda_ft_soft_cuda_load(void)
                   "(libcudart) could be loaded");
         return;
     }
+    get_device    = (gda_ft_cuda_device_func_t)dlsym(handle,
+                                                     "cudaGetDevice");
+    gda_ft_soft_cuda.set_device = (gda_ft_cuda_set_device_func_t)
+                                  dlsym(handle, "cudaSetDevice");
     stream_create = (gda_ft_cuda_stream_create_func_t)
                     dlsym(handle, "cudaStreamCreateWithFlags");
     gda_ft_soft_cuda.memcpy_async = (gda_ft_cuda_memcpy_async_func_t)
@@ -60,7 +72,9 @@ static void gda_ft_soft_cuda_load(void)
     gda_ft_soft_cuda.stream_sync  = (gda_ft_cuda_stream_sync_func_t)
                                     dlsym(handle, "cudaStreamSynchronize");
     if ((stream_create == NULL) || (gda_ft_soft_cuda.memcpy_async == NULL) ||
-        (gda_ft_soft_cuda.stream_sync == NULL)) {
+        (gda_ft_soft_cuda.stream_sync == NULL) || (get_device == NULL) ||
+        (gda_ft_soft_cuda.set_device == NULL) ||
+        (get_device(&gda_ft_soft_cuda.device) != 0)) {
         ucs_error("soft HCA: the CUDA runtime lacks cudaMemcpyAsync or "
                   "its stream calls");
         gda_ft_soft_cuda.memcpy_async = NULL;
@@ -153,6 +167,20 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
 
     if (gda_ft_soft_mem_prepare(GDA_FT_HCA_MEM_CUDA) != UCS_OK) {
         return UCS_ERR_UNSUPPORTED;
+    }
+
+    /* The engine thread works on the device whose memory the program
+     * registered (current when the first CUDA region was: one process
+     * per GPU). Without it the thread's copies ran from device 0's
+     * context, across the GPUs, for a rank on another one. */
+    if (!gda_ft_soft_cuda_thread_ready) {
+        ret = gda_ft_soft_cuda.set_device(gda_ft_soft_cuda.device);
+        if (ret != 0) {
+            ucs_error("soft HCA: cudaSetDevice(%d) failed: %d",
+                      gda_ft_soft_cuda.device, ret);
+            return UCS_ERR_IO_ERROR;
+        }
+        gda_ft_soft_cuda_thread_ready = 1;
     }
 
     ret = gda_ft_soft_cuda.memcpy_async(dst, src, len,
