@@ -968,10 +968,11 @@ GDA_FT_DEV_FUNC int gda_ft_chan_path_moving(gda_ft_chan_t *chan,
  * Whether the silence of `path` since `since` is a stall to sit out: the
  * host reports its link up, and the other path's down, or not re-armed
  * since it was left while both ends of this one are known up, so leaving
- * it could only end in NO_PATH or in a wait for that re-arm. A soft HCA whose engine paused for a few deadlines
- * made channels on the backup, the primary's port down, lose both paths
- * that way (200 us and 1 ms deadlines on an H200, stop 33). The wait ends
- * after GDA_FT_CHAN_LAST_PATH_DEADLINES deadlines of silence, at an error
+ * it could only end in NO_PATH or in a wait for that re-arm. A soft HCA
+ * whose engine paused for a few deadlines made channels on the backup,
+ * the primary's port down, lose both paths that way (200 us and 1 ms
+ * deadlines on an H200). The wait ends after
+ * GDA_FT_CHAN_LAST_PATH_DEADLINES deadlines of silence, at an error
  * completion, or when either link changes.
  */
 GDA_FT_DEV_FUNC int gda_ft_chan_last_path_stalls(gda_ft_chan_t *chan,

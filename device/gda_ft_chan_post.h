@@ -473,7 +473,7 @@ gda_ft_chan_reserve_after(gda_ft_chan_t *chan, uint32_t n,
 
     /* the room check and the fields are written out here: through
      * gda_ft_chan_fits() and gda_ft_chan_resv_set(), the same logic made
-     * a warp's plain post 2-9 % slower on an H200 (stop 33, in turns) */
+     * a warp's plain post 2-9 % slower on an H200 (measured in turns) */
     for (;;) {
         if (w & GDA_FT_CHAN_FROZEN) {
             return (gda_ft_atomic_load_acq32(&chan->state) ==
