@@ -42,8 +42,10 @@
 #  define GDA_FT_STATIC_ASSERT(_cond, _msg) _Static_assert(_cond, #_msg)
 #endif
 
-/* Byte order: mlx5 structures are big-endian on the wire and in memory. */
-#if GDA_FT_ON_DEVICE
+/* Byte order: mlx5 structures are big-endian on the wire and in memory.
+ * The GPU's byte permute in device code, the compiler's built-ins in host
+ * code (that of a CUDA program's host functions included) */
+#if defined(__CUDA_ARCH__)
 #  define gda_ft_bswap16(_x) ((uint16_t)__byte_perm((_x), 0, 0x4401))
 #  define gda_ft_bswap32(_x) ((uint32_t)__byte_perm((_x), 0, 0x0123))
 #  define gda_ft_bswap64(_x) \

@@ -491,9 +491,10 @@ gda_ft_dev_atomic_cswap(const gda_ft_dev_endpoint_t *ep,
 }
 
 /* The 8-byte value a fetch-add or compare-swap on endpoint ep fetched into
- * result, in host byte order */
-GDA_FT_DEV_FUNC uint64_t gda_ft_dev_fetched(const gda_ft_dev_endpoint_t *ep,
-                                            const void *result)
+ * result, in host byte order; callable from host code too, on a copy of
+ * the result and of the endpoint in host memory */
+GDA_FT_HOST_DEV_FUNC uint64_t
+gda_ft_dev_fetched(const gda_ft_dev_endpoint_t *ep, const void *result)
 {
     uint64_t value = *(const volatile uint64_t*)result;
 

@@ -458,14 +458,6 @@ static void gpu_print_statuses(const gpu_out_t *out, unsigned warps)
 }
 
 /* Bytes, signals, fetched values, counters of a run that must succeed */
-/* A fetched value copied to the host, in the HCAs' byte order
- * (gda_ft_dev_fetched() is the kernels') */
-static uint64_t gpu_fetched(const chan_world_t *w, uint64_t value)
-{
-    return (w->ep.flags & GDA_FT_DEV_EP_F_FETCH_HOST_ORDER) ?
-           value : __builtin_bswap64(value);
-}
-
 static void gpu_verify(chan_world_t *w, const gpu_run_t *run,
                        const gpu_out_t *out, const uint8_t *fadd,
                        const char *name)
@@ -505,7 +497,7 @@ static void gpu_verify(chan_world_t *w, const gpu_run_t *run,
     vals = (uint64_t*)malloc(nfadd * sizeof(*vals));
     for (i = 0; i < nfadd; ++i) {
         if (fadd[i] == GPU_FADD_OK) {
-            vals[nvals++] = gpu_fetched(w, res[i]);
+            vals[nvals++] = gda_ft_dev_fetched(&w->ep, &res[i]);
         }
         doubt += (fadd[i] == GPU_FADD_DOUBT);
     }
@@ -1143,7 +1135,7 @@ static void gpu_verify_pressure(chan_world_t *w, const gpu_run_t *run,
     vals = (uint64_t*)malloc((nfadd + 1) * sizeof(*vals));
     for (i = 0; i < nfadd; ++i) {
         if (fadd[i] == GPU_FADD_OK) {
-            vals[nvals++] = gpu_fetched(w, res[i]);
+            vals[nvals++] = gda_ft_dev_fetched(&w->ep, &res[i]);
             ++ok;
         }
         doubt += (fadd[i] == GPU_FADD_DOUBT);
