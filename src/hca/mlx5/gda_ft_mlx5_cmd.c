@@ -18,6 +18,25 @@
 #include <errno.h>
 #include <stdio.h>
 
+/* The PRM's name of a command, from the opcode of its input */
+static const char *gda_ft_mlx5_cmd_name(const void *in)
+{
+    switch (GDA_FT_MLX5_GET(modify_qp_in, in, opcode)) {
+    case GDA_FT_MLX5_CMD_OP_QUERY_HCA_CAP: return "QUERY_HCA_CAP";
+    case GDA_FT_MLX5_CMD_OP_CREATE_CQ:     return "CREATE_CQ";
+    case GDA_FT_MLX5_CMD_OP_CREATE_QP:     return "CREATE_QP";
+    case GDA_FT_MLX5_CMD_OP_RST2INIT_QP:   return "RST2INIT_QP";
+    case GDA_FT_MLX5_CMD_OP_INIT2INIT_QP:  return "INIT2INIT_QP";
+    case GDA_FT_MLX5_CMD_OP_INIT2RTR_QP:   return "INIT2RTR_QP";
+    case GDA_FT_MLX5_CMD_OP_RTR2RTS_QP:    return "RTR2RTS_QP";
+    case GDA_FT_MLX5_CMD_OP_RTS2RTS_QP:    return "RTS2RTS_QP";
+    case GDA_FT_MLX5_CMD_OP_2ERR_QP:       return "2ERR_QP";
+    case GDA_FT_MLX5_CMD_OP_2RST_QP:       return "2RST_QP";
+    case GDA_FT_MLX5_CMD_OP_QUERY_QP:      return "QUERY_QP";
+    default:                               return "command";
+    }
+}
+
 static void gda_ft_mlx5_cmd_append(const char *dev_name, const char *cmd,
                                    const void *in, size_t inlen,
                                    const void *out, int ok)
@@ -46,11 +65,11 @@ static void gda_ft_mlx5_cmd_append(const char *dev_name, const char *cmd,
     fclose(file);
 }
 
-int gda_ft_mlx5_cmd_done(const char *dev_name, const char *cmd,
-                         const void *in, size_t inlen, const void *out,
-                         int ok)
+int gda_ft_mlx5_cmd_done(const char *dev_name, const void *in, size_t inlen,
+                         const void *out, int ok)
 {
-    int err = errno;
+    const char *cmd = gda_ft_mlx5_cmd_name(in);
+    int err         = errno;
 
     if ((gda_ft_mlx5_config.cmd_log != NULL) &&
         (gda_ft_mlx5_config.cmd_log[0] != '\0')) {

@@ -306,7 +306,7 @@ static ucs_status_t gda_ft_mlx5_dev_query_cap(gda_ft_mlx5_dev_t *dev,
                     GDA_FT_MLX5_CMD_OP_QUERY_HCA_CAP);
     GDA_FT_MLX5_SET(query_hca_cap_in, in, op_mod,
                     GDA_FT_MLX5_HCA_CAP_OP_MOD(type));
-    return gda_ft_mlx5_cmd_done(name, "QUERY_HCA_CAP", in, sizeof(in), out,
+    return gda_ft_mlx5_cmd_done(name, in, sizeof(in), out,
                                 gda_ft_mlx5_sys->general_cmd(dev->ctx, in,
                                                              sizeof(in), out,
                                                              outlen) == 0) ?

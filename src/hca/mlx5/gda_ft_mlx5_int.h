@@ -113,12 +113,11 @@ uint32_t gda_ft_mlx5_umem_id(const gda_ft_mlx5_umem_t *umem);
 ucs_status_t gda_ft_mlx5_port_refresh_gid(gda_ft_mlx5_dev_t *dev,
                                           uint8_t port_num);
 
-/* After a DEVX command: appends it to UCX_GDA_FT_MLX5_CMD_LOG, and logs
- * the firmware's status and syndrome when it failed (ok 0, errno set by
- * the call). Returns ok. */
-int gda_ft_mlx5_cmd_done(const char *dev_name, const char *cmd,
-                         const void *in, size_t inlen, const void *out,
-                         int ok);
+/* After a DEVX command (named by the opcode of its input): appends it to
+ * UCX_GDA_FT_MLX5_CMD_LOG, and logs the firmware's status and syndrome
+ * when it failed (ok 0, errno set by the call). Returns ok. */
+int gda_ft_mlx5_cmd_done(const char *dev_name, const void *in, size_t inlen,
+                         const void *out, int ok);
 
 /* Provider operations, one file per concern */
 /* The doorbell register as a GPU reaches it: the device's UAR page is

@@ -109,8 +109,8 @@ ucs_status_t gda_ft_mlx5_cq_create(gda_ft_hca_dev_t *hca_dev,
     gda_ft_mlx5_cq_fill(dev, cq, in);
     cq->obj = gda_ft_mlx5_sys->obj_create(dev->ctx, in, sizeof(in), out,
                                           sizeof(out));
-    if (!gda_ft_mlx5_cmd_done(hca_dev->attr.info.name, "CREATE_CQ", in,
-                              sizeof(in), out, cq->obj != NULL)) {
+    if (!gda_ft_mlx5_cmd_done(hca_dev->attr.info.name, in, sizeof(in), out,
+                              cq->obj != NULL)) {
         status = UCS_ERR_IO_ERROR;
         goto err_free_dbr;
     }
@@ -259,8 +259,8 @@ ucs_status_t gda_ft_mlx5_qp_create(gda_ft_hca_pd_t *pd,
     gda_ft_mlx5_qp_fill(dev, qp, attr, in);
     qp->obj = gda_ft_mlx5_sys->obj_create(dev->ctx, in, sizeof(in), out,
                                           sizeof(out));
-    if (!gda_ft_mlx5_cmd_done(pd->dev->attr.info.name, "CREATE_QP", in,
-                              sizeof(in), out, qp->obj != NULL)) {
+    if (!gda_ft_mlx5_cmd_done(pd->dev->attr.info.name, in, sizeof(in), out,
+                              qp->obj != NULL)) {
         status = UCS_ERR_IO_ERROR;
         goto err_dereg_dbr;
     }

@@ -190,13 +190,6 @@ ucs_status_t gda_ft_mlx5_qp_modify(gda_ft_hca_qp_t *hca_qp,
                                    gda_ft_hca_qp_state_t state,
                                    const gda_ft_hca_qp_attr_t *attr)
 {
-    static const char *cmds[] = {
-        [GDA_FT_HCA_QP_RESET] = "2RST_QP",
-        [GDA_FT_HCA_QP_INIT]  = "RST2INIT_QP or INIT2INIT_QP",
-        [GDA_FT_HCA_QP_RTR]   = "INIT2RTR_QP",
-        [GDA_FT_HCA_QP_RTS]   = "RTR2RTS_QP",
-        [GDA_FT_HCA_QP_ERR]   = "2ERR_QP"
-    };
     gda_ft_mlx5_qp_t *qp = ucs_derived_of(hca_qp, gda_ft_mlx5_qp_t);
     uint32_t in[GDA_FT_MLX5_MODIFY_IN_DW]             = {0};
     uint32_t out[GDA_FT_MLX5_ST_SZ_DW(modify_qp_out)] = {0};
@@ -226,8 +219,7 @@ ucs_status_t gda_ft_mlx5_qp_modify(gda_ft_hca_qp_t *hca_qp,
         return status;
     }
 
-    if (!gda_ft_mlx5_cmd_done(hca_qp->dev->attr.info.name, cmds[state], in,
-                              inlen, out,
+    if (!gda_ft_mlx5_cmd_done(hca_qp->dev->attr.info.name, in, inlen, out,
                               gda_ft_mlx5_sys->obj_modify(qp->obj, in, inlen,
                                                           out,
                                                           sizeof(out)) == 0)) {
@@ -249,8 +241,8 @@ ucs_status_t gda_ft_mlx5_qp_query(gda_ft_hca_qp_t *hca_qp,
 
     GDA_FT_MLX5_SET(query_qp_in, in, opcode, GDA_FT_MLX5_CMD_OP_QUERY_QP);
     GDA_FT_MLX5_SET(query_qp_in, in, qpn, hca_qp->qpn);
-    if (!gda_ft_mlx5_cmd_done(hca_qp->dev->attr.info.name, "QUERY_QP", in,
-                              sizeof(in), out,
+    if (!gda_ft_mlx5_cmd_done(hca_qp->dev->attr.info.name, in, sizeof(in),
+                              out,
                               gda_ft_mlx5_sys->obj_query(qp->obj, in,
                                                          sizeof(in), out,
                                                          sizeof(out)) == 0)) {
