@@ -237,7 +237,16 @@ gda_ft_chan_hear_host(gda_ft_chan_t *chan, int *known_p, uint32_t *epsn_p)
     }
     gda_ft_chan_poll_path(chan, from, &err_seq, &synd);
     if (gda_ft_atomic_load_acq32_sys(&mbox->ans_seq) != chan->sw.record) {
-        return gda_ft_chan_phase_expired(chan, chan->resolve_ns) ?
+        /* The host answers every record, with the peer's word or without,
+         * within its pass, its grace, resolve_ns and
+         * GDA_FT_CHAN_HEARD_EXTRA_DEADLINES deadlines of the record: giving
+         * up first would settle without a word the host then gets (in
+         * doubt where the peer's word was known). resolve_ns is at least a
+         * deadline plus the grace, so this covers that; past it, the host
+         * is gone. */
+        return gda_ft_chan_phase_expired(chan,
+                   (2 + GDA_FT_CHAN_HEARD_EXTRA_DEADLINES) *
+                   chan->resolve_ns) ?
                GDA_FT_DEV_OK : GDA_FT_DEV_INPROGRESS;
     }
     /* completions written before the host fenced the QP still count */
@@ -395,10 +404,13 @@ GDA_FT_DEV_FUNC void gda_ft_chan_unfreeze(gda_ft_chan_t *chan)
 
 /*
  * Whether a move that found the other path failed too may be called off:
- * the path was left for its silence alone (a deadline, or the peer's
- * channels leaving it), the host knows both of its ends up, and it has
- * been silent for less than GDA_FT_CHAN_LAST_PATH_DEADLINES deadlines. A
- * path left for an error completion has its QP in ERR: never.
+ * the path was left for its silence alone, and it has been silent for
+ * less than GDA_FT_CHAN_LAST_PATH_DEADLINES deadlines. Left for its own
+ * deadline, the host must know both of its ends up; left to follow the
+ * peer's channels, whose traffic then no longer shows the peer's port, the
+ * host's own port up is enough: this channel saw nothing wrong there, and
+ * a path that is dead fails its own deadline next. A path left for an
+ * error completion has its QP in ERR: never.
  */
 GDA_FT_DEV_FUNC int gda_ft_chan_may_stay(gda_ft_chan_t *chan)
 {
@@ -406,9 +418,10 @@ GDA_FT_DEV_FUNC int gda_ft_chan_may_stay(gda_ft_chan_t *chan)
     uint64_t now = gda_ft_dev_now_ns(), since;
 
     if ((chan->mbox == NULL) ||
-        ((chan->sw.why != GDA_FT_CHAN_WHY_DEADLINE) &&
-         (chan->sw.why != GDA_FT_CHAN_WHY_PEER)) ||
-        !gda_ft_chan_link_known_up(chan, from)) {
+        !(((chan->sw.why == GDA_FT_CHAN_WHY_DEADLINE) &&
+           gda_ft_chan_link_known_up(chan, from)) ||
+          ((chan->sw.why == GDA_FT_CHAN_WHY_PEER) &&
+           gda_ft_chan_link_up(chan, from)))) {
         return 0;
     }
     /* a replay's grace may put the last progress ahead of the clock */
@@ -436,7 +449,8 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_stay(gda_ft_chan_t *chan)
  * re-armed it meanwhile. While the host reports its link up (it was left
  * for an error completion, which the host re-arms at once, or for a
  * deadline that a stall, not a dead link, caused), the re-arm comes soon:
- * wait for it, within resolve_ns. Otherwise the move is called off if the
+ * wait for it, within resolve_ns, or GDA_FT_CHAN_HEARD_EXTRA_DEADLINES
+ * deadlines more where the peer is heard on that path. Otherwise the move is called off if the
  * path left may still work (gda_ft_chan_may_stay): a channel does not give
  * up a path whose ends are up for one that cannot take its traffic. Else
  * both paths are gone.
@@ -455,7 +469,10 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_step_rearm(gda_ft_chan_t *chan)
             return GDA_FT_DEV_OK;
         }
         if (gda_ft_chan_link_up(chan, to) &&
-            !gda_ft_chan_phase_expired(chan, chan->resolve_ns)) {
+            !gda_ft_chan_phase_expired(chan, chan->resolve_ns +
+                    (gda_ft_chan_link_known_up(chan, to) ?
+                     GDA_FT_CHAN_HEARD_EXTRA_DEADLINES * chan->deadline_ns :
+                     0))) {
             /* the host re-arms it at once, without a recovery window */
             gda_ft_atomic_store_rel32_sys(&chan->mbox->awaits_rearm, to + 1);
             return GDA_FT_DEV_INPROGRESS;

@@ -121,6 +121,15 @@
  * and so does the HCA's own retry budget running out */
 #define GDA_FT_CHAN_LAST_PATH_DEADLINES 64
 
+/* While the peer is heard, what waits on it gets this many deadlines more
+ * than resolve_ns: the host for its word about a path left, a channel on
+ * its last path for the other path's re-arm. Each exchange is a few writes
+ * that a slow but healthy path may hold back for a deadline each; a word
+ * that comes too late leaves the window's signals and atomics in doubt,
+ * and a re-arm that comes too late ends the channel in NO_PATH. A peer
+ * that is heard nowhere (its ports died) gets no more than resolve_ns. */
+#define GDA_FT_CHAN_HEARD_EXTRA_DEADLINES 2
+
 /* Channel states */
 enum {
     GDA_FT_CHAN_ACTIVE    = 0, /* posting on `active` */

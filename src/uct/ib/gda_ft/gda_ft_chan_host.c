@@ -318,6 +318,26 @@ static void gda_ft_chan_host_left(gda_ft_chan_host_t *ch, unsigned path,
 }
 
 /*
+ * How long after first seeing a switch record the host waits for the
+ * peer's word: the grace, then resolve_ns, and
+ * GDA_FT_CHAN_HEARD_EXTRA_DEADLINES deadlines more while the peer is heard
+ * on either path (mailbox link_up says GDA_FT_CHAN_LINK_UP).
+ */
+static uint64_t gda_ft_chan_host_word_window(const gda_ft_chan_host_t *ch)
+{
+    uint64_t window = ch->params.grace_ns + ch->params.resolve_ns;
+    unsigned path;
+
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+        if (ch->mbox->link_up[path] == GDA_FT_CHAN_LINK_UP) {
+            return window + GDA_FT_CHAN_HEARD_EXTRA_DEADLINES *
+                            ch->params.deadline_ns;
+        }
+    }
+    return window;
+}
+
+/*
  * Handles switch record seq: fence, and the peer's word when asked. Returns
  * 0 while the peer's word is on its way (ask again at the next pass).
  */
@@ -368,7 +388,7 @@ static int gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
             time->peer_ns = gda_ft_dev_now_ns() - start;
             if ((status == UCS_INPROGRESS) &&
                 ((now_ns - ch->pending_ns) <
-                 (ch->params.grace_ns + ch->params.resolve_ns))) {
+                 gda_ft_chan_host_word_window(ch))) {
                 return 0;   /* the poster has stopped waiting after this */
             }
             if (status == UCS_OK) {
@@ -384,9 +404,11 @@ static int gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
         }
         time->seq = seq;
         ucs_diag("gda_ft channel %u: left path %u (reason %u) at index "
-                 "%lu; peer's word: %s (expected PSN 0x%x)", ch->chan.id,
-                 failed, rec->why, (unsigned long)rec->freeze,
-                 known ? "known" : "none", epsn);
+                 "%lu; peer's word: %s (expected PSN 0x%x) after %.1f ms",
+                 ch->chan.id, failed, rec->why, (unsigned long)rec->freeze,
+                 known ? "known" :
+                 rec->resolve ? "none in time" : "not needed", epsn,
+                 (now_ns - ch->pending_ns) / 1e6);
     }
 
     gda_ft_chan_host_count(&ch->counters.records);

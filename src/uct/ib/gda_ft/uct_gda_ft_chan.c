@@ -179,12 +179,13 @@ uct_gda_ft_chan_peer_rearm(void *arg, gda_ft_chan_host_t *ch, unsigned path,
 
 /*
  * Whether the peer's port of `path` is up, as far as its traffic shows:
- * the PSN our target QPs of that path expect next moved within
- * UCT_GDA_FT_CHAN_HEARD_DEADLINES deadlines, so packets of the peer came
- * in through that port. Nothing is posted for it; read at most every
- * eighth of a deadline. Older, or a peer that sends nothing, is not known
- * (-1), never "down": a path is sat out on the peer's behalf only while
- * the peer is heard, and a peer whose ports died falls silent.
+ * within UCT_GDA_FT_CHAN_HEARD_DEADLINES deadlines, the PSN our target QPs
+ * of that path expect next moved (packets of the peer came in through that
+ * port), or the endpoint's own QP of that path saw a completion (the peer
+ * acknowledged through it). Nothing is posted for it; the targets are read
+ * at most every eighth of a deadline. Older, or a peer that sends nothing,
+ * is not known (-1), never "down": a path is sat out on the peer's behalf
+ * only while the peer is heard, and a peer whose ports died falls silent.
  */
 static int uct_gda_ft_chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch,
                                         unsigned path)
@@ -195,6 +196,7 @@ static int uct_gda_ft_chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch,
     uint64_t now             = gda_ft_dev_now_ns();
     gda_ft_hca_qp_query_attr_t attr;
     uint32_t rq_psns = 0;
+    uint64_t heard_ns;
     unsigned i;
 
     if ((deadline == 0) || (path >= GDA_FT_NUM_PATHS)) {
@@ -213,9 +215,13 @@ static int uct_gda_ft_chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch,
             c->heard[path].moved_ns = now;
         }
     }
-    return ((c->heard[path].moved_ns != 0) &&
-            ((now - c->heard[path].moved_ns) <
-             UCT_GDA_FT_CHAN_HEARD_DEADLINES * deadline)) ? 1 : -1;
+    heard_ns = c->heard[path].moved_ns;
+    if ((int64_t)(ep->dev.last_cqe_ns[path] - heard_ns) > 0) {
+        heard_ns = ep->dev.last_cqe_ns[path];
+    }
+    return ((heard_ns != 0) &&
+            ((int64_t)(now - heard_ns) <
+             (int64_t)(UCT_GDA_FT_CHAN_HEARD_DEADLINES * deadline))) ? 1 : -1;
 }
 
 static const gda_ft_chan_peer_ops_t uct_gda_ft_chan_peer_ops = {
@@ -321,7 +327,8 @@ static void uct_gda_ft_chan_params(uct_gda_ft_iface_t *iface,
     params->deadline_ns = deadline;
     params->grace_ns    = deadline / 8;
     /* the peer's word comes after the grace, a pass of the channel guardian
-     * at each end and a round trip */
+     * at each end and a round trip (gda_ft_chan_host_word_window() gives a
+     * peer that is heard one deadline more) */
     params->resolve_ns  = (deadline != 0) ?
                           deadline + params->grace_ns +
                           4 * iface->config.chan_guard_ns :

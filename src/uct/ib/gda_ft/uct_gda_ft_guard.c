@@ -665,10 +665,48 @@ void uct_gda_ft_ep_follow_hchan(uct_gda_ft_ep_t *ep)
     }
 }
 
+/*
+ * Whether a silence of the endpoint's last path is sat out. Behind a host
+ * channel the endpoint's QPs carry only the guardians' questions and
+ * answers, and the host channel judges the same ports by its traffic: it
+ * leaves a path that is gone, and the endpoint follows it
+ * (uct_gda_ft_ep_follow_hchan). A question held back by a slow path is no
+ * lost path, and leaving the last one fails the endpoint: UCP destroys it,
+ * and the device channels lose their host half while kernels post. So the
+ * silence of the last path is sat out while its local port is up, for at
+ * most GDA_FT_CHAN_LAST_PATH_DEADLINES deadlines; an error completion
+ * still ends the path at once. A silence with the other path still
+ * usable switches as it would without a host channel: the endpoint's
+ * guardian traffic finds a dead path sooner than a host channel that
+ * carries little, and the host channel follows it.
+ */
+static int uct_gda_ft_ep_last_path_sat_out(uct_gda_ft_ep_t *ep,
+                                           uint64_t now_ns)
+{
+    uint8_t path = ep->dev.active;
+    uint64_t since;
+
+    if (!uct_gda_ft_ep_on_chan(ep) || !ep->dev.path_failed[1 - path] ||
+        (gda_ft_atomic_load_acq32(&ep->hchan.chan->mbox->link_up[path]) ==
+         GDA_FT_CHAN_LINK_DOWN)) {
+        return 0;
+    }
+    since = gda_ft_ep_path_owes_since(&ep->dev, path, now_ns);
+    if ((int64_t)(ep->dev.last_cqe_ns[path] - since) > 0) {
+        since = ep->dev.last_cqe_ns[path];
+    }
+    return (int64_t)(now_ns - since) <=
+           (int64_t)(GDA_FT_CHAN_LAST_PATH_DEADLINES * ep->dev.deadline_ns);
+}
+
 void uct_gda_ft_ep_check_deadline(uct_gda_ft_ep_t *ep, uint64_t now_ns)
 {
     uint8_t active = ep->dev.active;
     gda_ft_dev_status_t status;
+
+    if (uct_gda_ft_ep_last_path_sat_out(ep, now_ns)) {
+        return;
+    }
 
     status = gda_ft_ep_check_deadline(&ep->dev, now_ns);
     if (status == GDA_FT_DEV_PATH_SWITCHED) {
