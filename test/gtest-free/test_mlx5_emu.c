@@ -12,6 +12,7 @@
 
 #include "gda_ft_test.h"
 #include "soft_harness.h"
+#include "uct_harness.h"
 #include "gda_ft_mlx5_int.h"
 #include "gda_ft_mlx5_emu.h"
 #include "gda_ft_mlx5_emu_check.h"
@@ -628,4 +629,38 @@ GDA_FT_TEST(mlx5_emu, qp_commands_refuse_what_firmware_refuses)
     GDA_FT_ASSERT_EQ(gda_ft_mlx5_sys_emu.obj_destroy(qp), 0);
     GDA_FT_ASSERT_EQ(gda_ft_mlx5_sys_emu.obj_destroy(cq), 0);
     test_emu_cmds_close(&c);
+}
+
+/* The transport over the mlx5 provider: its endpoints' QPs and their host
+ * channels are created by DEVX commands, their rings registered as umems */
+GDA_FT_TEST(mlx5_emu, uct_put_and_get_over_the_emulator)
+{
+    static const size_t len = 3000;
+    uint8_t data[3000], back[3000];
+    uct_iov_t iov;
+    test_uct_t t;
+
+    setenv("UCX_GDA_FT_MLX5_SYS", "emu", 1);
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+
+    soft_fill(data, len, 9);
+    memcpy(t.node[NODE_A].buf, data, len);
+    iov.buffer = t.node[NODE_A].buf;
+    iov.length = len;
+    iov.memh   = t.node[NODE_A].memh;
+    iov.stride = 0;
+    iov.count  = 1;
+    GDA_FT_ASSERT(uct_ep_put_zcopy(t.node[NODE_A].ep, &iov, 1,
+                                   raddr_b(&t, 0), rkey_b(&t), NULL) >= 0);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_MEM_EQ(t.node[NODE_B].buf, data, len);
+
+    memset(back, 0, len);
+    iov.buffer = t.node[NODE_A].buf + 8192;
+    GDA_FT_ASSERT(uct_ep_get_zcopy(t.node[NODE_A].ep, &iov, 1,
+                                   raddr_b(&t, 0), rkey_b(&t), NULL) >= 0);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_MEM_EQ(t.node[NODE_A].buf + 8192, data, len);
+    test_uct_cleanup(&t);
 }
