@@ -290,10 +290,34 @@ void soft_fill(void *buf, size_t len, unsigned seed)
     }
 }
 
+gda_ft_hca_dev_t *soft_dev_of(gda_ft_hca_dev_t *dev)
+{
+    gda_ft_hca_dev_t *soft;
+
+    if (gda_ft_soft_is_soft_dev(dev)) {
+        return dev;
+    }
+    /* an mlx5 device of the emulator: the soft device of its name */
+    soft = gda_ft_soft_dev_find(dev->attr.info.name);
+    GDA_FT_ASSERT(soft != NULL);
+    return soft;
+}
+
+ucs_status_t soft_port_set_up(gda_ft_hca_dev_t *dev, uint8_t port, int up)
+{
+    return gda_ft_soft_port_set_up(soft_dev_of(dev), port, up);
+}
+
+ucs_status_t soft_port_set_fault(gda_ft_hca_dev_t *dev, uint8_t port,
+                                 const gda_ft_soft_fault_t *fault)
+{
+    return gda_ft_soft_port_set_fault(soft_dev_of(dev), port, fault);
+}
+
 gda_ft_soft_port_stats_t soft_port_stats(gda_ft_hca_dev_t *dev, uint8_t port)
 {
     gda_ft_soft_port_stats_t stats;
 
-    GDA_FT_ASSERT_OK(gda_ft_soft_port_stats(dev, port, &stats));
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_stats(soft_dev_of(dev), port, &stats));
     return stats;
 }
