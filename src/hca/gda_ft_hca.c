@@ -16,12 +16,36 @@
 #define GDA_FT_HCA_MAX_PROVIDERS 4
 
 static const gda_ft_hca_provider_t *gda_ft_hca_providers[GDA_FT_HCA_MAX_PROVIDERS];
+static int gda_ft_hca_hidden[GDA_FT_HCA_MAX_PROVIDERS];
 static unsigned gda_ft_hca_num_providers;
 
 void gda_ft_hca_provider_register(const gda_ft_hca_provider_t *provider)
 {
     ucs_assert_always(gda_ft_hca_num_providers < GDA_FT_HCA_MAX_PROVIDERS);
     gda_ft_hca_providers[gda_ft_hca_num_providers++] = provider;
+}
+
+void gda_ft_hca_provider_hide(const gda_ft_hca_provider_t *provider)
+{
+    unsigned i;
+
+    for (i = 0; i < gda_ft_hca_num_providers; ++i) {
+        if (gda_ft_hca_providers[i] == provider) {
+            gda_ft_hca_hidden[i] = 1;
+        }
+    }
+}
+
+static int gda_ft_hca_provider_hidden(const gda_ft_hca_provider_t *provider)
+{
+    unsigned i;
+
+    for (i = 0; i < gda_ft_hca_num_providers; ++i) {
+        if (gda_ft_hca_providers[i] == provider) {
+            return gda_ft_hca_hidden[i];
+        }
+    }
+    return 0;
 }
 
 ucs_status_t gda_ft_hca_query_devices(gda_ft_hca_dev_info_t **infos_p,
@@ -54,8 +78,15 @@ ucs_status_t gda_ft_hca_query_devices(gda_ft_hca_dev_info_t **infos_p,
         free(infos);
     }
 
+    /* asking a provider may hide another (one that comes before it) */
+    for (i = 0, count = 0; i < total; ++i) {
+        if (!gda_ft_hca_provider_hidden(all[i].provider)) {
+            all[count++] = all[i];
+        }
+    }
+
     *infos_p = all;
-    *count_p = total;
+    *count_p = count;
     return UCS_OK;
 }
 

@@ -291,6 +291,11 @@ struct gda_ft_hca_provider {
  */
 void gda_ft_hca_provider_register(const gda_ft_hca_provider_t *provider);
 
+/* Leaves a provider's devices out of enumeration and of
+ * gda_ft_hca_open(): they serve another provider's devices (the mlx5
+ * emulator's are backed by soft devices) and are opened by it directly */
+void gda_ft_hca_provider_hide(const gda_ft_hca_provider_t *provider);
+
 ucs_status_t gda_ft_hca_query_devices(gda_ft_hca_dev_info_t **infos_p,
                                       unsigned *count_p);
 

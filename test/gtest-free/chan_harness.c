@@ -177,6 +177,7 @@ static void chan_world_connect(chan_world_t *w, unsigned i, unsigned path)
 
     attr.access             = GDA_FT_HCA_ACCESS_ALL;
     attr.path_mtu           = CHAN_WORLD_MTU;
+    attr.hop_limit          = 64;
     attr.max_dest_rd_atomic = 16;
     attr.max_rd_atomic      = 16;
     attr.timeout            = w->params.timeout;
@@ -396,7 +397,7 @@ uint64_t chan_world_completed(chan_world_t *w)
 
 void chan_world_port(chan_world_t *w, unsigned path, int up)
 {
-    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(w->dev[2 + path], 1, up));
+    GDA_FT_ASSERT_OK(soft_port_set_up(w->dev[2 + path], 1, up));
 }
 
 int chan_cmp_u64(const void *a, const void *b)

@@ -4,6 +4,7 @@
 #include "mlx5_recorder.h"
 
 #include "gda_ft_mlx5_ifc.h"
+#include "gda_ft_mlx5_emu_check.h"
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -536,36 +537,14 @@ mlx5_rec_obj_create(struct ibv_context *ctx, const void *in, size_t inlen,
     return (struct mlx5dv_devx_obj*)obj;
 }
 
-/* Command status of a QP transition firmware refuses in the QP's state */
-#define MLX5_REC_STATUS_BAD_QP_STATE 0x10
-
-/* The state a QP transition command needs the QP in, as firmware checks
- * it (2ERR and 2RST: any); -1 for a command that is no transition */
-static int mlx5_rec_transition_from(uint16_t opcode)
-{
-    switch (opcode) {
-    case GDA_FT_MLX5_CMD_OP_RST2INIT_QP:
-        return GDA_FT_MLX5_QPC_STATE_RST;
-    case GDA_FT_MLX5_CMD_OP_INIT2INIT_QP:
-    case GDA_FT_MLX5_CMD_OP_INIT2RTR_QP:
-        return GDA_FT_MLX5_QPC_STATE_INIT;
-    case GDA_FT_MLX5_CMD_OP_RTR2RTS_QP:
-        return GDA_FT_MLX5_QPC_STATE_RTR;
-    case GDA_FT_MLX5_CMD_OP_RTS2RTS_QP:
-        return GDA_FT_MLX5_QPC_STATE_RTS;
-    default:
-        return -1;
-    }
-}
-
 static int mlx5_rec_obj_modify(struct mlx5dv_devx_obj *devx_obj,
                                const void *in, size_t inlen, void *out,
                                size_t outlen)
 {
     mlx5_rec_obj_t *obj = (mlx5_rec_obj_t*)devx_obj;
     const void *qpc     = GDA_FT_MLX5_ADDR_OF(init2rtr_qp_in, in, qpc);
+    gda_ft_mlx5_emu_refusal_t refusal;
     mlx5_rec_entry_t *entry;
-    int from;
 
     if (mlx5_rec_call(MLX5_REC_OBJ_MODIFY, 1, &entry)) {
         mlx5_rec_copy_in(entry, in, inlen);
@@ -574,13 +553,11 @@ static int mlx5_rec_obj_modify(struct mlx5dv_devx_obj *devx_obj,
     }
     mlx5_rec_copy_in(entry, in, inlen);
 
-    from = mlx5_rec_transition_from(mlx5_rec_opcode(in));
-    if ((from >= 0) && ((unsigned)from != obj->state)) {
+    /* the QP state a transition needs, as the emulator checks it */
+    if (!gda_ft_mlx5_emu_check_transition(in, obj->state, &refusal)) {
         ++mlx5_rec.refused;
-        GDA_FT_MLX5_SET(modify_qp_out, out, status,
-                        MLX5_REC_STATUS_BAD_QP_STATE);
-        GDA_FT_MLX5_SET(modify_qp_out, out, syndrome, 0x1a2b3c);
-        return EIO;
+        gda_ft_mlx5_emu_refusal_out(&refusal, out);
+        return EREMOTEIO;
     }
 
     switch (mlx5_rec_opcode(in)) {

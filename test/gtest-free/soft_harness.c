@@ -93,8 +93,12 @@ void soft_ep_create(soft_ep_t *ep, gda_ft_hca_dev_t *dev, uint8_t port)
     cq_attr.buf      = ep->rcq_buf;
     GDA_FT_ASSERT_OK(gda_ft_hca_cq_create(dev, &cq_attr, &ep->rcq));
 
-    ep->sq_buf = soft_alloc(SOFT_TEST_SQ_SIZE * 64);
-    ep->rq_buf = soft_alloc(SOFT_TEST_RQ_SIZE * 16 * SOFT_TEST_RQ_SGE);
+    /* one work queue buffer, the RQ then the SQ, as a ConnectX reads a
+     * QP's: the endpoints serve the mlx5 provider too */
+    ep->rq_buf = soft_alloc(SOFT_TEST_RQ_SIZE * 16 * SOFT_TEST_RQ_SGE +
+                            SOFT_TEST_SQ_SIZE * 64);
+    ep->sq_buf = (char*)ep->rq_buf +
+                 SOFT_TEST_RQ_SIZE * 16 * SOFT_TEST_RQ_SGE;
     ep->dbrec  = soft_alloc(64);
 
     qp_attr.send_cq      = ep->scq;
@@ -122,8 +126,7 @@ void soft_ep_destroy(soft_ep_t *ep)
     gda_ft_hca_cq_destroy(ep->scq);
     gda_ft_hca_cq_destroy(ep->rcq);
     gda_ft_hca_pd_free(ep->pd);
-    free(ep->sq_buf);
-    free(ep->rq_buf);
+    free(ep->rq_buf);   /* the SQ's too */
     free(ep->scq_buf);
     free(ep->rcq_buf);
     free(ep->dbrec);
@@ -152,6 +155,7 @@ void soft_ep_connect(soft_ep_t *ep, uint32_t dest_qpn, const uint8_t *gid,
     memcpy(attr.dest_gid, gid, GDA_FT_HCA_GID_LEN);
     attr.rq_psn             = (params->psn != 0) ? params->psn : 0x123;
     attr.path_mtu           = params->mtu;
+    attr.hop_limit          = 64;
     attr.min_rnr_timer      = params->min_rnr_timer;
     attr.max_dest_rd_atomic = 16;
     attr.sq_psn             = attr.rq_psn;
@@ -286,10 +290,34 @@ void soft_fill(void *buf, size_t len, unsigned seed)
     }
 }
 
+gda_ft_hca_dev_t *soft_dev_of(gda_ft_hca_dev_t *dev)
+{
+    gda_ft_hca_dev_t *soft;
+
+    if (gda_ft_soft_is_soft_dev(dev)) {
+        return dev;
+    }
+    /* an mlx5 device of the emulator: the soft device of its name */
+    soft = gda_ft_soft_dev_find(dev->attr.info.name);
+    GDA_FT_ASSERT(soft != NULL);
+    return soft;
+}
+
+ucs_status_t soft_port_set_up(gda_ft_hca_dev_t *dev, uint8_t port, int up)
+{
+    return gda_ft_soft_port_set_up(soft_dev_of(dev), port, up);
+}
+
+ucs_status_t soft_port_set_fault(gda_ft_hca_dev_t *dev, uint8_t port,
+                                 const gda_ft_soft_fault_t *fault)
+{
+    return gda_ft_soft_port_set_fault(soft_dev_of(dev), port, fault);
+}
+
 gda_ft_soft_port_stats_t soft_port_stats(gda_ft_hca_dev_t *dev, uint8_t port)
 {
     gda_ft_soft_port_stats_t stats;
 
-    GDA_FT_ASSERT_OK(gda_ft_soft_port_stats(dev, port, &stats));
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_stats(soft_dev_of(dev), port, &stats));
     return stats;
 }

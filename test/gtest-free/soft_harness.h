@@ -98,6 +98,15 @@ double soft_now_sec(void);
 /* Fills buf with a pattern derived from seed */
 void soft_fill(void *buf, size_t len, unsigned seed);
 
+/* The soft device behind a device: itself, or the one that backs an mlx5
+ * device of the DEVX emulator (UCX_GDA_FT_MLX5_SYS=emu) */
+gda_ft_hca_dev_t *soft_dev_of(gda_ft_hca_dev_t *dev);
+
+/* Port state and faults of the soft device behind a device */
+ucs_status_t soft_port_set_up(gda_ft_hca_dev_t *dev, uint8_t port, int up);
+ucs_status_t soft_port_set_fault(gda_ft_hca_dev_t *dev, uint8_t port,
+                                 const gda_ft_soft_fault_t *fault);
+
 /* Reads a counter of a port */
 gda_ft_soft_port_stats_t soft_port_stats(gda_ft_hca_dev_t *dev, uint8_t port);
 

@@ -569,7 +569,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, long_transfers_on_short_deadline_no_switch, 120)
     chan_world_guard_start(&w);
     fault.pace_time = 2.0 * params.deadline_ns /
                       (params.data_len / CHAN_WORLD_MTU) / 1e9;
-    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(w.dev[0], 1, &fault));
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[0], 1, &fault));
 
     for (i = 0; i < 4; ++i) {
         start = gda_ft_dev_now_ns();
@@ -613,7 +613,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, late_atomic_reply_is_not_in_doubt, 60)
     /* every packet the target's primary sends waits 1.5 deadlines */
     fault.delay      = 1.0;
     fault.delay_time = params.deadline_ns * 1.5 / 1e9;
-    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(w.dev[2], 1, &fault));
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[2], 1, &fault));
     GDA_FT_ASSERT_EQ(gda_ft_dev_atomic_fetch_add(&w.ep, &w.ml,
                                                  CHAN_ELEM_COUNTER, 0, 0, 5,
                                                  0, &req),
@@ -630,7 +630,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, late_atomic_reply_is_not_in_doubt, 60)
 
     /* and the channel goes on, on the backup */
     fault.delay = 0;
-    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(w.dev[2], 1, &fault));
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[2], 1, &fault));
     GDA_FT_ASSERT_EQ(gda_ft_dev_atomic_fetch_add(&w.ep, &w.ml,
                                                  CHAN_ELEM_COUNTER, 8, 0, 1,
                                                  0, &req),
@@ -713,7 +713,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, slow_backup_serves_the_replay, 60)
 
     fault.delay      = 1.0;
     fault.delay_time = params.deadline_ns * 1.5 / 1e9;
-    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(w.dev[1], 1, &fault));
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[1], 1, &fault));
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
     GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA, 0, 0,
                                            4096, 0, &req),
@@ -911,7 +911,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, slow_peer_no_switch, 120)
     chan_world_guard_start(&w);
     fault.delay      = 1.0;
     fault.delay_time = params.deadline_ns * 0.5 / 1e9;
-    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(w.dev[2], 1, &fault));
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[2], 1, &fault));
     workers_start(&w, wk, th, 4, 96);
     workers_join(th, 4);
     workers_verify(&w, wk, 4);
@@ -951,9 +951,9 @@ GDA_FT_TEST_TIMEOUT(dev_chan, last_path_stall_is_sat_out, 180)
 
     fault.delay      = 1.0;
     fault.delay_time = params.deadline_ns * 2.0 / 1e9;
-    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(w.dev[3], 1, &fault));
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &fault));
     usleep(params.deadline_ns * 6 / 1000);
-    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(w.dev[3], 1, &none));
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &none));
 
     workers_join(th, 4);
     workers_verify(&w, wk, 4);
@@ -1016,7 +1016,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, busy_shared_path_no_switch, 120)
     chan_world_init(&w, &params);
     chan_world_guard_start(&w);
     fault.pace_time = params.deadline_ns / 20 / 1e9;
-    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(w.dev[0], 1, &fault));
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[0], 1, &fault));
     for (c = 0; c < 4; ++c) {
         burst[c].w     = &w;
         burst[c].chan  = c;
@@ -1043,10 +1043,10 @@ GDA_FT_TEST(dev_chan, pace_out_of_range_is_rejected)
     chan_world_default_params(&params);
     chan_world_init(&w, &params);
     fault.pace_time = -0.001;
-    GDA_FT_ASSERT_EQ(gda_ft_soft_port_set_fault(w.dev[2], 1, &fault),
+    GDA_FT_ASSERT_EQ(soft_port_set_fault(w.dev[2], 1, &fault),
                      UCS_ERR_INVALID_PARAM);
     fault.pace_time = 0.5;
-    GDA_FT_ASSERT_EQ(gda_ft_soft_port_set_fault(w.dev[2], 1, &fault),
+    GDA_FT_ASSERT_EQ(soft_port_set_fault(w.dev[2], 1, &fault),
                      UCS_ERR_INVALID_PARAM);
     chan_world_fini(&w);
 }
@@ -1384,7 +1384,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, failback_while_never_idle, 60)
      * the QP's retransmission timeout (4.2 ms) packet by packet and within
      * a deadline in all */
     fault.pace_time = 0.0005;
-    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(w.dev[1], 1, &fault));
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[1], 1, &fault));
     GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA,
                                            4096, 4096, 16 * CHAN_WORLD_MTU,
                                            0, &req),

@@ -319,10 +319,10 @@ static void *pressure_flap(void *arg)
         pressure_sleep_ns(f->deadline_ns *
                           (4 + pressure_rand(&f->seed) % 16));
         dev = pressure_rand(&f->seed) % 4;  /* A's or B's primary or backup */
-        GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(f->w->dev[dev], 1, 0));
+        GDA_FT_ASSERT_OK(soft_port_set_up(f->w->dev[dev], 1, 0));
         pressure_sleep_ns(f->deadline_ns *
                           (1 + pressure_rand(&f->seed) % 8));
-        GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(f->w->dev[dev], 1, 1));
+        GDA_FT_ASSERT_OK(soft_port_set_up(f->w->dev[dev], 1, 1));
         ++f->flaps;
     }
     return NULL;
@@ -489,7 +489,7 @@ static void pressure_run_world(const pressure_params_t *pp)
         fault.delay      = pp->delay;
         fault.delay_time = pp->delay_time * scale;
         for (d = 0; d < 4; ++d) {
-            GDA_FT_ASSERT_OK(gda_ft_soft_port_set_fault(w[0].dev[d], 1,
+            GDA_FT_ASSERT_OK(soft_port_set_fault(w[0].dev[d], 1,
                                                         &fault));
         }
     }

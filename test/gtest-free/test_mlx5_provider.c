@@ -1155,12 +1155,23 @@ GDA_FT_TEST(mlx5_provider, refuses_what_a_devx_qp_cannot_do)
     init.sq_buf = (char*)init.sq_buf + 4096;
     GDA_FT_ASSERT_EQ(gda_ft_hca_qp_create(t.pd, &init, &qp),
                      UCS_ERR_UNSUPPORTED);
-    /* a work queue that does not start a page */
+    /* a work queue that does not start on a WQE */
     test_mlx5_qp_init(&t, cq, NULL, &init);
-    init.sq_buf = (char*)init.sq_buf + 64;
+    init.sq_buf = (char*)init.sq_buf + 32;
     GDA_FT_ASSERT_EQ(gda_ft_hca_qp_create(t.pd, &init, &qp),
                      UCS_ERR_INVALID_PARAM);
     GDA_FT_ASSERT_EQ(mlx5_rec_count(MLX5_REC_OBJ_CREATE), 1);
+
+    /* one inside a page: the umem holds the page, the offset says where
+     * the queue starts in it */
+    test_mlx5_qp_init(&t, cq, NULL, &init);
+    init.sq_buf = (char*)init.sq_buf + 64;
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_create(t.pd, &init, &qp));
+    GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET64(create_qp_in,
+                                       mlx5_rec_find_cmd(
+                                               GDA_FT_MLX5_CMD_OP_CREATE_QP,
+                                               0)->in, wq_umem_offset), 64);
+    gda_ft_hca_qp_destroy(qp);
 
     /* an InfiniBand port: the interface carries no LID */
     test_mlx5_qp_init(&t, cq, NULL, &init);

@@ -93,6 +93,32 @@ void test_host_channel_query(test_uct_t *t, unsigned node,
     GDA_FT_ASSERT_OK(query(t->node[node].ep, q));
 }
 
+/* With UCX_GDA_FT_MLX5_SYS=emu, the transport sees the emulated mlx5
+ * devices only: a run of the suites that way runs over the mlx5 provider */
+static void test_uct_check_providers(test_uct_t *t)
+{
+    typedef ucs_status_t (*query_func_t)(gda_ft_hca_dev_info_t**, unsigned*);
+    typedef void (*free_func_t)(gda_ft_hca_dev_info_t*);
+    query_func_t query = (query_func_t)dlsym(t->plugin,
+                                             "gda_ft_hca_query_devices");
+    free_func_t free_list = (free_func_t)dlsym(t->plugin,
+                                               "gda_ft_hca_free_device_list");
+    const char *sys = getenv("UCX_GDA_FT_MLX5_SYS");
+    gda_ft_hca_dev_info_t *infos;
+    unsigned i, count;
+
+    if ((sys == NULL) || strcmp(sys, "emu")) {
+        return;
+    }
+    GDA_FT_ASSERT((query != NULL) && (free_list != NULL));
+    GDA_FT_ASSERT_OK(query(&infos, &count));
+    GDA_FT_ASSERT(count > 0);
+    for (i = 0; i < count; ++i) {
+        GDA_FT_ASSERT(!strcmp(infos[i].provider->name, "mlx5"));
+    }
+    free_list(infos);
+}
+
 /* Declares tsoft0..3, loads the plugin; extra: "VAR=value" settings */
 void test_uct_env(test_uct_t *t, unsigned ndev, ...)
 {
@@ -122,6 +148,7 @@ void test_uct_env(test_uct_t *t, unsigned ndev, ...)
             t->plugin, "uct_gda_ft_iface_query_counters");
     GDA_FT_ASSERT(t->query_counters != NULL);
     GDA_FT_ASSERT(t->query_iface_counters != NULL);
+    test_uct_check_providers(t);
 }
 
 ucs_status_t test_node_try_open(test_uct_t *t, test_node_t *node,

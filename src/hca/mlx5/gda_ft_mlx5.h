@@ -5,7 +5,9 @@
  * operations table below. gda_ft_mlx5_sys.c fills it with the real calls;
  * the unit tests put a recording table in its place, so that the whole
  * control path (enumeration, queues, every QP state change, every error
- * ladder) runs without a NIC.
+ * ladder) runs without a NIC. Other tables register themselves by name
+ * (the DEVX emulator, src/hca/mlx5/emu) and UCX_GDA_FT_MLX5_SYS selects
+ * one.
  */
 #ifndef GDA_FT_MLX5_H_
 #define GDA_FT_MLX5_H_
@@ -100,6 +102,10 @@ typedef struct gda_ft_mlx5_sys {
     /* A command on no object (QUERY_HCA_CAP) */
     int (*general_cmd)(struct ibv_context *ctx, const void *in,
                        size_t inlen, void *out, size_t outlen);
+
+    /* Called once when UCX_GDA_FT_MLX5_SYS selects this table; NULL:
+     * nothing to do */
+    void (*selected)(void);
 } gda_ft_mlx5_sys_t;
 
 
@@ -113,6 +119,10 @@ extern const gda_ft_mlx5_sys_t     gda_ft_mlx5_sys_verbs;
 
 /* Replaces the operations table (tests); returns the previous one */
 const gda_ft_mlx5_sys_t *gda_ft_mlx5_sys_set(const gda_ft_mlx5_sys_t *sys);
+
+/* Makes a table selectable by its name with UCX_GDA_FT_MLX5_SYS (from a
+ * constructor) */
+void gda_ft_mlx5_sys_register(const gda_ft_mlx5_sys_t *sys);
 
 
 /* Mappings, exported for the tests */

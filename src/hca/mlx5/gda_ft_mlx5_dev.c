@@ -24,9 +24,14 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Operations tables selectable by name, beside the verbs one */
+#define GDA_FT_MLX5_MAX_SYS 4
+
 const gda_ft_mlx5_sys_t *gda_ft_mlx5_sys = &gda_ft_mlx5_sys_verbs;
 gda_ft_mlx5_config_t     gda_ft_mlx5_config;
 static int               gda_ft_mlx5_config_loaded;
+static const gda_ft_mlx5_sys_t *gda_ft_mlx5_sys_registered[GDA_FT_MLX5_MAX_SYS];
+static unsigned          gda_ft_mlx5_num_sys;
 
 static ucs_config_field_t gda_ft_mlx5_config_table[] = {
     {"GID_INDEX", "auto",
@@ -46,12 +51,55 @@ static ucs_config_field_t gda_ft_mlx5_config_table[] = {
      "its report). Empty: none.",
      ucs_offsetof(gda_ft_mlx5_config_t, cmd_log), UCS_CONFIG_TYPE_STRING},
 
+    {"SYS", "verbs",
+     "What the provider drives: 'verbs' - ConnectX devices through\n"
+     "rdma-core; 'emu' - the DEVX emulator, which serves every command,\n"
+     "ring and doorbell as ConnectX firmware would, over the software HCA's\n"
+     "engine: each device of UCX_GDA_FT_SOFT_DEVICES becomes an mlx5 device\n"
+     "of the same name, and no soft device is seen beside them.",
+     ucs_offsetof(gda_ft_mlx5_config_t, sys), UCS_CONFIG_TYPE_STRING},
+
     {NULL}
 };
 
 UCS_CONFIG_REGISTER_TABLE(gda_ft_mlx5_config_table, "GDA_FT mlx5 HCA",
                           "GDA_FT_MLX5_", gda_ft_mlx5_config_t,
                           &ucs_config_global_list)
+
+void gda_ft_mlx5_sys_register(const gda_ft_mlx5_sys_t *sys)
+{
+    ucs_assert_always(gda_ft_mlx5_num_sys < GDA_FT_MLX5_MAX_SYS);
+    gda_ft_mlx5_sys_registered[gda_ft_mlx5_num_sys++] = sys;
+}
+
+/* The table the setting names; a table installed by a test
+ * (gda_ft_mlx5_sys_set) stays */
+static ucs_status_t gda_ft_mlx5_sys_select(const char *name)
+{
+    unsigned i;
+
+    if (!strcmp(name, gda_ft_mlx5_sys_verbs.name) ||
+        (gda_ft_mlx5_sys != &gda_ft_mlx5_sys_verbs)) {
+        return UCS_OK;
+    }
+
+    for (i = 0; i < gda_ft_mlx5_num_sys; ++i) {
+        if (!strcmp(gda_ft_mlx5_sys_registered[i]->name, name)) {
+            gda_ft_mlx5_sys = gda_ft_mlx5_sys_registered[i];
+            if (gda_ft_mlx5_sys->selected != NULL) {
+                gda_ft_mlx5_sys->selected();
+            }
+            ucs_debug("mlx5 provider: driving '%s'", name);
+            return UCS_OK;
+        }
+    }
+
+    ucs_error("UCX_GDA_FT_MLX5_SYS=%s: no such backend (verbs%s%s)", name,
+              (gda_ft_mlx5_num_sys > 0) ? ", " : "",
+              (gda_ft_mlx5_num_sys > 0) ?
+              gda_ft_mlx5_sys_registered[0]->name : "");
+    return UCS_ERR_NO_ELEM;
+}
 
 ucs_status_t gda_ft_mlx5_config_get(void)
 {
@@ -70,13 +118,22 @@ ucs_status_t gda_ft_mlx5_config_get(void)
     if (gda_ft_mlx5_config.sl > 15) {
         ucs_error("UCX_GDA_FT_MLX5_SL=%u: must be 0..15",
                   gda_ft_mlx5_config.sl);
-        ucs_config_parser_release_opts(&gda_ft_mlx5_config,
-                                       gda_ft_mlx5_config_table);
-        return UCS_ERR_INVALID_PARAM;
+        status = UCS_ERR_INVALID_PARAM;
+        goto err_release;
+    }
+
+    status = gda_ft_mlx5_sys_select(gda_ft_mlx5_config.sys);
+    if (status != UCS_OK) {
+        goto err_release;
     }
 
     gda_ft_mlx5_config_loaded = 1;
     return UCS_OK;
+
+err_release:
+    ucs_config_parser_release_opts(&gda_ft_mlx5_config,
+                                   gda_ft_mlx5_config_table);
+    return status;
 }
 
 const gda_ft_mlx5_sys_t *gda_ft_mlx5_sys_set(const gda_ft_mlx5_sys_t *sys)
@@ -130,11 +187,19 @@ static ucs_status_t gda_ft_mlx5_query_devices(gda_ft_hca_dev_info_t **infos_p,
 {
     gda_ft_hca_dev_info_t *infos, *info;
     struct ibv_device **list;
+    ucs_status_t status;
     int num, i, ret;
 
     *infos_p = NULL;
     *count_p = 0;
-    list     = gda_ft_mlx5_sys->get_device_list(&num);
+
+    /* the setting chooses what is enumerated */
+    status = gda_ft_mlx5_config_get();
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    list = gda_ft_mlx5_sys->get_device_list(&num);
     if (list == NULL) {
         /* no RDMA subsystem in this kernel: no devices, not an error */
         ucs_debug("gda_ft: mlx5: no RDMA devices: %m");

@@ -58,6 +58,20 @@
 #define GDA_FT_MLX5_QPC_STATE_SQD           0x5
 #define GDA_FT_MLX5_QPC_STATE_ERR           0x6
 
+/* Command status (the status field of every command's output); the
+ * kernel turns any but OK into EREMOTEIO for a DEVX command */
+#define GDA_FT_MLX5_CMD_STAT_OK             0x00
+#define GDA_FT_MLX5_CMD_STAT_INT_ERR        0x01
+#define GDA_FT_MLX5_CMD_STAT_BAD_OP         0x02
+#define GDA_FT_MLX5_CMD_STAT_BAD_PARAM      0x03
+#define GDA_FT_MLX5_CMD_STAT_BAD_RES        0x05
+#define GDA_FT_MLX5_CMD_STAT_RES_BUSY       0x06
+#define GDA_FT_MLX5_CMD_STAT_LIM            0x08
+#define GDA_FT_MLX5_CMD_STAT_BAD_RES_STATE  0x09
+#define GDA_FT_MLX5_CMD_STAT_BAD_QP_STATE   0x10
+#define GDA_FT_MLX5_CMD_STAT_BAD_INP_LEN    0x50
+#define GDA_FT_MLX5_CMD_STAT_BAD_OUTP_LEN   0x51
+
 /* ---- sizes (bytes) ------------------------------------------------------- */
 
 #define GDA_FT_MLX5_PRM_SIZE_create_cq_in   272

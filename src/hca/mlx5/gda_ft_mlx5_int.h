@@ -32,6 +32,8 @@ typedef struct gda_ft_mlx5_config {
     unsigned long gid_index; /* UCS_ULUNITS_AUTO: chosen per port */
     unsigned      sl;        /* service level; eth priority on RoCE */
     char         *cmd_log;   /* file of every DEVX command, "": none */
+    char         *sys;       /* operations table: "verbs", or the name a
+                                registered one has ("emu") */
 } gda_ft_mlx5_config_t;
 
 

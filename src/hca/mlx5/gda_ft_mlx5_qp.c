@@ -166,10 +166,11 @@ gda_ft_mlx5_qp_wq_reg(gda_ft_mlx5_dev_t *dev, gda_ft_mlx5_qp_t *qp,
         }
     }
 
-    /* create_qp_in has no offset into the WQ umem: a page starts it */
-    if ((uintptr_t)wq_buf % sysconf(_SC_PAGESIZE)) {
-        ucs_error("%s: the work queue buffer %p must start on a page", name,
-                  wq_buf);
+    /* any WQE-aligned start: the umem holds the pages around the buffer,
+     * wq_umem_offset says where in them it starts */
+    if ((uintptr_t)wq_buf % GDA_FT_MLX5_WQE_BB) {
+        ucs_error("%s: the work queue buffer %p must be 64-byte aligned",
+                  name, wq_buf);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -189,6 +190,7 @@ static void gda_ft_mlx5_qp_fill(gda_ft_mlx5_dev_t *dev, gda_ft_mlx5_qp_t *qp,
     GDA_FT_MLX5_SET(create_qp_in, in, wq_umem_valid, 1);
     GDA_FT_MLX5_SET(create_qp_in, in, wq_umem_id,
                     gda_ft_mlx5_umem_id(&qp->wq));
+    GDA_FT_MLX5_SET64(create_qp_in, in, wq_umem_offset, qp->wq.offset);
 
     GDA_FT_MLX5_SET(qpc, qpc, st, GDA_FT_MLX5_QPC_ST_RC);
     GDA_FT_MLX5_SET(qpc, qpc, pm_state, GDA_FT_MLX5_QPC_PM_STATE_MIGRATED);

@@ -43,6 +43,8 @@ typedef struct gda_ft_soft_config {
 
 extern ucs_config_field_t gda_ft_soft_config_table[];
 
+extern const gda_ft_hca_provider_t gda_ft_soft_provider;
+
 
 /* Per-port counters */
 typedef struct gda_ft_soft_port_stats {

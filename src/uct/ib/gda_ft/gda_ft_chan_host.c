@@ -46,11 +46,8 @@ static void gda_ft_chan_host_free_path(gda_ft_chan_host_t *ch,
     if (p->cq != NULL) {
         gda_ft_hca_cq_destroy(p->cq);
     }
-    if (p->sq_buf != NULL) {
-        mem->free(p->sq_buf, mem->arg);
-    }
-    if (p->rq_buf != NULL) {
-        mem->free(p->rq_buf, mem->arg);
+    if (p->wq_buf != NULL) {
+        mem->free(p->wq_buf, mem->arg);   /* the RQ and the SQ */
     }
     if (p->cqe != NULL) {
         mem->free(p->cqe, mem->arg);
@@ -74,24 +71,25 @@ static ucs_status_t gda_ft_chan_host_init_path(gda_ft_chan_host_t *ch,
     gda_ft_hca_qp_init_attr_t qp_attr = {0};
     volatile uint64_t *uar;
     ucs_status_t status;
+    size_t rq_len;
 
-    p->sq_buf = mem->alloc(wqebbs * GDA_FT_MLX5_WQE_BB, mem->arg);
+    /* One work queue buffer, the RQ then the SQ, as a ConnectX reads a
+     * QP's (the mlx5 provider registers it as one umem) */
+    rq_len    = (size_t)ch->params.rq_wqe_cnt * GDA_FT_MLX5_DS_SIZE;
+    p->wq_buf = mem->alloc(rq_len + wqebbs * GDA_FT_MLX5_WQE_BB, mem->arg);
     p->cqe    = mem->alloc(GDA_FT_MLX5_CQE_SIZE, mem->arg);
     p->dbrec  = mem->alloc(GDA_FT_CHAN_DBREC_SIZE, mem->arg);
     p->slots  = ch->params.slot_mem.alloc(wqebbs *
                                           sizeof(gda_ft_chan_slot_t),
                                           ch->params.slot_mem.arg);
-    if (ch->params.rq_wqe_cnt != 0) {
-        p->rq_buf = mem->alloc(ch->params.rq_wqe_cnt * GDA_FT_MLX5_DS_SIZE,
-                               mem->arg);
-    }
-    if ((p->sq_buf == NULL) || (p->cqe == NULL) || (p->dbrec == NULL) ||
-        (p->slots == NULL) ||
-        ((ch->params.rq_wqe_cnt != 0) && (p->rq_buf == NULL))) {
+    if ((p->wq_buf == NULL) || (p->cqe == NULL) || (p->dbrec == NULL) ||
+        (p->slots == NULL)) {
         ucs_error("gda_ft channel %u: out of memory for path %u rings",
                   ch->chan.id, path);
         return UCS_ERR_NO_MEMORY;
     }
+    p->rq_buf = (rq_len != 0) ? p->wq_buf : NULL;
+    p->sq_buf = (char*)p->wq_buf + rq_len;
     gda_ft_cq_init_buf(p->cqe, 1);
 
     cq_attr.buf      = p->cqe;

@@ -62,6 +62,7 @@ typedef struct gda_ft_chan_host_path {
     uint8_t              port;
     gda_ft_hca_cq_t     *cq;
     gda_ft_hca_qp_t     *qp;
+    void                *wq_buf;      /* the RQ, then the SQ */
     void                *sq_buf;
     void                *rq_buf;      /* params.rq_wqe_cnt WQEs, or NULL;
                                          the owner posts them */

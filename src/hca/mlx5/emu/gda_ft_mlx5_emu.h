@@ -1,0 +1,34 @@
+/*
+ * A DEVX emulator: a gda_ft_mlx5_sys_t whose devices answer as ConnectX
+ * firmware and the kernel would, and whose queues carry traffic.
+ *
+ * Each device of UCX_GDA_FT_SOFT_DEVICES becomes an mlx5 device of the same
+ * name, backed by that software HCA: its PDs, MRs, CQs and QPs are the
+ * soft HCA's, created from what the DEVX commands say in PRM bytes. The
+ * CQ and QP rings, doorbell records and UAR page are the ones the mlx5
+ * provider registered, so the soft engine executes the WQEs the datapath
+ * writes into the provider's send queue and writes CQEs into the
+ * provider's CQ buffer. Port changes of the soft device (its fault
+ * injection, gda_ft_softctl) arrive as verbs async events.
+ *
+ * Every command is decoded from its input with the PRM accessors and
+ * checked as firmware checks it (gda_ft_mlx5_emu_check.h); a refused one
+ * fails with EREMOTEIO, its output's status and syndrome set.
+ *
+ * The 8-byte atomic reply order the device reports in QUERY_HCA_CAP is the
+ * one its engine writes: UCX_GDA_FT_SOFT_ATOMIC_HOST_ORDER selects the
+ * profile.
+ */
+#ifndef GDA_FT_MLX5_EMU_H_
+#define GDA_FT_MLX5_EMU_H_
+
+#include "gda_ft_mlx5.h"
+
+/* The emulator's operations table, registered as "emu" */
+extern const gda_ft_mlx5_sys_t gda_ft_mlx5_sys_emu;
+
+/* Objects of the emulator still alive (contexts, PDs, MRs, umems, UARs,
+ * CQs, QPs, unacknowledged events): 0 when all was released */
+unsigned gda_ft_mlx5_emu_live_objects(void);
+
+#endif

@@ -1,0 +1,137 @@
+/*
+ * DEVX emulator internals: emulated devices, contexts and the objects a
+ * context owns, each backed by an object of a soft device.
+ *
+ * Locking: one mutex guards every table of the emulator; the control path
+ * holds it for the whole of a call. The datapath never enters the
+ * emulator: the soft engine reads the rings and writes the CQs itself.
+ */
+#ifndef GDA_FT_MLX5_EMU_INT_H_
+#define GDA_FT_MLX5_EMU_INT_H_
+
+#include "gda_ft_mlx5_emu.h"
+#include "gda_ft_mlx5_emu_check.h"
+#include "gda_ft_hca.h"
+
+#include <ucs/datastruct/list.h>
+#include <pthread.h>
+
+/* The completion EQ every CQ names (query_eqn of vector 0) */
+#define GDA_FT_MLX5_EMU_EQN        7
+/* Entries of every port's GID table: link-local and IPv4-mapped, each as
+ * RoCE v1 and v2, as a RoCE port with one IPv4 address shows them */
+#define GDA_FT_MLX5_EMU_GID_TBL_LEN 4
+/* Where a UAR page's doorbell register sits (the first BlueFlame
+ * register, as on ConnectX) */
+#define GDA_FT_MLX5_EMU_UAR_REG_OFFSET 0x800
+
+
+/* A device as enumerated: a soft device's name */
+typedef struct gda_ft_mlx5_emu_device {
+    struct ibv_device     super;
+    gda_ft_hca_dev_info_t soft_info;
+} gda_ft_mlx5_emu_device_t;
+
+
+/* A soft device while contexts of its emulated device are open */
+typedef struct gda_ft_mlx5_emu_hca {
+    ucs_list_link_t   list;
+    char              name[GDA_FT_HCA_NAME_MAX];
+    gda_ft_hca_dev_t *soft;
+    unsigned          refcount;     /* contexts */
+    uint32_t          next_uar_page;
+} gda_ft_mlx5_emu_hca_t;
+
+
+/* An opened device. Object tables are the context's: firmware refuses a
+ * command that names another context's object. */
+typedef struct gda_ft_mlx5_emu_ctx {
+    struct ibv_context     super;
+    gda_ft_mlx5_emu_hca_t *hca;
+    ucs_list_link_t        umems;
+    ucs_list_link_t        uars;
+    ucs_list_link_t        pds;
+    ucs_list_link_t        objs;       /* CQs and QPs */
+} gda_ft_mlx5_emu_ctx_t;
+
+
+typedef struct gda_ft_mlx5_emu_umem {
+    struct mlx5dv_devx_umem super;
+    ucs_list_link_t         list;
+    gda_ft_mlx5_emu_ctx_t  *ctx;
+    uint8_t                *addr;
+    size_t                  size;
+    unsigned                users;     /* CQs and QPs on it */
+} gda_ft_mlx5_emu_umem_t;
+
+
+typedef struct gda_ft_mlx5_emu_uar {
+    struct mlx5dv_devx_uar super;
+    ucs_list_link_t        list;
+    void                  *page;
+} gda_ft_mlx5_emu_uar_t;
+
+
+typedef struct gda_ft_mlx5_emu_pd {
+    struct ibv_pd          super;
+    ucs_list_link_t        list;
+    gda_ft_hca_pd_t       *soft;
+    unsigned               users;      /* MRs and QPs */
+} gda_ft_mlx5_emu_pd_t;
+
+
+typedef struct gda_ft_mlx5_emu_mr {
+    struct ibv_mr          super;
+    gda_ft_mlx5_emu_pd_t  *pd;
+    gda_ft_hca_mr_t       *soft;
+} gda_ft_mlx5_emu_mr_t;
+
+
+/* A CQ or QP created by a DEVX command */
+typedef struct gda_ft_mlx5_emu_obj {
+    ucs_list_link_t         list;
+    gda_ft_mlx5_emu_ctx_t  *ctx;
+    uint16_t                type;      /* its CREATE_* opcode */
+    uint32_t                id;        /* cqn or qpn */
+    gda_ft_mlx5_emu_umem_t *umem;      /* its buffer's */
+    gda_ft_mlx5_emu_umem_t *dbr_umem;
+    unsigned                users;     /* CQ: QPs completing into it */
+    /* CQ */
+    gda_ft_hca_cq_t        *soft_cq;
+    /* QP */
+    gda_ft_hca_qp_t        *soft_qp;
+    gda_ft_mlx5_emu_pd_t   *pd;
+    struct gda_ft_mlx5_emu_obj *scq, *rcq;
+    unsigned                state;     /* PRM state, as commands left it */
+} gda_ft_mlx5_emu_obj_t;
+
+
+extern pthread_mutex_t gda_ft_mlx5_emu_lock;
+extern unsigned        gda_ft_mlx5_emu_live;
+
+/* The context's umem with this id; NULL when it has none */
+gda_ft_mlx5_emu_umem_t *gda_ft_mlx5_emu_umem_find(gda_ft_mlx5_emu_ctx_t *ctx,
+                                                  uint32_t id);
+
+/* Whether the context allocated the UAR page; the PD of that number */
+int gda_ft_mlx5_emu_uar_known(gda_ft_mlx5_emu_ctx_t *ctx, uint32_t page_id);
+gda_ft_mlx5_emu_pd_t *gda_ft_mlx5_emu_pd_find(gda_ft_mlx5_emu_ctx_t *ctx,
+                                              uint32_t pdn);
+
+/* The GID table entry of a port, as query_gid answers it; 0 or ENODATA */
+int gda_ft_mlx5_emu_gid(gda_ft_mlx5_emu_ctx_t *ctx, uint8_t port_num,
+                        uint32_t index, struct ibv_gid_entry *entry);
+
+/* DEVX objects (gda_ft_mlx5_emu_cmd.c) */
+struct mlx5dv_devx_obj *
+gda_ft_mlx5_emu_obj_create(struct ibv_context *ctx, const void *in,
+                           size_t inlen, void *out, size_t outlen);
+int gda_ft_mlx5_emu_obj_modify(struct mlx5dv_devx_obj *obj, const void *in,
+                               size_t inlen, void *out, size_t outlen);
+int gda_ft_mlx5_emu_obj_query(struct mlx5dv_devx_obj *obj, const void *in,
+                              size_t inlen, void *out, size_t outlen);
+int gda_ft_mlx5_emu_obj_destroy(struct mlx5dv_devx_obj *obj);
+int gda_ft_mlx5_emu_general_cmd(struct ibv_context *ctx, const void *in,
+                                size_t inlen, void *out, size_t outlen);
+
+#endif

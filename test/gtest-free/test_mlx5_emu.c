@@ -1,0 +1,666 @@
+/*
+ * The mlx5 provider over the DEVX emulator: two devices, QPs created and
+ * connected by the provider's own DEVX commands, WQEs posted with the
+ * device/ datapath into the provider's rings, executed by the soft engine
+ * behind the emulator, completions read from the provider's CQ buffers.
+ * Both 8-byte atomic reply orders; a port going down; and the commands
+ * the emulator refuses as firmware does.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "gda_ft_test.h"
+#include "soft_harness.h"
+#include "uct_harness.h"
+#include "gda_ft_mlx5_int.h"
+#include "gda_ft_mlx5_emu.h"
+#include "gda_ft_mlx5_emu_check.h"
+#include "gda_ft_mlx5_prm.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct test_emu {
+    const gda_ft_mlx5_sys_t *prev_sys;
+    soft_pair_t              p;      /* its devices are mlx5 devices */
+} test_emu_t;
+
+/* Declares tsoft0 and tsoft1 (extra: a soft setting), installs the
+ * emulator in the provider and opens both through the provider */
+static gda_ft_hca_dev_t *test_emu_open(const char *name)
+{
+    gda_ft_hca_dev_info_t info;
+    gda_ft_hca_dev_t *dev;
+
+    memset(&info, 0, sizeof(info));
+    strcpy(info.name, name);
+    info.provider = &gda_ft_mlx5_provider;
+    GDA_FT_ASSERT_OK(gda_ft_mlx5_provider.dev_open(&info, &dev));
+    GDA_FT_ASSERT(!strcmp(dev->provider->name, "mlx5"));
+    return dev;
+}
+
+static void test_emu_init(test_emu_t *t, const char *extra,
+                          const soft_conn_params_t *params)
+{
+    memset(t, 0, sizeof(*t));
+    soft_test_env(2, extra);
+    t->prev_sys = gda_ft_mlx5_sys_set(&gda_ft_mlx5_sys_emu);
+    t->p.dev0   = test_emu_open("tsoft0");
+    t->p.dev1   = test_emu_open("tsoft1");
+    soft_ep_create(&t->p.a, t->p.dev0, 1);
+    soft_ep_create(&t->p.b, t->p.dev1, 1);
+    soft_ep_pair_connect(&t->p.a, &t->p.b,
+                         (params != NULL) ? params : &soft_default_params);
+}
+
+static void test_emu_fini(test_emu_t *t)
+{
+    soft_ep_destroy(&t->p.a);
+    soft_ep_destroy(&t->p.b);
+    gda_ft_hca_close(t->p.dev0);
+    gda_ft_hca_close(t->p.dev1);
+    gda_ft_mlx5_sys_set(t->prev_sys);
+    GDA_FT_ASSERT_EQ(gda_ft_mlx5_emu_live_objects(), 0);
+}
+
+static void test_emu_expect_ok(soft_ep_t *ep, uint16_t idx)
+{
+    gda_ft_dev_cqe_info_t info;
+
+    soft_ep_wait_send(ep, &info, 10000);
+    if (info.opcode != GDA_FT_MLX5_CQE_REQ) {
+        GDA_FT_FAIL("CQE opcode 0x%x syndrome %s", info.opcode,
+                    gda_ft_hca_syndrome_str(info.syndrome));
+    }
+    GDA_FT_ASSERT_EQ(info.wqe_counter, idx);
+}
+
+GDA_FT_TEST(mlx5_emu, devices_are_mlx5_devices_of_the_soft_names)
+{
+    test_emu_t t;
+
+    test_emu_init(&t, NULL, NULL);
+    GDA_FT_ASSERT(!strcmp(t.p.dev0->attr.info.name, "tsoft0"));
+    /* what QUERY_HCA_CAP said: 512-byte send WQEs, less the headers */
+    GDA_FT_ASSERT_EQ(t.p.dev0->attr.max_inline, 512 - 36);
+    GDA_FT_ASSERT(!(t.p.dev0->attr.flags & GDA_FT_HCA_DEV_FLAG_CPU_ENGINE));
+    test_emu_fini(&t);
+}
+
+GDA_FT_TEST(mlx5_emu, write_read_and_write_imm_through_provider_rings)
+{
+    enum { LEN = 10000 };
+    uint8_t *src = malloc(LEN), *dst = malloc(LEN), *back = malloc(LEN);
+    gda_ft_hca_mr_t *smr, *dmr, *bmr, *rmr;
+    gda_ft_dev_cqe_info_t info;
+    uint8_t rbuf[16];
+    test_emu_t t;
+    uint16_t idx;
+
+    test_emu_init(&t, NULL, NULL);
+    soft_fill(src, LEN, 3);
+    memset(dst, 0, LEN);
+    memset(back, 0, LEN);
+    smr = soft_mr(&t.p.a, src, LEN, 0);
+    bmr = soft_mr(&t.p.a, back, LEN, GDA_FT_HCA_ACCESS_LOCAL_WRITE);
+    dmr = soft_mr(&t.p.b, dst, LEN, GDA_FT_HCA_ACCESS_REMOTE_WRITE |
+                                    GDA_FT_HCA_ACCESS_REMOTE_READ);
+    rmr = soft_mr(&t.p.b, rbuf, sizeof(rbuf), GDA_FT_HCA_ACCESS_LOCAL_WRITE);
+
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&t.p.a.sq, (uintptr_t)src,
+                                               smr->lkey, LEN,
+                                               (uintptr_t)dst, dmr->rkey,
+                                               GDA_FT_WQE_SIGNALED, &idx),
+                     GDA_FT_DEV_OK);
+    soft_ep_ring(&t.p.a);
+    test_emu_expect_ok(&t.p.a, idx);
+    GDA_FT_ASSERT_MEM_EQ(dst, src, LEN);
+
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_read(&t.p.a.sq, (uintptr_t)back,
+                                              bmr->lkey, LEN,
+                                              (uintptr_t)dst, dmr->rkey,
+                                              GDA_FT_WQE_SIGNALED, &idx),
+                     GDA_FT_DEV_OK);
+    soft_ep_ring(&t.p.a);
+    test_emu_expect_ok(&t.p.a, idx);
+    GDA_FT_ASSERT_MEM_EQ(back, src, LEN);
+
+    /* the peer's receive queue is the first part of its WQ umem */
+    soft_ep_post_recv(&t.p.b, rbuf, sizeof(rbuf), rmr->lkey);
+    soft_fill(src, LEN, 4);
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write_imm(&t.p.a.sq, (uintptr_t)src,
+                                                   smr->lkey, LEN,
+                                                   (uintptr_t)dst, dmr->rkey,
+                                                   0xfeedf00d,
+                                                   GDA_FT_WQE_SIGNALED,
+                                                   &idx), GDA_FT_DEV_OK);
+    soft_ep_ring(&t.p.a);
+    test_emu_expect_ok(&t.p.a, idx);
+    soft_ep_wait_recv(&t.p.b, &info, 10000);
+    GDA_FT_ASSERT_EQ(info.opcode, GDA_FT_MLX5_CQE_RESP_WR_IMM);
+    GDA_FT_ASSERT_EQ(info.imm, 0xfeedf00d);
+    GDA_FT_ASSERT_EQ(info.byte_cnt, LEN);
+    GDA_FT_ASSERT_MEM_EQ(dst, src, LEN);
+
+    gda_ft_hca_mr_dereg(smr);
+    gda_ft_hca_mr_dereg(bmr);
+    gda_ft_hca_mr_dereg(dmr);
+    gda_ft_hca_mr_dereg(rmr);
+    test_emu_fini(&t);
+    free(src);
+    free(dst);
+    free(back);
+}
+
+/* Fetch-add and compare-swap; the fetched value in the order the
+ * device's QUERY_HCA_CAP says, the operands always big-endian */
+static void test_emu_atomics(const char *order, int host_order)
+{
+    const char *var  = "UCX_GDA_FT_SOFT_ATOMIC_HOST_ORDER";
+    char *prev_order = getenv(var);
+    uint64_t *remote = NULL, *result = NULL;
+    gda_ft_hca_mr_t *lmr, *rmr;
+    uint64_t fetched;
+    test_emu_t t;
+    uint16_t idx;
+
+    test_emu_init(&t, order, NULL);
+    GDA_FT_ASSERT_EQ(!!(t.p.dev0->attr.flags &
+                        GDA_FT_HCA_DEV_FLAG_ATOMIC_HOST_ORDER), host_order);
+    GDA_FT_ASSERT_EQ(posix_memalign((void**)&remote, 64, 64), 0);
+    GDA_FT_ASSERT_EQ(posix_memalign((void**)&result, 64, 64), 0);
+    remote[0] = 0x0102030405060708ull;
+    lmr = soft_mr(&t.p.a, result, 64, GDA_FT_HCA_ACCESS_LOCAL_WRITE);
+    rmr = soft_mr(&t.p.b, remote, 64, GDA_FT_HCA_ACCESS_REMOTE_ATOMIC |
+                                      GDA_FT_HCA_ACCESS_LOCAL_WRITE);
+
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_atomic_fa(&t.p.a.sq, (uintptr_t)result,
+                                              lmr->lkey, (uintptr_t)remote,
+                                              rmr->rkey, 0x10,
+                                              GDA_FT_WQE_SIGNALED, &idx),
+                     GDA_FT_DEV_OK);
+    soft_ep_ring(&t.p.a);
+    test_emu_expect_ok(&t.p.a, idx);
+    fetched = host_order ? result[0] : be64toh(result[0]);
+    GDA_FT_ASSERT_EQ(fetched, 0x0102030405060708ull);
+    GDA_FT_ASSERT_EQ(remote[0], 0x0102030405060718ull);
+
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_atomic_cs(&t.p.a.sq, (uintptr_t)result,
+                                              lmr->lkey, (uintptr_t)remote,
+                                              rmr->rkey,
+                                              0x0102030405060718ull, 77,
+                                              GDA_FT_WQE_SIGNALED, &idx),
+                     GDA_FT_DEV_OK);
+    soft_ep_ring(&t.p.a);
+    test_emu_expect_ok(&t.p.a, idx);
+    fetched = host_order ? result[0] : be64toh(result[0]);
+    GDA_FT_ASSERT_EQ(fetched, 0x0102030405060718ull);
+    GDA_FT_ASSERT_EQ(remote[0], 77);
+
+    gda_ft_hca_mr_dereg(lmr);
+    gda_ft_hca_mr_dereg(rmr);
+    test_emu_fini(&t);
+    free(remote);
+    free(result);
+
+    /* the profile the process was started with, for the tests after */
+    if (prev_order != NULL) {
+        prev_order = strdup(prev_order);
+        setenv(var, prev_order, 1);
+        free(prev_order);
+    } else {
+        unsetenv(var);
+    }
+    GDA_FT_ASSERT_OK(gda_ft_soft_reload_config());
+}
+
+GDA_FT_TEST(mlx5_emu, atomics_big_endian_profile)
+{
+    test_emu_atomics("UCX_GDA_FT_SOFT_ATOMIC_HOST_ORDER=n", 0);
+}
+
+GDA_FT_TEST(mlx5_emu, atomics_host_order_profile)
+{
+    test_emu_atomics("UCX_GDA_FT_SOFT_ATOMIC_HOST_ORDER=y", 1);
+}
+
+/* The port under the peer goes down: the write is retried until the
+ * retry count is spent, an error CQE lands in the provider's CQ, the QP
+ * reads ERR, and the port change comes as an async event */
+GDA_FT_TEST(mlx5_emu, port_down_gives_an_error_cqe_and_a_port_event)
+{
+    static const soft_conn_params_t params = {
+        .timeout = 8, .retry_cnt = 1, .rnr_retry = 1, .min_rnr_timer = 1,
+        .mtu = 4096
+    };
+    uint8_t src[64] = {1}, dst[64];
+    gda_ft_hca_qp_query_attr_t query;
+    gda_ft_hca_mr_t *smr, *dmr;
+    gda_ft_dev_cqe_info_t info;
+    gda_ft_hca_event_t event;
+    test_emu_t t;
+    uint16_t idx;
+    double end;
+
+    test_emu_init(&t, NULL, &params);
+    smr = soft_mr(&t.p.a, src, sizeof(src), 0);
+    dmr = soft_mr(&t.p.b, dst, sizeof(dst), GDA_FT_HCA_ACCESS_REMOTE_WRITE);
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(gda_ft_soft_dev_find("tsoft1"),
+                                             1, 0));
+
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&t.p.a.sq, (uintptr_t)src,
+                                               smr->lkey, sizeof(src),
+                                               (uintptr_t)dst, dmr->rkey,
+                                               GDA_FT_WQE_SIGNALED, &idx),
+                     GDA_FT_DEV_OK);
+    soft_ep_ring(&t.p.a);
+    soft_ep_wait_send(&t.p.a, &info, 10000);
+    GDA_FT_ASSERT_EQ(info.opcode, GDA_FT_MLX5_CQE_REQ_ERR);
+    GDA_FT_ASSERT_EQ(info.syndrome, GDA_FT_MLX5_SYND_TRANSPORT_RETRY_EXC_ERR);
+    GDA_FT_ASSERT(gda_ft_mlx5_syndrome_is_path_error(info.syndrome));
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_query(t.p.a.qp, &query));
+    GDA_FT_ASSERT_EQ(query.state, GDA_FT_HCA_QP_ERR);
+
+    /* the provider reads the peer's device's events through the
+     * emulator's async fd */
+    for (end = soft_now_sec() + 5;
+         gda_ft_hca_get_event(t.p.dev1, &event) != UCS_OK;) {
+        GDA_FT_ASSERT(soft_now_sec() < end);
+        usleep(1000);
+    }
+    GDA_FT_ASSERT_EQ(event.type, GDA_FT_HCA_EVENT_PORT_ERR);
+    GDA_FT_ASSERT_EQ(event.port_num, 1);
+
+    GDA_FT_ASSERT_OK(gda_ft_soft_port_set_up(gda_ft_soft_dev_find("tsoft1"),
+                                             1, 1));
+    for (end = soft_now_sec() + 5;
+         gda_ft_hca_get_event(t.p.dev1, &event) != UCS_OK;) {
+        GDA_FT_ASSERT(soft_now_sec() < end);
+        usleep(1000);
+    }
+    GDA_FT_ASSERT_EQ(event.type, GDA_FT_HCA_EVENT_PORT_ACTIVE);
+
+    gda_ft_hca_mr_dereg(smr);
+    gda_ft_hca_mr_dereg(dmr);
+    test_emu_fini(&t);
+}
+
+/* The commands themselves, sent to the emulator's table directly */
+typedef struct test_emu_cmds {
+    struct ibv_device      **list;
+    struct ibv_context      *ctx;
+    struct ibv_pd           *pd;
+    struct mlx5dv_devx_uar  *uar;
+    struct mlx5dv_devx_umem *wq, *dbr, *cqbuf;
+    void                    *pages;
+    uint32_t                 pdn;
+} test_emu_cmds_t;
+
+static void test_emu_cmds_open(test_emu_cmds_t *c)
+{
+    const gda_ft_mlx5_sys_t *sys = &gda_ft_mlx5_sys_emu;
+    int num;
+
+    soft_test_env(2, NULL);
+    c->list = sys->get_device_list(&num);
+    GDA_FT_ASSERT((c->list != NULL) && (num == 2));
+    c->ctx = sys->open_device(c->list[0]);
+    GDA_FT_ASSERT(c->ctx != NULL);
+    c->pd  = sys->alloc_pd(c->ctx);
+    GDA_FT_ASSERT(c->pd != NULL);
+    GDA_FT_ASSERT_EQ(sys->pd_number(c->pd, &c->pdn), 0);
+    c->uar = sys->alloc_uar(c->ctx, MLX5DV_UAR_ALLOC_TYPE_NC);
+    GDA_FT_ASSERT(c->uar != NULL);
+    GDA_FT_ASSERT_EQ(posix_memalign(&c->pages, 4096, 3 * 4096), 0);
+    memset(c->pages, 0, 3 * 4096);
+    c->wq    = sys->umem_reg(c->ctx, c->pages, 4096, 0, -1);
+    c->cqbuf = sys->umem_reg(c->ctx, (char*)c->pages + 4096, 4096, 0, -1);
+    c->dbr   = sys->umem_reg(c->ctx, (char*)c->pages + 8192, 64, 0, -1);
+    GDA_FT_ASSERT((c->wq != NULL) && (c->cqbuf != NULL) && (c->dbr != NULL));
+}
+
+static void test_emu_cmds_close(test_emu_cmds_t *c)
+{
+    const gda_ft_mlx5_sys_t *sys = &gda_ft_mlx5_sys_emu;
+
+    GDA_FT_ASSERT_EQ(sys->umem_dereg(c->wq), 0);
+    GDA_FT_ASSERT_EQ(sys->umem_dereg(c->cqbuf), 0);
+    GDA_FT_ASSERT_EQ(sys->umem_dereg(c->dbr), 0);
+    sys->free_uar(c->uar);
+    GDA_FT_ASSERT_EQ(sys->dealloc_pd(c->pd), 0);
+    GDA_FT_ASSERT_EQ(sys->close_device(c->ctx), 0);
+    sys->free_device_list(c->list);
+    free(c->pages);
+    GDA_FT_ASSERT_EQ(gda_ft_mlx5_emu_live_objects(), 0);
+}
+
+/* A CREATE_CQ the emulator accepts: 64 CQEs */
+static void test_emu_cq_in(test_emu_cmds_t *c, uint32_t *in)
+{
+    void *cqc = GDA_FT_MLX5_ADDR_OF(create_cq_in, in, cqc);
+
+    memset(in, 0, GDA_FT_MLX5_ST_SZ_BYTES(create_cq_in));
+    GDA_FT_MLX5_SET(create_cq_in, in, opcode, GDA_FT_MLX5_CMD_OP_CREATE_CQ);
+    GDA_FT_MLX5_SET(create_cq_in, in, cq_umem_valid, 1);
+    GDA_FT_MLX5_SET(create_cq_in, in, cq_umem_id, c->cqbuf->umem_id);
+    GDA_FT_MLX5_SET(cqc, cqc, log_cq_size, 6);
+    GDA_FT_MLX5_SET(cqc, cqc, uar_page, c->uar->page_id);
+    GDA_FT_MLX5_SET(cqc, cqc, c_eqn, 7);
+    GDA_FT_MLX5_SET(cqc, cqc, dbr_umem_valid, 1);
+    GDA_FT_MLX5_SET(cqc, cqc, dbr_umem_id, c->dbr->umem_id);
+}
+
+/* Sends a CREATE_CQ; with a syndrome expected, checks the refusal */
+static struct mlx5dv_devx_obj *test_emu_create(test_emu_cmds_t *c,
+                                               const uint32_t *in,
+                                               uint32_t syndrome)
+{
+    uint32_t out[GDA_FT_MLX5_ST_SZ_DW(create_qp_out)] = {0};
+    struct mlx5dv_devx_obj *obj;
+
+    errno = 0;
+    obj   = gda_ft_mlx5_sys_emu.obj_create(c->ctx, in,
+                                           GDA_FT_MLX5_ST_SZ_BYTES(
+                                                   create_qp_in),
+                                           out, sizeof(out));
+    if (syndrome == 0) {
+        GDA_FT_ASSERT(obj != NULL);
+        GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(modify_qp_out, out, status), 0);
+    } else {
+        if (obj != NULL) {
+            GDA_FT_FAIL("accepted a command to refuse with 0x%x", syndrome);
+        }
+        GDA_FT_ASSERT_EQ(errno, EREMOTEIO);
+        GDA_FT_ASSERT(GDA_FT_MLX5_GET(modify_qp_out, out, status) != 0);
+        GDA_FT_ASSERT_EQ(GDA_FT_MLX5_GET(modify_qp_out, out, syndrome),
+                         syndrome);
+    }
+    return obj;
+}
+
+GDA_FT_TEST(mlx5_emu, create_cq_refuses_what_firmware_refuses)
+{
+    uint32_t in[GDA_FT_MLX5_ST_SZ_DW(create_cq_in)];
+    void *cqc = GDA_FT_MLX5_ADDR_OF(create_cq_in, in, cqc);
+    struct mlx5dv_devx_obj *cq;
+    test_emu_cmds_t c;
+
+    test_emu_cmds_open(&c);
+
+    test_emu_cq_in(&c, in);
+    GDA_FT_MLX5_SET(create_cq_in, in, cq_umem_id, 0x7777);
+    test_emu_create(&c, in, GDA_FT_MLX5_EMU_SYND_UMEM_UNKNOWN);
+
+    test_emu_cq_in(&c, in);      /* 128 CQEs do not fit the page */
+    GDA_FT_MLX5_SET(cqc, cqc, log_cq_size, 7);
+    test_emu_create(&c, in, GDA_FT_MLX5_EMU_SYND_UMEM_RANGE);
+
+    test_emu_cq_in(&c, in);
+    GDA_FT_MLX5_SET64(create_cq_in, in, cq_umem_offset, 64);
+    test_emu_create(&c, in, GDA_FT_MLX5_EMU_SYND_UMEM_RANGE);
+
+    test_emu_cq_in(&c, in);
+    GDA_FT_MLX5_SET(cqc, cqc, log_cq_size, 23);
+    test_emu_create(&c, in, GDA_FT_MLX5_EMU_SYND_LOG_SIZE);
+
+    test_emu_cq_in(&c, in);
+    GDA_FT_MLX5_SET(cqc, cqc, uar_page, c.uar->page_id + 1);
+    test_emu_create(&c, in, GDA_FT_MLX5_EMU_SYND_UAR_UNKNOWN);
+
+    test_emu_cq_in(&c, in);
+    GDA_FT_MLX5_SET(cqc, cqc, c_eqn, 8);
+    test_emu_create(&c, in, GDA_FT_MLX5_EMU_SYND_EQN_UNKNOWN);
+
+    test_emu_cq_in(&c, in);
+    GDA_FT_MLX5_SET(cqc, cqc, dbr_umem_valid, 0);
+    test_emu_create(&c, in, GDA_FT_MLX5_EMU_SYND_UMEM_MISSING);
+
+    test_emu_cq_in(&c, in);
+    GDA_FT_MLX5_SET64(cqc, cqc, dbr_addr, 4);
+    test_emu_create(&c, in, GDA_FT_MLX5_EMU_SYND_ALIGN);
+
+    test_emu_cq_in(&c, in);
+    cq = test_emu_create(&c, in, 0);
+    /* a umem under a CQ stays */
+    GDA_FT_ASSERT_EQ(gda_ft_mlx5_sys_emu.umem_dereg(c.cqbuf), EBUSY);
+    GDA_FT_ASSERT_EQ(gda_ft_mlx5_sys_emu.obj_destroy(cq), 0);
+    test_emu_cmds_close(&c);
+}
+
+/* A CREATE_QP the emulator accepts: 16 RQ WQEs of 16 bytes then 32 send
+ * WQE blocks, all in the WQ page */
+static void test_emu_qp_in(test_emu_cmds_t *c, uint32_t cqn, uint32_t *in)
+{
+    void *qpc = GDA_FT_MLX5_ADDR_OF(create_qp_in, in, qpc);
+
+    memset(in, 0, GDA_FT_MLX5_ST_SZ_BYTES(create_qp_in));
+    GDA_FT_MLX5_SET(create_qp_in, in, opcode, GDA_FT_MLX5_CMD_OP_CREATE_QP);
+    GDA_FT_MLX5_SET(create_qp_in, in, wq_umem_valid, 1);
+    GDA_FT_MLX5_SET(create_qp_in, in, wq_umem_id, c->wq->umem_id);
+    GDA_FT_MLX5_SET(qpc, qpc, st, GDA_FT_MLX5_QPC_ST_RC);
+    GDA_FT_MLX5_SET(qpc, qpc, pm_state, GDA_FT_MLX5_QPC_PM_STATE_MIGRATED);
+    GDA_FT_MLX5_SET(qpc, qpc, pd, c->pdn);
+    GDA_FT_MLX5_SET(qpc, qpc, uar_page, c->uar->page_id);
+    GDA_FT_MLX5_SET(qpc, qpc, log_sq_size, 5);
+    GDA_FT_MLX5_SET(qpc, qpc, log_rq_size, 4);
+    GDA_FT_MLX5_SET(qpc, qpc, cqn_snd, cqn);
+    GDA_FT_MLX5_SET(qpc, qpc, cqn_rcv, cqn);
+    GDA_FT_MLX5_SET(qpc, qpc, dbr_umem_valid, 1);
+    GDA_FT_MLX5_SET(qpc, qpc, dbr_umem_id, c->dbr->umem_id);
+    GDA_FT_MLX5_SET64(qpc, qpc, dbr_addr, 8);
+}
+
+/* Sends a transition; 0 when accepted, else the syndrome it got */
+static uint32_t test_emu_modify(struct mlx5dv_devx_obj *qp, uint16_t opcode,
+                                uint32_t qpn, uint32_t *in)
+{
+    uint32_t out[GDA_FT_MLX5_ST_SZ_DW(modify_qp_out)] = {0};
+    int ret;
+
+    GDA_FT_MLX5_SET(rst2init_qp_in, in, opcode, opcode);
+    GDA_FT_MLX5_SET(rst2init_qp_in, in, qpn, qpn);
+    ret = gda_ft_mlx5_sys_emu.obj_modify(qp, in,
+                                         GDA_FT_MLX5_ST_SZ_BYTES(
+                                                 rst2init_qp_in),
+                                         out, sizeof(out));
+    if (ret == 0) {
+        return 0;
+    }
+    GDA_FT_ASSERT_EQ(ret, EREMOTEIO);
+    return GDA_FT_MLX5_GET(modify_qp_out, out, syndrome);
+}
+
+static void test_emu_rtr_in(uint32_t *in)
+{
+    static const uint8_t gid[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
+                                    127, 0, 0, 2};
+    void *qpc = GDA_FT_MLX5_ADDR_OF(init2rtr_qp_in, in, qpc);
+
+    memset(in, 0, GDA_FT_MLX5_ST_SZ_BYTES(init2rtr_qp_in));
+    GDA_FT_MLX5_SET(qpc, qpc, mtu, GDA_FT_MLX5_QPC_MTU_1K_BYTES);
+    GDA_FT_MLX5_SET(qpc, qpc, log_msg_max, 30);
+    GDA_FT_MLX5_SET(qpc, qpc, remote_qpn, 0x1234);
+    memcpy(GDA_FT_MLX5_ADDR_OF(qpc, qpc, primary_path_rgid_rip), gid, 16);
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_src_addr_index, 3);
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_hop_limit, 64);
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_tclass, 106);
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_dscp, 106 >> 2);
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_rmac_31_0, 0x7f000002);
+}
+
+GDA_FT_TEST(mlx5_emu, qp_commands_refuse_what_firmware_refuses)
+{
+    uint32_t in[GDA_FT_MLX5_ST_SZ_DW(create_qp_in)];
+    void *qpc = GDA_FT_MLX5_ADDR_OF(create_qp_in, in, qpc);
+    uint32_t cq_in[GDA_FT_MLX5_ST_SZ_DW(create_cq_in)];
+    uint32_t out[GDA_FT_MLX5_ST_SZ_DW(create_qp_out)] = {0};
+    struct mlx5dv_devx_obj *cq, *qp;
+    test_emu_cmds_t c;
+    uint32_t cqn, qpn;
+
+    test_emu_cmds_open(&c);
+    test_emu_cq_in(&c, cq_in);
+    cq = gda_ft_mlx5_sys_emu.obj_create(c.ctx, cq_in, sizeof(cq_in), out,
+                                        sizeof(out));
+    GDA_FT_ASSERT(cq != NULL);
+    cqn = GDA_FT_MLX5_GET(create_cq_out, out, cqn);
+
+    test_emu_qp_in(&c, cqn, in);
+    GDA_FT_MLX5_SET(qpc, qpc, pm_state, 0);
+    test_emu_create(&c, in, GDA_FT_MLX5_EMU_SYND_PM_STATE);
+
+    test_emu_qp_in(&c, cqn, in);
+    GDA_FT_MLX5_SET(qpc, qpc, pd, c.pdn + 1);
+    test_emu_create(&c, in, GDA_FT_MLX5_EMU_SYND_PD_UNKNOWN);
+
+    test_emu_qp_in(&c, cqn, in);
+    GDA_FT_MLX5_SET(qpc, qpc, cqn_snd, cqn + 100);
+    test_emu_create(&c, in, GDA_FT_MLX5_EMU_SYND_CQN_UNKNOWN);
+
+    test_emu_qp_in(&c, cqn, in);
+    GDA_FT_MLX5_SET(qpc, qpc, no_sq, 1);
+    test_emu_create(&c, in, GDA_FT_MLX5_EMU_SYND_LOG_SIZE);
+
+    test_emu_qp_in(&c, cqn, in);   /* 64 blocks and the RQ: past the page */
+    GDA_FT_MLX5_SET(qpc, qpc, log_sq_size, 6);
+    test_emu_create(&c, in, GDA_FT_MLX5_EMU_SYND_UMEM_RANGE);
+
+    test_emu_qp_in(&c, cqn, in);
+    GDA_FT_MLX5_SET64(create_qp_in, in, wq_umem_offset, 4096 - 64);
+    test_emu_create(&c, in, GDA_FT_MLX5_EMU_SYND_UMEM_RANGE);
+
+    test_emu_qp_in(&c, cqn, in);
+    GDA_FT_MLX5_SET(qpc, qpc, st, 1);
+    test_emu_create(&c, in, GDA_FT_MLX5_EMU_SYND_ST);
+
+    test_emu_qp_in(&c, cqn, in);
+    memset(out, 0, sizeof(out));
+    qp = gda_ft_mlx5_sys_emu.obj_create(c.ctx, in, sizeof(in), out,
+                                        sizeof(out));
+    GDA_FT_ASSERT(qp != NULL);
+    qpn = GDA_FT_MLX5_GET(create_qp_out, out, qpn);
+    /* a CQ under a QP stays */
+    GDA_FT_ASSERT_EQ(gda_ft_mlx5_sys_emu.obj_destroy(cq), EBUSY);
+
+    /* RESET: only RST2INIT, with the port and pm_state */
+    test_emu_rtr_in(in);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, qpn,
+                                     in), GDA_FT_MLX5_EMU_SYND_QP_STATE);
+    memset(in, 0, sizeof(in));
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2INIT_QP,
+                                     qpn, in),
+                     GDA_FT_MLX5_EMU_SYND_QP_STATE);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_RST2INIT_QP, qpn,
+                                     in), GDA_FT_MLX5_EMU_SYND_PM_STATE);
+    GDA_FT_MLX5_SET(qpc, qpc, pm_state, GDA_FT_MLX5_QPC_PM_STATE_MIGRATED);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_RST2INIT_QP, qpn,
+                                     in), GDA_FT_MLX5_EMU_SYND_PORT);
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_vhca_port_num, 1);
+    GDA_FT_MLX5_SET(qpc, qpc, atomic_mode, 4);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_RST2INIT_QP, qpn,
+                                     in), GDA_FT_MLX5_EMU_SYND_ATOMIC_MODE);
+    GDA_FT_MLX5_SET(qpc, qpc, atomic_mode, 3);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_RST2INIT_QP,
+                                     qpn + 1, in), GDA_FT_MLX5_EMU_SYND_QPN);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_RST2INIT_QP, qpn,
+                                     in), 0);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_RST2INIT_QP, qpn,
+                                     in), GDA_FT_MLX5_EMU_SYND_QP_STATE);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2INIT_QP,
+                                     qpn, in), 0);
+
+    /* INIT2RTR: every path field RoCE needs */
+    test_emu_rtr_in(in);
+    GDA_FT_MLX5_SET(qpc, qpc, mtu, 0);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, qpn,
+                                     in), GDA_FT_MLX5_EMU_SYND_MTU);
+    test_emu_rtr_in(in);
+    memset(GDA_FT_MLX5_ADDR_OF(qpc, qpc, primary_path_rgid_rip), 0, 16);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, qpn,
+                                     in), GDA_FT_MLX5_EMU_SYND_RGID);
+    test_emu_rtr_in(in);
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_hop_limit, 0);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, qpn,
+                                     in), GDA_FT_MLX5_EMU_SYND_HOP_LIMIT);
+    test_emu_rtr_in(in);
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_dscp, 0);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, qpn,
+                                     in), GDA_FT_MLX5_EMU_SYND_DSCP);
+    test_emu_rtr_in(in);
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_rmac_31_0, 0);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, qpn,
+                                     in), GDA_FT_MLX5_EMU_SYND_RMAC);
+    test_emu_rtr_in(in);
+    GDA_FT_MLX5_SET(qpc, qpc, log_rra_max, 5);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, qpn,
+                                     in), GDA_FT_MLX5_EMU_SYND_RA_MAX);
+    test_emu_rtr_in(in);           /* a RoCE v1 entry */
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_src_addr_index, 2);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, qpn,
+                                     in), GDA_FT_MLX5_EMU_SYND_GID_INDEX);
+    test_emu_rtr_in(in);
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_src_addr_index, 4);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, qpn,
+                                     in), GDA_FT_MLX5_EMU_SYND_GID_INDEX);
+    test_emu_rtr_in(in);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, qpn,
+                                     in), 0);
+
+    /* RTR2RTS once, then 2ERR and 2RST from anywhere */
+    memset(in, 0, sizeof(in));
+    GDA_FT_MLX5_SET(qpc, qpc, log_sra_max, 5);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_RTR2RTS_QP, qpn,
+                                     in), GDA_FT_MLX5_EMU_SYND_RA_MAX);
+    GDA_FT_MLX5_SET(qpc, qpc, log_sra_max, 4);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_RTR2RTS_QP, qpn,
+                                     in), 0);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_RTR2RTS_QP, qpn,
+                                     in), GDA_FT_MLX5_EMU_SYND_QP_STATE);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_2ERR_QP, qpn, in),
+                     0);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_2RST_QP, qpn, in),
+                     0);
+
+    GDA_FT_ASSERT_EQ(gda_ft_mlx5_sys_emu.obj_destroy(qp), 0);
+    GDA_FT_ASSERT_EQ(gda_ft_mlx5_sys_emu.obj_destroy(cq), 0);
+    test_emu_cmds_close(&c);
+}
+
+/* The transport over the mlx5 provider: its endpoints' QPs and their host
+ * channels are created by DEVX commands, their rings registered as umems */
+GDA_FT_TEST(mlx5_emu, uct_put_and_get_over_the_emulator)
+{
+    static const size_t len = 3000;
+    uint8_t data[3000], back[3000];
+    uct_iov_t iov;
+    test_uct_t t;
+
+    setenv("UCX_GDA_FT_MLX5_SYS", "emu", 1);
+    test_uct_env(&t, 4, NULL);
+    test_uct_setup(&t);
+
+    soft_fill(data, len, 9);
+    memcpy(t.node[NODE_A].buf, data, len);
+    iov.buffer = t.node[NODE_A].buf;
+    iov.length = len;
+    iov.memh   = t.node[NODE_A].memh;
+    iov.stride = 0;
+    iov.count  = 1;
+    GDA_FT_ASSERT(uct_ep_put_zcopy(t.node[NODE_A].ep, &iov, 1,
+                                   raddr_b(&t, 0), rkey_b(&t), NULL) >= 0);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_MEM_EQ(t.node[NODE_B].buf, data, len);
+
+    memset(back, 0, len);
+    iov.buffer = t.node[NODE_A].buf + 8192;
+    GDA_FT_ASSERT(uct_ep_get_zcopy(t.node[NODE_A].ep, &iov, 1,
+                                   raddr_b(&t, 0), rkey_b(&t), NULL) >= 0);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_MEM_EQ(t.node[NODE_A].buf + 8192, data, len);
+    test_uct_cleanup(&t);
+}
