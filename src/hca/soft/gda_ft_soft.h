@@ -39,6 +39,9 @@ typedef struct gda_ft_soft_config {
     int            atomic_host_order; /* 8-byte atomic results in host
                                          byte order, as ConnectX where
                                          mlx5_core selects it */
+    int            cuda_staging;   /* GPU memory: staged, queued writes */
+    int            cuda_snapshot;  /* GPU memory: a message sent is read
+                                      in one copy */
 } gda_ft_soft_config_t;
 
 extern ucs_config_field_t gda_ft_soft_config_table[];

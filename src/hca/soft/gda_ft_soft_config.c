@@ -114,6 +114,22 @@ ucs_config_field_t gda_ft_soft_config_table[] = {
      "passes (docs/device-datapath.md measures 8, 16 and 32).",
      ucs_offsetof(gda_ft_soft_config_t, tx_budget), UCS_CONFIG_TYPE_UINT},
 
+    {"CUDA_STAGING", "y",
+     "How the engine writes into GPU memory. 'y': a write is queued on the\n"
+     "engine thread's stream through pinned staging memory and waited for\n"
+     "only before something could make it visible (a packet sent, a\n"
+     "completion, an atomic, a read). 'n': every packet's copy is waited\n"
+     "for (slower; for comparison).",
+     ucs_offsetof(gda_ft_soft_config_t, cuda_staging), UCS_CONFIG_TYPE_BOOL},
+
+    {"CUDA_SNAPSHOT", "y",
+     "How the engine reads a message it sends from GPU memory. 'y': the\n"
+     "whole message (up to 256 KiB) in one copy when its first packet is\n"
+     "built. 'n': one copy, waited for, per packet (slower; for\n"
+     "comparison).",
+     ucs_offsetof(gda_ft_soft_config_t, cuda_snapshot),
+     UCS_CONFIG_TYPE_BOOL},
+
     {"ATOMIC_HOST_ORDER", "n",
      "Write the old value of an 8-byte fetching atomic in host byte order,\n"
      "as a ConnectX does where mlx5_core selects that mode (its\n"

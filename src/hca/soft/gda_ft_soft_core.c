@@ -224,6 +224,8 @@ void gda_ft_soft_cq_write(gda_ft_soft_cq_t *cq, uint8_t opcode,
     uint32_t tail;
     uint8_t owner;
 
+    gda_ft_soft_mem_flush();   /* what it completes is in place first */
+
     memset(&cqe, 0, sizeof(cqe));
     if ((opcode == GDA_FT_MLX5_CQE_REQ_ERR) ||
         (opcode == GDA_FT_MLX5_CQE_RESP_ERR)) {
@@ -481,6 +483,10 @@ void gda_ft_soft_sendto(gda_ft_soft_port_t *port, uint32_t dst_ip,
 void gda_ft_soft_tx(gda_ft_soft_port_t *port, uint32_t dst_ip, void *pkt,
                     size_t len, int is_response)
 {
+    /* a packet may tell the peer that what this thread wrote is in
+     * place (an ACK, a response, the next request): it is, first */
+    gda_ft_soft_mem_flush();
+
     if (!gda_ft_soft_port_is_up(port) &&
         (port->dev->worker->late_port != port)) {
         ++port->stats.fault_dropped;

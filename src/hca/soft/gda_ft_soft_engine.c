@@ -236,6 +236,9 @@ static int gda_ft_soft_rx_drain(gda_ft_soft_port_t *port,
             break;
         }
     }
+    /* what the datagrams wrote into GPU memory is in place before the
+     * worker goes on: nothing it wrote waits for its next send */
+    gda_ft_soft_mem_flush();
     return total;
 }
 

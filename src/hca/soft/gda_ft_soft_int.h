@@ -133,6 +133,10 @@ typedef struct gda_ft_soft_sge {
 
 
 /* One parsed send WQE on its way through the RC protocol */
+/* Largest message whose data in device memory is copied to the host at
+ * once (gda_ft_soft_req.c) */
+#define GDA_FT_SOFT_SNAPSHOT_MAX (256u * 1024)
+
 typedef struct gda_ft_soft_op {
     uint16_t          wqe_idx;
     uint8_t           mlx5_opcode;
@@ -155,7 +159,9 @@ typedef struct gda_ft_soft_op {
     uint64_t          operand[4];   /* atomic operands, host order */
     unsigned          num_sge;
     gda_ft_soft_sge_t sge[GDA_FT_SOFT_MAX_SGE];
-    uint8_t          *inline_data;  /* copy of inline data, or NULL */
+    uint8_t          *inline_data;  /* copy of inline data, or a snapshot
+                                       of data in device memory; NULL:
+                                       none */
 } gda_ft_soft_op_t;
 
 
@@ -414,9 +420,17 @@ ucs_status_t gda_ft_soft_parse_devices(const char *spec,
  * would stall the engine for the first packet */
 ucs_status_t gda_ft_soft_mem_prepare(gda_ft_hca_mem_type_t type);
 
+/* A copy between any two kinds of memory. A write into device memory may
+ * still be on its way when it returns: it completes, in order with this
+ * thread's other copies, before this thread reads device memory, writes
+ * host memory, or calls gda_ft_soft_mem_flush() */
 ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
                                   const void *src,
                                   gda_ft_hca_mem_type_t src_type, size_t len);
+
+/* Completes this thread's writes into device memory: before anything that
+ * makes them visible (a packet sent, a CQE written, an atomic's end) */
+void gda_ft_soft_mem_flush(void);
 
 /* Requester (gda_ft_soft_req.c) */
 int gda_ft_soft_req_progress(gda_ft_soft_qp_t *qp, uint64_t now,

@@ -15,42 +15,87 @@
 #include <string.h>
 
 /*
- * CUDA runtime entry points, by hand: cudaMemcpyAsync on the engine's own
- * non-blocking stream, then cudaStreamSynchronize of that stream alone. A
- * plain cudaMemcpy waits for every kernel on a blocking stream, and a
- * kernel that spins on its completions would then never finish.
+ * CUDA runtime entry points, by hand. Each engine thread copies on its own
+ * non-blocking stream: a plain cudaMemcpy waits for every kernel on a
+ * blocking stream, and a kernel that spins on its completions would then
+ * never finish; one stream for the process made every thread wait for the
+ * others' copies.
  */
 typedef int (*gda_ft_cuda_stream_create_func_t)(void **stream,
                                                 unsigned flags);
+typedef int (*gda_ft_cuda_stream_func_t)(void *stream);
 typedef int (*gda_ft_cuda_memcpy_async_func_t)(void*, const void*, size_t,
                                                int, void *stream);
-typedef int (*gda_ft_cuda_stream_sync_func_t)(void *stream);
+typedef int (*gda_ft_cuda_host_alloc_func_t)(void **ptr, size_t size,
+                                             unsigned flags);
+typedef int (*gda_ft_cuda_free_host_func_t)(void *ptr);
 typedef int (*gda_ft_cuda_device_func_t)(int *device);
 typedef int (*gda_ft_cuda_set_device_func_t)(int device);
-#define GDA_FT_CUDA_MEMCPY_DEFAULT   4
+#define GDA_FT_CUDA_MEMCPY_DEFAULT     4
 #define GDA_FT_CUDA_STREAM_NONBLOCKING 1
+#define GDA_FT_CUDA_HOST_ALLOC_DEFAULT 0
+
+/* Pinned bytes per engine thread through which writes into device memory
+ * are queued without waiting: a pass's packets for GPU memory (256 of
+ * 4 KiB) before the thread must wait for the first of them */
+#define GDA_FT_SOFT_CUDA_STAGING       (1ul << 20)
+#define GDA_FT_SOFT_CUDA_STAGING_ALIGN 64
 
 static struct {
-    gda_ft_cuda_memcpy_async_func_t memcpy_async;
-    gda_ft_cuda_stream_sync_func_t  stream_sync;
-    gda_ft_cuda_set_device_func_t   set_device;
-    void                           *stream;
-    int                             device;  /* the stream's */
+    gda_ft_cuda_stream_create_func_t stream_create;
+    gda_ft_cuda_stream_func_t        stream_sync;
+    gda_ft_cuda_stream_func_t        stream_destroy;
+    gda_ft_cuda_memcpy_async_func_t  memcpy_async;
+    gda_ft_cuda_host_alloc_func_t    host_alloc;
+    gda_ft_cuda_free_host_func_t     free_host;
+    gda_ft_cuda_set_device_func_t    set_device;
+    int                              device;  /* current at registration */
+    pthread_key_t                    thread_key;
 } gda_ft_soft_cuda;
 
-/* Whether this thread (an engine thread) has the stream's device current */
-static __thread int gda_ft_soft_cuda_thread_ready;
+/*
+ * An engine thread's access to device memory: the device current, its
+ * stream, and a pinned staging area. A write into device memory is copied
+ * there and queued (cudaMemcpyAsync from pinned memory returns at once);
+ * what is queued completes before anything that could make it visible:
+ * a packet sent (the ACK of the write, or a later one), a CQE written, a
+ * read of device memory, a write to host memory (a signal behind the
+ * data), an atomic's end (gda_ft_soft_mem_flush).
+ */
+typedef struct {
+    int    ready;     /* set up (or tried: stream NULL on failure) */
+    void  *stream;
+    char  *staging;   /* NULL: every copy waits */
+    size_t queued;    /* staging bytes whose copies may be in flight */
+} gda_ft_soft_cuda_thread_t;
+
+static __thread gda_ft_soft_cuda_thread_t gda_ft_soft_cuda_thread;
 static pthread_once_t gda_ft_soft_cuda_once = PTHREAD_ONCE_INIT;
+static int gda_ft_soft_cuda_loaded;
+
+static void gda_ft_soft_cuda_thread_release(void *arg)
+{
+    gda_ft_soft_cuda_thread_t *t = arg;
+
+    if (t->stream != NULL) {
+        (void)gda_ft_soft_cuda.stream_sync(t->stream);
+        (void)gda_ft_soft_cuda.stream_destroy(t->stream);
+    }
+    if (t->staging != NULL) {
+        (void)gda_ft_soft_cuda.free_host(t->staging);
+    }
+    t->stream  = NULL;
+    t->staging = NULL;
+    t->queued  = 0;
+}
 
 static void gda_ft_soft_cuda_load(void)
 {
     static const char *names[] = {"libcudart.so", "libcudart.so.13",
                                   "libcudart.so.12", NULL};
-    gda_ft_cuda_stream_create_func_t stream_create;
     gda_ft_cuda_device_func_t get_device;
     void *handle = NULL;
     const char **name;
-    int ret;
 
     for (name = names; (*name != NULL) && (handle == NULL); ++name) {
         handle = dlopen(*name, RTLD_NOW | RTLD_GLOBAL);
@@ -61,31 +106,127 @@ static void gda_ft_soft_cuda_load(void)
                   "(libcudart) could be loaded");
         return;
     }
-    get_device    = (gda_ft_cuda_device_func_t)dlsym(handle,
-                                                     "cudaGetDevice");
-    gda_ft_soft_cuda.set_device = (gda_ft_cuda_set_device_func_t)
-                                  dlsym(handle, "cudaSetDevice");
-    stream_create = (gda_ft_cuda_stream_create_func_t)
-                    dlsym(handle, "cudaStreamCreateWithFlags");
-    gda_ft_soft_cuda.memcpy_async = (gda_ft_cuda_memcpy_async_func_t)
-                                    dlsym(handle, "cudaMemcpyAsync");
-    gda_ft_soft_cuda.stream_sync  = (gda_ft_cuda_stream_sync_func_t)
-                                    dlsym(handle, "cudaStreamSynchronize");
-    if ((stream_create == NULL) || (gda_ft_soft_cuda.memcpy_async == NULL) ||
-        (gda_ft_soft_cuda.stream_sync == NULL) || (get_device == NULL) ||
-        (gda_ft_soft_cuda.set_device == NULL) ||
+    get_device = (gda_ft_cuda_device_func_t)dlsym(handle, "cudaGetDevice");
+    gda_ft_soft_cuda.set_device     = (gda_ft_cuda_set_device_func_t)
+                                      dlsym(handle, "cudaSetDevice");
+    gda_ft_soft_cuda.stream_create  = (gda_ft_cuda_stream_create_func_t)
+                                      dlsym(handle,
+                                            "cudaStreamCreateWithFlags");
+    gda_ft_soft_cuda.stream_sync    = (gda_ft_cuda_stream_func_t)
+                                      dlsym(handle, "cudaStreamSynchronize");
+    gda_ft_soft_cuda.stream_destroy = (gda_ft_cuda_stream_func_t)
+                                      dlsym(handle, "cudaStreamDestroy");
+    gda_ft_soft_cuda.memcpy_async   = (gda_ft_cuda_memcpy_async_func_t)
+                                      dlsym(handle, "cudaMemcpyAsync");
+    gda_ft_soft_cuda.host_alloc     = (gda_ft_cuda_host_alloc_func_t)
+                                      dlsym(handle, "cudaHostAlloc");
+    gda_ft_soft_cuda.free_host      = (gda_ft_cuda_free_host_func_t)
+                                      dlsym(handle, "cudaFreeHost");
+    if ((get_device == NULL) || (gda_ft_soft_cuda.set_device == NULL) ||
+        (gda_ft_soft_cuda.stream_create == NULL) ||
+        (gda_ft_soft_cuda.stream_sync == NULL) ||
+        (gda_ft_soft_cuda.stream_destroy == NULL) ||
+        (gda_ft_soft_cuda.memcpy_async == NULL) ||
+        (gda_ft_soft_cuda.host_alloc == NULL) ||
+        (gda_ft_soft_cuda.free_host == NULL) ||
         (get_device(&gda_ft_soft_cuda.device) != 0)) {
-        ucs_error("soft HCA: the CUDA runtime lacks cudaMemcpyAsync or "
-                  "its stream calls");
-        gda_ft_soft_cuda.memcpy_async = NULL;
+        ucs_error("soft HCA: the CUDA runtime lacks cudaMemcpyAsync, its "
+                  "stream calls or cudaHostAlloc");
         return;
     }
-    ret = stream_create(&gda_ft_soft_cuda.stream,
-                        GDA_FT_CUDA_STREAM_NONBLOCKING);
+    if (pthread_key_create(&gda_ft_soft_cuda.thread_key,
+                           gda_ft_soft_cuda_thread_release) != 0) {
+        ucs_error("soft HCA: pthread_key_create failed");
+        return;
+    }
+    gda_ft_soft_cuda_loaded = 1;
+}
+
+/*
+ * This thread's stream, on the device whose memory the program registered
+ * (current when the first CUDA region was: one process per GPU; without
+ * it the copies ran from device 0's context, across the GPUs, for a rank
+ * on another one). Without a staging area the thread's copies wait.
+ */
+static gda_ft_soft_cuda_thread_t *gda_ft_soft_cuda_thread_get(void)
+{
+    gda_ft_soft_cuda_thread_t *t = &gda_ft_soft_cuda_thread;
+    int ret;
+
+    if (t->ready) {
+        return (t->stream != NULL) ? t : NULL;
+    }
+    t->ready = 1;
+    ret      = gda_ft_soft_cuda.set_device(gda_ft_soft_cuda.device);
+    if (ret != 0) {
+        ucs_error("soft HCA: cudaSetDevice(%d) failed: %d",
+                  gda_ft_soft_cuda.device, ret);
+        return NULL;
+    }
+    ret = gda_ft_soft_cuda.stream_create(&t->stream,
+                                         GDA_FT_CUDA_STREAM_NONBLOCKING);
     if (ret != 0) {
         ucs_error("soft HCA: cudaStreamCreateWithFlags failed: %d", ret);
-        gda_ft_soft_cuda.memcpy_async = NULL;
+        t->stream = NULL;
+        return NULL;
     }
+    ret = gda_ft_soft_cuda.host_alloc((void**)&t->staging,
+                                      GDA_FT_SOFT_CUDA_STAGING,
+                                      GDA_FT_CUDA_HOST_ALLOC_DEFAULT);
+    if (ret != 0) {
+        ucs_diag("soft HCA: cudaHostAlloc(%lu) failed (%d): writes into "
+                 "device memory wait for their copy",
+                 GDA_FT_SOFT_CUDA_STAGING, ret);
+        t->staging = NULL;
+    }
+    (void)pthread_setspecific(gda_ft_soft_cuda.thread_key, t);
+    return t;
+}
+
+void gda_ft_soft_mem_flush(void)
+{
+    gda_ft_soft_cuda_thread_t *t = &gda_ft_soft_cuda_thread;
+    int ret;
+
+    if (t->queued == 0) {
+        return;
+    }
+    t->queued = 0;
+    ret       = gda_ft_soft_cuda.stream_sync(t->stream);
+    if (ret != 0) {
+        ucs_error("soft HCA: cudaStreamSynchronize failed: %d", ret);
+    }
+}
+
+/* Queues a write of host bytes into device memory through the staging
+ * area; 0 when it does not fit there */
+static int gda_ft_soft_cuda_queue_write(gda_ft_soft_cuda_thread_t *t,
+                                        void *dst, const void *src,
+                                        size_t len)
+{
+    char *stage;
+    int ret;
+
+    if ((t->staging == NULL) || (len > GDA_FT_SOFT_CUDA_STAGING) ||
+        !gda_ft_soft_engine.config.cuda_staging) {
+        return 0;
+    }
+    if ((t->queued + len) > GDA_FT_SOFT_CUDA_STAGING) {
+        gda_ft_soft_mem_flush();   /* the area is free again */
+    }
+    stage = t->staging + t->queued;
+    memcpy(stage, src, len);
+    ret = gda_ft_soft_cuda.memcpy_async(dst, stage, len,
+                                        GDA_FT_CUDA_MEMCPY_DEFAULT,
+                                        t->stream);
+    if (ret != 0) {
+        return 0;   /* the waiting copy reports it */
+    }
+    t->queued += ucs_align_up(len, GDA_FT_SOFT_CUDA_STAGING_ALIGN);
+    if (t->queued > GDA_FT_SOFT_CUDA_STAGING) {
+        t->queued = GDA_FT_SOFT_CUDA_STAGING;
+    }
+    return 1;
 }
 
 ucs_status_t gda_ft_soft_mem_prepare(gda_ft_hca_mem_type_t type)
@@ -94,8 +235,7 @@ ucs_status_t gda_ft_soft_mem_prepare(gda_ft_hca_mem_type_t type)
         return UCS_OK;
     }
     pthread_once(&gda_ft_soft_cuda_once, gda_ft_soft_cuda_load);
-    return (gda_ft_soft_cuda.memcpy_async != NULL) ? UCS_OK :
-                                                     UCS_ERR_UNSUPPORTED;
+    return gda_ft_soft_cuda_loaded ? UCS_OK : UCS_ERR_UNSUPPORTED;
 }
 
 #if defined(__SANITIZE_THREAD__)
@@ -147,6 +287,7 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
                                   const void *src,
                                   gda_ft_hca_mem_type_t src_type, size_t len)
 {
+    gda_ft_soft_cuda_thread_t *t;
     int ret;
 
     if (len == 0) {
@@ -155,6 +296,7 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
 
     if ((dst_type != GDA_FT_HCA_MEM_CUDA) &&
         (src_type != GDA_FT_HCA_MEM_CUDA)) {
+        gda_ft_soft_mem_flush();   /* a signal lands behind its data */
 #if defined(__SANITIZE_THREAD__)
         if (len <= GDA_FT_SOFT_ORDERED_COPY_MAX) {
             gda_ft_soft_mem_copy_ordered(dst, src, len);
@@ -168,26 +310,24 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
     if (gda_ft_soft_mem_prepare(GDA_FT_HCA_MEM_CUDA) != UCS_OK) {
         return UCS_ERR_UNSUPPORTED;
     }
-
-    /* The engine thread works on the device whose memory the program
-     * registered (current when the first CUDA region was: one process
-     * per GPU). Without it the thread's copies ran from device 0's
-     * context, across the GPUs, for a rank on another one. */
-    if (!gda_ft_soft_cuda_thread_ready) {
-        ret = gda_ft_soft_cuda.set_device(gda_ft_soft_cuda.device);
-        if (ret != 0) {
-            ucs_error("soft HCA: cudaSetDevice(%d) failed: %d",
-                      gda_ft_soft_cuda.device, ret);
-            return UCS_ERR_IO_ERROR;
-        }
-        gda_ft_soft_cuda_thread_ready = 1;
+    t = gda_ft_soft_cuda_thread_get();
+    if (t == NULL) {
+        return UCS_ERR_IO_ERROR;
     }
 
+    if ((src_type != GDA_FT_HCA_MEM_CUDA) &&
+        gda_ft_soft_cuda_queue_write(t, dst, src, len)) {
+        return UCS_OK;
+    }
+
+    /* a read of device memory (or a write too large to stage): after what
+     * is queued, on the same stream, and waited for */
     ret = gda_ft_soft_cuda.memcpy_async(dst, src, len,
                                         GDA_FT_CUDA_MEMCPY_DEFAULT,
-                                        gda_ft_soft_cuda.stream);
+                                        t->stream);
     if (ret == 0) {
-        ret = gda_ft_soft_cuda.stream_sync(gda_ft_soft_cuda.stream);
+        t->queued = 0;
+        ret       = gda_ft_soft_cuda.stream_sync(t->stream);
     }
     if (ret != 0) {
         ucs_error("soft HCA: cudaMemcpyAsync(%p, %p, %zu) failed: %d", dst,

@@ -327,17 +327,13 @@ static int gda_ft_soft_req_parse(gda_ft_soft_qp_t *qp)
     return work;
 }
 
-/* Copies [offset, offset+len) of the op's local data into dst */
-static void gda_ft_soft_op_gather(const gda_ft_soft_op_t *op, uint32_t offset,
-                                  uint8_t *dst, uint32_t len)
+/* Copies [offset, offset+len) of the op's local buffers into dst */
+static void gda_ft_soft_op_copy_out(const gda_ft_soft_op_t *op,
+                                    uint32_t offset, uint8_t *dst,
+                                    uint32_t len)
 {
     uint32_t chunk;
     unsigned i;
-
-    if (op->inline_data != NULL) {
-        memcpy(dst, op->inline_data + offset, len);
-        return;
-    }
 
     for (i = 0; (i < op->num_sge) && (len > 0); ++i) {
         if (offset >= op->sge[i].length) {
@@ -351,6 +347,48 @@ static void gda_ft_soft_op_gather(const gda_ft_soft_op_t *op, uint32_t offset,
         dst    += chunk;
         len    -= chunk;
         offset  = 0;
+    }
+}
+
+/*
+ * A snapshot of an operation's data in device memory: the whole message
+ * in one copy when its first packet is built, rather than one copy (and
+ * one wait for it) per packet and again per retransmission. The buffers
+ * may not change before the operation completes, as on any HCA.
+ */
+static void gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op)
+{
+    uint8_t *snapshot;
+    unsigned i;
+
+    for (i = 0; i < op->num_sge; ++i) {
+        if (op->sge[i].mem_type == GDA_FT_HCA_MEM_CUDA) {
+            break;
+        }
+    }
+    if ((i == op->num_sge) || (op->length > GDA_FT_SOFT_SNAPSHOT_MAX) ||
+        !gda_ft_soft_engine.config.cuda_snapshot) {
+        return;
+    }
+    snapshot = malloc(op->length);
+    if (snapshot == NULL) {
+        return;   /* copied packet by packet */
+    }
+    gda_ft_soft_op_copy_out(op, 0, snapshot, op->length);
+    op->inline_data = snapshot;
+}
+
+/* Copies [offset, offset+len) of the op's local data into dst */
+static void gda_ft_soft_op_gather(gda_ft_soft_op_t *op, uint32_t offset,
+                                  uint8_t *dst, uint32_t len)
+{
+    if (op->inline_data == NULL) {
+        gda_ft_soft_op_snapshot(op);
+    }
+    if (op->inline_data != NULL) {
+        memcpy(dst, op->inline_data + offset, len);
+    } else {
+        gda_ft_soft_op_copy_out(op, offset, dst, len);
     }
 }
 

@@ -586,6 +586,8 @@ static uint64_t gda_ft_soft_atomic_exec(void *addr, int size, uint8_t op,
     uint64_t old, new_val;
     uint32_t old32;
 
+    /* a signal lands behind the data its QP wrote before it */
+    gda_ft_soft_mem_flush();
     if (mem_type == GDA_FT_HCA_MEM_CUDA) {
         /* No CPU atomics on device memory: read-modify-write through the
          * runtime, one at a time among the engine's workers (the QPs of
@@ -596,6 +598,7 @@ static uint64_t gda_ft_soft_atomic_exec(void *addr, int size, uint8_t op,
         new_val = gda_ft_soft_atomic_apply(old, op, arg, size);
         gda_ft_soft_mem_copy(addr, mem_type, &new_val, GDA_FT_HCA_MEM_HOST,
                              size);
+        gda_ft_soft_mem_flush();   /* in place for the next one's read */
         pthread_mutex_unlock(&gda_ft_soft_cuda_atomic_lock);
         return old;
     }
