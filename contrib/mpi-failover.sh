@@ -32,7 +32,7 @@
 # UCX_ATOMIC_MODE=cpu by default: the target's UCX executes them from
 # gda_ft's exactly-once active messages, so a failure in flight leaves
 # none in doubt. With --atomic-mode device the HCAs execute them, and a
-# fetching atomic whose reply a failure lost is in doubt (DESIGN rule 4):
+# fetching atomic whose reply a failure lost is in doubt (design §5 rule 4):
 # the program's own counters then tell whether the in-doubt outcome is
 # honest (each counter holds the successful increments, plus at most those
 # of the failed epoch).

@@ -1,6 +1,6 @@
 /*
  * gda_ft device datapath: failover of a concurrent channel, decided and
- * carried out by whichever poster or waiter finds the path dead (DESIGN
+ * carried out by whichever poster or waiter finds the path dead (design
  * §5, §6.3).
  *
  *  1. Detection (gda_ft_chan_progress): an error CQE, or no completion

@@ -1,5 +1,5 @@
 /*
- * gda_ft device datapath: posting into a concurrent channel (DESIGN §6.2)
+ * gda_ft device datapath: posting into a concurrent channel (design §6.2)
  * and reading its completions.
  *
  * A post is three steps, none of which holds anything while it waits for

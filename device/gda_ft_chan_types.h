@@ -1,5 +1,5 @@
 /*
- * gda_ft device datapath: layout of a concurrent channel (DESIGN §6).
+ * gda_ft device datapath: layout of a concurrent channel (design §6).
  *
  * A channel is one primary RC QP and one backup RC QP to one peer, each
  * with its own send ring, collapsed CQ and per-slot metadata. Any number of

@@ -27,7 +27,7 @@
 
 
 /*
- * Status of a datapath call (DESIGN §6). Every wait ends with one of these;
+ * Status of a datapath call (design §6). Every wait ends with one of these;
  * an error completion is GDA_FT_DEV_ERROR with the CQE syndrome in
  * gda_ft_dev_cqe_info_t, never "not yet" and never a trap.
  */

@@ -1,6 +1,6 @@
 /*
  * gda_ft device API: what a CUDA kernel (or a CPU thread) calls to post
- * RDMA into a peer's memory and survive the loss of a port (DESIGN §6.5).
+ * RDMA into a peer's memory and survive the loss of a port (design §6.5).
  *
  * Shaped like UCX's device API (ucp_device_*: memory lists, channel ids,
  * thread and warp levels, request handles), so that porting is a rename:
@@ -77,8 +77,9 @@ GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_mem_elem_t) == 40, dev_mem_elem_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_mem_list_t) == 16, dev_mem_list_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_endpoint_t) == 16, dev_endpoint_size);
 
-/* How long a post may wait for a switch or for ring space: two deadlines
- * and the resolution, as a wait for both paths to fail would take */
+/* How long a post may wait for a switch or for ring space: four deadlines
+ * and the resolution, longer than losing both paths takes (two deadlines
+ * and the resolution) */
 GDA_FT_DEV_FUNC uint64_t gda_ft_dev_post_wait_ns(const gda_ft_chan_t *chan)
 {
     uint64_t deadline = (chan->deadline_ns != 0) ? chan->deadline_ns :

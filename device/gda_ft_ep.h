@@ -8,7 +8,7 @@
  * its deadline, or an error CQE arrives on its path, the poster switches the
  * endpoint to the other path and replays, in order, every logged operation
  * that has no completion: the WQE is copied from the old ring into the new
- * one with QPN, lkey and rkey rewritten (DESIGN §5, rules 1-2). Puts and gets
+ * one with QPN, lkey and rkey rewritten (design §5, rules 1-2). Puts and gets
  * are idempotent and replayed; an atomic whose completion was lost is not:
  * it completes as GDA_FT_DEV_IN_DOUBT (rule 4). With both paths gone every
  * incomplete operation completes as GDA_FT_DEV_NO_PATH (rule 5).

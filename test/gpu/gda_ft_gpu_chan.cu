@@ -1,6 +1,6 @@
 /*
  * Kernels posting through concurrent device channels over software HCAs,
- * with the target's ports failing under them (DESIGN §6). One process,
+ * with the target's ports failing under them (design §6). One process,
  * one GPU: the kernels post on side A; side B is memory the software HCA
  * writes; the guardian (host half) runs in a thread. The rings live in
  * host memory mapped into the GPU, the channels and the data in GPU

@@ -1,5 +1,5 @@
 /*
- * Exactly once under ring pressure (DESIGN §6.3, invariants of rule 5): the
+ * Exactly once under ring pressure (design §6.3, its invariants): the
  * concurrent device channel compiled for the CPU, with the smallest ring,
  * many threads per channel each keeping several requests in flight (so
  * the ring is full whenever a path switches), deadlines that the software

@@ -1,7 +1,7 @@
 /*
  * Backup HCA choice on synthetic hwloc topologies (the XML files in
  * test/topo/): the nearest port to a GPU or NUMA node, and each port's backup
- * by the rules of DESIGN §4, asserted port by port.
+ * by the rules of design §4, asserted port by port.
  */
 #include "gda_ft_test.h"
 

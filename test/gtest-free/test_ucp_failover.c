@@ -266,7 +266,7 @@ static void ufo_expect_failover_of(const ufo_run_t *r, long long min_iters,
     if (ufo_count(r->out, "settled without the peer") == 0) {
         /* every switch was settled with the peer's word (or had nothing
          * to settle): an atomic that completed in doubt had executed, its
-         * reply alone was lost (DESIGN rule 4), and the rest ran once */
+         * reply alone was lost (design §5 rule 4), and the rest ran once */
         GDA_FT_ASSERT_EQ(counter, amo_ok + amo_err);
     } else {
         /* without it, an atomic in doubt may or may not have run */
@@ -470,7 +470,7 @@ GDA_FT_TEST_TIMEOUT(ucp_failover, primary_down_then_up, 240)
     GDA_FT_ASSERT_EQ(ufo_num(&r, "[client] SUMMARY", "gets_ok"),
                      ufo_num(&r, "[client] SUMMARY", "iters"));
     ufo_expect(&r, "ok: s0 port 1 up");
-    /* DESIGN §5 rule 6: traffic returns to the primary, in the counters
+    /* design §5 rule 6: traffic returns to the primary, in the counters
      * (a run that prints none fails: -1) and in the transport's log */
     failbacks = ufo_counter(&r, "failbacks");
     GDA_FT_ASSERT_EQ(failbacks, 1);

@@ -1,5 +1,5 @@
 /*
- * Host half of a concurrent device channel (DESIGN §6.4): the two RC QPs
+ * Host half of a concurrent device channel (design §6.4): the two RC QPs
  * and their rings, and the guardian that answers the poster's switch
  * records, fences abandoned QPs, resolves with the peer and re-arms failed
  * paths for failback.

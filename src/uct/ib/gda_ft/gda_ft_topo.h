@@ -1,6 +1,6 @@
 /*
  * gda_ft topology: which HCA port is nearest to a GPU or to a CPU location,
- * and which port backs up each primary port (DESIGN §4 "Backup choice").
+ * and which port backs up each primary port (design §4 "Backup choice").
  *
  * The topology is built once from the device list the HCA providers report
  * and an hwloc topology (the live machine, or an XML file for tests). Ports

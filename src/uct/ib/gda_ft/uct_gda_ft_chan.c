@@ -328,7 +328,7 @@ static void uct_gda_ft_chan_params(uct_gda_ft_iface_t *iface,
     params->grace_ns    = deadline / 8;
     /* the peer's word comes after the grace, a pass of the channel guardian
      * at each end and a round trip (gda_ft_chan_host_word_window() gives a
-     * peer that is heard one deadline more) */
+     * peer that is heard GDA_FT_CHAN_HEARD_EXTRA_DEADLINES more) */
     params->resolve_ns  = (deadline != 0) ?
                           deadline + params->grace_ns +
                           4 * iface->config.chan_guard_ns :

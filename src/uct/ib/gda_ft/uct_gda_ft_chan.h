@@ -16,7 +16,7 @@
 #include "gda_ft_chan_host.h"
 
 /* Bytes of one put or get WQE on a channel: larger ones are cut into
- * signalled chunks (DESIGN §6.3: a deadline covers what is in flight) */
+ * signalled chunks (design §6.3: a deadline covers what is in flight) */
 #define UCT_GDA_FT_CHAN_MAX_CHUNK   (64 * 1024)
 
 /* Creates the endpoint's channels (none unless HOST_CHANNEL or

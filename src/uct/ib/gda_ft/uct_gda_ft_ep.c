@@ -2,7 +2,7 @@
  * gda_ft UCT transport: endpoints.
  *
  * Every operation is posted through the dual-path datapath endpoint of
- * device/gda_ft_ep.h (DESIGN §4 "One datapath"): it builds the WQE on the
+ * device/gda_ft_ep.h (design §4 "One datapath"): it builds the WQE on the
  * active path, logs it with the keys of both paths and a cookie, and later
  * completes it in post order, after a failover and replay if needed. The
  * cookie is a descriptor (uct_gda_ft_op_t) when a bounce buffer belongs to

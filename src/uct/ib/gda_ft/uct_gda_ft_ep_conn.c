@@ -136,7 +136,7 @@ ucs_status_t uct_gda_ft_ep_connect_to_ep(uct_ep_h tl_ep,
         return status;
     }
 
-    /* The backup QP is brought to RTS now too (DESIGN §4) but carries no
+    /* The backup QP is brought to RTS now too (design §4) but carries no
      * traffic until the primary fails. Both ends need one. */
     if ((ep->path[UCT_GDA_FT_PATH_BACKUP].qp != NULL) &&
         dev_info.has_backup && ep_info.has_backup) {

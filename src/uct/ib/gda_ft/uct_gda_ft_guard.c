@@ -1,5 +1,5 @@
 /*
- * gda_ft guardian: the host half of failover (DESIGN §5 rules 3, 6 and 7),
+ * gda_ft guardian: the host half of failover (design §5 rules 3, 6 and 7),
  * and the path events and deadline checks that decide a switch.
  *
  * - Fence: as soon as a path is abandoned its QP goes to ERR, so hardware

@@ -305,7 +305,7 @@ static void uct_gda_ft_hchan_op_failed(uct_gda_ft_ep_t *ep, uint64_t user,
     uint64_t raddr              = (desc != NULL) ? desc->raddr : 0;
 
     if (status == GDA_FT_DEV_IN_DOUBT) {
-        /* DESIGN §5 rule 4: reported once, never applied twice */
+        /* design §5 rule 4: reported once, never applied twice */
         ucs_error("gda_ft: ep %p: atomic operation on remote address "
                   "0x%" PRIx64 " is in doubt: its completion was lost when "
                   "a path of its host channel failed; it may or may not have "

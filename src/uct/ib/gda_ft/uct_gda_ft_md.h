@@ -2,7 +2,7 @@
  * gda_ft UCT transport: component and memory domain.
  *
  * One MD per primary HCA ("gda_ft_<dev>"). The MD opens the primary device
- * and the device of its backup port (DESIGN §4 "Backup choice", computed by
+ * and the device of its backup port (design §4 "Backup choice", computed by
  * gda_ft_topo) and registers every region on both, so that a remote key
  * names the memory on either path. Opened devices and their PDs are shared
  * by every MD of the process (a device may be one MD's primary and another's

@@ -52,7 +52,7 @@ static void uct_gda_ft_ep_op_failed(uct_gda_ft_ep_t *ep,
     uint64_t raddr              = (desc != NULL) ? desc->raddr : 0;
 
     if (op->status == GDA_FT_DEV_IN_DOUBT) {
-        /* DESIGN §5 rule 4: reported once, never applied twice */
+        /* design §5 rule 4: reported once, never applied twice */
         ucs_error("gda_ft: ep %p: atomic operation on remote address "
                   "0x%" PRIx64 " (rkey 0x%x/0x%x) is in doubt: its "
                   "completion was lost when the %s path failed; it may or "
@@ -128,7 +128,7 @@ unsigned uct_gda_ft_ep_deliver_one(uct_gda_ft_ep_t *ep)
     if (uct_gda_ft_ep_no_path(ep) &&
         !(ep->flags & (UCT_GDA_FT_EP_FLAG_ERR_REPORTED |
                        UCT_GDA_FT_EP_FLAG_CANCELED))) {
-        /* DESIGN §5 rule 5: both paths are gone; UCP's error handler runs.
+        /* design §5 rule 5: both paths are gone; UCP's error handler runs.
          * The handler may destroy the endpoint: nothing touches ep after. */
         ep->flags |= UCT_GDA_FT_EP_FLAG_ERR_REPORTED;
         ep->flags &= ~UCT_GDA_FT_EP_FLAG_READY;
