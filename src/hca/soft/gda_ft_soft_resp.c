@@ -575,14 +575,23 @@ const char *gda_ft_soft_resp_describe(const gda_ft_soft_qp_t *qp, char *buf,
     return buf;
 }
 
-static pthread_mutex_t gda_ft_soft_cuda_atomic_lock =
-        PTHREAD_MUTEX_INITIALIZER;
+/* Atomics on device memory are read-modify-writes through the runtime:
+ * one at a time per 8-byte word (a 4-byte word shares its 8-byte word's
+ * lock), by the word's address, so that atomics on different words of the
+ * engine's workers do not wait for each other */
+#define GDA_FT_SOFT_CUDA_ATOMIC_LOCKS 64
+
+static pthread_mutex_t
+gda_ft_soft_cuda_atomic_locks[GDA_FT_SOFT_CUDA_ATOMIC_LOCKS] = {
+    [0 ... GDA_FT_SOFT_CUDA_ATOMIC_LOCKS - 1] = PTHREAD_MUTEX_INITIALIZER
+};
 
 /* Executes an atomic in host memory, atomically w.r.t. CPU threads */
 static uint64_t gda_ft_soft_atomic_exec(void *addr, int size, uint8_t op,
                                         const uint64_t *arg,
                                         gda_ft_hca_mem_type_t mem_type)
 {
+    pthread_mutex_t *lock;
     uint64_t old, new_val;
     uint32_t old32;
 
@@ -590,16 +599,18 @@ static uint64_t gda_ft_soft_atomic_exec(void *addr, int size, uint8_t op,
     gda_ft_soft_mem_flush();
     if (mem_type == GDA_FT_HCA_MEM_CUDA) {
         /* No CPU atomics on device memory: read-modify-write through the
-         * runtime, one at a time among the engine's workers (the QPs of
-         * two devices may reach the same word) */
-        old = 0;
-        pthread_mutex_lock(&gda_ft_soft_cuda_atomic_lock);
+         * runtime, one at a time per word among the engine's workers (the
+         * QPs of two devices may reach the same word) */
+        old  = 0;
+        lock = &gda_ft_soft_cuda_atomic_locks[((uintptr_t)addr >> 3) %
+                                              GDA_FT_SOFT_CUDA_ATOMIC_LOCKS];
+        pthread_mutex_lock(lock);
         gda_ft_soft_mem_copy(&old, GDA_FT_HCA_MEM_HOST, addr, mem_type, size);
         new_val = gda_ft_soft_atomic_apply(old, op, arg, size);
         gda_ft_soft_mem_copy(addr, mem_type, &new_val, GDA_FT_HCA_MEM_HOST,
                              size);
         gda_ft_soft_mem_flush();   /* in place for the next one's read */
-        pthread_mutex_unlock(&gda_ft_soft_cuda_atomic_lock);
+        pthread_mutex_unlock(lock);
         return old;
     }
 
