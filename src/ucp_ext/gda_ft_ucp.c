@@ -458,9 +458,12 @@ static ucs_status_t gda_ft_ucp_elem_local(const gda_ft_ucp_lane_t *lane,
         return UCS_ERR_INVALID_PARAM;
     }
     if ((place == GDA_FT_UCP_PLACE_CUDA) && (e->length != 0) &&
-        (uct_gda_ft_detect_mem_type(e->local_addr) != GDA_FT_HCA_MEM_CUDA)) {
-        ucs_error("gda_ft: element %u: %p is host memory, and a kernel "
-                  "posts from it: register GPU memory", i, e->local_addr);
+        !uct_gda_ft_gpu_reaches(e->local_addr)) {
+        ucs_error("gda_ft: element %u: %p is host memory that the GPU does "
+                  "not map, and a kernel posts from it: register GPU "
+                  "memory, or host memory mapped into the GPU "
+                  "(cudaHostAllocMapped, cudaHostRegisterMapped)", i,
+                  e->local_addr);
         return UCS_ERR_INVALID_PARAM;
     }
     d->laddr = start;

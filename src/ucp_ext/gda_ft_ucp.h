@@ -43,7 +43,12 @@ typedef enum {
 typedef struct gda_ft_ucp_device_ep *gda_ft_ucp_device_ep_h;
 typedef struct gda_ft_ucp_mem_list  *gda_ft_ucp_mem_list_h;
 
-/* One element of a memory list: local registered memory and the peer's */
+/* One element of a memory list: local registered memory and the peer's.
+ * For kernels (PLACE_CUDA) the local part is GPU memory, or host memory
+ * mapped into the GPU at the address the host sees (cudaHostAlloc with
+ * cudaHostAllocMapped, or cudaHostRegister with cudaHostRegisterMapped
+ * where the device can use the host pointer); other host memory is
+ * refused, since a kernel reads fetched values there. */
 typedef struct gda_ft_ucp_mem_elem {
     ucp_mem_h   memh;        /* covering local_addr .. + length; NULL: the
                                 element has no local part (signals) */

@@ -156,7 +156,7 @@ GDA_FT_TEST_TIMEOUT(ucp_device, host_api_builds_and_refuses, 120)
     udev_expect(&r, "has no gda_ft lane with device channels");
     udev_expect(&r, "is not registered on gda_ft");
     udev_expect(&r, "is outside its registration");
-    udev_expect(&r, "is host memory, and a kernel posts from it");
+    udev_expect(&r, "is host memory that the GPU does not map");
     udev_expect(&r, "holds no gda_ft key of the peer");
     udev_expect(&r, "cannot unpack remote key");
     free(r.out);

@@ -127,6 +127,7 @@ static void uct_gda_ft_dev_put(uct_gda_ft_dev_t *dev)
 /* The few driver API definitions needed; no CUDA headers at build time */
 #define UCT_GDA_FT_CU_SUCCESS                   0
 #define UCT_GDA_FT_CU_POINTER_ATTR_MEMORY_TYPE  2
+#define UCT_GDA_FT_CU_POINTER_ATTR_DEVICE_POINTER 3
 #define UCT_GDA_FT_CU_POINTER_ATTR_IS_MANAGED   8
 #define UCT_GDA_FT_CU_MEMORYTYPE_DEVICE         2
 
@@ -191,6 +192,24 @@ gda_ft_hca_mem_type_t uct_gda_ft_detect_mem_type(const void *address)
     }
 
     return GDA_FT_HCA_MEM_CUDA;
+}
+
+
+int uct_gda_ft_gpu_reaches(const void *address)
+{
+    uintptr_t dev_ptr = 0;
+
+    if (uct_gda_ft_detect_mem_type(address) == GDA_FT_HCA_MEM_CUDA) {
+        return 1;
+    }
+    /* host memory mapped into the GPU (cudaHostAlloc with
+     * cudaHostAllocMapped, cudaHostRegister with cudaHostRegisterMapped)
+     * at the address the host sees: a kernel dereferences that one */
+    return uct_gda_ft_cuda_available() &&
+           (uct_gda_ft_cu_pointer_get_attr(&dev_ptr,
+                    UCT_GDA_FT_CU_POINTER_ATTR_DEVICE_POINTER,
+                    (uintptr_t)address) == UCT_GDA_FT_CU_SUCCESS) &&
+           (dev_ptr == (uintptr_t)address);
 }
 
 

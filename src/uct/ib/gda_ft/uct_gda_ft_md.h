@@ -117,6 +117,10 @@ ucs_status_t uct_gda_ft_md_mem_keys(uct_md_h tl_md, uct_mem_h memh,
  * GDA_FT_HCA_MEM_HOST when there is no driver or no GPU */
 gda_ft_hca_mem_type_t uct_gda_ft_detect_mem_type(const void *address);
 
+/* Whether a kernel of the current device can dereference address: GPU
+ * memory, or host memory mapped into the GPU at the same address */
+int uct_gda_ft_gpu_reaches(const void *address);
+
 /* Name of the MD of the index-th device: "gda_ft_<dev>", or, when that is
  * longer than UCT_MD_NAME_MAX allows, "gda_ft_<head of dev>~<index>" */
 void uct_gda_ft_md_name(const char *dev_name, unsigned index, char *buf,
