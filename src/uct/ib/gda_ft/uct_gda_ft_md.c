@@ -125,17 +125,23 @@ static void uct_gda_ft_dev_put(uct_gda_ft_dev_t *dev)
 /* ---- CUDA pointer detection ---------------------------------------------- */
 
 /* The few driver API definitions needed; no CUDA headers at build time */
-#define UCT_GDA_FT_CU_SUCCESS                   0
-#define UCT_GDA_FT_CU_POINTER_ATTR_MEMORY_TYPE  2
+#define UCT_GDA_FT_CU_SUCCESS                     0
+#define UCT_GDA_FT_CU_POINTER_ATTR_MEMORY_TYPE    2
 #define UCT_GDA_FT_CU_POINTER_ATTR_DEVICE_POINTER 3
-#define UCT_GDA_FT_CU_POINTER_ATTR_IS_MANAGED   8
-#define UCT_GDA_FT_CU_MEMORYTYPE_DEVICE         2
+#define UCT_GDA_FT_CU_POINTER_ATTR_IS_MANAGED     8
+#define UCT_GDA_FT_CU_MEMORYTYPE_DEVICE           2
 
-typedef int (*uct_gda_ft_cu_pointer_get_attr_t)(void *data, int attribute,
-                                                unsigned long long ptr);
+/* cuPointerGetAttributes: unlike cuPointerGetAttribute, it succeeds on
+ * memory CUDA does not know (the attributes read 0), so a host pointer
+ * is no driver error, which compute-sanitizer would report as the
+ * program's */
+typedef int (*uct_gda_ft_cu_pointer_get_attrs_t)(unsigned count,
+                                                 int *attributes,
+                                                 void **data,
+                                                 unsigned long long ptr);
 
 static pthread_once_t uct_gda_ft_cuda_once = PTHREAD_ONCE_INIT;
-static uct_gda_ft_cu_pointer_get_attr_t uct_gda_ft_cu_pointer_get_attr;
+static uct_gda_ft_cu_pointer_get_attrs_t uct_gda_ft_cu_pointer_get_attrs;
 
 static void uct_gda_ft_cuda_load(void)
 {
@@ -148,10 +154,11 @@ static void uct_gda_ft_cuda_load(void)
         return;
     }
 
-    uct_gda_ft_cu_pointer_get_attr = (uct_gda_ft_cu_pointer_get_attr_t)
-                                     dlsym(handle, "cuPointerGetAttribute");
-    if (uct_gda_ft_cu_pointer_get_attr == NULL) {
-        ucs_debug("gda_ft: libcuda.so.1 has no cuPointerGetAttribute");
+    uct_gda_ft_cu_pointer_get_attrs = (uct_gda_ft_cu_pointer_get_attrs_t)
+                                      dlsym(handle,
+                                            "cuPointerGetAttributes");
+    if (uct_gda_ft_cu_pointer_get_attrs == NULL) {
+        ucs_debug("gda_ft: libcuda.so.1 has no cuPointerGetAttributes");
         dlclose(handle);
         return;
     }
@@ -162,54 +169,55 @@ static void uct_gda_ft_cuda_load(void)
 static int uct_gda_ft_cuda_available(void)
 {
     pthread_once(&uct_gda_ft_cuda_once, uct_gda_ft_cuda_load);
-    return uct_gda_ft_cu_pointer_get_attr != NULL;
+    return uct_gda_ft_cu_pointer_get_attrs != NULL;
+}
+
+/* What the driver knows of a pointer; all 0 for memory it does not know
+ * (or without a driver, or in a process that never used CUDA) */
+typedef struct {
+    uint32_t           mem_type;   /* CUmemorytype */
+    uint32_t           managed;
+    unsigned long long dev_ptr;    /* CUdeviceptr */
+} uct_gda_ft_cu_pointer_t;
+
+static void uct_gda_ft_cu_pointer_query(const void *address,
+                                        uct_gda_ft_cu_pointer_t *info)
+{
+    int attributes[] = {UCT_GDA_FT_CU_POINTER_ATTR_MEMORY_TYPE,
+                        UCT_GDA_FT_CU_POINTER_ATTR_IS_MANAGED,
+                        UCT_GDA_FT_CU_POINTER_ATTR_DEVICE_POINTER};
+    void *data[]     = {&info->mem_type, &info->managed, &info->dev_ptr};
+
+    memset(info, 0, sizeof(*info));
+    if (uct_gda_ft_cuda_available() &&
+        (uct_gda_ft_cu_pointer_get_attrs(ucs_static_array_size(attributes),
+                                         attributes, data,
+                                         (uintptr_t)address) !=
+         UCT_GDA_FT_CU_SUCCESS)) {
+        memset(info, 0, sizeof(*info));
+    }
 }
 
 gda_ft_hca_mem_type_t uct_gda_ft_detect_mem_type(const void *address)
 {
-    unsigned mem_type = 0, managed = 0;
+    uct_gda_ft_cu_pointer_t info;
 
-    if (!uct_gda_ft_cuda_available()) {
-        return GDA_FT_HCA_MEM_HOST;
-    }
-
-    /* Fails (not initialized, invalid value) for host pointers and for
-     * processes that never used CUDA: they cannot hold CUDA pointers */
-    if ((uct_gda_ft_cu_pointer_get_attr(&mem_type,
-                                        UCT_GDA_FT_CU_POINTER_ATTR_MEMORY_TYPE,
-                                        (uintptr_t)address) !=
-         UCT_GDA_FT_CU_SUCCESS) ||
-        (mem_type != UCT_GDA_FT_CU_MEMORYTYPE_DEVICE)) {
-        return GDA_FT_HCA_MEM_HOST;
-    }
-
-    /* Managed memory is reachable from the host: register it as such */
-    if ((uct_gda_ft_cu_pointer_get_attr(&managed,
-                                        UCT_GDA_FT_CU_POINTER_ATTR_IS_MANAGED,
-                                        (uintptr_t)address) ==
-         UCT_GDA_FT_CU_SUCCESS) && managed) {
-        return GDA_FT_HCA_MEM_HOST;
-    }
-
-    return GDA_FT_HCA_MEM_CUDA;
+    uct_gda_ft_cu_pointer_query(address, &info);
+    /* managed memory is reachable from the host: registered as such */
+    return ((info.mem_type == UCT_GDA_FT_CU_MEMORYTYPE_DEVICE) &&
+            !info.managed) ? GDA_FT_HCA_MEM_CUDA : GDA_FT_HCA_MEM_HOST;
 }
-
 
 int uct_gda_ft_gpu_reaches(const void *address)
 {
-    uintptr_t dev_ptr = 0;
+    uct_gda_ft_cu_pointer_t info;
 
-    if (uct_gda_ft_detect_mem_type(address) == GDA_FT_HCA_MEM_CUDA) {
-        return 1;
-    }
-    /* host memory mapped into the GPU (cudaHostAlloc with
+    uct_gda_ft_cu_pointer_query(address, &info);
+    /* GPU memory, or host memory mapped into the GPU (cudaHostAlloc with
      * cudaHostAllocMapped, cudaHostRegister with cudaHostRegisterMapped)
      * at the address the host sees: a kernel dereferences that one */
-    return uct_gda_ft_cuda_available() &&
-           (uct_gda_ft_cu_pointer_get_attr(&dev_ptr,
-                    UCT_GDA_FT_CU_POINTER_ATTR_DEVICE_POINTER,
-                    (uintptr_t)address) == UCT_GDA_FT_CU_SUCCESS) &&
-           (dev_ptr == (uintptr_t)address);
+    return (info.mem_type == UCT_GDA_FT_CU_MEMORYTYPE_DEVICE) ||
+           ((info.dev_ptr != 0) && (info.dev_ptr == (uintptr_t)address));
 }
 
 
