@@ -22,6 +22,7 @@
 #include <ucp/core/ucp_mm.h>
 #include <ucp/core/ucp_rkey.h>
 #include <ucp/core/ucp_worker.h>
+#include <ucs/sys/string.h>
 #include <ucp/wireup/wireup_ep.h>
 #include <ucs/arch/bitops.h>
 #include <ucs/debug/log.h>
@@ -370,6 +371,27 @@ const gda_ft_dev_endpoint_t *
 gda_ft_ucp_device_ep(gda_ft_ucp_device_ep_h dev_ep)
 {
     return dev_ep->ep;
+}
+
+ucs_status_t gda_ft_ucp_device_ep_attr(gda_ft_ucp_device_ep_h dev_ep,
+                                       gda_ft_ucp_device_ep_attr_t *attr)
+{
+    const char *device;
+    ucs_status_t status;
+    unsigned path;
+
+    memset(attr, 0, sizeof(*attr));
+    attr->num_channels = dev_ep->count;
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+        status = uct_gda_ft_channels_path(dev_ep->held, path, &device,
+                                          &attr->path[path].port);
+        if (status != UCS_OK) {
+            return status;
+        }
+        ucs_strncpy_zero(attr->path[path].device, device,
+                         sizeof(attr->path[path].device));
+    }
+    return UCS_OK;
 }
 
 ucs_status_t gda_ft_ucp_device_ep_query(gda_ft_ucp_device_ep_h dev_ep,

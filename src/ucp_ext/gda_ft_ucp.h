@@ -78,6 +78,21 @@ ucs_status_t gda_ft_ucp_device_ep_create(ucp_ep_h ep, gda_ft_ucp_place_t place,
 const gda_ft_dev_endpoint_t *
 gda_ft_ucp_device_ep(gda_ft_ucp_device_ep_h dev_ep);
 
+/* Where a device endpoint's paths run, and how many channels it has (also
+ * where the endpoint itself lives in GPU memory) */
+#define GDA_FT_UCP_DEVICE_NAME_MAX 32
+
+typedef struct gda_ft_ucp_device_ep_attr {
+    unsigned num_channels;   /* channels 0 .. num_channels - 1 */
+    struct {
+        char     device[GDA_FT_UCP_DEVICE_NAME_MAX]; /* the local HCA */
+        unsigned port;                               /* 1-based */
+    } path[2];               /* [0] the primary path, [1] the backup */
+} gda_ft_ucp_device_ep_attr_t;
+
+ucs_status_t gda_ft_ucp_device_ep_attr(gda_ft_ucp_device_ep_h dev_ep,
+                                       gda_ft_ucp_device_ep_attr_t *attr);
+
 /* Counters and state of one channel; safe while posters run */
 ucs_status_t gda_ft_ucp_device_ep_query(gda_ft_ucp_device_ep_h dev_ep,
                                         unsigned channel,

@@ -206,6 +206,7 @@ static void check_datapath(check_node_t *a, check_node_t *b,
 {
     const gda_ft_dev_endpoint_t *dep;
     const gda_ft_dev_mem_list_t *ml;
+    gda_ft_ucp_device_ep_attr_t attr;
     gda_ft_ucp_device_ep_h dev_ep;
     gda_ft_ucp_mem_list_h list;
     gda_ft_ucp_mem_elem_t e[2];
@@ -220,6 +221,19 @@ static void check_datapath(check_node_t *a, check_node_t *b,
     }
     dep = gda_ft_ucp_device_ep(dev_ep);
     CHECK(dep->num_channels == 2, "%u channels, not 2", dep->num_channels);
+
+    /* which HCAs carry the paths, and how many channels, from the host */
+    CHECK_STATUS(gda_ft_ucp_device_ep_attr(dev_ep, &attr), UCS_OK);
+    CHECK(attr.num_channels == 2, "attr: %u channels, not 2",
+          attr.num_channels);
+    CHECK((attr.path[0].device[0] == 't') && (attr.path[1].device[0] == 't') &&
+          strcmp(attr.path[0].device, attr.path[1].device) &&
+          (attr.path[0].port == 1) && (attr.path[1].port == 1),
+          "attr: paths %s:%u and %s:%u", attr.path[0].device,
+          attr.path[0].port, attr.path[1].device, attr.path[1].port);
+    printf("paths: primary %s:%u, backup %s:%u, %u channels\n",
+           attr.path[0].device, attr.path[0].port, attr.path[1].device,
+           attr.path[1].port, attr.num_channels);
 
     for (i = 0; i < 256; ++i) {
         a->buf[i] = (uint8_t)(i * 7 + 1);

@@ -808,6 +808,21 @@ ucs_status_t uct_gda_ft_channels_query(uct_gda_ft_ep_chans_t *chans,
     return UCS_OK;
 }
 
+ucs_status_t uct_gda_ft_channels_path(const uct_gda_ft_ep_chans_t *chans,
+                                      unsigned path, const char **device_p,
+                                      unsigned *port_p)
+{
+    const gda_ft_chan_host_path_t *p;
+
+    if ((chans->first_dev >= chans->count) || (path >= GDA_FT_NUM_PATHS)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    p         = &chans->init[chans->first_dev].path[path];
+    *device_p = p->pd->dev->attr.info.name;
+    *port_p   = p->port;
+    return UCS_OK;
+}
+
 /* Sets the view to `view` if it is `expect`; the counters command reads
  * it under the interface's eps_lock */
 static void uct_gda_ft_channels_swap_view(uct_gda_ft_ep_chans_t *chans,

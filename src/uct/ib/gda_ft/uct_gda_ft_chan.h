@@ -97,6 +97,12 @@ ucs_status_t uct_gda_ft_channels_query(uct_gda_ft_ep_chans_t *chans,
                                        unsigned id,
                                        const gda_ft_chan_t *poster,
                                        gda_ft_chan_query_t *query);
+
+/* The HCA and port (1-based) that carry path `path` of the device
+ * channels (they all take the endpoint's pair of HCAs) */
+ucs_status_t uct_gda_ft_channels_path(const uct_gda_ft_ep_chans_t *chans,
+                                      unsigned path, const char **device_p,
+                                      unsigned *port_p);
 void uct_gda_ft_channels_put(uct_gda_ft_ep_chans_t *chans);
 
 /* Where kernels post on the device channels, when a device endpoint copied
