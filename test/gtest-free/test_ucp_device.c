@@ -152,6 +152,7 @@ GDA_FT_TEST_TIMEOUT(ucp_device, host_api_builds_and_refuses, 120)
     }
     GDA_FT_ASSERT_EQ(r.exit_code, 0);
     udev_expect(&r, "RESULT PASS (0 failures)");
+    udev_expect(&r, "paths: primary t");
     /* each refusal said why, once */
     udev_expect(&r, "has no gda_ft lane with device channels");
     udev_expect(&r, "is not registered on gda_ft");
@@ -159,5 +160,45 @@ GDA_FT_TEST_TIMEOUT(ucp_device, host_api_builds_and_refuses, 120)
     udev_expect(&r, "is host memory that the GPU does not map");
     udev_expect(&r, "holds no gda_ft key of the peer");
     udev_expect(&r, "cannot unpack remote key");
+    free(r.out);
+}
+
+/*
+ * What a user does with an installed gda_ft (docs/programming.md): the
+ * tree installed into a scratch root, contrib/examples/hello built with
+ * nothing but pkg-config's flags from there (installed headers and
+ * libraries), and run: two ranks, a put with a signal and a fetch-add.
+ */
+GDA_FT_TEST_TIMEOUT(ucp_device, hello_builds_and_runs_from_the_installed_tree,
+                    300)
+{
+    char root[128], cmd[4096];
+    udev_run_t r;
+
+    snprintf(root, sizeof(root), "/tmp/gda_ft_install.%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd),
+             "set -e; rm -rf %s; "
+             "make -s -C '%s' install DESTDIR=%s >/dev/null 2>&1 || "
+             "{ echo 'make install failed'; exit 1; }; "
+             "pc=$(find %s -name gda_ft.pc); "
+             "export PKG_CONFIG_PATH=$(dirname $pc) "
+             "PKG_CONFIG_SYSROOT_DIR=%s; "
+             "cc '%s/contrib/examples/hello/gda_ft_hello.c' "
+             "$(pkg-config --cflags gda_ft) "
+             "$(pkg-config --libs gda_ft | sed 's|-Wl,-rpath,[^ ]*||') "
+             "-o %s/gda_ft_hello; "
+             "env -u UCX_TLS -u UCX_GDA_FT_SOFT_DEVICES "
+             "LD_LIBRARY_PATH=$(dirname $(find %s -name libgda_ft_ucp.so)) "
+             "%s/gda_ft_hello 2>&1; rm -rf %s",
+             root, gda_ft_test_builddir(), root, root, root,
+             gda_ft_test_srcdir(), root, root, root, root);
+    udev_shell(cmd, &r);
+    if (r.exit_code != 0) {
+        printf("%s\n", r.out);
+    }
+    GDA_FT_ASSERT_EQ(r.exit_code, 0);
+    udev_expect(&r, "rank 1: signal 1, 0 of 256 bytes differ, counter 10");
+    udev_expect(&r, "rank 0: fetch-add: OK, fetched 0");
+    udev_expect(&r, "RESULT PASS");
     free(r.out);
 }
