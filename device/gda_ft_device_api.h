@@ -24,6 +24,27 @@
  * then; the channel counts failures overwritten unread (`outcomes_lost`).
  * The outcome is the last WQE's: put_signal reports its signal's.
  *
+ * What each failure means, per request:
+ *   IN_DOUBT  an operation that must not run twice (a signal, put_signal's
+ *             signal, a fetching atomic) was in flight on a path that
+ *             failed, and the peer's word on whether it ran did not come
+ *             (or, for a fetching atomic, it ran but its reply was lost):
+ *             it ran once or not at all, never twice. Puts and gets are
+ *             never in doubt: they run again.
+ *   NO_PATH   both paths failed. From a port failure with work in flight:
+ *             a deadline to leave the first path, then the switch's
+ *             settlement (the grace and the wait for the peer's word, a
+ *             deadline or so while the peer is not heard), then a deadline
+ *             of silence on the second and the wait for a re-arm of the
+ *             first: about 3 to 5 deadlines in all, never the HCA's retry
+ *             window. A channel whose path is up on both ends sits out a
+ *             silence instead (design §8).
+ *   ERROR     the operation itself was refused (bad key, bounds, rights):
+ *             it fails alone, and another path would refuse it too.
+ * gda_ft_dev_quiet() reports the first failure of the channel since the
+ * last quiet, whichever thread's request it was, and clears it: a program
+ * whose threads share a channel reads each request's own outcome instead.
+ *
  * Thread level: each calling thread posts its own operation. Warp level
  * (GPU only, the *_warp functions): every active lane brings its own
  * operation; the lowest lane reserves room for all of them with one CAS,
