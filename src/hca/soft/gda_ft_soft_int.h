@@ -428,9 +428,15 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
                                   const void *src,
                                   gda_ft_hca_mem_type_t src_type, size_t len);
 
-/* Completes this thread's writes into device memory: before anything that
- * makes them visible (a packet sent, a CQE written, an atomic's end) */
+/* Completes this thread's writes into device memory, and its queued reads
+ * of it: before anything that makes the writes visible (a packet sent, a
+ * CQE written, an atomic's end) and before the reads' bytes are used */
 void gda_ft_soft_mem_flush(void);
+
+/* Queues a read of len bytes of device memory at src into host memory at
+ * dst, done at this thread's next gda_ft_soft_mem_flush(): many reads for
+ * one wait. 0 when it cannot be queued (copy it then) */
+int gda_ft_soft_mem_read_queue(void *dst, const void *src, size_t len);
 
 /* Requester (gda_ft_soft_req.c) */
 int gda_ft_soft_req_progress(gda_ft_soft_qp_t *qp, uint64_t now,

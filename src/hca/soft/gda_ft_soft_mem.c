@@ -62,11 +62,25 @@ static struct {
  * read of device memory, a write to host memory (a signal behind the
  * data), an atomic's end (gda_ft_soft_mem_flush).
  */
+/* Reads of device memory queued at once, to land in host memory at the
+ * next flush */
+#define GDA_FT_SOFT_CUDA_READS 256
+
 typedef struct {
-    int    ready;     /* set up (or tried: stream NULL on failure) */
-    void  *stream;
-    char  *staging;   /* NULL: every copy waits */
-    size_t queued;    /* staging bytes whose copies may be in flight */
+    void   *dst;      /* where the bytes go once read */
+    size_t  offset;   /* in the staging area */
+    size_t  length;
+} gda_ft_soft_cuda_read_t;
+
+typedef struct {
+    int                     ready;   /* set up (or tried: stream NULL on
+                                        failure) */
+    void                   *stream;
+    char                   *staging; /* NULL: every copy waits */
+    size_t                  queued;  /* staging bytes whose copies may be
+                                        in flight */
+    unsigned                num_reads;
+    gda_ft_soft_cuda_read_t reads[GDA_FT_SOFT_CUDA_READS];
 } gda_ft_soft_cuda_thread_t;
 
 static __thread gda_ft_soft_cuda_thread_t gda_ft_soft_cuda_thread;
@@ -186,16 +200,56 @@ static gda_ft_soft_cuda_thread_t *gda_ft_soft_cuda_thread_get(void)
 void gda_ft_soft_mem_flush(void)
 {
     gda_ft_soft_cuda_thread_t *t = &gda_ft_soft_cuda_thread;
+    gda_ft_soft_cuda_read_t *read;
     int ret;
 
     if (t->queued == 0) {
         return;
     }
-    t->queued = 0;
-    ret       = gda_ft_soft_cuda.stream_sync(t->stream);
+    ret = gda_ft_soft_cuda.stream_sync(t->stream);
     if (ret != 0) {
         ucs_error("soft HCA: cudaStreamSynchronize failed: %d", ret);
     }
+    for (read = t->reads; read < t->reads + t->num_reads; ++read) {
+        memcpy(read->dst, t->staging + read->offset, read->length);
+    }
+    t->num_reads = 0;
+    t->queued    = 0;
+}
+
+int gda_ft_soft_mem_read_queue(void *dst, const void *src, size_t len)
+{
+    gda_ft_soft_cuda_thread_t *t;
+    gda_ft_soft_cuda_read_t *read;
+    int ret;
+
+    if (!gda_ft_soft_engine.config.cuda_staging ||
+        (len > GDA_FT_SOFT_CUDA_STAGING) ||
+        (gda_ft_soft_mem_prepare(GDA_FT_HCA_MEM_CUDA) != UCS_OK)) {
+        return 0;
+    }
+    t = gda_ft_soft_cuda_thread_get();
+    if ((t == NULL) || (t->staging == NULL)) {
+        return 0;
+    }
+    if (((t->queued + len) > GDA_FT_SOFT_CUDA_STAGING) ||
+        (t->num_reads == GDA_FT_SOFT_CUDA_READS)) {
+        gda_ft_soft_mem_flush();
+    }
+    ret = gda_ft_soft_cuda.memcpy_async(t->staging + t->queued, src, len,
+                                        GDA_FT_CUDA_MEMCPY_DEFAULT,
+                                        t->stream);
+    if (ret != 0) {
+        return 0;   /* the waiting copy reports it */
+    }
+    read         = &t->reads[t->num_reads++];
+    read->dst    = dst;
+    read->offset = t->queued;
+    read->length = len;
+    t->queued    = ucs_min(t->queued +
+                           ucs_align_up(len, GDA_FT_SOFT_CUDA_STAGING_ALIGN),
+                           GDA_FT_SOFT_CUDA_STAGING);
+    return 1;
 }
 
 /* Queues a write of host bytes into device memory through the staging

@@ -312,17 +312,29 @@ static uint16_t gda_ft_soft_sq_pi(gda_ft_soft_qp_t *qp)
            0xffff;
 }
 
+static void gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op, int queue);
+
 static int gda_ft_soft_req_parse(gda_ft_soft_qp_t *qp)
 {
     uint16_t pi = gda_ft_soft_sq_pi(qp);
     unsigned cnt = qp->super.init.sq_wqebb_cnt;
     int work     = 0;
+    gda_ft_soft_op_t *op;
 
     while ((qp->sq_parse != pi) && ((qp->op_tail - qp->op_head) < cnt)) {
-        qp->sq_parse += gda_ft_soft_parse_wqe(
-                qp, gda_ft_soft_op_at(qp, qp->op_tail), qp->sq_parse);
+        op            = gda_ft_soft_op_at(qp, qp->op_tail);
+        qp->sq_parse += gda_ft_soft_parse_wqe(qp, op, qp->sq_parse);
         ++qp->op_tail;
+        /* the messages of the WQEs this pass found, read from device
+         * memory with one wait for all of them */
+        if ((op->syndrome == 0) && (op->inline_data == NULL) &&
+            !gda_ft_soft_op_is_read(op) && !gda_ft_soft_op_is_atomic(op)) {
+            gda_ft_soft_op_snapshot(op, 1);
+        }
         work = 1;
+    }
+    if (work) {
+        gda_ft_soft_mem_flush();
     }
     return work;
 }
@@ -356,8 +368,9 @@ static void gda_ft_soft_op_copy_out(const gda_ft_soft_op_t *op,
  * one wait for it) per packet and again per retransmission. The buffers
  * may not change before the operation completes, as on any HCA.
  */
-static void gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op)
+static void gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op, int queue)
 {
+    uint32_t offset = 0;
     uint8_t *snapshot;
     unsigned i;
 
@@ -370,11 +383,20 @@ static void gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op)
         !gda_ft_soft_engine.config.cuda_snapshot) {
         return;
     }
-    snapshot = malloc(op->length);
+    snapshot = malloc(ucs_max(op->length, 1));
     if (snapshot == NULL) {
         return;   /* copied packet by packet */
     }
-    gda_ft_soft_op_copy_out(op, 0, snapshot, op->length);
+    for (i = 0; i < op->num_sge; ++i) {
+        if (!queue || (op->sge[i].mem_type != GDA_FT_HCA_MEM_CUDA) ||
+            !gda_ft_soft_mem_read_queue(snapshot + offset,
+                                        (void*)(uintptr_t)op->sge[i].addr,
+                                        op->sge[i].length)) {
+            gda_ft_soft_op_copy_out(op, offset, snapshot + offset,
+                                    op->sge[i].length);
+        }
+        offset += op->sge[i].length;
+    }
     op->inline_data = snapshot;
 }
 
@@ -383,7 +405,7 @@ static void gda_ft_soft_op_gather(gda_ft_soft_op_t *op, uint32_t offset,
                                   uint8_t *dst, uint32_t len)
 {
     if (op->inline_data == NULL) {
-        gda_ft_soft_op_snapshot(op);
+        gda_ft_soft_op_snapshot(op, 0);
     }
     if (op->inline_data != NULL) {
         memcpy(dst, op->inline_data + offset, len);
