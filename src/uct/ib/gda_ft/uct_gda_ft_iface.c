@@ -92,7 +92,8 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      "replay only what it did not execute: atomics and sends in flight then\n"
      "happen exactly once, and only a fetching atomic whose reply was lost\n"
      "completes in doubt. New operations wait for the answer (one round trip\n"
-     "on the backup path); without one within DEADLINE, atomics in flight\n"
+     "on the backup path); without one in time (about one DEADLINE, two more\n"
+     "while the peer's traffic still arrives), atomics and signals in flight\n"
      "complete in doubt and the rest is replayed. n: replay at once.",
      ucs_offsetof(uct_gda_ft_iface_config_t, resolve), UCS_CONFIG_TYPE_BOOL},
 
