@@ -6,6 +6,7 @@
 #endif
 
 #include "gda_ft_ucp_cuda.h"
+#include "gda_ft_cudart.h"
 
 #include <ucs/debug/log.h>
 #include <dlfcn.h>
@@ -42,17 +43,11 @@ static void *gda_ft_ucp_cuda_sym(void *handle, const char *name, int *missing)
 
 static void gda_ft_ucp_cuda_do_load(void)
 {
-    static const char *names[] = {"libcudart.so", "libcudart.so.13",
-                                  "libcudart.so.12", NULL};
     int (*stream_create)(void **stream, unsigned flags);
-    void *handle = NULL;
-    const char **name;
+    void *handle = gda_ft_cudart_open();
     int missing  = 0;
     int ret;
 
-    for (name = names; (*name != NULL) && (handle == NULL); ++name) {
-        handle = dlopen(*name, RTLD_NOW | RTLD_GLOBAL);
-    }
     if (handle == NULL) {
         ucs_error("gda_ft: GPU placement needs the CUDA runtime, and no "
                   "libcudart could be loaded");

@@ -8,6 +8,7 @@
 #endif
 
 #include "gda_ft_soft_int.h"
+#include "gda_ft_cudart.h"
 
 #include <ucs/debug/log.h>
 #include <dlfcn.h>
@@ -105,15 +106,8 @@ static void gda_ft_soft_cuda_thread_release(void *arg)
 
 static void gda_ft_soft_cuda_load(void)
 {
-    static const char *names[] = {"libcudart.so", "libcudart.so.13",
-                                  "libcudart.so.12", NULL};
     gda_ft_cuda_device_func_t get_device;
-    void *handle = NULL;
-    const char **name;
-
-    for (name = names; (*name != NULL) && (handle == NULL); ++name) {
-        handle = dlopen(*name, RTLD_NOW | RTLD_GLOBAL);
-    }
+    void *handle = gda_ft_cudart_open();
 
     if (handle == NULL) {
         ucs_error("soft HCA: CUDA memory registered but no CUDA runtime "
