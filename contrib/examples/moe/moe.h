@@ -214,6 +214,27 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t moe_wait_word(const moe_ctx_t *c,
     return GDA_FT_DEV_OK;
 }
 
+/* Until everything this rank posted has completed, progressing its
+ * channels: the next iteration rewrites the tokens its puts read (a put
+ * replayed after a switch would carry the new ones), and a rank that left
+ * with posts in flight, or parked in a switch, would never send them */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t moe_quiet(const moe_ctx_t *c)
+{
+    gda_ft_dev_status_t status;
+    uint32_t peer, ch;
+
+    for (peer = 0; peer < c->nranks; ++peer) {
+        for (ch = 0; (c->ep[peer] != NULL) && (ch < c->nchan); ++ch) {
+            status = gda_ft_dev_quiet(c->ep[peer], ch, c->timeout_ns);
+            if ((status == GDA_FT_DEV_NO_PATH) ||
+                (status == GDA_FT_DEV_TIMEOUT)) {
+                return status;
+            }
+        }
+    }
+    return GDA_FT_DEV_OK;
+}
+
 /* All E x N dispatch signals of the iteration */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t moe_wait_dispatch(const moe_ctx_t *c,
                                                       moe_result_t *r)
@@ -484,6 +505,7 @@ GDA_FT_DEV_FUNC void moe_phase(const moe_ctx_t *c, unsigned phase,
         break;
     case MOE_PHASE_COMBINE_WAIT:
         moe_fail(r, moe_wait_combine(c, r));
+        moe_fail(r, moe_quiet(c));
         r->combine_ns = gda_ft_dev_now_ns() - r->start_ns - r->dispatch_ns;
         break;
     case MOE_PHASE_VERIFY:
