@@ -54,15 +54,6 @@ static struct {
     pthread_key_t                    thread_key;
 } gda_ft_soft_cuda;
 
-/*
- * An engine thread's access to device memory: the device current, its
- * stream, and a pinned staging area. A write into device memory is copied
- * there and queued (cudaMemcpyAsync from pinned memory returns at once);
- * what is queued completes before anything that could make it visible:
- * a packet sent (the ACK of the write, or a later one), a CQE written, a
- * read of device memory, a write to host memory (a signal behind the
- * data), an atomic's end (gda_ft_soft_mem_flush).
- */
 /* Reads of device memory queued at once, to land in host memory at the
  * next flush */
 #define GDA_FT_SOFT_CUDA_READS 256
@@ -73,6 +64,15 @@ typedef struct {
     size_t  length;
 } gda_ft_soft_cuda_read_t;
 
+/*
+ * An engine thread's access to device memory: the device current, its
+ * stream, and a pinned staging area. A write into device memory is copied
+ * there and queued (cudaMemcpyAsync from pinned memory returns at once);
+ * what is queued completes before anything that could make it visible:
+ * a packet sent (the ACK of the write, or a later one), a CQE written, a
+ * read of device memory, a write to host memory (a signal behind the
+ * data), an atomic's end (gda_ft_soft_mem_flush).
+ */
 typedef struct {
     int                     ready;   /* set up (or tried: stream NULL on
                                         failure) */
@@ -99,9 +99,10 @@ static void gda_ft_soft_cuda_thread_release(void *arg)
     if (t->staging != NULL) {
         (void)gda_ft_soft_cuda.free_host(t->staging);
     }
-    t->stream  = NULL;
-    t->staging = NULL;
-    t->queued  = 0;
+    t->stream    = NULL;
+    t->staging   = NULL;
+    t->queued    = 0;
+    t->num_reads = 0;
 }
 
 static void gda_ft_soft_cuda_load(void)
@@ -211,69 +212,83 @@ void gda_ft_soft_mem_flush(void)
     t->queued    = 0;
 }
 
+/* Whether len bytes may go through the thread's staging area */
+static int gda_ft_soft_cuda_stageable(const gda_ft_soft_cuda_thread_t *t,
+                                      size_t len)
+{
+    return (t->staging != NULL) && (len <= GDA_FT_SOFT_CUDA_STAGING) &&
+           gda_ft_soft_engine.config.cuda_staging;
+}
+
+/* Where len bytes go in the staging area: after what is queued, or at its
+ * start once that has landed (the area was full) */
+static size_t gda_ft_soft_cuda_stage(gda_ft_soft_cuda_thread_t *t,
+                                     size_t len)
+{
+    if ((t->queued + len) > GDA_FT_SOFT_CUDA_STAGING) {
+        gda_ft_soft_mem_flush();
+    }
+    return t->queued;
+}
+
+/* len bytes were queued at the stage's offset */
+static void gda_ft_soft_cuda_staged(gda_ft_soft_cuda_thread_t *t,
+                                    size_t len)
+{
+    t->queued = ucs_min(t->queued +
+                        ucs_align_up(len, GDA_FT_SOFT_CUDA_STAGING_ALIGN),
+                        GDA_FT_SOFT_CUDA_STAGING);
+}
+
 int gda_ft_soft_mem_read_queue(void *dst, const void *src, size_t len)
 {
     gda_ft_soft_cuda_thread_t *t;
     gda_ft_soft_cuda_read_t *read;
-    int ret;
+    size_t offset;
 
-    if (!gda_ft_soft_engine.config.cuda_staging ||
-        (len > GDA_FT_SOFT_CUDA_STAGING) ||
-        (gda_ft_soft_mem_prepare(GDA_FT_HCA_MEM_CUDA) != UCS_OK)) {
+    if (gda_ft_soft_mem_prepare(GDA_FT_HCA_MEM_CUDA) != UCS_OK) {
         return 0;
     }
     t = gda_ft_soft_cuda_thread_get();
-    if ((t == NULL) || (t->staging == NULL)) {
+    if ((t == NULL) || !gda_ft_soft_cuda_stageable(t, len)) {
         return 0;
     }
-    if (((t->queued + len) > GDA_FT_SOFT_CUDA_STAGING) ||
-        (t->num_reads == GDA_FT_SOFT_CUDA_READS)) {
+    if (t->num_reads == GDA_FT_SOFT_CUDA_READS) {
         gda_ft_soft_mem_flush();
     }
-    ret = gda_ft_soft_cuda.memcpy_async(t->staging + t->queued, src, len,
-                                        GDA_FT_CUDA_MEMCPY_DEFAULT,
-                                        t->stream);
-    if (ret != 0) {
+    offset = gda_ft_soft_cuda_stage(t, len);
+    if (gda_ft_soft_cuda.memcpy_async(t->staging + offset, src, len,
+                                      GDA_FT_CUDA_MEMCPY_DEFAULT,
+                                      t->stream) != 0) {
         return 0;   /* the waiting copy reports it */
     }
     read         = &t->reads[t->num_reads++];
     read->dst    = dst;
-    read->offset = t->queued;
+    read->offset = offset;
     read->length = len;
-    t->queued    = ucs_min(t->queued +
-                           ucs_align_up(len, GDA_FT_SOFT_CUDA_STAGING_ALIGN),
-                           GDA_FT_SOFT_CUDA_STAGING);
+    gda_ft_soft_cuda_staged(t, len);
     return 1;
 }
 
 /* Queues a write of host bytes into device memory through the staging
- * area; 0 when it does not fit there */
+ * area; 0 when it cannot be staged */
 static int gda_ft_soft_cuda_queue_write(gda_ft_soft_cuda_thread_t *t,
                                         void *dst, const void *src,
                                         size_t len)
 {
     char *stage;
-    int ret;
 
-    if ((t->staging == NULL) || (len > GDA_FT_SOFT_CUDA_STAGING) ||
-        !gda_ft_soft_engine.config.cuda_staging) {
+    if (!gda_ft_soft_cuda_stageable(t, len)) {
         return 0;
     }
-    if ((t->queued + len) > GDA_FT_SOFT_CUDA_STAGING) {
-        gda_ft_soft_mem_flush();   /* the area is free again */
-    }
-    stage = t->staging + t->queued;
+    stage = t->staging + gda_ft_soft_cuda_stage(t, len);
     memcpy(stage, src, len);
-    ret = gda_ft_soft_cuda.memcpy_async(dst, stage, len,
-                                        GDA_FT_CUDA_MEMCPY_DEFAULT,
-                                        t->stream);
-    if (ret != 0) {
+    if (gda_ft_soft_cuda.memcpy_async(dst, stage, len,
+                                      GDA_FT_CUDA_MEMCPY_DEFAULT,
+                                      t->stream) != 0) {
         return 0;   /* the waiting copy reports it */
     }
-    t->queued += ucs_align_up(len, GDA_FT_SOFT_CUDA_STAGING_ALIGN);
-    if (t->queued > GDA_FT_SOFT_CUDA_STAGING) {
-        t->queued = GDA_FT_SOFT_CUDA_STAGING;
-    }
+    gda_ft_soft_cuda_staged(t, len);
     return 1;
 }
 

@@ -312,7 +312,7 @@ static uint16_t gda_ft_soft_sq_pi(gda_ft_soft_qp_t *qp)
            0xffff;
 }
 
-static void gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op, int queue);
+static void gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op);
 
 static int gda_ft_soft_req_parse(gda_ft_soft_qp_t *qp)
 {
@@ -329,7 +329,7 @@ static int gda_ft_soft_req_parse(gda_ft_soft_qp_t *qp)
          * memory with one wait for all of them */
         if ((op->syndrome == 0) && (op->inline_data == NULL) &&
             !gda_ft_soft_op_is_read(op) && !gda_ft_soft_op_is_atomic(op)) {
-            gda_ft_soft_op_snapshot(op, 1);
+            gda_ft_soft_op_snapshot(op);
         }
         work = 1;
     }
@@ -363,12 +363,13 @@ static void gda_ft_soft_op_copy_out(const gda_ft_soft_op_t *op,
 }
 
 /*
- * A snapshot of an operation's data in device memory: the whole message
- * in one copy when its first packet is built, rather than one copy (and
- * one wait for it) per packet and again per retransmission. The buffers
- * may not change before the operation completes, as on any HCA.
+ * A snapshot of an operation's data in device memory, taken when the
+ * engine finds its WQE: the whole message queued in one read (the pass's
+ * parse waits once for all of them), rather than one copy and one wait
+ * per packet and again per retransmission. The buffers may not change
+ * before the operation completes, as on any HCA.
  */
-static void gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op, int queue)
+static void gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op)
 {
     uint32_t offset = 0;
     uint8_t *snapshot;
@@ -388,7 +389,7 @@ static void gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op, int queue)
         return;   /* copied packet by packet */
     }
     for (i = 0; i < op->num_sge; ++i) {
-        if (!queue || (op->sge[i].mem_type != GDA_FT_HCA_MEM_CUDA) ||
+        if ((op->sge[i].mem_type != GDA_FT_HCA_MEM_CUDA) ||
             !gda_ft_soft_mem_read_queue(snapshot + offset,
                                         (void*)(uintptr_t)op->sge[i].addr,
                                         op->sge[i].length)) {
@@ -401,12 +402,10 @@ static void gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op, int queue)
 }
 
 /* Copies [offset, offset+len) of the op's local data into dst */
-static void gda_ft_soft_op_gather(gda_ft_soft_op_t *op, uint32_t offset,
+static void gda_ft_soft_op_gather(const gda_ft_soft_op_t *op,
+                                  uint32_t offset,
                                   uint8_t *dst, uint32_t len)
 {
-    if (op->inline_data == NULL) {
-        gda_ft_soft_op_snapshot(op, 0);
-    }
     if (op->inline_data != NULL) {
         memcpy(dst, op->inline_data + offset, len);
     } else {
