@@ -372,8 +372,15 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_no_path(gda_ft_chan_t *chan,
     return GDA_FT_DEV_NO_PATH;   /* the word stays FROZEN */
 }
 
-/* Applies the host's re-arm of path p (QP reset to RTS, probed: the ring
- * and the PSNs go on after the probe) */
+/*
+ * Applies the host's re-arm of path p (QP reset to RTS, probed: the ring
+ * and the PSNs go on after the probe). A re-armed primary also repaired
+ * what the peer and the other channels to it had found there so far,
+ * whether the channel takes it back by a failback or by a switch off the
+ * backup. Kept as news, those findings would send the channel off the
+ * primary it has just taken while the backup awaits its own re-arm: both
+ * paths lost with both links up.
+ */
 GDA_FT_DEV_FUNC void gda_ft_chan_apply_rearm(gda_ft_chan_t *chan, uint8_t p,
                                              uint32_t rearm)
 {
@@ -383,6 +390,14 @@ GDA_FT_DEV_FUNC void gda_ft_chan_apply_rearm(gda_ft_chan_t *chan, uint8_t p,
     path->ring_next  = gda_ft_atomic_load_acq32_sys(
             &chan->mbox->rearm_ring[p]);
     gda_ft_atomic_store_rel32(&path->failed, 0);
+    if (p == GDA_FT_CHAN_PRIMARY) {
+        gda_ft_atomic_store_rel32(&path->seen_peer_left,
+                gda_ft_atomic_load_acq32_sys(&chan->mbox->peer_left));
+        if (chan->health != NULL) {
+            gda_ft_atomic_store_rel32(&chan->seen_fail_gen,
+                    gda_ft_atomic_load_acq32(&chan->health->fail_gen));
+        }
+    }
     gda_ft_atomic_store_rel32(&path->seen_rearm, rearm);
 }
 
@@ -923,14 +938,6 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_check_rearm(
     }
 
     gda_ft_chan_apply_rearm(chan, GDA_FT_CHAN_PRIMARY, rearm[0]);
-    /* and so was what the peer found on it */
-    gda_ft_atomic_store_rel32(&chan->path[GDA_FT_CHAN_PRIMARY].seen_peer_left,
-            gda_ft_atomic_load_acq32_sys(&chan->mbox->peer_left));
-    if (chan->health != NULL) {
-        /* the failures seen so far are what the re-arm repaired */
-        gda_ft_atomic_store_rel32(&chan->seen_fail_gen,
-                gda_ft_atomic_load_acq32(&chan->health->fail_gen));
-    }
     gda_ft_chan_phase(chan, GDA_FT_CHAN_PHASE_DRAIN);
     return gda_ft_chan_step(chan);
 }

@@ -1510,3 +1510,49 @@ GDA_FT_TEST_TIMEOUT(dev_chan, busy_channel_follows_the_peers_finding, 60)
     chan_verify_psns(&w, 0);
     chan_world_fini(&w);
 }
+
+/*
+ * A re-armed primary repaired what was found on it so far, however the
+ * channel comes back to it. Here it comes back by a switch off the backup
+ * (whose re-arm is still to come) after another channel to the peer, and
+ * the peer itself, found the primary failing: the channel must not follow
+ * those findings off the primary it has just taken, where the only way
+ * left would be NO_PATH with both links up.
+ */
+GDA_FT_TEST(dev_chan, switch_onto_a_rearmed_primary_takes_its_repairs)
+{
+    static gda_ft_chan_mbox_t mbox;
+    static gda_ft_chan_health_t health;
+    gda_ft_chan_t chan;
+
+    bookkeeping_chan_init(&chan, 64, 100, 0);
+    memset(&mbox, 0, sizeof(mbox));
+    memset(&health, 0, sizeof(health));
+    chan.mbox   = &mbox;
+    chan.health = &health;
+    /* the channel left the primary first (its finding: generation 1),
+     * then another channel (2) and the peer did */
+    chan.seen_fail_gen = 1;
+    health.fail_gen    = 2;
+    mbox.peer_left     = 1;
+    /* on the backup, which falls silent: the move back finds the primary
+     * re-armed by the host */
+    chan.active    = GDA_FT_CHAN_BACKUP;
+    chan.sw.from   = GDA_FT_CHAN_BACKUP;
+    chan.sw.why    = GDA_FT_CHAN_WHY_DEADLINE;
+    mbox.rearm[GDA_FT_CHAN_PRIMARY]     = 1;
+    mbox.rearm_psn[GDA_FT_CHAN_PRIMARY] = 700;
+    gda_ft_chan_phase(&chan, GDA_FT_CHAN_PHASE_REARM);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_step_rearm(&chan), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(chan.sw.phase, GDA_FT_CHAN_PHASE_TELL);
+    GDA_FT_ASSERT_EQ(chan.path[GDA_FT_CHAN_PRIMARY].next_psn, 700);
+    GDA_FT_ASSERT_EQ(chan.path[GDA_FT_CHAN_PRIMARY].seen_rearm, 1);
+    /* what the re-arm repaired is no news on the primary */
+    GDA_FT_ASSERT_EQ(chan.seen_fail_gen, 2);
+    GDA_FT_ASSERT_EQ(chan.path[GDA_FT_CHAN_PRIMARY].seen_peer_left, 1);
+
+    /* on the primary with work in flight: the peer's finding is old */
+    chan.active = GDA_FT_CHAN_PRIMARY;
+    GDA_FT_ASSERT_EQ(gda_ft_chan_check_peer_left(&chan), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(chan.counters.switches, 0);
+}
