@@ -562,7 +562,7 @@ static int gpu_verbose;   /* -v */
 static void gpu_print_hca_stats(chan_world_t *w)
 {
     gda_ft_soft_engine_stats_t es;
-    char line[512];
+    char line[768];
     unsigned c;
 
     for (c = 0; c < 4; ++c) {
@@ -608,10 +608,18 @@ static void gpu_dump(chan_world_t *w)
 
             gda_ft_hca_qp_query(w->a[c].path[r].qp, &qa);
             gda_ft_hca_qp_query(w->b[c].path[r].qp, &qb);
+            const gda_ft_chan_path_t *cp = &chans[c].path[r];
+            const gda_ft_mlx5_cqe64_t *cqe =
+                    (const gda_ft_mlx5_cqe64_t*)cp->cqe;
+
             printf("  path %u: A state %d sq_psn 0x%x, B state %d rq_psn "
-                   "0x%x, channel's next PSN 0x%x\n", r, qa.state,
-                   qa.sq_psn, qb.state, qb.rq_psn,
-                   chans[c].path[r].next_psn);
+                   "0x%x, channel's next PSN 0x%x; doorbell %u, CQE "
+                   "counter %u op_own 0x%x, ring_off %lu ring_next %lu\n",
+                   r, qa.state, qa.sq_psn, qb.state, qb.rq_psn,
+                   cp->next_psn, gda_ft_be32toh(cp->sq.dbrec[1]),
+                   gda_ft_be16toh(cqe->wqe_counter), cqe->op_own,
+                   (unsigned long)cp->ring_off,
+                   (unsigned long)cp->ring_next);
         }
         for (r = 1; (r <= mbox->req_seq) && (r <= GDA_FT_CHAN_MBOX_RECORDS);
              ++r) {
@@ -1259,6 +1267,8 @@ static void gpu_pressure_scenario(const gpu_run_t *run)
     gpu_check(lost == 0, what);
     if (gpu_failed != 0) {
         gpu_dump(&w);
+    } else {
+        gpu_print_hca_stats(&w);
     }
     cudaStreamDestroy(stream);
     cudaFreeHost(stop);

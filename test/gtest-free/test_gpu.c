@@ -58,3 +58,12 @@ GDA_FT_TEST_TIMEOUT(gpu, both_ports_down_kernels_exit, 300)
 {
     gpu_run_program("-s both_down");
 }
+
+/* 512 warps keep the smallest rings full with data in GPU memory, at a
+ * deadline the software HCA's load exceeds: paths switch without a fault,
+ * and every operation is checked exactly once */
+GDA_FT_TEST_TIMEOUT(gpu, full_rings_gpu_data_false_switches, 300)
+{
+    gpu_run_program("-s pressure -b 64 -w 8 -R 64 -i 20000 -D 1000 -T 20 "
+                    "-m gpu_data");
+}

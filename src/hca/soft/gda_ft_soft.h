@@ -42,6 +42,9 @@ typedef struct gda_ft_soft_config {
     int            cuda_staging;   /* GPU memory: staged, queued writes */
     int            cuda_snapshot;  /* GPU memory: a message sent is read
                                       in one copy */
+    unsigned       cuda_read_batch; /* GPU memory: messages read with one
+                                       wait per QP and pass when their
+                                       WQEs are found (0: none) */
 } gda_ft_soft_config_t;
 
 extern ucs_config_field_t gda_ft_soft_config_table[];
@@ -109,6 +112,9 @@ typedef struct gda_ft_soft_engine_stats {
     uint64_t long_gaps_switched;
     uint64_t long_gaps_blocked;
     uint64_t long_gaps_stolen;
+    uint64_t cuda_waits;       /* waits for copies of GPU memory: */
+    uint64_t cuda_wait_ns;     /* in all, */
+    uint64_t max_cuda_wait_ns; /* and the longest */
     uint64_t link_checks;      /* of the interfaces carrying the ports:
                                   one at the start, then one per notice
                                   of the kernel (or every LINK_CHECK

@@ -130,6 +130,16 @@ ucs_config_field_t gda_ft_soft_config_table[] = {
      ucs_offsetof(gda_ft_soft_config_t, cuda_snapshot),
      UCS_CONFIG_TYPE_BOOL},
 
+    {"CUDA_READ_BATCH", "8",
+     "With CUDA_SNAPSHOT, how many messages in GPU memory a QP's WQEs take\n"
+     "from one wait per engine pass: they are read when the engine finds\n"
+     "their WQEs, and the QP's WQEs beyond them wait for its next pass.\n"
+     "A larger batch waits less often but longer, and a wait holds every\n"
+     "QP of its engine thread. 0: each message read when its first packet\n"
+     "is built.",
+     ucs_offsetof(gda_ft_soft_config_t, cuda_read_batch),
+     UCS_CONFIG_TYPE_UINT},
+
     {"ATOMIC_HOST_ORDER", "n",
      "Write the old value of an 8-byte fetching atomic in host byte order,\n"
      "as a ConnectX does where mlx5_core selects that mode (its\n"

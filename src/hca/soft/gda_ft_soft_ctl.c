@@ -87,7 +87,7 @@ void gda_ft_soft_ctl_close(void)
 static void gda_ft_soft_ctl_engine_stats(char *reply, size_t max)
 {
     gda_ft_soft_engine_stats_t st;
-    char line[512];
+    char line[768];
 
     gda_ft_soft_engine_stats(&st);
     gda_ft_soft_engine_stats_format(&st, line, sizeof(line));

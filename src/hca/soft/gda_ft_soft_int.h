@@ -433,6 +433,11 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
  * CQE written, an atomic's end) and before the reads' bytes are used */
 void gda_ft_soft_mem_flush(void);
 
+/* The engine threads' waits for copies of device memory so far: how
+ * many, their time in all and the longest */
+void gda_ft_soft_mem_wait_stats(uint64_t *waits, uint64_t *total_ns,
+                                uint64_t *max_ns);
+
 /* Queues a read of len bytes of device memory at src into host memory at
  * dst, done at this thread's next gda_ft_soft_mem_flush(): many reads for
  * one wait. 0 when it cannot be queued (copy it then) */

@@ -85,6 +85,13 @@ typedef struct {
 } gda_ft_soft_cuda_thread_t;
 
 static __thread gda_ft_soft_cuda_thread_t gda_ft_soft_cuda_thread;
+
+/* The engine threads' waits for their streams (engine statistics) */
+static struct {
+    uint64_t waits;
+    uint64_t total_ns;
+    uint64_t max_ns;
+} gda_ft_soft_cuda_waits;
 static pthread_once_t gda_ft_soft_cuda_once = PTHREAD_ONCE_INIT;
 static int gda_ft_soft_cuda_loaded;
 
@@ -160,12 +167,14 @@ static void gda_ft_soft_cuda_load(void)
 static gda_ft_soft_cuda_thread_t *gda_ft_soft_cuda_thread_get(void)
 {
     gda_ft_soft_cuda_thread_t *t = &gda_ft_soft_cuda_thread;
+    uint64_t start;
     int ret;
 
     if (t->ready) {
         return (t->stream != NULL) ? t : NULL;
     }
     t->ready = 1;
+    start    = gda_ft_soft_now_ns();
     ret      = gda_ft_soft_cuda.set_device(gda_ft_soft_cuda.device);
     if (ret != 0) {
         ucs_error("soft HCA: cudaSetDevice(%d) failed: %d",
@@ -189,7 +198,39 @@ static gda_ft_soft_cuda_thread_t *gda_ft_soft_cuda_thread_get(void)
         t->staging = NULL;
     }
     (void)pthread_setspecific(gda_ft_soft_cuda.thread_key, t);
+    ucs_diag("soft HCA: an engine thread's CUDA stream and staging area "
+             "took %.3f ms to set up", (gda_ft_soft_now_ns() - start) / 1e6);
     return t;
+}
+
+/* Waits for what the thread's stream holds, and counts the wait */
+static int gda_ft_soft_cuda_wait(gda_ft_soft_cuda_thread_t *t)
+{
+    uint64_t start = gda_ft_soft_now_ns(), took, max;
+    int ret        = gda_ft_soft_cuda.stream_sync(t->stream);
+
+    took = gda_ft_soft_now_ns() - start;
+    __atomic_fetch_add(&gda_ft_soft_cuda_waits.waits, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&gda_ft_soft_cuda_waits.total_ns, took,
+                       __ATOMIC_RELAXED);
+    max = __atomic_load_n(&gda_ft_soft_cuda_waits.max_ns, __ATOMIC_RELAXED);
+    while ((took > max) &&
+           !__atomic_compare_exchange_n(&gda_ft_soft_cuda_waits.max_ns, &max,
+                                        took, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+    }
+    return ret;
+}
+
+void gda_ft_soft_mem_wait_stats(uint64_t *waits, uint64_t *total_ns,
+                                uint64_t *max_ns)
+{
+    *waits    = __atomic_load_n(&gda_ft_soft_cuda_waits.waits,
+                                __ATOMIC_RELAXED);
+    *total_ns = __atomic_load_n(&gda_ft_soft_cuda_waits.total_ns,
+                                __ATOMIC_RELAXED);
+    *max_ns   = __atomic_load_n(&gda_ft_soft_cuda_waits.max_ns,
+                                __ATOMIC_RELAXED);
 }
 
 void gda_ft_soft_mem_flush(void)
@@ -201,7 +242,7 @@ void gda_ft_soft_mem_flush(void)
     if (t->queued == 0) {
         return;
     }
-    ret = gda_ft_soft_cuda.stream_sync(t->stream);
+    ret = gda_ft_soft_cuda_wait(t);
     if (ret != 0) {
         ucs_error("soft HCA: cudaStreamSynchronize failed: %d", ret);
     }
@@ -391,7 +432,7 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
                                         GDA_FT_CUDA_MEMCPY_DEFAULT,
                                         t->stream);
     if (ret == 0) {
-        ret = gda_ft_soft_cuda.stream_sync(t->stream);
+        ret = gda_ft_soft_cuda_wait(t);
     }
     if (ret != 0) {
         ucs_error("soft HCA: cudaMemcpyAsync(%p, %p, %zu) failed: %d", dst,

@@ -312,24 +312,34 @@ static uint16_t gda_ft_soft_sq_pi(gda_ft_soft_qp_t *qp)
            0xffff;
 }
 
-static void gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op);
+static int gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op, int queue);
 
+/*
+ * Takes the WQEs the doorbell gave. The messages in device memory of
+ * those found in this pass are read with one wait for all of them, up to
+ * CUDA_READ_BATCH of them: the WQEs behind wait for the next pass, so that
+ * one wait never holds the engine thread's other QPs for long (unbounded,
+ * 512 warps filling four rings made waits of 30 to 45 ms on an H200, every
+ * QP of the thread silent for as long).
+ */
 static int gda_ft_soft_req_parse(gda_ft_soft_qp_t *qp)
 {
-    uint16_t pi = gda_ft_soft_sq_pi(qp);
-    unsigned cnt = qp->super.init.sq_wqebb_cnt;
-    int work     = 0;
+    uint16_t pi    = gda_ft_soft_sq_pi(qp);
+    unsigned cnt   = qp->super.init.sq_wqebb_cnt;
+    unsigned batch = gda_ft_soft_engine.config.cuda_read_batch;
+    unsigned reads = 0;
+    int work       = 0;
     gda_ft_soft_op_t *op;
 
-    while ((qp->sq_parse != pi) && ((qp->op_tail - qp->op_head) < cnt)) {
+    while ((qp->sq_parse != pi) && ((qp->op_tail - qp->op_head) < cnt) &&
+           ((batch == 0) || (reads < batch))) {
         op            = gda_ft_soft_op_at(qp, qp->op_tail);
         qp->sq_parse += gda_ft_soft_parse_wqe(qp, op, qp->sq_parse);
         ++qp->op_tail;
-        /* the messages of the WQEs this pass found, read from device
-         * memory with one wait for all of them */
-        if ((op->syndrome == 0) && (op->inline_data == NULL) &&
-            !gda_ft_soft_op_is_read(op) && !gda_ft_soft_op_is_atomic(op)) {
-            gda_ft_soft_op_snapshot(op);
+        if ((batch != 0) && (op->syndrome == 0) &&
+            (op->inline_data == NULL) && !gda_ft_soft_op_is_read(op) &&
+            !gda_ft_soft_op_is_atomic(op)) {
+            reads += gda_ft_soft_op_snapshot(op, 1);
         }
         work = 1;
     }
@@ -363,15 +373,18 @@ static void gda_ft_soft_op_copy_out(const gda_ft_soft_op_t *op,
 }
 
 /*
- * A snapshot of an operation's data in device memory, taken when the
- * engine finds its WQE: the whole message queued in one read (the pass's
- * parse waits once for all of them), rather than one copy and one wait
- * per packet and again per retransmission. The buffers may not change
- * before the operation completes, as on any HCA.
+ * A snapshot of an operation's data in device memory: the whole message in
+ * one read, rather than one copy and one wait per packet and again per
+ * retransmission. Queued (queue: the pass's parse waits once for all it
+ * queued; returns 1 when it queued a read) or, for a message that was not
+ * read when its WQE was found, waited for when its first packet is built.
+ * The buffers may not change before the operation completes, as on any
+ * HCA.
  */
-static void gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op)
+static int gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op, int queue)
 {
     uint32_t offset = 0;
+    int queued      = 0;
     uint8_t *snapshot;
     unsigned i;
 
@@ -382,30 +395,37 @@ static void gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op)
     }
     if ((i == op->num_sge) || (op->length > GDA_FT_SOFT_SNAPSHOT_MAX) ||
         !gda_ft_soft_engine.config.cuda_snapshot) {
-        return;
+        return 0;
     }
     snapshot = malloc(ucs_max(op->length, 1));
     if (snapshot == NULL) {
-        return;   /* copied packet by packet */
+        return 0;   /* copied packet by packet */
     }
     for (i = 0; i < op->num_sge; ++i) {
-        if ((op->sge[i].mem_type != GDA_FT_HCA_MEM_CUDA) ||
-            !gda_ft_soft_mem_read_queue(snapshot + offset,
-                                        (void*)(uintptr_t)op->sge[i].addr,
-                                        op->sge[i].length)) {
+        if (queue && (op->sge[i].mem_type == GDA_FT_HCA_MEM_CUDA) &&
+            gda_ft_soft_mem_read_queue(snapshot + offset,
+                                       (void*)(uintptr_t)op->sge[i].addr,
+                                       op->sge[i].length)) {
+            queued = 1;
+        } else {
             gda_ft_soft_op_copy_out(op, offset, snapshot + offset,
                                     op->sge[i].length);
         }
         offset += op->sge[i].length;
     }
     op->inline_data = snapshot;
+    return queued;
 }
 
-/* Copies [offset, offset+len) of the op's local data into dst */
-static void gda_ft_soft_op_gather(const gda_ft_soft_op_t *op,
-                                  uint32_t offset,
+/* Copies [offset, offset+len) of the op's local data into dst; a message
+ * in device memory not read when its WQE was found is read whole now */
+static void gda_ft_soft_op_gather(gda_ft_soft_op_t *op, uint32_t offset,
                                   uint8_t *dst, uint32_t len)
 {
+    if ((op->inline_data == NULL) && !gda_ft_soft_op_is_read(op) &&
+        !gda_ft_soft_op_is_atomic(op)) {
+        (void)gda_ft_soft_op_snapshot(op, 0);
+    }
     if (op->inline_data != NULL) {
         memcpy(dst, op->inline_data + offset, len);
     } else {
