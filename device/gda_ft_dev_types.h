@@ -14,7 +14,7 @@
 #include "gda_ft_dev_def.h"
 
 /* Bumped whenever a descriptor's layout or meaning changes */
-#define GDA_FT_DEV_VERSION 6   /* 2: channel interruption stamps, path
+#define GDA_FT_DEV_VERSION 7   /* 2: channel interruption stamps, path
                                  progress in the peer's health; 3: a
                                  switch advanced by progress passes; 4:
                                  a re-armed path's ring starts after the
@@ -23,7 +23,8 @@
                                  the peer's finding (peer_left); 5: the
                                  channel's outcome table, the mailbox's
                                  awaits_rearm; 6: the endpoint's flags
-                                 (the byte order of fetched values) */
+                                 (the byte order of fetched values); 7:
+                                 a memory element's length per end */
 
 
 /*

@@ -56,13 +56,16 @@
 
 #include "gda_ft_chan_failover.h"
 
-/* One registered buffer pair: local part and the peer's part */
+/* One registered buffer pair: local part and the peer's part, each with
+ * its own length (a remote counter word beside a large local area of
+ * results) */
 typedef struct gda_ft_dev_mem_elem {
     uint64_t laddr;      /*  0 */
     uint64_t raddr;      /*  8 */
-    uint64_t length;     /* 16: bytes valid at both */
+    uint64_t length;     /* 16: bytes valid at the local end */
     uint32_t lkey[2];    /* 24: on the primary and the backup HCA */
     uint32_t rkey[2];    /* 32 */
+    uint64_t rlength;    /* 40: bytes valid at the peer's end */
 } gda_ft_dev_mem_elem_t;
 
 typedef struct gda_ft_dev_mem_list {
@@ -94,7 +97,7 @@ typedef struct gda_ft_dev_request {
     uint64_t       end;          /* logical index after it */
 } gda_ft_dev_request_t;
 
-GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_mem_elem_t) == 40, dev_mem_elem_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_mem_elem_t) == 48, dev_mem_elem_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_mem_list_t) == 16, dev_mem_list_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_endpoint_t) == 16, dev_endpoint_size);
 
@@ -318,7 +321,7 @@ GDA_FT_DEV_FUNC int gda_ft_dev_op_mem(gda_ft_chan_op_t *op,
     }
     e = &ml->elems[idx];
     if ((loff > e->length) || (length > e->length - loff) ||
-        (roff > e->length) || (length > e->length - roff)) {
+        (roff > e->rlength) || (length > e->rlength - roff)) {
         return 0;
     }
     gda_ft_chan_op_init(op, e->laddr + loff, e->lkey, (uint32_t)length,

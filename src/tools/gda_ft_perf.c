@@ -404,6 +404,7 @@ static void perf_keys_and_lists(perf_t *p)
     } while (status == UCS_ERR_NOT_CONNECTED);
     perf_check(status, "device endpoint");
 
+    memset(elems, 0, sizeof(elems));
     elems[GDA_FT_PERF_ELEM_DATA].memh           = p->region.memh;
     elems[GDA_FT_PERF_ELEM_DATA].local_addr     = base;
     elems[GDA_FT_PERF_ELEM_DATA].length         = l->data;

@@ -499,6 +499,8 @@ static ucs_status_t gda_ft_ucp_elem_remote(const gda_ft_ucp_lane_t *lane,
                                            gda_ft_dev_mem_elem_t *d)
 {
     ucp_rkey_h rkey = e->rkey;
+    size_t rlength  = (e->remote_length != 0) ? e->remote_length :
+                      e->length;
     unsigned index;
     uct_rkey_t tl_rkey;
 
@@ -517,7 +519,7 @@ static ucs_status_t gda_ft_ucp_elem_remote(const gda_ft_ucp_lane_t *lane,
                   "peer's gda_ft memory domain is foreign", i);
         return UCS_ERR_UNREACHABLE;
     }
-    if (e->remote_addr + e->length < e->remote_addr) {
+    if (e->remote_addr + rlength < e->remote_addr) {
         ucs_error("gda_ft: element %u: remote range wraps around", i);
         return UCS_ERR_INVALID_PARAM;
     }
@@ -527,6 +529,7 @@ static ucs_status_t gda_ft_ucp_elem_remote(const gda_ft_ucp_lane_t *lane,
     d->rkey[1]  = (uint32_t)(tl_rkey >> 32);
     d->raddr    = e->remote_addr;
     d->length   = e->length;
+    d->rlength  = rlength;
     return UCS_OK;
 }
 

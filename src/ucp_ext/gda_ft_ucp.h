@@ -44,6 +44,7 @@ typedef struct gda_ft_ucp_device_ep *gda_ft_ucp_device_ep_h;
 typedef struct gda_ft_ucp_mem_list  *gda_ft_ucp_mem_list_h;
 
 /* One element of a memory list: local registered memory and the peer's.
+ * Zero it before filling it in: a field left 0 takes its default.
  * For kernels (PLACE_CUDA) the local part is GPU memory, or host memory
  * mapped into the GPU at the address the host sees (cudaHostAlloc with
  * cudaHostAllocMapped, or cudaHostRegister with cudaHostRegisterMapped
@@ -53,9 +54,14 @@ typedef struct gda_ft_ucp_mem_elem {
     ucp_mem_h   memh;        /* covering local_addr .. + length; NULL: the
                                 element has no local part (signals) */
     void       *local_addr;
-    size_t      length;      /* bytes valid at both ends */
+    size_t      length;      /* bytes valid at the local end, and at the
+                                peer's unless remote_length says */
     ucp_rkey_h  rkey;        /* the peer's, unpacked on this endpoint */
     uint64_t    remote_addr;
+    size_t      remote_length; /* bytes valid at the peer's end; 0: length
+                                  (one remote counter word beside a large
+                                  local area of results needs no remote
+                                  registration as large) */
 } gda_ft_ucp_mem_elem_t;
 
 /* Signal or counter words a kernel waits on, registered with UCP */

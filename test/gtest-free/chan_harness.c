@@ -161,7 +161,8 @@ static void chan_world_elem(chan_world_t *w, gda_ft_dev_mem_elem_t *elems,
 
     e->laddr  = (uintptr_t)local;
     e->raddr  = (uintptr_t)remote;
-    e->length = len;
+    e->length  = len;
+    e->rlength = len;
     for (p = 0; p < 2; ++p) {
         e->lkey[p] = chan_world_reg(w, p, local, len, mem->type,
                                     GDA_FT_HCA_ACCESS_LOCAL_WRITE, 0);

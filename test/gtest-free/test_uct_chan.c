@@ -76,7 +76,8 @@ static void test_chan_elem(gda_ft_dev_mem_elem_t *e, const uint8_t *local,
 
     e->laddr  = (uintptr_t)local;
     e->raddr  = (uintptr_t)remote;
-    e->length = length;
+    e->length  = length;
+    e->rlength = length;
     for (path = 0; path < 2; ++path) {
         e->lkey[path] = lm->lkey[path];
         e->rkey[path] = rm->rkey[path];

@@ -157,6 +157,7 @@ static void check_wireup(check_node_t *a, check_node_t *b)
 static void check_elem(gda_ft_ucp_mem_elem_t *e, ucp_mem_h memh, void *local,
                        size_t length, ucp_rkey_h rkey, uint64_t remote)
 {
+    memset(e, 0, sizeof(*e));
     e->memh        = memh;
     e->local_addr  = local;
     e->length      = length;
@@ -271,6 +272,50 @@ static void check_datapath(check_node_t *a, check_node_t *b,
           (unsigned long)*(uint64_t*)(b->buf + 4096));
 
     gda_ft_ucp_mem_list_destroy(list);
+
+    /* lengths per end: one local result word beside the peer's two
+     * counter words; a remote offset past the peer's part is refused
+     * before anything is posted, and so is one past the local part's */
+    check_elem(&e[0], a->memh, a->buf + 8192, 8, rkey,
+               (uintptr_t)b->buf + 4096);
+    e[0].remote_length = 16;
+    CHECK_STATUS(gda_ft_ucp_mem_list_create(a->ep, e, 1,
+                                            GDA_FT_UCP_PLACE_HOST, &list),
+                 UCS_OK);
+    if (check_failures == 0) {
+        ml = gda_ft_ucp_mem_list(list);
+        *(uint64_t*)(b->buf + 4104) = 7;
+        st = check_complete(gda_ft_dev_atomic_fetch_add(dep, ml, 0, 0, 8, 1,
+                                                        0, &req), &req, a,
+                            b);
+        CHECK(st == GDA_FT_DEV_OK, "fetch-add at remote offset 8: status %d",
+              st);
+        CHECK(gda_ft_dev_fetched(dep, a->buf + 8192) == 7,
+              "fetched %lu, not 7",
+              (unsigned long)gda_ft_dev_fetched(dep, a->buf + 8192));
+        CHECK(*(uint64_t*)(b->buf + 4104) == 8, "second counter: %lu",
+              (unsigned long)*(uint64_t*)(b->buf + 4104));
+        st = gda_ft_dev_atomic_fetch_add(dep, ml, 0, 0, 16, 1, 0, &req);
+        CHECK(st == GDA_FT_DEV_ERROR, "remote offset 16 of 16: status %d",
+              st);
+        st = gda_ft_dev_atomic_fetch_add(dep, ml, 0, 8, 0, 1, 0, &req);
+        CHECK(st == GDA_FT_DEV_ERROR, "local offset 8 of 8: status %d", st);
+        CHECK(*(uint64_t*)(b->buf + 4096) == 52, "first counter: %lu",
+              (unsigned long)*(uint64_t*)(b->buf + 4096));
+        gda_ft_ucp_mem_list_destroy(list);
+    }
+
+    /* without remote_length, the peer's part is as long as the local */
+    e[0].remote_length = 0;
+    CHECK_STATUS(gda_ft_ucp_mem_list_create(a->ep, e, 1,
+                                            GDA_FT_UCP_PLACE_HOST, &list),
+                 UCS_OK);
+    if (check_failures == 0) {
+        ml = gda_ft_ucp_mem_list(list);
+        st = gda_ft_dev_atomic_fetch_add(dep, ml, 0, 0, 8, 1, 0, &req);
+        CHECK(st == GDA_FT_DEV_ERROR, "remote offset 8 of 8: status %d", st);
+        gda_ft_ucp_mem_list_destroy(list);
+    }
     gda_ft_ucp_device_ep_destroy(dev_ep);
 }
 

@@ -241,7 +241,9 @@ static int hello_rank0(hello_rank_t *r)
            attr.path[1].device, attr.path[1].port);
 
     /* element 0: our [0, 256) to theirs; element 1: our fetched-value word
-     * and their signal and counter words */
+     * and their signal and counter words (8 bytes here, 16 there). Zeroed
+     * first: a field left 0 takes its default */
+    memset(elems, 0, sizeof(elems));
     elems[0].memh        = r->memh;
     elems[0].local_addr  = r->buf;
     elems[0].length      = HELLO_LEN;
@@ -249,9 +251,10 @@ static int hello_rank0(hello_rank_t *r)
     elems[0].remote_addr = remote;
     elems[1].memh        = r->memh;
     elems[1].local_addr  = r->buf + HELLO_FETCHED;
-    elems[1].length      = 16;
-    elems[1].rkey        = rkey;
-    elems[1].remote_addr = remote + HELLO_SIGNAL;
+    elems[1].length        = 8;
+    elems[1].rkey          = rkey;
+    elems[1].remote_addr   = remote + HELLO_SIGNAL;
+    elems[1].remote_length = 16;
     status = gda_ft_ucp_mem_list_create(r->ep, elems, 2,
                                         GDA_FT_UCP_PLACE_HOST, &ml);
     if (status != UCS_OK) {
