@@ -1010,11 +1010,15 @@ GDA_FT_TEST_TIMEOUT(dev_chan, full_ring_post_waits_out_a_last_path_stall,
     burst_t b[2];
     pthread_t th[2];
     chan_world_t w;
+    uint64_t scale;
     unsigned c;
 
     chan_world_default_params(&params);
     params.wqebb_cnt = 64;
-    params.timeout   = 16;   /* the HCA's retry budget (268 ms x 7) too */
+    params.timeout   = 16;   /* the HCA's retry budget (268 ms x 7) too, */
+    for (scale = 1; scale < chan_world_time_scale(); scale *= 2) {
+        ++params.timeout;    /* as the deadline is scaled */
+    }
     chan_world_init(&w, &params);
     chan_world_guard_start(&w);
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
