@@ -646,7 +646,7 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     }
 
     if (config->max_poll == 0) {
-        ucs_error("gda_ft: TX_MAX_POLL=%u (>0) out of range",
+        ucs_error("TX_MAX_POLL=%u (>0) out of range",
                   config->max_poll);
         return UCS_ERR_INVALID_PARAM;
     }
@@ -660,7 +660,7 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
         (config->dev_channel_ring < 64) ||
         (config->dev_channel_ring > GDA_FT_CHAN_MAX_WQEBBS) ||
         !ucs_is_pow2(config->dev_channel_ring)) {
-        ucs_error("gda_ft: DEVICE_CHANNELS=%u (at most %u beside the host "
+        ucs_error("DEVICE_CHANNELS=%u (at most %u beside the host "
                   "channel: UCP's address format v1 carries 63 bytes of "
                   "endpoint address) or DEVICE_CHANNEL_RING=%u (a power of "
                   "2, 64..%u) out of range", config->dev_channels,

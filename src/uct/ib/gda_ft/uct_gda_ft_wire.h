@@ -135,8 +135,8 @@ typedef struct uct_gda_ft_wire_ep_addr {
                                   24-bit big-endian */
 } UCS_S_PACKED uct_gda_ft_wire_ep_addr_t;
 
-/* The endpoint address's own version: its layout changed alone (an
- * address with the endpoint's QPs before the channels was version 1) */
+/* The endpoint address's version, apart from the other blobs': its layout
+ * changes alone */
 #define UCT_GDA_FT_WIRE_EP_ADDR_VERSION 2
 
 typedef struct uct_gda_ft_wire_chan {
