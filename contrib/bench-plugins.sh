@@ -15,7 +15,7 @@
 # BENCH_ENV_A, BENCH_ENV_B: settings of each side's runs (VAR=value ...),
 # to compare one build two ways (DIR_A and DIR_B the same folder):
 #
-#   BENCH_ENV_A=UCX_GDA_FT_HOST_CHANNEL=y BENCH_ENV_B=UCX_GDA_FT_HOST_CHANNEL=n \
+#   BENCH_ENV_A=UCX_GDA_FT_RESOLVE=y BENCH_ENV_B=UCX_GDA_FT_RESOLVE=n \
 #       contrib/bench-plugins.sh build/.libs build/.libs
 #
 # Default tests: UCT put_bw zero-copy of 8 bytes (-x gda_ft, 200000

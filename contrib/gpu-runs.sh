@@ -33,12 +33,6 @@
 # targets:   the same gda_ft_perf runs with the peer's channel targets in
 #            mapped and in host memory (DEVICE_CHANNEL_TARGETS), in turns,
 #            5 pairs each
-# hostchan:  the machine's CPUs only: ucx_perftest with the endpoints' RMA
-#            and atomics on their host channel against their own QPs
-#            (HOST_CHANNEL y and n), in turns (contrib/bench-plugins.sh);
-#            Debian's ucx_perftest travels in .gpu/bin
-# hostam:    the same comparison for active messages (UCT am_lat, am_bw
-#            bcopy; UCP tag_lat, tag_bw), which take the host channel too
 #
 # Debian's UCX 1.13 libraries travel in .gpu/lib; UCX_MODULE_DIR points
 # at an empty directory so that UCX 1.13 loads none of the machine's own
@@ -57,17 +51,6 @@ export PATH=$PATH:/usr/local/cuda/bin
 chan=$gpu/gda_ft_gpu_chan
 
 limit=${GPU_RUN_LIMIT:-150}   # seconds per command
-
-# ucx_perftest ARGS (Debian's, carried in .gpu/bin) with the endpoints'
-# operations on their host channel (A) and on their own QPs (B), in turns
-# (contrib/bench-plugins.sh)
-hostchan_bench() {
-    PATH=$gpu/bin:$PATH \
-    BENCH_ENV_A=UCX_GDA_FT_HOST_CHANNEL=y \
-    BENCH_ENV_B=UCX_GDA_FT_HOST_CHANNEL=n \
-        timeout -k 5 280 "$top/contrib/bench-plugins.sh" "$gpu/plugin" \
-            "$gpu/plugin" "$@"
-}
 
 run() {   # LOG COMMAND...: the command's output into LOG, its tail shown
     local log=$out/$1
@@ -156,12 +139,12 @@ for part in $parts; do
         for mode in gpu cpu; do
             pair perf_put_lat_$mode.log --$mode --$mode -t put_lat -n 2000
             pair perf_put_bw_warp_$mode.log --cpu --$mode -t put_bw \
-                -L warp -T 8 -c 3 -s 4096 -n 400
+                -L warp -T 8 -c 2 -s 4096 -n 400
             pair perf_put_bw_warp_8B_$mode.log --cpu --$mode -t put_bw \
-                -L warp -T 8 -c 3 -s 8 -n 2000
+                -L warp -T 8 -c 2 -s 8 -n 2000
             pair perf_fadd_lat_$mode.log --cpu --$mode -t fadd_lat -n 1000
             pair perf_put_bw_warp_fault_$mode.log --cpu --$mode -t put_bw \
-                -L warp -T 8 -c 3 -s 4096 -n 600 --fault=300
+                -L warp -T 8 -c 2 -s 4096 -n 600 --fault=300
         done
         ;;
     targets)
@@ -176,7 +159,7 @@ for part in $parts; do
                         GDA_FT_PERF_SERVER_ARGS=--cpu \
                             timeout -k 5 "$limit" \
                             "$top/contrib/gda_ft-perf-local.sh" --$mode \
-                            -t put_bw -L warp -T 8 -c 3 -s $size -n 2000 \
+                            -t put_bw -L warp -T 8 -c 2 -s $size -n 2000 \
                             >"$out/targets_tmp.log" 2>&1
                         echo "targets $where $mode $size exit $? $(awk \
                             '/^Final:/ {print $(NF-1), $NF}' \
@@ -188,37 +171,12 @@ for part in $parts; do
         rm -f "$out/targets_tmp.log"
         cat "$out/targets.log"
         ;;
-    hostchan)
-        { nproc; (PATH=$gpu/bin:$PATH; command -v ucx_perftest); } \
-            >"$out/machine.txt" 2>&1
-        {
-            hostchan_bench 7 -- -t put_lat -s 8 -n 100000 -x gda_ft -d gda0:1
-            hostchan_bench 5 -- -t put_bw -D zcopy -s 8 -n 200000 \
-                -x gda_ft -d gda0:1
-            hostchan_bench 5 -- -t add_lat -n 100000 -x gda_ft -d gda0:1
-            hostchan_bench 5 -- UCP -t ucp_put_lat -s 8 -n 100000
-        } >"$out/host_channel_h100.log" 2>&1
-        grep median "$out/host_channel_h100.log"
-        ;;
-    hostam)
-        { nproc; (PATH=$gpu/bin:$PATH; command -v ucx_perftest); } \
-            >"$out/machine.txt" 2>&1
-        {
-            hostchan_bench 7 -- -t am_lat -D short -s 8 -n 100000 \
-                -x gda_ft -d gda0:1
-            hostchan_bench 5 -- -t am_bw -D bcopy -s 4096 -n 100000 \
-                -x gda_ft -d gda0:1
-            hostchan_bench 5 -- UCP -t tag_lat -s 8 -n 100000
-            hostchan_bench 5 -- UCP -t tag_bw -s 65536 -n 20000
-        } >"$out/host_am.log" 2>&1
-        grep median "$out/host_am.log"
-        ;;
     moe)
         export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps
         export CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog
         mkdir -p /tmp/mps /tmp/mpslog
         nvidia-cuda-mps-control -d
-        shape="--hidden 7168 --tokens 128 --iters 60 --channels 3"
+        shape="--hidden 7168 --tokens 128 --iters 60 --channels 2"
         ( cd "$out" &&
           run moe_gpu_deepep_shape.log $gpu/moe --gpu --blocks 132 \
               --workers 128 $shape --plot moe_deepep_shape.png &&

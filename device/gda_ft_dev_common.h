@@ -1,7 +1,7 @@
 /*
- * gda_ft device datapath: what the host endpoint (gda_ft_ep.h) and the
- * concurrent channels (gda_ft_chan_*.h) both need: the clock, 24-bit PSN
- * arithmetic, and which error syndromes blame one operation.
+ * gda_ft device datapath: what the channels (gda_ft_chan_*.h) and their
+ * host half share: the clock, 24-bit PSN arithmetic, and which error
+ * syndromes blame one operation.
  */
 #ifndef GDA_FT_DEV_COMMON_H_
 #define GDA_FT_DEV_COMMON_H_

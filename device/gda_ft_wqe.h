@@ -516,15 +516,6 @@ gda_ft_sq_post_send_inline(gda_ft_dev_sq_t *sq, const void *data,
                                  0, 0, flags, wqe_idx_p);
 }
 
-GDA_FT_DEV_FUNC gda_ft_dev_status_t
-gda_ft_sq_post_send_inline_imm(gda_ft_dev_sq_t *sq, const void *data,
-                               uint32_t length, uint32_t imm, unsigned flags,
-                               uint16_t *wqe_idx_p)
-{
-    return gda_ft_sq_post_inline_imm(sq, GDA_FT_MLX5_OPCODE_SEND_IMM, 0, data,
-                                     length, 0, 0, imm, flags, wqe_idx_p);
-}
-
 /* ctrl [+ data]: SEND (+IMM) from registered memory */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_sq_post_send_common(gda_ft_dev_sq_t *sq, uint8_t opcode,

@@ -4,7 +4,7 @@
  * the device API (gda_ft_device_api.h).
  *
  * A UCP program selects gda_ft (UCX_TLS=gda_ft,...) with device channels
- * (UCX_GDA_FT_DEVICE_CHANNELS=1..3), connects its endpoints as usual, and
+ * (UCX_GDA_FT_DEVICE_CHANNELS=1..2), connects its endpoints as usual, and
  * then:
  *
  *   gda_ft_ucp_device_ep_create(ep, GDA_FT_UCP_PLACE_CUDA, &dep);

@@ -1,4 +1,4 @@
-/* libFuzzer harness: endpoint addresses (QPNs, mailbox, device channels) */
+/* libFuzzer harness: endpoint addresses (mailbox, channels' QPNs) */
 #include "fuzz_wire.h"
 
 static ucs_status_t fuzz_ep_addr_unpack(const void *buf, size_t length,

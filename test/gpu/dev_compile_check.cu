@@ -31,8 +31,6 @@ gda_ft_dev_compile_check(gda_ft_dev_sq_t *sq, gda_ft_dev_rq_t *rq,
     acc |= gda_ft_sq_post_send(sq, laddr, lkey, 64, 0, &idx);
     acc |= gda_ft_sq_post_send_inline(sq, payload, sizeof(payload), 0, &idx);
     acc |= gda_ft_sq_post_send_imm(sq, laddr, lkey, 64, 7, 0, &idx);
-    acc |= gda_ft_sq_post_send_inline_imm(sq, payload, sizeof(payload), 9, 0,
-                                          &idx);
     acc |= gda_ft_sq_post_atomic_fa(sq, laddr, lkey, raddr, rkey, 1, 0, &idx);
     acc |= gda_ft_sq_post_atomic_cs(sq, laddr, lkey, raddr, rkey, 0, 1, 0,
                                     &idx);
@@ -66,46 +64,4 @@ gda_ft_dev_compile_check(gda_ft_dev_sq_t *sq, gda_ft_dev_rq_t *rq,
     }
     *result = acc | GDA_FT_DEV_RESULT(GDA_FT_DEV_ERROR, info.syndrome,
                                       info.vendor_synd);
-}
-
-#include "gda_ft_ep.h"
-
-/* The dual-path endpoint: post, complete, fail over, fail back */
-extern "C" __global__ void
-gda_ft_dev_ep_compile_check(gda_ft_dev_ep_t *ep, gda_ft_dev_op_t *log,
-                            gda_ft_dev_cq_t *cq, uint64_t laddr,
-                            const uint32_t *lkey, uint64_t raddr,
-                            const uint32_t *rkey, uint32_t *result)
-{
-    uint8_t               payload[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    uint64_t              operand[4] = {1, 2, 3, 4};
-    gda_ft_dev_cqe_info_t info;
-    gda_ft_dev_op_t       done;
-    uint32_t              acc = 0;
-
-    /* the ring map after the log's 64 entries, 2 x 64 positions */
-    gda_ft_dev_ep_init(ep, log, 64, (uint32_t*)(log + 64), 64, 1000000);
-    acc |= gda_ft_ep_put(ep, laddr, lkey, 64, raddr, rkey, 1);
-    acc |= gda_ft_ep_put_inline(ep, payload, sizeof(payload), raddr, rkey, 2);
-    acc |= gda_ft_ep_get(ep, laddr, lkey, 64, raddr, rkey, 3);
-    acc |= gda_ft_ep_atomic(ep, GDA_FT_ATOMIC_FADD64, 8, operand, laddr, lkey,
-                            raddr, rkey, 4);
-    acc |= gda_ft_ep_atomic(ep, GDA_FT_ATOMIC_MASKED_CS, 4, operand, laddr,
-                            lkey, raddr, rkey, 5);
-    acc |= gda_ft_ep_nop(ep, 6);
-    acc |= gda_ft_ep_send(ep, laddr, lkey, 64, (7u << 6) | 3, 7);
-    acc |= gda_ft_ep_send_inline(ep, payload, sizeof(payload), (8u << 6) | 3,
-                                 8);
-    gda_ft_ep_ring(ep);
-    if (gda_ft_cq_poll_ring(cq, &info) != GDA_FT_DEV_INPROGRESS) {
-        acc |= gda_ft_ep_handle_cqe(ep, GDA_FT_PATH_PRIMARY, &info);
-    }
-    acc |= gda_ft_ep_check_deadline(ep, gda_ft_dev_now_ns());
-    acc |= gda_ft_ep_switch(ep, GDA_FT_PATH_PRIMARY);
-    while (gda_ft_ep_pop(ep, &done)) {
-        acc += done.status;
-    }
-    gda_ft_ep_failback(ep);
-    gda_ft_ep_path_restored(ep, GDA_FT_PATH_BACKUP);
-    *result = acc;
 }

@@ -142,15 +142,6 @@ GDA_FT_TEST_TIMEOUT(moe_job, four_ranks_survive_a_port_failure_exactly, 240)
  * neither lose nor double a token nor end an endpoint */
 GDA_FT_TEST_TIMEOUT(moe_job, two_ranks_through_false_switches_exactly, 180)
 {
-    const char *host_channel = getenv("UCX_GDA_FT_HOST_CHANNEL");
-
-    if ((host_channel != NULL) && (host_channel[0] == 'n')) {
-        GDA_FT_SKIP_UNAVAILABLE("HOST_CHANNEL=n: the endpoints' own QPs "
-                                "carry the job's host operations and fail "
-                                "the endpoint when their last path falls "
-                                "silent for a deadline (docs/"
-                                "exactly-once.md)");
-    }
     setenv("UCX_GDA_FT_DEADLINE", "5ms", 1);
     setenv("UCX_GDA_FT_SOFT_DELAY", "0.02", 1);
     setenv("UCX_GDA_FT_SOFT_DELAY_TIME", "10ms", 1);

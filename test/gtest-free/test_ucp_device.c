@@ -89,8 +89,8 @@ GDA_FT_TEST_TIMEOUT(ucp_device, perf_tests_on_cpu_threads_are_exact, 300)
     } runs[] = {
         {"-t put_lat -s 64 -n 500", "check: data exact"},
         {"-t put_bw -s 4096 -n 2000 -T 2 -c 2", "check: data exact"},
-        {"-t put_bw -L warp -s 256 -n 100 -T 2 -c 3", "check: data exact"},
-        {"-t signal_bw -n 3000 -T 3 -c 3", "check: data exact"},
+        {"-t put_bw -L warp -s 256 -n 100 -T 2 -c 2", "check: data exact"},
+        {"-t signal_bw -n 3000 -T 3 -c 2", "check: data exact"},
         {"-t fadd_lat -n 300 -T 2 -c 2", "fetch-add values all distinct"}
     };
     unsigned i, switches, failbacks;

@@ -125,11 +125,11 @@ static void test_chan_view(test_chan_t *c, unsigned i)
     view->ep.channels     = chans;
 }
 
-static void test_chan_setup(test_chan_t *c)
+/* Once the nodes are connected: their channel areas and posters' views */
+static void test_chan_prepare(test_chan_t *c)
 {
     unsigned i;
 
-    test_uct_setup(&c->t);
     for (i = 0; i < 2; ++i) {
         GDA_FT_ASSERT_EQ(posix_memalign((void**)&c->area[i], 4096,
                                         AREA_SIZE), 0);
@@ -141,6 +141,12 @@ static void test_chan_setup(test_chan_t *c)
     for (i = 0; i < 2; ++i) {
         test_chan_view(c, i);
     }
+}
+
+static void test_chan_setup(test_chan_t *c)
+{
+    test_uct_setup(&c->t);
+    test_chan_prepare(c);
 }
 
 static void test_chan_cleanup(test_chan_t *c)
@@ -221,38 +227,35 @@ GDA_FT_TEST(uct_chan, address_and_settings)
     test_chan_t c;
     unsigned count;
 
-    /* device channels alone here (the host channel beside them: below);
-     * none: the endpoint address is what it always was */
+    /* no device channels: the host channel alone is in the address */
     test_chan_env(&c, "0");
-    setenv("UCX_GDA_FT_HOST_CHANNEL", "n", 1);
     test_uct_setup(&c.t);
-    GDA_FT_ASSERT_EQ(c.t.node[NODE_A].iface_attr.ep_addr_len, 24);
+    GDA_FT_ASSERT_EQ(c.t.node[NODE_A].iface_attr.ep_addr_len, 24 + 12);
     GDA_FT_ASSERT_EQ(c.device_channels(c.t.node[NODE_A].ep, &chans, &count),
                      UCS_ERR_UNSUPPORTED);
     test_uct_cleanup(&c.t);
 
-    /* three, the most UCP's address v1 carries */
-    test_chan_env(&c, "3");
+    /* two, the most UCP's address v1 carries beside the host channel */
+    test_chan_env(&c, "2");
     test_node_open(&c.t, &c.t.node[NODE_A], "gda_ft_tsoft0", "tsoft0:1");
-    GDA_FT_ASSERT_EQ(c.t.node[NODE_A].iface_attr.ep_addr_len,
-                     24 + 1 + 3 * 12);
+    GDA_FT_ASSERT_EQ(c.t.node[NODE_A].iface_attr.ep_addr_len, 24 + 3 * 12);
     GDA_FT_ASSERT(c.t.node[NODE_A].iface_attr.ep_addr_len <= 63);
-    /* the peer has two: two connect, the third stays unused */
-    setenv("UCX_GDA_FT_DEVICE_CHANNELS", "2", 1);
+    /* the peer has one: one connects, the second stays unused */
+    setenv("UCX_GDA_FT_DEVICE_CHANNELS", "1", 1);
     test_node_open(&c.t, &c.t.node[NODE_B], "gda_ft_tsoft2", "tsoft2:1");
-    GDA_FT_ASSERT_EQ(c.t.node[NODE_B].iface_attr.ep_addr_len,
-                     24 + 1 + 2 * 12);
+    GDA_FT_ASSERT_EQ(c.t.node[NODE_B].iface_attr.ep_addr_len, 24 + 2 * 12);
     test_connect(&c.t);
     GDA_FT_ASSERT_OK(c.device_channels(c.t.node[NODE_A].ep, &chans, &count));
-    GDA_FT_ASSERT_EQ(count, 2);
+    GDA_FT_ASSERT_EQ(count, 1);
     GDA_FT_ASSERT_OK(c.device_channels(c.t.node[NODE_B].ep, &chans, &count));
-    GDA_FT_ASSERT_EQ(count, 2);
-    GDA_FT_ASSERT_EQ(chans[1].id, 1);
-    GDA_FT_ASSERT_EQ(chans[1].state, GDA_FT_CHAN_ACTIVE);
+    GDA_FT_ASSERT_EQ(count, 1);
+    /* the device API numbers them after the host channel, channel 0 */
+    GDA_FT_ASSERT_EQ(chans[0].id, 1);
+    GDA_FT_ASSERT_EQ(chans[0].state, GDA_FT_CHAN_ACTIVE);
     test_uct_cleanup(&c.t);
 
     /* out of range: clear refusals */
-    test_chan_env(&c, "4");
+    test_chan_env(&c, "3");
     GDA_FT_ASSERT_EQ(test_node_try_open(&c.t, &c.t.node[NODE_A],
                                         "gda_ft_tsoft0", "tsoft0:1"),
                      UCS_ERR_INVALID_PARAM);
@@ -264,23 +267,19 @@ GDA_FT_TEST(uct_chan, address_and_settings)
 }
 
 /*
- * A host channel (HOST_CHANNEL, try by default) is channel 0 of the
- * endpoint: it counts against the three an address carries, the device
- * API sees the device channels after it, numbered from 0, and a peer
- * without one connects our host channel to its first channel (a channel
- * is posted on by one side only, so either kind of peer channel serves
- * RMA; active messages need the peer's host channel's receive queues).
+ * The host channel is channel 0 of the endpoint, before the device
+ * channels: it carries the endpoint's RMA and active messages, and the
+ * counters command names it.
  */
 GDA_FT_TEST(uct_chan, host_channel_beside_device_channels)
 {
     size_t (*format)(uct_iface_h iface, char *reply, size_t max);
     gda_ft_chan_query_t query;
     char counters[4096];
-    gda_ft_chan_t *chans;
     test_am_counters_t am;
     test_am_rx_t *rx;
     test_chan_t c;
-    unsigned count, i;
+    unsigned i;
     uint64_t value = 0x600d;
 
     test_chan_env(&c, "2");
@@ -288,86 +287,99 @@ GDA_FT_TEST(uct_chan, host_channel_beside_device_channels)
     format = (size_t (*)(uct_iface_h, char*, size_t))dlsym(
             c.t.plugin, "uct_gda_ft_iface_format_counters");
     GDA_FT_ASSERT(format != NULL);
-    setenv("UCX_GDA_FT_HOST_CHANNEL", "y", 1);
-    test_node_open(&c.t, &c.t.node[NODE_A], "gda_ft_tsoft0", "tsoft0:1");
-    GDA_FT_ASSERT_EQ(c.t.node[NODE_A].iface_attr.ep_addr_len,
-                     24 + 1 + 3 * 12);
-    /* the peer has no host channel and one device channel */
-    setenv("UCX_GDA_FT_HOST_CHANNEL", "n", 1);
-    setenv("UCX_GDA_FT_DEVICE_CHANNELS", "1", 1);
-    test_node_open(&c.t, &c.t.node[NODE_B], "gda_ft_tsoft2", "tsoft2:1");
-    test_connect(&c.t);
+    test_chan_setup(&c);
 
-    /* the peer has one channel: A's host channel connects to it, and
-     * none of A's device channels */
-    GDA_FT_ASSERT_EQ(c.device_channels(c.t.node[NODE_A].ep, &chans, &count),
-                     UCS_ERR_NOT_CONNECTED);
-    GDA_FT_ASSERT_OK(c.device_channels(c.t.node[NODE_B].ep, &chans, &count));
-    GDA_FT_ASSERT_EQ(count, 1);
-    GDA_FT_ASSERT_EQ(c.query_channel(c.t.node[NODE_B].ep, 1, NULL, &query),
-                     UCS_ERR_INVALID_PARAM);
-
-    /* A's put goes on its host channel, whose counters line shows it */
+    /* A's put and active messages go on its host channel */
     GDA_FT_ASSERT_OK(test_put_short(&c.t, &value, 8, 0));
-    GDA_FT_ASSERT_OK(test_flush(&c.t));
-    GDA_FT_ASSERT_EQ(*(uint64_t*)c.t.node[NODE_B].buf, value);
-    format(c.t.node[NODE_A].iface, counters, sizeof(counters));
-    GDA_FT_ASSERT(strstr(counters, "host channel 0: path primary") != NULL);
-    format(c.t.node[NODE_B].iface, counters, sizeof(counters));
-    GDA_FT_ASSERT(strstr(counters, "host channel") == NULL);
-
-    /* A's active messages stay on its endpoint's QPs: the peer's channel
-     * 0 is a device channel, whose targets have no receive queue (its
-     * address says so) */
     rx = calloc(1, sizeof(*rx));
     test_am_set_handler(&c.t, NODE_B, test_am_stream_cb, rx);
     for (i = 0; i < 300; ++i) {
         test_am_stream_send(&c.t, i);
     }
     GDA_FT_ASSERT_OK(test_flush(&c.t));
+    GDA_FT_ASSERT_EQ(*(uint64_t*)c.t.node[NODE_B].buf, value);
     TEST_WAIT(&c.t, rx->count == 300, 10000);
     GDA_FT_ASSERT_EQ(rx->errors, 0);
     test_am_counters(&c.t, NODE_B, &am);
     GDA_FT_ASSERT_EQ(am.received, 300);
     GDA_FT_ASSERT_EQ(am.duplicates, 0);
-    free(rx);
-    test_uct_cleanup(&c.t);
+    test_host_channel_query(&c.t, NODE_A, &query);
+    GDA_FT_ASSERT_EQ(query.active, GDA_FT_CHAN_PRIMARY);
+    GDA_FT_ASSERT_EQ(query.poster.switches, 0);
 
-    /* by default (try) an endpoint has one: its address carries it */
-    test_chan_env(&c, "0");
-    unsetenv("UCX_GDA_FT_HOST_CHANNEL");
-    test_node_open(&c.t, &c.t.node[NODE_A], "gda_ft_tsoft0", "tsoft0:1");
-    GDA_FT_ASSERT_EQ(c.t.node[NODE_A].iface_attr.ep_addr_len, 24 + 1 + 12);
-    test_node_close(&c.t, &c.t.node[NODE_A]);
-
-    /* three device channels leave no room for the host channel: an
-     * error where it is required, none by default */
-    test_chan_env(&c, "3");
-    setenv("UCX_GDA_FT_HOST_CHANNEL", "y", 1);
-    GDA_FT_ASSERT_EQ(test_node_try_open(&c.t, &c.t.node[NODE_A],
-                                        "gda_ft_tsoft0", "tsoft0:1"),
+    /* the device channels stay idle */
+    for (i = 0; i < 2; ++i) {
+        GDA_FT_ASSERT_OK(c.query_channel(c.t.node[NODE_A].ep, i, NULL,
+                                         &query));
+        GDA_FT_ASSERT_EQ(query.poster.switches, 0);
+    }
+    GDA_FT_ASSERT_EQ(c.query_channel(c.t.node[NODE_A].ep, 2, NULL, &query),
                      UCS_ERR_INVALID_PARAM);
-    setenv("UCX_GDA_FT_HOST_CHANNEL", "try", 1);
-    test_uct_setup(&c.t);
-    GDA_FT_ASSERT_EQ(c.t.node[NODE_A].iface_attr.ep_addr_len,
-                     24 + 1 + 3 * 12);
-    GDA_FT_ASSERT_OK(c.device_channels(c.t.node[NODE_A].ep, &chans, &count));
-    GDA_FT_ASSERT_EQ(count, 3);
-    GDA_FT_ASSERT_OK(test_put_short(&c.t, &value, 8, 0));
-    GDA_FT_ASSERT_OK(test_flush(&c.t));
+
     format(c.t.node[NODE_A].iface, counters, sizeof(counters));
-    GDA_FT_ASSERT(strstr(counters, "host channel") == NULL);
-    test_uct_cleanup(&c.t);
+    GDA_FT_ASSERT(strstr(counters, "paths 2: path primary") != NULL);
+    GDA_FT_ASSERT(strstr(counters, "host channel 0: path primary") != NULL);
+    GDA_FT_ASSERT(strstr(counters, " channel 2: path primary") != NULL);
+    free(rx);
+    test_chan_cleanup(&c);
 }
 
-GDA_FT_TEST(uct_chan, channels_need_a_backup_hca)
+/*
+ * Without a backup HCA the channels have one path: device channels work,
+ * posted on by CPU threads, and say so (the backup path failed from the
+ * start, no HCA port for it); the host channel too.
+ */
+GDA_FT_TEST_TIMEOUT(uct_chan, one_path_without_a_backup_hca, 120)
 {
-    test_uct_t t;
+    chan_worker_t wk[2][2];
+    pthread_t th[2][2];
+    gda_ft_chan_query_t q;
+    gda_ft_chan_t *chans;
+    double deadline;
+    test_chan_t c;
+    unsigned count, i;
 
-    test_uct_env(&t, 1, "UCX_GDA_FT_DEVICE_CHANNELS=1", NULL);
-    GDA_FT_ASSERT_EQ(test_node_try_open(&t, &t.node[NODE_A], "gda_ft_tsoft0",
-                                        "tsoft0:1"),
-                     UCS_ERR_UNSUPPORTED);
+    memset(&c, 0, sizeof(c));
+    test_uct_env(&c.t, 1, "UCX_GDA_FT_DEVICE_CHANNELS=1",
+                 "UCX_GDA_FT_DEVICE_CHANNEL_RINGS=host", NULL);
+    c.device_channels = (device_channels_func_t)dlsym(
+            c.t.plugin, "uct_gda_ft_ep_device_channels");
+    c.query_channel   = (query_channel_func_t)dlsym(
+            c.t.plugin, "uct_gda_ft_ep_query_channel");
+    c.device_flags    = (device_flags_func_t)dlsym(
+            c.t.plugin, "uct_gda_ft_ep_device_flags");
+    /* one HCA: two interfaces of its MD talk to each other */
+    test_node_open(&c.t, &c.t.node[NODE_A], "gda_ft_tsoft0", "tsoft0:1");
+    test_node_open(&c.t, &c.t.node[NODE_B], "gda_ft_tsoft0", "tsoft0:1");
+    test_connect(&c.t);
+    test_chan_prepare(&c);
+
+    GDA_FT_ASSERT_OK(c.device_channels(c.t.node[NODE_A].ep, &chans, &count));
+    GDA_FT_ASSERT_EQ(count, 1);
+    GDA_FT_ASSERT(chans[0].path[GDA_FT_CHAN_BACKUP].failed != 0);
+    GDA_FT_ASSERT_EQ(chans[0].mbox->link_up[GDA_FT_CHAN_BACKUP],
+                     GDA_FT_CHAN_LINK_DOWN);
+
+    for (i = 0; i < 2; ++i) {
+        workers_start(&c.view[i], wk[i], th[i], 2, 300);
+    }
+    deadline = soft_now_sec() + 60;
+    while (!test_chan_workers_done(wk[0], 2) ||
+           !test_chan_workers_done(wk[1], 2)) {
+        GDA_FT_ASSERT(soft_now_sec() < deadline);
+        test_chan_progress_for(&c, 5);
+    }
+    for (i = 0; i < 2; ++i) {
+        workers_join(th[i], 2);
+        workers_verify(&c.view[i], wk[i], 2);
+        GDA_FT_ASSERT_OK(c.query_channel(c.t.node[i].ep, 0, NULL, &q));
+        GDA_FT_ASSERT_EQ(q.poster.switches, 0);
+        GDA_FT_ASSERT_EQ(q.poster.no_path, 0);
+        GDA_FT_ASSERT_EQ(q.active, GDA_FT_CHAN_PRIMARY);
+        test_host_channel_query(&c.t, i, &q);
+        GDA_FT_ASSERT_EQ(q.active, GDA_FT_CHAN_PRIMARY);
+    }
+    test_chan_cleanup(&c);
 }
 
 GDA_FT_TEST(uct_chan, not_connected_has_no_channels_yet)
@@ -378,7 +390,7 @@ GDA_FT_TEST(uct_chan, not_connected_has_no_channels_yet)
     unsigned count;
     uct_ep_h ep;
 
-    test_chan_env(&c, "3");
+    test_chan_env(&c, "2");
     test_node_open(&c.t, &c.t.node[NODE_A], "gda_ft_tsoft0", "tsoft0:1");
     ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
     ep_params.iface      = c.t.node[NODE_A].iface;
@@ -399,10 +411,10 @@ GDA_FT_TEST_TIMEOUT(uct_chan, threads_both_ways_through_failover_and_back,
     test_chan_t c;
     unsigned i, k;
 
-    test_chan_env(&c, "3");
+    test_chan_env(&c, "2");
     test_chan_setup(&c);
     for (i = 0; i < 2; ++i) {
-        GDA_FT_ASSERT_EQ(c.view[i].params.nchan, 3);
+        GDA_FT_ASSERT_EQ(c.view[i].params.nchan, 2);
         workers_start(&c.view[i], wk[i], th[i], TEST_POSTERS, 1200);
     }
 

@@ -78,23 +78,10 @@ GDA_FT_TEST(uct_failback, failback_after_port_returns)
     GDA_FT_ASSERT_EQ(a.switches, 1);
     GDA_FT_ASSERT_EQ(a.failbacks, 1);
     GDA_FT_ASSERT_EQ(a.no_path, 0);
-    if (test_uct_host_channel()) {
-        /* A's puts went on A's host channel, whose QPs B does not post on:
-         * B, which posted nothing, had nothing to leave */
-        GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_B].ep, &b));
-        GDA_FT_ASSERT_EQ(b.switches, b.failbacks);
-    } else {
-        /* A asked B to fence its end of the primary (resolution), so B
-         * left it too, and returns to it with A */
-        start = soft_now_sec();
-        do {
-            test_progress(&t);
-            GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_B].ep, &b));
-            GDA_FT_ASSERT(soft_now_sec() < start + 10);
-        } while (b.failbacks == 0);
-        GDA_FT_ASSERT_EQ(b.switches, 1);
-        GDA_FT_ASSERT_EQ(b.failbacks, 1);
-    }
+    /* A's puts went on A's host channel, whose QPs B does not post on:
+     * B, which posted nothing, had nothing to leave */
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_B].ep, &b));
+    GDA_FT_ASSERT_EQ(b.switches, b.failbacks);
     GDA_FT_ASSERT_EQ(b.no_path, 0);
     GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
     GDA_FT_ASSERT_EQ(t.node[NODE_B].errors, 0);
@@ -104,10 +91,8 @@ GDA_FT_TEST(uct_failback, failback_after_port_returns)
 
 /* A's primary fails and comes back, then flaps right after failing back;
  * *first and *second get how long each failback took from the switch */
-/* Both datapaths of A's endpoint are back on the primary: the counters
- * show the first of them to fail back, and the host channel's guardian
- * may re-arm a pass after the endpoint's QPs did. A port lost before it
- * did would find the channel on the backup, with nothing to switch. */
+/* A's host channel is back on the primary and active: a port lost before
+ * it is would find the channel on the backup, with nothing to switch */
 static void test_wait_host_channel_primary(test_uct_t *t)
 {
     gda_ft_chan_query_t q;
@@ -133,9 +118,7 @@ static void test_fail_back_twice(test_uct_t *t, test_counters_t *a,
     test_put_until(t, &slot, a, &a->switches, 1);
     test_port_set(t, "tsoft0", 1);
     *first = test_put_until(t, &slot, a, &a->failbacks, 1);
-    if (test_uct_host_channel()) {
-        test_wait_host_channel_primary(t);
-    }
+    test_wait_host_channel_primary(t);
     test_port_set(t, "tsoft0", 0);
     test_put_until(t, &slot, a, &a->switches, 2);
     test_port_set(t, "tsoft0", 1);
@@ -200,22 +183,11 @@ GDA_FT_TEST(uct_failback, rearm_backoff_max_caps_the_damping)
 }
 
 /*
- * STRICT_FENCE without RESOLVE: the abandoned QP is fenced before the
- * replay (what the setting promises of this end), the puts of the window
- * land once on the backup, and every word holds its last put.
- */
-
-
-/*
  * A path whose ports are up but which loses its answers is never failed
  * back to: B's primary port keeps losing its answers, so every probe of
- * A's re-armed primary fails (the endpoint's QPs' and the host channel's),
- * and the probe's failure is the guardian's business, not the user's: the
- * next flush succeeds. Before, the host channel failed back without a
- * probe and left the path again at every deadline (12 times in this
- * test), and the endpoint's failed probe made the next flush return
- * UCS_ERR_IO_ERROR (a run of uct_am's lost-ACK streams slow enough to
- * reach a failback attempt showed it).
+ * A's re-armed primary fails, and the probe's failure is the guardian's
+ * business, not the user's: the next flush succeeds. A channel that failed
+ * back without a probe would leave the path again at every deadline.
  */
 GDA_FT_TEST(uct_failback, no_failback_onto_a_path_that_loses_answers)
 {
@@ -270,8 +242,7 @@ GDA_FT_TEST(uct_failback, unanswered_rearm_backs_off)
     test_uct_t t;
     double end;
 
-    test_uct_env(&t, 4, "UCX_GDA_FT_HOST_CHANNEL=y",
-                 "UCX_GDA_FT_DEADLINE=100ms",
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=100ms",
                  "UCX_GDA_FT_RECOVERY_WINDOW=20ms",
                  "UCX_GDA_FT_REARM_BACKOFF=100ms", NULL);
     test_uct_setup(&t);

@@ -331,8 +331,8 @@ GDA_FT_TEST(uct_failover, failed_endpoint_rearms_nothing)
     double end;
 
     snprintf(env, sizeof(env), "UCX_GDA_FT_DEADLINE=%.0fms", deadline * 1e3);
-    test_uct_env(&t, 4, env, "UCX_GDA_FT_HOST_CHANNEL=y",
-                 "UCX_GDA_FT_TIMEOUT=1s", "UCX_GDA_FT_REARM_BACKOFF=10ms",
+    test_uct_env(&t, 4, env, "UCX_GDA_FT_TIMEOUT=1s",
+                 "UCX_GDA_FT_REARM_BACKOFF=10ms",
                  "UCX_GDA_FT_RECOVERY_WINDOW=20ms", NULL);
     test_uct_setup(&t);
     test_port_set(&t, "tsoft2", 0);
@@ -357,14 +357,23 @@ GDA_FT_TEST(uct_failover, failed_endpoint_rearms_nothing)
     test_uct_cleanup(&t);
 }
 
+/*
+ * A single-NIC machine: the endpoints' channels have one path. They work,
+ * and the loss of the port is the endpoint's error within a few deadlines
+ * (no switch, nothing to switch to), not after the HCA's retry window.
+ */
 GDA_FT_TEST(uct_failover, single_device_works_without_backup)
 {
+    gda_ft_chan_query_t q;
     test_counters_t counters;
     uint64_t value = 99;
     test_uct_t t;
+    double start;
 
-    /* one HCA: two interfaces of its MD talk to each other */
-    test_uct_env(&t, 1, NULL);
+    /* one HCA: two interfaces of its MD talk to each other; its QPs
+     * retry for 8 x 1 s */
+    test_uct_env(&t, 1, "UCX_GDA_FT_DEADLINE=100ms", "UCX_GDA_FT_TIMEOUT=1s",
+                 NULL);
     test_node_open(&t, &t.node[NODE_A], "gda_ft_tsoft0", "tsoft0:1");
     test_node_open(&t, &t.node[NODE_B], "gda_ft_tsoft0", "tsoft0:1");
     test_connect(&t);
@@ -377,6 +386,20 @@ GDA_FT_TEST(uct_failover, single_device_works_without_backup)
     GDA_FT_ASSERT_EQ(*(uint64_t*)t.node[NODE_B].buf, 99);
     GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
     GDA_FT_ASSERT_EQ(counters.switches, 0);
+    test_host_channel_query(&t, NODE_A, &q);
+    GDA_FT_ASSERT_EQ(q.active, GDA_FT_CHAN_PRIMARY);
+
+    test_port_set(&t, "tsoft0", 0);
+    start = soft_now_sec();
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 8), rkey_b(&t)));
+    TEST_WAIT(&t, t.node[NODE_A].errors == 1, 4000);
+    printf("the endpoint failed %.0f ms after the port went down\n",
+           (soft_now_sec() - start) * 1e3);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].last_error, UCS_ERR_ENDPOINT_TIMEOUT);
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
+    GDA_FT_ASSERT_EQ(counters.switches, 0);
+    GDA_FT_ASSERT_EQ(counters.no_path, 1);
     test_uct_cleanup(&t);
 }
 
@@ -400,19 +423,16 @@ static void test_settled_in_order(test_uct_t *t)
 }
 
 /*
- * While a failover settles (the peer has not answered yet) the endpoint is
- * held: operations return NO_RESOURCE, pending_add queues (it must not
- * answer BUSY, or UCP retries at once forever), and a flush waits behind
- * the queued requests; once the peer answers, all of it goes, in order.
- * (A host channel holds its posts inside the progress call that switches.)
+ * A switch waits for the peer's word inside A's progress, which runs the
+ * guardians of every interface this thread progresses, B's too: once the
+ * switch shows it has settled, and the endpoint takes posts at once,
+ * behind the replay.
  */
-GDA_FT_TEST(uct_failover, settling_failover_holds_posts_and_flushes)
+GDA_FT_TEST(uct_failover, settled_switch_takes_posts_behind_the_replay)
 {
     test_counters_t counters = {0};
     uint64_t value = 5;
-    test_pending_t req;
-    test_comp_t comp;
-    double deadline, switched;
+    double deadline;
     test_uct_t t;
 
     test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms", NULL);
@@ -421,7 +441,6 @@ GDA_FT_TEST(uct_failover, settling_failover_holds_posts_and_flushes)
     GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
                                       raddr_b(&t, 0), rkey_b(&t)));
 
-    /* only A progresses: it switches and asks B, who cannot answer */
     deadline = soft_now_sec() + 10;
     while (counters.switches == 0) {
         uct_worker_progress(t.node[NODE_A].worker);
@@ -429,49 +448,10 @@ GDA_FT_TEST(uct_failover, settling_failover_holds_posts_and_flushes)
         GDA_FT_ASSERT(soft_now_sec() < deadline);
         usleep(100);
     }
-    switched = soft_now_sec();
 
-    if (test_uct_host_channel()) {
-        /* A host channel's switch waits for B's word inside A's progress,
-         * which runs the guardians of every interface this thread
-         * progresses, B's too: once the switch shows, it has settled, and
-         * the endpoint takes posts at once, behind the replay */
-        value = 77;
-        GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
-                                          raddr_b(&t, 64), rkey_b(&t)));
-        test_settled_in_order(&t);
-        return;
-    }
-
-    GDA_FT_ASSERT_EQ(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
-                                      raddr_b(&t, 8), rkey_b(&t)),
-                     UCS_ERR_NO_RESOURCE);
-    req.super.func = test_pending_cb;
-    req.t          = &t;
-    req.value      = 77;
-    req.offset     = 64;
-    req.calls      = 0;
-    req.purged     = 0;
-    GDA_FT_ASSERT_OK(uct_ep_pending_add(t.node[NODE_A].ep, &req.super, 0));
-    test_comp_init(&comp, 1);
-    GDA_FT_ASSERT_EQ(uct_ep_flush(t.node[NODE_A].ep, 0, &comp.super),
-                     UCS_ERR_NO_RESOURCE);
-    /* for half the settlement's timeout (the deadline) nothing moves; a
-     * machine that stalled this thread past the timeout settles without
-     * B, and the hold cannot be seen */
-    while (soft_now_sec() - switched < 0.1) {
-        uct_worker_progress(t.node[NODE_A].worker);
-        usleep(1000);
-    }
-    if (soft_now_sec() - switched < 0.2) {
-        GDA_FT_ASSERT_EQ(req.calls, 0);
-    } else {
-        printf("stalled for %.0f ms: the hold was not checked\n",
-               (soft_now_sec() - switched) * 1e3);
-    }
-
-    /* B answers: the put is replayed once, then the queued request runs */
-    TEST_WAIT(&t, req.calls == 1, 10000);
+    value = 77;
+    GDA_FT_ASSERT_OK(uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
+                                      raddr_b(&t, 64), rkey_b(&t)));
     test_settled_in_order(&t);
 }
 
@@ -562,14 +542,19 @@ GDA_FT_TEST(uct_failover, puts_and_gets_keep_their_addresses_through_failover)
 }
 
 
-GDA_FT_TEST(uct_failover, strict_fence_replays_after_the_local_fence)
+/*
+ * Without the peer's word (RESOLVE=n) a switch still fences the abandoned
+ * QP before it replays: the puts of the window land once on the backup,
+ * and every word holds its last put.
+ */
+GDA_FT_TEST(uct_failover, replay_without_resolution_follows_the_fence)
 {
     test_counters_t a = {0};
     unsigned slot = 0, i;
     test_uct_t t;
 
-    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms",
-                 "UCX_GDA_FT_STRICT_FENCE=y", "UCX_GDA_FT_RESOLVE=n", NULL);
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms", "UCX_GDA_FT_RESOLVE=n",
+                 NULL);
     test_uct_setup(&t);
 
     test_port_set(&t, "tsoft0", 0);
@@ -623,10 +608,7 @@ GDA_FT_TEST(uct_failover, idle_peer_follows_the_switch_of_the_other_side)
     ucs_status_t status;
     test_uct_t t;
 
-    /* a channel's behavior: the endpoints' own QPs (HOST_CHANNEL=n) hear
-     * nothing of the peer's switch */
-    test_uct_env(&t, 4, "UCX_GDA_FT_HOST_CHANNEL=y",
-                 "UCX_GDA_FT_DEADLINE=200ms",
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms",
                  "UCX_GDA_FT_RECOVERY_WINDOW=10s", NULL);
     test_uct_setup(&t);
 
@@ -652,5 +634,77 @@ GDA_FT_TEST(uct_failover, idle_peer_follows_the_switch_of_the_other_side)
     GDA_FT_ASSERT_EQ(*(uint64_t*)t.node[NODE_A].buf, value);
     GDA_FT_ASSERT_EQ(b.switches, 1);
     GDA_FT_ASSERT(took < 0.1);
+    test_uct_cleanup(&t);
+}
+
+/*
+ * The guardians' questions and answers travel on the endpoints' control
+ * QPs. One that fails (here A's backup one, moved to the error state) is
+ * left for the other path, and re-armed with the peer once that path
+ * carries the question: a switch after it has the peer's word again.
+ */
+GDA_FT_TEST(uct_failover, failed_control_qp_is_rearmed)
+{
+    typedef gda_ft_hca_qp_t *(*control_qp_func_t)(uct_ep_h, unsigned, int*);
+    typedef ucs_status_t (*qp_modify_func_t)(gda_ft_hca_qp_t*, int,
+                                             const gda_ft_hca_qp_attr_t*);
+    control_qp_func_t control_qp;
+    qp_modify_func_t qp_modify;
+    gda_ft_chan_query_t before, after;
+    test_counters_t a = {0};
+    gda_ft_hca_qp_t *qp;
+    unsigned slot = 0;
+    test_uct_t t;
+    double end;
+    int usable;
+
+    /* a QP retries for 8 x 1 s: A's primary control QP outlives the
+     * outage, its writes go when the port returns */
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=100ms", "UCX_GDA_FT_TIMEOUT=1s",
+                 "UCX_GDA_FT_RECOVERY_WINDOW=50ms",
+                 "UCX_GDA_FT_REARM_BACKOFF=20ms", NULL);
+    test_uct_setup(&t);
+    control_qp = (control_qp_func_t)dlsym(t.plugin,
+                                          "uct_gda_ft_ep_control_qp");
+    qp_modify  = (qp_modify_func_t)dlsym(t.plugin, "gda_ft_hca_qp_modify");
+    GDA_FT_ASSERT((control_qp != NULL) && (qp_modify != NULL));
+    qp = control_qp(t.node[NODE_A].ep, 1, &usable);
+    GDA_FT_ASSERT((qp != NULL) && usable);
+    GDA_FT_ASSERT_OK(qp_modify(qp, GDA_FT_HCA_QP_ERR, NULL));
+
+    /* A's primary fails: the question about it finds the backup's control
+     * QP broken, and waits for the primary */
+    test_port_set(&t, "tsoft0", 0);
+    test_put_until(&t, &slot, &a, &a.switches, 1);
+    test_port_set(&t, "tsoft0", 1);
+
+    /* the broken control QP answers nothing: it is taken for dead, and
+     * re-armed with the peer over the primary */
+    end = soft_now_sec() + 10;
+    do {
+        test_progress(&t);
+        GDA_FT_ASSERT(soft_now_sec() < end);
+        (void)control_qp(t.node[NODE_A].ep, 1, &usable);
+    } while (usable);
+    do {
+        test_progress(&t);
+        GDA_FT_ASSERT(soft_now_sec() < end);
+        (void)control_qp(t.node[NODE_A].ep, 1, &usable);
+    } while (!usable);
+    test_put_until(&t, &slot, &a, &a.failbacks, 1);
+
+    /* the primary fails again: its question goes on the re-armed backup
+     * control QP, and the peer's word comes */
+    test_host_channel_query(&t, NODE_A, &before);
+    test_port_set(&t, "tsoft0", 0);
+    test_put_until(&t, &slot, &a, &a.switches, 2);
+    do {
+        test_progress(&t);
+        test_host_channel_query(&t, NODE_A, &after);
+    } while (after.host.records == before.host.records);
+    GDA_FT_ASSERT_EQ(after.host.resolved, before.host.resolved + 1);
+    GDA_FT_ASSERT_OK(test_flush(&t));
+    GDA_FT_ASSERT_EQ(a.no_path, 0);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
     test_uct_cleanup(&t);
 }

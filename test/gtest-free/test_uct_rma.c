@@ -74,8 +74,8 @@ GDA_FT_TEST(uct_rma, resources_and_capabilities)
     GDA_FT_ASSERT(attr->cap.flags & UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE);
     GDA_FT_ASSERT(!(attr->cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE));
     GDA_FT_ASSERT_EQ(attr->device_addr_len, 10); /* IPv4 form */
-    /* QPNs and mailbox; a channel's QPNs and the count */
-    GDA_FT_ASSERT_EQ(attr->ep_addr_len, test_uct_host_channel() ? 37 : 24);
+    /* mailbox, count and control QPs; the host channel's QPNs */
+    GDA_FT_ASSERT_EQ(attr->ep_addr_len, 36);
     GDA_FT_ASSERT_EQ(attr->iface_addr_len, 0);
     GDA_FT_ASSERT_EQ(attr->cap.put.max_short, 128);
     GDA_FT_ASSERT_EQ(attr->cap.put.max_bcopy, 8192);
@@ -421,7 +421,7 @@ GDA_FT_TEST(uct_rma, pending_add_dispatch_purge)
     test_uct_t t;
     ucs_status_t status;
 
-    test_uct_env(&t, 4, "UCX_GDA_FT_LOG_SIZE=16", NULL);
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEVICE_CHANNEL_RING=64", NULL);
     test_uct_setup(&t);
 
     /* resources available: pending_add refuses */
@@ -429,15 +429,16 @@ GDA_FT_TEST(uct_rma, pending_add_dispatch_purge)
     GDA_FT_ASSERT_EQ(uct_ep_pending_add(t.node[NODE_A].ep, &reqs[0].super, 0),
                      UCS_ERR_BUSY);
 
-    /* fill the endpoint's 16-operation log without progressing; two
-     * entries stay for the guardian's mailbox writes */
+    /* fill the host channel without progressing: its ring of 512 WQEBBs
+     * (twice the largest operation, 16 MiB in 64 KiB chunks) takes puts of
+     * one WQEBB while the largest operation still fits after them */
     while ((status = uct_ep_put_short(t.node[NODE_A].ep, &value, 8,
                                       raddr_b(&t, 0), rkey_b(&t))) ==
            UCS_OK) {
         ++posted;
     }
     GDA_FT_ASSERT_EQ(status, UCS_ERR_NO_RESOURCE);
-    GDA_FT_ASSERT_EQ(posted, 14);
+    GDA_FT_ASSERT_EQ(posted, 512 - 256 + 1);
 
     for (i = 0; i < 8; ++i) {
         reqs[i].super.func = test_pending_cb;
@@ -450,7 +451,7 @@ GDA_FT_TEST(uct_rma, pending_add_dispatch_purge)
                                             0));
     }
 
-    /* progress dispatches them in order as the log drains */
+    /* progress dispatches them in order as the ring drains */
     TEST_WAIT(&t, reqs[7].calls == 1, 10000);
     GDA_FT_ASSERT_OK(test_flush(&t));
     for (i = 0; i < 8; ++i) {

@@ -434,51 +434,19 @@ GDA_FT_TEST(uct_wire, dev_addr_rejects_malformed)
 
 /* ---- endpoint address ---------------------------------------------------- */
 
-GDA_FT_TEST(uct_wire, ep_addr_round_trip_and_layout)
-{
-    uct_gda_ft_ep_addr_info_t in = {{0xabcdef, 0x000102}, 1,
-                                     0x1122334455667788ull,
-                                     {0xa1a2a3a4, 0xb1b2b3b4}}, out;
-    uint8_t buf[24];
-
-    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)));
-    GDA_FT_ASSERT_EQ(buf[0], UCT_GDA_FT_WIRE_VERSION);
-    GDA_FT_ASSERT_EQ(buf[1], UCT_GDA_FT_WIRE_F_BACKUP);
-    GDA_FT_ASSERT_EQ(buf[2], 0xab);
-    GDA_FT_ASSERT_EQ(buf[4], 0xef);
-    GDA_FT_ASSERT_EQ(buf[7], 0x02);
-    GDA_FT_ASSERT_EQ(buf[8], 0x11);               /* mailbox, big-endian */
-    GDA_FT_ASSERT_EQ(buf[15], 0x88);
-    GDA_FT_ASSERT_EQ(buf[16], 0xa1);
-    GDA_FT_ASSERT_EQ(buf[23], 0xb4);
-    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_unpack(buf, sizeof(buf), &out,
-                                                    NULL));
-    GDA_FT_ASSERT_EQ(out.qpn[0], 0xabcdef);
-    GDA_FT_ASSERT_EQ(out.qpn[1], 0x000102);
-    GDA_FT_ASSERT_EQ(out.has_backup, 1);
-    GDA_FT_ASSERT_EQ(out.mbox_va, 0x1122334455667788ull);
-    GDA_FT_ASSERT_EQ(out.mbox_rkey[0], 0xa1a2a3a4);
-    GDA_FT_ASSERT_EQ(out.mbox_rkey[1], 0xb1b2b3b4);
-
-    in.qpn[1]     = 0;
-    in.has_backup = 0;
-    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)));
-    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_unpack(buf, sizeof(buf), &out,
-                                                    NULL));
-    GDA_FT_ASSERT_EQ(out.qpn[1], 0);
-    GDA_FT_ASSERT_EQ(out.has_backup, 0);
-}
-
-/* An endpoint with device channels: a count byte and 12 bytes each */
+/* An endpoint address of `num` channels (channel 0, the host channel,
+ * first), a mailbox and control QPs */
 static void make_chan_ep_addr(uct_gda_ft_ep_addr_info_t *in, unsigned num)
 {
     unsigned i, path;
 
     memset(in, 0, sizeof(*in));
-    in->qpn[0]     = 0x10;
-    in->qpn[1]     = 0x11;
-    in->has_backup = 1;
-    in->num_chan   = num;
+    in->mbox_va      = 0x1122334455667788ull;
+    in->mbox_rkey[0] = 0xa1a2a3a4;
+    in->mbox_rkey[1] = 0xb1b2b3b4;
+    in->ctl_qpn[0]   = 0xc00001;
+    in->ctl_qpn[1]   = 0xc00002;
+    in->num_chan     = num;
     for (i = 0; i < num; ++i) {
         for (path = 0; path < 2; ++path) {
             in->chan[i].init_qpn[path]   = 0xa00000 + i * 16 + path;
@@ -487,7 +455,53 @@ static void make_chan_ep_addr(uct_gda_ft_ep_addr_info_t *in, unsigned num)
     }
 }
 
-GDA_FT_TEST(uct_wire, ep_addr_channels_round_trip_and_refusals)
+GDA_FT_TEST(uct_wire, ep_addr_round_trip_and_layout)
+{
+    uct_gda_ft_ep_addr_info_t in, out;
+    uint8_t buf[UCT_GDA_FT_WIRE_EP_ADDR_MAX];
+
+    /* within UCP address v1's 63 bytes at the most channels: the host
+     * channel always fits beside two device channels */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_size(1), 36);
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_size(3), 60);
+    GDA_FT_ASSERT_EQ(UCT_GDA_FT_WIRE_EP_ADDR_MAX, 60);
+
+    make_chan_ep_addr(&in, 3);
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)));
+    GDA_FT_ASSERT_EQ(buf[0], UCT_GDA_FT_WIRE_EP_ADDR_VERSION);
+    GDA_FT_ASSERT_EQ(buf[1], 3);                  /* count */
+    GDA_FT_ASSERT_EQ(buf[2], 0xa1);               /* rkeys, big-endian */
+    GDA_FT_ASSERT_EQ(buf[9], 0xb4);
+    GDA_FT_ASSERT_EQ(buf[10], 0x11);              /* mailbox, big-endian */
+    GDA_FT_ASSERT_EQ(buf[17], 0x88);
+    GDA_FT_ASSERT_EQ(buf[18], 0xc0);              /* control QPs */
+    GDA_FT_ASSERT_EQ(buf[23], 0x02);
+    GDA_FT_ASSERT_EQ(buf[24], 0xa0);              /* ch 0 primary init */
+    GDA_FT_ASSERT_EQ(buf[26], 0x00);
+    GDA_FT_ASSERT_EQ(buf[29], 0x01);              /* ch 0 backup init */
+    GDA_FT_ASSERT_EQ(buf[30], 0xb0);              /* ch 0 primary target */
+    GDA_FT_ASSERT_EQ(buf[59], 0x21);              /* ch 2 backup target */
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_unpack(buf, sizeof(buf), &out,
+                                                    NULL));
+    GDA_FT_ASSERT_EQ(out.num_chan, 3);
+    GDA_FT_ASSERT_MEM_EQ(out.chan, in.chan, sizeof(in.chan));
+    GDA_FT_ASSERT_EQ(out.mbox_va, 0x1122334455667788ull);
+    GDA_FT_ASSERT_EQ(out.mbox_rkey[0], 0xa1a2a3a4);
+    GDA_FT_ASSERT_EQ(out.mbox_rkey[1], 0xb1b2b3b4);
+    GDA_FT_ASSERT_EQ(out.ctl_qpn[0], 0xc00001);
+    GDA_FT_ASSERT_EQ(out.ctl_qpn[1], 0xc00002);
+
+    /* the host channel alone, without a backup key */
+    make_chan_ep_addr(&in, 1);
+    in.mbox_rkey[1] = 0;
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_pack(&in, buf, 36));
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_unpack(buf, 36, &out, NULL));
+    GDA_FT_ASSERT_EQ(out.num_chan, 1);
+    GDA_FT_ASSERT_EQ(out.mbox_rkey[1], 0);
+    GDA_FT_ASSERT_MEM_EQ(out.chan, in.chan, sizeof(in.chan[0]));
+}
+
+GDA_FT_TEST(uct_wire, ep_addr_rejects_malformed)
 {
     uint8_t buf[UCT_GDA_FT_WIRE_EP_ADDR_MAX], bad[sizeof(buf)];
     uct_gda_ft_ep_addr_info_t in, out;
@@ -495,23 +509,8 @@ GDA_FT_TEST(uct_wire, ep_addr_channels_round_trip_and_refusals)
     unsigned len;
     guard_t g;
 
-    /* within UCP address v1's 63 bytes at the most channels */
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_size(0), 24);
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_size(3), 61);
     make_chan_ep_addr(&in, 3);
     GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)));
-    GDA_FT_ASSERT_EQ(buf[1], UCT_GDA_FT_WIRE_F_BACKUP |
-                             UCT_GDA_FT_WIRE_F_CHANNELS);
-    GDA_FT_ASSERT_EQ(buf[24], 3);                 /* count */
-    GDA_FT_ASSERT_EQ(buf[25], 0xa0);              /* ch 0 primary init */
-    GDA_FT_ASSERT_EQ(buf[27], 0x00);
-    GDA_FT_ASSERT_EQ(buf[30], 0x01);              /* ch 0 backup init */
-    GDA_FT_ASSERT_EQ(buf[31], 0xb0);              /* ch 0 primary target */
-    GDA_FT_ASSERT_EQ(buf[60], 0x21);              /* ch 2 backup target */
-    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_unpack(buf, sizeof(buf), &out,
-                                                    NULL));
-    GDA_FT_ASSERT_EQ(out.num_chan, 3);
-    GDA_FT_ASSERT_MEM_EQ(out.chan, in.chan, sizeof(in.chan));
 
     /* every truncation is refused, none read past the end */
     guard_init(&g);
@@ -524,56 +523,37 @@ GDA_FT_TEST(uct_wire, ep_addr_channels_round_trip_and_refusals)
     guard_cleanup(&g);
 
     memcpy(bad, buf, sizeof(bad));
-    bad[24] = 0;                                  /* no channels */
+    bad[0] = 0xff;                                /* another version */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, sizeof(bad), &out,
+                                                    &reason),
+                     UCS_ERR_UNSUPPORTED);
+    memcpy(bad, buf, sizeof(bad));
+    bad[1] = 0;                                   /* no channels */
     GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, sizeof(bad), &out,
                                                     &reason),
                      UCS_ERR_INVALID_PARAM);
-    bad[24] = 4;                                  /* more than fit */
+    bad[1] = 4;                                   /* more than fit */
     GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, sizeof(bad), &out,
                                                     &reason),
                      UCS_ERR_INVALID_PARAM);
     memcpy(bad, buf, sizeof(bad));
-    memset(bad + 49, 0, 3);                       /* zero channel QPN */
+    memset(bad + 48, 0, 3);                       /* zero channel QPN */
     GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, sizeof(bad), &out,
                                                     &reason),
                      UCS_ERR_INVALID_PARAM);
     memcpy(bad, buf, sizeof(bad));
-    bad[1] = UCT_GDA_FT_WIRE_F_CHANNELS;          /* channels, no backup */
-    memset(bad + 5, 0, 3);
+    memset(bad + 21, 0, 3);                       /* zero control QPN */
     GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, sizeof(bad), &out,
                                                     &reason),
                      UCS_ERR_INVALID_PARAM);
-    memcpy(bad, buf, sizeof(bad));
-    bad[1] |= 0x08;                               /* a flag of the future */
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, sizeof(bad), &out,
-                                                    &reason),
-                     UCS_ERR_INVALID_PARAM);
-
-    /* channel 0 is a host channel: a flag, refused without channels */
-    GDA_FT_ASSERT_EQ(out.host_channel, 0);
-    in.host_channel = 1;
-    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)));
-    GDA_FT_ASSERT_EQ(buf[1], UCT_GDA_FT_WIRE_F_BACKUP |
-                             UCT_GDA_FT_WIRE_F_CHANNELS |
-                             UCT_GDA_FT_WIRE_F_HOST_CHANNEL);
-    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_unpack(buf, sizeof(buf), &out,
-                                                    NULL));
-    GDA_FT_ASSERT_EQ(out.host_channel, 1);
-    GDA_FT_ASSERT_EQ(out.num_chan, 3);
-    memcpy(bad, buf, sizeof(bad));
-    bad[1] = UCT_GDA_FT_WIRE_F_BACKUP | UCT_GDA_FT_WIRE_F_HOST_CHANNEL;
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 24, &out, &reason),
-                     UCS_ERR_INVALID_PARAM);
-    in.num_chan = 0;
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)),
-                     UCS_ERR_INVALID_PARAM);
-    in.num_chan     = 3;
-    in.host_channel = 0;
 
     /* what the layout cannot carry */
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 60),
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 59),
                      UCS_ERR_BUFFER_TOO_SMALL);
     in.num_chan = 4;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)),
+                     UCS_ERR_INVALID_PARAM);
+    in.num_chan = 0;
     GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)),
                      UCS_ERR_INVALID_PARAM);
     make_chan_ep_addr(&in, 1);
@@ -581,64 +561,13 @@ GDA_FT_TEST(uct_wire, ep_addr_channels_round_trip_and_refusals)
     GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)),
                      UCS_ERR_INVALID_PARAM);
     make_chan_ep_addr(&in, 1);
-    in.has_backup = 0;
-    in.qpn[1]     = 0;
+    in.chan[0].init_qpn[0] = 0x1000000;
     GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)),
                      UCS_ERR_INVALID_PARAM);
-}
-
-GDA_FT_TEST(uct_wire, ep_addr_rejects_malformed)
-{
-    uct_gda_ft_ep_addr_info_t in = {{0x123, 0x456}, 1, 0, {0, 0}}, out;
-    uint8_t buf[24], bad[24];
-    const char *reason;
-    unsigned len;
-    guard_t g;
-
-    guard_init(&g);
-    GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)));
-    for (len = 0; len < sizeof(buf); ++len) {
-        GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(
-                                 guard_place(&g, buf, len), len, &out,
-                                 &reason),
-                         UCS_ERR_MESSAGE_TRUNCATED);
-    }
-
-    memcpy(bad, buf, sizeof(bad));
-    bad[0] = 0xff;
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 24, &out, &reason),
-                     UCS_ERR_UNSUPPORTED);
-    memcpy(bad, buf, sizeof(bad));
-    bad[1] = 0x02;
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 24, &out, &reason),
+    make_chan_ep_addr(&in, 1);
+    in.ctl_qpn[1] = 0;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)),
                      UCS_ERR_INVALID_PARAM);
-    memcpy(bad, buf, sizeof(bad));
-    memset(bad + 2, 0, 3);                        /* zero primary QPN */
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 24, &out, &reason),
-                     UCS_ERR_INVALID_PARAM);
-    memcpy(bad, buf, sizeof(bad));
-    memset(bad + 5, 0, 3);                        /* zero backup QPN */
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 24, &out, &reason),
-                     UCS_ERR_INVALID_PARAM);
-    memcpy(bad, buf, sizeof(bad));
-    bad[1] = 0;                                   /* backup QPN, no flag */
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, 24, &out, &reason),
-                     UCS_ERR_INVALID_PARAM);
-
-    /* values the layout cannot carry */
-    in.qpn[0] = 0x1000000;
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 24),
-                     UCS_ERR_INVALID_PARAM);
-    in.qpn[0] = 0;
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 24),
-                     UCS_ERR_INVALID_PARAM);
-    in.qpn[0]     = 1;
-    in.has_backup = 0;                            /* backup QPN, no flag */
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 24),
-                     UCS_ERR_INVALID_PARAM);
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 23),
-                     UCS_ERR_BUFFER_TOO_SMALL);
-    guard_cleanup(&g);
 }
 
 
@@ -758,8 +687,11 @@ static size_t blob_valid(blob_t blob, uint8_t *buf)
     uct_gda_ft_dev_addr_info_t dev = (test_wire_rand() & 1) ?
                                      make_dev_addr_ipv4(test_wire_rand() & 1) :
                                      make_dev_addr_gid(test_wire_rand() & 1);
-    uct_gda_ft_ep_addr_info_t ep = {{1 + (test_wire_rand() & 0xfffffe),
-                                     1 + (test_wire_rand() & 0xfffffe)}, 1};
+    uct_gda_ft_ep_addr_info_t ep = {test_wire_rand(),
+                                    {(uint32_t)test_wire_rand(),
+                                     (uint32_t)test_wire_rand()},
+                                    {1 + (test_wire_rand() & 0xfffffe),
+                                     1 + (test_wire_rand() & 0xfffffe)}};
     uint32_t qpn;
     unsigned i;
 
@@ -784,7 +716,7 @@ static size_t blob_valid(blob_t blob, uint8_t *buf)
                                                        WIRE_MAX_LEN));
         return uct_gda_ft_wire_dev_addr_size(&dev);
     default:
-        ep.num_chan = test_wire_rand() % (UCT_GDA_FT_WIRE_CHAN_MAX + 1);
+        ep.num_chan = 1 + test_wire_rand() % UCT_GDA_FT_WIRE_CHAN_MAX;
         for (i = 0; i < ep.num_chan * 4; ++i) {
             qpn = 1 + (test_wire_rand() & 0xfffffe);
             if (i & 2) {

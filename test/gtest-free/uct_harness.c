@@ -71,17 +71,6 @@ static uct_component_h test_uct_find_component(void)
     GDA_FT_FAIL("component gda_ft is not registered");
 }
 
-int test_uct_host_channel(void)
-{
-    const char *value = getenv("UCX_GDA_FT_HOST_CHANNEL");
-
-    /* the default, try, gives the harness's endpoints one (they have a
-     * backup HCA, and at most 2 device channels) */
-    return (value == NULL) ||
-           !(!strcasecmp(value, "n") || !strcasecmp(value, "no") ||
-             !strcasecmp(value, "off") || !strcmp(value, "0"));
-}
-
 void test_host_channel_query(test_uct_t *t, unsigned node,
                              gda_ft_chan_query_t *q)
 {

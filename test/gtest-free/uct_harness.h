@@ -13,8 +13,8 @@
 
 #include "gda_ft_test.h"
 #include "soft_harness.h"
-#include "gda_ft_ep.h"
 #include "gda_ft_chan_types.h"
+#include "uct_gda_ft_counters.h"
 
 #include <uct/api/uct.h>
 #include <ucs/async/async.h>
@@ -24,7 +24,7 @@
 #define BUF_SIZE (1024 * 1024)
 
 
-typedef gda_ft_dev_ep_counters_t test_counters_t;
+typedef uct_gda_ft_ep_counters_t test_counters_t;
 
 typedef ucs_status_t (*query_counters_func_t)(uct_ep_h, test_counters_t*);
 typedef ucs_status_t (*query_iface_counters_func_t)(uct_iface_h,
@@ -78,10 +78,6 @@ void test_comp_init(test_comp_t *comp, int count);
 /* Declares tsoft0..3, loads the plugin; extra: "VAR=value" settings, NULL
  * last */
 void test_uct_env(test_uct_t *t, unsigned ndev, ...);
-
-/* Whether the endpoints post RMA and atomics on a host channel: the suites
- * run both ways, by default (try) and with UCX_GDA_FT_HOST_CHANNEL=n */
-int test_uct_host_channel(void);
 
 /* What the host channel of `node`'s endpoint has been through */
 void test_host_channel_query(test_uct_t *t, unsigned node,

@@ -416,6 +416,15 @@ static int gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
     return 1;
 }
 
+void gda_ft_chan_host_set_absent(gda_ft_chan_host_t *ch, unsigned path)
+{
+    ch->path[path].absent      = 1;
+    ch->path[path].needs_rearm = 0;
+    ch->chan.path[path].failed = GDA_FT_CHAN_WHY_RETRY;
+    gda_ft_atomic_store_rel32(&ch->mbox->link_up[path],
+                              GDA_FT_CHAN_LINK_DOWN);
+}
+
 void gda_ft_chan_host_peer_left(gda_ft_chan_host_t *ch)
 {
     gda_ft_atomic_store_rel32(&ch->mbox->peer_left,
@@ -618,7 +627,8 @@ static uint32_t gda_ft_chan_host_link_up(gda_ft_chan_host_t *ch,
     gda_ft_hca_port_attr_t attr;
     int peer_up;
 
-    if ((gda_ft_hca_port_query(p->pd->dev, p->port, &attr) != UCS_OK) ||
+    if (p->absent ||
+        (gda_ft_hca_port_query(p->pd->dev, p->port, &attr) != UCS_OK) ||
         (attr.state != GDA_FT_HCA_PORT_ACTIVE)) {
         return GDA_FT_CHAN_LINK_DOWN;
     }

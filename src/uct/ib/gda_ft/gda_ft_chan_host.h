@@ -70,6 +70,8 @@ typedef struct gda_ft_chan_host_path {
     uint32_t            *dbrec;
     gda_ft_chan_slot_t  *slots;
     gda_ft_hca_qp_attr_t conn;        /* how it was last connected */
+    int                  absent;      /* the channel has no such path: its
+                                         QP is never connected */
     int                  needs_rearm; /* left by the poster, not re-armed */
     int                  rearm_now;   /* left for an error completion: the
                                          port is fine, no recovery wait */
@@ -128,6 +130,10 @@ static inline int gda_ft_chan_why_path_failed(unsigned why)
            (why == GDA_FT_CHAN_WHY_ERR_CQE) ||
            (why == GDA_FT_CHAN_WHY_RETRY);
 }
+
+/* The channel has no path `path` (no backup HCA at one end): the posters
+ * never take it, and the guardian never re-arms it */
+void gda_ft_chan_host_set_absent(gda_ft_chan_host_t *ch, unsigned path);
 
 /* The peer's channels left our primary for its failure: our channels on
  * it with work in flight follow (mailbox peer_left) */

@@ -1,9 +1,10 @@
 /*
- * gda_ft UCT transport: active messages. SEND/RECV on the endpoint's host
- * channel where both ends have one, else on its own QPs: the receive
- * queues of both paths and their buffers, the sequence number
- * in every message's immediate data, in-order and exactly-once delivery
- * across a failover (held messages, resynchronization), and the sends.
+ * gda_ft UCT transport: active messages. SENDs with immediate on the
+ * endpoint's host channel into the receive queues of the peer's target
+ * QPs of that channel: the receive queues of both paths and their
+ * buffers, the sequence number in every message's immediate data,
+ * in-order and exactly-once delivery across a switch (held messages,
+ * resynchronization), and the sends.
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
@@ -116,20 +117,12 @@ void uct_gda_ft_iface_rx_cq_put(uct_gda_ft_iface_t *iface,
 
 
 /*
- * Every QP that active messages reach has a receive queue of RX_QUEUE_LEN
- * WQEs of one data segment, each naming a SEG_SIZE buffer of iface->rx_mp
- * (registered on both HCAs: a path posts with its own lkey): the
- * endpoint's own QPs, and our target QPs of the peer's host channel.
+ * Each of our target QPs of the peer's host channel has a receive queue of
+ * RX_QUEUE_LEN WQEs of one data segment, each naming a SEG_SIZE buffer of
+ * iface->rx_mp (registered on both HCAs: a path posts with its own lkey).
  * rxq->desc[] remembers the buffer at each RQ index, so that a CQE's
  * wqe_counter finds it.
  */
-
-/* The receive queue a buffer came from */
-static UCS_F_ALWAYS_INLINE uct_gda_ft_rxq_t *
-uct_gda_ft_ep_rxq(uct_gda_ft_ep_t *ep, unsigned chan, unsigned path)
-{
-    return chan ? &ep->chan_rx[path] : &ep->path[path].rx;
-}
 
 /* Posts a buffer on a receive queue; the doorbell is the caller's */
 static ucs_status_t uct_gda_ft_rxq_post(uct_gda_ft_iface_t *iface,
@@ -183,9 +176,8 @@ ucs_status_t uct_gda_ft_rxq_fill(uct_gda_ft_iface_t *iface,
     while ((uint16_t)(rq->pi - rq->ci) < rq->wqe_cnt) {
         desc = ucs_mpool_get_inline(&iface->rx_mp);
         if (desc == NULL) {
-            ucs_error("gda_ft: ep %p: no receive buffer for the %s %s QP (%u "
+            ucs_error("ep %p: no receive buffer for the %s target QP (%u "
                       "of %u posted)", ep, uct_gda_ft_path_name(rxq->path),
-                      rxq->chan ? "channel" : "endpoint",
                       (uint16_t)(rq->pi - rq->ci), rq->wqe_cnt);
             status = UCS_ERR_NO_MEMORY;
             break;
@@ -199,7 +191,7 @@ ucs_status_t uct_gda_ft_rxq_fill(uct_gda_ft_iface_t *iface,
 
 ucs_status_t uct_gda_ft_rxq_init(uct_gda_ft_iface_t *iface,
                                  uct_gda_ft_rxq_t *rxq, unsigned path,
-                                 unsigned chan, gda_ft_hca_qp_t *qp,
+                                 gda_ft_hca_qp_t *qp,
                                  void *buf, uint32_t *dbrec,
                                  uct_gda_ft_rx_cq_t *cq)
 {
@@ -215,7 +207,6 @@ ucs_status_t uct_gda_ft_rxq_init(uct_gda_ft_iface_t *iface,
     rxq->dbrec = dbrec;
     rxq->cq    = cq;
     rxq->path  = (uint8_t)path;
-    rxq->chan  = (uint8_t)chan;
     gda_ft_dev_rq_init(&rxq->rq, buf, rx_len, GDA_FT_MLX5_DS_SIZE, dbrec);
     return UCS_OK;
 }
@@ -292,10 +283,10 @@ static int uct_gda_ft_ep_am_is_held(uct_gda_ft_ep_t *ep, uint32_t seq)
 }
 
 /*
- * A receive completion of one of the endpoint's QPs. Messages are kept in
- * ep->am.held and delivered by uct_gda_ft_ep_am_deliver() in sequence
- * order: the two paths of an endpoint are two QPs with no order between
- * them, and a failover may replay a message the peer already received (no
+ * A receive completion of one of the endpoint's target QPs. Messages are
+ * kept in ep->am.held and delivered by uct_gda_ft_ep_am_deliver() in
+ * sequence order: the two paths are two QPs with no order between them,
+ * and a switch may replay a message the peer already received (no
  * resolution) or hand the rest of the stream to the other path while the
  * first still has completions to poll. A sequence number below the next
  * expected one is such a duplicate and is dropped.
@@ -304,9 +295,7 @@ static void uct_gda_ft_ep_rx_cqe(uct_gda_ft_iface_t *iface,
                                  uct_gda_ft_ep_t *ep, unsigned path,
                                  const gda_ft_dev_cqe_info_t *info)
 {
-    uct_gda_ft_rxq_t *rxq = uct_gda_ft_ep_rxq(
-            ep, (ep->path[path].qp == NULL) ||
-                (ep->path[path].qp->qpn != info->qpn), path);
+    uct_gda_ft_rxq_t *rxq = &ep->chan_rx[path];
     gda_ft_dev_rq_t *rq   = &rxq->rq;
     uct_gda_ft_op_t **slot;
     uct_gda_ft_op_t *desc;
@@ -380,7 +369,6 @@ static void uct_gda_ft_ep_rx_cqe(uct_gda_ft_iface_t *iface,
     desc->rx.length = info->byte_cnt;
     desc->rx.imm    = info->imm;
     desc->rx.path   = (uint8_t)path;
-    desc->rx.chan   = rxq->chan;
     ucs_queue_push(&ep->am.held, &desc->queue);
     ++ep->am.num_held;
     uct_gda_ft_iface_ep_ready(iface, ep);
@@ -517,9 +505,7 @@ unsigned uct_gda_ft_ep_am_deliver(uct_gda_ft_ep_t *ep)
     ep                    = iface->am_dispatch_ep;
     iface->am_dispatch_ep = NULL;
     if (ep != NULL) {
-        uct_gda_ft_rxq_repost(iface, ep,
-                              uct_gda_ft_ep_rxq(ep, desc->rx.chan, path),
-                              desc);
+        uct_gda_ft_rxq_repost(iface, ep, &ep->chan_rx[path], desc);
     } else {
         ucs_mpool_put_inline(desc);
     }
@@ -574,24 +560,13 @@ uct_gda_ft_hchan_post_send(uct_gda_ft_ep_t *ep, const void *data,
 
 /* SEND of the payload of a bounce descriptor, which goes back on failure */
 static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_gda_ft_ep_post_am_bcopy(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
-                            uct_gda_ft_op_t *desc, uint8_t id,
-                            uint32_t length)
+uct_gda_ft_ep_post_am_bcopy(uct_gda_ft_ep_t *ep, uct_gda_ft_op_t *desc,
+                            uint8_t id, uint32_t length)
 {
     ucs_status_t status;
 
-    if (uct_gda_ft_ep_am_on_chan(ep)) {
-        status = uct_gda_ft_hchan_post_send(ep, NULL, desc, length,
-                                            uct_gda_ft_ep_am_imm(ep, id));
-    } else {
-        status = uct_gda_ft_ep_post_done(
-                iface, ep,
-                gda_ft_ep_send(&ep->dev,
-                               (uintptr_t)uct_gda_ft_op_payload(desc),
-                               desc->lkey, length,
-                               uct_gda_ft_ep_am_imm(ep, id),
-                               (uintptr_t)desc));
-    }
+    status = uct_gda_ft_hchan_post_send(ep, NULL, desc, length,
+                                        uct_gda_ft_ep_am_imm(ep, id));
     if (ucs_unlikely(status != UCS_OK)) {
         ucs_mpool_put_inline(desc);
         return status;
@@ -621,34 +596,27 @@ uct_gda_ft_ep_am_short_pack(void *dest, uint64_t header, const void *payload,
     }
 }
 
-/* am_short and am_short_iov: SEND with the data inline when the HCAs take
- * that much, else through a bounce buffer; total is checked by the caller */
+/* am_short and am_short_iov: SEND with the data inline when a channel WQE
+ * takes that much, else through a bounce buffer; total is checked by the
+ * caller */
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_gda_ft_ep_am_short_common(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
                               uint8_t id, uint32_t total, uint64_t header,
                               const void *payload, unsigned length,
                               const uct_iov_t *iov, size_t iovcnt)
 {
-    int on_chan = uct_gda_ft_ep_am_on_chan(ep);
-    uint8_t data[GDA_FT_WQE_MAX_INLINE];
     gda_ft_chan_op_t *op;
+    uint8_t data[sizeof(op->operand)];
     uct_gda_ft_op_t *desc;
     ucs_status_t status;
 
-    UCT_GDA_FT_EP_CHECK_RES_OP(iface, ep, on_chan);
+    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
 
-    if (total <= (on_chan ? sizeof(op->operand) : iface->config.max_inline)) {
+    if (total <= sizeof(op->operand)) {
         uct_gda_ft_ep_am_short_pack(data, header, payload, length, iov,
                                     iovcnt);
-        if (on_chan) {
-            status = uct_gda_ft_hchan_post_send(ep, data, NULL, total,
-                                                uct_gda_ft_ep_am_imm(ep, id));
-        } else {
-            status = uct_gda_ft_ep_post_done(
-                    iface, ep,
-                    gda_ft_ep_send_inline(&ep->dev, data, total,
-                                          uct_gda_ft_ep_am_imm(ep, id), 0));
-        }
+        status = uct_gda_ft_hchan_post_send(ep, data, NULL, total,
+                                            uct_gda_ft_ep_am_imm(ep, id));
         if (ucs_unlikely(status != UCS_OK)) {
             return status;
         }
@@ -657,7 +625,7 @@ uct_gda_ft_ep_am_short_common(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
                            (iov == NULL) ? "" : "_IOV", ep->am.tx_seq);
         uct_gda_ft_ep_am_sent(ep);
     } else {
-        /* more than the HCAs take inline: through a bounce buffer */
+        /* more than a WQE takes inline: through a bounce buffer */
         desc = uct_gda_ft_op_get(&iface->tx_mp, ep, uct_gda_ft_op_release,
                                  NULL, 0);
         if (ucs_unlikely(desc == NULL)) {
@@ -669,7 +637,7 @@ uct_gda_ft_ep_am_short_common(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
                            uct_gda_ft_op_payload(desc), total,
                            "TX: ep %p AM_SHORT%s seq %u (bounce)", ep,
                            (iov == NULL) ? "" : "_IOV", ep->am.tx_seq);
-        status = uct_gda_ft_ep_post_am_bcopy(iface, ep, desc, id, total);
+        status = uct_gda_ft_ep_post_am_bcopy(ep, desc, id, total);
         if (ucs_unlikely(status != UCS_OK)) {
             return status;
         }
@@ -719,7 +687,7 @@ ssize_t uct_gda_ft_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     ssize_t length;
 
     UCT_CHECK_AM_ID(id);
-    UCT_GDA_FT_EP_CHECK_RES_OP(iface, ep, uct_gda_ft_ep_am_on_chan(ep));
+    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
     length = uct_gda_ft_ep_bcopy_pack(iface, ep, pack_cb, arg, 0, "am_bcopy",
                                       &desc);
     if (ucs_unlikely(length < 0)) {
@@ -729,24 +697,11 @@ ssize_t uct_gda_ft_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_SEND, id,
                        uct_gda_ft_op_payload(desc), length,
                        "TX: ep %p AM_BCOPY seq %u", ep, ep->am.tx_seq);
-    status = uct_gda_ft_ep_post_am_bcopy(iface, ep, desc, id,
-                                         (uint32_t)length);
+    status = uct_gda_ft_ep_post_am_bcopy(ep, desc, id, (uint32_t)length);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
 
     UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, length);
     return length;
-}
-
-/* The receive buffers of a path whose QP is destroyed go back to the pool;
- * call after the receive CQ was drained of its completions */
-void uct_gda_ft_ep_rx_cleanup(uct_gda_ft_ep_t *ep, uct_gda_ft_iface_t *iface,
-                              unsigned path)
-{
-    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
-
-    uct_gda_ft_rxq_cleanup(iface, &ep_path->rx);
-    free(ep_path->rq_buf);   /* the QP's work queue, its SQ too */
-    ep_path->rq_buf = NULL;
 }

@@ -9,11 +9,29 @@
  * no poster of the peer uses: nothing the peer's kernels hold is reset
  * under them, and a peer whose kernels are idle still answers.
  *
+ * Channel 0 is the endpoint's host channel (uct_gda_ft_hchan.c), the
+ * others are device channels. Without a backup HCA at either end every
+ * channel has one path: the backup is left failed from the start, never
+ * re-armed, and a failure of the primary ends in NO_PATH once its re-arm
+ * does not come.
+ *
  * The guardian of each initiator channel (gda_ft_chan_host_guard) asks the
  * peer through gda_ft_chan_peer_ops_t: here, a question written into the
- * peer endpoint's mailbox over the endpoint's other path (the one the
- * channel did not leave), answered in ours the same way. One question is in
- * flight per endpoint; the channel guardian bounds how long it waits.
+ * peer endpoint's mailbox by a control operation over the other path (the
+ * one the channel did not leave), answered in ours the same way. One
+ * question is in flight per channel; the channel guardian bounds how long
+ * it waits.
+ *
+ * Control operations are RDMA WRITEs that the guardian posts on the
+ * endpoint's control QPs (uct_gda_ft_ep_ctl_t), one per path, connected
+ * to the peer's: a channel that nobody posts on through the datapath. No
+ * switch of any channel fences them, so a control write waits neither for
+ * a channel's ring nor for a switch, and its path stays usable while the
+ * channels come and go on it. A control QP leaves service only on an error
+ * completion; the end whose control QP has the lower number then re-arms
+ * the pair, asking the peer over the other control path (mailbox slot
+ * UCT_GDA_FT_WIRE_CTL_SLOT). A write that cannot go out, or that is silent
+ * for a deadline, is asked again at the next pass.
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
@@ -38,6 +56,11 @@
 /* Deadlines within which the peer's traffic on a path shows its port of
  * that path up */
 #define UCT_GDA_FT_CHAN_HEARD_DEADLINES 2
+
+/* Deadlines a control QP may keep writes unanswered before it is taken
+ * for dead and re-armed: a peer QP in the error state never answers, and
+ * the HCA's retries may take seconds to say so */
+#define UCT_GDA_FT_CTL_DEAD_DEADLINES 8
 
 /* Questions to the peer's end of a channel path */
 enum {
@@ -76,21 +99,159 @@ static uint32_t uct_gda_ft_chan_first_psn(uint32_t src_qpn, uint32_t dst_qpn)
             (src_qpn >> 7)) & 0xffffff;
 }
 
-/* ---- questions to the peer ----------------------------------------------- */
+/* ---- control operations ------------------------------------------------- */
+
+/* The control ring of `path` starts over once its QP was connected or
+ * re-armed (RESET -> RTS: ring index 0, an empty CQE) */
+static void uct_gda_ft_ctl_reset(uct_gda_ft_ep_t *ep, unsigned path)
+{
+    uct_gda_ft_ep_ctl_t *ctl = &ep->ctl[path];
+
+    ctl->sq              = ep->chans->ctl->chan.path[path].sq;
+    ctl->sq.pi           = 0;
+    ctl->sq.ci           = 0;
+    ctl->sq.db_pi        = 0;
+    ctl->sq.last_wqe_idx = 0;
+    ctl->busy_ns         = 0;
+    ctl->failed          = 0;
+    ctl->rearming        = 0;
+}
+
+/* Retires what the peer acknowledged; an error completion leaves the
+ * control path unusable until its re-arm */
+static void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path)
+{
+    uct_gda_ft_ep_ctl_t *ctl = &ep->ctl[path];
+    uint64_t deadline        = uct_gda_ft_ep_iface(ep)->config.deadline_ns;
+    gda_ft_dev_cqe_info_t info;
+    gda_ft_dev_cq_t cq;
+    uint64_t now, since;
+
+    if (ctl->failed || (ctl->sq.ci == ctl->sq.pi)) {
+        return;
+    }
+    gda_ft_dev_cq_init(&cq, ep->chans->ctl->path[path].cqe, 1, 0);
+    if (gda_ft_cq_poll_collapsed(&cq, ctl->sq.ci, &info) != GDA_FT_DEV_OK) {
+        now   = gda_ft_dev_now_ns();
+        since = ((int64_t)(ctl->done_ns - ctl->busy_ns) > 0) ?
+                ctl->done_ns : ctl->busy_ns;
+        if ((deadline != 0) &&
+            ((now - since) > UCT_GDA_FT_CTL_DEAD_DEADLINES * deadline)) {
+            ctl->failed    = 1;
+            ctl->failed_ns = now;
+            ucs_diag("ep %p: control QP of the %s path answered nothing "
+                     "for %u deadlines: control writes take the other path "
+                     "until it is re-armed", ep, uct_gda_ft_path_name(path),
+                     UCT_GDA_FT_CTL_DEAD_DEADLINES);
+        }
+        return;
+    }
+    if (gda_ft_cq_opcode_is_error(info.opcode)) {
+        ctl->failed    = 1;
+        ctl->failed_ns = gda_ft_dev_now_ns();
+        ucs_diag("ep %p: control QP of the %s path failed (%s): control "
+                 "writes take the other path until it is re-armed", ep,
+                 uct_gda_ft_path_name(path),
+                 gda_ft_hca_syndrome_str(info.syndrome));
+        return;
+    }
+    gda_ft_sq_retire(&ctl->sq, info.wqe_counter);
+    ctl->done_ns = gda_ft_dev_now_ns();
+}
 
 /*
- * The endpoint path that carries a question or answer about a channel's
- * `path`: the other one, so that it does not ride on the ports in
- * question, unless the endpoint has left that one itself. The endpoint's
- * QPs are not the channel's: a question about a path can travel over the
- * endpoint's QP of the same ports. Posted on a QP the endpoint fenced, it
- * would only come back as a flush error, which the endpoint takes for a
- * new failure of that path.
+ * Whether a control path takes a write now: not failed, room for a
+ * question, and no write silent on it for a deadline. A dead link answers
+ * nothing until the HCA's retries run out, which takes many deadlines:
+ * questions are asked again on the other path meanwhile.
  */
-static unsigned uct_gda_ft_chan_carrier(uct_gda_ft_ep_t *ep, unsigned path)
+static int uct_gda_ft_ctl_usable(uct_gda_ft_ep_t *ep, unsigned path,
+                                 uint64_t now)
 {
-    return ep->dev.path_failed[1 - path] ? path : 1 - path;
+    uct_gda_ft_ep_ctl_t *ctl = &ep->ctl[path];
+    uint64_t deadline        = uct_gda_ft_ep_iface(ep)->config.deadline_ns;
+    uint64_t since;
+
+    uct_gda_ft_ctl_poll(ep, path);
+    if (ctl->failed || (gda_ft_sq_free_wqebbs(&ctl->sq) < 2)) {
+        return 0;
+    }
+    if ((ctl->sq.ci == ctl->sq.pi) || (deadline == 0)) {
+        return 1;
+    }
+    since = ((int64_t)(ctl->done_ns - ctl->busy_ns) > 0) ? ctl->done_ns :
+                                                            ctl->busy_ns;
+    return (now - since) <= deadline;
 }
+
+/*
+ * The control path that carries a question or answer about a channel's
+ * `path`: the other one, so that it does not ride on the ports in
+ * question, unless that one is unusable now; -1 when neither is.
+ */
+static int uct_gda_ft_ctl_carrier(uct_gda_ft_ep_t *ep, unsigned path,
+                                  uint64_t now)
+{
+    unsigned other = 1 - path;
+
+    if (uct_gda_ft_ctl_usable(ep, other, now)) {
+        return other;
+    }
+    return uct_gda_ft_ctl_usable(ep, path, now) ? (int)path : -1;
+}
+
+/*
+ * Writes `arg` at arg_offset of the peer's mailbox, then `epoch` at
+ * epoch_offset (RC: they land in that order), over the control path that
+ * carries news of `path`; *carrier_p: which one. UCS_ERR_NO_RESOURCE when
+ * no control path takes it now: the caller writes again at its next pass.
+ */
+static ucs_status_t uct_gda_ft_ctl_write(uct_gda_ft_ep_t *ep, unsigned path,
+                                        size_t arg_offset, const void *arg,
+                                        size_t arg_length, size_t epoch_offset,
+                                        uint32_t epoch, unsigned *carrier_p)
+{
+    uint64_t now = gda_ft_dev_now_ns();
+    int carrier  = uct_gda_ft_ctl_carrier(ep, path, now);
+    uct_gda_ft_ep_ctl_t *ctl;
+    uint32_t rkey;
+
+    if (carrier < 0) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    ctl  = &ep->ctl[carrier];
+    rkey = ep->peer_mbox_rkey[carrier];
+    if (ctl->sq.ci == ctl->sq.pi) {
+        ctl->busy_ns = now;
+    }
+    /* two WQEs of ctrl, raddr and at most 16 bytes inline: the room that
+     * uct_gda_ft_ctl_usable() found */
+    (void)gda_ft_sq_post_rdma_write_inline(&ctl->sq, arg, arg_length,
+                                           ep->peer_mbox + arg_offset, rkey,
+                                           GDA_FT_WQE_SIGNALED, NULL);
+    (void)gda_ft_sq_post_rdma_write_inline(&ctl->sq, &epoch, sizeof(epoch),
+                                           ep->peer_mbox + epoch_offset, rkey,
+                                           GDA_FT_WQE_SIGNALED, NULL);
+    gda_ft_sq_ring_db(&ctl->sq);
+    *carrier_p = carrier;
+    return UCS_OK;
+}
+
+
+/* Which end's PSNs a control path takes when both ends re-arm it at once:
+ * those of the end whose control QP there has the lower number (then the
+ * lower mailbox address); the other end's question is refused */
+static int uct_gda_ft_ctl_rearms(uct_gda_ft_ep_t *ep, unsigned path)
+{
+    uct_gda_ft_ep_chans_t *c = ep->chans;
+    uint32_t qpn             = c->ctl->path[path].qp->qpn;
+
+    return (qpn != c->peer_ctl_qpn[path]) ? (qpn < c->peer_ctl_qpn[path]) :
+           ((uintptr_t)ep->mbox < ep->peer_mbox);
+}
+
+
+/* ---- questions to the peer ----------------------------------------------- */
 
 /*
  * Asks the peer to do `op` to its end of channel ch's `path`, or collects
@@ -105,20 +266,17 @@ static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
 {
     unsigned id              = ch->chan.id;
     uct_gda_ft_ep_chans_t *c = ep->chans;
-    uct_gda_ft_mbox_t *mbox  = ep->guard.mbox;
+    uct_gda_ft_mbox_t *mbox  = ep->mbox;
     uint32_t key             = (op << 16) | path;
     uint64_t now             = gda_ft_dev_now_ns();
     uint32_t args[3]         = {key, psn0, psn1};
     unsigned carrier;
     uint32_t epoch;
 
-    if ((ep->guard.peer_mbox == 0) ||
-        (ep->dev.state == GDA_FT_EP_NO_PATH) ||
-        ((op == UCT_GDA_FT_CHAN_ASK_FENCE) &&
-         !uct_gda_ft_ep_iface(ep)->config.resolve)) {
-        /* the peer cannot be asked: it has no mailbox, or the endpoint's
-         * QPs that would carry the question found no path to it; or is
-         * not to be (RESOLVE=n: what a failed path left is in doubt) */
+    if ((op == UCT_GDA_FT_CHAN_ASK_FENCE) &&
+        !uct_gda_ft_ep_iface(ep)->config.resolve) {
+        /* not to be asked (RESOLVE=n: what a failed path left is in
+         * doubt) */
         return UCS_ERR_UNSUPPORTED;
     }
 
@@ -131,27 +289,27 @@ static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
             return (mbox->chan[id].ans_status == 0) ? UCS_OK :
                                                       UCS_ERR_REJECTED;
         }
-        if ((now - c->q[id].ask_ns) < ch->params.resolve_ns) {
+        if (((now - c->q[id].ask_ns) < ch->params.resolve_ns) &&
+            uct_gda_ft_ctl_usable(ep, c->q[id].carrier, now)) {
             return UCS_INPROGRESS;
         }
-        /* lost: asked again, within the channel guardian's own bound */
+        /* lost, or its control path fell silent: asked again, within the
+         * channel guardian's own bound */
     }
 
-    epoch   = c->q[id].ask_epoch + 1;
-    carrier = uct_gda_ft_chan_carrier(ep, path);
-    if ((uct_gda_ft_ep_guard_write(ep, carrier,
-                                   ucs_offsetof(uct_gda_ft_mbox_t,
-                                                chan[id].req),
-                                   args, sizeof(args)) != UCS_OK) ||
-        (uct_gda_ft_ep_guard_write(ep, carrier,
-                                   ucs_offsetof(uct_gda_ft_mbox_t,
-                                                chan[id].req_epoch),
-                                   &epoch, sizeof(epoch)) != UCS_OK)) {
+    epoch = c->q[id].ask_epoch + 1;
+    if (uct_gda_ft_ctl_write(ep, path,
+                             ucs_offsetof(uct_gda_ft_mbox_t, chan[id].req),
+                             args, sizeof(args),
+                             ucs_offsetof(uct_gda_ft_mbox_t,
+                                          chan[id].req_epoch),
+                             epoch, &carrier) != UCS_OK) {
         return UCS_INPROGRESS;        /* no room now: the next pass asks */
     }
     c->q[id].ask       = key;
     c->q[id].ask_epoch = epoch;
     c->q[id].ask_ns    = now;
+    c->q[id].carrier   = (uint8_t)carrier;
     return UCS_INPROGRESS;
 }
 
@@ -199,7 +357,7 @@ static int uct_gda_ft_chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch,
     uint64_t heard_ns;
     unsigned i;
 
-    if ((deadline == 0) || (path >= GDA_FT_NUM_PATHS)) {
+    if ((deadline == 0) || (path >= c->num_paths)) {
         return -1;
     }
     if ((now - c->heard[path].read_ns) >= deadline / 8) {
@@ -216,8 +374,9 @@ static int uct_gda_ft_chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch,
         }
     }
     heard_ns = c->heard[path].moved_ns;
-    if ((int64_t)(ep->dev.last_cqe_ns[path] - heard_ns) > 0) {
-        heard_ns = ep->dev.last_cqe_ns[path];
+    uct_gda_ft_ctl_poll(ep, path);
+    if ((int64_t)(ep->ctl[path].done_ns - heard_ns) > 0) {
+        heard_ns = ep->ctl[path].done_ns;
     }
     return ((heard_ns != 0) &&
             ((int64_t)(now - heard_ns) <
@@ -245,8 +404,9 @@ static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id)
 {
     uct_gda_ft_iface_t *iface  = uct_gda_ft_ep_iface(ep);
     uct_gda_ft_ep_chans_t *c   = ep->chans;
-    uct_gda_ft_mbox_t *mbox    = ep->guard.mbox;
-    gda_ft_chan_host_t *target = &c->target[id];
+    uct_gda_ft_mbox_t *mbox    = ep->mbox;
+    gda_ft_chan_host_t *target = (id == UCT_GDA_FT_WIRE_CTL_SLOT) ?
+                                 c->ctl : &c->target[id];
     uint32_t epoch             =
             uct_gda_ft_mbox_epoch(&mbox->chan[id].req_epoch);
     uint32_t answer[2]         = {1, 0};   /* status (refused), PSN */
@@ -257,14 +417,15 @@ static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id)
     req  = mbox->chan[id].req;
     op   = req >> 16;
     path = req & 0xffff;
-    if (path >= GDA_FT_NUM_PATHS) {
-        ucs_diag("gda_ft: ep %p: ignoring the peer's question 0x%x about "
-                 "channel %u: no such path", ep, req, id);
+    if (path >= c->num_paths) {
+        ucs_diag("ep %p: ignoring the peer's question 0x%x about channel "
+                 "%u: no such path", ep, req, id);
         c->q[id].seen_epoch = epoch;
         return;
     }
 
-    if (op == UCT_GDA_FT_CHAN_ASK_FENCE) {
+    if ((op == UCT_GDA_FT_CHAN_ASK_FENCE) &&
+        (id != UCT_GDA_FT_WIRE_CTL_SLOT)) {
         if (gda_ft_chan_host_fence_qp(target->path[path].qp, &answer[1]) ==
             UCS_OK) {
             answer[0] = 0;
@@ -275,6 +436,10 @@ static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id)
              * rather than each wait for a deadline of its own */
             uct_gda_ft_chan_peer_left(c);
         }
+    } else if ((op == UCT_GDA_FT_CHAN_ASK_REARM) &&
+               (id == UCT_GDA_FT_WIRE_CTL_SLOT) &&
+               ep->ctl[path].rearming && uct_gda_ft_ctl_rearms(ep, path)) {
+        /* we re-arm this control path too, and our PSNs win: refused */
     } else if (op == UCT_GDA_FT_CHAN_ASK_REARM) {
         if (uct_gda_ft_iface_port_up(iface, path) &&
             (gda_ft_chan_host_reconnect(target, path,
@@ -285,27 +450,29 @@ static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id)
                 /* the peer's host channel: what the QP received before is
                  * taken, and fresh buffers go up */
                 uct_gda_ft_rxq_rearm(ep, &ep->chan_rx[path]);
+            } else if (id == UCT_GDA_FT_WIRE_CTL_SLOT) {
+                uct_gda_ft_ctl_reset(ep, path);
+                ucs_diag("ep %p: control QP of the %s path re-armed by the "
+                         "peer", ep, uct_gda_ft_path_name(path));
             }
             answer[0] = 0;
         }
     } else {
-        ucs_diag("gda_ft: ep %p: ignoring the peer's question 0x%x of an "
-                 "unknown kind about channel %u", ep, req, id);
+        ucs_diag("ep %p: ignoring the peer's question 0x%x of an unknown "
+                 "kind about channel %u", ep, req, id);
     }
 
-    carrier = uct_gda_ft_chan_carrier(ep, path);
-    if ((uct_gda_ft_ep_guard_write(ep, carrier,
-                                   ucs_offsetof(uct_gda_ft_mbox_t,
-                                                chan[id].ans_status),
-                                   answer, sizeof(answer)) != UCS_OK) ||
-        (uct_gda_ft_ep_guard_write(ep, carrier,
-                                   ucs_offsetof(uct_gda_ft_mbox_t,
-                                                chan[id].ans_epoch),
-                                   &epoch, sizeof(epoch)) != UCS_OK)) {
+    if (uct_gda_ft_ctl_write(ep, path,
+                             ucs_offsetof(uct_gda_ft_mbox_t,
+                                          chan[id].ans_status),
+                             answer, sizeof(answer),
+                             ucs_offsetof(uct_gda_ft_mbox_t,
+                                          chan[id].ans_epoch),
+                             epoch, &carrier) != UCS_OK) {
         return;    /* no room now: answered again at the next pass */
     }
     c->q[id].seen_epoch = epoch;
-    ucs_debug("gda_ft: ep %p: channel %u path %u: the peer's %s %s", ep, id,
+    ucs_debug("ep %p: channel %u path %u: the peer's %s %s", ep, id,
               path, (op == UCT_GDA_FT_CHAN_ASK_FENCE) ? "fence" : "re-arm",
               answer[0] ? "refused" : "done");
 }
@@ -349,6 +516,10 @@ static void uct_gda_ft_chans_free(uct_gda_ft_ep_chans_t *c)
         gda_ft_chan_host_cleanup(&c->init[i]);
         gda_ft_chan_host_cleanup(&c->target[i]);
     }
+    if (c->has_ctl) {
+        gda_ft_chan_host_cleanup(c->ctl);
+    }
+    ucs_free(c->ctl);
     ucs_free(c->init);
     ucs_free(c->target);
     free(c->poster);
@@ -365,12 +536,20 @@ void uct_gda_ft_channels_put(uct_gda_ft_ep_chans_t *chans)
 
 /* ---- the peer's host channel's active messages ---------------------------
  *
- * With a host channel, our target QPs of channel 0 have receive queues:
- * the peer's host channel sends its active messages there (SEND with
- * immediate, uct_gda_ft_am.c), and the peer learns it from the address
- * flag F_HOST_CHANNEL. Their receive completions share the interface's
- * receive CQs with the endpoint's own QPs.
+ * Our target QPs of channel 0 have receive queues: the peer's host channel
+ * sends its active messages there (SEND with immediate, uct_gda_ft_am.c).
+ * Their receive completions go to the interface's receive CQs.
  */
+
+/* The interface's path that holds our QPs of `path`: without a backup
+ * HCA, those of the backup are placeholders on the primary, never
+ * connected, so that every channel has the same shape */
+static unsigned uct_gda_ft_chan_local_path(uct_gda_ft_iface_t *iface,
+                                           unsigned path)
+{
+    return uct_gda_ft_iface_has_backup(iface) ? path :
+                                                UCT_GDA_FT_PATH_PRIMARY;
+}
 
 /* Before the target QPs of channel 0 are created: a share of a receive CQ
  * on each path */
@@ -383,8 +562,9 @@ static ucs_status_t uct_gda_ft_chan_rx_reserve(uct_gda_ft_ep_t *ep,
     unsigned path;
 
     for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
-        status = uct_gda_ft_iface_rx_cq_get(iface, path,
-                                            &ep->chan_rx[path].cq);
+        status = uct_gda_ft_iface_rx_cq_get(
+                iface, uct_gda_ft_chan_local_path(iface, path),
+                &ep->chan_rx[path].cq);
         if (status != UCS_OK) {
             return status;
         }
@@ -395,7 +575,7 @@ static ucs_status_t uct_gda_ft_chan_rx_reserve(uct_gda_ft_ep_t *ep,
 }
 
 /* Once they are: their receive queues, and their QPNs known to the
- * interface's receive progress */
+ * interface's receive progress (not a placeholder's) */
 static ucs_status_t uct_gda_ft_chan_rx_init(uct_gda_ft_ep_t *ep,
                                             uct_gda_ft_iface_t *iface,
                                             gda_ft_chan_host_t *target)
@@ -405,9 +585,12 @@ static ucs_status_t uct_gda_ft_chan_rx_init(uct_gda_ft_ep_t *ep,
     unsigned path;
 
     for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+        if (uct_gda_ft_chan_local_path(iface, path) != path) {
+            continue;
+        }
         p      = &target->path[path];
-        status = uct_gda_ft_rxq_init(iface, &ep->chan_rx[path], path, 1,
-                                     p->qp, p->rq_buf, p->dbrec,
+        status = uct_gda_ft_rxq_init(iface, &ep->chan_rx[path], path, p->qp,
+                                     p->rq_buf, p->dbrec,
                                      ep->chan_rx[path].cq);
         if (status != UCS_OK) {
             return status;
@@ -478,27 +661,23 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
     uct_gda_ft_ep_chans_t *c;
     uint8_t port[GDA_FT_NUM_PATHS];
     gda_ft_chan_host_params_t params, host_params, target_params;
-    gda_ft_chan_host_params_t host_target_params;
+    gda_ft_chan_host_params_t host_target_params, ctl_params;
     ucs_status_t status;
-    unsigned i, path;
+    unsigned i, path, local;
 
-    ep->chans = NULL;
-    if (num == 0) {
-        return UCS_OK;
-    }
     c = ucs_calloc(1, sizeof(*c), "gda_ft_ep_chans");
     if (c == NULL) {
-        ucs_error("gda_ft: ep %p: out of memory for device channels", ep);
+        ucs_error("ep %p: out of memory for its channels", ep);
         return UCS_ERR_NO_MEMORY;
     }
-    c->refs      = 1;
-    c->ep        = ep;
-    c->first_dev = iface->config.host_channel;
-    ep->chans    = c;
+    c->refs   = 1;
+    c->ep     = ep;
+    ep->chans = c;
 
     for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
-        pd[path]   = iface->path[path].dev->pd;
-        port[path] = iface->path[path].port_num;
+        local      = uct_gda_ft_chan_local_path(iface, path);
+        pd[path]   = iface->path[local].dev->pd;
+        port[path] = iface->path[local].port_num;
     }
     uct_gda_ft_chan_params(iface, iface->config.dev_channel_ring, &params);
     /* the host channel: CPU posters ring its doorbell, its ring holds the
@@ -508,7 +687,6 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
     /* an active message is one SEND of up to SEG_SIZE bytes */
     host_params.max_chunk = ucs_max(host_params.max_chunk,
                                     iface->config.seg_size);
-    /* and it fails back as the endpoint's QPs do (REARM_BACKOFF) */
     host_params.rearm_backoff_ns     = iface->config.rearm_backoff_ns;
     host_params.rearm_backoff_max_ns = iface->config.rearm_backoff_max_ns;
     /* Our ends of the peer's channels only respond: host memory
@@ -516,54 +694,63 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
      * software HCA's engine awake, and it answered a CPU poster's single
      * operation about 4 ms late on 2 cores (ucx_perftest put_bw -O 1, 38
      * us in host memory); side by side on an H100 machine the two placed
-     * kernels' and threads' put_bw within noise. The peer's host channel
-     * reaches a target in host memory whatever the setting. */
+     * kernels' and threads' put_bw within noise. Our ends of the peer's
+     * host channel take our control writes too: host memory whatever the
+     * setting. */
     uct_gda_ft_chan_params(iface, UCT_GDA_FT_CHAN_TARGET_RING,
                            &target_params);
     target_params.mem.type = iface->config.dev_target_mapped ?
                              GDA_FT_HCA_MEM_HOST_MAPPED : GDA_FT_HCA_MEM_HOST;
     host_target_params          = target_params;
     host_target_params.mem.type = GDA_FT_HCA_MEM_HOST;
-    if (c->first_dev != 0) {
-        status = uct_gda_ft_chan_rx_reserve(ep, iface, &host_target_params);
-        if (status != UCS_OK) {
-            goto err;
-        }
+    status = uct_gda_ft_chan_rx_reserve(ep, iface, &host_target_params);
+    if (status != UCS_OK) {
+        goto err;
     }
 
     c->init   = ucs_calloc(num, sizeof(*c->init), "gda_ft_chan_init");
     c->target = ucs_calloc(num, sizeof(*c->target), "gda_ft_chan_target");
+    c->ctl    = ucs_calloc(1, sizeof(*c->ctl), "gda_ft_chan_ctl");
     c->poster = uct_gda_ft_chan_alloc(num * sizeof(*c->poster), NULL);
     c->health = uct_gda_ft_chan_alloc(sizeof(*c->health), NULL);
-    if ((c->init == NULL) || (c->target == NULL) || (c->poster == NULL) ||
-        (c->health == NULL)) {
-        ucs_error("gda_ft: ep %p: out of memory for %u device channels", ep,
-                  num);
+    if ((c->init == NULL) || (c->target == NULL) || (c->ctl == NULL) ||
+        (c->poster == NULL) || (c->health == NULL)) {
+        ucs_error("ep %p: out of memory for %u channels", ep, num);
         status = UCS_ERR_NO_MEMORY;
         goto err;
     }
 
+    /* the control QPs: host memory, a ring of the smallest size, no
+     * receive queue */
+    ctl_params            = target_params;
+    ctl_params.mem.type   = GDA_FT_HCA_MEM_HOST;
+    ctl_params.rq_wqe_cnt = 0;
+    status = gda_ft_chan_host_init(c->ctl, pd, port,
+                                   UCT_GDA_FT_WIRE_CTL_SLOT, NULL,
+                                   &ctl_params);
+    if (status != UCS_OK) {
+        goto err;
+    }
+    c->has_ctl = 1;
+
     for (i = 0; i < num; ++i) {
         status = gda_ft_chan_host_init(&c->init[i], pd, port, i, c->health,
-                                       (i < c->first_dev) ? &host_params :
-                                                            &params);
+                                       (i == 0) ? &host_params : &params);
         if (status != UCS_OK) {
             goto err;
         }
         status = gda_ft_chan_host_init(&c->target[i], pd, port, i, NULL,
-                                       (i < c->first_dev) ?
-                                       &host_target_params : &target_params);
+                                       (i == 0) ? &host_target_params :
+                                                  &target_params);
         if (status != UCS_OK) {
             gda_ft_chan_host_cleanup(&c->init[i]);
             goto err;
         }
         c->num = i + 1;
     }
-    if (c->first_dev != 0) {
-        status = uct_gda_ft_chan_rx_init(ep, iface, &c->target[0]);
-        if (status != UCS_OK) {
-            goto err;
-        }
+    status = uct_gda_ft_chan_rx_init(ep, iface, &c->target[0]);
+    if (status != UCS_OK) {
+        goto err;
     }
     return UCS_OK;
 
@@ -583,8 +770,10 @@ void uct_gda_ft_ep_chans_pack(uct_gda_ft_ep_t *ep,
     uct_gda_ft_ep_chans_t *c = ep->chans;
     unsigned i, path;
 
-    info->num_chan     = (c != NULL) ? c->num : 0;
-    info->host_channel = (info->num_chan != 0) && (c->first_dev != 0);
+    info->num_chan = c->num;
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+        info->ctl_qpn[path] = c->ctl->path[path].qp->qpn;
+    }
     for (i = 0; i < info->num_chan; ++i) {
         for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
             info->chan[i].init_qpn[path]   = c->init[i].path[path].qp->qpn;
@@ -618,23 +807,23 @@ static ucs_status_t uct_gda_ft_chan_connect_qp(uct_gda_ft_ep_t *ep,
 }
 
 ucs_status_t uct_gda_ft_ep_chans_connect(uct_gda_ft_ep_t *ep,
-                                         const uct_gda_ft_ep_addr_info_t *peer)
+                                         const uct_gda_ft_ep_addr_info_t *peer,
+                                         unsigned num_paths)
 {
-    uct_gda_ft_ep_chans_t *c = ep->chans;
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_chans_t *c  = ep->chans;
     ucs_status_t status;
     unsigned i, path, count;
 
-    if (c == NULL) {
-        return UCS_OK;
-    }
     count = ucs_min(c->num, peer->num_chan);
     if (c->num != peer->num_chan) {
-        ucs_diag("gda_ft: ep %p: %u device channels here, %u at the peer: "
-                 "%u connected", ep, c->num, peer->num_chan, count);
+        ucs_diag("ep %p: %u channels here, %u at the peer: %u connected", ep,
+                 c->num, peer->num_chan, count);
     }
 
+    c->num_paths = num_paths;
     for (i = 0; i < count; ++i) {
-        for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+        for (path = 0; path < num_paths; ++path) {
             status = uct_gda_ft_chan_connect_qp(
                     ep, &c->init[i], path, peer->chan[i].target_qpn[path]);
             if (status != UCS_OK) {
@@ -648,14 +837,18 @@ ucs_status_t uct_gda_ft_ep_chans_connect(uct_gda_ft_ep_t *ep,
             if ((i == 0) && (ep->chan_rx[path].desc != NULL)) {
                 /* after INIT, which takes the RQ's producer index: a
                  * message that comes first waits for them (RNR) */
-                status = uct_gda_ft_rxq_fill(uct_gda_ft_ep_iface(ep), ep,
-                                             &ep->chan_rx[path]);
+                status = uct_gda_ft_rxq_fill(iface, ep, &ep->chan_rx[path]);
                 if (status != UCS_OK) {
                     return status;
                 }
             }
         }
-        if (!uct_gda_ft_ep_iface(ep)->config.dev_failover) {
+        for (; path < GDA_FT_NUM_PATHS; ++path) {
+            /* no backup HCA at one end: one path, without failover */
+            gda_ft_chan_host_set_absent(&c->init[i], path);
+            gda_ft_chan_host_set_absent(&c->target[i], path);
+        }
+        if (!iface->config.dev_failover) {
             /* DEVICE_FAILOVER=n: the backup is never taken, and an error
              * of the primary leaves the channel without a path */
             c->init[i].chan.path[UCT_GDA_FT_PATH_BACKUP].failed =
@@ -665,30 +858,108 @@ ucs_status_t uct_gda_ft_ep_chans_connect(uct_gda_ft_ep_t *ep,
         c->poster[i] = c->init[i].chan;
     }
     c->count = count;
+
+    /* the control QPs, on the paths the channels have */
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+        c->peer_ctl_qpn[path] = peer->ctl_qpn[path];
+        if (path < num_paths) {
+            status = uct_gda_ft_chan_connect_qp(ep, c->ctl, path,
+                                                peer->ctl_qpn[path]);
+            if (status != UCS_OK) {
+                return status;
+            }
+        } else {
+            gda_ft_chan_host_set_absent(c->ctl, path);
+        }
+        uct_gda_ft_ctl_reset(ep, path);
+        ep->ctl[path].failed = (path >= num_paths);
+    }
     return UCS_OK;
 }
 
 
 /* ---- guardian ------------------------------------------------------------ */
 
+/*
+ * A control path that failed: once its port is up and the re-arm back-off
+ * passed, our control QP goes RESET -> RTS with fresh PSNs, and the peer
+ * is asked over the other control path to do the same with its own; the
+ * path serves again once it answers. A try that is refused (the peer
+ * re-arms it too, with its PSNs) or gets no answer in two resolve windows
+ * waits for the back-off again.
+ */
+static void uct_gda_ft_ctl_rearm(uct_gda_ft_ep_t *ep, unsigned path,
+                                 uint64_t now)
+{
+    uct_gda_ft_iface_t *iface  = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_ctl_t *ctl   = &ep->ctl[path];
+    gda_ft_chan_host_t *ch     = ep->chans->ctl;
+    gda_ft_chan_host_path_t *p = &ch->path[path];
+    uint32_t unused;
+    ucs_status_t status;
+
+    if (!ctl->failed || p->absent ||
+        !uct_gda_ft_iface_port_up(iface, path)) {
+        return;
+    }
+    if (!ctl->rearming) {
+        if ((now - ctl->failed_ns) < iface->config.rearm_backoff_ns) {
+            return;
+        }
+        ctl->failed_ns = now;
+        status = gda_ft_chan_host_reconnect(
+                ch, path, uct_gda_ft_chan_first_psn((uint32_t)(now >> 10),
+                                                    p->qp->qpn),
+                uct_gda_ft_chan_first_psn(p->qp->qpn,
+                                          (uint32_t)(now >> 10)));
+        if (status != UCS_OK) {
+            return;
+        }
+        ctl->rearming = 1;
+    }
+
+    status = uct_gda_ft_chan_ask(ep, UCT_GDA_FT_CHAN_ASK_REARM, ch, path,
+                                 p->conn.sq_psn, p->conn.rq_psn, &unused);
+    if (status == UCS_INPROGRESS) {
+        if ((now - ctl->failed_ns) < (2 * ch->params.resolve_ns)) {
+            return;
+        }
+        status = UCS_ERR_TIMED_OUT;
+    }
+    ctl->rearming = 0;
+    if (status != UCS_OK) {
+        ctl->failed_ns = now;   /* tried again after the back-off */
+        return;
+    }
+    uct_gda_ft_ctl_reset(ep, path);
+    ucs_diag("ep %p: control QP of the %s path re-armed", ep,
+             uct_gda_ft_path_name(path));
+}
+
+
 void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now)
 {
     uct_gda_ft_ep_chans_t *c = ep->chans;
-    unsigned i;
+    unsigned i, path;
 
-    /* An endpoint failed for good (its QPs lost both paths, so nothing
-     * reaches the peer's guardian; or UCT reported it failed) rests, as
-     * its own guardian does: a re-arm would only ask nobody, and each
-     * resets a QP (on the soft HCA, under its engine's lock;
-     * docs/ucx-conformance.md) */
-    if ((c == NULL) || (c->count == 0) || (ep->guard.mbox == NULL) ||
-        (ep->dev.state == GDA_FT_EP_NO_PATH) ||
+    /* An endpoint that UCT reported failed (its host channel lost every
+     * path) rests: a re-arm would only ask nobody, and each resets a QP
+     * (on the soft HCA, under its engine's lock; docs/ucx-conformance.md) */
+    if ((c == NULL) || (c->count == 0) ||
         (ep->flags & UCT_GDA_FT_EP_FLAG_ERR_REPORTED)) {
         return;
     }
 
+    if (uct_gda_ft_mbox_epoch(
+                &ep->mbox->chan[UCT_GDA_FT_WIRE_CTL_SLOT].req_epoch) !=
+        c->q[UCT_GDA_FT_WIRE_CTL_SLOT].seen_epoch) {
+        uct_gda_ft_chan_answer_peer(ep, UCT_GDA_FT_WIRE_CTL_SLOT);
+    }
+    for (path = 0; path < c->num_paths; ++path) {
+        uct_gda_ft_ctl_rearm(ep, path, now);
+    }
     for (i = 0; i < c->count; ++i) {
-        if (uct_gda_ft_mbox_epoch(&ep->guard.mbox->chan[i].req_epoch) !=
+        if (uct_gda_ft_mbox_epoch(&ep->mbox->chan[i].req_epoch) !=
             c->q[i].seen_epoch) {
             uct_gda_ft_chan_answer_peer(ep, i);
         }
@@ -712,15 +983,14 @@ size_t uct_gda_ft_ep_chans_format(uct_gda_ft_ep_t *ep, const char *prefix,
     snprintf(host_prefix, sizeof(host_prefix), "%shost ", prefix);
     for (i = 0; (c != NULL) && (i < c->count); ++i) {
         poster = &c->poster[i];
-        if ((i >= c->first_dev) && (c->view != NULL) &&
-            (c->read_view(&copy, &c->view[i - c->first_dev],
+        if ((i >= 1) && (c->view != NULL) &&
+            (c->read_view(&copy, &c->view[i - 1],
                           sizeof(copy)) == UCS_OK)) {
             poster = &copy;   /* the kernels' counters */
         }
         gda_ft_chan_host_query(&c->init[i], poster, &query);
         ret = gda_ft_chan_query_format(&query,
-                                       (i < c->first_dev) ? host_prefix :
-                                                            prefix,
+                                       (i == 0) ? host_prefix : prefix,
                                        buf + len,
                                        (len < max) ? max - len : 0);
         len += (ret > 0) ? ret : 0;
@@ -740,12 +1010,11 @@ static ucs_status_t uct_gda_ft_chan_usable(uct_ep_h tl_ep,
 {
     uct_gda_ft_ep_t *ep = uct_gda_ft_hca_ep(tl_ep);
 
-    if ((ep == NULL) || (ep->chans == NULL) ||
-        (ep->chans->num == ep->chans->first_dev)) {
+    if ((ep == NULL) || (ep->chans == NULL) || (ep->chans->num <= 1)) {
         return UCS_ERR_UNSUPPORTED;
     }
     if (!(ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ||
-        (ep->chans->count <= ep->chans->first_dev)) {
+        (ep->chans->count <= 1)) {
         return UCS_ERR_NOT_CONNECTED;
     }
     *chans_p = ep->chans;
@@ -788,8 +1057,8 @@ ucs_status_t uct_gda_ft_ep_channels_get(uct_ep_h tl_ep,
 gda_ft_chan_t *uct_gda_ft_channels(uct_gda_ft_ep_chans_t *chans,
                                    unsigned *count_p)
 {
-    *count_p = chans->count - chans->first_dev;
-    return chans->poster + chans->first_dev;
+    *count_p = chans->count - 1;
+    return chans->poster + 1;
 }
 
 ucs_status_t uct_gda_ft_channels_query(uct_gda_ft_ep_chans_t *chans,
@@ -797,7 +1066,7 @@ ucs_status_t uct_gda_ft_channels_query(uct_gda_ft_ep_chans_t *chans,
                                        const gda_ft_chan_t *poster,
                                        gda_ft_chan_query_t *query)
 {
-    unsigned index = chans->first_dev + id;
+    unsigned index = 1 + id;
 
     if (index >= chans->count) {
         return UCS_ERR_INVALID_PARAM;
@@ -814,10 +1083,10 @@ ucs_status_t uct_gda_ft_channels_path(const uct_gda_ft_ep_chans_t *chans,
 {
     const gda_ft_chan_host_path_t *p;
 
-    if ((chans->first_dev >= chans->count) || (path >= GDA_FT_NUM_PATHS)) {
+    if ((chans->count <= 1) || (path >= chans->num_paths)) {
         return UCS_ERR_INVALID_PARAM;
     }
-    p         = &chans->init[chans->first_dev].path[path];
+    p         = &chans->init[1].path[path];
     *device_p = p->pd->dev->attr.info.name;
     *port_p   = p->port;
     return UCS_OK;
@@ -874,12 +1143,26 @@ ucs_status_t uct_gda_ft_ep_query_channel(uct_ep_h tl_ep, unsigned id,
            uct_gda_ft_channels_query(c, id, poster, query) : status;
 }
 
+gda_ft_hca_qp_t *uct_gda_ft_ep_control_qp(uct_ep_h tl_ep, unsigned path,
+                                          int *usable_p)
+{
+    uct_gda_ft_ep_t *ep = uct_gda_ft_hca_ep(tl_ep);
+
+    if ((ep == NULL) || !(ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ||
+        (path >= GDA_FT_NUM_PATHS)) {
+        return NULL;
+    }
+    uct_gda_ft_ctl_poll(ep, path);
+    *usable_p = !ep->ctl[path].failed;
+    return ep->chans->ctl->path[path].qp;
+}
+
 ucs_status_t uct_gda_ft_ep_query_host_channel(uct_ep_h tl_ep,
                                               gda_ft_chan_query_t *query)
 {
     uct_gda_ft_ep_t *ep = uct_gda_ft_hca_ep(tl_ep);
 
-    if ((ep == NULL) || !uct_gda_ft_ep_on_chan(ep)) {
+    if ((ep == NULL) || (ep->hchan.chan == NULL)) {
         return UCS_ERR_UNSUPPORTED;
     }
     gda_ft_chan_host_query(&ep->chans->init[0], ep->hchan.chan, query);

@@ -1,12 +1,14 @@
 /*
- * gda_ft UCT transport: the device channels of an endpoint.
+ * gda_ft UCT transport: the channels of an endpoint.
  *
- * With UCX_GDA_FT_DEVICE_CHANNELS=N, every endpoint of the interface has N
- * concurrent device channels (device/gda_ft_chan_*.h) to its peer, for GPU
- * kernels or CPU threads posting through the device API. Their QP numbers
- * travel in the endpoint address, so UCP wireup connects them with the
- * endpoint. The endpoint's guardian pass runs their host halves and speaks
- * for them to the peer through the endpoint's mailbox.
+ * Every endpoint has its host channel (channel 0, uct_gda_ft_hchan.h) and,
+ * with UCX_GDA_FT_DEVICE_CHANNELS=N, N concurrent device channels
+ * (device/gda_ft_chan_*.h) to its peer, for GPU kernels or CPU threads
+ * posting through the device API. Their QP numbers travel in the endpoint
+ * address, so UCP wireup connects them with the endpoint. The guardian
+ * pass runs their host halves and speaks for them to the peer through the
+ * endpoints' mailboxes, by control operations on the endpoint's control
+ * QPs.
  */
 #ifndef UCT_GDA_FT_CHAN_H_
 #define UCT_GDA_FT_CHAN_H_
@@ -19,8 +21,7 @@
  * signalled chunks (design §6.3: a deadline covers what is in flight) */
 #define UCT_GDA_FT_CHAN_MAX_CHUNK   (64 * 1024)
 
-/* Creates the endpoint's channels (none unless HOST_CHANNEL or
- * DEVICE_CHANNELS) */
+/* Creates the endpoint's channels: its host channel and DEVICE_CHANNELS */
 ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
                                         uct_gda_ft_iface_t *iface);
 
@@ -37,9 +38,11 @@ void uct_gda_ft_ep_chan_rx_cleanup(uct_gda_ft_ep_t *ep);
 void uct_gda_ft_ep_chans_pack(uct_gda_ft_ep_t *ep,
                               uct_gda_ft_ep_addr_info_t *info);
 
-/* Connects the channels to the peer's (as many as both sides have) */
+/* Connects the channels to the peer's (as many as both sides have), with
+ * both paths or, without a backup HCA at either end, the primary alone */
 ucs_status_t uct_gda_ft_ep_chans_connect(uct_gda_ft_ep_t *ep,
-                                         const uct_gda_ft_ep_addr_info_t *peer);
+                                         const uct_gda_ft_ep_addr_info_t *peer,
+                                         unsigned num_paths);
 
 /* The guardian's pass over the channels, and the peer's questions */
 void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now);
@@ -76,9 +79,14 @@ ucs_status_t uct_gda_ft_ep_query_channel(uct_ep_h tl_ep, unsigned id,
                                          const gda_ft_chan_t *poster,
                                          gda_ft_chan_query_t *query);
 
-/* What the endpoint's host channel (channel 0 with HOST_CHANNEL) has been
- * through: its path, state and counters; UCS_ERR_UNSUPPORTED when it has
- * none */
+/* The endpoint's control QP of `path`, and whether control writes use it
+ * (*usable_p: not failed, not absent); NULL before it is connected. For
+ * tests that break it, and tools. */
+gda_ft_hca_qp_t *uct_gda_ft_ep_control_qp(uct_ep_h tl_ep, unsigned path,
+                                          int *usable_p);
+
+/* What the endpoint's host channel (channel 0) has been through: its
+ * path, state and counters; UCS_ERR_UNSUPPORTED before it is connected */
 ucs_status_t uct_gda_ft_ep_query_host_channel(uct_ep_h tl_ep,
                                               gda_ft_chan_query_t *query);
 

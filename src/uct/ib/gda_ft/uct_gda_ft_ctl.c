@@ -20,7 +20,7 @@
 #  include "config.h"
 #endif
 
-#include "uct_gda_ft_ep.h"
+#include "uct_gda_ft_ep.inl"
 #include "uct_gda_ft_chan.h"
 
 #include <ucs/async/async.h>
@@ -54,32 +54,38 @@ static struct {
 size_t uct_gda_ft_iface_format_counters(uct_gda_ft_iface_t *iface,
                                         char *reply, size_t max)
 {
-    gda_ft_dev_ep_counters_t counters, *c = &counters;
+    uct_gda_ft_ep_counters_t counters, *c = &counters;
+    const char *path;
     uct_gda_ft_ep_t *ep;
     char prefix[64];
     size_t len = 0;
 
     pthread_mutex_lock(&iface->eps_lock);
     ucs_list_for_each(ep, &iface->eps, list) {
-        /* the endpoint's, its host channel's merged in (its own line
-         * follows with the device channels') */
+        /* the endpoint's: its host channel's (whose own line follows with
+         * the device channels') */
         uct_gda_ft_ep_query_counters(&ep->super.super, c);
+        path = (ep->hchan.chan == NULL) ? "unconnected" :
+               uct_gda_ft_ep_no_path(ep) ? "none" :
+               (gda_ft_atomic_load_acq32(&ep->hchan.chan->active) == 0) ?
+               "primary" : "backup";
         len += snprintf(reply + len, (len < max) ? max - len : 0,
-                        "%s ep %p peer QP 0x%x/0x%x: path %s, switches %u "
+                        "%s ep %p paths %u: path %s, control %s/%s, "
+                        "switches %u "
                         "replays %u fences %u in_doubt %u failbacks %u "
                         "no_path %u op_errors %u confirmed %u am_sent %u "
                         "am_received %u am_duplicates %u am_gaps %u "
                         "am_held %u outstanding %u pending %s\n",
                         iface->path[0].dev->hca->attr.info.name, ep,
-                        ep->path[0].dest_qpn, ep->path[1].dest_qpn,
-                        (ep->dev.state == GDA_FT_EP_NO_PATH) ? "none" :
-                        (ep->dev.active == 0) ? "primary" : "backup",
+                        (ep->chans != NULL) ? ep->chans->num_paths : 0, path,
+                        ep->ctl[0].failed ? "down" : "up",
+                        ep->ctl[1].failed ? "down" : "up",
                         c->switches, c->replays, c->fences, c->in_doubt,
                         c->failbacks, c->no_path, c->op_errors,
                         c->confirmed, ep->am.counters.sent,
                         ep->am.counters.received, ep->am.counters.duplicates,
                         ep->am.counters.gaps, ep->am.num_held,
-                        gda_ft_ep_outstanding(&ep->dev),
+                        (unsigned)uct_gda_ft_ep_outstanding(ep),
                         ucs_arbiter_group_is_empty(&ep->arb_group) ?
                         "no" : "yes");
         snprintf(prefix, sizeof(prefix), "%s ep %p ",

@@ -1,10 +1,10 @@
 /*
- * gda_ft UCT transport: endpoints.
+ * gda_ft UCT transport: endpoint operations.
  *
- * Every operation is posted through the dual-path datapath endpoint of
- * device/gda_ft_ep.h (design §4 "One datapath"): it builds the WQE on the
- * active path, logs it with the keys of both paths and a cookie, and later
- * completes it in post order, after a failover and replay if needed. The
+ * Every operation is posted through the endpoint's host channel (design
+ * §4, uct_gda_ft_hchan.c): the device datapath builds the WQE on the
+ * active path, keeps it in the ring with the keys of both paths, and
+ * completes it in post order, after a switch and replay if needed. The
  * cookie is a descriptor (uct_gda_ft_op_t) when a bounce buffer belongs to
  * the operation or its waiter needs more than a completion, the completion
  * itself for a zero-copy one, 0 otherwise (uct_gda_ft_ep.inl).
@@ -26,19 +26,6 @@
 #include <ucs/sys/string.h>
 #include <stdlib.h>
 #include <string.h>
-
-
-/* An operation is outstanding (the caller rings later): the endpoint is
- * on the interface's active list until it has none */
-void uct_gda_ft_ep_posted_no_ring(uct_gda_ft_iface_t *iface,
-                                  uct_gda_ft_ep_t *ep)
-{
-    ++iface->outstanding;
-    if (!(ep->flags & UCT_GDA_FT_EP_FLAG_ACTIVE)) {
-        ucs_list_add_tail(&iface->active_eps, &ep->active);
-        ep->flags |= UCT_GDA_FT_EP_FLAG_ACTIVE;
-    }
-}
 
 
 static void uct_gda_ft_op_get_bcopy(uct_gda_ft_op_t *op, ucs_status_t status)
@@ -77,8 +64,8 @@ static void uct_gda_ft_op_atomic_fetch(uct_gda_ft_op_t *op,
 /* ---- put ----------------------------------------------------------------- */
 
 /*
- * A short put: inline in the WQE. A host channel's WQEs carry at most 16
- * bytes inline; a longer one goes from a bounce buffer.
+ * A short put: a channel's WQEs carry at most 16 bytes inline; a longer
+ * one goes from a bounce buffer.
  */
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_gda_ft_ep_post_short(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
@@ -88,14 +75,6 @@ uct_gda_ft_ep_post_short(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
     uct_gda_ft_op_t *desc;
     gda_ft_chan_op_t op;
     ucs_status_t status;
-
-    if (!uct_gda_ft_ep_on_chan(ep)) {
-        return uct_gda_ft_ep_post_done(iface, ep,
-                                       gda_ft_ep_put_inline(&ep->dev, buffer,
-                                                            length,
-                                                            remote_addr,
-                                                            rkeys, 0));
-    }
 
     if (length <= sizeof(op.operand)) {
         uct_gda_ft_hchan_op_inline(&op, GDA_FT_CHAN_OP_PUT,
@@ -110,7 +89,7 @@ uct_gda_ft_ep_post_short(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
         return UCS_ERR_NO_RESOURCE;
     }
     memcpy(uct_gda_ft_op_payload(desc), buffer, length);
-    status = uct_gda_ft_ep_post_rdma(iface, ep, GDA_FT_OP_PUT,
+    status = uct_gda_ft_ep_post_rdma(ep, GDA_FT_CHAN_OP_PUT,
                                      (uintptr_t)uct_gda_ft_op_payload(desc),
                                      desc->lkey, length, remote_addr, rkeys,
                                      (uintptr_t)desc);
@@ -129,8 +108,8 @@ ucs_status_t uct_gda_ft_ep_put_short(uct_ep_h tl_ep, const void *buffer,
     uint32_t rkeys[GDA_FT_NUM_PATHS];
     ucs_status_t ret;
 
-    UCT_CHECK_LENGTH(length, 0, iface->config.max_inline, "put_short");
-    UCT_GDA_FT_EP_CHECK_RES_RMA(iface, ep);
+    UCT_CHECK_LENGTH(length, 0, UCT_GDA_FT_MAX_SHORT, "put_short");
+    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
 
     uct_gda_ft_rkeys(rkey, rkeys);
     ret = uct_gda_ft_ep_post_short(iface, ep, buffer, length, remote_addr,
@@ -156,14 +135,14 @@ ssize_t uct_gda_ft_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
     ucs_status_t status;
     ssize_t length;
 
-    UCT_GDA_FT_EP_CHECK_RES_RMA(iface, ep);
+    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
     length = uct_gda_ft_ep_bcopy_pack(iface, ep, pack_cb, arg, remote_addr,
                                       "put_bcopy", &desc);
     if (ucs_unlikely(length < 0)) {
         return length;
     }
 
-    status = uct_gda_ft_ep_post_bcopy(iface, ep, desc, GDA_FT_OP_PUT,
+    status = uct_gda_ft_ep_post_bcopy(iface, ep, desc, GDA_FT_CHAN_OP_PUT,
                                       (uint32_t)length, remote_addr, rkey);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
@@ -226,12 +205,12 @@ uct_gda_ft_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
         return status;
     }
 
-    UCT_GDA_FT_EP_CHECK_RES_RMA(iface, ep);
+    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
 
-    /* the log entry alone tracks it: its cookie is the completion */
+    /* its cookie alone tracks it: the completion */
     uct_gda_ft_rkeys(rkey, rkeys);
-    status = uct_gda_ft_ep_post_rdma(iface, ep,
-                                     is_put ? GDA_FT_OP_PUT : GDA_FT_OP_GET,
+    status = uct_gda_ft_ep_post_rdma(ep, is_put ? GDA_FT_CHAN_OP_PUT :
+                                                  GDA_FT_CHAN_OP_GET,
                                      laddr, lkeys, length, remote_addr, rkeys,
                                      uct_gda_ft_cookie_of_comp(comp));
     if (ucs_unlikely(status != UCS_OK)) {
@@ -272,7 +251,7 @@ ucs_status_t uct_gda_ft_ep_get_bcopy(uct_ep_h tl_ep,
     ucs_status_t status;
 
     UCT_CHECK_LENGTH(length, 0, iface->config.seg_size, "get_bcopy");
-    UCT_GDA_FT_EP_CHECK_RES_RMA(iface, ep);
+    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
 
     desc = uct_gda_ft_op_get(&iface->tx_mp, ep, uct_gda_ft_op_get_bcopy, comp,
                              remote_addr);
@@ -283,7 +262,7 @@ ucs_status_t uct_gda_ft_ep_get_bcopy(uct_ep_h tl_ep,
     desc->get.arg       = arg;
     desc->get.length    = length;
 
-    status = uct_gda_ft_ep_post_bcopy(iface, ep, desc, GDA_FT_OP_GET,
+    status = uct_gda_ft_ep_post_bcopy(iface, ep, desc, GDA_FT_CHAN_OP_GET,
                                       (uint32_t)length, remote_addr, rkey);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
@@ -326,41 +305,41 @@ uct_gda_ft_atomic_operands(unsigned opcode, unsigned size, uint64_t value,
     switch (opcode) {
     case UCT_ATOMIC_OP_ADD:
         if (size == sizeof(uint64_t)) {
-            *kind_p    = GDA_FT_ATOMIC_FADD64;
+            *kind_p    = UCT_GDA_FT_ATOMIC_FADD64;
             operand[0] = value;
         } else {
-            *kind_p    = GDA_FT_ATOMIC_MASKED_FA;
+            *kind_p    = UCT_GDA_FT_ATOMIC_MASKED_FA;
             operand[0] = value;
             operand[1] = 0;          /* one field: a plain add */
         }
         return UCS_OK;
     case UCT_ATOMIC_OP_XOR:
-        *kind_p    = GDA_FT_ATOMIC_MASKED_FA;
+        *kind_p    = UCT_GDA_FT_ATOMIC_MASKED_FA;
         operand[0] = value;
         operand[1] = mask;           /* every bit a field: add = xor */
         return UCS_OK;
     case UCT_ATOMIC_OP_AND:
-        *kind_p    = GDA_FT_ATOMIC_MASKED_CS;
+        *kind_p    = UCT_GDA_FT_ATOMIC_MASKED_CS;
         operand[1] = 0;              /* swap: clear ... */
         operand[3] = ~value & mask;  /* ... the bits not in value */
         return UCS_OK;
     case UCT_ATOMIC_OP_OR:
-        *kind_p    = GDA_FT_ATOMIC_MASKED_CS;
+        *kind_p    = UCT_GDA_FT_ATOMIC_MASKED_CS;
         operand[1] = value;          /* set ... */
         operand[3] = value;          /* ... the bits of value */
         return UCS_OK;
     case UCT_ATOMIC_OP_SWAP:
-        *kind_p    = GDA_FT_ATOMIC_MASKED_CS;
+        *kind_p    = UCT_GDA_FT_ATOMIC_MASKED_CS;
         operand[1] = value;
         operand[3] = mask;
         return UCS_OK;
     case UCT_ATOMIC_OP_CSWAP:
         if (size == sizeof(uint64_t)) {
-            *kind_p    = GDA_FT_ATOMIC_CSWAP64;
+            *kind_p    = UCT_GDA_FT_ATOMIC_CSWAP64;
             operand[0] = compare;
             operand[1] = value;
         } else {
-            *kind_p    = GDA_FT_ATOMIC_MASKED_CS;
+            *kind_p    = UCT_GDA_FT_ATOMIC_MASKED_CS;
             operand[0] = compare;
             operand[1] = value;
             operand[2] = mask;
@@ -398,7 +377,7 @@ uct_gda_ft_ep_atomic(uct_ep_h tl_ep, unsigned opcode, unsigned size,
         return status;
     }
 
-    UCT_GDA_FT_EP_CHECK_RES_RMA(iface, ep);
+    UCT_GDA_FT_EP_CHECK_RES(iface, ep);
 
     /* Every atomic has a descriptor: the old value needs a registered
      * buffer, and an in-doubt report names the remote address */
@@ -414,10 +393,8 @@ uct_gda_ft_ep_atomic(uct_ep_h tl_ep, unsigned opcode, unsigned size,
     desc->atomic.opcode = (uint8_t)opcode;
 
     uct_gda_ft_rkeys(rkey, rkeys);
-    if (result == NULL) {
-        kind |= GDA_FT_ATOMIC_F_POSTED;
-    }
-    status = uct_gda_ft_ep_post_atomic(iface, ep, kind, size, operand,
+    status = uct_gda_ft_ep_post_atomic(ep, kind, result == NULL, size,
+                                       operand,
                                        (uintptr_t)uct_gda_ft_op_payload(desc),
                                        desc->lkey, remote_addr, rkeys,
                                        (uintptr_t)desc);
@@ -501,8 +478,7 @@ ucs_status_t uct_gda_ft_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
 
     /* the same test as the operations' and the flush's: a request told
-     * to retry at once must find room (a replay or a failback in the way
-     * is no room) */
+     * to retry at once must find room (a switch in the way is no room) */
     if (!uct_gda_ft_ep_must_queue(iface, ep)) {
         return UCS_ERR_BUSY;
     }
@@ -512,8 +488,8 @@ ucs_status_t uct_gda_ft_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
     uct_pending_req_arb_group_push(&ep->arb_group, req);
     UCT_TL_EP_STAT_PEND(&ep->super);
 
-    if (uct_gda_ft_ep_can_post(iface, ep)) {
-        /* only the interface is short: the ep may go once it has room */
+    if (uct_gda_ft_hchan_has_room(iface, ep)) {
+        /* older requests wait: it goes after them */
         ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
     }
     return UCS_OK;
@@ -528,10 +504,9 @@ uct_gda_ft_ep_process_pending(ucs_arbiter_t *arbiter,
                                                  priv);
     uct_gda_ft_ep_t *ep       = ucs_container_of(group, uct_gda_ft_ep_t,
                                                  arb_group);
-    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
     ucs_status_t status;
 
-    ucs_trace_data("gda_ft: progressing pending request %p", req);
+    ucs_trace_data("progressing pending request %p", req);
     ep->flags |= UCT_GDA_FT_EP_FLAG_IN_PENDING;
     status     = req->func(req);
     ep->flags &= ~UCT_GDA_FT_EP_FLAG_IN_PENDING;
@@ -542,8 +517,6 @@ uct_gda_ft_ep_process_pending(ucs_arbiter_t *arbiter,
         return UCS_ARBITER_CB_RESULT_REMOVE_ELEM;
     } else if (status == UCS_INPROGRESS) {
         return UCS_ARBITER_CB_RESULT_NEXT_GROUP;
-    } else if (!uct_gda_ft_iface_has_tx_resources(iface)) {
-        return UCS_ARBITER_CB_RESULT_STOP;
     }
 
     return UCS_ARBITER_CB_RESULT_DESCHED_GROUP;
@@ -586,49 +559,21 @@ void uct_gda_ft_ep_pending_purge(uct_ep_h tl_ep,
 
 /*
  * flush(CANCEL): the HCA must stop touching the buffers of the outstanding
- * operations before they are reported canceled, so both QPs go to ERR (the
- * endpoint is unusable afterwards, as UCT specifies); the completions that
- * the HCA flushes later name operations already done and are ignored.
+ * operations before they are reported canceled, so the host channel's QPs
+ * go to ERR (the endpoint is unusable afterwards, as UCT specifies); what
+ * was posted completes as canceled.
  */
 static void uct_gda_ft_ep_cancel(uct_gda_ft_ep_t *ep)
 {
-    uct_gda_ft_iface_t *iface    = uct_gda_ft_ep_iface(ep);
-    gda_ft_hca_qp_attr_t qp_attr = {0};
-    gda_ft_dev_op_t *op;
-    ucs_status_t status;
-    unsigned path;
-    uint32_t idx;
-
     if (ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED) {
         return;
     }
 
-    ep->flags    |= UCT_GDA_FT_EP_FLAG_CANCELED;
-    ep->cancel_sn = ep->dev.log_tail;
-    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
-        if (ep->path[path].qp == NULL) {
-            continue;
-        }
-        status = gda_ft_hca_qp_modify(ep->path[path].qp, GDA_FT_HCA_QP_ERR,
-                                      &qp_attr);
-        if (status != UCS_OK) {
-            ucs_warn("gda_ft: ep %p: failed to move the %s QP 0x%x to ERR: %s",
-                     ep, uct_gda_ft_path_name(path), ep->path[path].qp->qpn,
-                     ucs_status_string(status));
-        }
-    }
-
-    for (idx = ep->dev.log_head; idx != ep->dev.log_tail; ++idx) {
-        op = gda_ft_ep_op(&ep->dev, idx);
-        if (!(op->flags & GDA_FT_OP_F_DONE)) {
-            gda_ft_ep_op_done(&ep->dev, op, GDA_FT_DEV_ERROR);
-        }
-    }
-
+    ep->flags |= UCT_GDA_FT_EP_FLAG_CANCELED;
     uct_gda_ft_hchan_cancel(ep);
-    ucs_debug("gda_ft: ep %p: canceled %" PRIu64 " outstanding operations",
-              ep, uct_gda_ft_ep_outstanding(ep));
-    uct_gda_ft_iface_ep_ready(iface, ep);
+    ucs_debug("ep %p: canceled %" PRIu64 " outstanding WQEBBs", ep,
+              uct_gda_ft_ep_outstanding(ep));
+    uct_gda_ft_iface_ep_ready(uct_gda_ft_ep_iface(ep), ep);
 }
 
 ucs_status_t uct_gda_ft_ep_flush(uct_ep_h tl_ep, unsigned flags,
@@ -646,7 +591,7 @@ ucs_status_t uct_gda_ft_ep_flush(uct_ep_h tl_ep, unsigned flags,
                (uct_gda_ft_ep_must_queue(iface, ep) &&
                 (uct_gda_ft_ep_outstanding(ep) > 0))) {
         /* A flush covers what was posted before it: requests still in the
-         * pending queue, or those a replay holds back, go first (UCP
+         * pending queue, or those a switch holds back, go first (UCP
          * queues the flush behind them) */
         return UCS_ERR_NO_RESOURCE;
     }
@@ -662,8 +607,7 @@ ucs_status_t uct_gda_ft_ep_flush(uct_ep_h tl_ep, unsigned flags,
         if (ucs_unlikely(desc == NULL)) {
             return UCS_ERR_NO_RESOURCE;
         }
-        /* done when every operation logged so far is delivered */
-        desc->sn             = ep->dev.log_tail;
+        /* done when everything posted so far is handed out */
         desc->flush.chan_end = ep->hchan.posted;
         ucs_queue_push(&ep->flush_q, &desc->queue);
         uct_gda_ft_iface_ep_ready(iface, ep);
@@ -679,48 +623,42 @@ ucs_status_t uct_gda_ft_ep_fence(uct_ep_h tl_ep, unsigned flags)
 
     /* The next WQE waits for every earlier one (reads and atomics
      * included) to complete; nothing to wait for when none is in flight.
-     * With a host channel, what comes next may go on other QPs than what
-     * came before, which no WQE fence orders: it waits to be posted
-     * until those completed. */
-    if (gda_ft_ep_outstanding(&ep->dev) > 0) {
+     * A replay copies the WQE with its fence. */
+    if (uct_gda_ft_ep_outstanding(ep) > 0) {
         ep->flags |= UCT_GDA_FT_EP_FLAG_FENCE;
-    }
-    if (uct_gda_ft_hchan_outstanding(ep) > 0) {
-        ep->flags |= UCT_GDA_FT_EP_FLAG_HCHAN_FENCE;
-    }
-    if (uct_gda_ft_ep_on_chan(ep) && (uct_gda_ft_ep_outstanding(ep) > 0)) {
-        ep->flags         |= UCT_GDA_FT_EP_FLAG_FENCE_WAIT;
-        ep->fence.log_sn   = ep->dev.log_tail;
-        ep->fence.chan_seq = ep->hchan.posted;
     }
     UCT_TL_EP_STAT_FENCE(&ep->super);
     return UCS_OK;
 }
 
 /*
- * Keepalive: an endpoint with operations in flight is being checked by their
- * deadline already; an idle one sends a zero-length RDMA WRITE (no memory is
- * touched, the R_Key is not checked for a zero-length access), whose loss
- * the deadline turns into a failover and, with both paths gone, into the
- * endpoint error.
+ * Keepalive: an endpoint with operations in flight is being checked by
+ * their deadline already; an idle one posts a zero-length RDMA WRITE on
+ * its host channel (no memory is touched, the R_Key is not checked for a
+ * zero-length access), whose loss the channel's deadline turns into a
+ * switch and, with no path left, into the endpoint error.
  */
 ucs_status_t uct_gda_ft_ep_check(uct_ep_h tl_ep, unsigned flags,
                                  uct_completion_t *comp)
 {
     uct_gda_ft_ep_t *ep       = ucs_derived_of(tl_ep, uct_gda_ft_ep_t);
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
-    static const uint32_t no_keys[GDA_FT_NUM_PATHS] = {0, 0};
-    gda_ft_dev_status_t dev_status;
+    static const uint8_t no_data = 0;
+    gda_ft_chan_op_t op;
+    ucs_status_t status;
 
     GDA_FT_EP_KEEPALIVE_CHECK_PARAM(flags, comp);
 
     if (!(ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ||
         (ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED) ||
         uct_gda_ft_ep_no_path(ep) || (uct_gda_ft_ep_outstanding(ep) > 0) ||
-        !uct_gda_ft_iface_has_tx_resources(iface)) {
+        !uct_gda_ft_hchan_has_room(iface, ep)) {
         return UCS_OK;
     }
 
-    dev_status = gda_ft_ep_put(&ep->dev, 0, no_keys, 0, 0, no_keys, 0);
-    return uct_gda_ft_ep_post_done(iface, ep, dev_status);
+    uct_gda_ft_hchan_op_inline(&op, GDA_FT_CHAN_OP_PUT,
+                               GDA_FT_MLX5_OPCODE_RDMA_WRITE, &no_data, 0, 0,
+                               NULL);
+    status = uct_gda_ft_hchan_post(ep, &op, 0);
+    return (status == UCS_ERR_NO_RESOURCE) ? UCS_OK : status;
 }

@@ -107,25 +107,6 @@ ucs_status_t uct_gda_ft_ep_check(uct_ep_h tl_ep, unsigned flags,
  */
 unsigned uct_gda_ft_ep_deliver_one(uct_gda_ft_ep_t *ep);
 
-/* Deadline check of an endpoint with operations in flight; no callbacks */
-void uct_gda_ft_ep_check_deadline(uct_gda_ft_ep_t *ep, uint64_t now_ns);
-
-/* Called with the datapath's verdict after a CQE, a deadline check or a
- * guardian's decision (why: its reason; NULL: the CQE or the deadline) */
-void uct_gda_ft_ep_path_event(uct_gda_ft_ep_t *ep, unsigned path,
-                              gda_ft_dev_status_t status,
-                              const gda_ft_dev_cqe_info_t *info,
-                              const char *why);
-
-/* The endpoint's QPs leave the paths its host channel left (hchan.left) */
-void uct_gda_ft_ep_follow_hchan(uct_gda_ft_ep_t *ep);
-
-/* Bookkeeping of an operation posted, and rung, outside the ep operations
- * (the guardian's mailbox writes and probes) */
-void uct_gda_ft_ep_posted_no_ring(uct_gda_ft_iface_t *iface,
-                                  uct_gda_ft_ep_t *ep);
-
-
 /* Active messages over SEND/RECV with immediate */
 ucs_status_t uct_gda_ft_ep_am_short(uct_ep_h tl_ep, uint8_t id,
                                     uint64_t header, const void *payload,
@@ -149,7 +130,7 @@ unsigned uct_gda_ft_ep_am_deliver(uct_gda_ft_ep_t *ep);
  * reservation returned */
 ucs_status_t uct_gda_ft_rxq_init(uct_gda_ft_iface_t *iface,
                                  uct_gda_ft_rxq_t *rxq, unsigned path,
-                                 unsigned chan, gda_ft_hca_qp_t *qp,
+                                 gda_ft_hca_qp_t *qp,
                                  void *buf, uint32_t *dbrec,
                                  struct uct_gda_ft_rx_cq *cq);
 ucs_status_t uct_gda_ft_rxq_fill(uct_gda_ft_iface_t *iface,
@@ -162,33 +143,19 @@ void uct_gda_ft_rxq_cleanup(uct_gda_ft_iface_t *iface,
  * resets its receive ring and posts fresh buffers */
 void uct_gda_ft_rxq_rearm(uct_gda_ft_ep_t *ep, uct_gda_ft_rxq_t *rxq);
 
-/* The endpoint's own QP of a path: its receive side, and its work queue */
-void uct_gda_ft_ep_rx_cleanup(uct_gda_ft_ep_t *ep, uct_gda_ft_iface_t *iface,
-                              unsigned path);
-
 /* Active-message counters of an endpoint, for tests and the counters CLI */
 ucs_status_t
 uct_gda_ft_ep_query_am_counters(uct_ep_h tl_ep,
                                 uct_gda_ft_am_counters_t *counters);
 
-/* Guardian (uct_gda_ft_guard.c): after a switch, and from progress */
-void uct_gda_ft_ep_guard_on_switch(uct_gda_ft_ep_t *ep, unsigned path);
-void uct_gda_ft_ep_guard_progress(uct_gda_ft_ep_t *ep, uint64_t now);
-
-/* Writes length bytes at offset of the peer's mailbox over `path` (RC: in
- * order with the guardian's other writes on that path) */
-ucs_status_t uct_gda_ft_ep_guard_write(uct_gda_ft_ep_t *ep, unsigned path,
-                                       size_t offset, const void *data,
-                                       size_t length);
-
 /* Counters of an endpoint (switches, replays, in doubt, failbacks, no path),
  * for statistics, tests and the counters CLI */
 ucs_status_t uct_gda_ft_ep_query_counters(uct_ep_h tl_ep,
-                                          gda_ft_dev_ep_counters_t *counters);
+                                          uct_gda_ft_ep_counters_t *counters);
 
 /* The sum of the counters of the interface's current endpoints */
 ucs_status_t
 uct_gda_ft_iface_query_counters(uct_iface_h tl_iface,
-                                gda_ft_dev_ep_counters_t *counters);
+                                uct_gda_ft_ep_counters_t *counters);
 
 #endif

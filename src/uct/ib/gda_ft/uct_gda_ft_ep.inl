@@ -15,22 +15,14 @@
 
 
 /* Returns from a post function when the endpoint cannot take an operation
- * now (not connected, canceled, failed, or out of resources); _on_chan for
- * one that goes on the host channel where there is one (_RMA: RMA and
- * atomics always do) */
-#define UCT_GDA_FT_EP_CHECK_RES_OP(_iface, _ep, _on_chan) \
+ * now (not connected, canceled, failed, or out of resources) */
+#define UCT_GDA_FT_EP_CHECK_RES(_iface, _ep) \
     { \
-        ucs_status_t _status = uct_gda_ft_ep_check_res(_iface, _ep, \
-                                                       _on_chan); \
+        ucs_status_t _status = uct_gda_ft_ep_check_res(_iface, _ep); \
         if (ucs_unlikely(_status != UCS_OK)) { \
             return _status; \
         } \
     }
-#define UCT_GDA_FT_EP_CHECK_RES(_iface, _ep) \
-    UCT_GDA_FT_EP_CHECK_RES_OP(_iface, _ep, 0)
-#define UCT_GDA_FT_EP_CHECK_RES_RMA(_iface, _ep) \
-    UCT_GDA_FT_EP_CHECK_RES_OP(_iface, _ep, 1)
-
 
 
 static inline const char *uct_gda_ft_path_name(unsigned path)
@@ -64,89 +56,26 @@ uct_gda_ft_ep_trace_rdma(uct_gda_ft_ep_t *ep, const char *name,
                    rkeys[UCT_GDA_FT_PATH_BACKUP]);
 }
 
-static UCS_F_ALWAYS_INLINE int
-uct_gda_ft_ep_has_tx_resources(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
-{
-    return (gda_ft_ep_outstanding(&ep->dev) + ep->hchan.ops <
-            iface->config.ep_max_ops) &&
-           (gda_ft_sq_free_wqebbs(&ep->dev.sq[ep->dev.active]) >=
-            iface->config.op_wqebbs);
-}
-
-static UCS_F_ALWAYS_INLINE int
-uct_gda_ft_iface_has_tx_resources(uct_gda_ft_iface_t *iface)
-{
-    return iface->outstanding < iface->config.max_outstanding;
-}
-
-/* Operations in flight on the endpoint's QPs and its host channel */
+/* Operations in flight on the endpoint's host channel */
 static UCS_F_ALWAYS_INLINE uint64_t
 uct_gda_ft_ep_outstanding(const uct_gda_ft_ep_t *ep)
 {
-    return gda_ft_ep_outstanding(&ep->dev) + uct_gda_ft_hchan_outstanding(ep);
+    return uct_gda_ft_hchan_outstanding(ep);
 }
 
-/* Whether both paths are gone, for the endpoint's QPs or its host channel */
+/* Whether its host channel has no path left */
 static UCS_F_ALWAYS_INLINE int uct_gda_ft_ep_no_path(const uct_gda_ft_ep_t *ep)
 {
-    return (ep->dev.state == GDA_FT_EP_NO_PATH) ||
-           (uct_gda_ft_ep_on_chan(ep) &&
-            (gda_ft_atomic_load_acq32(&ep->hchan.chan->state) ==
-             GDA_FT_CHAN_NO_PATH));
+    return (ep->hchan.chan != NULL) &&
+           (gda_ft_atomic_load_acq32(&ep->hchan.chan->state) ==
+            GDA_FT_CHAN_NO_PATH);
 }
 
 /*
- * After a fence with a host channel: whether an operation may be posted.
- * One that goes on the channel (on_chan), whose own operations before the
- * fence its WQE's fence bit waits for, waits for the endpoint's QPs alone.
- * Any other waits for both. The wait ends when both drained.
- */
-static UCS_F_ALWAYS_INLINE int uct_gda_ft_ep_fence_passed(uct_gda_ft_ep_t *ep,
-                                                          int on_chan)
-{
-    int qps_done;
-
-    if (ucs_likely(!(ep->flags & UCT_GDA_FT_EP_FLAG_FENCE_WAIT))) {
-        return 1;
-    }
-    qps_done = (int32_t)(ep->dev.log_head - ep->fence.log_sn) >= 0;
-    if (qps_done && (ep->hchan.delivered >= ep->fence.chan_seq)) {
-        ep->flags &= ~UCT_GDA_FT_EP_FLAG_FENCE_WAIT;
-        return 1;
-    }
-    return on_chan && qps_done;
-}
-
-/*
- * Whether the endpoint takes an operation now. After a switch, what the
- * failed path left goes first: new operations wait until the guardian has
- * replayed it (keeps the order); before a failback, until the backup path
- * has completed what it carries. With a host channel, it must have room
- * too (whichever datapath the operation takes), and a fence must have
- * passed.
- */
-static UCS_F_ALWAYS_INLINE int
-uct_gda_ft_ep_can_post_op(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
-                          int on_chan)
-{
-    return uct_gda_ft_ep_has_tx_resources(iface, ep) &&
-           (ep->dev.replay_pending == 0) &&
-           !(ep->flags & UCT_GDA_FT_EP_FLAG_FAILBACK_DRAIN) &&
-           uct_gda_ft_hchan_has_room(iface, ep) &&
-           uct_gda_ft_ep_fence_passed(ep, on_chan);
-}
-
-/* Whether any operation may be posted (pending queue, flush) */
-static UCS_F_ALWAYS_INLINE int
-uct_gda_ft_ep_can_post(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
-{
-    return uct_gda_ft_ep_can_post_op(iface, ep, 0);
-}
-
-/*
- * Whether an operation or a flush must wait in the pending queue: no room,
- * or older requests wait there (an operation must not overtake them, and a
- * flush must cover them)
+ * Whether an operation or a flush must wait in the pending queue: no room
+ * on the host channel (its ring, or a switch holding it), or older requests
+ * wait there (an operation must not overtake them, and a flush must cover
+ * them)
  */
 static UCS_F_ALWAYS_INLINE int
 uct_gda_ft_ep_pending_ahead(uct_gda_ft_ep_t *ep)
@@ -156,25 +85,14 @@ uct_gda_ft_ep_pending_ahead(uct_gda_ft_ep_t *ep)
 }
 
 static UCS_F_ALWAYS_INLINE int
-uct_gda_ft_ep_must_queue_op(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
-                            int on_chan)
+uct_gda_ft_ep_must_queue(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
 {
-    return !uct_gda_ft_ep_can_post_op(iface, ep, on_chan) ||
-           !uct_gda_ft_iface_has_tx_resources(iface) ||
+    return !uct_gda_ft_hchan_has_room(iface, ep) ||
            uct_gda_ft_ep_pending_ahead(ep);
 }
 
-/* Any operation: what pending_add and flush ask, so that a request told
- * to retry at once finds room for whichever operation it posts */
-static UCS_F_ALWAYS_INLINE int
-uct_gda_ft_ep_must_queue(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
-{
-    return uct_gda_ft_ep_must_queue_op(iface, ep, 0);
-}
-
 static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_gda_ft_ep_check_res(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
-                        int on_chan)
+uct_gda_ft_ep_check_res(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep)
 {
     if (ucs_unlikely(!(ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ||
                      (ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED) ||
@@ -186,128 +104,76 @@ uct_gda_ft_ep_check_res(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
                UCS_ERR_ENDPOINT_TIMEOUT : UCS_ERR_NOT_CONNECTED;
     }
 
-    if (ucs_unlikely(uct_gda_ft_ep_must_queue_op(iface, ep, on_chan))) {
+    if (ucs_unlikely(uct_gda_ft_ep_must_queue(iface, ep))) {
         return UCS_ERR_NO_RESOURCE;
     }
     return UCS_OK;
 }
 
-/* A post the resource check allowed can only fail for lack of a path */
-static inline ucs_status_t
-uct_gda_ft_dev_post_status(gda_ft_dev_status_t status)
-{
-    switch (status) {
-    case GDA_FT_DEV_OK:
-        return UCS_OK;
-    case GDA_FT_DEV_NO_RESOURCE:
-        return UCS_ERR_NO_RESOURCE;
-    case GDA_FT_DEV_NO_PATH:
-        return UCS_ERR_ENDPOINT_TIMEOUT;
-    default:
-        return UCS_ERR_INVALID_PARAM;
-    }
-}
 
-/*
- * After a successful post: fence it if asked, ring the doorbell, account for
- * it. The WQE is not visible to the HCA before the doorbell, so its ctrl
- * segment may still be changed here (and a replay copies it as it is).
- */
+/* ---- posting on the host channel ----------------------------------------- */
+
+/* An RDMA WRITE (GDA_FT_CHAN_OP_PUT) or READ (GDA_FT_CHAN_OP_GET) */
 static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_gda_ft_ep_post_done(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
-                        gda_ft_dev_status_t dev_status)
-{
-    gda_ft_mlx5_ctrl_seg_t *ctrl;
-    gda_ft_dev_op_t *op;
-
-    if (ucs_unlikely(dev_status != GDA_FT_DEV_OK)) {
-        return uct_gda_ft_dev_post_status(dev_status);
-    }
-
-    if (ucs_unlikely(ep->flags & UCT_GDA_FT_EP_FLAG_FENCE)) {
-        op    = gda_ft_ep_op(&ep->dev, ep->dev.log_tail - 1);
-        ctrl  = (gda_ft_mlx5_ctrl_seg_t*)gda_ft_wqe_seg(&ep->dev.sq[op->path],
-                                                        op->wqe_idx, 0);
-        ctrl->fm_ce_se |= GDA_FT_MLX5_WQE_CTRL_FENCE;
-        ep->flags      &= ~UCT_GDA_FT_EP_FLAG_FENCE;
-    }
-
-    gda_ft_ep_ring(&ep->dev);
-    uct_gda_ft_ep_posted_no_ring(iface, ep);
-    return UCS_OK;
-}
-
-
-/* ---- the endpoint's datapath: its host channel, or its own QPs ----------- */
-
-/* An RDMA WRITE (GDA_FT_OP_PUT) or READ of length bytes */
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_gda_ft_ep_post_rdma(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
-                        uint8_t kind, uint64_t laddr, const uint32_t *lkeys,
-                        uint32_t length, uint64_t raddr, const uint32_t *rkeys,
-                        uint64_t cookie)
-{
-    uint8_t opcode = (kind == GDA_FT_OP_PUT) ? GDA_FT_MLX5_OPCODE_RDMA_WRITE :
-                                               GDA_FT_MLX5_OPCODE_RDMA_READ;
-    gda_ft_chan_op_t op;
-
-    if (uct_gda_ft_ep_on_chan(ep)) {
-        uct_gda_ft_hchan_op(&op, (kind == GDA_FT_OP_PUT) ?
-                                 GDA_FT_CHAN_OP_PUT : GDA_FT_CHAN_OP_GET,
-                            opcode, laddr, lkeys, length, raddr, rkeys);
-        return uct_gda_ft_hchan_post(ep, &op, cookie);
-    }
-    return uct_gda_ft_ep_post_done(iface, ep,
-                                   gda_ft_ep_rdma(&ep->dev, kind, opcode,
-                                                  laddr, lkeys, length, raddr,
-                                                  rkeys, cookie));
-}
-
-/*
- * An atomic of gda_ft_ep_atomic()'s kind (GDA_FT_ATOMIC_*, F_POSTED when
- * nobody wants the old value), size and operands; the old value lands
- * big-endian at laddr. On a host channel: a fetching atomic (exactly
- * once, or in doubt) or a signal (exactly once), the operands in the
- * channel's order (swap or add, compare; swap mask or field boundary,
- * compare mask).
- */
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_gda_ft_ep_post_atomic(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
-                          unsigned kind, unsigned size,
-                          const uint64_t *operand, uint64_t laddr,
-                          const uint32_t *lkeys, uint64_t raddr,
-                          const uint32_t *rkeys, uint64_t cookie)
+uct_gda_ft_ep_post_rdma(uct_gda_ft_ep_t *ep, uint8_t kind, uint64_t laddr,
+                        const uint32_t *lkeys, uint32_t length, uint64_t raddr,
+                        const uint32_t *rkeys, uint64_t cookie)
 {
     gda_ft_chan_op_t op;
 
-    if (!uct_gda_ft_ep_on_chan(ep)) {
-        return uct_gda_ft_ep_post_done(iface, ep,
-                                       gda_ft_ep_atomic(&ep->dev, kind, size,
-                                                        operand, laddr, lkeys,
-                                                        raddr, rkeys, cookie));
-    }
+    uct_gda_ft_hchan_op(&op, kind, (kind == GDA_FT_CHAN_OP_PUT) ?
+                                   GDA_FT_MLX5_OPCODE_RDMA_WRITE :
+                                   GDA_FT_MLX5_OPCODE_RDMA_READ,
+                        laddr, lkeys, length, raddr, rkeys);
+    return uct_gda_ft_hchan_post(ep, &op, cookie);
+}
 
-    uct_gda_ft_hchan_op(&op, (kind & GDA_FT_ATOMIC_F_POSTED) ?
-                             GDA_FT_CHAN_OP_SIGNAL : GDA_FT_CHAN_OP_ATOMIC,
+/* Kinds of atomics (uct_gda_ft_atomic_operands) */
+enum {
+    UCT_GDA_FT_ATOMIC_FADD64 = 0,  /* operand[0] = add */
+    UCT_GDA_FT_ATOMIC_CSWAP64,     /* operand[0] = compare, [1] = swap */
+    UCT_GDA_FT_ATOMIC_MASKED_CS,   /* compare, swap, compare mask, swap
+                                      mask */
+    UCT_GDA_FT_ATOMIC_MASKED_FA    /* add, field boundary */
+};
+
+/*
+ * An atomic of a UCT_GDA_FT_ATOMIC_* kind, size and operands: a fetching
+ * atomic (exactly once, or in doubt) or, when nobody wants the old value
+ * (posted), a signal (exactly once); the old value lands big-endian at
+ * laddr. The channel takes the operands in its own order (swap or add,
+ * compare; swap mask or field boundary, compare mask).
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gda_ft_ep_post_atomic(uct_gda_ft_ep_t *ep, unsigned kind, int posted,
+                          unsigned size, const uint64_t *operand,
+                          uint64_t laddr, const uint32_t *lkeys,
+                          uint64_t raddr, const uint32_t *rkeys,
+                          uint64_t cookie)
+{
+    gda_ft_chan_op_t op;
+
+    uct_gda_ft_hchan_op(&op, posted ? GDA_FT_CHAN_OP_SIGNAL :
+                                      GDA_FT_CHAN_OP_ATOMIC,
                         GDA_FT_MLX5_OPCODE_ATOMIC_FA, laddr, lkeys, size,
                         raddr, rkeys);
-    switch (kind & ~GDA_FT_ATOMIC_F_POSTED) {
-    case GDA_FT_ATOMIC_FADD64:
+    switch (kind) {
+    case UCT_GDA_FT_ATOMIC_FADD64:
         op.operand[0] = operand[0];
         break;
-    case GDA_FT_ATOMIC_CSWAP64:
+    case UCT_GDA_FT_ATOMIC_CSWAP64:
         op.opcode     = GDA_FT_MLX5_OPCODE_ATOMIC_CS;
         op.operand[0] = operand[1];
         op.operand[1] = operand[0];
         break;
-    case GDA_FT_ATOMIC_MASKED_CS:
+    case UCT_GDA_FT_ATOMIC_MASKED_CS:
         op.opcode     = GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_CS;
         op.operand[0] = operand[1];
         op.operand[1] = operand[0];
         op.mask[0]    = operand[3];
         op.mask[1]    = operand[2];
         break;
-    default: /* GDA_FT_ATOMIC_MASKED_FA */
+    default: /* UCT_GDA_FT_ATOMIC_MASKED_FA */
         op.opcode     = GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_FA;
         op.operand[0] = operand[0];
         op.mask[0]    = operand[1];
@@ -368,11 +234,11 @@ static inline void uct_gda_ft_op_cancel(uct_gda_ft_op_t *op)
 
 
 /*
- * A log entry's cookie (gda_ft_dev_op_t.user): 0 when nobody waits and no
- * buffer belongs to the operation; a descriptor when one does, or when the
+ * An operation's cookie (at its last WQE in hchan.cookies): 0 when nobody
+ * waits and no buffer belongs to the operation; a descriptor when one does, or when the
  * waiter needs more than its completion (a get's unpack, an atomic's old
  * value); or, for a zero-copy operation, its completion with bit 0 set.
- * Such an operation is tracked once, by its log entry, with no descriptor
+ * Such an operation is tracked once, by its cookie, with no descriptor
  * beside it. Descriptors and completions are both 8-byte aligned.
  */
 #define UCT_GDA_FT_COOKIE_COMP 1ul
@@ -451,7 +317,7 @@ uct_gda_ft_ep_post_bcopy(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
     ucs_status_t status;
 
     uct_gda_ft_rkeys(rkey, rkeys);
-    status = uct_gda_ft_ep_post_rdma(iface, ep, kind,
+    status = uct_gda_ft_ep_post_rdma(ep, kind,
                                      (uintptr_t)uct_gda_ft_op_payload(desc),
                                      desc->lkey, length, remote_addr, rkeys,
                                      (uintptr_t)desc);
@@ -460,7 +326,7 @@ uct_gda_ft_ep_post_bcopy(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
         return status;
     }
 
-    uct_gda_ft_ep_trace_rdma(ep, (kind == GDA_FT_OP_PUT) ? "PUT_BCOPY" :
+    uct_gda_ft_ep_trace_rdma(ep, (kind == GDA_FT_CHAN_OP_PUT) ? "PUT_BCOPY" :
                                                            "GET_BCOPY",
                              uct_gda_ft_op_payload(desc), length, remote_addr,
                              rkeys);
@@ -521,8 +387,8 @@ static UCS_F_ALWAYS_INLINE uint64_t uct_gda_ft_qp_key(unsigned path,
     return ((uint64_t)path << 32) | qpn;
 }
 
-/* Completions of QP qpn of path go to ep: its own QP, or a target QP of
- * its host channel that receives the peer's active messages */
+/* Receive completions of QP qpn of path go to ep: a target QP of its host
+ * channel, which receives the peer's active messages */
 static inline ucs_status_t uct_gda_ft_iface_qp_add(uct_gda_ft_iface_t *iface,
                                                    unsigned path,
                                                    uint32_t qpn,
@@ -577,18 +443,17 @@ static inline void uct_gda_ft_iface_ep_ready(uct_gda_ft_iface_t *iface,
     }
 }
 
-/* QP parameters of a path, with the given PSNs */
+/* QP parameters of a path to the peer, with the given PSNs (dest_qpn is
+ * the caller's) */
 static inline void
 uct_gda_ft_ep_qp_attr(uct_gda_ft_ep_t *ep, unsigned path, uint32_t rq_psn,
                       uint32_t sq_psn, gda_ft_hca_qp_attr_t *attr)
 {
-    uct_gda_ft_iface_t *iface     = uct_gda_ft_ep_iface(ep);
-    uct_gda_ft_ep_path_t *ep_path = &ep->path[path];
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
 
     memset(attr, 0, sizeof(*attr));
     attr->access             = GDA_FT_HCA_ACCESS_ALL;
-    attr->dest_qpn           = ep_path->dest_qpn;
-    memcpy(attr->dest_gid, ep_path->dest_gid, sizeof(attr->dest_gid));
+    memcpy(attr->dest_gid, ep->peer[path].gid, sizeof(attr->dest_gid));
     attr->rq_psn             = rq_psn;
     attr->path_mtu           = iface->config.path_mtu;
     attr->traffic_class      = iface->config.traffic_class;

@@ -36,20 +36,10 @@ static const char *uct_gda_ft_hchan_why(unsigned why)
     }
 }
 
-/* Tells the endpoint's guardian that the channel left `path` */
-static void uct_gda_ft_hchan_left(uct_gda_ft_ep_t *ep, unsigned path)
-{
-    if (ep->hchan.left == 0) {
-        ucs_list_add_tail(&uct_gda_ft_ep_iface(ep)->hchan_left,
-                          &ep->hchan.left_list);
-    }
-    ep->hchan.left |= UCS_BIT(path);
-}
-
 /*
- * What a pass of the channel did since the last report, logged as the
- * endpoint's own switches are: a switch it survives is a diagnostic (the
- * counters keep the record), no path left is an error.
+ * What a pass of the channel did since the last report: a switch it
+ * survives is a diagnostic (the counters keep the record), no path left is
+ * an error.
  */
 static void uct_gda_ft_hchan_report(uct_gda_ft_ep_t *ep)
 {
@@ -63,45 +53,28 @@ static void uct_gda_ft_hchan_report(uct_gda_ft_ep_t *ep)
     if (switches != seen->switches) {
         /* every switch toggles the path: the one left is not the active */
         left = 1 - gda_ft_atomic_load_acq32(&chan->active);
-        if ((chan->path[left].failed == GDA_FT_CHAN_WHY_PEER) ||
-            (ep->dev.active != left)) {
-            /* not its own finding, or the endpoint's QPs found it first
-             * and said so: one line for the endpoint's failover */
-            ucs_diag("gda_ft: ep %p: %s path of its host channel left (%s): "
-                     "moved to the %s path", ep, uct_gda_ft_path_name(left),
+        if (chan->path[left].failed == GDA_FT_CHAN_WHY_PEER) {
+            ucs_diag("ep %p: %s path of its host channel left (%s): moved "
+                     "to the %s path", ep, uct_gda_ft_path_name(left),
                      uct_gda_ft_hchan_why(chan->path[left].failed),
                      uct_gda_ft_path_name(1 - left));
         } else {
-            ucs_diag("gda_ft: ep %p: %s path of its host channel failed "
-                     "(%s): switched to the %s path", ep,
+            ucs_diag("ep %p: %s path of its host channel failed (%s): "
+                     "switched to the %s path", ep,
                      uct_gda_ft_path_name(left),
                      uct_gda_ft_hchan_why(chan->path[left].failed),
                      uct_gda_ft_path_name(1 - left));
         }
-        if (chan->path[left].failed != GDA_FT_CHAN_WHY_PEER) {
-            /* the endpoint's QPs share the ports: they leave the path
-             * too, rather than wait for their own deadline (they may carry
-             * little, so find it late: both paths gone took 3 deadlines);
-             * the guardian moves them in this progress call or the next */
-            uct_gda_ft_hchan_left(ep, left);
-        }
     }
     if (failbacks != seen->failbacks) {
-        if ((ep->dev.active == UCT_GDA_FT_PATH_PRIMARY) &&
-            !ep->dev.path_failed[UCT_GDA_FT_PATH_BACKUP] &&
-            (ep->dev.counters.failbacks >= failbacks)) {
-            /* the endpoint's QPs are back already and said so */
-            ucs_diag("gda_ft: ep %p: primary path of its host channel is "
-                     "back, as the endpoint's (failback %u)", ep, failbacks);
-        } else {
-            ucs_diag("gda_ft: ep %p: primary path of its host channel is "
-                     "back: traffic returns to it (failback %u)", ep,
-                     failbacks);
-        }
+        ucs_diag("ep %p: primary path of its host channel is back: traffic "
+                 "returns to it (failback %u)", ep, failbacks);
     }
     if (no_path != seen->no_path) {
-        ucs_error("gda_ft: ep %p: both paths of its host channel failed: "
-                  "its operations fail", ep);
+        ucs_error("ep %p: the %s path of its host channel failed and no "
+                  "other path is left%s: its operations fail", ep,
+                  (ep->chans->num_paths == 1) ? "only" : "last",
+                  (ep->chans->num_paths == 1) ? " (no backup HCA)" : "");
     }
     seen->switches  = switches;
     seen->failbacks = failbacks;
@@ -182,7 +155,7 @@ static void uct_gda_ft_hchan_stop(uct_gda_ft_ep_t *ep)
     ucs_status_t status;
     unsigned path;
 
-    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+    for (path = 0; path < ep->chans->num_paths; ++path) {
         status = gda_ft_hca_qp_modify(ch->path[path].qp, GDA_FT_HCA_QP_ERR,
                                       &qp_attr);
         if (status != UCS_OK) {
@@ -194,8 +167,8 @@ static void uct_gda_ft_hchan_stop(uct_gda_ft_ep_t *ep)
     }
 }
 
-/* What was posted completes with `status` (canceled, NO_PATH) as soon as
- * it is handed out; the channel is not progressed any more */
+/* What was posted completes with `status` (canceled) as soon as it is
+ * handed out; the channel is not progressed any more */
 static void uct_gda_ft_hchan_abort(uct_gda_ft_ep_t *ep, unsigned status)
 {
     if (ep->hchan.aborted == ep->hchan.posted) {
@@ -225,7 +198,7 @@ ucs_status_t uct_gda_ft_hchan_post(uct_gda_ft_ep_t *ep,
     gda_ft_chan_geom_t geom;
     uint32_t n;
 
-    if (ucs_unlikely(ep->flags & UCT_GDA_FT_EP_FLAG_HCHAN_FENCE)) {
+    if (ucs_unlikely(ep->flags & UCT_GDA_FT_EP_FLAG_FENCE)) {
         /* after a fence: this WQE waits for the channel's earlier ones,
          * and those after it are behind it */
         fenced_op        = *op;
@@ -263,7 +236,7 @@ ucs_status_t uct_gda_ft_hchan_post(uct_gda_ft_ep_t *ep,
     gda_ft_chan_publish(chan, &dest, &resv, op, 1, db, &hchan->memo, 0);
     hchan->posted = end;
     ++hchan->ops;
-    ep->flags    &= ~UCT_GDA_FT_EP_FLAG_HCHAN_FENCE;
+    ep->flags    &= ~UCT_GDA_FT_EP_FLAG_FENCE;
     uct_gda_ft_hchan_list_add(uct_gda_ft_ep_iface(ep), ep);
 
     if (gda_ft_chan_resv_follow(&resv)) {
@@ -306,12 +279,12 @@ static void uct_gda_ft_hchan_op_failed(uct_gda_ft_ep_t *ep, uint64_t user,
 
     if (status == GDA_FT_DEV_IN_DOUBT) {
         /* design §5 rule 4: reported once, never applied twice */
-        ucs_error("gda_ft: ep %p: atomic operation on remote address "
-                  "0x%" PRIx64 " is in doubt: its completion was lost when "
-                  "a path of its host channel failed; it may or may not have "
-                  "been applied and is not retried", ep, raddr);
+        ucs_error("ep %p: atomic operation on remote address 0x%" PRIx64
+                  " is in doubt: its completion was lost when a path of its "
+                  "host channel failed; it may or may not have been applied "
+                  "and is not retried", ep, raddr);
     } else if (status != UCT_GDA_FT_HCHAN_CANCELED) {
-        ucs_debug("gda_ft: ep %p: host channel operation on 0x%" PRIx64 "%s "
+        ucs_debug("ep %p: host channel operation on 0x%" PRIx64 "%s "
                   "failed: %s", ep, raddr,
                   (desc != NULL) ? "" : " (address not kept)",
                   gda_ft_dev_status_str((gda_ft_dev_status_t)status));
@@ -397,11 +370,7 @@ unsigned uct_gda_ft_hchan_progress(uct_gda_ft_iface_t *iface)
     /* the end of a switch may take an endpoint off the list */
     ucs_list_for_each_safe(ep, tmp, &iface->hchan_eps, hchan.list) {
         chan = ep->hchan.chan;
-        if (ucs_unlikely(ep->dev.state == GDA_FT_EP_NO_PATH)) {
-            /* the endpoint's QPs lost both ports' paths: so did the
-             * channel, which would take its own deadlines to find out */
-            uct_gda_ft_hchan_abort(ep, GDA_FT_DEV_NO_PATH);
-        } else if (!uct_gda_ft_hchan_stopped(ep) &&
+        if (!uct_gda_ft_hchan_stopped(ep) &&
                    ((ep->hchan.aborted != ep->hchan.posted) ||
                     uct_gda_ft_hchan_switching(ep))) {
             /* a switch goes on with nothing posted: a channel follows
@@ -420,9 +389,8 @@ unsigned uct_gda_ft_hchan_progress(uct_gda_ft_iface_t *iface)
 
 void uct_gda_ft_hchan_idle_pass(uct_gda_ft_ep_t *ep)
 {
-    if (!uct_gda_ft_ep_on_chan(ep) || ep->hchan.in_list ||
-        (ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED) ||
-        (ep->dev.state == GDA_FT_EP_NO_PATH)) {
+    if ((ep->hchan.chan == NULL) || ep->hchan.in_list ||
+        (ep->flags & UCT_GDA_FT_EP_FLAG_CANCELED)) {
         return;
     }
     if (uct_gda_ft_hchan_chan_progress(ep) == GDA_FT_DEV_NO_PATH) {
@@ -434,27 +402,15 @@ void uct_gda_ft_hchan_idle_pass(uct_gda_ft_ep_t *ep)
 
 /* ---- lifetime ------------------------------------------------------------ */
 
-ucs_status_t uct_gda_ft_hchan_connect(uct_gda_ft_ep_t *ep, int peer_am)
+ucs_status_t uct_gda_ft_hchan_connect(uct_gda_ft_ep_t *ep)
 {
-    uct_gda_ft_iface_t *iface    = uct_gda_ft_ep_iface(ep);
-    uct_gda_ft_ep_chans_t *c     = ep->chans;
     uct_gda_ft_ep_hchan_t *hchan = &ep->hchan;
-    gda_ft_chan_t *chan;
+    gda_ft_chan_t *chan          = &ep->chans->poster[0];
 
-    if (!iface->config.host_channel || (hchan->chan != NULL)) {
-        return UCS_OK;
-    }
-    if ((c == NULL) || (c->count < c->first_dev)) {
-        ucs_diag("gda_ft: ep %p: the peer has no channel for our host "
-                 "channel: RMA and atomics use the endpoint's QPs", ep);
-        return UCS_OK;
-    }
-
-    chan           = &c->poster[0];
     hchan->cookies = ucs_calloc(chan->wqebb_cnt, sizeof(*hchan->cookies),
                                 "gda_ft_hchan_cookies");
     if (hchan->cookies == NULL) {
-        ucs_error("gda_ft: ep %p: out of memory for its host channel", ep);
+        ucs_error("ep %p: out of memory for its host channel", ep);
         return UCS_ERR_NO_MEMORY;
     }
     hchan->posted       = GDA_FT_CHAN_WORD_INDEX(chan->word);
@@ -463,18 +419,13 @@ ucs_status_t uct_gda_ft_hchan_connect(uct_gda_ft_ep_t *ep, int peer_am)
     hchan->aborted      = hchan->posted;
     hchan->abort_status = 0;
     hchan->op_status    = GDA_FT_DEV_OK;
-    hchan->am           = !!peer_am;
     hchan->chan         = chan;
-    if (!hchan->am) {
-        ucs_diag("gda_ft: ep %p: the peer's channel 0 takes no active "
-                 "messages: they use the endpoint's QPs", ep);
-    }
     return UCS_OK;
 }
 
 void uct_gda_ft_hchan_cancel(uct_gda_ft_ep_t *ep)
 {
-    if (uct_gda_ft_ep_on_chan(ep)) {
+    if (ep->hchan.chan != NULL) {
         uct_gda_ft_hchan_abort(ep, UCT_GDA_FT_HCHAN_CANCELED);
     }
 }
@@ -484,18 +435,14 @@ void uct_gda_ft_hchan_cleanup(uct_gda_ft_ep_t *ep)
     uct_gda_ft_ep_hchan_t *hchan = &ep->hchan;
     uint64_t seq, stored;
 
-    if (!uct_gda_ft_ep_on_chan(ep)) {
+    if (hchan->chan == NULL) {
         return;
     }
     uct_gda_ft_hchan_list_del(ep);
-    if (hchan->left != 0) {
-        ucs_list_del(&hchan->left_list);
-        hchan->left = 0;
-    }
     uct_gda_ft_hchan_stop(ep);
     if (hchan->delivered != hchan->posted) {
-        ucs_debug("gda_ft: ep %p destroyed with %" PRIu64 " WQEBBs in "
-                  "flight on its host channel", ep,
+        ucs_debug("ep %p destroyed with %" PRIu64 " WQEBBs in flight on "
+                  "its host channel", ep,
                   hchan->posted - hchan->delivered);
     }
     for (seq = hchan->delivered; seq != hchan->posted; ++seq) {
@@ -509,24 +456,22 @@ void uct_gda_ft_hchan_cleanup(uct_gda_ft_ep_t *ep)
     hchan->chan    = NULL;
 }
 
-void uct_gda_ft_hchan_add_counters(const uct_gda_ft_ep_t *ep,
-                                   gda_ft_dev_ep_counters_t *counters)
+void uct_gda_ft_hchan_counters(const uct_gda_ft_ep_t *ep,
+                               uct_gda_ft_ep_counters_t *counters)
 {
     gda_ft_chan_query_t q;
 
-    if (!uct_gda_ft_ep_on_chan(ep)) {
+    memset(counters, 0, sizeof(*counters));
+    if (ep->hchan.chan == NULL) {
         return;
     }
     gda_ft_chan_host_query(&ep->chans->init[0], ep->hchan.chan, &q);
-    /* one port failure moves both datapaths: the endpoint's switches (and
-     * fences of the path it left) are those of the one that moved most;
-     * what they carried adds up */
-    counters->switches  = ucs_max(counters->switches, q.poster.switches);
-    counters->failbacks = ucs_max(counters->failbacks, q.poster.failbacks);
-    counters->fences    = ucs_max(counters->fences, q.host.fences);
-    counters->no_path   += ep->hchan.no_path_ops;
-    counters->replays   += q.poster.replays;
-    counters->in_doubt  += q.poster.in_doubt;
-    counters->op_errors += q.poster.op_errors;
-    counters->confirmed += q.poster.confirmed;
+    counters->switches  = q.poster.switches;
+    counters->failbacks = q.poster.failbacks;
+    counters->fences    = q.host.fences;
+    counters->no_path   = ep->hchan.no_path_ops;
+    counters->replays   = q.poster.replays;
+    counters->in_doubt  = q.poster.in_doubt;
+    counters->op_errors = q.poster.op_errors;
+    counters->confirmed = q.poster.confirmed;
 }

@@ -1,12 +1,10 @@
 /*
- * gda_ft UCT transport: the endpoint's host channel (HOST_CHANNEL, on by
- * default).
+ * gda_ft UCT transport: the endpoint's host channel.
  *
- * The endpoint's RMA and atomic operations, and its active messages where
- * the peer's channel 0 is a host channel too (SEND with immediate into the
- * receive queues of its target QPs), are posted through channel 0 of its
- * channels with the device datapath (device/gda_ft_chan_*.h) compiled
- * for the CPU: the reservation, publication, deadline, switch, replay and
+ * The endpoint's RMA and atomic operations, and its active messages (SEND
+ * with immediate into the receive queues of the peer's target QPs of the
+ * channel), are posted through channel 0 of its channels with the device
+ * datapath (device/gda_ft_chan_*.h) compiled for the CPU: the reservation, publication, deadline, switch, replay and
  * resolution that GPU kernels run serve the host operations too, and the
  * channel's host half (gda_ft_chan_host.c) is their guardian. Each
  * operation leaves a cookie (uct_gda_ft_ep.inl) at the logical index of
@@ -29,18 +27,6 @@
 /* A cookie slot that ends an operation nobody waits for */
 #define UCT_GDA_FT_HCHAN_END 2ul
 
-
-static UCS_F_ALWAYS_INLINE int uct_gda_ft_ep_on_chan(const uct_gda_ft_ep_t *ep)
-{
-    return ep->hchan.chan != NULL;
-}
-
-/* Whether its active messages go on the host channel too */
-static UCS_F_ALWAYS_INLINE int
-uct_gda_ft_ep_am_on_chan(const uct_gda_ft_ep_t *ep)
-{
-    return uct_gda_ft_ep_on_chan(ep) && ep->hchan.am;
-}
 
 /* Operations posted on the host channel and not yet handed out */
 static UCS_F_ALWAYS_INLINE uint64_t
@@ -93,8 +79,9 @@ uct_gda_ft_hchan_op_inline(gda_ft_chan_op_t *op, uint8_t kind,
 }
 
 /*
- * Posts op on the endpoint's host channel with its cookie. UCS_OK; UCS_ERR_NO_RESOURCE while the ring is
- * full or a switch holds it; UCS_ERR_ENDPOINT_TIMEOUT without a path.
+ * Posts op on the endpoint's host channel with its cookie. UCS_OK;
+ * UCS_ERR_NO_RESOURCE while the ring is full or a switch holds it;
+ * UCS_ERR_ENDPOINT_TIMEOUT without a path.
  */
 ucs_status_t uct_gda_ft_hchan_post(uct_gda_ft_ep_t *ep,
                                    const gda_ft_chan_op_t *op,
@@ -113,11 +100,8 @@ unsigned uct_gda_ft_hchan_progress(uct_gda_ft_iface_t *iface);
  * that switched (the channel looks only when asked) */
 void uct_gda_ft_hchan_idle_pass(uct_gda_ft_ep_t *ep);
 
-/* Once the channels are connected: the endpoint posts on channel 0 if it
- * is connected (a peer may have fewer channels), its active messages too
- * if peer_am (the peer's channel 0 is a host channel: its targets have
- * receive queues) */
-ucs_status_t uct_gda_ft_hchan_connect(uct_gda_ft_ep_t *ep, int peer_am);
+/* Once the channels are connected: the endpoint posts on channel 0 */
+ucs_status_t uct_gda_ft_hchan_connect(uct_gda_ft_ep_t *ep);
 
 /* flush(CANCEL): the channel's QPs stop, and what was posted completes as
  * canceled */
@@ -126,8 +110,8 @@ void uct_gda_ft_hchan_cancel(uct_gda_ft_ep_t *ep);
 /* Endpoint destroyed: its QPs stop, its cookies are canceled */
 void uct_gda_ft_hchan_cleanup(uct_gda_ft_ep_t *ep);
 
-/* The channel's failover counters, merged into the endpoint's */
-void uct_gda_ft_hchan_add_counters(const uct_gda_ft_ep_t *ep,
-                                   gda_ft_dev_ep_counters_t *counters);
+/* The endpoint's counters: its host channel's */
+void uct_gda_ft_hchan_counters(const uct_gda_ft_ep_t *ep,
+                               uct_gda_ft_ep_counters_t *counters);
 
 #endif

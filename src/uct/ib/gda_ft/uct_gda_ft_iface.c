@@ -27,12 +27,6 @@
 
 /* ---- configuration ------------------------------------------------------- */
 
-/* Log entries the endpoint operations leave to the guardian: with a full
- * log it could not ask the peer what a failed path executed (two mailbox
- * writes), and every send and atomic in flight would be settled without
- * the peer's word. Tiny logs (tests) keep none. */
-#define UCT_GDA_FT_GUARD_LOG_RESERVE 2
-
 /* DEADLINE=auto, see its documentation below */
 #define UCT_GDA_FT_DEADLINE_HW_NS    (100000000ull)   /* 100 ms */
 #define UCT_GDA_FT_DEADLINE_SOFT_NS  (1000000000ull)  /* 1 s */
@@ -47,20 +41,18 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      UCS_CONFIG_TYPE_TABLE(uct_iface_config_table)},
 
     {"FAILOVER", "y",
-     "Keep a backup QP per endpoint on the backup HCA and move the traffic to\n"
-     "it when the primary path fails. With 'n' an endpoint has only its\n"
-     "primary QP and no deadline: a failure of the path is an endpoint error.",
+     "Give every channel of an endpoint a backup path on the backup HCA and\n"
+     "move its traffic there when the primary path fails. With 'n', or\n"
+     "without a backup HCA at either end, the channels have the primary\n"
+     "path alone (and with 'n' no deadline): a failure of that path is an\n"
+     "endpoint error.",
      ucs_offsetof(uct_gda_ft_iface_config_t, failover), UCS_CONFIG_TYPE_BOOL},
 
-    {"FAILBACK", "y",
-     "Move the traffic back to the primary path once its port is up again:\n"
-     "the endpoints re-arm the primary QP pair over the backup path, probe\n"
-     "it, and fail back after RECOVERY_WINDOW without a failure.",
-     ucs_offsetof(uct_gda_ft_iface_config_t, failback), UCS_CONFIG_TYPE_BOOL},
-
     {"RECOVERY_WINDOW", "500ms",
-     "Quiet time between a successful probe of a re-armed primary path and\n"
-     "the failback; also how long a re-arm request waits for the peer.",
+     "How long both ports of a failed path must be up before the channels\n"
+     "re-arm it with the peer, probe it and fail back (doubled for a path\n"
+     "that fails again soon after); also how long a channel without a\n"
+     "deadline waits for the peer's word.",
      ucs_offsetof(uct_gda_ft_iface_config_t, recovery_window),
      UCS_CONFIG_TYPE_TIME},
 
@@ -75,16 +67,6 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      "Longest wait between re-arm attempts.",
      ucs_offsetof(uct_gda_ft_iface_config_t, rearm_backoff_max),
      UCS_CONFIG_TYPE_TIME},
-
-    {"STRICT_FENCE", "n",
-     "Replay the operations of a failed path only after this end's QP was\n"
-     "moved to the error state: it retransmits nothing after the replayed\n"
-     "copy went out (costs the time of the state change on every failover).\n"
-     "Datagrams already in the network may still reach the peer; RESOLVE\n"
-     "(the default) fences the peer's end too before anything is replayed,\n"
-     "which is what keeps the old path from landing after the replay.",
-     ucs_offsetof(uct_gda_ft_iface_config_t, strict_fence),
-     UCS_CONFIG_TYPE_BOOL},
 
     {"RESOLVE", "y",
      "After a failover, ask the peer (over the path that works) to fence its\n"
@@ -111,11 +93,12 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      UCS_CONFIG_TYPE_TIME_UNITS},
 
     {"GUARD_INTERVAL", "auto",
-     "How often progress runs the guardian: the peer's fence requests and\n"
-     "the answers to ours (what settles a failover with atomics in flight),\n"
-     "failback requests and probes. Each pass reads every endpoint's\n"
-     "mailbox. auto: a tenth of DEADLINE, within [10us, 1ms] (1ms without\n"
-     "a deadline): the peer's answer then adds little to a failover.",
+     "Longest time between two passes of the channels' guardian in progress:\n"
+     "the peer's fence and re-arm questions and the answers to ours (what\n"
+     "settles a switch with atomics in flight), re-arms, probes and\n"
+     "failback. Each pass reads every endpoint's mailbox. The guardian runs\n"
+     "every fiftieth of DEADLINE (at least every 10us) within it. auto: a\n"
+     "tenth of DEADLINE, within [10us, 1ms] (1ms without a deadline).",
      ucs_offsetof(uct_gda_ft_iface_config_t, guard_interval),
      UCS_CONFIG_TYPE_TIME_UNITS},
 
@@ -140,30 +123,11 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      ucs_offsetof(uct_gda_ft_iface_config_t, traffic_class),
      UCS_CONFIG_TYPE_UINT},
 
-    {"LOG_SIZE", "256",
-     "Operations an endpoint keeps in flight (rounded up to a power of 2):\n"
-     "the size of its operation log, which failover replays from. Above 8,\n"
-     "two entries are kept for the failover guardian's own messages.",
-     ucs_offsetof(uct_gda_ft_iface_config_t, log_size), UCS_CONFIG_TYPE_UINT},
-
-    {"TX_QUEUE_LEN", "256",
-     "Send queue length of each QP, in operations (WQEs of the largest kind,\n"
-     "rounded up to a power of 2 of 64-byte blocks): at least LOG_SIZE,\n"
-     "since a replay of the log onto the other path must fit.",
-     ucs_offsetof(uct_gda_ft_iface_config_t, tx_queue_len),
-     UCS_CONFIG_TYPE_UINT},
-
-    {"TX_CQ_LEN", "8192",
-     "Completion queue length per path (a power of 2). Half of it bounds the\n"
-     "operations in flight on the interface; the other half absorbs the\n"
-     "flushed completions of an abandoned path.",
-     ucs_offsetof(uct_gda_ft_iface_config_t, cq_len), UCS_CONFIG_TYPE_UINT},
-
     {"RX_QUEUE_LEN", "64",
-     "Receive queue length of each QP (a power of 2): active messages the\n"
-     "peer may send before it must wait for the receiver's progress. Each\n"
-     "endpoint posts this many SEG_SIZE buffers on its primary QP and as many\n"
-     "on its backup QP, so that a failover finds the backup ready.",
+     "Receive queue length of each of our ends of the peer's host channel (a\n"
+     "power of 2): active messages the peer may send before it must wait for\n"
+     "the receiver's progress. Each endpoint posts this many SEG_SIZE\n"
+     "buffers on each path, so that a switch finds the backup ready.",
      ucs_offsetof(uct_gda_ft_iface_config_t, rx_queue_len),
      UCS_CONFIG_TYPE_UINT},
 
@@ -171,21 +135,14 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      "Length of each receive completion queue of a path (a power of 2).\n"
      "Every receive WQE may complete into it, so one serves RX_CQ_LEN /\n"
      "RX_QUEUE_LEN endpoints; a path opens another for the next ones, and\n"
-     "progress polls them all. Send completions have their own CQ\n"
-     "(TX_CQ_LEN): a flood of messages never delays them, nor the failover\n"
-     "deadline that depends on them.",
+     "progress polls them all. Send completions go to the channels' own\n"
+     "CQs: a flood of messages never delays them, nor the failover deadline\n"
+     "that depends on them.",
      ucs_offsetof(uct_gda_ft_iface_config_t, rx_cq_len), UCS_CONFIG_TYPE_UINT},
 
     {"TX_MAX_POLL", "16",
-     "Completions polled per path in one progress call.",
+     "Receive completions polled per path in one progress call.",
      ucs_offsetof(uct_gda_ft_iface_config_t, max_poll), UCS_CONFIG_TYPE_UINT},
-
-    {"MAX_INLINE", "128",
-     "Largest put_short: data copied into the WQE (limited by the HCAs);\n"
-     "also the largest am_short (header included) sent inline, a larger one\n"
-     "(up to 128 bytes) goes through a bounce buffer.",
-     ucs_offsetof(uct_gda_ft_iface_config_t, max_inline),
-     UCS_CONFIG_TYPE_MEMUNITS},
 
     {"SEG_SIZE", "8k",
      "Size of the bounce buffers of put_bcopy, get_bcopy and am_bcopy, and\n"
@@ -225,9 +182,11 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
     {"DEVICE_CHANNELS", "0",
      "Device channels per endpoint, for GPU kernels (or CPU threads) that\n"
      "post through the device API: each a primary and a backup RC QP of\n"
-     "their own, exchanged in the endpoint address. 0: none, and endpoints\n"
-     "cost nothing extra. At most 3: UCP's address format v1 carries 63\n"
-     "bytes of endpoint address. Needs a backup HCA.",
+     "their own (the primary alone without a backup HCA), exchanged in the\n"
+     "endpoint address. 0: none. At most 2: UCP's address format v1 carries\n"
+     "63 bytes of endpoint address, which holds 3 channels, and channel 0 is\n"
+     "the endpoint's host channel (its own RMA, atomics and active\n"
+     "messages).",
      ucs_offsetof(uct_gda_ft_iface_config_t, dev_channels),
      UCS_CONFIG_TYPE_UINT},
 
@@ -252,23 +211,6 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      "device datapath without failover does. FAILOVER=n implies it.",
      ucs_offsetof(uct_gda_ft_iface_config_t, dev_failover),
      UCS_CONFIG_TYPE_BOOL},
-
-    {"HOST_CHANNEL", "try",
-     "Whether endpoints post their RMA and atomic operations through a\n"
-     "channel of their own (channel 0, before the DEVICE_CHANNELS), with\n"
-     "the device datapath that GPU kernels run, compiled for the CPU: its\n"
-     "failover, replay and resolution serve the host operations too.\n"
-     "Active messages take it where the peer has one too (else the\n"
-     "endpoint's QPs). It needs a backup HCA and counts against the 3\n"
-     "channels an endpoint address carries.\n"
-     " try - where both hold (DEVICE_CHANNELS at most 2); else the\n"
-     "       endpoint's own QPs carry them.\n"
-     " yes - DEVICE_CHANNELS=3 is an error (without a backup HCA, the\n"
-     "       endpoint's QPs still carry them).\n"
-     " no  - the endpoint's own QPs carry them.\n"
-     "Peers need not agree.",
-     ucs_offsetof(uct_gda_ft_iface_config_t, host_channel),
-     UCS_CONFIG_TYPE_TERNARY},
 
     {"DEVICE_CHANNEL_RINGS", "mapped",
      "Where the device channels' rings are meant to be posted from:\n"
@@ -399,8 +341,8 @@ static ucs_status_t uct_gda_ft_iface_query(uct_iface_h tl_iface,
                       UCT_IFACE_FLAG_CB_SYNC |
                       UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE;
     /* ep_check probes an idle endpoint with a zero-length RDMA WRITE to
-     * address 0 and R_Key 0, as UCX's rc_mlx5 does: no HCA checks the R_Key
-     * of a zero-length access */
+     * address 0 and R_Key 0 on its host channel, as UCX's rc_mlx5 does: no
+     * HCA checks the R_Key of a zero-length access */
     attr->cap.flags |= UCT_IFACE_FLAG_EP_CHECK;
 
     attr->cap.atomic32.op_flags  = amo_post;
@@ -408,7 +350,7 @@ static ucs_status_t uct_gda_ft_iface_query(uct_iface_h tl_iface,
     attr->cap.atomic64.op_flags  = amo_post;
     attr->cap.atomic64.fop_flags = amo_fetch;
 
-    attr->cap.put.max_short       = iface->config.max_inline;
+    attr->cap.put.max_short       = UCT_GDA_FT_MAX_SHORT;
     attr->cap.put.max_bcopy       = iface->config.seg_size;
     attr->cap.put.min_zcopy       = 0;
     attr->cap.put.max_zcopy       = iface->config.max_msg;
@@ -481,7 +423,7 @@ static ucs_status_t uct_gda_ft_iface_flush(uct_iface_h tl_iface,
         }
     }
 
-    if ((iface->outstanding == 0) && ucs_list_is_empty(&iface->hchan_eps)) {
+    if (ucs_list_is_empty(&iface->hchan_eps)) {
         UCT_TL_IFACE_STAT_FLUSH(ucs_derived_of(tl_iface, uct_base_iface_t));
         return UCS_OK;
     }
@@ -496,13 +438,8 @@ static ucs_status_t uct_gda_ft_iface_fence(uct_iface_h tl_iface,
     uct_gda_ft_iface_t *iface = ucs_derived_of(tl_iface, uct_gda_ft_iface_t);
     uct_gda_ft_ep_t *ep;
 
-    ucs_list_for_each(ep, &iface->active_eps, active) {
-        uct_gda_ft_ep_fence(&ep->super.super, 0);
-    }
     ucs_list_for_each(ep, &iface->hchan_eps, hchan.list) {
-        if (!(ep->flags & UCT_GDA_FT_EP_FLAG_ACTIVE)) {
-            uct_gda_ft_ep_fence(&ep->super.super, 0);
-        }
+        uct_gda_ft_ep_fence(&ep->super.super, 0);
     }
     UCT_TL_IFACE_STAT_FENCE(ucs_derived_of(tl_iface, uct_base_iface_t));
     return UCS_OK;
@@ -628,8 +565,6 @@ uct_gda_ft_iface_open_path(uct_gda_ft_iface_t *iface, unsigned path,
                            uct_gda_ft_dev_t *dev, uint8_t port_num)
 {
     uct_gda_ft_iface_path_t *ipath = &iface->path[path];
-    gda_ft_hca_cq_attr_t cq_attr;
-    size_t size;
     ucs_status_t status;
 
     ipath->dev      = dev;
@@ -648,51 +583,19 @@ uct_gda_ft_iface_open_path(uct_gda_ft_iface_t *iface, unsigned path,
                  dev->hca->attr.info.name, port_num);
     }
 
-    size = (size_t)iface->config.cq_len * GDA_FT_MLX5_CQE_SIZE;
-    if (posix_memalign(&ipath->cq_buf, ucs_get_page_size(), size) != 0) {
-        status = UCS_ERR_NO_MEMORY;
-        goto err;
-    }
-    gda_ft_cq_init_buf(ipath->cq_buf, iface->config.cq_len);
-    gda_ft_dev_cq_init(&ipath->dcq, ipath->cq_buf, iface->config.cq_len, 0);
-
-    memset(&cq_attr, 0, sizeof(cq_attr));
-    cq_attr.buf      = ipath->cq_buf;
-    cq_attr.cqe_cnt  = iface->config.cq_len;
-    cq_attr.flags    = 0;
-    cq_attr.mem_type = GDA_FT_HCA_MEM_HOST;
-    status = gda_ft_hca_cq_create(dev->hca, &cq_attr, &ipath->cq);
-    if (status != UCS_OK) {
-        ucs_error("gda_ft: failed to create a CQ on %s: %s",
-                  dev->hca->attr.info.name, ucs_status_string(status));
-        goto err_free_buf;
-    }
-
-    /*
-     * Receive completions get CQs of their own: send CQEs keep the whole
-     * TX CQ (half for operations in flight, half for the flushes of an
-     * abandoned path), a burst of messages cannot delay the send
-     * completions the failover deadline watches, and the send CQ drains of
-     * endpoint destruction and flush never run into active messages. The
-     * first opens now, so that a path that cannot have one fails here.
-     */
+    /* Receive completions of our ends of the peers' host channels; the
+     * first CQ opens now, so that a path that cannot have one fails here */
     ipath->rx_cqs       = NULL;
     ipath->num_rx_cqs   = 0;
     ipath->rx_poll_next = 0;
     status = uct_gda_ft_iface_rx_cq_open(iface, path);
     if (status != UCS_OK) {
-        goto err_destroy_cq;
+        ucs_free(ipath->rx_cqs);
+        ipath->rx_cqs = NULL;
+        goto err;
     }
     return UCS_OK;
 
-err_destroy_cq:
-    ucs_free(ipath->rx_cqs);
-    ipath->rx_cqs = NULL;
-    gda_ft_hca_cq_destroy(ipath->cq);
-    ipath->cq = NULL;
-err_free_buf:
-    free(ipath->cq_buf);
-    ipath->cq_buf = NULL;
 err:
     ipath->dev = NULL;
     return status;
@@ -716,11 +619,7 @@ static void uct_gda_ft_iface_close_path(uct_gda_ft_iface_t *iface,
         ucs_free(rx_cq);
     }
     ucs_free(ipath->rx_cqs);
-    gda_ft_hca_cq_destroy(ipath->cq);
-    free(ipath->cq_buf);
     ipath->rx_cqs    = NULL;
-    ipath->cq        = NULL;
-    ipath->cq_buf    = NULL;
     ipath->dev       = NULL;
 }
 
@@ -730,12 +629,12 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
                              const uct_gda_ft_iface_config_t *config,
                              uct_gda_ft_md_t *md, uint8_t backup_port)
 {
+    uint64_t guard_ns;
     const gda_ft_hca_dev_attr_t *pattr =
             &md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca->attr;
     const gda_ft_hca_dev_attr_t *battr =
             (backup_port != 0) ? &md->dev[UCT_GDA_FT_PATH_BACKUP]->hca->attr :
                                  pattr;
-    unsigned max_inline;
 
     if ((config->retry_count > 7) || (config->rnr_retry > 7) ||
         (config->traffic_class > 255)) {
@@ -746,12 +645,9 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    if ((config->log_size == 0) || (config->log_size > 16384) ||
-        (config->cq_len == 0) || !ucs_is_pow2(config->cq_len) ||
-        (config->max_poll == 0)) {
-        ucs_error("gda_ft: LOG_SIZE=%u (1..16384), TX_CQ_LEN=%u (a power of "
-                  "2), TX_MAX_POLL=%u (>0) out of range", config->log_size,
-                  config->cq_len, config->max_poll);
+    if (config->max_poll == 0) {
+        ucs_error("TX_MAX_POLL=%u (>0) out of range",
+                  config->max_poll);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -760,30 +656,17 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    if ((config->dev_channels + (config->host_channel == UCS_YES) >
-         UCT_GDA_FT_WIRE_CHAN_MAX) ||
+    if ((config->dev_channels + 1 > UCT_GDA_FT_WIRE_CHAN_MAX) ||
         (config->dev_channel_ring < 64) ||
         (config->dev_channel_ring > GDA_FT_CHAN_MAX_WQEBBS) ||
         !ucs_is_pow2(config->dev_channel_ring)) {
-        ucs_error("gda_ft: DEVICE_CHANNELS=%u (at most %u with "
-                  "HOST_CHANNEL=%s: UCP's address format v1 carries 63 "
-                  "bytes of endpoint address) or DEVICE_CHANNEL_RING=%u (a "
-                  "power of 2, 64..%u) out of range", config->dev_channels,
-                  UCT_GDA_FT_WIRE_CHAN_MAX -
-                  (config->host_channel == UCS_YES),
-                  (config->host_channel == UCS_YES) ? "yes" :
-                  (config->host_channel == UCS_TRY) ? "try" : "no",
-                  config->dev_channel_ring,
+        ucs_error("DEVICE_CHANNELS=%u (at most %u beside the host "
+                  "channel: UCP's address format v1 carries 63 bytes of "
+                  "endpoint address) or DEVICE_CHANNEL_RING=%u (a power of "
+                  "2, 64..%u) out of range", config->dev_channels,
+                  UCT_GDA_FT_WIRE_CHAN_MAX - 1, config->dev_channel_ring,
                   GDA_FT_CHAN_MAX_WQEBBS);
         return UCS_ERR_INVALID_PARAM;
-    }
-    if ((config->dev_channels != 0) && (backup_port == 0)) {
-        ucs_error("gda_ft: DEVICE_CHANNELS=%u needs a backup HCA, and %s "
-                  "has none%s", config->dev_channels,
-                  md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca->attr.info.name,
-                  config->failover ? "" : " with FAILOVER=n (channels "
-                  "without failover: DEVICE_FAILOVER=n)");
-        return UCS_ERR_UNSUPPORTED;
     }
 
     if ((config->rx_queue_len == 0) || !ucs_is_pow2(config->rx_queue_len) ||
@@ -800,10 +683,6 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
                   config->rx_cq_len);
         return UCS_ERR_INVALID_PARAM;
     }
-
-    max_inline = ucs_min(config->max_inline,
-                         ucs_min(pattr->max_inline, battr->max_inline));
-    max_inline = ucs_min(max_inline, GDA_FT_WQE_MAX_INLINE);
 
     /* A fetched value is read in one byte order whichever path ran it */
     iface->config.atomic_host_order =
@@ -831,42 +710,28 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
                                             config->deadline);
     }
     if (config->guard_interval == UCS_TIME_AUTO) {
-        iface->config.guard_ns = (iface->config.deadline_ns == 0) ?
-                                 UCT_GDA_FT_GUARD_MAX_NS :
-                                 ucs_max(UCT_GDA_FT_GUARD_MIN_NS,
-                                         ucs_min(UCT_GDA_FT_GUARD_MAX_NS,
-                                                 iface->config.deadline_ns /
-                                                 10));
+        guard_ns = (iface->config.deadline_ns == 0) ?
+                   UCT_GDA_FT_GUARD_MAX_NS :
+                   ucs_max(UCT_GDA_FT_GUARD_MIN_NS,
+                           ucs_min(UCT_GDA_FT_GUARD_MAX_NS,
+                                   iface->config.deadline_ns / 10));
     } else if (config->guard_interval == UCS_TIME_INFINITY) {
         ucs_error("gda_ft: GUARD_INTERVAL must be finite: the guardian "
-                  "settles failovers and fails back");
+                  "settles switches and fails back");
         return UCS_ERR_INVALID_PARAM;
     } else {
-        iface->config.guard_ns = (uint64_t)ucs_time_to_nsec(
-                                         config->guard_interval);
+        guard_ns = (uint64_t)ucs_time_to_nsec(config->guard_interval);
     }
     iface->config.timeout       = uct_gda_ft_timeout_exp(config->timeout);
     iface->config.retry_count   = config->retry_count;
     iface->config.rnr_retry     = config->rnr_retry;
     iface->config.traffic_class = config->traffic_class;
-    iface->config.log_size      = ucs_roundup_pow2((unsigned)config->log_size);
-    iface->config.ep_max_ops    = iface->config.log_size -
-                                  ((iface->config.log_size >
-                                    4 * UCT_GDA_FT_GUARD_LOG_RESERVE) ?
-                                   UCT_GDA_FT_GUARD_LOG_RESERVE : 0);
-    iface->config.max_inline    = max_inline;
     iface->config.seg_size      = config->seg_size;
-    iface->config.cq_len        = config->cq_len;
     iface->config.rx_queue_len  = config->rx_queue_len;
     iface->config.rx_cq_len     = config->rx_cq_len;
     iface->config.am_max_short  = ucs_min(config->seg_size,
-                                          ucs_max(max_inline,
-                                                  UCT_GDA_FT_AM_MIN_SHORT));
+                                          UCT_GDA_FT_MAX_SHORT);
     iface->config.max_poll      = config->max_poll;
-    iface->config.max_outstanding = config->cq_len / 2;
-    iface->config.failover      = config->failover;
-    iface->config.failback      = config->failover && config->failback;
-    iface->config.strict_fence  = config->strict_fence;
     iface->config.resolve       = config->failover && config->resolve;
     iface->config.recovery_ns   = (uint64_t)(config->recovery_window * 1e9);
     iface->config.rearm_backoff_ns     = (uint64_t)(config->rearm_backoff *
@@ -882,26 +747,11 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     iface->config.dev_channel_mapped = (config->dev_channel_rings == 0);
     iface->config.dev_target_mapped  = (config->dev_channel_targets == 0);
     iface->config.dev_failover     = config->failover && config->dev_failover;
-    /* without a backup a channel has nothing to move to: the endpoint's
-     * own QPs serve as well; with TRY, three device channels leave the
-     * address no room for it */
-    iface->config.host_channel     = (config->host_channel != UCS_NO) &&
-                                     (backup_port != 0) &&
-                                     (config->dev_channels <
-                                      UCT_GDA_FT_WIRE_CHAN_MAX);
-    if ((config->host_channel == UCS_TRY) && (backup_port != 0) &&
-        !iface->config.host_channel) {
-        ucs_debug("gda_ft: iface %p: DEVICE_CHANNELS=%u leave the endpoint "
-                  "address no room for a host channel: RMA and atomics use "
-                  "the endpoints' QPs", iface, config->dev_channels);
-    }
-    iface->config.num_channels     = config->dev_channels +
-                                     iface->config.host_channel;
+    iface->config.num_channels     = 1 + config->dev_channels;
     iface->config.chan_guard_ns    =
-            (iface->config.deadline_ns == 0) ? iface->config.guard_ns :
-            ucs_min(iface->config.guard_ns,
-                    ucs_max(UCT_GDA_FT_GUARD_MIN_NS,
-                            iface->config.deadline_ns / 50));
+            (iface->config.deadline_ns == 0) ? guard_ns :
+            ucs_min(guard_ns, ucs_max(UCT_GDA_FT_GUARD_MIN_NS,
+                                      iface->config.deadline_ns / 50));
     iface->config.max_rd_atomic = ucs_min(16, ucs_min(pattr->max_rd_atomic,
                                                       battr->max_rd_atomic));
     iface->config.max_msg       = ucs_min(UCT_GDA_FT_MAX_ZCOPY,
@@ -916,31 +766,6 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
             ucs_max(config->dev_channel_ring,
                     ucs_roundup_pow2(2 * iface->config.hchan_op_wqebbs));
 
-    /* largest WQE: inline put, masked 8-byte compare-swap, RDMA with data */
-    iface->config.op_wqebbs = ucs_max(gda_ft_wqe_ds_to_wqebbs(
-                                              2 + gda_ft_wqe_inline_ds(
-                                                      max_inline)),
-                                      gda_ft_wqe_ds_to_wqebbs(5));
-    if ((config->tx_queue_len < iface->config.log_size) ||
-        (config->tx_queue_len > 32768)) {
-        ucs_error("gda_ft: TX_QUEUE_LEN=%u out of range: at least LOG_SIZE="
-                  "%u (a replay of the log must fit in the send queue of the "
-                  "other path), at most 32768", config->tx_queue_len,
-                  iface->config.log_size);
-        return UCS_ERR_INVALID_PARAM;
-    }
-    iface->config.sq_wqebbs = ucs_roundup_pow2(config->tx_queue_len *
-                                               iface->config.op_wqebbs);
-
-    if ((iface->config.sq_wqebbs > pattr->max_sq_wqebb) ||
-        (iface->config.sq_wqebbs > battr->max_sq_wqebb) ||
-        (iface->config.sq_wqebbs > 32768)) {
-        ucs_error("gda_ft: a send queue of %u WQEBBs exceeds the HCA limit "
-                  "(%u): lower TX_QUEUE_LEN or MAX_INLINE",
-                  iface->config.sq_wqebbs,
-                  ucs_min(pattr->max_sq_wqebb, battr->max_sq_wqebb));
-        return UCS_ERR_INVALID_PARAM;
-    }
     return UCS_OK;
 }
 
@@ -1000,16 +825,11 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
     memset(self->path, 0, sizeof(self->path));
     ucs_list_head_init(&self->eps);
     pthread_mutex_init(&self->eps_lock, NULL);
-    self->last_guard_ns = 0;
     self->last_chan_guard_ns = 0;
-    ucs_list_head_init(&self->active_eps);
     ucs_list_head_init(&self->ready_eps);
     ucs_list_head_init(&self->hchan_eps);
-    ucs_list_head_init(&self->hchan_left);
     ucs_arbiter_init(&self->arbiter);
     kh_init_inplace(uct_gda_ft_qp, &self->qp_hash);
-    self->outstanding = 0;
-    self->last_deadline_check_ns = 0;
 
     status = uct_gda_ft_iface_init_config(self, config, md, backup_port);
     if (status != UCS_OK) {
@@ -1080,11 +900,18 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
 
     if (!config->failover) {
         ucs_snprintf_zero(self->backup_desc, sizeof(self->backup_desc),
-                          "%s (failover disabled by UCX_GDA_FT_FAILOVER=n)",
-                          mport->desc);
+                          "%s (failover disabled by UCX_GDA_FT_FAILOVER=n: "
+                          "one path, no failover)", mport->desc);
+    } else if (backup_port == 0) {
+        ucs_snprintf_zero(self->backup_desc, sizeof(self->backup_desc),
+                          "%s (one path, no failover)", mport->desc);
     } else {
         ucs_strncpy_zero(self->backup_desc, mport->desc,
                          sizeof(self->backup_desc));
+    }
+    if (backup_port == 0) {
+        ucs_diag("iface %p on %s: %s: a failure of the port fails its "
+                 "endpoints", self, dev_name, self->backup_desc);
     }
 
     if (uct_gda_ft_print_backup(config)) {
@@ -1094,11 +921,10 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
 
     uct_gda_ft_ctl_add(self, config->ctl_dir);
 
-    ucs_debug("gda_ft: iface %p on %s: %s; log %u ops, SQ %u WQEBBs, CQ %u, "
-              "inline %u, deadline %.1f ms, QP timeout 2^%u*4.096us, retry "
-              "%u", self, dev_name, self->backup_desc, self->config.log_size,
-              self->config.sq_wqebbs, self->config.cq_len,
-              self->config.max_inline, self->config.deadline_ns / 1e6,
+    ucs_debug("iface %p on %s: %s; %u channels per endpoint, host ring %u "
+              "WQEBBs, deadline %.1f ms, QP timeout 2^%u*4.096us, retry %u",
+              self, dev_name, self->backup_desc, self->config.num_channels,
+              self->config.hchan_ring, self->config.deadline_ns / 1e6,
               self->config.timeout, self->config.retry_count);
     return UCS_OK;
 

@@ -1,12 +1,12 @@
 /*
  * gda_ft UCT transport: the interface's functions that the other rooms
- * call (progress, receive CQs, guardian setup). The types are in
+ * call (progress, receive CQs, the counters command). The types are in
  * uct_gda_ft_types.h; the inline helpers every room shares in
  * uct_gda_ft_ep.inl.
  *
- * The host half of failover (fencing the abandoned QP, the failback
- * handshake, the counters command) is the guardian, uct_gda_ft_guard.c: it
- * runs from the interface progress and after every switch.
+ * The host half of failover (fencing the abandoned QP, the peer's word,
+ * re-arm and failback) is the channels' guardian (gda_ft_chan_host.c,
+ * uct_gda_ft_chan.c): it runs from the interface progress.
  */
 #ifndef UCT_GDA_FT_IFACE_H_
 #define UCT_GDA_FT_IFACE_H_
@@ -16,11 +16,9 @@
 
 extern uct_iface_ops_t uct_gda_ft_iface_ops;
 
-/* Interface progress: CQs of both paths, deadlines, completions, pending */
+/* Interface progress: receive CQs, host channels, the channels' guardian,
+ * completions, pending requests */
 unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface);
-
-/* Polls both CQs and applies their CQEs to the endpoints; no callbacks */
-unsigned uct_gda_ft_iface_poll_cqs(uct_gda_ft_iface_t *iface, int *drained);
 
 /* Polls the receive CQ of a path: messages wait in their endpoint for
  * uct_gda_ft_ep_deliver_one(); no callbacks */

@@ -311,8 +311,7 @@ ucs_status_t uct_gda_ft_wire_dev_addr_unpack(const void *buf, size_t length,
 size_t uct_gda_ft_wire_ep_addr_size(unsigned num_chan)
 {
     return sizeof(uct_gda_ft_wire_ep_addr_t) +
-           ((num_chan == 0) ? 0 :
-            1 + num_chan * sizeof(uct_gda_ft_wire_chan_t));
+           num_chan * sizeof(uct_gda_ft_wire_chan_t);
 }
 
 static int uct_gda_ft_wire_qpn_valid(uint32_t qpn)
@@ -330,18 +329,16 @@ uct_gda_ft_wire_ep_addr_pack(const uct_gda_ft_ep_addr_info_t *info,
     uct_gda_ft_wire_chan_t wchan;
     unsigned i, path;
 
-    if (info->num_chan > UCT_GDA_FT_WIRE_CHAN_MAX) {
+    if ((info->num_chan == 0) || (info->num_chan > UCT_GDA_FT_WIRE_CHAN_MAX)) {
         return UCS_ERR_INVALID_PARAM;
     }
     if (max < uct_gda_ft_wire_ep_addr_size(info->num_chan)) {
         return UCS_ERR_BUFFER_TOO_SMALL;
     }
-    if (!uct_gda_ft_wire_qpn_valid(info->qpn[0]) ||
-        (info->has_backup ? !uct_gda_ft_wire_qpn_valid(info->qpn[1]) :
-                            (info->qpn[1] != 0)) ||
-        ((info->num_chan != 0) && !info->has_backup) ||
-        (info->host_channel && (info->num_chan == 0))) {
-        return UCS_ERR_INVALID_PARAM;
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+        if (!uct_gda_ft_wire_qpn_valid(info->ctl_qpn[path])) {
+            return UCS_ERR_INVALID_PARAM;
+        }
     }
     for (i = 0; i < info->num_chan; ++i) {
         for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
@@ -353,21 +350,16 @@ uct_gda_ft_wire_ep_addr_pack(const uct_gda_ft_ep_addr_info_t *info,
     }
 
     memset(&wire, 0, sizeof(wire));
-    wire.version = UCT_GDA_FT_WIRE_VERSION;
-    wire.flags   = (info->has_backup ? UCT_GDA_FT_WIRE_F_BACKUP : 0) |
-                   ((info->num_chan != 0) ? UCT_GDA_FT_WIRE_F_CHANNELS : 0) |
-                   (info->host_channel ? UCT_GDA_FT_WIRE_F_HOST_CHANNEL : 0);
-    uct_gda_ft_wire_put_qpn(wire.qpn[0], info->qpn[0]);
-    uct_gda_ft_wire_put_qpn(wire.qpn[1], info->qpn[1]);
-    wire.mbox_va      = htobe64(info->mbox_va);
+    wire.version      = UCT_GDA_FT_WIRE_EP_ADDR_VERSION;
+    wire.num_chan     = (uint8_t)info->num_chan;
     wire.mbox_rkey[0] = htonl(info->mbox_rkey[0]);
     wire.mbox_rkey[1] = htonl(info->mbox_rkey[1]);
-    memcpy(buf, &wire, sizeof(wire));
-    if (info->num_chan == 0) {
-        return UCS_OK;
+    wire.mbox_va      = htobe64(info->mbox_va);
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+        uct_gda_ft_wire_put_qpn(wire.ctl_qpn[path], info->ctl_qpn[path]);
     }
+    memcpy(buf, &wire, sizeof(wire));
 
-    *chan_buf++ = (uint8_t)info->num_chan;
     for (i = 0; i < info->num_chan; ++i) {
         for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
             uct_gda_ft_wire_put_qpn(wchan.init_qpn[path],
@@ -380,58 +372,16 @@ uct_gda_ft_wire_ep_addr_pack(const uct_gda_ft_ep_addr_info_t *info,
     return UCS_OK;
 }
 
-/* The channel block after the fixed part: count, then the channels */
-static ucs_status_t
-uct_gda_ft_wire_ep_addr_unpack_chans(const uint8_t *buf, size_t length,
-                                     uct_gda_ft_ep_addr_info_t *out,
-                                     const char **reason_p)
-{
-    uct_gda_ft_wire_chan_t wchan;
-    unsigned i, path, count;
-
-    if (length < 1) {
-        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_MESSAGE_TRUNCATED,
-                             "endpoint address ends before its channel "
-                             "count");
-    }
-    count = buf[0];
-    if ((count == 0) || (count > UCT_GDA_FT_WIRE_CHAN_MAX)) {
-        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
-                             "endpoint address with a channel count out of "
-                             "[1, 3]");
-    }
-    if (length < 1 + count * sizeof(wchan)) {
-        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_MESSAGE_TRUNCATED,
-                             "endpoint address ends inside its channels");
-    }
-
-    for (i = 0; i < count; ++i) {
-        memcpy(&wchan, buf + 1 + i * sizeof(wchan), sizeof(wchan));
-        for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
-            out->chan[i].init_qpn[path]   =
-                    uct_gda_ft_wire_get_qpn(wchan.init_qpn[path]);
-            out->chan[i].target_qpn[path] =
-                    uct_gda_ft_wire_get_qpn(wchan.target_qpn[path]);
-            if ((out->chan[i].init_qpn[path] == 0) ||
-                (out->chan[i].target_qpn[path] == 0)) {
-                UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
-                                     "endpoint address with a zero channel "
-                                     "QPN");
-            }
-        }
-    }
-    out->num_chan = count;
-    return UCS_OK;
-}
-
 ucs_status_t uct_gda_ft_wire_ep_addr_unpack(const void *buf, size_t length,
                                             uct_gda_ft_ep_addr_info_t *info,
                                             const char **reason_p)
 {
+    const uint8_t *chan_buf = UCS_PTR_BYTE_OFFSET(
+            buf, sizeof(uct_gda_ft_wire_ep_addr_t));
     uct_gda_ft_ep_addr_info_t out;
     uct_gda_ft_wire_ep_addr_t wire;
-    ucs_status_t status;
-    int has_backup;
+    uct_gda_ft_wire_chan_t wchan;
+    unsigned i, path;
 
     if ((buf == NULL) || (length < sizeof(wire))) {
         UCT_GDA_FT_WIRE_FAIL(UCS_ERR_MESSAGE_TRUNCATED,
@@ -439,54 +389,46 @@ ucs_status_t uct_gda_ft_wire_ep_addr_unpack(const void *buf, size_t length,
     }
 
     memcpy(&wire, buf, sizeof(wire));
-    if (wire.version != UCT_GDA_FT_WIRE_VERSION) {
+    if (wire.version != UCT_GDA_FT_WIRE_EP_ADDR_VERSION) {
         UCT_GDA_FT_WIRE_FAIL(UCS_ERR_UNSUPPORTED,
                              "endpoint address of another gda_ft wire "
                              "version");
     }
-    if (wire.flags & ~UCT_GDA_FT_WIRE_F_EP_ALL) {
+    if ((wire.num_chan == 0) || (wire.num_chan > UCT_GDA_FT_WIRE_CHAN_MAX)) {
         UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
-                             "endpoint address with unknown flags");
+                             "endpoint address with a channel count out of "
+                             "[1, 3]");
+    }
+    if (length < uct_gda_ft_wire_ep_addr_size(wire.num_chan)) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_MESSAGE_TRUNCATED,
+                             "endpoint address ends inside its channels");
     }
 
     memset(&out, 0, sizeof(out));
-    has_backup = !!(wire.flags & UCT_GDA_FT_WIRE_F_BACKUP);
-    out.qpn[0] = uct_gda_ft_wire_get_qpn(wire.qpn[0]);
-    out.qpn[1] = uct_gda_ft_wire_get_qpn(wire.qpn[1]);
-    if (out.qpn[0] == 0) {
-        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
-                             "endpoint address with a zero primary QPN");
-    }
-    if (has_backup && (out.qpn[1] == 0)) {
-        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
-                             "endpoint address with a zero backup QPN");
-    }
-    if (!has_backup && (out.qpn[1] != 0)) {
-        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
-                             "endpoint address has a backup QPN but no "
-                             "backup flag");
-    }
-
-    if (wire.flags & UCT_GDA_FT_WIRE_F_CHANNELS) {
-        if (!has_backup) {
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+        out.ctl_qpn[path] = uct_gda_ft_wire_get_qpn(wire.ctl_qpn[path]);
+        if (out.ctl_qpn[path] == 0) {
             UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
-                                 "endpoint address with channels but no "
-                                 "backup path");
+                                 "endpoint address with a zero control "
+                                 "QPN");
         }
-        status = uct_gda_ft_wire_ep_addr_unpack_chans(
-                UCS_PTR_BYTE_OFFSET(buf, sizeof(wire)), length - sizeof(wire),
-                &out, reason_p);
-        if (status != UCS_OK) {
-            return status;
-        }
-    } else if (wire.flags & UCT_GDA_FT_WIRE_F_HOST_CHANNEL) {
-        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
-                             "endpoint address with a host channel but no "
-                             "channels");
     }
-    out.host_channel = !!(wire.flags & UCT_GDA_FT_WIRE_F_HOST_CHANNEL);
-
-    out.has_backup   = has_backup;
+    for (i = 0; i < wire.num_chan; ++i) {
+        memcpy(&wchan, chan_buf + i * sizeof(wchan), sizeof(wchan));
+        for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+            out.chan[i].init_qpn[path]   =
+                    uct_gda_ft_wire_get_qpn(wchan.init_qpn[path]);
+            out.chan[i].target_qpn[path] =
+                    uct_gda_ft_wire_get_qpn(wchan.target_qpn[path]);
+            if ((out.chan[i].init_qpn[path] == 0) ||
+                (out.chan[i].target_qpn[path] == 0)) {
+                UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                                     "endpoint address with a zero channel "
+                                     "QPN");
+            }
+        }
+    }
+    out.num_chan     = wire.num_chan;
     out.mbox_va      = be64toh(wire.mbox_va);
     out.mbox_rkey[0] = ntohl(wire.mbox_rkey[0]);
     out.mbox_rkey[1] = ntohl(wire.mbox_rkey[1]);

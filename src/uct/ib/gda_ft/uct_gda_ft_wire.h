@@ -45,15 +45,10 @@
 #define UCT_GDA_FT_RKEY_CHECK_SEED   0x9e3779b9u
 
 
-/* Flags of all three blobs */
+/* Flags of the remote key and the device address */
 enum {
-    /* The backup path exists: backup key, port address or QPN are valid */
+    /* The backup path exists: backup key or port address are valid */
     UCT_GDA_FT_WIRE_F_BACKUP = 1u << 0,
-    /* Endpoint address: a block of device channels follows */
-    UCT_GDA_FT_WIRE_F_CHANNELS = 1u << 1,
-    /* Endpoint address: its channel 0 is its host channel, and our target
-     * QPs of that channel take its active messages (receive queues) */
-    UCT_GDA_FT_WIRE_F_HOST_CHANNEL = 1u << 2,
     /* Device address forms, exactly one of them */
     UCT_GDA_FT_WIRE_F_IPV4   = 1u << 1,
     UCT_GDA_FT_WIRE_F_GID    = 1u << 2,
@@ -62,9 +57,6 @@ enum {
 };
 
 #define UCT_GDA_FT_WIRE_F_ALL      UCT_GDA_FT_WIRE_F_BACKUP
-#define UCT_GDA_FT_WIRE_F_EP_ALL   (UCT_GDA_FT_WIRE_F_BACKUP | \
-                                    UCT_GDA_FT_WIRE_F_CHANNELS | \
-                                    UCT_GDA_FT_WIRE_F_HOST_CHANNEL)
 #define UCT_GDA_FT_WIRE_F_DEV_ALL  (UCT_GDA_FT_WIRE_F_BACKUP | \
                                     UCT_GDA_FT_WIRE_F_IPV4 | \
                                     UCT_GDA_FT_WIRE_F_GID)
@@ -119,35 +111,41 @@ typedef struct uct_gda_ft_wire_dev_addr_gid {
 #define UCT_GDA_FT_WIRE_DEV_ADDR_MAX  sizeof(uct_gda_ft_wire_dev_addr_gid_t)
 
 
-/* Endpoint address, 24 bytes: the peer endpoint's two QPs and mailbox */
-typedef struct uct_gda_ft_wire_ep_addr {
-    uint8_t  version;    /*  0: UCT_GDA_FT_WIRE_VERSION */
-    uint8_t  flags;      /*  1: UCT_GDA_FT_WIRE_F_BACKUP, F_CHANNELS,
-                                F_HOST_CHANNEL */
-    uint8_t  qpn[2][3];  /*  2: primary, backup; 24-bit big-endian */
-    uint64_t mbox_va;    /*  8: the endpoint's failback mailbox, big-endian;
-                                0: the endpoint does not fail back */
-    uint32_t mbox_rkey[2]; /* 16: its rkey on each path, big-endian */
-} UCS_S_PACKED uct_gda_ft_wire_ep_addr_t;
-
 /*
- * With F_CHANNELS (and F_BACKUP: a channel has both paths), the endpoint
- * address goes on with a count byte (1..CHAN_MAX) and, per device channel,
- * the QPNs of its four QPs. A channel is posted on by one side only: our
- * initiator QPs connect to the peer's target QPs of the same channel, and
- * the peer's initiators to our targets, so that a guardian can fence and
- * re-arm the far end of its own paths without touching the peer's posters.
+ * Endpoint address: its mailbox and control QPs, then the QPNs of the four
+ * QPs of each of its channels, channel 0 (its host channel) first. A channel is posted on
+ * by one side only: our initiator QPs connect to the peer's target QPs of
+ * the same channel, and the peer's initiators to our targets, so that a
+ * guardian can fence and re-arm the far end of its own paths without
+ * touching the peer's posters. Without a backup HCA the backup QPs are
+ * placeholders, never connected: whether both ends have a backup is in
+ * the device addresses.
  *
  * UCP's address format v1 (its default) carries at most 63 bytes of
- * endpoint address: 24 + 1 + 3 * 12 = 61 bytes, so CHAN_MAX is 3.
+ * endpoint address: 24 + 3 * 12 = 60 bytes, so CHAN_MAX is 3, the host
+ * channel and at most two device channels.
  */
+typedef struct uct_gda_ft_wire_ep_addr {
+    uint8_t  version;      /*  0: UCT_GDA_FT_WIRE_EP_ADDR_VERSION */
+    uint8_t  num_chan;     /*  1: channels that follow, 1..CHAN_MAX */
+    uint32_t mbox_rkey[2]; /*  2: the mailbox's rkey on each path,
+                                  big-endian (0 without a backup HCA) */
+    uint64_t mbox_va;      /* 10: the endpoint's mailbox, big-endian */
+    uint8_t  ctl_qpn[2][3];/* 18: its control QPs: primary, backup;
+                                  24-bit big-endian */
+} UCS_S_PACKED uct_gda_ft_wire_ep_addr_t;
+
+/* The endpoint address's version, apart from the other blobs': its layout
+ * changes alone */
+#define UCT_GDA_FT_WIRE_EP_ADDR_VERSION 2
+
 typedef struct uct_gda_ft_wire_chan {
     uint8_t  init_qpn[2][3];   /*  0: primary, backup; 24-bit big-endian */
     uint8_t  target_qpn[2][3]; /*  6 */
 } UCS_S_PACKED uct_gda_ft_wire_chan_t;
 
 #define UCT_GDA_FT_WIRE_CHAN_MAX     3
-#define UCT_GDA_FT_WIRE_EP_ADDR_MAX  (sizeof(uct_gda_ft_wire_ep_addr_t) + 1 + \
+#define UCT_GDA_FT_WIRE_EP_ADDR_MAX  (sizeof(uct_gda_ft_wire_ep_addr_t) + \
                                       UCT_GDA_FT_WIRE_CHAN_MAX * \
                                       sizeof(uct_gda_ft_wire_chan_t))
 
@@ -189,25 +187,14 @@ typedef struct uct_gda_ft_wire_oob_hdr {
 #define UCT_GDA_FT_AM_SEQ_MASK     (UCS_MASK(UCT_GDA_FT_AM_SEQ_BITS))
 
 /*
- * Failback mailbox of an endpoint, written by the peer's guardian (RDMA
- * WRITEs over the path that works); see uct_gda_ft_guard.c
+ * Mailbox of an endpoint, written by the peer's guardian with control
+ * operations (RDMA WRITEs over the path that works; uct_gda_ft_chan.c):
+ * the peer's question about the far end of one of its channel paths, and
+ * its answer to ours; one pair per channel, so that channels that fail
+ * together are settled together, and the last pair for the control QPs'
+ * own re-arm (UCT_GDA_FT_WIRE_CTL_SLOT)
  */
 typedef struct uct_gda_ft_mbox {
-    volatile uint32_t req_epoch;   /* re-arm request of the peer */
-    volatile uint32_t req_psn;     /* the peer's new send PSN */
-    volatile uint32_t ack_epoch;   /* the peer re-armed for our request */
-    volatile uint32_t ack_psn;     /* the peer's new send PSN */
-    volatile uint32_t probe_epoch; /* written over the re-armed primary */
-    volatile uint32_t fence_epoch; /* the peer asks us to fence a path */
-    volatile uint32_t fence_path;  /* which one */
-    volatile uint32_t fenced_epoch;/* the peer fenced its end for us */
-    volatile uint32_t fenced_psn;  /* the PSN it expected next there, or
-                                      UCT_GDA_FT_PSN_UNKNOWN */
-    uint32_t          reserved[7];
-    /* Device channels (uct_gda_ft_chan.c): the peer's question about the
-     * far end of one of its channel paths, and its answer to ours; one
-     * pair per channel, so that channels that fail together are settled
-     * together */
     struct {
         volatile uint32_t req;        /* op << 16 | path */
         volatile uint32_t req_psn[2]; /* re-arm: first PSN the peer sends,
@@ -217,10 +204,11 @@ typedef struct uct_gda_ft_mbox {
         volatile uint32_t ans_psn;    /* fence: the PSN it expected next */
         volatile uint32_t ans_epoch;  /* of our question; written last */
         uint32_t          reserved;
-    } chan[UCT_GDA_FT_WIRE_CHAN_MAX];
+    } chan[UCT_GDA_FT_WIRE_CHAN_MAX + 1];
 } uct_gda_ft_mbox_t;
 
-#define UCT_GDA_FT_PSN_UNKNOWN 0xffffffffu
+/* The mailbox slot of the control QPs */
+#define UCT_GDA_FT_WIRE_CTL_SLOT UCT_GDA_FT_WIRE_CHAN_MAX
 
 
 /*
@@ -239,8 +227,8 @@ static inline uint32_t uct_gda_ft_mbox_epoch(const volatile uint32_t *epoch)
 _Static_assert(sizeof(uct_gda_ft_wire_oob_dev_addr_t) == 6,
                "wire oob dev_addr size");
 _Static_assert(sizeof(uct_gda_ft_wire_oob_hdr_t) == 8, "wire oob header size");
-_Static_assert(sizeof(uct_gda_ft_mbox_t) == 64 + 32 * UCT_GDA_FT_WIRE_CHAN_MAX,
-               "mailbox size");
+_Static_assert(sizeof(uct_gda_ft_mbox_t) ==
+               32 * (UCT_GDA_FT_WIRE_CHAN_MAX + 1), "mailbox size");
 _Static_assert(sizeof(uct_gda_ft_wire_rkey_t) == 16, "wire rkey size");
 _Static_assert(sizeof(uct_gda_ft_wire_dev_addr_hdr_t) == 2,
                "wire dev_addr header size");
@@ -252,14 +240,12 @@ _Static_assert(sizeof(uct_gda_ft_wire_ep_addr_t) == 24, "wire ep_addr size");
 _Static_assert(sizeof(uct_gda_ft_wire_chan_t) == 12, "wire channel size");
 _Static_assert(UCT_GDA_FT_WIRE_EP_ADDR_MAX <= 63,
                "endpoint address beyond UCP address v1's 63 bytes");
-_Static_assert(offsetof(uct_gda_ft_wire_ep_addr_t, mbox_va) == 8,
+_Static_assert(offsetof(uct_gda_ft_wire_ep_addr_t, mbox_va) == 10,
                "wire ep_addr mailbox offset");
 _Static_assert(offsetof(uct_gda_ft_wire_rkey_t, check) == 12,
                "wire rkey check offset");
 _Static_assert(offsetof(uct_gda_ft_wire_dev_addr_gid_t, iid) == 14,
                "wire dev_addr iid offset");
-_Static_assert(offsetof(uct_gda_ft_wire_ep_addr_t, qpn) == 2,
-               "wire ep_addr qpn offset");
 
 
 /* Unpacked forms, in host order */
@@ -275,12 +261,10 @@ typedef struct uct_gda_ft_dev_addr_info {
 } uct_gda_ft_dev_addr_info_t;
 
 typedef struct uct_gda_ft_ep_addr_info {
-    uint32_t qpn[2];
-    int      has_backup;
-    uint64_t mbox_va;      /* 0: no failback mailbox */
+    uint64_t mbox_va;
     uint32_t mbox_rkey[2];
-    unsigned num_chan;     /* device channels, 0..CHAN_MAX */
-    int      host_channel; /* channel 0 is the endpoint's host channel */
+    uint32_t ctl_qpn[2];
+    unsigned num_chan;     /* channels, 1..CHAN_MAX: host, then device */
     struct {
         uint32_t init_qpn[2];
         uint32_t target_qpn[2];
