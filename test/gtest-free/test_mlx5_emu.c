@@ -20,6 +20,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -88,7 +89,10 @@ GDA_FT_TEST(mlx5_emu, devices_are_mlx5_devices_of_the_soft_names)
     GDA_FT_ASSERT(!strcmp(t.p.dev0->attr.info.name, "tsoft0"));
     /* what QUERY_HCA_CAP said: 512-byte send WQEs, less the headers */
     GDA_FT_ASSERT_EQ(t.p.dev0->attr.max_inline, 512 - 36);
-    GDA_FT_ASSERT(!(t.p.dev0->attr.flags & GDA_FT_HCA_DEV_FLAG_CPU_ENGINE));
+    /* a CPU thread plays it, and a CPU poster's doorbell wakes it */
+    GDA_FT_ASSERT(t.p.dev0->attr.flags & GDA_FT_HCA_DEV_FLAG_CPU_ENGINE);
+    GDA_FT_ASSERT(t.p.a.qp->wake_fd >= 0);
+    GDA_FT_ASSERT(t.p.a.qp->wake_armed != NULL);
     test_emu_fini(&t);
 }
 
@@ -663,4 +667,106 @@ GDA_FT_TEST(mlx5_emu, uct_put_and_get_over_the_emulator)
     GDA_FT_ASSERT_OK(test_flush(&t));
     GDA_FT_ASSERT_MEM_EQ(t.node[NODE_A].buf + 8192, data, len);
     test_uct_cleanup(&t);
+}
+
+/* Round trips of an 8-byte put and a flush on A's endpoint; returns how
+ * many progress calls found nothing to do, per round trip. The loop never
+ * sleeps: a program that polls its CQ does not. */
+static double test_emu_empty_polls_per_round_trip(test_uct_t *t,
+                                                  unsigned iters)
+{
+    double deadline     = soft_now_sec() + 60;
+    unsigned long empty = 0;
+    ucs_status_t status;
+    test_comp_t comp;
+    uint64_t value;
+    unsigned i;
+
+    for (i = 0; i < iters; ++i) {
+        value = 1000 + i;
+        GDA_FT_ASSERT_OK(test_put_short(t, &value, sizeof(value), 0));
+        test_comp_init(&comp, 1);
+        while ((status = uct_ep_flush(t->node[NODE_A].ep, 0,
+                                      &comp.super)) == UCS_ERR_NO_RESOURCE) {
+            empty += (test_progress(t) == 0);
+        }
+        if (status == UCS_INPROGRESS) {
+            while (comp.calls == 0) {
+                empty += (test_progress(t) == 0);
+                if (soft_now_sec() > deadline) {
+                    GDA_FT_FAIL("round trip %u of %u not done in 60 s", i,
+                                iters);
+                }
+            }
+            status = comp.super.status;
+        }
+        GDA_FT_ASSERT_OK(status);
+        GDA_FT_ASSERT_EQ(*(uint64_t*)t->node[NODE_B].buf, value);
+    }
+    return (double)empty / iters;
+}
+
+/*
+ * The emulated device is a CPU thread, as a soft device is: the transport
+ * knows it (GDA_FT_HCA_DEV_FLAG_CPU_ENGINE) and yields it the CPU while it
+ * waits. With the program and the engine on one CPU, a poller that did not
+ * yield would spin out its time slice before the engine ran again (a tick,
+ * 4 ms with HZ=250): thousands of empty polls per round trip, where
+ * yielding leaves a few. Counted, not timed.
+ */
+GDA_FT_TEST_TIMEOUT(mlx5_emu, one_cpu_round_trips_yield_to_the_engine, 120)
+{
+    enum { ITERS = 300 };
+    cpu_set_t one;
+    double polls;
+    test_uct_t t;
+
+    /* the engine threads start on the process's CPUs: this one only */
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    GDA_FT_ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+
+    setenv("UCX_GDA_FT_MLX5_SYS", "emu", 1);
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=10s", NULL);
+    test_uct_setup(&t);
+
+    polls = test_emu_empty_polls_per_round_trip(&t, ITERS);
+    printf("%.1f empty polls per round trip\n", polls);
+    GDA_FT_ASSERT(polls < 100);
+    test_uct_cleanup(&t);
+}
+
+/*
+ * A CPU poster's doorbell wakes a sleeping engine through the soft QP's
+ * eventfd, as over a soft device. The engine sleeps as soon as it is idle
+ * (no spin) for an hour at a time, and nothing but the doorbell has
+ * anything for it: each write completes only if ringing woke it.
+ */
+GDA_FT_TEST(mlx5_emu, cpu_doorbells_wake_a_sleeping_engine)
+{
+    uint64_t src = 0, dst = 0;
+    gda_ft_hca_mr_t *smr, *dmr;
+    test_emu_t t;
+    uint16_t idx;
+    unsigned i;
+
+    setenv("UCX_GDA_FT_SOFT_SPIN_TIME", "0", 1);
+    test_emu_init(&t, "UCX_GDA_FT_SOFT_IDLE_POLL=3600s", NULL);
+    smr = soft_mr(&t.p.a, &src, sizeof(src), 0);
+    dmr = soft_mr(&t.p.b, &dst, sizeof(dst), GDA_FT_HCA_ACCESS_REMOTE_WRITE);
+    for (i = 1; i <= 5; ++i) {
+        usleep(20000);   /* the engine has gone to sleep */
+        src = i;
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&t.p.a.sq, (uintptr_t)&src,
+                                                   smr->lkey, sizeof(src),
+                                                   (uintptr_t)&dst, dmr->rkey,
+                                                   GDA_FT_WQE_SIGNALED, &idx),
+                         GDA_FT_DEV_OK);
+        soft_ep_ring(&t.p.a);
+        test_emu_expect_ok(&t.p.a, idx);
+        GDA_FT_ASSERT_EQ(dst, i);
+    }
+    gda_ft_hca_mr_dereg(smr);
+    gda_ft_hca_mr_dereg(dmr);
+    test_emu_fini(&t);
 }

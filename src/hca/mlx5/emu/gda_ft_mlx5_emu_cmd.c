@@ -520,6 +520,17 @@ int gda_ft_mlx5_emu_obj_destroy(struct mlx5dv_devx_obj *devx_obj)
     return 0;
 }
 
+/* The soft QP's: a doorbell the CPU rings wakes a sleeping engine at
+ * once instead of at its next idle poll */
+void gda_ft_mlx5_emu_qp_wake(struct mlx5dv_devx_obj *devx_obj, int *wake_fd_p,
+                             const int32_t **wake_armed_p)
+{
+    gda_ft_mlx5_emu_obj_t *obj = (gda_ft_mlx5_emu_obj_t*)devx_obj;
+
+    *wake_fd_p    = obj->soft_qp->wake_fd;
+    *wake_armed_p = obj->soft_qp->wake_armed;
+}
+
 /* QUERY_HCA_CAP, maximum or current, general or atomic */
 static int gda_ft_mlx5_emu_query_hca_cap(gda_ft_mlx5_emu_ctx_t *ctx,
                                          const void *in, void *out,

@@ -663,6 +663,15 @@ int gda_ft_mlx5_emu_uar_known(gda_ft_mlx5_emu_ctx_t *ctx, uint32_t page_id)
     return 0;
 }
 
+/* The emulated device is the soft HCA's engine, a CPU thread: the
+ * transport must yield it the cores while it waits for completions, and
+ * judge its paths with a software HCA's deadlines */
+static unsigned gda_ft_mlx5_emu_dev_flags(struct ibv_context *ibv_ctx)
+{
+    return gda_ft_mlx5_emu_ctx(ibv_ctx)->hca->soft->attr.flags &
+           GDA_FT_HCA_DEV_FLAG_CPU_ENGINE;
+}
+
 /* Selected by UCX_GDA_FT_MLX5_SYS=emu: the soft devices serve the
  * emulated ones only, and are not devices of their own */
 static void gda_ft_mlx5_emu_selected(void)
@@ -706,6 +715,8 @@ const gda_ft_mlx5_sys_t gda_ft_mlx5_sys_emu = {
     .obj_query        = gda_ft_mlx5_emu_obj_query,
     .obj_destroy      = gda_ft_mlx5_emu_obj_destroy,
     .general_cmd      = gda_ft_mlx5_emu_general_cmd,
+    .dev_flags        = gda_ft_mlx5_emu_dev_flags,
+    .qp_wake          = gda_ft_mlx5_emu_qp_wake,
     .selected         = gda_ft_mlx5_emu_selected
 };
 

@@ -131,6 +131,8 @@ int gda_ft_mlx5_emu_obj_modify(struct mlx5dv_devx_obj *obj, const void *in,
 int gda_ft_mlx5_emu_obj_query(struct mlx5dv_devx_obj *obj, const void *in,
                               size_t inlen, void *out, size_t outlen);
 int gda_ft_mlx5_emu_obj_destroy(struct mlx5dv_devx_obj *obj);
+void gda_ft_mlx5_emu_qp_wake(struct mlx5dv_devx_obj *qp, int *wake_fd_p,
+                             const int32_t **wake_armed_p);
 int gda_ft_mlx5_emu_general_cmd(struct ibv_context *ctx, const void *in,
                                 size_t inlen, void *out, size_t outlen);
 
