@@ -19,6 +19,7 @@
 #include "gda_ft_mlx5_prm.h"
 
 #include <endian.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -607,13 +608,30 @@ GDA_FT_TEST(mlx5_emu, qp_commands_refuse_what_firmware_refuses)
     GDA_FT_MLX5_SET(qpc, qpc, primary_path_src_addr_index, 2);
     GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, qpn,
                                      in), GDA_FT_MLX5_EMU_SYND_GID_INDEX);
-    test_emu_rtr_in(in);
+    test_emu_rtr_in(in);           /* an empty entry */
     GDA_FT_MLX5_SET(qpc, qpc, primary_path_src_addr_index, 4);
     GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, qpn,
                                      in), GDA_FT_MLX5_EMU_SYND_GID_INDEX);
+    test_emu_rtr_in(in);           /* link-local (IPv6), an IPv4 peer */
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_src_addr_index, 1);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, qpn,
+                                     in), GDA_FT_MLX5_EMU_SYND_GID_NETWORK);
+    /* the IPv4 address's entries moved as across a flap: index 3 is an
+     * IPv6 address's now, 5 the IPv4 address's */
+    GDA_FT_ASSERT_OK(gda_ft_mlx5_emu_gid_move("tsoft0", 1, 1));
+    GDA_FT_ASSERT_EQ(gda_ft_mlx5_emu_gid_move("tsoft0", 3, 1),
+                     UCS_ERR_INVALID_PARAM);
+    GDA_FT_ASSERT_EQ(gda_ft_mlx5_emu_gid_move("nosuch", 1, 1),
+                     UCS_ERR_NO_DEVICE);
     test_emu_rtr_in(in);
     GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, qpn,
+                                     in), GDA_FT_MLX5_EMU_SYND_GID_NETWORK);
+    test_emu_rtr_in(in);
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_src_addr_index, 5);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, qpn,
                                      in), 0);
+    GDA_FT_ASSERT_EQ(gda_ft_mlx5_emu_qps_sending_from("tsoft0", 1, 5), 1);
+    GDA_FT_ASSERT_EQ(gda_ft_mlx5_emu_qps_sending_from("tsoft0", 1, 3), 0);
 
     /* RTR2RTS once, then 2ERR and 2RST from anywhere */
     memset(in, 0, sizeof(in));
@@ -627,6 +645,7 @@ GDA_FT_TEST(mlx5_emu, qp_commands_refuse_what_firmware_refuses)
                                      in), GDA_FT_MLX5_EMU_SYND_QP_STATE);
     GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_2ERR_QP, qpn, in),
                      0);
+    GDA_FT_ASSERT_EQ(gda_ft_mlx5_emu_qps_sending_from("tsoft0", 1, 5), 0);
     GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_2RST_QP, qpn, in),
                      0);
 
@@ -769,4 +788,68 @@ GDA_FT_TEST(mlx5_emu, cpu_doorbells_wake_a_sleeping_engine)
     gda_ft_hca_mr_dereg(smr);
     gda_ft_hca_mr_dereg(dmr);
     test_emu_fini(&t);
+}
+
+typedef ucs_status_t (*test_emu_gid_move_func_t)(const char*, uint8_t, int);
+typedef unsigned (*test_emu_sending_from_func_t)(const char*, uint8_t,
+                                                 unsigned);
+
+/*
+ * A port flap after which the port's GID table holds another address at
+ * the index its QPs were connected with (an IPv6 address took the IPv4
+ * address's entries; NCCL #2157 met this on ConnectX): the provider reads
+ * the table again when the primary is re-armed, so the re-armed QPs send
+ * from the IPv4 address's new entry and the endpoint fails back. A QP
+ * connected with the stale index would send from the IPv6 address, and
+ * the emulator refuses that connect.
+ */
+GDA_FT_TEST(mlx5_emu, failback_after_a_flap_that_moved_the_gid)
+{
+    test_emu_gid_move_func_t gid_move;
+    test_emu_sending_from_func_t sending_from;
+    unsigned slot = 0, before, i;
+    test_counters_t a;
+    test_uct_t t;
+
+    setenv("UCX_GDA_FT_MLX5_SYS", "emu", 1);
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=1s",
+                 "UCX_GDA_FT_RECOVERY_WINDOW=100ms",
+                 "UCX_GDA_FT_REARM_BACKOFF=50ms", NULL);
+    gid_move     = (test_emu_gid_move_func_t)dlsym(
+            t.plugin, "gda_ft_mlx5_emu_gid_move");
+    sending_from = (test_emu_sending_from_func_t)dlsym(
+            t.plugin, "gda_ft_mlx5_emu_qps_sending_from");
+    GDA_FT_ASSERT((gid_move != NULL) && (sending_from != NULL));
+    test_uct_setup(&t);
+    test_put_word(&t, slot, 1000 + slot);
+    ++slot;
+    before = sending_from("tsoft0", 1, 3);
+    printf("before: %u QPs of tsoft0:1 send from GID index 3\n", before);
+    GDA_FT_ASSERT(before > 0);
+    GDA_FT_ASSERT_EQ(sending_from("tsoft0", 1, 5), 0);
+
+    /* the primary port goes down; while it is, the table changes */
+    test_port_set(&t, "tsoft0", 0);
+    test_put_until(&t, &slot, &a, &a.switches, 1);
+    GDA_FT_ASSERT_OK(gid_move("tsoft0", 1, 1));
+    test_port_set(&t, "tsoft0", 1);
+    test_put_until(&t, &slot, &a, &a.failbacks, 1);
+    for (i = 0; i < 20; ++i, ++slot) {
+        test_put_word(&t, slot % 512, 1000 + slot);
+    }
+
+    /* the re-armed ones send from the new entry; a QP the flap did not
+     * fail (a host channel's target end, which B never posted to) is not
+     * re-armed and keeps the old index */
+    printf("after: %u from index 3, %u from 5\n",
+           sending_from("tsoft0", 1, 3), sending_from("tsoft0", 1, 5));
+    GDA_FT_ASSERT(sending_from("tsoft0", 1, 5) > 0);
+    GDA_FT_ASSERT(sending_from("tsoft0", 1, 3) < before);
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &a));
+    GDA_FT_ASSERT_EQ(a.switches, 1);
+    GDA_FT_ASSERT_EQ(a.failbacks, 1);
+    GDA_FT_ASSERT_EQ(a.no_path, 0);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
+    GDA_FT_ASSERT_EQ(t.node[NODE_B].errors, 0);
+    test_uct_cleanup(&t);
 }
