@@ -9,7 +9,9 @@
  * provider registered, so the soft engine executes the WQEs the datapath
  * writes into the provider's send queue and writes CQEs into the
  * provider's CQ buffer. Port changes of the soft device (its fault
- * injection, gda_ft_softctl) arrive as verbs async events.
+ * injection, gda_ft_softctl) arrive as verbs async events. The devices
+ * say that a CPU thread plays them (dev_flags), and a doorbell a CPU
+ * rings wakes that thread as on a soft device (qp_wake).
  *
  * Every command is decoded from its input with the PRM accessors and
  * checked as firmware checks it (gda_ft_mlx5_emu_check.h); a refused one
