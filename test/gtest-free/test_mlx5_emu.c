@@ -19,7 +19,9 @@
 #include "gda_ft_mlx5_prm.h"
 
 #include <endian.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -88,7 +90,10 @@ GDA_FT_TEST(mlx5_emu, devices_are_mlx5_devices_of_the_soft_names)
     GDA_FT_ASSERT(!strcmp(t.p.dev0->attr.info.name, "tsoft0"));
     /* what QUERY_HCA_CAP said: 512-byte send WQEs, less the headers */
     GDA_FT_ASSERT_EQ(t.p.dev0->attr.max_inline, 512 - 36);
-    GDA_FT_ASSERT(!(t.p.dev0->attr.flags & GDA_FT_HCA_DEV_FLAG_CPU_ENGINE));
+    /* a CPU thread plays it, and a CPU poster's doorbell wakes it */
+    GDA_FT_ASSERT(t.p.dev0->attr.flags & GDA_FT_HCA_DEV_FLAG_CPU_ENGINE);
+    GDA_FT_ASSERT(t.p.a.qp->wake_fd >= 0);
+    GDA_FT_ASSERT(t.p.a.qp->wake_armed != NULL);
     test_emu_fini(&t);
 }
 
@@ -603,13 +608,30 @@ GDA_FT_TEST(mlx5_emu, qp_commands_refuse_what_firmware_refuses)
     GDA_FT_MLX5_SET(qpc, qpc, primary_path_src_addr_index, 2);
     GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, qpn,
                                      in), GDA_FT_MLX5_EMU_SYND_GID_INDEX);
-    test_emu_rtr_in(in);
+    test_emu_rtr_in(in);           /* an empty entry */
     GDA_FT_MLX5_SET(qpc, qpc, primary_path_src_addr_index, 4);
     GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, qpn,
                                      in), GDA_FT_MLX5_EMU_SYND_GID_INDEX);
+    test_emu_rtr_in(in);           /* link-local (IPv6), an IPv4 peer */
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_src_addr_index, 1);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, qpn,
+                                     in), GDA_FT_MLX5_EMU_SYND_GID_NETWORK);
+    /* the IPv4 address's entries moved as across a flap: index 3 is an
+     * IPv6 address's now, 5 the IPv4 address's */
+    GDA_FT_ASSERT_OK(gda_ft_mlx5_emu_gid_move("tsoft0", 1, 1));
+    GDA_FT_ASSERT_EQ(gda_ft_mlx5_emu_gid_move("tsoft0", 3, 1),
+                     UCS_ERR_INVALID_PARAM);
+    GDA_FT_ASSERT_EQ(gda_ft_mlx5_emu_gid_move("nosuch", 1, 1),
+                     UCS_ERR_NO_DEVICE);
     test_emu_rtr_in(in);
     GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, qpn,
+                                     in), GDA_FT_MLX5_EMU_SYND_GID_NETWORK);
+    test_emu_rtr_in(in);
+    GDA_FT_MLX5_SET(qpc, qpc, primary_path_src_addr_index, 5);
+    GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_INIT2RTR_QP, qpn,
                                      in), 0);
+    GDA_FT_ASSERT_EQ(gda_ft_mlx5_emu_qps_sending_from("tsoft0", 1, 5), 1);
+    GDA_FT_ASSERT_EQ(gda_ft_mlx5_emu_qps_sending_from("tsoft0", 1, 3), 0);
 
     /* RTR2RTS once, then 2ERR and 2RST from anywhere */
     memset(in, 0, sizeof(in));
@@ -623,6 +645,7 @@ GDA_FT_TEST(mlx5_emu, qp_commands_refuse_what_firmware_refuses)
                                      in), GDA_FT_MLX5_EMU_SYND_QP_STATE);
     GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_2ERR_QP, qpn, in),
                      0);
+    GDA_FT_ASSERT_EQ(gda_ft_mlx5_emu_qps_sending_from("tsoft0", 1, 5), 0);
     GDA_FT_ASSERT_EQ(test_emu_modify(qp, GDA_FT_MLX5_CMD_OP_2RST_QP, qpn, in),
                      0);
 
@@ -662,5 +685,171 @@ GDA_FT_TEST(mlx5_emu, uct_put_and_get_over_the_emulator)
                                    raddr_b(&t, 0), rkey_b(&t), NULL) >= 0);
     GDA_FT_ASSERT_OK(test_flush(&t));
     GDA_FT_ASSERT_MEM_EQ(t.node[NODE_A].buf + 8192, data, len);
+    test_uct_cleanup(&t);
+}
+
+/* Round trips of an 8-byte put and a flush on A's endpoint; returns how
+ * many progress calls found nothing to do, per round trip. The loop never
+ * sleeps: a program that polls its CQ does not. */
+static double test_emu_empty_polls_per_round_trip(test_uct_t *t,
+                                                  unsigned iters)
+{
+    double deadline     = soft_now_sec() + 60;
+    unsigned long empty = 0;
+    ucs_status_t status;
+    test_comp_t comp;
+    uint64_t value;
+    unsigned i;
+
+    for (i = 0; i < iters; ++i) {
+        value = 1000 + i;
+        GDA_FT_ASSERT_OK(test_put_short(t, &value, sizeof(value), 0));
+        test_comp_init(&comp, 1);
+        while ((status = uct_ep_flush(t->node[NODE_A].ep, 0,
+                                      &comp.super)) == UCS_ERR_NO_RESOURCE) {
+            empty += (test_progress(t) == 0);
+        }
+        if (status == UCS_INPROGRESS) {
+            while (comp.calls == 0) {
+                empty += (test_progress(t) == 0);
+                if (soft_now_sec() > deadline) {
+                    GDA_FT_FAIL("round trip %u of %u not done in 60 s", i,
+                                iters);
+                }
+            }
+            status = comp.super.status;
+        }
+        GDA_FT_ASSERT_OK(status);
+        GDA_FT_ASSERT_EQ(*(uint64_t*)t->node[NODE_B].buf, value);
+    }
+    return (double)empty / iters;
+}
+
+/*
+ * The emulated device is a CPU thread, as a soft device is: the transport
+ * knows it (GDA_FT_HCA_DEV_FLAG_CPU_ENGINE) and yields it the CPU while it
+ * waits. With the program and the engine on one CPU, a poller that did not
+ * yield would spin out its time slice before the engine ran again (a tick,
+ * 4 ms with HZ=250): thousands of empty polls per round trip, where
+ * yielding leaves a few. Counted, not timed.
+ */
+GDA_FT_TEST_TIMEOUT(mlx5_emu, one_cpu_round_trips_yield_to_the_engine, 120)
+{
+    enum { ITERS = 300 };
+    cpu_set_t one;
+    double polls;
+    test_uct_t t;
+
+    /* the engine threads start on the process's CPUs: this one only */
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    GDA_FT_ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+
+    setenv("UCX_GDA_FT_MLX5_SYS", "emu", 1);
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=10s", NULL);
+    test_uct_setup(&t);
+
+    polls = test_emu_empty_polls_per_round_trip(&t, ITERS);
+    printf("%.1f empty polls per round trip\n", polls);
+    GDA_FT_ASSERT(polls < 100);
+    test_uct_cleanup(&t);
+}
+
+/*
+ * A CPU poster's doorbell wakes a sleeping engine through the soft QP's
+ * eventfd, as over a soft device. The engine sleeps as soon as it is idle
+ * (no spin) for an hour at a time, and nothing but the doorbell has
+ * anything for it: each write completes only if ringing woke it.
+ */
+GDA_FT_TEST(mlx5_emu, cpu_doorbells_wake_a_sleeping_engine)
+{
+    uint64_t src = 0, dst = 0;
+    gda_ft_hca_mr_t *smr, *dmr;
+    test_emu_t t;
+    uint16_t idx;
+    unsigned i;
+
+    setenv("UCX_GDA_FT_SOFT_SPIN_TIME", "0", 1);
+    test_emu_init(&t, "UCX_GDA_FT_SOFT_IDLE_POLL=3600s", NULL);
+    smr = soft_mr(&t.p.a, &src, sizeof(src), 0);
+    dmr = soft_mr(&t.p.b, &dst, sizeof(dst), GDA_FT_HCA_ACCESS_REMOTE_WRITE);
+    for (i = 1; i <= 5; ++i) {
+        usleep(20000);   /* the engine has gone to sleep */
+        src = i;
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&t.p.a.sq, (uintptr_t)&src,
+                                                   smr->lkey, sizeof(src),
+                                                   (uintptr_t)&dst, dmr->rkey,
+                                                   GDA_FT_WQE_SIGNALED, &idx),
+                         GDA_FT_DEV_OK);
+        soft_ep_ring(&t.p.a);
+        test_emu_expect_ok(&t.p.a, idx);
+        GDA_FT_ASSERT_EQ(dst, i);
+    }
+    gda_ft_hca_mr_dereg(smr);
+    gda_ft_hca_mr_dereg(dmr);
+    test_emu_fini(&t);
+}
+
+typedef ucs_status_t (*test_emu_gid_move_func_t)(const char*, uint8_t, int);
+typedef unsigned (*test_emu_sending_from_func_t)(const char*, uint8_t,
+                                                 unsigned);
+
+/*
+ * A port flap after which the port's GID table holds another address at
+ * the index its QPs were connected with (an IPv6 address took the IPv4
+ * address's entries; NCCL #2157 met this on ConnectX): the provider reads
+ * the table again when the primary is re-armed, so the re-armed QPs send
+ * from the IPv4 address's new entry and the endpoint fails back. A QP
+ * connected with the stale index would send from the IPv6 address, and
+ * the emulator refuses that connect.
+ */
+GDA_FT_TEST(mlx5_emu, failback_after_a_flap_that_moved_the_gid)
+{
+    test_emu_gid_move_func_t gid_move;
+    test_emu_sending_from_func_t sending_from;
+    unsigned slot = 0, before, i;
+    test_counters_t a;
+    test_uct_t t;
+
+    setenv("UCX_GDA_FT_MLX5_SYS", "emu", 1);
+    test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=1s",
+                 "UCX_GDA_FT_RECOVERY_WINDOW=100ms",
+                 "UCX_GDA_FT_REARM_BACKOFF=50ms", NULL);
+    gid_move     = (test_emu_gid_move_func_t)dlsym(
+            t.plugin, "gda_ft_mlx5_emu_gid_move");
+    sending_from = (test_emu_sending_from_func_t)dlsym(
+            t.plugin, "gda_ft_mlx5_emu_qps_sending_from");
+    GDA_FT_ASSERT((gid_move != NULL) && (sending_from != NULL));
+    test_uct_setup(&t);
+    test_put_word(&t, slot, 1000 + slot);
+    ++slot;
+    before = sending_from("tsoft0", 1, 3);
+    printf("before: %u QPs of tsoft0:1 send from GID index 3\n", before);
+    GDA_FT_ASSERT(before > 0);
+    GDA_FT_ASSERT_EQ(sending_from("tsoft0", 1, 5), 0);
+
+    /* the primary port goes down; while it is, the table changes */
+    test_port_set(&t, "tsoft0", 0);
+    test_put_until(&t, &slot, &a, &a.switches, 1);
+    GDA_FT_ASSERT_OK(gid_move("tsoft0", 1, 1));
+    test_port_set(&t, "tsoft0", 1);
+    test_put_until(&t, &slot, &a, &a.failbacks, 1);
+    for (i = 0; i < 20; ++i, ++slot) {
+        test_put_word(&t, slot % 512, 1000 + slot);
+    }
+
+    /* the re-armed ones send from the new entry; a QP the flap did not
+     * fail (a host channel's target end, which B never posted to) is not
+     * re-armed and keeps the old index */
+    printf("after: %u from index 3, %u from 5\n",
+           sending_from("tsoft0", 1, 3), sending_from("tsoft0", 1, 5));
+    GDA_FT_ASSERT(sending_from("tsoft0", 1, 5) > 0);
+    GDA_FT_ASSERT(sending_from("tsoft0", 1, 3) < before);
+    GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &a));
+    GDA_FT_ASSERT_EQ(a.switches, 1);
+    GDA_FT_ASSERT_EQ(a.failbacks, 1);
+    GDA_FT_ASSERT_EQ(a.no_path, 0);
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
+    GDA_FT_ASSERT_EQ(t.node[NODE_B].errors, 0);
     test_uct_cleanup(&t);
 }

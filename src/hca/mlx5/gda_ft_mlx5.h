@@ -103,6 +103,18 @@ typedef struct gda_ft_mlx5_sys {
     int (*general_cmd)(struct ibv_context *ctx, const void *in,
                        size_t inlen, void *out, size_t outlen);
 
+    /* What no command of firmware tells about the machine behind the
+     * device: GDA_FT_HCA_DEV_FLAG_CPU_ENGINE where a CPU thread plays the
+     * HCA and shares the cores with the program (the emulator). NULL: a
+     * NIC, no such flag. */
+    unsigned (*dev_flags)(struct ibv_context *ctx);
+    /* Where a CPU thread plays the HCA, the eventfd that wakes it after a
+     * doorbell and the word saying it sleeps (gda_ft_hca_qp_t's wake_fd
+     * and wake_armed) for a QP object. NULL: a NIC, which sees the
+     * doorbell register itself. */
+    void (*qp_wake)(struct mlx5dv_devx_obj *qp, int *wake_fd_p,
+                    const int32_t **wake_armed_p);
+
     /* Called once when UCX_GDA_FT_MLX5_SYS selects this table; NULL:
      * nothing to do */
     void (*selected)(void);

@@ -642,6 +642,10 @@ static ucs_status_t gda_ft_mlx5_dev_open(const gda_ft_hca_dev_info_t *info,
     }
 
     gda_ft_mlx5_dev_set_attr(dev, info, &dattr);
+    if (gda_ft_mlx5_sys->dev_flags != NULL) {
+        dev->super.attr.flags |= gda_ft_mlx5_sys->dev_flags(dev->ctx) &
+                                 GDA_FT_HCA_DEV_FLAG_CPU_ENGINE;
+    }
     status = gda_ft_mlx5_dev_read_caps(dev, info->name);
     if (status != UCS_OK) {
         goto err_close;

@@ -268,6 +268,10 @@ ucs_status_t gda_ft_mlx5_qp_create(gda_ft_hca_pd_t *pd,
     }
 
     qp->super.qpn = GDA_FT_MLX5_GET(create_qp_out, out, qpn);
+    if (gda_ft_mlx5_sys->qp_wake != NULL) {
+        gda_ft_mlx5_sys->qp_wake(qp->obj, &qp->super.wake_fd,
+                                 &qp->super.wake_armed);
+    }
     *qp_p         = &qp->super;
     return UCS_OK;
 

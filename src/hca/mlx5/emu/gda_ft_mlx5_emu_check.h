@@ -46,6 +46,9 @@ enum {
     GDA_FT_MLX5_EMU_SYND_RGID,           /* no remote GID on a RoCE path */
     GDA_FT_MLX5_EMU_SYND_GID_INDEX,      /* src_addr_index not in the table,
                                             or not a RoCE v2 entry */
+    GDA_FT_MLX5_EMU_SYND_GID_NETWORK,    /* the source GID an IPv6 address,
+                                            the remote one IPv4-mapped, or
+                                            the other way round */
     GDA_FT_MLX5_EMU_SYND_HOP_LIMIT,      /* 0: the packet cannot leave */
     GDA_FT_MLX5_EMU_SYND_DSCP,           /* the DSCP is not the traffic
                                             class's upper six bits */

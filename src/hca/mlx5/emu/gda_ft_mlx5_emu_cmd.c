@@ -210,8 +210,9 @@ static int gda_ft_mlx5_emu_create_qp(gda_ft_mlx5_emu_ctx_t *ctx,
                                       "the soft HCA refused the QP");
     }
 
-    obj->id    = obj->soft_qp->qpn;
-    obj->state = GDA_FT_MLX5_QPC_STATE_RST;
+    obj->id         = obj->soft_qp->qpn;
+    obj->state      = GDA_FT_MLX5_QPC_STATE_RST;
+    obj->sgid_index = -1;
     ++obj->pd->users;
     ++obj->scq->users;
     ++obj->rcq->users;
@@ -325,15 +326,21 @@ static void gda_ft_mlx5_emu_qp_attr(const void *qpc, unsigned port_num,
 }
 
 /* INIT2RTR: the GID to send from must be a RoCE v2 entry of the port's
- * table (the engine speaks RoCE v2 only), and the path MTU at most the
- * port's */
+ * table (the engine speaks RoCE v2 only) of the remote GID's IP version,
+ * and the path MTU at most the port's. Firmware takes a source GID of the
+ * other version and sends packets that no router delivers (the QP falls
+ * silent); the emulator refuses them, so that a stale GID index shows at
+ * the command. */
 static int gda_ft_mlx5_emu_check_path(gda_ft_mlx5_emu_obj_t *obj,
                                       const void *qpc,
                                       gda_ft_mlx5_emu_refusal_t *refusal)
 {
     uint8_t port = obj->soft_qp->init.port_num;
+    const uint8_t *rgid = GDA_FT_MLX5_ADDR_OF(qpc, qpc,
+                                              primary_path_rgid_rip);
     gda_ft_hca_port_attr_t port_attr;
     struct ibv_gid_entry gid;
+    uint32_t ipv4;
 
     if ((gda_ft_mlx5_emu_gid(obj->ctx, port,
                              GDA_FT_MLX5_GET(qpc, qpc,
@@ -345,6 +352,15 @@ static int gda_ft_mlx5_emu_check_path(gda_ft_mlx5_emu_obj_t *obj,
                                       GDA_FT_MLX5_EMU_SYND_GID_INDEX,
                                       "src_addr_index is no RoCE v2 entry "
                                       "of the port's GID table");
+    }
+    if (gda_ft_hca_gid_to_ipv4(gid.gid.raw, &ipv4) !=
+        gda_ft_hca_gid_to_ipv4(rgid, &ipv4)) {
+        return gda_ft_mlx5_emu_refuse(refusal,
+                                      GDA_FT_MLX5_CMD_STAT_BAD_PARAM,
+                                      GDA_FT_MLX5_EMU_SYND_GID_NETWORK,
+                                      "the GID at src_addr_index and the "
+                                      "remote GID are of different IP "
+                                      "versions");
     }
     if ((gda_ft_soft_provider.port_query(obj->ctx->hca->soft, port,
                                          &port_attr) != UCS_OK) ||
@@ -425,7 +441,34 @@ static int gda_ft_mlx5_emu_modify(gda_ft_mlx5_emu_obj_t *obj, const void *in,
                                       "transition");
     }
     obj->state = to;
+    if (opcode == GDA_FT_MLX5_CMD_OP_INIT2RTR_QP) {
+        obj->sgid_index = GDA_FT_MLX5_GET(qpc, qpc,
+                                          primary_path_src_addr_index);
+    } else if (opcode == GDA_FT_MLX5_CMD_OP_2RST_QP) {
+        obj->sgid_index = -1;
+    }
     return 1;
+}
+
+unsigned gda_ft_mlx5_emu_ctx_qps_sending_from(gda_ft_mlx5_emu_ctx_t *ctx,
+                                              uint8_t port_num,
+                                              unsigned gid_index)
+{
+    gda_ft_hca_qp_query_attr_t query;
+    gda_ft_mlx5_emu_obj_t *obj;
+    unsigned count = 0, state;
+
+    ucs_list_for_each(obj, &ctx->objs, list) {
+        if ((obj->type != GDA_FT_MLX5_CMD_OP_CREATE_QP) ||
+            (obj->soft_qp->init.port_num != port_num) ||
+            (obj->sgid_index != (int)gid_index)) {
+            continue;
+        }
+        state  = gda_ft_mlx5_emu_qp_state(obj, &query);
+        count += (state == GDA_FT_MLX5_QPC_STATE_RTR) ||
+                 (state == GDA_FT_MLX5_QPC_STATE_RTS);
+    }
+    return count;
 }
 
 int gda_ft_mlx5_emu_obj_modify(struct mlx5dv_devx_obj *devx_obj,
@@ -518,6 +561,17 @@ int gda_ft_mlx5_emu_obj_destroy(struct mlx5dv_devx_obj *devx_obj)
     pthread_mutex_unlock(&gda_ft_mlx5_emu_lock);
     ucs_free(obj);
     return 0;
+}
+
+/* The soft QP's: a doorbell the CPU rings wakes a sleeping engine at
+ * once instead of at its next idle poll */
+void gda_ft_mlx5_emu_qp_wake(struct mlx5dv_devx_obj *devx_obj, int *wake_fd_p,
+                             const int32_t **wake_armed_p)
+{
+    gda_ft_mlx5_emu_obj_t *obj = (gda_ft_mlx5_emu_obj_t*)devx_obj;
+
+    *wake_fd_p    = obj->soft_qp->wake_fd;
+    *wake_armed_p = obj->soft_qp->wake_armed;
 }
 
 /* QUERY_HCA_CAP, maximum or current, general or atomic */

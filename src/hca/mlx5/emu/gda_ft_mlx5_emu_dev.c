@@ -125,6 +125,7 @@ gda_ft_mlx5_emu_hca_get(const gda_ft_mlx5_emu_device_t *device)
 
     ucs_strncpy_zero(hca->name, device->soft_info.name, sizeof(hca->name));
     hca->refcount      = 1;
+    ucs_list_head_init(&hca->ctxs);
     hca->next_uar_page = 0x10;
     ucs_list_add_tail(&gda_ft_mlx5_emu_hcas, &hca->list);
     return hca;
@@ -171,6 +172,7 @@ gda_ft_mlx5_emu_open_device(struct ibv_device *device)
     ucs_list_head_init(&ctx->uars);
     ucs_list_head_init(&ctx->pds);
     ucs_list_head_init(&ctx->objs);
+    ucs_list_add_tail(&ctx->hca->ctxs, &ctx->list);
     ++gda_ft_mlx5_emu_live;
     pthread_mutex_unlock(&gda_ft_mlx5_emu_lock);
     return &ctx->super;
@@ -188,6 +190,7 @@ static int gda_ft_mlx5_emu_close_device(struct ibv_context *ibv_ctx)
         ucs_error("mlx5 emulator: %s closed with objects left",
                   ctx->hca->name);
     }
+    ucs_list_del(&ctx->list);
     gda_ft_mlx5_emu_hca_put(ctx->hca);
     --gda_ft_mlx5_emu_live;
     pthread_mutex_unlock(&gda_ft_mlx5_emu_lock);
@@ -252,11 +255,18 @@ int gda_ft_mlx5_emu_gid(gda_ft_mlx5_emu_ctx_t *ctx, uint8_t port_num,
                         uint32_t index, struct ibv_gid_entry *entry)
 {
     gda_ft_hca_port_attr_t soft_attr;
+    uint32_t ipv4_first;
 
     if ((port_num < 1) || (port_num > ctx->hca->soft->attr.info.num_ports) ||
-        (index >= GDA_FT_MLX5_EMU_GID_TBL_LEN) ||
         (gda_ft_soft_provider.port_query(ctx->hca->soft, port_num,
                                          &soft_attr) != UCS_OK)) {
+        return ENODATA;
+    }
+
+    /* the IPv4 address's pair of entries, after the link-local pair and,
+     * once moved, an IPv6 address's pair; the rest is empty */
+    ipv4_first = ctx->hca->gid_moved[port_num - 1] ? 4 : 2;
+    if (index >= ipv4_first + 2) {
         return ENODATA;
     }
 
@@ -270,10 +280,72 @@ int gda_ft_mlx5_emu_gid(gda_ft_mlx5_emu_ctx_t *ctx, uint8_t port_num,
         entry->gid.raw[0] = 0xfe;
         entry->gid.raw[1] = 0x80;
         memcpy(&entry->gid.raw[12], &soft_attr.gid[12], 4);
+    } else if (index < ipv4_first) {
+        /* 2001:db8:: (documentation prefix), the same interface id */
+        entry->gid.raw[0] = 0x20;
+        entry->gid.raw[1] = 0x01;
+        entry->gid.raw[2] = 0x0d;
+        entry->gid.raw[3] = 0xb8;
+        memcpy(&entry->gid.raw[12], &soft_attr.gid[12], 4);
     } else {
         memcpy(entry->gid.raw, soft_attr.gid, sizeof(entry->gid.raw));
     }
     return 0;
+}
+
+/* The opened device of that name; NULL when none. With the lock held. */
+static gda_ft_mlx5_emu_hca_t *gda_ft_mlx5_emu_hca_find(const char *dev_name)
+{
+    gda_ft_mlx5_emu_hca_t *hca;
+
+    ucs_list_for_each(hca, &gda_ft_mlx5_emu_hcas, list) {
+        if (!strcmp(hca->name, dev_name)) {
+            return hca;
+        }
+    }
+    return NULL;
+}
+
+ucs_status_t gda_ft_mlx5_emu_gid_move(const char *dev_name, uint8_t port_num,
+                                      int moved)
+{
+    ucs_status_t status = UCS_OK;
+    gda_ft_mlx5_emu_hca_t *hca;
+
+    pthread_mutex_lock(&gda_ft_mlx5_emu_lock);
+    hca = gda_ft_mlx5_emu_hca_find(dev_name);
+    if (hca == NULL) {
+        status = UCS_ERR_NO_DEVICE;
+    } else if ((port_num < 1) ||
+               (port_num > hca->soft->attr.info.num_ports)) {
+        status = UCS_ERR_INVALID_PARAM;
+    } else {
+        hca->gid_moved[port_num - 1] = !!moved;
+        ucs_diag("mlx5 emulator %s:%u: IPv4 address at GID index %u now",
+                 dev_name, port_num, moved ? 5 : 3);
+    }
+    pthread_mutex_unlock(&gda_ft_mlx5_emu_lock);
+    return status;
+}
+
+unsigned gda_ft_mlx5_emu_qps_sending_from(const char *dev_name,
+                                          uint8_t port_num,
+                                          unsigned gid_index)
+{
+    gda_ft_mlx5_emu_hca_t *hca;
+    gda_ft_mlx5_emu_ctx_t *ctx;
+    unsigned count = 0;
+
+    pthread_mutex_lock(&gda_ft_mlx5_emu_lock);
+    hca = gda_ft_mlx5_emu_hca_find(dev_name);
+    if (hca != NULL) {
+        ucs_list_for_each(ctx, &hca->ctxs, list) {
+            count += gda_ft_mlx5_emu_ctx_qps_sending_from(ctx, port_num,
+                                                          gid_index);
+        }
+    }
+    pthread_mutex_unlock(&gda_ft_mlx5_emu_lock);
+    return count;
 }
 
 static int gda_ft_mlx5_emu_query_gid(struct ibv_context *ibv_ctx,
@@ -663,6 +735,15 @@ int gda_ft_mlx5_emu_uar_known(gda_ft_mlx5_emu_ctx_t *ctx, uint32_t page_id)
     return 0;
 }
 
+/* The emulated device is the soft HCA's engine, a CPU thread: the
+ * transport must yield it the cores while it waits for completions, and
+ * judge its paths with a software HCA's deadlines */
+static unsigned gda_ft_mlx5_emu_dev_flags(struct ibv_context *ibv_ctx)
+{
+    return gda_ft_mlx5_emu_ctx(ibv_ctx)->hca->soft->attr.flags &
+           GDA_FT_HCA_DEV_FLAG_CPU_ENGINE;
+}
+
 /* Selected by UCX_GDA_FT_MLX5_SYS=emu: the soft devices serve the
  * emulated ones only, and are not devices of their own */
 static void gda_ft_mlx5_emu_selected(void)
@@ -706,6 +787,8 @@ const gda_ft_mlx5_sys_t gda_ft_mlx5_sys_emu = {
     .obj_query        = gda_ft_mlx5_emu_obj_query,
     .obj_destroy      = gda_ft_mlx5_emu_obj_destroy,
     .general_cmd      = gda_ft_mlx5_emu_general_cmd,
+    .dev_flags        = gda_ft_mlx5_emu_dev_flags,
+    .qp_wake          = gda_ft_mlx5_emu_qp_wake,
     .selected         = gda_ft_mlx5_emu_selected
 };
 

@@ -18,9 +18,13 @@
 
 /* The completion EQ every CQ names (query_eqn of vector 0) */
 #define GDA_FT_MLX5_EMU_EQN        7
-/* Entries of every port's GID table: link-local and IPv4-mapped, each as
- * RoCE v1 and v2, as a RoCE port with one IPv4 address shows them */
-#define GDA_FT_MLX5_EMU_GID_TBL_LEN 4
+/* Entries of every port's GID table (gid_tbl_len). A port shows its
+ * link-local address and its IPv4 address, each as RoCE v1 then v2, the
+ * rest empty; after gda_ft_mlx5_emu_gid_move() an IPv6 address holds the
+ * IPv4 address's entries and the IPv4 address the two after them, as when
+ * the netdev lost and regained its IPv4 address across a flap and the
+ * kernel filled the free entries in the order the addresses came. */
+#define GDA_FT_MLX5_EMU_GID_TBL_LEN 8
 /* Where a UAR page's doorbell register sits (the first BlueFlame
  * register, as on ConnectX) */
 #define GDA_FT_MLX5_EMU_UAR_REG_OFFSET 0x800
@@ -39,7 +43,10 @@ typedef struct gda_ft_mlx5_emu_hca {
     char              name[GDA_FT_HCA_NAME_MAX];
     gda_ft_hca_dev_t *soft;
     unsigned          refcount;     /* contexts */
+    ucs_list_link_t   ctxs;
     uint32_t          next_uar_page;
+    int               gid_moved[GDA_FT_HCA_MAX_PORTS]; /* per port: the
+                                       IPv4 entries moved (GID_TBL_LEN) */
 } gda_ft_mlx5_emu_hca_t;
 
 
@@ -48,6 +55,7 @@ typedef struct gda_ft_mlx5_emu_hca {
 typedef struct gda_ft_mlx5_emu_ctx {
     struct ibv_context     super;
     gda_ft_mlx5_emu_hca_t *hca;
+    ucs_list_link_t        list;       /* in the hca's */
     ucs_list_link_t        umems;
     ucs_list_link_t        uars;
     ucs_list_link_t        pds;
@@ -103,6 +111,8 @@ typedef struct gda_ft_mlx5_emu_obj {
     gda_ft_mlx5_emu_pd_t   *pd;
     struct gda_ft_mlx5_emu_obj *scq, *rcq;
     unsigned                state;     /* PRM state, as commands left it */
+    int                     sgid_index; /* its INIT2RTR's source GID; -1
+                                           before */
 } gda_ft_mlx5_emu_obj_t;
 
 
@@ -122,6 +132,12 @@ gda_ft_mlx5_emu_pd_t *gda_ft_mlx5_emu_pd_find(gda_ft_mlx5_emu_ctx_t *ctx,
 int gda_ft_mlx5_emu_gid(gda_ft_mlx5_emu_ctx_t *ctx, uint8_t port_num,
                         uint32_t index, struct ibv_gid_entry *entry);
 
+/* The context's QPs of the port connected with that source GID index,
+ * in RTR or RTS; with the lock held */
+unsigned gda_ft_mlx5_emu_ctx_qps_sending_from(gda_ft_mlx5_emu_ctx_t *ctx,
+                                              uint8_t port_num,
+                                              unsigned gid_index);
+
 /* DEVX objects (gda_ft_mlx5_emu_cmd.c) */
 struct mlx5dv_devx_obj *
 gda_ft_mlx5_emu_obj_create(struct ibv_context *ctx, const void *in,
@@ -131,6 +147,8 @@ int gda_ft_mlx5_emu_obj_modify(struct mlx5dv_devx_obj *obj, const void *in,
 int gda_ft_mlx5_emu_obj_query(struct mlx5dv_devx_obj *obj, const void *in,
                               size_t inlen, void *out, size_t outlen);
 int gda_ft_mlx5_emu_obj_destroy(struct mlx5dv_devx_obj *obj);
+void gda_ft_mlx5_emu_qp_wake(struct mlx5dv_devx_obj *qp, int *wake_fd_p,
+                             const int32_t **wake_armed_p);
 int gda_ft_mlx5_emu_general_cmd(struct ibv_context *ctx, const void *in,
                                 size_t inlen, void *out, size_t outlen);
 
