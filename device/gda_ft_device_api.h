@@ -498,6 +498,35 @@ gda_ft_dev_atomic(const gda_ft_dev_endpoint_t *ep, uint8_t opcode,
     return gda_ft_dev_post_one(chan, built, &op, req);
 }
 
+/*
+ * Sets the bits of value in the 64-bit word at roff of element idx's
+ * remote part, without fetching it: a masked compare-swap that compares
+ * no bit and swaps those of value (the old value goes to the channel's
+ * scratch word, as a signal's).
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_dev_atomic_or(const gda_ft_dev_endpoint_t *ep,
+                     const gda_ft_dev_mem_list_t *ml, unsigned idx,
+                     uint64_t roff, uint64_t value, unsigned channel_id,
+                     gda_ft_dev_request_t *req)
+{
+    gda_ft_chan_t *chan = gda_ft_dev_channel(ep, channel_id);
+    gda_ft_chan_op_t op;
+    int built;
+
+    built = (chan != NULL) &&
+            gda_ft_dev_op_atomic(&op, GDA_FT_CHAN_OP_ATOMIC,
+                                 GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_CS, ml, idx,
+                                 0, roff, value, 0);
+    if (built) {
+        op.mask[0] = value;   /* swap mask; the compare mask stays 0 */
+        op.laddr   = chan->scratch_addr;
+        op.lkey[0] = chan->scratch_lkey[0];
+        op.lkey[1] = chan->scratch_lkey[1];
+    }
+    return gda_ft_dev_post_one(chan, built, &op, req);
+}
+
 /* The old value lands at loff of element idx's local buffer in the HCA's
  * byte order; gda_ft_dev_fetched() reads it once the request is complete */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t

@@ -691,6 +691,48 @@ GDA_FT_TEST_TIMEOUT(dev_chan, fetched_values_in_either_byte_order, 60)
 }
 
 /*
+ * A non-fetching atomic OR sets the bits of its value and leaves the rest,
+ * on the primary and, once its port is down, through the switch on the
+ * backup; the local result area is not written (the old value goes to
+ * the channel's scratch word), and a misaligned word is refused.
+ */
+GDA_FT_TEST_TIMEOUT(dev_chan, atomic_or_sets_bits_without_fetching, 60)
+{
+    static const uint64_t bits[] = {0x00f0, 0x0f00, 0x00ff, 0};
+    chan_world_params_t params;
+    gda_ft_dev_request_t req;
+    uint64_t expect = 0x8000000000000001ull;
+    chan_world_t w;
+    unsigned i;
+
+    chan_world_default_params(&params);
+    params.nchan = 1;
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+    w.counters[1] = expect;
+    w.results[0]  = 0x5a5a;
+
+    for (i = 0; i < sizeof(bits) / sizeof(bits[0]); ++i) {
+        if (i == 2) {
+            chan_world_port(&w, 0, 0);   /* the rest on the backup */
+        }
+        GDA_FT_ASSERT_EQ(gda_ft_dev_atomic_or(&w.ep, &w.ml, CHAN_ELEM_COUNTER,
+                                              8, bits[i], 0, &req),
+                         GDA_FT_DEV_OK);
+        GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_OK);
+        expect |= bits[i];
+        GDA_FT_ASSERT_EQ(w.counters[1], expect);
+    }
+    GDA_FT_ASSERT_EQ(w.counters[1], 0x8000000000000fffull);
+    GDA_FT_ASSERT_EQ(w.counters[0], 0);
+    GDA_FT_ASSERT_EQ(w.results[0], 0x5a5a);
+    GDA_FT_ASSERT(CHAN_WORLD_SUM(&w, switches) >= 1);
+    GDA_FT_ASSERT_EQ(gda_ft_dev_atomic_or(&w.ep, &w.ml, CHAN_ELEM_COUNTER, 4,
+                                          1, 0, &req), GDA_FT_DEV_ERROR);
+    chan_world_fini(&w);
+}
+
+/*
  * A backup that serves the replay late is not dead. The primary's far port
  * goes down; every packet the backup sends waits 1.5 deadlines, so the
  * replay's first completion comes 1.5 deadlines after its doorbell. Judged
