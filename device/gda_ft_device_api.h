@@ -360,7 +360,16 @@ GDA_FT_DEV_FUNC int gda_ft_dev_op_atomic(gda_ft_chan_op_t *op, uint8_t kind,
     return 1;
 }
 
-/* A non-fetching add: the old value goes to the channel's scratch word */
+/* An atomic's old value goes to the channel's scratch word: not fetched */
+GDA_FT_DEV_FUNC void gda_ft_dev_op_unfetched(gda_ft_chan_op_t *op,
+                                             const gda_ft_chan_t *chan)
+{
+    op->laddr   = chan->scratch_addr;
+    op->lkey[0] = chan->scratch_lkey[0];
+    op->lkey[1] = chan->scratch_lkey[1];
+}
+
+/* A non-fetching add */
 GDA_FT_DEV_FUNC int gda_ft_dev_op_signal(gda_ft_chan_op_t *op,
                                          const gda_ft_chan_t *chan,
                                          const gda_ft_dev_mem_list_t *ml,
@@ -372,9 +381,7 @@ GDA_FT_DEV_FUNC int gda_ft_dev_op_signal(gda_ft_chan_op_t *op,
                               sig_off, inc, 0)) {
         return 0;
     }
-    op->laddr   = chan->scratch_addr;
-    op->lkey[0] = chan->scratch_lkey[0];
-    op->lkey[1] = chan->scratch_lkey[1];
+    gda_ft_dev_op_unfetched(op, chan);
     return 1;
 }
 
@@ -520,9 +527,7 @@ gda_ft_dev_atomic_or(const gda_ft_dev_endpoint_t *ep,
                                  0, roff, value, 0);
     if (built) {
         op.mask[0] = value;   /* swap mask; the compare mask stays 0 */
-        op.laddr   = chan->scratch_addr;
-        op.lkey[0] = chan->scratch_lkey[0];
-        op.lkey[1] = chan->scratch_lkey[1];
+        gda_ft_dev_op_unfetched(&op, chan);
     }
     return gda_ft_dev_post_one(chan, built, &op, req);
 }
