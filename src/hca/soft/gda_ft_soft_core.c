@@ -24,15 +24,7 @@
 #include <unistd.h>
 
 
-/* ---- the clock and the workers' random numbers -------------------- */
-
-uint64_t gda_ft_soft_now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
+/* ---- the real-time clock and the workers' random numbers ---------- */
 
 uint64_t gda_ft_soft_realtime_ns(void)
 {

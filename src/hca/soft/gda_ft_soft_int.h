@@ -29,9 +29,9 @@
 #include <ucs/datastruct/list.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <pthread.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #define GDA_FT_SOFT_MAX_DEVS        16
 #define GDA_FT_SOFT_MAX_SGE         4
@@ -368,8 +368,16 @@ static inline void gda_ft_soft_engine_unlock(void)
 ucs_status_t gda_ft_soft_engine_get(void);
 void gda_ft_soft_engine_put(void);
 
-/* Core (gda_ft_soft_core.c): what every room calls, calling none of them */
-uint64_t gda_ft_soft_now_ns(void);
+/* The engine's clock (CLOCK_MONOTONIC), read by every room */
+static UCS_F_ALWAYS_INLINE uint64_t gda_ft_soft_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Core (gda_ft_soft_core.c): what every room calls */
 /* CLOCK_REALTIME, the clock of the sockets' arrival timestamps */
 uint64_t gda_ft_soft_realtime_ns(void);
 double gda_ft_soft_random(gda_ft_soft_worker_t *worker);
