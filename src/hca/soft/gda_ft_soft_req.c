@@ -314,6 +314,12 @@ static uint16_t gda_ft_soft_sq_pi(gda_ft_soft_qp_t *qp)
 
 static int gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op, int queue);
 
+/* Whether op sends a message of its own that has not been read yet */
+static int gda_ft_soft_op_unread(const gda_ft_soft_op_t *op)
+{
+    return (op->inline_data == NULL) && !gda_ft_soft_op_needs_response(op);
+}
+
 /*
  * Takes the WQEs the doorbell gave. The messages in device memory of
  * those found in this pass are read with one wait for all of them, up to
@@ -337,8 +343,7 @@ static int gda_ft_soft_req_parse(gda_ft_soft_qp_t *qp)
         qp->sq_parse += gda_ft_soft_parse_wqe(qp, op, qp->sq_parse);
         ++qp->op_tail;
         if ((batch != 0) && (op->syndrome == 0) &&
-            (op->inline_data == NULL) && !gda_ft_soft_op_is_read(op) &&
-            !gda_ft_soft_op_is_atomic(op)) {
+            gda_ft_soft_op_unread(op)) {
             reads += gda_ft_soft_op_snapshot(op, 1);
         }
         work = 1;
@@ -422,8 +427,7 @@ static int gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op, int queue)
 static void gda_ft_soft_op_gather(gda_ft_soft_op_t *op, uint32_t offset,
                                   uint8_t *dst, uint32_t len)
 {
-    if ((op->inline_data == NULL) && !gda_ft_soft_op_is_read(op) &&
-        !gda_ft_soft_op_is_atomic(op)) {
+    if (gda_ft_soft_op_unread(op)) {
         (void)gda_ft_soft_op_snapshot(op, 0);
     }
     if (op->inline_data != NULL) {
