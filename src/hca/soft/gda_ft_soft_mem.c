@@ -9,6 +9,7 @@
 
 #include "gda_ft_soft_int.h"
 #include "gda_ft_cudart.h"
+#include "gda_ft_dev_atomic.h"
 
 #include <ucs/debug/log.h>
 #include <dlfcn.h>
@@ -206,19 +207,14 @@ static gda_ft_soft_cuda_thread_t *gda_ft_soft_cuda_thread_get(void)
 /* Waits for what the thread's stream holds, and counts the wait */
 static int gda_ft_soft_cuda_wait(gda_ft_soft_cuda_thread_t *t)
 {
-    uint64_t start = gda_ft_soft_now_ns(), took, max;
+    uint64_t start = gda_ft_soft_now_ns(), took;
     int ret        = gda_ft_soft_cuda.stream_sync(t->stream);
 
     took = gda_ft_soft_now_ns() - start;
     __atomic_fetch_add(&gda_ft_soft_cuda_waits.waits, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&gda_ft_soft_cuda_waits.total_ns, took,
                        __ATOMIC_RELAXED);
-    max = __atomic_load_n(&gda_ft_soft_cuda_waits.max_ns, __ATOMIC_RELAXED);
-    while ((took > max) &&
-           !__atomic_compare_exchange_n(&gda_ft_soft_cuda_waits.max_ns, &max,
-                                        took, 0, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED)) {
-    }
+    gda_ft_atomic_max64(&gda_ft_soft_cuda_waits.max_ns, took);
     return ret;
 }
 
