@@ -218,6 +218,26 @@ GDA_FT_DEV_FUNC int gda_ft_chan_phase_expired(const gda_ft_chan_t *chan,
 }
 
 /*
+ * Whether the peer's word can be about the window [sw.first, sw.freeze) of
+ * the path left: the PSN its end expected next lies between the window's
+ * first PSN (everything before it completed, so the peer executed it) and
+ * the next PSN the path would have sent. A word from another PSN space
+ * (an end that a late question re-armed, an answer to another question)
+ * compares with the window's PSNs by chance: WQEs that never ran would be
+ * settled as executed, and their signals and puts lost.
+ */
+GDA_FT_DEV_FUNC int gda_ft_chan_word_fits(const gda_ft_chan_t *chan,
+                                          uint32_t epsn)
+{
+    const gda_ft_chan_path_t *p = &chan->path[chan->sw.from];
+    uint32_t first              = gda_ft_chan_slot(chan, p,
+                                                   chan->sw.first)->psn;
+
+    return (gda_ft_dev_psn_diff(epsn, first) >= 0) &&
+           (gda_ft_dev_psn_diff(p->next_psn, epsn) >= 0);
+}
+
+/*
  * One look for the host's answer to a switch record that asked for the
  * peer's word, while late completions of the old path still count.
  * INPROGRESS: not yet. OK: done waiting, with *known_p 1 when the peer's
@@ -239,21 +259,23 @@ gda_ft_chan_hear_host(gda_ft_chan_t *chan, int *known_p, uint32_t *epsn_p)
     if (gda_ft_atomic_load_acq32_sys(&mbox->ans_seq) != chan->sw.record) {
         /* The host answers every record, with the peer's word or without,
          * within its pass, its grace, resolve_ns and
-         * GDA_FT_CHAN_HEARD_EXTRA_DEADLINES deadlines of the record: giving
+         * GDA_FT_TIMING_HEARD_EXTRA_DEADLINES deadlines of the record: giving
          * up first would settle without a word the host then gets (in
          * doubt where the peer's word was known). resolve_ns is at least a
          * deadline plus the grace, so this covers that; past it, the host
          * is gone. */
         return gda_ft_chan_phase_expired(chan,
-                   (2 + GDA_FT_CHAN_HEARD_EXTRA_DEADLINES) *
-                   chan->resolve_ns) ?
+                   gda_ft_timing_answer_wait_ns(chan->deadline_ns,
+                                                chan->resolve_ns)) ?
                GDA_FT_DEV_OK : GDA_FT_DEV_INPROGRESS;
     }
     /* completions written before the host fenced the QP still count */
     gda_ft_chan_poll_path(chan, from, &err_seq, &synd);
     if (gda_ft_atomic_load_acq32_sys(&mbox->ans_known)) {
         *epsn_p  = gda_ft_atomic_load_acq32_sys(&mbox->ans_epsn);
-        *known_p = 1;
+        /* a word that cannot be about the window is no word: what it
+         * would settle is replayed or in doubt */
+        *known_p = gda_ft_chan_word_fits(chan, *epsn_p);
     }
     return GDA_FT_DEV_OK;
 }
@@ -420,7 +442,7 @@ GDA_FT_DEV_FUNC void gda_ft_chan_unfreeze(gda_ft_chan_t *chan)
 /*
  * Whether a move that found the other path failed too may be called off:
  * the path was left for its silence alone, and it has been silent for
- * less than GDA_FT_CHAN_LAST_PATH_DEADLINES deadlines. Left for its own
+ * less than GDA_FT_TIMING_SIT_OUT_DEADLINES deadlines. Left for its own
  * deadline, the host must know both of its ends up; left to follow the
  * peer's channels, whose traffic then no longer shows the peer's port, the
  * host's own port up is enough: this channel saw nothing wrong there, and
@@ -443,7 +465,7 @@ GDA_FT_DEV_FUNC int gda_ft_chan_may_stay(gda_ft_chan_t *chan)
     since = gda_ft_atomic_load_rlx64(&chan->silent_since_ns);
     return (since >= now) ||
            ((now - since) <=
-            GDA_FT_CHAN_LAST_PATH_DEADLINES * chan->deadline_ns);
+            gda_ft_timing_sit_out_ns(chan->deadline_ns));
 }
 
 /*
@@ -464,7 +486,7 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_stay(gda_ft_chan_t *chan)
  * re-armed it meanwhile. While the host reports its link up (it was left
  * for an error completion, which the host re-arms at once, or for a
  * deadline that a stall, not a dead link, caused), the re-arm comes soon:
- * wait for it, within resolve_ns, or GDA_FT_CHAN_HEARD_EXTRA_DEADLINES
+ * wait for it, within resolve_ns, or GDA_FT_TIMING_HEARD_EXTRA_DEADLINES
  * deadlines more where the peer is heard on that path. Otherwise the move is called off if the
  * path left may still work (gda_ft_chan_may_stay): a channel does not give
  * up a path whose ends are up for one that cannot take its traffic. Else
@@ -483,14 +505,26 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_step_rearm(gda_ft_chan_t *chan)
             gda_ft_chan_phase(chan, GDA_FT_CHAN_PHASE_TELL);
             return GDA_FT_DEV_OK;
         }
-        if (gda_ft_chan_link_up(chan, to) &&
-            !gda_ft_chan_phase_expired(chan, chan->resolve_ns +
-                    (gda_ft_chan_link_known_up(chan, to) ?
-                     GDA_FT_CHAN_HEARD_EXTRA_DEADLINES * chan->deadline_ns :
-                     0))) {
-            /* the host re-arms it at once, without a recovery window */
-            gda_ft_atomic_store_rel32_sys(&chan->mbox->awaits_rearm, to + 1);
-            return GDA_FT_DEV_INPROGRESS;
+        if (gda_ft_chan_link_up(chan, to)) {
+            if (!gda_ft_chan_phase_expired(chan, gda_ft_timing_rearm_wait_ns(
+                    chan->deadline_ns, chan->resolve_ns,
+                    gda_ft_chan_link_known_up(chan, to)))) {
+                /* the host re-arms it at once, without a recovery window */
+                gda_ft_atomic_store_rel32_sys(&chan->mbox->awaits_rearm,
+                                              to + 1);
+                return GDA_FT_DEV_INPROGRESS;
+            }
+            if (gda_ft_chan_may_stay(chan)) {
+                gda_ft_atomic_store_rel32_sys(&chan->mbox->awaits_rearm, 0);
+                return gda_ft_chan_stay(chan);
+            }
+            if (!gda_ft_atomic_load_acq32_sys(&chan->mbox->peer_quiet) &&
+                !gda_ft_chan_phase_expired(chan, gda_ft_timing_sit_out_ns(
+                                                         chan->deadline_ns))) {
+                /* a peer heard lately may be starved, not gone: the
+                 * re-arm it answers ends the wait */
+                return GDA_FT_DEV_INPROGRESS;
+            }
         }
         gda_ft_atomic_store_rel32_sys(&chan->mbox->awaits_rearm, 0);
         if (gda_ft_chan_may_stay(chan)) {
@@ -972,7 +1006,7 @@ gda_ft_chan_check_peer_left(gda_ft_chan_t *chan)
  * Whether the channel's silence since `since` is its turn waiting behind
  * other channels on a path that moves: some channel to the peer saw a
  * completion on `path` within the last deadline, and this one's own
- * silence is shorter than GDA_FT_CHAN_STARVED_DEADLINES deadlines.
+ * silence is shorter than GDA_FT_TIMING_STARVED_DEADLINES deadlines.
  */
 GDA_FT_DEV_FUNC int gda_ft_chan_path_moving(gda_ft_chan_t *chan,
                                             uint8_t path, uint64_t now,
@@ -981,7 +1015,8 @@ GDA_FT_DEV_FUNC int gda_ft_chan_path_moving(gda_ft_chan_t *chan,
     uint64_t shared;
 
     if ((chan->health == NULL) ||
-        ((now - since) > GDA_FT_CHAN_STARVED_DEADLINES * chan->deadline_ns)) {
+        ((now - since) >
+         GDA_FT_TIMING_STARVED_DEADLINES * chan->deadline_ns)) {
         return 0;
     }
     shared = gda_ft_atomic_load_acq64(&chan->health->progress_ns[path]);
@@ -996,7 +1031,7 @@ GDA_FT_DEV_FUNC int gda_ft_chan_path_moving(gda_ft_chan_t *chan,
  * whose engine paused for a few deadlines made channels on the backup,
  * the primary's port down, lose both paths that way (200 us and 1 ms
  * deadlines on an H200). The wait ends after
- * GDA_FT_CHAN_LAST_PATH_DEADLINES deadlines of silence, at an error
+ * GDA_FT_TIMING_SIT_OUT_DEADLINES deadlines of silence, at an error
  * completion, or when either link changes.
  */
 GDA_FT_DEV_FUNC int gda_ft_chan_last_path_stalls(gda_ft_chan_t *chan,
@@ -1005,7 +1040,7 @@ GDA_FT_DEV_FUNC int gda_ft_chan_last_path_stalls(gda_ft_chan_t *chan,
 {
     if ((chan->mbox == NULL) ||
         ((now - since) >
-         GDA_FT_CHAN_LAST_PATH_DEADLINES * chan->deadline_ns)) {
+         gda_ft_timing_sit_out_ns(chan->deadline_ns))) {
         return 0;
     }
     return gda_ft_chan_link_up(chan, path) &&
@@ -1077,14 +1112,14 @@ gda_ft_chan_progress(gda_ft_chan_t *chan)
             /* work in flight on the primary: every eighth of a deadline,
              * whether the peer found the path dead */
             gda_ft_atomic_store_rlx64(&chan->rearm_check_ns,
-                                      now + chan->deadline_ns / 8);
+                    now + gda_ft_timing_peer_look_ns(chan->deadline_ns));
             return gda_ft_chan_check_peer_left(chan);
         }
         /* a channel that is never idle hears of re-arms too, every half
          * deadline (the notice is across PCIe): on a closed loop that
          * always has work in flight, the primary was never taken back */
         gda_ft_atomic_store_rlx64(&chan->rearm_check_ns,
-                                  now + chan->deadline_ns / 2);
+                now + gda_ft_timing_rearm_look_ns(chan->deadline_ns));
     }
     return gda_ft_chan_check_rearm(chan);
 }

@@ -1024,7 +1024,7 @@ GDA_FT_DEV_FUNC void gda_ft_chan_note_progress(gda_ft_chan_t *chan,
     if (chan->health != NULL) {
         shared = &chan->health->progress_ns[path];
         if (now > gda_ft_atomic_load_rlx64(shared) +
-                  (chan->deadline_ns >> 4)) {
+                  gda_ft_timing_stamp_step_ns(chan->deadline_ns)) {
             gda_ft_atomic_max64(shared, now);
         }
     }

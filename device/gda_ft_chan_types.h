@@ -33,6 +33,7 @@
 #define GDA_FT_CHAN_TYPES_H_
 
 #include "gda_ft_dev_types.h"
+#include "gda_ft_timing.h"
 
 #define GDA_FT_CHAN_PRIMARY       0
 #define GDA_FT_CHAN_BACKUP        1
@@ -109,26 +110,6 @@
  * first completed 0.7-0.9 ms after it was posted, against a 1 ms
  * deadline) */
 #define GDA_FT_CHAN_SIGNAL_WQEBBS 8
-
-/* A channel whose own WQEs see no completion for this many deadlines is
- * dead even while other channels progress on its path (its QP alone may
- * be stuck); for one deadline, the path's progress speaks for it */
-#define GDA_FT_CHAN_STARVED_DEADLINES 8
-
-/* A silent path whose link is up, with the other path's link down, is
- * given this many deadlines before it is left (there is nowhere to go:
- * leaving it ends in NO_PATH); an error completion still moves it at once,
- * and so does the HCA's own retry budget running out */
-#define GDA_FT_CHAN_LAST_PATH_DEADLINES 64
-
-/* While the peer is heard, what waits on it gets this many deadlines more
- * than resolve_ns: the host for its word about a path left, a channel on
- * its last path for the other path's re-arm. Each exchange is a few writes
- * that a slow but healthy path may hold back for a deadline each; a word
- * that comes too late leaves the window's signals and atomics in doubt,
- * and a re-arm that comes too late ends the channel in NO_PATH. A peer
- * that is heard nowhere (its ports died) gets no more than resolve_ns. */
-#define GDA_FT_CHAN_HEARD_EXTRA_DEADLINES 2
 
 /* Channel states */
 enum {
@@ -289,7 +270,13 @@ typedef struct gda_ft_chan_mbox {
                                           other one being failed too (0:
                                           none): no recovery window to sit
                                           out then */
-    uint32_t             reserved;     /* 316 */
+    uint32_t             peer_quiet;   /* 316: host: 1 while the peer has
+                                          been heard on no path for
+                                          GDA_FT_TIMING_QUIET_DEADLINES
+                                          deadlines, or its guardian
+                                          takes part in no question: a
+                                          silence is no longer sat out
+                                          for it */
 } gda_ft_chan_mbox_t;
 
 /* Path health of one peer, shared by all channels to it */

@@ -105,17 +105,13 @@ GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_endpoint_t) == 16, dev_endpoint_size);
  * How long a post may wait for a switch or for ring space that stopped
  * draining: longer than the channel itself may wait with a path left. A
  * silent last path whose link is up is sat out for
- * GDA_FT_CHAN_LAST_PATH_DEADLINES deadlines before the channel moves or
+ * GDA_FT_TIMING_SIT_OUT_DEADLINES deadlines before the channel moves or
  * ends in NO_PATH, and a switch takes a few more; a post that gave up
  * sooner reported TIMEOUT for a ring that then drained.
  */
 GDA_FT_DEV_FUNC uint64_t gda_ft_dev_post_wait_ns(const gda_ft_chan_t *chan)
 {
-    uint64_t deadline = (chan->deadline_ns != 0) ? chan->deadline_ns :
-                        1000000000ull;
-
-    return (GDA_FT_CHAN_LAST_PATH_DEADLINES + 4) * deadline +
-           chan->resolve_ns;
+    return gda_ft_timing_post_wait_ns(chan->deadline_ns, chan->resolve_ns);
 }
 
 /*

@@ -116,8 +116,19 @@ static int chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch, unsigned path)
            (attr.state == GDA_FT_HCA_PORT_ACTIVE);
 }
 
+/* B's guardian is this one: it takes part in every question */
+static int chan_peer_guardian_active(void *arg, gda_ft_chan_host_t *ch,
+                                     uint64_t ns)
+{
+    (void)arg;
+    (void)ch;
+    (void)ns;
+    return 1;
+}
+
 const gda_ft_chan_peer_ops_t chan_peer_ops = {
-    chan_peer_fence, chan_peer_rearm, chan_peer_port_up
+    chan_peer_fence, chan_peer_rearm, chan_peer_port_up,
+    chan_peer_guardian_active
 };
 
 /* ---- setup ------------------------------------------------------------- */
@@ -351,14 +362,15 @@ static unsigned chan_world_guard_pause_us(void)
 
 static void *chan_world_guard_loop(void *arg)
 {
-    chan_world_t *w = (chan_world_t*)arg;
-    unsigned pause  = chan_world_guard_pause_us();
+    chan_world_t *w                    = (chan_world_t*)arg;
+    const gda_ft_chan_peer_ops_t *peer = (w->guard_peer != NULL) ?
+                                         w->guard_peer : &chan_peer_ops;
+    unsigned pause                     = chan_world_guard_pause_us();
     unsigned i;
 
     while (!__atomic_load_n(&w->guard_stop, __ATOMIC_ACQUIRE)) {
         for (i = 0; i < w->params.nchan; ++i) {
-            gda_ft_chan_host_guard(&w->a[i], &chan_peer_ops, w,
-                                   gda_ft_dev_now_ns());
+            gda_ft_chan_host_guard(&w->a[i], peer, w, gda_ft_dev_now_ns());
         }
         if (pause == 0) {
             sched_yield();

@@ -85,6 +85,8 @@ typedef struct chan_world {
     pthread_t              guard_thread;
     int                    guard_stop;
     int                    guard_running;
+    /* the peer's end the guardian thread asks; NULL: chan_peer_ops */
+    const gda_ft_chan_peer_ops_t *guard_peer;
 } chan_world_t;
 
 /* Defaults: 2 channels, 1 MiB data, 4096-WQEBB rings, 100 ms deadline */

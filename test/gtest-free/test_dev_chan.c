@@ -1256,15 +1256,16 @@ static int chan_late_port_up(void *arg, gda_ft_chan_host_t *ch,
  */
 GDA_FT_TEST_TIMEOUT(dev_chan, rearm_waits_for_the_peers_word, 60)
 {
-    static const gda_ft_chan_peer_ops_t late_ops = {
-        chan_late_fence, chan_late_rearm, chan_late_port_up
-    };
+    gda_ft_chan_peer_ops_t late_ops = chan_peer_ops;
     chan_world_params_t params;
     chan_worker_t wk[1];
     pthread_t th[1];
     chan_world_t w;
     double deadline;
 
+    late_ops.fence   = chan_late_fence;
+    late_ops.rearm   = chan_late_rearm;
+    late_ops.port_up = chan_late_port_up;
     chan_world_default_params(&params);
     params.nchan = 1;
     chan_world_init(&w, &params);

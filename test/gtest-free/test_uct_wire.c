@@ -917,3 +917,70 @@ GDA_FT_TEST_TIMEOUT(uct_wire, valgrind_clean, 300)
     GDA_FT_ASSERT(WIFEXITED(ret));
     GDA_FT_ASSERT_EQ(WEXITSTATUS(ret), 0);
 }
+
+/* Writes a question into mailbox slot q as the peer's control writes do:
+ * its fields with `tag`, then its epoch */
+static void wire_question(volatile struct uct_gda_ft_mbox_slot *q,
+                          uint32_t tag, uint32_t epoch, unsigned op,
+                          unsigned path, uint32_t psn0, uint32_t psn1)
+{
+    q->req_tag    = tag;
+    q->req        = (op << 16) | path;
+    q->req_psn[0] = psn0;
+    q->req_psn[1] = psn1;
+    __atomic_store_n(&q->req_epoch, epoch, __ATOMIC_RELEASE);
+}
+
+/*
+ * The peer's questions and answers come over either control path, and a
+ * late write over one may land after a newer one over the other. A late
+ * question is none (answered again, a late re-arm reset an end that a
+ * newer question had fenced, with the PSNs of before, and the word on the
+ * next switch came from another PSN space); a question whose fields a
+ * late write overtook is read once they are its own; an answer's fields
+ * are its epoch's, whatever landed around it.
+ */
+GDA_FT_TEST(uct_wire, mailbox_questions_and_answers_survive_late_writes)
+{
+    volatile struct uct_gda_ft_mbox_slot slot;
+    uct_gda_ft_mbox_question_t question;
+    unsigned refused;
+    uint32_t psn;
+
+    memset((void*)&slot, 0, sizeof(slot));
+    GDA_FT_ASSERT(!uct_gda_ft_mbox_read_question(&slot, 0, &question));
+
+    wire_question(&slot, 7, 7, UCT_GDA_FT_CHAN_ASK_FENCE, 1, 4, 0);
+    GDA_FT_ASSERT(uct_gda_ft_mbox_read_question(&slot, 6, &question));
+    GDA_FT_ASSERT_EQ(question.epoch, 7);
+    GDA_FT_ASSERT_EQ(question.op, UCT_GDA_FT_CHAN_ASK_FENCE);
+    GDA_FT_ASSERT_EQ(question.path, 1);
+    GDA_FT_ASSERT_EQ(question.psn[0], 4);
+    /* answered: seen is 7 */
+    GDA_FT_ASSERT(!uct_gda_ft_mbox_read_question(&slot, 7, &question));
+
+    /* question 6, a re-arm, lands late and whole */
+    wire_question(&slot, 6, 6, UCT_GDA_FT_CHAN_ASK_REARM, 1, 0x123456,
+                  0x654321);
+    GDA_FT_ASSERT(!uct_gda_ft_mbox_read_question(&slot, 7, &question));
+
+    /* question 8, whose fields a late write of 6 overtook */
+    wire_question(&slot, 6, 8, UCT_GDA_FT_CHAN_ASK_FENCE, 0, 4, 0);
+    GDA_FT_ASSERT(!uct_gda_ft_mbox_read_question(&slot, 7, &question));
+    slot.req_tag = 8;
+    GDA_FT_ASSERT(uct_gda_ft_mbox_read_question(&slot, 7, &question));
+    GDA_FT_ASSERT_EQ(question.path, 0);
+
+    /* epochs wrap */
+    wire_question(&slot, 2, 2, UCT_GDA_FT_CHAN_ASK_REARM, 0, 1, 2);
+    GDA_FT_ASSERT(uct_gda_ft_mbox_read_question(&slot, UINT32_MAX - 1,
+                                                &question));
+
+    /* an answer is one word: the answer to 8 is 8's */
+    slot.answer = UCT_GDA_FT_MBOX_ANSWER(7, 1, 0x111111);
+    GDA_FT_ASSERT(!uct_gda_ft_mbox_read_answer(&slot, 8, &refused, &psn));
+    slot.answer = UCT_GDA_FT_MBOX_ANSWER(8, 0, 0xabcdef);
+    GDA_FT_ASSERT(uct_gda_ft_mbox_read_answer(&slot, 8, &refused, &psn));
+    GDA_FT_ASSERT_EQ(refused, 0);
+    GDA_FT_ASSERT_EQ(psn, 0xabcdef);
+}

@@ -203,6 +203,7 @@ ucs_status_t gda_ft_chan_host_init(gda_ft_chan_host_t *ch,
      * reports them from its first pass on */
     ch->mbox->link_up[GDA_FT_CHAN_PRIMARY] = GDA_FT_CHAN_LINK_UP;
     ch->mbox->link_up[GDA_FT_CHAN_BACKUP]  = GDA_FT_CHAN_LINK_UP;
+    ch->heard_ns          = gda_ft_dev_now_ns();
     ch->chan.scratch_addr = (uintptr_t)ch->scratch;
 
     for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
@@ -316,23 +317,30 @@ static void gda_ft_chan_host_left(gda_ft_chan_host_t *ch, unsigned path,
 }
 
 /*
- * How long after first seeing a switch record the host waits for the
- * peer's word: the grace, then resolve_ns, and
- * GDA_FT_CHAN_HEARD_EXTRA_DEADLINES deadlines more while the peer is heard
- * on either path (mailbox link_up says GDA_FT_CHAN_LINK_UP).
+ * Whether waits on the peer stop sitting out its silence
+ * (gda_ft_timing.h): it has been heard on no path for
+ * GDA_FT_TIMING_QUIET_DEADLINES deadlines, or its guardian took part in
+ * no question for the silence sat out. Without a deadline, never.
  */
+static int gda_ft_chan_host_peer_quiet(const gda_ft_chan_host_t *ch,
+                                       const gda_ft_chan_peer_ops_t *peer,
+                                       void *arg, uint64_t now_ns)
+{
+    uint64_t deadline = ch->params.deadline_ns;
+
+    return (deadline != 0) &&
+           (((now_ns - ch->heard_ns) > gda_ft_timing_quiet_ns(deadline)) ||
+            !peer->guardian_active(arg, (gda_ft_chan_host_t*)ch,
+                                   gda_ft_timing_sit_out_ns(deadline)));
+}
+
+/* How long after first seeing a switch record the host waits for the
+ * peer's word (gda_ft_timing_word_window_ns) */
 static uint64_t gda_ft_chan_host_word_window(const gda_ft_chan_host_t *ch)
 {
-    uint64_t window = ch->params.grace_ns + ch->params.resolve_ns;
-    unsigned path;
-
-    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
-        if (ch->mbox->link_up[path] == GDA_FT_CHAN_LINK_UP) {
-            return window + GDA_FT_CHAN_HEARD_EXTRA_DEADLINES *
-                            ch->params.deadline_ns;
-        }
-    }
-    return window;
+    return gda_ft_timing_word_window_ns(ch->params.deadline_ns,
+                                        ch->params.resolve_ns,
+                                        !ch->peer_quiet);
 }
 
 /*
@@ -501,7 +509,8 @@ static ucs_status_t gda_ft_chan_host_probe_done(gda_ft_chan_host_t *ch,
                                                 uint64_t now_ns)
 {
     gda_ft_chan_host_path_t *p = &ch->path[path];
-    uint64_t timeout = ucs_max(ch->params.deadline_ns, ch->params.resolve_ns);
+    uint64_t timeout = gda_ft_timing_probe_wait_ns(ch->params.deadline_ns,
+                                                   ch->params.resolve_ns);
     gda_ft_dev_cqe_info_t info;
     gda_ft_dev_status_t done;
     gda_ft_dev_cq_t cq;
@@ -568,7 +577,8 @@ static ucs_status_t gda_ft_chan_host_rearm(gda_ft_chan_host_t *ch,
 
     status = peer->rearm(arg, ch, path, &p->conn);
     if (status == UCS_INPROGRESS) {
-        if ((now_ns - p->rearm_ask_ns) < (2 * ch->params.resolve_ns)) {
+        if ((now_ns - p->rearm_ask_ns) <
+            gda_ft_timing_rearm_answer_ns(ch->params.resolve_ns)) {
             return status;
         }
         status = UCS_ERR_TIMED_OUT;   /* the peer did not answer */
@@ -677,8 +687,20 @@ int gda_ft_chan_host_guard(gda_ft_chan_host_t *ch,
     const gda_ft_chan_record_t *rec;
     int work     = 0;
     ucs_status_t status;
-    uint32_t next;
+    uint32_t next, link;
     unsigned path;
+
+    /* What is known of the ports first: a guardian that was not scheduled
+     * for a while must not take the peer for quiet before it looked */
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+        link = gda_ft_chan_host_link_up(ch, peer, arg, path);
+        if (link == GDA_FT_CHAN_LINK_UP) {
+            ch->heard_ns = now_ns;
+        }
+        gda_ft_atomic_store_rel32(&ch->mbox->link_up[path], link);
+    }
+    ch->peer_quiet = gda_ft_chan_host_peer_quiet(ch, peer, arg, now_ns);
+    gda_ft_atomic_store_rel32(&ch->mbox->peer_quiet, ch->peer_quiet);
 
     /* Records in order. One that asks for the peer's word waits a grace
      * period first: completions of the abandoned QP that come late still
@@ -700,11 +722,6 @@ int gda_ft_chan_host_guard(gda_ft_chan_host_t *ch,
         ch->handled_seq = next;
     }
 
-    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
-        gda_ft_atomic_store_rel32(&ch->mbox->link_up[path],
-                                  gda_ft_chan_host_link_up(ch, peer, arg,
-                                                           path));
-    }
     /* No re-arm while a switch waits for the peer's word: the question of
      * a re-arm would take the channel's one question slot in the peer's
      * mailbox, and the fence's answer would never be seen. Under load, a

@@ -117,6 +117,11 @@ typedef struct gda_ft_chan_host {
     uint32_t                    fenced_seq;   /* record whose path we
                                                  fenced */
     uint64_t                    pending_ns;   /* when it was seen */
+    uint64_t                    heard_ns;     /* last pass that heard the
+                                                 peer on a path (or the
+                                                 channel's creation) */
+    int                         peer_quiet;   /* that pass's judgement
+                                                 (mailbox peer_quiet) */
     gda_ft_chan_host_counters_t counters;
     gda_ft_chan_host_answer_time_t answer_time;
 } gda_ft_chan_host_t;
@@ -161,6 +166,11 @@ typedef struct gda_ft_chan_peer_ops {
      * known */
     int          (*port_up)(void *arg, gda_ft_chan_host_t *ch,
                             unsigned path);
+    /* Whether the peer's guardian answered or asked a question within
+     * `ns`: a peer that takes part is worth waiting for, one that does not
+     * run its progress (a long computation) is not */
+    int          (*guardian_active)(void *arg, gda_ft_chan_host_t *ch,
+                                    uint64_t ns);
 } gda_ft_chan_peer_ops_t;
 
 /* pd[path], port[path]: the primary and the backup HCA */

@@ -53,22 +53,6 @@
 /* Ring of a target QP: it only responds */
 #define UCT_GDA_FT_CHAN_TARGET_RING 64
 
-/* Deadlines within which the peer's traffic on a path shows its port of
- * that path up */
-#define UCT_GDA_FT_CHAN_HEARD_DEADLINES 2
-
-/* Deadlines a control QP may keep writes unanswered before it is taken
- * for dead and re-armed: a peer QP in the error state never answers, and
- * the HCA's retries may take seconds to say so */
-#define UCT_GDA_FT_CTL_DEAD_DEADLINES 8
-
-/* Questions to the peer's end of a channel path */
-enum {
-    UCT_GDA_FT_CHAN_ASK_FENCE = 1,
-    UCT_GDA_FT_CHAN_ASK_REARM = 2
-};
-
-
 /* Whole pages: the device API's host side maps each region into the GPU
  * on its own (cudaHostRegister), which a page shared with other data
  * would forbid */
@@ -136,13 +120,13 @@ static void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path)
         since = ((int64_t)(ctl->done_ns - ctl->busy_ns) > 0) ?
                 ctl->done_ns : ctl->busy_ns;
         if ((deadline != 0) &&
-            ((now - since) > UCT_GDA_FT_CTL_DEAD_DEADLINES * deadline)) {
+            ((now - since) > GDA_FT_TIMING_CTL_DEAD_DEADLINES * deadline)) {
             ctl->failed    = 1;
             ctl->failed_ns = now;
             ucs_diag("ep %p: control QP of the %s path answered nothing "
                      "for %u deadlines: control writes take the other path "
                      "until it is re-armed", ep, uct_gda_ft_path_name(path),
-                     UCT_GDA_FT_CTL_DEAD_DEADLINES);
+                     GDA_FT_TIMING_CTL_DEAD_DEADLINES);
         }
         return;
     }
@@ -201,15 +185,17 @@ static int uct_gda_ft_ctl_carrier(uct_gda_ft_ep_t *ep, unsigned path,
 }
 
 /*
- * Writes `arg` at arg_offset of the peer's mailbox, then `epoch` at
- * epoch_offset (RC: they land in that order), over the control path that
- * carries news of `path`; *carrier_p: which one. UCS_ERR_NO_RESOURCE when
- * no control path takes it now: the caller writes again at its next pass.
+ * Writes `arg` at arg_offset of the peer's mailbox, then, with an
+ * epoch_length, `epoch` at epoch_offset (RC: they land in that order),
+ * over the control path that carries news of `path`; *carrier_p: which
+ * one. UCS_ERR_NO_RESOURCE when no control path takes it now: the caller
+ * writes again at its next pass.
  */
 static ucs_status_t uct_gda_ft_ctl_write(uct_gda_ft_ep_t *ep, unsigned path,
                                         size_t arg_offset, const void *arg,
                                         size_t arg_length, size_t epoch_offset,
-                                        uint32_t epoch, unsigned *carrier_p)
+                                        const uint32_t *epoch,
+                                        unsigned *carrier_p)
 {
     uint64_t now = gda_ft_dev_now_ns();
     int carrier  = uct_gda_ft_ctl_carrier(ep, path, now);
@@ -229,9 +215,13 @@ static ucs_status_t uct_gda_ft_ctl_write(uct_gda_ft_ep_t *ep, unsigned path,
     (void)gda_ft_sq_post_rdma_write_inline(&ctl->sq, arg, arg_length,
                                            ep->peer_mbox + arg_offset, rkey,
                                            GDA_FT_WQE_SIGNALED, NULL);
-    (void)gda_ft_sq_post_rdma_write_inline(&ctl->sq, &epoch, sizeof(epoch),
-                                           ep->peer_mbox + epoch_offset, rkey,
-                                           GDA_FT_WQE_SIGNALED, NULL);
+    if (epoch != NULL) {
+        (void)gda_ft_sq_post_rdma_write_inline(&ctl->sq, epoch,
+                                               sizeof(*epoch),
+                                               ep->peer_mbox + epoch_offset,
+                                               rkey, GDA_FT_WQE_SIGNALED,
+                                               NULL);
+    }
     gda_ft_sq_ring_db(&ctl->sq);
     *carrier_p = carrier;
     return UCS_OK;
@@ -269,8 +259,8 @@ static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
     uct_gda_ft_mbox_t *mbox  = ep->mbox;
     uint32_t key             = (op << 16) | path;
     uint64_t now             = gda_ft_dev_now_ns();
-    uint32_t args[3]         = {key, psn0, psn1};
-    unsigned carrier;
+    uint32_t args[4];
+    unsigned carrier, refused;
     uint32_t epoch;
 
     if ((op == UCT_GDA_FT_CHAN_ASK_FENCE) &&
@@ -281,13 +271,11 @@ static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
     }
 
     if (c->q[id].ask == key) {
-        if (uct_gda_ft_mbox_epoch(&mbox->chan[id].ans_epoch) ==
-            c->q[id].ask_epoch) {
-            /* the acquire load: the answer, then its fields */
-            c->q[id].ask = 0;
-            *psn_p       = mbox->chan[id].ans_psn;
-            return (mbox->chan[id].ans_status == 0) ? UCS_OK :
-                                                      UCS_ERR_REJECTED;
+        if (uct_gda_ft_mbox_read_answer(&mbox->chan[id], c->q[id].ask_epoch,
+                                        &refused, psn_p)) {
+            c->q[id].ask   = 0;
+            c->guardian_ns = now;
+            return (refused == 0) ? UCS_OK : UCS_ERR_REJECTED;
         }
         if (((now - c->q[id].ask_ns) < ch->params.resolve_ns) &&
             uct_gda_ft_ctl_usable(ep, c->q[id].carrier, now)) {
@@ -297,13 +285,18 @@ static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
          * channel guardian's own bound */
     }
 
-    epoch = c->q[id].ask_epoch + 1;
+    epoch   = c->q[id].ask_epoch + 1;
+    args[0] = epoch;
+    args[1] = key;
+    args[2] = psn0;
+    args[3] = psn1;
     if (uct_gda_ft_ctl_write(ep, path,
-                             ucs_offsetof(uct_gda_ft_mbox_t, chan[id].req),
+                             ucs_offsetof(uct_gda_ft_mbox_t,
+                                          chan[id].req_tag),
                              args, sizeof(args),
                              ucs_offsetof(uct_gda_ft_mbox_t,
                                           chan[id].req_epoch),
-                             epoch, &carrier) != UCS_OK) {
+                             &epoch, &carrier) != UCS_OK) {
         return UCS_INPROGRESS;        /* no room now: the next pass asks */
     }
     c->q[id].ask       = key;
@@ -337,7 +330,7 @@ uct_gda_ft_chan_peer_rearm(void *arg, gda_ft_chan_host_t *ch, unsigned path,
 
 /*
  * Whether the peer's port of `path` is up, as far as its traffic shows:
- * within UCT_GDA_FT_CHAN_HEARD_DEADLINES deadlines, the PSN our target QPs
+ * within GDA_FT_TIMING_HEARD_DEADLINES deadlines, the PSN our target QPs
  * of that path expect next moved (packets of the peer came in through that
  * port), or the endpoint's own QP of that path saw a completion (the peer
  * acknowledged through it). Nothing is posted for it; the targets are read
@@ -360,7 +353,8 @@ static int uct_gda_ft_chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch,
     if ((deadline == 0) || (path >= c->num_paths)) {
         return -1;
     }
-    if ((now - c->heard[path].read_ns) >= deadline / 8) {
+    if ((now - c->heard[path].read_ns) >=
+        gda_ft_timing_peer_look_ns(deadline)) {
         c->heard[path].read_ns = now;
         for (i = 0; i < c->count; ++i) {
             if (gda_ft_hca_qp_query(c->target[i].path[path].qp, &attr) ==
@@ -380,13 +374,27 @@ static int uct_gda_ft_chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch,
     }
     return ((heard_ns != 0) &&
             ((int64_t)(now - heard_ns) <
-             (int64_t)(UCT_GDA_FT_CHAN_HEARD_DEADLINES * deadline))) ? 1 : -1;
+             (int64_t)(GDA_FT_TIMING_HEARD_DEADLINES * deadline))) ? 1 : -1;
+}
+
+/* Whether the peer's guardian answered or asked a question within `ns`:
+ * the peer runs its progress */
+static int uct_gda_ft_chan_peer_guardian_active(void *arg,
+                                                gda_ft_chan_host_t *ch,
+                                                uint64_t ns)
+{
+    uct_gda_ft_ep_chans_t *c = ((uct_gda_ft_ep_t*)arg)->chans;
+
+    (void)ch;
+    return (c->guardian_ns != 0) &&
+           ((gda_ft_dev_now_ns() - c->guardian_ns) <= ns);
 }
 
 static const gda_ft_chan_peer_ops_t uct_gda_ft_chan_peer_ops = {
     uct_gda_ft_chan_peer_fence,
     uct_gda_ft_chan_peer_rearm,
-    uct_gda_ft_chan_peer_port_up
+    uct_gda_ft_chan_peer_port_up,
+    uct_gda_ft_chan_peer_guardian_active
 };
 
 /* The peer's channels left the primary for its failure: ours follow */
@@ -400,38 +408,38 @@ static void uct_gda_ft_chan_peer_left(uct_gda_ft_ep_chans_t *c)
 }
 
 /* The peer asks about our target end of its channel `id` */
-static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id)
+static void
+uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id,
+                            const uct_gda_ft_mbox_question_t *question)
 {
     uct_gda_ft_iface_t *iface  = uct_gda_ft_ep_iface(ep);
     uct_gda_ft_ep_chans_t *c   = ep->chans;
-    uct_gda_ft_mbox_t *mbox    = ep->mbox;
     gda_ft_chan_host_t *target = (id == UCT_GDA_FT_WIRE_CTL_SLOT) ?
                                  c->ctl : &c->target[id];
-    uint32_t epoch             =
-            uct_gda_ft_mbox_epoch(&mbox->chan[id].req_epoch);
-    uint32_t answer[2]         = {1, 0};   /* status (refused), PSN */
-    uint32_t req, op, path;
+    unsigned op                = question->op;
+    unsigned path              = question->path;
+    uint32_t psn0              = question->psn[0];
+    uint32_t psn1              = question->psn[1];
+    uint32_t refused           = 1;
+    uint32_t psn               = 0;
     unsigned carrier;
+    uint64_t answer;
 
-    /* the epoch's acquire load: the question, then its fields */
-    req  = mbox->chan[id].req;
-    op   = req >> 16;
-    path = req & 0xffff;
     if (path >= c->num_paths) {
-        ucs_diag("ep %p: ignoring the peer's question 0x%x about channel "
-                 "%u: no such path", ep, req, id);
-        c->q[id].seen_epoch = epoch;
+        ucs_diag("ep %p: ignoring the peer's question %u about path %u of "
+                 "channel %u: no such path", ep, op, path, id);
+        c->q[id].seen_epoch = question->epoch;
         return;
     }
 
     if ((op == UCT_GDA_FT_CHAN_ASK_FENCE) &&
         (id != UCT_GDA_FT_WIRE_CTL_SLOT)) {
-        if (gda_ft_chan_host_fence_qp(target->path[path].qp, &answer[1]) ==
+        if (gda_ft_chan_host_fence_qp(target->path[path].qp, &psn) ==
             UCS_OK) {
-            answer[0] = 0;
+            refused = 0;
         }
         if ((path == UCT_GDA_FT_PATH_PRIMARY) &&
-            gda_ft_chan_why_path_failed(mbox->chan[id].req_psn[0])) {
+            gda_ft_chan_why_path_failed(psn0)) {
             /* the peer found the primary dead: our channels on it follow
              * rather than each wait for a deadline of its own */
             uct_gda_ft_chan_peer_left(c);
@@ -442,9 +450,7 @@ static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id)
         /* we re-arm this control path too, and our PSNs win: refused */
     } else if (op == UCT_GDA_FT_CHAN_ASK_REARM) {
         if (uct_gda_ft_iface_port_up(iface, path) &&
-            (gda_ft_chan_host_reconnect(target, path,
-                                        mbox->chan[id].req_psn[0],
-                                        mbox->chan[id].req_psn[1]) ==
+            (gda_ft_chan_host_reconnect(target, path, psn0, psn1) ==
              UCS_OK)) {
             if (id == 0) {
                 /* the peer's host channel: what the QP received before is
@@ -455,26 +461,25 @@ static void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id)
                 ucs_diag("ep %p: control QP of the %s path re-armed by the "
                          "peer", ep, uct_gda_ft_path_name(path));
             }
-            answer[0] = 0;
+            refused = 0;
         }
     } else {
-        ucs_diag("ep %p: ignoring the peer's question 0x%x of an unknown "
-                 "kind about channel %u", ep, req, id);
+        ucs_diag("ep %p: ignoring the peer's question of unknown kind %u "
+                 "about channel %u", ep, op, id);
     }
 
+    answer = UCT_GDA_FT_MBOX_ANSWER(question->epoch, refused, psn);
     if (uct_gda_ft_ctl_write(ep, path,
                              ucs_offsetof(uct_gda_ft_mbox_t,
-                                          chan[id].ans_status),
-                             answer, sizeof(answer),
-                             ucs_offsetof(uct_gda_ft_mbox_t,
-                                          chan[id].ans_epoch),
-                             epoch, &carrier) != UCS_OK) {
+                                          chan[id].answer),
+                             &answer, sizeof(answer), 0, NULL,
+                             &carrier) != UCS_OK) {
         return;    /* no room now: answered again at the next pass */
     }
-    c->q[id].seen_epoch = epoch;
+    c->q[id].seen_epoch = question->epoch;
     ucs_debug("ep %p: channel %u path %u: the peer's %s %s", ep, id,
               path, (op == UCT_GDA_FT_CHAN_ASK_FENCE) ? "fence" : "re-arm",
-              answer[0] ? "refused" : "done");
+              refused ? "refused" : "done");
 }
 
 
@@ -492,13 +497,10 @@ static void uct_gda_ft_chan_params(uct_gda_ft_iface_t *iface,
     memset(params, 0, sizeof(*params));
     params->wqebb_cnt   = wqebb_cnt;
     params->deadline_ns = deadline;
-    params->grace_ns    = deadline / 8;
-    /* the peer's word comes after the grace, a pass of the channel guardian
-     * at each end and a round trip (gda_ft_chan_host_word_window() gives a
-     * peer that is heard GDA_FT_CHAN_HEARD_EXTRA_DEADLINES more) */
+    params->grace_ns    = gda_ft_timing_grace_ns(deadline);
     params->resolve_ns  = (deadline != 0) ?
-                          deadline + params->grace_ns +
-                          4 * iface->config.chan_guard_ns :
+                          gda_ft_timing_resolve_ns(
+                                  deadline, iface->config.chan_guard_ns) :
                           iface->config.recovery_ns;
     params->max_chunk   = UCT_GDA_FT_CHAN_MAX_CHUNK;
     params->recovery_ns = iface->config.recovery_ns;
@@ -921,7 +923,8 @@ static void uct_gda_ft_ctl_rearm(uct_gda_ft_ep_t *ep, unsigned path,
     status = uct_gda_ft_chan_ask(ep, UCT_GDA_FT_CHAN_ASK_REARM, ch, path,
                                  p->conn.sq_psn, p->conn.rq_psn, &unused);
     if (status == UCS_INPROGRESS) {
-        if ((now - ctl->failed_ns) < (2 * ch->params.resolve_ns)) {
+        if ((now - ctl->failed_ns) <
+            gda_ft_timing_rearm_answer_ns(ch->params.resolve_ns)) {
             return;
         }
         status = UCS_ERR_TIMED_OUT;
@@ -940,6 +943,7 @@ static void uct_gda_ft_ctl_rearm(uct_gda_ft_ep_t *ep, unsigned path,
 void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now)
 {
     uct_gda_ft_ep_chans_t *c = ep->chans;
+    uct_gda_ft_mbox_question_t question;
     unsigned i, path;
 
     /* An endpoint that UCT reported failed (its host channel lost every
@@ -950,18 +954,20 @@ void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now)
         return;
     }
 
-    if (uct_gda_ft_mbox_epoch(
-                &ep->mbox->chan[UCT_GDA_FT_WIRE_CTL_SLOT].req_epoch) !=
-        c->q[UCT_GDA_FT_WIRE_CTL_SLOT].seen_epoch) {
-        uct_gda_ft_chan_answer_peer(ep, UCT_GDA_FT_WIRE_CTL_SLOT);
+    if (uct_gda_ft_mbox_read_question(
+                &ep->mbox->chan[UCT_GDA_FT_WIRE_CTL_SLOT],
+                c->q[UCT_GDA_FT_WIRE_CTL_SLOT].seen_epoch, &question)) {
+        c->guardian_ns = now;
+        uct_gda_ft_chan_answer_peer(ep, UCT_GDA_FT_WIRE_CTL_SLOT, &question);
     }
     for (path = 0; path < c->num_paths; ++path) {
         uct_gda_ft_ctl_rearm(ep, path, now);
     }
     for (i = 0; i < c->count; ++i) {
-        if (uct_gda_ft_mbox_epoch(&ep->mbox->chan[i].req_epoch) !=
-            c->q[i].seen_epoch) {
-            uct_gda_ft_chan_answer_peer(ep, i);
+        if (uct_gda_ft_mbox_read_question(&ep->mbox->chan[i],
+                                          c->q[i].seen_epoch, &question)) {
+            c->guardian_ns = now;
+            uct_gda_ft_chan_answer_peer(ep, i, &question);
         }
         gda_ft_chan_host_guard(&c->init[i], &uct_gda_ft_chan_peer_ops, ep,
                                now);

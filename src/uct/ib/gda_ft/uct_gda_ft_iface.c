@@ -30,8 +30,6 @@
 /* DEADLINE=auto, see its documentation below */
 #define UCT_GDA_FT_DEADLINE_HW_NS    (100000000ull)   /* 100 ms */
 #define UCT_GDA_FT_DEADLINE_SOFT_NS  (1000000000ull)  /* 1 s */
-#define UCT_GDA_FT_GUARD_MIN_NS      (10000ull)       /* 10 us */
-#define UCT_GDA_FT_GUARD_MAX_NS      (1000000ull)     /* 1 ms */
 
 static const char *uct_gda_ft_chan_rings_names[] = {"mapped", "host", NULL};
 
@@ -88,7 +86,13 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      "1s on a software HCA, whose engine is a CPU thread that a loaded\n"
      "machine may not schedule for longer than 100ms (a dead soft link is\n"
      "still left after the 0.54 s retry window, by its error completion).\n"
-     "0 or inf disables the deadline (error completions still fail over).",
+     "0 or inf disables the deadline (error completions still fail over).\n"
+     "Every other interval is derived from it (device/gda_ft_timing.h):\n"
+     "a channel starved behind others on a moving path is left after 8x;\n"
+     "the peer's word about a path left is awaited DEADLINE + 1/8 + four\n"
+     "guardian passes, 2x more while the peer is heard; and a peer silent\n"
+     "on links that are up is waited for 64x before operations to it fail\n"
+     "(NO_PATH, IN_DOUBT): silence may be starvation, not death.",
      ucs_offsetof(uct_gda_ft_iface_config_t, deadline),
      UCS_CONFIG_TYPE_TIME_UNITS},
 
@@ -710,11 +714,7 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
                                             config->deadline);
     }
     if (config->guard_interval == UCS_TIME_AUTO) {
-        guard_ns = (iface->config.deadline_ns == 0) ?
-                   UCT_GDA_FT_GUARD_MAX_NS :
-                   ucs_max(UCT_GDA_FT_GUARD_MIN_NS,
-                           ucs_min(UCT_GDA_FT_GUARD_MAX_NS,
-                                   iface->config.deadline_ns / 10));
+        guard_ns = gda_ft_timing_guard_ns(iface->config.deadline_ns);
     } else if (config->guard_interval == UCS_TIME_INFINITY) {
         ucs_error("gda_ft: GUARD_INTERVAL must be finite: the guardian "
                   "settles switches and fails back");
@@ -749,9 +749,7 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     iface->config.dev_failover     = config->failover && config->dev_failover;
     iface->config.num_channels     = 1 + config->dev_channels;
     iface->config.chan_guard_ns    =
-            (iface->config.deadline_ns == 0) ? guard_ns :
-            ucs_min(guard_ns, ucs_max(UCT_GDA_FT_GUARD_MIN_NS,
-                                      iface->config.deadline_ns / 50));
+            gda_ft_timing_chan_guard_ns(iface->config.deadline_ns, guard_ns);
     iface->config.max_rd_atomic = ucs_min(16, ucs_min(pattr->max_rd_atomic,
                                                       battr->max_rd_atomic));
     iface->config.max_msg       = ucs_min(UCT_GDA_FT_MAX_ZCOPY,

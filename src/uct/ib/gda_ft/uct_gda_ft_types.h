@@ -212,6 +212,8 @@ typedef struct uct_gda_ft_ep_chans {
         uint32_t          seen_epoch; /* the peer's last question */
     } q[UCT_GDA_FT_WIRE_CHAN_MAX + 1]; /* per channel, then the control
                                           QPs (UCT_GDA_FT_WIRE_CTL_SLOT) */
+    uint64_t              guardian_ns; /* when the peer's guardian last
+                                         answered or asked a question */
     struct {
         uint32_t          rq_psns;    /* the targets' expected PSNs, summed */
         uint64_t          moved_ns;   /* when that last changed */

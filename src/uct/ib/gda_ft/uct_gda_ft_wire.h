@@ -195,17 +195,40 @@ typedef struct uct_gda_ft_wire_oob_hdr {
  * own re-arm (UCT_GDA_FT_WIRE_CTL_SLOT)
  */
 typedef struct uct_gda_ft_mbox {
-    struct {
-        volatile uint32_t req;        /* op << 16 | path */
-        volatile uint32_t req_psn[2]; /* re-arm: first PSN the peer sends,
-                                         first PSN we send */
-        volatile uint32_t req_epoch;  /* written last */
-        volatile uint32_t ans_status; /* 0: done, else refused */
-        volatile uint32_t ans_psn;    /* fence: the PSN it expected next */
-        volatile uint32_t ans_epoch;  /* of our question; written last */
-        uint32_t          reserved;
+    struct uct_gda_ft_mbox_slot {
+        volatile uint32_t req_tag;    /*  0: the question's epoch, written
+                                          with its fields in one write */
+        volatile uint32_t req;        /*  4: op << 16 | path */
+        volatile uint32_t req_psn[2]; /*  8: re-arm: first PSN the peer
+                                          sends, first PSN we send */
+        volatile uint32_t req_epoch;  /* 16: written last, after them */
+        uint32_t          reserved;   /* 20 */
+        volatile uint64_t answer;     /* 24: UCT_GDA_FT_MBOX_ANSWER() to
+                                          our question, one write */
     } chan[UCT_GDA_FT_WIRE_CHAN_MAX + 1];
 } uct_gda_ft_mbox_t;
+
+/*
+ * The peer's questions and answers may come over either control path, and
+ * a late write over one may land after a newer one over the other. So a
+ * question's fields carry its epoch (req_tag), and a question counts only
+ * when its epoch is newer than the last one answered; an answer is one
+ * aligned 64-bit word: the question's epoch, refused (0: done) and the
+ * PSN (a fence: the one its end expected next).
+ */
+/* Questions (mailbox req: op << 16 | path) about the peer's end of a
+ * channel path */
+enum {
+    UCT_GDA_FT_CHAN_ASK_FENCE = 1,   /* to ERR; the PSN it expected next */
+    UCT_GDA_FT_CHAN_ASK_REARM = 2    /* RESET -> RTS with req_psn[] */
+};
+
+#define UCT_GDA_FT_MBOX_ANSWER(_epoch, _refused, _psn) \
+    (((uint64_t)(_epoch) << 32) | ((uint64_t)((_refused) & 0xff) << 24) | \
+     ((_psn) & 0xffffff))
+#define UCT_GDA_FT_MBOX_ANSWER_EPOCH(_a)   ((uint32_t)((_a) >> 32))
+#define UCT_GDA_FT_MBOX_ANSWER_REFUSED(_a) ((unsigned)((_a) >> 24) & 0xff)
+#define UCT_GDA_FT_MBOX_ANSWER_PSN(_a)     ((uint32_t)(_a) & 0xffffff)
 
 /* The mailbox slot of the control QPs */
 #define UCT_GDA_FT_WIRE_CTL_SLOT UCT_GDA_FT_WIRE_CHAN_MAX
@@ -220,6 +243,62 @@ typedef struct uct_gda_ft_mbox {
 static inline uint32_t uct_gda_ft_mbox_epoch(const volatile uint32_t *epoch)
 {
     return __atomic_load_n(epoch, __ATOMIC_ACQUIRE);
+}
+
+/* A question read from a mailbox slot */
+typedef struct uct_gda_ft_mbox_question {
+    uint32_t epoch;
+    unsigned op;      /* UCT_GDA_FT_CHAN_ASK_* */
+    unsigned path;
+    uint32_t psn[2];
+} uct_gda_ft_mbox_question_t;
+
+/*
+ * Reads the question in slot q if one newer than `seen` (the last one
+ * answered, wrap-safe) is there whole: 1 with *question. 0 when there is
+ * none (a late write of an older one is none), or its fields are not its
+ * own yet: their tag says so before and after they are read.
+ */
+static inline int
+uct_gda_ft_mbox_read_question(const volatile struct uct_gda_ft_mbox_slot *q,
+                              uint32_t seen,
+                              uct_gda_ft_mbox_question_t *question)
+{
+    uint32_t epoch = uct_gda_ft_mbox_epoch(&q->req_epoch);
+    uint32_t req;
+
+    if (((int32_t)(epoch - seen) <= 0) ||
+        (uct_gda_ft_mbox_epoch(&q->req_tag) != epoch)) {
+        return 0;
+    }
+    req                = q->req;
+    question->psn[0]   = q->req_psn[0];
+    question->psn[1]   = q->req_psn[1];
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (uct_gda_ft_mbox_epoch(&q->req_tag) != epoch) {
+        return 0;
+    }
+    question->epoch = epoch;
+    question->op    = req >> 16;
+    question->path  = req & 0xffff;
+    return 1;
+}
+
+/* Whether slot q holds the answer to our question `epoch`: 1 with
+ * *refused_p and *psn_p, from one word */
+static inline int
+uct_gda_ft_mbox_read_answer(const volatile struct uct_gda_ft_mbox_slot *q,
+                            uint32_t epoch, unsigned *refused_p,
+                            uint32_t *psn_p)
+{
+    uint64_t answer = __atomic_load_n(&q->answer, __ATOMIC_ACQUIRE);
+
+    if (UCT_GDA_FT_MBOX_ANSWER_EPOCH(answer) != epoch) {
+        return 0;
+    }
+    *refused_p = UCT_GDA_FT_MBOX_ANSWER_REFUSED(answer);
+    *psn_p     = UCT_GDA_FT_MBOX_ANSWER_PSN(answer);
+    return 1;
 }
 
 
