@@ -134,7 +134,7 @@ typedef struct gda_ft_soft_sge {
 
 /* One parsed send WQE on its way through the RC protocol */
 /* Largest message whose data in device memory is copied to the host at
- * once (gda_ft_soft_req.c) */
+ * once (gda_ft_soft_parse.c) */
 #define GDA_FT_SOFT_SNAPSHOT_MAX (256u * 1024)
 
 typedef struct gda_ft_soft_op {
@@ -463,6 +463,69 @@ const char *gda_ft_soft_req_describe(gda_ft_soft_qp_t *qp, char *buf,
 int gda_ft_soft_qp_flush(gda_ft_soft_qp_t *qp);
 int gda_ft_soft_qp_busy(gda_ft_soft_qp_t *qp);
 uint64_t gda_ft_soft_qp_next_timer(gda_ft_soft_qp_t *qp);
+
+/* Send WQE parser and an op's local data (gda_ft_soft_parse.c), for the
+ * requester */
+
+static inline gda_ft_soft_op_t *gda_ft_soft_op_at(gda_ft_soft_qp_t *qp,
+                                                 unsigned idx)
+{
+    return &qp->ops[idx & (qp->super.init.sq_wqebb_cnt - 1)];
+}
+
+static inline int gda_ft_soft_op_is_read(const gda_ft_soft_op_t *op)
+{
+    return op->mlx5_opcode == GDA_FT_MLX5_OPCODE_RDMA_READ;
+}
+
+static inline int gda_ft_soft_op_is_atomic(const gda_ft_soft_op_t *op)
+{
+    switch (op->mlx5_opcode) {
+    case GDA_FT_MLX5_OPCODE_ATOMIC_CS:
+    case GDA_FT_MLX5_OPCODE_ATOMIC_FA:
+    case GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_CS:
+    case GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_FA:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Operations completed only by a response carrying data */
+static inline int gda_ft_soft_op_needs_response(const gda_ft_soft_op_t *op)
+{
+    return gda_ft_soft_op_is_read(op) || gda_ft_soft_op_is_atomic(op);
+}
+
+static inline int gda_ft_soft_op_atomic_size(const gda_ft_soft_op_t *op)
+{
+    if ((op->mlx5_opcode == GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_CS) ||
+        (op->mlx5_opcode == GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_FA)) {
+        return 1 << ((op->opmod & 7) + 2);
+    }
+    return 8;
+}
+
+/* The send queue's producer index, from its doorbell record */
+static inline uint16_t gda_ft_soft_sq_pi(gda_ft_soft_qp_t *qp)
+{
+    return gda_ft_be32toh(__atomic_load_n(
+            &qp->super.init.dbrec[GDA_FT_MLX5_SND_DBR], __ATOMIC_ACQUIRE)) &
+           0xffff;
+}
+
+/* Parses one WQE at WQEBB counter bb into op (its syndrome on bad input)
+ * and gives it its PSNs; returns its size in WQEBBs */
+unsigned gda_ft_soft_parse_wqe(gda_ft_soft_qp_t *qp, gda_ft_soft_op_t *op,
+                               uint16_t bb);
+/* Parses the WQEs the doorbell gave into ops; 1 when it took any */
+int gda_ft_soft_req_parse(gda_ft_soft_qp_t *qp);
+/* Copies [offset, offset+len) of the op's local data into dst */
+void gda_ft_soft_op_gather(gda_ft_soft_op_t *op, uint32_t offset,
+                           uint8_t *dst, uint32_t len);
+/* Copies src into [offset, offset+len) of the op's local buffers */
+void gda_ft_soft_op_scatter(const gda_ft_soft_op_t *op, uint32_t offset,
+                            const uint8_t *src, uint32_t len);
 
 /* Responder (gda_ft_soft_resp.c) */
 void gda_ft_soft_resp_handle_request(gda_ft_soft_qp_t *qp,
