@@ -180,15 +180,17 @@ GDA_FT_HOST_DEV_FUNC uint64_t gda_ft_timing_sit_out_ns(uint64_t deadline)
 }
 
 /* How long the host waits for the peer's word about a path left, from the
- * record: the grace and resolve_ns; and up to the silence sat out while
- * the peer is not quiet (heard within GDA_FT_TIMING_QUIET_DEADLINES: the
- * word can still come) */
+ * record: the grace and resolve_ns; GDA_FT_TIMING_HEARD_EXTRA_DEADLINES
+ * more while the peer is heard on a path; and the silence sat out while
+ * the peer is not quiet (its guardian takes part: the word can still
+ * come) */
 GDA_FT_HOST_DEV_FUNC uint64_t gda_ft_timing_word_window_ns(uint64_t deadline,
                                                       uint64_t resolve_ns,
-                                                      int heard_lately)
+                                                      int heard, int quiet)
 {
     return gda_ft_timing_grace_ns(deadline) + resolve_ns +
-           (heard_lately ? gda_ft_timing_sit_out_ns(deadline) : 0);
+           (heard ? GDA_FT_TIMING_HEARD_EXTRA_DEADLINES * deadline : 0) +
+           (quiet ? 0 : gda_ft_timing_sit_out_ns(deadline));
 }
 
 /* How long a channel waits for the host's answer to a record: the host's
@@ -197,7 +199,7 @@ GDA_FT_HOST_DEV_FUNC uint64_t gda_ft_timing_word_window_ns(uint64_t deadline,
 GDA_FT_HOST_DEV_FUNC uint64_t gda_ft_timing_answer_wait_ns(uint64_t deadline,
                                                       uint64_t resolve_ns)
 {
-    return gda_ft_timing_word_window_ns(deadline, resolve_ns, 1) +
+    return gda_ft_timing_word_window_ns(deadline, resolve_ns, 1, 0) +
            resolve_ns + GDA_FT_TIMING_HEARD_EXTRA_DEADLINES * deadline;
 }
 

@@ -338,9 +338,15 @@ static int gda_ft_chan_host_peer_quiet(const gda_ft_chan_host_t *ch,
  * peer's word (gda_ft_timing_word_window_ns) */
 static uint64_t gda_ft_chan_host_word_window(const gda_ft_chan_host_t *ch)
 {
+    int heard = 0;
+    unsigned path;
+
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+        heard |= (ch->mbox->link_up[path] == GDA_FT_CHAN_LINK_UP);
+    }
     return gda_ft_timing_word_window_ns(ch->params.deadline_ns,
-                                        ch->params.resolve_ns,
-                                        !ch->peer_quiet);
+                                        ch->params.resolve_ns, heard,
+                                        ch->peer_quiet);
 }
 
 /*
