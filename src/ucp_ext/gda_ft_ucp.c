@@ -418,6 +418,13 @@ ucs_status_t gda_ft_ucp_device_ep_query(gda_ft_ucp_device_ep_h dev_ep,
     return uct_gda_ft_channels_query(dev_ep->held, channel, &copy, query);
 }
 
+unsigned gda_ft_ucp_device_ep_peer_state(gda_ft_ucp_device_ep_h dev_ep,
+                                         uint64_t *gone_ns_p)
+{
+    return GDA_FT_PEER_STATE(uct_gda_ft_peer_word(&dev_ep->held->peer,
+                                                  gone_ns_p));
+}
+
 uint64_t gda_ft_ucp_fetched(gda_ft_ucp_device_ep_h dev_ep, const void *result)
 {
     gda_ft_dev_endpoint_t host_ep = {0};

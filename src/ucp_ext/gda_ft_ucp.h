@@ -104,6 +104,17 @@ ucs_status_t gda_ft_ucp_device_ep_query(gda_ft_ucp_device_ep_h dev_ep,
                                         unsigned channel,
                                         gda_ft_chan_query_t *query);
 
+/*
+ * The peer's state as the endpoint's host half last published it
+ * (GDA_FT_PEER_REACHABLE, GDA_FT_PEER_GONE, GDA_FT_PEER_BACK; kernels
+ * read it with gda_ft_dev_peer_state()), and when it gave the peer up, on
+ * gda_ft_dev_now_ns()'s clock (0: it has not). Gone: nothing was heard
+ * from the peer on either path for a deadline and a half, or its endpoint
+ * failed; posts and waits to it then return GDA_FT_DEV_PEER_GONE at once.
+ */
+unsigned gda_ft_ucp_device_ep_peer_state(gda_ft_ucp_device_ep_h dev_ep,
+                                         uint64_t *gone_ns_p);
+
 /* The value a fetch-add or compare-swap on dev_ep fetched, from its result
  * slot or a copy of it in host memory (the kernels' own read is
  * gda_ft_dev_fetched(): the HCAs' byte order is the endpoint's) */

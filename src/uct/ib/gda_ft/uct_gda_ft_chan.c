@@ -119,7 +119,7 @@ static void uct_gda_ft_ctl_reset(uct_gda_ft_ep_t *ep, unsigned path)
 
 /* Retires what the peer acknowledged; an error completion leaves the
  * control path unusable until its re-arm */
-static void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path)
+void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path)
 {
     uct_gda_ft_ep_ctl_t *ctl = &ep->ctl[path];
     uint64_t deadline        = uct_gda_ft_ep_iface(ep)->config.deadline_ns;
@@ -942,11 +942,11 @@ void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now)
     uct_gda_ft_ep_chans_t *c = ep->chans;
     unsigned i, path;
 
-    /* An endpoint that UCT reported failed (its host channel lost every
-     * path) rests: a re-arm would only ask nobody, and each resets a QP
-     * (on the soft HCA, under its engine's lock; docs/ucx-conformance.md) */
-    if ((c == NULL) || (c->count == 0) ||
-        (ep->flags & UCT_GDA_FT_EP_FLAG_ERR_REPORTED)) {
+    /* An endpoint whose peer is gone, or that UCT reported failed (its
+     * host channel lost every path), rests: a re-arm would only ask
+     * nobody, and each resets a QP (on the soft HCA, under its engine's
+     * lock; docs/ucx-conformance.md) */
+    if ((c == NULL) || (c->count == 0) || uct_gda_ft_peer_check(ep, now)) {
         return;
     }
 

@@ -24,6 +24,7 @@
 #include "uct_gda_ft_counters.h"
 #include "gda_ft_chan_types.h"
 #include "uct_gda_ft_wire.h"
+#include "uct_gda_ft_peer.h"
 
 #include <uct/base/uct_iface.h>
 #include <ucs/datastruct/arbiter.h>
@@ -217,6 +218,8 @@ typedef struct uct_gda_ft_ep_chans {
         uint64_t          moved_ns;   /* when that last changed */
         uint64_t          read_ns;    /* when it was last read */
     } heard[2];                       /* per path: the peer's traffic */
+    uct_gda_ft_peer_t     peer;      /* whether the peer is alive
+                                        (uct_gda_ft_peer.c) */
 } uct_gda_ft_ep_chans_t;
 
 

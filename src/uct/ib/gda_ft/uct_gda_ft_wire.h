@@ -203,7 +203,10 @@ typedef struct uct_gda_ft_mbox {
         volatile uint32_t ans_status; /* 0: done, else refused */
         volatile uint32_t ans_psn;    /* fence: the PSN it expected next */
         volatile uint32_t ans_epoch;  /* of our question; written last */
-        uint32_t          reserved;
+        volatile uint32_t beat;       /* control slot: the peer's liveness
+                                         probes land here (their count;
+                                         nobody reads it: the probe is the
+                                         write's acknowledgement) */
     } chan[UCT_GDA_FT_WIRE_CHAN_MAX + 1];
 } uct_gda_ft_mbox_t;
 

@@ -1,0 +1,51 @@
+/*
+ * gda_ft UCT transport: whether an endpoint's peer is alive.
+ *
+ * A port that dies is failed over; a peer that dies (its process, node or
+ * GPU) leaves both paths dead, and the endpoint's guardian gives it up:
+ * while the channels are connected, each control path carries a liveness
+ * probe (an RDMA WRITE into the peer's mailbox, UCT_GDA_FT_PEER_BEAT_DIV
+ * times a deadline) unless a control write is already in flight there.
+ * The HCA acknowledges a write only while the peer's QP exists: a peer
+ * whose control writes went unanswered on every path for
+ * UCT_GDA_FT_PEER_GONE_EIGHTHS eighths of a deadline (one and a half) is
+ * gone. So is the peer of an endpoint that UCT reported failed.
+ *
+ * Gone is final for these channels: the peer's state word (health and
+ * mailboxes, device/gda_ft_chan_peer.h) says GONE, posts and waits to it
+ * fail at once with GDA_FT_DEV_PEER_GONE, and the guardian stops asking
+ * the peer anything. A restarted peer is a new process with new QPs: it
+ * comes back on a new endpoint.
+ */
+#ifndef UCT_GDA_FT_PEER_H_
+#define UCT_GDA_FT_PEER_H_
+
+#include <stdint.h>
+
+/* Probes per deadline on an idle control path */
+#define UCT_GDA_FT_PEER_BEAT_DIV     4
+/* Eighths of a deadline without an answer on any path: the peer is gone */
+#define UCT_GDA_FT_PEER_GONE_EIGHTHS 12
+
+typedef struct uct_gda_ft_peer {
+    uint32_t word;         /* GDA_FT_PEER_WORD() published last */
+    uint32_t beats;        /* probes written */
+    uint64_t since_ns;     /* the first pass: answers count from then */
+    uint64_t beat_ns[2];   /* last probe per control path */
+    uint64_t gone_ns;      /* when it was given up, 0: not */
+} uct_gda_ft_peer_t;
+
+struct uct_gda_ft_ep;
+
+/*
+ * The guardian's pass over the peer's liveness: probes, and the decision.
+ * Returns 1 while the peer is gone (the guardian then rests), else 0.
+ */
+int uct_gda_ft_peer_check(struct uct_gda_ft_ep *ep, uint64_t now);
+
+/* The peer's state word (GDA_FT_PEER_WORD) and when it was given up (0:
+ * it was not), as the guardian last published them */
+uint32_t uct_gda_ft_peer_word(const uct_gda_ft_peer_t *peer,
+                              uint64_t *gone_ns_p);
+
+#endif
