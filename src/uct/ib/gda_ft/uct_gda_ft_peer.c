@@ -106,8 +106,9 @@ int uct_gda_ft_peer_check(uct_gda_ft_ep_t *ep, uint64_t now)
         waiting = waiting && (ep->ctl[path].failed ||
                               (ep->ctl[path].sq.ci != ep->ctl[path].sq.pi));
     }
-    if (waiting && ((now - answered) >
-                    (deadline * UCT_GDA_FT_PEER_GONE_EIGHTHS) / 8)) {
+    /* signed: an answer polled in this pass is newer than `now` */
+    if (waiting && ((int64_t)(now - answered) >
+                    (int64_t)(deadline * UCT_GDA_FT_PEER_GONE_EIGHTHS) / 8)) {
         uct_gda_ft_peer_give_up(ep, now, "no answer on any path");
         return 1;
     }
