@@ -9,7 +9,13 @@
  *
  *   moe [--ranks N] [--experts E] [--topk K] [--hidden H] [--tokens T]
  *       [--iters I] [--fault-rank R --fault-at I1 --up-at I2]
- *       [--no-failover | --compare] [--plot FILE.png] [--gpu | --cpu]
+ *       [--kill-rank R --at K] [--no-failover | --compare]
+ *       [--plot FILE.png] [--gpu | --cpu]
+ *
+ * --kill-rank R --at K: rank R's process kills itself (SIGKILL) as
+ * iteration K begins, having told the launcher when. The others mask it
+ * (moe.h): the tokens routed to its experts are reported as masked, every
+ * other token is checked, and the job must finish.
  */
 #ifndef _GNU_SOURCE
 #  define _GNU_SOURCE
@@ -49,6 +55,7 @@ static struct {
     unsigned    ranks, experts, topk, hidden, tokens, iters, workers, nchan;
     unsigned    blocks;       /* GPU: CTAs of every phase's kernel */
     int         fault_rank, fault_at, up_at;
+    int         kill_rank, kill_at;   /* -1: none */
     int         failover;     /* 1: on, 0: off, -1: both (--compare) */
     int         use_gpu;      /* -1: auto */
     double      timeout;      /* of one wait, seconds */
@@ -57,7 +64,7 @@ static struct {
     uint64_t    seed;
     int         rank;         /* -1: launcher */
     int         sock;
-} opt = {2, 4, 2, 1024, 64, 60, 2, 2, 1, 0, 20, 40, 1, -1, 20.0, 8.0,
+} opt = {2, 4, 2, 1024, 64, 60, 2, 2, 1, 0, 20, 40, -1, -1, 1, -1, 20.0, 8.0,
          "moe_timeline.png", 2026, -1, -1};
 
 /* What a rank reports per iteration */
@@ -65,6 +72,8 @@ typedef struct {
     uint64_t dispatch_ns, combine_ns;
     uint32_t status;      /* gda_ft_dev_status_t; TIMEOUT: never finished */
     uint32_t on_backup;   /* channels of ours on the backup after it */
+    uint32_t masked;      /* our (token, k) routed to a gone rank */
+    uint32_t gone;        /* the ranks masked (bit r) */
 } moe_iter_rec_t;
 
 /* And once, at the end */
@@ -74,6 +83,10 @@ typedef struct {
     uint32_t gpu;
     gda_ft_chan_counters_t chan;   /* of all our channels */
     double   first_backup_ms;  /* after the switch, 0: none */
+    uint32_t masked;           /* tokens masked */
+    uint32_t reserved;
+    uint64_t gone_ns;          /* the transport gave a peer up (its clock,
+                                  the latest of our peers), 0: never */
 } moe_summary_t;
 
 
@@ -110,7 +123,8 @@ static int moe_read(int fd, void *buf, size_t len)
 enum {
     MOE_MSG_GATHER = 1,   /* a contribution to an all-gather */
     MOE_MSG_REPORT = 2,   /* records and summary, once */
-    MOE_MSG_BYE    = 3    /* launcher: every rank reported */
+    MOE_MSG_BYE    = 3,   /* launcher: every rank reported */
+    MOE_MSG_DYING  = 4    /* the rank kills itself now: its clock */
 };
 
 static void moe_send_blob(int fd, const void *buf, uint32_t len)
@@ -247,7 +261,8 @@ static void moe_layout(moe_ctx_t *c)
     l->back   = l->out + slots;
     l->dsig   = l->back + (uint64_t)c->tokens * c->topk * row;
     l->csig   = l->dsig + 2ull * c->experts * c->nranks * sizeof(uint64_t);
-    l->total  = l->csig + 2ull * c->nranks * c->experts * sizeof(uint64_t);
+    l->gone   = l->csig + 2ull * c->nranks * c->experts * sizeof(uint64_t);
+    l->total  = l->gone + sizeof(uint64_t);
 }
 
 static void moe_ucp_setup(moe_rank_t *m)
@@ -487,8 +502,10 @@ static void moe_run_iteration(moe_rank_t *m, moe_result_t *sum)
         if (i == 0) {
             sum->dispatch_ns = r->dispatch_ns;
             sum->combine_ns  = r->combine_ns;
+            sum->gone        = r->gone;
         }
         moe_fail(sum, (gda_ft_dev_status_t)r->status);
+        sum->masked        += r->masked;
         sum->checked       += r->checked;
         sum->wrong         += r->wrong;
         sum->signal_errors += r->signal_errors;
@@ -525,13 +542,42 @@ static void moe_chan_totals(moe_rank_t *m, moe_summary_t *s,
             if (gda_ft_ucp_device_ep_query(m->dev_ep[p], ch, &q) != UCS_OK) {
                 continue;
             }
-            *on_backup += (q.active == GDA_FT_CHAN_BACKUP);
+            /* a gone peer's channels stay where it left them */
+            *on_backup += (q.active == GDA_FT_CHAN_BACKUP) &&
+                          (gda_ft_ucp_device_ep_peer_state(m->dev_ep[p],
+                                                           NULL) !=
+                           GDA_FT_PEER_GONE);
             moe_counters_add(&s->chan, &q.poster);
             if ((q.recovered_ns > q.switch_ns) && (s->first_backup_ms == 0)) {
                 s->first_backup_ms = (q.recovered_ns - q.switch_ns) / 1e6;
             }
         }
     }
+}
+
+/* The latest time the transport gave one of our peers up, or 0 */
+static uint64_t moe_gone_ns(moe_rank_t *m)
+{
+    uint64_t gone_ns, latest = 0;
+    unsigned p;
+
+    for (p = 0; p < opt.ranks; ++p) {
+        if ((m->dev_ep[p] != NULL) &&
+            (gda_ft_ucp_device_ep_peer_state(m->dev_ep[p], &gone_ns) ==
+             GDA_FT_PEER_GONE)) {
+            latest = MOE_MAX(latest, gone_ns);
+        }
+    }
+    return latest;
+}
+
+/* --kill-rank: tells the launcher when, and dies as a crash would */
+static void moe_die_now(void)
+{
+    uint64_t now = gda_ft_dev_now_ns();
+
+    moe_send_msg(opt.sock, MOE_MSG_DYING, &now, sizeof(now));
+    raise(SIGKILL);
 }
 
 static int moe_rank_main(void)
@@ -578,6 +624,9 @@ static int moe_rank_main(void)
 
     snprintf(dev, sizeof(dev), "r%ua", opt.rank);
     for (it = 0; it < opt.iters; ++it) {
+        if ((opt.rank == opt.kill_rank) && ((int)it == opt.kill_at)) {
+            moe_die_now();
+        }
         if ((opt.rank == opt.fault_rank) && ((int)it == opt.fault_at)) {
             moe_port(dev, 0);
         }
@@ -608,6 +657,9 @@ static int moe_rank_main(void)
         recs[it].dispatch_ns = r.dispatch_ns;
         recs[it].combine_ns  = r.combine_ns;
         recs[it].status      = r.status;
+        recs[it].masked      = r.masked;
+        recs[it].gone        = r.gone;
+        sum.masked          += r.masked;
         sum.checked         += r.checked;
         sum.wrong           += r.wrong;
         sum.signal_errors   += r.signal_errors;
@@ -616,7 +668,8 @@ static int moe_rank_main(void)
         }
         ++sum.done;
     }
-    sum.gpu = (m.place == GDA_FT_UCP_PLACE_CUDA);
+    sum.gpu     = (m.place == GDA_FT_UCP_PLACE_CUDA);
+    sum.gone_ns = moe_gone_ns(&m);
     report_len = opt.iters * sizeof(*recs) + sizeof(sum);
     report     = malloc(report_len);
     memcpy(report, recs, opt.iters * sizeof(*recs));
@@ -654,6 +707,7 @@ typedef struct {
     moe_summary_t   sum[MOE_MAX_RANKS];
     int             got[MOE_MAX_RANKS];
     int             failover;
+    uint64_t        kill_ns;   /* when the killed rank died, 0: none */
 } moe_job_t;
 
 static pid_t moe_spawn(unsigned rank, int fd, int failover, unsigned port,
@@ -734,6 +788,11 @@ static void moe_relay(int *fds, moe_job_t *job, double limit_sec)
                 ++over;
                 continue;
             }
+            if ((type == MOE_MSG_DYING) && (len == sizeof(uint64_t))) {
+                memcpy(&job->kill_ns, blob, sizeof(uint64_t));
+                free(blob);
+                continue;             /* its end of file comes next */
+            }
             if (type == MOE_MSG_REPORT) {
                 if (len == opt.iters * sizeof(moe_iter_rec_t) +
                            sizeof(moe_summary_t)) {
@@ -789,6 +848,10 @@ static int moe_usage(FILE *f, int rc)
         "-1: none)\n"
         "  --fault-at I1    ... at iteration I1 (default 20)\n"
         "  --up-at I2       ... and comes back at I2 (default 40)\n"
+        "  --kill-rank R    rank whose process is killed (default -1: "
+        "none); the others\n"
+        "                   mask it: its experts' tokens are masked\n"
+        "  --at K           ... as iteration K begins (default 10)\n"
         "  --no-failover    UCX_GDA_FT_DEVICE_FAILOVER=n: what users have "
         "today\n"
         "  --compare        both runs, their summaries side by side\n"
@@ -835,13 +898,21 @@ static int moe_cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Iterations every rank finished */
+/* Whether rank r is the one --kill-rank kills: it never reports */
+static int moe_killed(unsigned r)
+{
+    return (int)r == opt.kill_rank;
+}
+
+/* Iterations every rank finished (the killed rank aside) */
 static unsigned moe_job_done(const moe_job_t *job)
 {
     unsigned r, done = opt.iters;
 
     for (r = 0; r < opt.ranks; ++r) {
-        done = MOE_MIN(done, job->got[r] ? job->sum[r].done : 0);
+        if (!moe_killed(r)) {
+            done = MOE_MIN(done, job->got[r] ? job->sum[r].done : 0);
+        }
     }
     return done;
 }
@@ -855,8 +926,10 @@ static uint64_t moe_iter_ns(const moe_job_t *job, unsigned it, int *failed)
 
     *failed = (it >= moe_job_done(job));
     for (r = 0; !*failed && (r < opt.ranks); ++r) {
-        worst = MOE_MAX(worst, job->recs[r][it].dispatch_ns +
-                               job->recs[r][it].combine_ns);
+        if (job->got[r]) {
+            worst = MOE_MAX(worst, job->recs[r][it].dispatch_ns +
+                                   job->recs[r][it].combine_ns);
+        }
     }
     return *failed ? 0 : worst;
 }
@@ -879,7 +952,7 @@ static uint64_t moe_stall_ns(const moe_job_t *job, unsigned it)
 
 static void moe_print_iterations(const moe_job_t *job)
 {
-    unsigned it, r, done = moe_job_done(job);
+    unsigned it, r, done = moe_job_done(job), masked;
     uint64_t d, c;
     char paths[64];
 
@@ -887,8 +960,15 @@ static void moe_print_iterations(const moe_job_t *job)
            "B backup)\n");
     for (it = 0; (it <= done) && (it < opt.iters); ++it) {
         d = c = 0;
+        masked   = 0;
         paths[0] = '\0';
         for (r = 0; (it < done) && (r < opt.ranks); ++r) {
+            if (!job->got[r]) {
+                snprintf(paths + strlen(paths),
+                         sizeof(paths) - strlen(paths), " %u:-", r);
+                continue;
+            }
+            masked += job->recs[r][it].masked;
             d = MOE_MAX(d, job->recs[r][it].dispatch_ns);
             c = MOE_MAX(c, job->recs[r][it].combine_ns);
             snprintf(paths + strlen(paths), sizeof(paths) - strlen(paths),
@@ -899,11 +979,17 @@ static void moe_print_iterations(const moe_job_t *job)
                    moe_stall_ns(job, it) / 1e9);
             break;
         }
-        printf("%4u  %12.3f  %11.3f %s%s%s\n", it, d / 1e6, c / 1e6, paths,
+        printf("%4u  %12.3f  %11.3f %s%s%s%s", it, d / 1e6, c / 1e6, paths,
                ((int)it == opt.fault_at) && (opt.fault_rank >= 0) ?
                "   <- port down" : "",
                ((int)it == opt.up_at) && (opt.fault_rank >= 0) ?
-               "   <- port up" : "");
+               "   <- port up" : "",
+               ((int)it == opt.kill_at) && (opt.kill_rank >= 0) ?
+               "   <- rank killed" : "");
+        if (masked > 0) {
+            printf("   %u masked", masked);
+        }
+        printf("\n");
     }
 }
 
@@ -911,9 +997,46 @@ static const char *moe_status_name(uint32_t status)
 {
     static const char *names[] = {"OK", "INPROGRESS", "NO_RESOURCE",
                                   "PATH_SWITCHED", "IN_DOUBT", "NO_PATH",
-                                  "ERROR", "TIMEOUT"};
+                                  "ERROR", "TIMEOUT", "PEER_GONE"};
 
-    return (status < 8) ? names[status] : "?";
+    return (status < 9) ? names[status] : "?";
+}
+
+/* The ranks' deadline (UCX_GDA_FT_DEADLINE as moe_spawn leaves it): what
+ * the time from a kill to its mask is counted in */
+static double moe_deadline_sec(void)
+{
+    const char *value = getenv("UCX_GDA_FT_DEADLINE");
+    double number;
+    char *unit;
+
+    if (value == NULL) {
+        return 0.1;
+    }
+    number = strtod(value, &unit);
+    return !strcmp(unit, "ms") ? number * 1e-3 :
+           !strcmp(unit, "us") ? number * 1e-6 :
+           !strcmp(unit, "ns") ? number * 1e-9 :
+           (!strcmp(unit, "s") || (*unit == '\0')) ? number : 0;
+}
+
+/* The latest of the survivors' times from the kill to its mask, in
+ * seconds; -1 when one of them never masked it */
+static double moe_mask_sec(const moe_job_t *job)
+{
+    uint64_t latest = 0;
+    unsigned r;
+
+    for (r = 0; r < opt.ranks; ++r) {
+        if (moe_killed(r) || !job->got[r]) {
+            continue;
+        }
+        if (job->sum[r].gone_ns < job->kill_ns) {
+            return -1;
+        }
+        latest = MOE_MAX(latest, job->sum[r].gone_ns - job->kill_ns);
+    }
+    return latest / 1e9;
 }
 
 /* The summary of a job, as lines, for printing alone or side by side */
@@ -922,9 +1045,11 @@ static unsigned moe_summary_lines(const moe_job_t *job, char lines[][80])
     moe_summary_t t = {0};
     unsigned r, it, n = 0, done = moe_job_done(job), k = 0;
     uint64_t *times = calloc(opt.iters, sizeof(*times)), med = 0, worst = 0;
+    double mask;
     int failed;
 
     for (r = 0; r < opt.ranks; ++r) {
+        t.masked        += job->sum[r].masked;
         t.checked       += job->sum[r].checked;
         t.wrong         += job->sum[r].wrong;
         t.signal_errors += job->sum[r].signal_errors;
@@ -968,11 +1093,26 @@ static unsigned moe_summary_lines(const moe_job_t *job, char lines[][80])
     }
     snprintf(lines[n++], 80, "first backup reply    %.2f ms after switch",
              t.first_backup_ms);
+    if (opt.kill_rank >= 0) {
+        mask = moe_mask_sec(job);
+        snprintf(lines[n++], 80, "rank killed           %d, at iteration %d",
+                 opt.kill_rank, opt.kill_at);
+        snprintf(lines[n++], 80, "tokens masked         %u", t.masked);
+        if ((job->kill_ns == 0) || (mask < 0)) {
+            snprintf(lines[n++], 80, "kill -> mask          never");
+        } else {
+            snprintf(lines[n++], 80, "kill -> mask          %.1f ms (%.2f "
+                     "deadlines)", mask * 1e3, mask / moe_deadline_sec());
+        }
+    }
     if (done < opt.iters) {
         snprintf(lines[n++], 80, "iteration %-4u        NEVER FINISHED",
                  done);
         for (r = 0; r < opt.ranks; ++r) {
             it = job->got[r] ? job->sum[r].done : 0;
+            if (moe_killed(r)) {
+                continue;
+            }
             if (!job->got[r]) {
                 snprintf(lines[n++], 80, " rank %u died", r);
             } else if (it < opt.iters) {
@@ -996,8 +1136,10 @@ static int moe_job_ok(const moe_job_t *job)
         wrong  += job->sum[r].wrong;
         sigerr += job->sum[r].signal_errors;
     }
+    /* a killed rank must have been masked: its tokens were not exact */
     return (moe_job_done(job) == opt.iters) && (wrong == 0) &&
-           (sigerr == 0);
+           (sigerr == 0) &&
+           ((opt.kill_rank < 0) || (moe_mask_sec(job) >= 0));
 }
 
 /* The first iteration after the fault with every rank's channels back on
@@ -1009,7 +1151,7 @@ static int moe_failback_iter(const moe_job_t *job)
     for (it = (opt.fault_at > 0) ? opt.fault_at : 0; it < done; ++it) {
         back = 0;
         for (r = 0; r < opt.ranks; ++r) {
-            back += job->recs[r][it].on_backup;
+            back += job->got[r] ? job->recs[r][it].on_backup : 0;
         }
         if ((back == 0) && ((int)it > opt.fault_at)) {
             return it;
@@ -1022,7 +1164,10 @@ static int moe_failback_iter(const moe_job_t *job)
 static void moe_plot(const moe_job_t *jobs, unsigned njobs)
 {
     char csv[PATH_MAX], cmd[PATH_MAX * 3], failback[160] = "";
-    int fb = jobs[0].failover ? moe_failback_iter(&jobs[0]) : -1;
+    char ports[320] = "", killed[200] = "";
+    int fb = ((opt.fault_rank >= 0) && jobs[0].failover) ?
+             moe_failback_iter(&jobs[0]) : -1;
+    double mask = moe_mask_sec(&jobs[0]);
     unsigned it, j;
     FILE *f;
     int failed;
@@ -1051,6 +1196,23 @@ static void moe_plot(const moe_job_t *jobs, unsigned njobs)
     }
     fclose(f);
 
+    if (opt.fault_rank >= 0) {
+        snprintf(ports, sizeof(ports),
+                 "set arrow from %d, graph 0 to %d, graph 1 nohead lc 'red'; "
+                 "set arrow from %d, graph 0 to %d, graph 1 nohead "
+                 "lc 'green'; set label 'port down' at %d, graph 0.95 "
+                 "tc 'red'; set label 'port up' at %d, graph 0.88 "
+                 "tc 'green'; ", opt.fault_at, opt.fault_at, opt.up_at,
+                 opt.up_at, opt.fault_at, opt.up_at);
+    }
+    if ((opt.kill_rank >= 0) && (mask >= 0)) {
+        /* the mask comes within the kill's iteration */
+        snprintf(killed, sizeof(killed),
+                 "set arrow from %d, graph 0 to %d, graph 1 nohead "
+                 "lc 'purple'; set label 'rank %d killed, masked %.0f ms "
+                 "later' at %d, graph 0.74 tc 'purple'; ", opt.kill_at,
+                 opt.kill_at, opt.kill_rank, mask * 1e3, opt.kill_at);
+    }
     if (fb >= 0) {
         snprintf(failback, sizeof(failback),
                  "set arrow from %d, graph 0 to %d, graph 1 nohead dt 2 "
@@ -1060,14 +1222,9 @@ static void moe_plot(const moe_job_t *jobs, unsigned njobs)
     snprintf(cmd, sizeof(cmd),
              "gnuplot -e \"set terminal png size 900,420; set output '%s'; "
              "set xlabel 'iteration'; set ylabel 'iteration time (ms)'; "
-             "set logscale y; set key top left; set grid; "
-             "set arrow from %d, graph 0 to %d, graph 1 nohead lc 'red'; "
-             "set arrow from %d, graph 0 to %d, graph 1 nohead lc 'green'; "
-             "set label 'port down' at %d, graph 0.95 tc 'red'; "
-             "set label 'port up' at %d, graph 0.88 tc 'green'; %s"
+             "set logscale y; set key top left; set grid; %s%s%s"
              "plot '%s' using 1:2 with linespoints title 'failover %s'%s\" "
-             "2>&1", opt.plot, opt.fault_at, opt.fault_at, opt.up_at,
-             opt.up_at, opt.fault_at, opt.up_at, failback, csv,
+             "2>&1", opt.plot, ports, killed, failback, csv,
              jobs[0].failover ? "on" : "off",
              (njobs > 1) ? ", '' using 1:3 with linespoints "
                            "title 'failover off'" : "");
@@ -1082,7 +1239,7 @@ static int moe_launcher(char **argv)
 {
     signal(SIGPIPE, SIG_IGN);     /* a rank that died leaves a closed fd */
     moe_job_t jobs[2];
-    char lines[2][24][80];
+    char lines[2][32][80];
     unsigned n[2] = {0, 0}, j, i, njobs = 0;
     int ok = 1;
 
@@ -1094,7 +1251,11 @@ static int moe_launcher(char **argv)
         printf("rank %d's primary port down at iteration %d, up at %d\n",
                opt.fault_rank, opt.fault_at, opt.up_at);
     } else {
-        printf("no fault\n");
+        printf((opt.kill_rank < 0) ? "no fault\n" : "no port fault\n");
+    }
+    if (opt.kill_rank >= 0) {
+        printf("rank %d's process killed at iteration %d\n", opt.kill_rank,
+               opt.kill_at);
     }
 
     if (opt.failover != 0) {
@@ -1163,6 +1324,8 @@ int main(int argc, char **argv)
         {"fault-rank", required_argument, NULL, 'R'},
         {"fault-at", required_argument, NULL, 'a'},
         {"up-at", required_argument, NULL, 'u'},
+        {"kill-rank", required_argument, NULL, 'k'},
+        {"at", required_argument, NULL, 'A'},
         {"no-failover", no_argument, NULL, 'n'},
         {"compare", no_argument, NULL, 'c'},
         {"retry-window", required_argument, NULL, 'r'},
@@ -1202,6 +1365,11 @@ int main(int argc, char **argv)
                                           "--fault-at"); break;
         case 'u': opt.up_at    = moe_uint(optarg, 0, MOE_MAX_ITERS,
                                           "--up-at"); break;
+        case 'k': opt.kill_rank = (atoi(optarg) < 0) ? -1 :
+                                  (int)moe_uint(optarg, 0, MOE_MAX_RANKS - 1,
+                                                "--kill-rank"); break;
+        case 'A': opt.kill_at = moe_uint(optarg, 0, MOE_MAX_ITERS, "--at");
+                  break;
         case 'n': opt.failover = 0; break;
         case 'c': opt.failover = -1; break;
         case 'r': opt.retry_window = moe_uint(optarg, 1, 600,
@@ -1223,6 +1391,17 @@ int main(int argc, char **argv)
         (opt.topk > opt.ranks * opt.experts)) {
         moe_die("--fault-rank or --topk out of range for %u ranks of %u "
                 "experts", opt.ranks, opt.experts);
+    }
+    if (opt.kill_rank >= (int)opt.ranks) {
+        moe_die("--kill-rank %d out of range for %u ranks", opt.kill_rank,
+                opt.ranks);
+    }
+    if ((opt.kill_rank >= 0) && (opt.kill_at < 0)) {
+        opt.kill_at = 10;
+    }
+    if ((opt.kill_rank >= 0) && (opt.failover != 1)) {
+        moe_die("--kill-rank needs failover on (a peer is given up on the "
+                "deadline)");
     }
     if (getenv("MOE_RANK") != NULL) {
         if (getenv("MOE_TIMEOUT") != NULL) {
