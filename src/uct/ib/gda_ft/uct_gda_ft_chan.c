@@ -58,8 +58,10 @@
 #define UCT_GDA_FT_CHAN_HEARD_DEADLINES 2
 
 /* Deadlines a control QP may keep writes unanswered before it is taken
- * for dead and re-armed: a peer QP in the error state never answers, and
- * the HCA's retries may take seconds to say so */
+ * for dead and re-armed (and at least two retransmission timeouts: a
+ * write lost once, on a port that came back, still answers): a peer QP in
+ * the error state never answers, and the HCA's retries may take seconds
+ * to say so */
 #define UCT_GDA_FT_CTL_DEAD_DEADLINES 8
 
 /* Questions to the peer's end of a channel path */
@@ -114,6 +116,7 @@ static void uct_gda_ft_ctl_reset(uct_gda_ft_ep_t *ep, unsigned path)
     ctl->sq.last_wqe_idx = 0;
     ctl->busy_ns         = 0;
     ctl->failed          = 0;
+    ctl->flushed         = 0;
     ctl->rearming        = 0;
 }
 
@@ -136,18 +139,22 @@ void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path)
         since = ((int64_t)(ctl->done_ns - ctl->busy_ns) > 0) ?
                 ctl->done_ns : ctl->busy_ns;
         if ((deadline != 0) &&
-            ((now - since) > UCT_GDA_FT_CTL_DEAD_DEADLINES * deadline)) {
+            ((now - since) >
+             ucs_max(UCT_GDA_FT_CTL_DEAD_DEADLINES * deadline,
+                     2 * uct_gda_ft_iface_retransmit_ns(
+                             uct_gda_ft_ep_iface(ep))))) {
             ctl->failed    = 1;
             ctl->failed_ns = now;
             ucs_diag("ep %p: control QP of the %s path answered nothing "
-                     "for %u deadlines: control writes take the other path "
-                     "until it is re-armed", ep, uct_gda_ft_path_name(path),
-                     UCT_GDA_FT_CTL_DEAD_DEADLINES);
+                     "for %.0f ms: control writes take the other path until "
+                     "it is re-armed", ep, uct_gda_ft_path_name(path),
+                     (now - since) / 1e6);
         }
         return;
     }
     if (gda_ft_cq_opcode_is_error(info.opcode)) {
         ctl->failed    = 1;
+        ctl->flushed   = (info.syndrome == GDA_FT_MLX5_SYND_WR_FLUSH_ERR);
         ctl->failed_ns = gda_ft_dev_now_ns();
         ucs_diag("ep %p: control QP of the %s path failed (%s): control "
                  "writes take the other path until it is re-armed", ep,
@@ -335,6 +342,31 @@ uct_gda_ft_chan_peer_rearm(void *arg, gda_ft_chan_host_t *ch, unsigned path,
                                local->sq_psn, local->rq_psn, &unused);
 }
 
+uint64_t uct_gda_ft_chan_heard_ns(uct_gda_ft_ep_t *ep, unsigned path,
+                                  uint64_t now)
+{
+    uct_gda_ft_ep_chans_t *c = ep->chans;
+    uint64_t deadline        = uct_gda_ft_ep_iface(ep)->config.deadline_ns;
+    gda_ft_hca_qp_query_attr_t attr;
+    uint32_t rq_psns = 0;
+    unsigned i;
+
+    if ((now - c->heard[path].read_ns) >= deadline / 8) {
+        c->heard[path].read_ns = now;
+        for (i = 0; i < c->count; ++i) {
+            if (gda_ft_hca_qp_query(c->target[i].path[path].qp, &attr) ==
+                UCS_OK) {
+                rq_psns += attr.rq_psn;
+            }
+        }
+        if (rq_psns != c->heard[path].rq_psns) {
+            c->heard[path].rq_psns  = rq_psns;
+            c->heard[path].moved_ns = now;
+        }
+    }
+    return c->heard[path].moved_ns;
+}
+
 /*
  * Whether the peer's port of `path` is up, as far as its traffic shows:
  * within UCT_GDA_FT_CHAN_HEARD_DEADLINES deadlines, the PSN our target QPs
@@ -349,31 +381,14 @@ static int uct_gda_ft_chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch,
                                         unsigned path)
 {
     uct_gda_ft_ep_t *ep      = (uct_gda_ft_ep_t*)arg;
-    uct_gda_ft_ep_chans_t *c = ep->chans;
     uint64_t deadline        = ch->params.deadline_ns;
     uint64_t now             = gda_ft_dev_now_ns();
-    gda_ft_hca_qp_query_attr_t attr;
-    uint32_t rq_psns = 0;
     uint64_t heard_ns;
-    unsigned i;
 
-    if ((deadline == 0) || (path >= c->num_paths)) {
+    if ((deadline == 0) || (path >= ep->chans->num_paths)) {
         return -1;
     }
-    if ((now - c->heard[path].read_ns) >= deadline / 8) {
-        c->heard[path].read_ns = now;
-        for (i = 0; i < c->count; ++i) {
-            if (gda_ft_hca_qp_query(c->target[i].path[path].qp, &attr) ==
-                UCS_OK) {
-                rq_psns += attr.rq_psn;
-            }
-        }
-        if (rq_psns != c->heard[path].rq_psns) {
-            c->heard[path].rq_psns  = rq_psns;
-            c->heard[path].moved_ns = now;
-        }
-    }
-    heard_ns = c->heard[path].moved_ns;
+    heard_ns = uct_gda_ft_chan_heard_ns(ep, path, now);
     uct_gda_ft_ctl_poll(ep, path);
     if ((int64_t)(ep->ctl[path].done_ns - heard_ns) > 0) {
         heard_ns = ep->ctl[path].done_ns;
@@ -941,24 +956,31 @@ void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now)
 {
     uct_gda_ft_ep_chans_t *c = ep->chans;
     unsigned i, path;
+    int gone;
 
-    /* An endpoint whose peer is gone, or that UCT reported failed (its
-     * host channel lost every path), rests: a re-arm would only ask
-     * nobody, and each resets a QP (on the soft HCA, under its engine's
-     * lock; docs/ucx-conformance.md) */
-    if ((c == NULL) || (c->count == 0) || uct_gda_ft_peer_check(ep, now)) {
+    /* An endpoint that UCT reported failed (its host channel lost every
+     * path) rests: a re-arm would only ask nobody, and each resets a QP
+     * (on the soft HCA, under its engine's lock; docs/ucx-conformance.md).
+     * Of one whose peer is gone, only the host channel is guarded: UCT's
+     * own endpoint ends on its own terms */
+    if ((c == NULL) || (c->count == 0)) {
         return;
     }
+    if (ep->flags & UCT_GDA_FT_EP_FLAG_ERR_REPORTED) {
+        uct_gda_ft_peer_ep_failed(ep, now);
+        return;
+    }
+    gone = uct_gda_ft_peer_check(ep, now);
 
     if (uct_gda_ft_mbox_epoch(
                 &ep->mbox->chan[UCT_GDA_FT_WIRE_CTL_SLOT].req_epoch) !=
         c->q[UCT_GDA_FT_WIRE_CTL_SLOT].seen_epoch) {
         uct_gda_ft_chan_answer_peer(ep, UCT_GDA_FT_WIRE_CTL_SLOT);
     }
-    for (path = 0; path < c->num_paths; ++path) {
+    for (path = 0; !gone && (path < c->num_paths); ++path) {
         uct_gda_ft_ctl_rearm(ep, path, now);
     }
-    for (i = 0; i < c->count; ++i) {
+    for (i = 0; i < (gone ? 1 : c->count); ++i) {
         if (uct_gda_ft_mbox_epoch(&ep->mbox->chan[i].req_epoch) !=
             c->q[i].seen_epoch) {
             uct_gda_ft_chan_answer_peer(ep, i);

@@ -30,6 +30,8 @@
 /* DEADLINE=auto, see its documentation below */
 #define UCT_GDA_FT_DEADLINE_HW_NS    (100000000ull)   /* 100 ms */
 #define UCT_GDA_FT_DEADLINE_SOFT_NS  (1000000000ull)  /* 1 s */
+/* PEER_TIMEOUT=auto is never below this */
+#define UCT_GDA_FT_PEER_TIMEOUT_MIN_NS (100000000ull) /* 100 ms */
 #define UCT_GDA_FT_GUARD_MIN_NS      (10000ull)       /* 10 us */
 #define UCT_GDA_FT_GUARD_MAX_NS      (1000000ull)     /* 1 ms */
 
@@ -90,6 +92,20 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      "still left after the 0.54 s retry window, by its error completion).\n"
      "0 or inf disables the deadline (error completions still fail over).",
      ucs_offsetof(uct_gda_ft_iface_config_t, deadline),
+     UCS_CONFIG_TYPE_TIME_UNITS},
+
+    {"PEER_TIMEOUT", "auto",
+     "A peer that answers nothing on any path for this long (its control\n"
+     "writes, and liveness probes on idle control paths, unacknowledged,\n"
+     "and none of its traffic heard) is given up: its device channels say\n"
+     "GONE and posts and waits to it fail at once with PEER_GONE; a restarted\n"
+     "peer comes back on a new endpoint. auto: 1.5x DEADLINE, but at least\n"
+     "two TIMEOUTs (a probe lost once is retransmitted after one) and 100ms\n"
+     "(a software HCA's engine thread on a loaded machine may hold an\n"
+     "answer back that long). Paths whose local port is down say nothing of\n"
+     "the peer. Without a deadline, and with inf, a peer is given up only\n"
+     "when its endpoint fails.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, peer_timeout),
      UCS_CONFIG_TYPE_TIME_UNITS},
 
     {"GUARD_INTERVAL", "auto",
@@ -723,6 +739,20 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
         guard_ns = (uint64_t)ucs_time_to_nsec(config->guard_interval);
     }
     iface->config.timeout       = uct_gda_ft_timeout_exp(config->timeout);
+    if ((iface->config.deadline_ns == 0) ||
+        (config->peer_timeout == UCS_TIME_INFINITY)) {
+        iface->config.peer_timeout_ns = 0;
+    } else if (config->peer_timeout == UCS_TIME_AUTO) {
+        /* two QP retransmission timeouts: a probe lost once still
+         * answers */
+        iface->config.peer_timeout_ns =
+                ucs_max(UCT_GDA_FT_PEER_TIMEOUT_MIN_NS,
+                        ucs_max((iface->config.deadline_ns * 3) / 2,
+                                2 * uct_gda_ft_iface_retransmit_ns(iface)));
+    } else {
+        iface->config.peer_timeout_ns = (uint64_t)ucs_time_to_nsec(
+                                                config->peer_timeout);
+    }
     iface->config.retry_count   = config->retry_count;
     iface->config.rnr_retry     = config->rnr_retry;
     iface->config.traffic_class = config->traffic_class;

@@ -31,6 +31,32 @@ static void uct_gda_ft_peer_publish(uct_gda_ft_ep_chans_t *c, unsigned state)
     gda_ft_atomic_store_rel32(&c->health->peer_state, word);
 }
 
+/* Nothing more goes to a peer given up: the device channels' QPs and the
+ * control QPs to it move to ERR (what was posted flushes; no HCA keeps
+ * retrying towards its address, where a restarted peer may listen). The
+ * host channel is UCT's: its endpoint fails on its own terms. */
+static void uct_gda_ft_peer_fence(uct_gda_ft_ep_t *ep)
+{
+    uct_gda_ft_ep_chans_t *c = ep->chans;
+    unsigned i, path;
+    uint32_t epsn;
+
+    for (path = 0; path < c->num_paths; ++path) {
+        for (i = 1; i < c->count; ++i) {
+            if (!c->init[i].path[path].absent) {
+                (void)gda_ft_chan_host_fence_qp(c->init[i].path[path].qp,
+                                                &epsn);
+                (void)gda_ft_chan_host_fence_qp(c->target[i].path[path].qp,
+                                                &epsn);
+            }
+        }
+        if (!c->ctl->path[path].absent) {
+            (void)gda_ft_chan_host_fence_qp(c->ctl->path[path].qp, &epsn);
+        }
+        ep->ctl[path].failed = 1;
+    }
+}
+
 static void uct_gda_ft_peer_give_up(uct_gda_ft_ep_t *ep, uint64_t now,
                                     const char *why)
 {
@@ -38,6 +64,7 @@ static void uct_gda_ft_peer_give_up(uct_gda_ft_ep_t *ep, uint64_t now,
 
     c->peer.gone_ns = now;
     uct_gda_ft_peer_publish(c, GDA_FT_PEER_GONE);
+    uct_gda_ft_peer_fence(ep);
     ucs_warn("ep %p: the peer is gone (%s): posts and waits to it fail with "
              "'%s' from now on", ep, why,
              gda_ft_dev_status_str(GDA_FT_DEV_PEER_GONE));
@@ -53,8 +80,10 @@ static void uct_gda_ft_peer_beat(uct_gda_ft_ep_t *ep, unsigned path,
     uint64_t last;
 
     if (ctl->failed || (ctl->sq.ci != ctl->sq.pi) ||
-        (gda_ft_sq_free_wqebbs(&ctl->sq) < 2)) {
-        return;   /* failed, or a write in flight probes it already */
+        (gda_ft_sq_free_wqebbs(&ctl->sq) < 2) ||
+        !uct_gda_ft_iface_port_up(uct_gda_ft_ep_iface(ep), path)) {
+        return;   /* failed, a write in flight probes it already, or our
+                     own port is down */
     }
     last = ((int64_t)(ctl->done_ns - c->peer.beat_ns[path]) > 0) ?
            ctl->done_ns : c->peer.beat_ns[path];
@@ -72,47 +101,85 @@ static void uct_gda_ft_peer_beat(uct_gda_ft_ep_t *ep, unsigned path,
     gda_ft_sq_ring_db(&ctl->sq);
 }
 
+/* The later of two times */
+static uint64_t uct_gda_ft_peer_later(uint64_t a, uint64_t b)
+{
+    return ((int64_t)(b - a) > 0) ? b : a;
+}
+
+/* What path's control QP says of the peer: 1 silent (a write unanswered,
+ * or failed for want of the peer's answer: a retry budget spent), 0
+ * nothing (our own port is down, or the QP broke by a flush of its own),
+ * -1 alive (nothing asked that went unanswered) */
+static int uct_gda_ft_peer_silent(uct_gda_ft_ep_t *ep, unsigned path)
+{
+    uct_gda_ft_ep_ctl_t *ctl = &ep->ctl[path];
+
+    if (!uct_gda_ft_iface_port_up(uct_gda_ft_ep_iface(ep), path) ||
+        (ctl->failed && ctl->flushed)) {
+        return 0;
+    }
+    return (ctl->failed || (ctl->sq.ci != ctl->sq.pi)) ? 1 : -1;
+}
+
 int uct_gda_ft_peer_check(uct_gda_ft_ep_t *ep, uint64_t now)
 {
-    uct_gda_ft_ep_chans_t *c = ep->chans;
-    uint64_t deadline        = uct_gda_ft_ep_iface(ep)->config.deadline_ns;
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_chans_t *c  = ep->chans;
+    uint64_t deadline         = iface->config.deadline_ns;
+    uint64_t timeout          = iface->config.peer_timeout_ns;
     uint64_t answered;
     unsigned path;
-    int waiting;
+    int silent, said;
 
     if (c->peer.gone_ns != 0) {
         return 1;
     }
-    if (ep->flags & UCT_GDA_FT_EP_FLAG_ERR_REPORTED) {
-        uct_gda_ft_peer_give_up(ep, now, "its endpoint failed");
-        return 1;
-    }
-    if ((deadline == 0) || (ep->peer_mbox == 0)) {
-        return 0;   /* failover off: no deadline to give up by */
+    if ((timeout == 0) || (ep->peer_mbox == 0)) {
+        return 0;   /* never given up for silence */
     }
     if (c->peer.since_ns == 0) {
         c->peer.since_ns = now;
     }
 
+    /* the peer's last sign of life: an answer to a control write, or its
+     * own traffic coming in, on any path */
     answered = c->peer.since_ns;
-    waiting  = 1;
+    silent   = 1;
+    said     = 0;
     for (path = 0; path < c->num_paths; ++path) {
         uct_gda_ft_ctl_poll(ep, path);
         uct_gda_ft_peer_beat(ep, path, now, deadline);
-        if ((int64_t)(ep->ctl[path].done_ns - answered) > 0) {
-            answered = ep->ctl[path].done_ns;
+        answered = uct_gda_ft_peer_later(answered, ep->ctl[path].done_ns);
+        answered = uct_gda_ft_peer_later(answered,
+                                         uct_gda_ft_chan_heard_ns(ep, path,
+                                                                  now));
+        /* silent on every path that can speak of it, and one can */
+        switch (uct_gda_ft_peer_silent(ep, path)) {
+        case 1:  said   = 1; break;
+        case -1: silent = 0; break;
+        default: break;
         }
-        /* a path with nothing asked says nothing of the peer */
-        waiting = waiting && (ep->ctl[path].failed ||
-                              (ep->ctl[path].sq.ci != ep->ctl[path].sq.pi));
     }
     /* signed: an answer polled in this pass is newer than `now` */
-    if (waiting && ((int64_t)(now - answered) >
-                    (int64_t)(deadline * UCT_GDA_FT_PEER_GONE_EIGHTHS) / 8)) {
+    if (silent && said && ((int64_t)(now - answered) > (int64_t)timeout)) {
         uct_gda_ft_peer_give_up(ep, now, "no answer on any path");
         return 1;
     }
     return 0;
+}
+
+void uct_gda_ft_peer_back(uct_gda_ft_ep_chans_t *c, uint32_t gone_word)
+{
+    c->peer.word = gone_word;
+    uct_gda_ft_peer_publish(c, GDA_FT_PEER_BACK);
+}
+
+void uct_gda_ft_peer_ep_failed(uct_gda_ft_ep_t *ep, uint64_t now)
+{
+    if (ep->chans->peer.gone_ns == 0) {
+        uct_gda_ft_peer_give_up(ep, now, "its endpoint failed");
+    }
 }
 
 uint32_t uct_gda_ft_peer_word(const uct_gda_ft_peer_t *peer,

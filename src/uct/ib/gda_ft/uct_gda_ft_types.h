@@ -61,6 +61,7 @@ typedef struct uct_gda_ft_iface_config {
     uct_iface_config_t       super;
     ucs_time_t               deadline;      /* DEADLINE */
     ucs_time_t               guard_interval;/* GUARD_INTERVAL */
+    ucs_time_t               peer_timeout;  /* PEER_TIMEOUT */
     double                   timeout;       /* TIMEOUT, seconds */
     unsigned                 retry_count;
     unsigned                 rnr_retry;
@@ -169,6 +170,9 @@ typedef struct uct_gda_ft_ep_ctl {
                                            re-arm try began */
     uint8_t                  failed;   /* absent, or an error completion:
                                           unused until re-armed */
+    uint8_t                  flushed;  /* failed by a flush: our own QP
+                                          broke, which says nothing of the
+                                          peer */
     uint8_t                  rearming; /* our QP is re-armed, the peer's
                                           is being asked */
 } uct_gda_ft_ep_ctl_t;
@@ -358,6 +362,8 @@ struct uct_gda_ft_iface {
                                             reads it from another thread */
     struct {
         uint64_t            deadline_ns; /* 0: no deadline */
+        uint64_t            peer_timeout_ns; /* a silent peer is given up
+                                                after it; 0: never */
         uint8_t             timeout;     /* IB encoding */
         uint8_t             retry_count;
         uint8_t             rnr_retry;
