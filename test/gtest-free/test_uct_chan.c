@@ -522,12 +522,13 @@ static void *test_peer_post(void *arg)
 /*
  * B dies while A's posters keep posting to it: its primary port goes
  * first (A's channels begin switching), then its backup, so nothing of
- * B answers any more. A's guardian gives B up within two deadlines of the
- * second port (its probes went unanswered on both control paths for a
- * deadline and a half): the peer's state says GONE, and every poster
- * ends with PEER_GONE, not NO_PATH deadlines later, and without hanging
- * in the switch it was in. Before that, one dead port of B's (the
- * primary, idle) gave it up to nobody: the backup's probes answered.
+ * B answers any more. With PEER_TIMEOUT at 1.5 deadlines (what auto is
+ * on ConnectX; on soft HCAs auto waits 1 s), A's guardian gives B up
+ * within two deadlines of the second port: the peer's state says GONE,
+ * and every poster ends with PEER_GONE, not NO_PATH deadlines later, and
+ * without hanging in the switch it was in. Before that, one dead port of
+ * B's (the primary, idle) gave it up to nobody: the backup's probes
+ * answered.
  */
 GDA_FT_TEST_TIMEOUT(uct_chan, dead_peer_is_given_up_within_two_deadlines,
                     120)
@@ -538,6 +539,7 @@ GDA_FT_TEST_TIMEOUT(uct_chan, dead_peer_is_given_up_within_two_deadlines,
     test_chan_t c;
     unsigned k;
 
+    setenv("UCX_GDA_FT_PEER_TIMEOUT", "150ms", 1);
     test_chan_env(&c, "2");
     test_chan_setup(&c);
 

@@ -100,11 +100,11 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      "and none of its traffic heard) is given up: its device channels say\n"
      "GONE and posts and waits to it fail at once with PEER_GONE; a restarted\n"
      "peer comes back on a new endpoint. auto: 1.5x DEADLINE, but at least\n"
-     "two TIMEOUTs (a probe lost once is retransmitted after one) and 100ms\n"
-     "(a software HCA's engine thread on a loaded machine may hold an\n"
-     "answer back that long). Paths whose local port is down say nothing of\n"
-     "the peer. Without a deadline, and with inf, a peer is given up only\n"
-     "when its endpoint fails.",
+     "two TIMEOUTs (a probe lost once is retransmitted after one) and 100ms,\n"
+     "or 1s on a software HCA (its engine threads, on a loaded machine, held\n"
+     "answers back for over 150ms through a port failure). Paths whose\n"
+     "local port is down say nothing of the peer. Without a deadline, and\n"
+     "with inf, a peer is given up only when its endpoint fails.",
      ucs_offsetof(uct_gda_ft_iface_config_t, peer_timeout),
      UCS_CONFIG_TYPE_TIME_UNITS},
 
@@ -651,6 +651,12 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     const gda_ft_hca_dev_attr_t *battr =
             (backup_port != 0) ? &md->dev[UCT_GDA_FT_PATH_BACKUP]->hca->attr :
                                  pattr;
+    /* an HCA played by CPU threads, which a loaded machine may not run */
+    int cpu_engine = uct_gda_ft_hca_has(md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca,
+                                        GDA_FT_HCA_DEV_FLAG_CPU_ENGINE) ||
+                     ((backup_port != 0) &&
+                      uct_gda_ft_hca_has(md->dev[UCT_GDA_FT_PATH_BACKUP]->hca,
+                                         GDA_FT_HCA_DEV_FLAG_CPU_ENGINE));
 
     if ((config->retry_count > 7) || (config->rnr_retry > 7) ||
         (config->traffic_class > 255)) {
@@ -714,12 +720,7 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     if (!config->failover || (config->deadline == UCS_TIME_INFINITY)) {
         iface->config.deadline_ns = 0;
     } else if (config->deadline == UCS_TIME_AUTO) {
-        iface->config.deadline_ns =
-                (uct_gda_ft_hca_has(md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca,
-                                    GDA_FT_HCA_DEV_FLAG_CPU_ENGINE) ||
-                 ((backup_port != 0) &&
-                  uct_gda_ft_hca_has(md->dev[UCT_GDA_FT_PATH_BACKUP]->hca,
-                                     GDA_FT_HCA_DEV_FLAG_CPU_ENGINE))) ?
+        iface->config.deadline_ns = cpu_engine ?
                 UCT_GDA_FT_DEADLINE_SOFT_NS : UCT_GDA_FT_DEADLINE_HW_NS;
     } else {
         iface->config.deadline_ns = (uint64_t)ucs_time_to_nsec(
@@ -746,7 +747,8 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
         /* two QP retransmission timeouts: a probe lost once still
          * answers */
         iface->config.peer_timeout_ns =
-                ucs_max(UCT_GDA_FT_PEER_TIMEOUT_MIN_NS,
+                ucs_max(cpu_engine ? UCT_GDA_FT_DEADLINE_SOFT_NS :
+                                     UCT_GDA_FT_PEER_TIMEOUT_MIN_NS,
                         ucs_max((iface->config.deadline_ns * 3) / 2,
                                 2 * uct_gda_ft_iface_retransmit_ns(iface)));
     } else {

@@ -138,9 +138,14 @@ int uct_gda_ft_peer_check(uct_gda_ft_ep_t *ep, uint64_t now)
     if ((timeout == 0) || (ep->peer_mbox == 0)) {
         return 0;   /* never given up for silence */
     }
-    if (c->peer.since_ns == 0) {
+    /* a pass that comes a quarter of the timeout late says this process
+     * did not run (a loaded machine): the silence it saw is not the
+     * peer's alone, and counts from now */
+    if ((c->peer.since_ns == 0) ||
+        ((now - c->peer.check_ns) > (timeout / 4))) {
         c->peer.since_ns = now;
     }
+    c->peer.check_ns = now;
 
     /* the peer's last sign of life: an answer to a control write, or its
      * own traffic coming in, on any path */

@@ -31,7 +31,9 @@
 typedef struct uct_gda_ft_peer {
     uint32_t word;         /* GDA_FT_PEER_WORD() published last */
     uint32_t beats;        /* probes written */
-    uint64_t since_ns;     /* the first pass: answers count from then */
+    uint64_t since_ns;     /* answers count from then: the first pass, or
+                              the last one that came late */
+    uint64_t check_ns;     /* the last pass */
     uint64_t beat_ns[2];   /* last probe per control path */
     uint64_t gone_ns;      /* when it was given up, 0: not */
 } uct_gda_ft_peer_t;
