@@ -101,6 +101,20 @@ static void uct_gda_ft_peer_beat(uct_gda_ft_ep_t *ep, unsigned path,
     gda_ft_sq_ring_db(&ctl->sq);
 }
 
+/* When the peer's traffic last came in on path, as far as it can be
+ * dated: PSNs that moved since a read older than a quarter deadline moved
+ * some time after that read, which is all that is known */
+static uint64_t uct_gda_ft_peer_heard(uct_gda_ft_ep_t *ep, unsigned path,
+                                      uint64_t now)
+{
+    uint64_t read_ns = ep->chans->heard[path].read_ns;
+    uint64_t deadline = uct_gda_ft_ep_iface(ep)->config.deadline_ns;
+    uint64_t heard_ns = uct_gda_ft_chan_heard_ns(ep, path, now);
+
+    return ((heard_ns == now) && ((now - read_ns) > (deadline / 4))) ?
+           read_ns : heard_ns;
+}
+
 /* The later of two times */
 static uint64_t uct_gda_ft_peer_later(uint64_t a, uint64_t b)
 {
@@ -156,15 +170,21 @@ int uct_gda_ft_peer_check(uct_gda_ft_ep_t *ep, uint64_t now)
         uct_gda_ft_ctl_poll(ep, path);
         uct_gda_ft_peer_beat(ep, path, now, deadline);
         answered = uct_gda_ft_peer_later(answered, ep->ctl[path].done_ns);
-        answered = uct_gda_ft_peer_later(answered,
-                                         uct_gda_ft_chan_heard_ns(ep, path,
-                                                                  now));
         /* silent on every path that can speak of it, and one can */
         switch (uct_gda_ft_peer_silent(ep, path)) {
         case 1:  said   = 1; break;
         case -1: silent = 0; break;
         default: break;
         }
+    }
+    /* its traffic is read (the targets' PSNs, under the HCA's lock) only
+     * once the answers are half the timeout old */
+    for (path = 0; silent && said && (path < c->num_paths) &&
+                   ((int64_t)(now - answered) > (int64_t)(timeout / 2));
+         ++path) {
+        answered = uct_gda_ft_peer_later(answered,
+                                         uct_gda_ft_peer_heard(ep, path,
+                                                               now));
     }
     /* signed: an answer polled in this pass is newer than `now` */
     if (silent && said && ((int64_t)(now - answered) > (int64_t)timeout)) {
