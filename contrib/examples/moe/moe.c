@@ -814,7 +814,7 @@ static pid_t moe_spawn(unsigned rank, int fd, int failover, unsigned port,
     setenv("UCX_GDA_FT_DEADLINE", "100ms", 0);
     /* a dead rank masked within two deadlines (auto waits 1 s on a soft
      * HCA: a loaded machine may hold its engine threads that long) */
-    setenv("UCX_GDA_FT_PEER_TIMEOUT", "200ms", 0);
+    setenv("UCX_GDA_FT_PEER_TIMEOUT", "150ms", 0);
     /* the port is back for 20 iterations of 1-3 ms: a 50 ms window left
      * the failback to the job's last iteration, or after it */
     setenv("UCX_GDA_FT_RECOVERY_WINDOW", "10ms", 0);
