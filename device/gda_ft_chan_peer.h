@@ -4,7 +4,7 @@
  * A path that dies is failover's business; a peer that dies (its process,
  * its node, its GPU) leaves nothing to fail over to. The host half decides
  * that a peer is gone (both paths dead: the peer answered nothing on
- * either for a deadline and a half, uct_gda_ft_peer.c) and publishes one
+ * either for UCX_GDA_FT_PEER_TIMEOUT, uct_gda_ft_peer.c) and publishes one
  * word per peer:
  *
  *  - in the peer's health (gda_ft_chan_health_t.peer_state), which every

@@ -33,7 +33,7 @@
  *             it ran once or not at all, never twice. Puts and gets are
  *             never in doubt: they run again.
  *   PEER_GONE the host half gave the peer up (both paths dead, nothing
- *             heard from it for a deadline and a half): posts and waits
+ *             heard from it for UCX_GDA_FT_PEER_TIMEOUT): posts and waits
  *             to it return at once, what was in flight to it is lost with
  *             it, and other peers' channels go on (gda_ft_dev_peer_state,
  *             gda_ft_chan_peer.h). A restarted peer comes back on a new
@@ -237,10 +237,11 @@ gda_ft_dev_post_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
     unsigned i;
 
     gda_ft_chan_geom_of(chan, memo, &geom);
+    look_p = gda_ft_dev_look(chan, memo, &look);
+    /* after the look's loads, so that they are under way together */
     if (gda_ft_chan_peer_gone(geom.health)) {
         return GDA_FT_DEV_PEER_GONE;
     }
-    look_p = gda_ft_dev_look(chan, memo, &look);
     for (i = 0; i < n; ++i) {
         gda_ft_chan_shape(&geom, &ops[i], &shape);
         if (!shape.valid) {
@@ -292,7 +293,8 @@ gda_ft_dev_channel(const gda_ft_dev_endpoint_t *ep, unsigned channel_id)
  * GDA_FT_PEER_GONE (the host half gave it up: posts and waits to it
  * return GDA_FT_DEV_PEER_GONE at once) or GDA_FT_PEER_BACK (a restarted
  * peer, connected again on a new device endpoint). The word is set by the
- * host half within two deadlines of the peer's loss (gda_ft_chan_peer.h);
+ * host half within UCX_GDA_FT_PEER_TIMEOUT of the peer's last answer
+ * (auto: 1.5 deadlines on ConnectX, 1 s on a soft HCA; gda_ft_chan_peer.h);
  * on a GPU it reaches kernels at the next progress pass of any channel to
  * the peer. gda_ft_dev_peer_word() is the whole word, with its generation
  * (bumped at every change): a kernel keeps the health pointer
@@ -820,10 +822,10 @@ gda_ft_dev_post_warp_lanes(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
     uint8_t guess;
 
     gda_ft_chan_geom_of(chan, memo, &geom);
+    look_p = gda_ft_dev_look(chan, memo, &look);
     if (gda_ft_chan_peer_gone(geom.health)) {
         return GDA_FT_DEV_PEER_GONE;   /* the same word in every lane */
     }
-    look_p = gda_ft_dev_look(chan, memo, &look);
     gda_ft_chan_shape(&geom, op, &shape);
     if (__any_sync(mask, !shape.valid)) {
         return GDA_FT_DEV_ERROR;
