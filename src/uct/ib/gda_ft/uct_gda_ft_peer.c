@@ -73,7 +73,7 @@ static void uct_gda_ft_peer_give_up(uct_gda_ft_ep_t *ep, uint64_t now,
 /* A probe on an idle control path: one signalled 4-byte write into the
  * peer's mailbox, which its HCA acknowledges while its QP exists */
 static void uct_gda_ft_peer_beat(uct_gda_ft_ep_t *ep, unsigned path,
-                                 uint64_t now, uint64_t deadline)
+                                 uint64_t now, uint64_t timeout)
 {
     uct_gda_ft_ep_chans_t *c = ep->chans;
     uct_gda_ft_ep_ctl_t *ctl = &ep->ctl[path];
@@ -87,7 +87,7 @@ static void uct_gda_ft_peer_beat(uct_gda_ft_ep_t *ep, unsigned path,
     }
     last = ((int64_t)(ctl->done_ns - c->peer.beat_ns[path]) > 0) ?
            ctl->done_ns : c->peer.beat_ns[path];
-    if ((now - last) < (deadline / UCT_GDA_FT_PEER_BEAT_DIV)) {
+    if ((now - last) < (timeout / UCT_GDA_FT_PEER_BEAT_DIV)) {
         return;
     }
     ++c->peer.beats;
@@ -140,7 +140,6 @@ int uct_gda_ft_peer_check(uct_gda_ft_ep_t *ep, uint64_t now)
 {
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
     uct_gda_ft_ep_chans_t *c  = ep->chans;
-    uint64_t deadline         = iface->config.deadline_ns;
     uint64_t timeout          = iface->config.peer_timeout_ns;
     uint64_t answered;
     unsigned path;
@@ -168,7 +167,7 @@ int uct_gda_ft_peer_check(uct_gda_ft_ep_t *ep, uint64_t now)
     said     = 0;
     for (path = 0; path < c->num_paths; ++path) {
         uct_gda_ft_ctl_poll(ep, path);
-        uct_gda_ft_peer_beat(ep, path, now, deadline);
+        uct_gda_ft_peer_beat(ep, path, now, timeout);
         answered = uct_gda_ft_peer_later(answered, ep->ctl[path].done_ns);
         /* silent on every path that can speak of it, and one can */
         switch (uct_gda_ft_peer_silent(ep, path)) {

@@ -5,7 +5,8 @@
  * GPU) leaves both paths dead, and the endpoint's guardian gives it up:
  * while the channels are connected, each control path carries a liveness
  * probe (an RDMA WRITE into the peer's mailbox, UCT_GDA_FT_PEER_BEAT_DIV
- * times a deadline) unless a control write is already in flight there.
+ * times a PEER_TIMEOUT) unless a control write is already in flight
+ * there.
  * The HCA acknowledges a write only while the peer's QP exists. A peer
  * with a control write unanswered on every path, none answered and none
  * of its traffic heard on any path for PEER_TIMEOUT (auto: 1.5 deadlines,
@@ -25,7 +26,7 @@
 
 #include <stdint.h>
 
-/* Probes per deadline on an idle control path */
+/* Probes per PEER_TIMEOUT on an idle control path */
 #define UCT_GDA_FT_PEER_BEAT_DIV     4
 
 typedef struct uct_gda_ft_peer {
