@@ -103,8 +103,9 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      "two TIMEOUTs (a probe lost once is retransmitted after one) and 100ms,\n"
      "or 1s on a software HCA (its engine threads, on a loaded machine, held\n"
      "answers back for over 150ms through a port failure). Paths whose\n"
-     "local port is down say nothing of the peer. Without a deadline, and\n"
-     "with inf, a peer is given up only when its endpoint fails.",
+     "local port is down say nothing of the peer. Without a deadline, with\n"
+     "DEVICE_FAILOVER=n, and with inf, a peer is given up only when its\n"
+     "endpoint fails.",
      ucs_offsetof(uct_gda_ft_iface_config_t, peer_timeout),
      UCS_CONFIG_TYPE_TIME_UNITS},
 
@@ -740,8 +741,9 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
         guard_ns = (uint64_t)ucs_time_to_nsec(config->guard_interval);
     }
     iface->config.timeout       = uct_gda_ft_timeout_exp(config->timeout);
-    if ((iface->config.deadline_ns == 0) ||
+    if ((iface->config.deadline_ns == 0) || !config->dev_failover ||
         (config->peer_timeout == UCS_TIME_INFINITY)) {
+        /* device channels that wait for the HCA give nobody up early */
         iface->config.peer_timeout_ns = 0;
     } else if (config->peer_timeout == UCS_TIME_AUTO) {
         /* two QP retransmission timeouts: a probe lost once still
