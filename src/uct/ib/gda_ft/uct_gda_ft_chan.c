@@ -116,7 +116,7 @@ static void uct_gda_ft_ctl_reset(uct_gda_ft_ep_t *ep, unsigned path)
     ctl->sq.last_wqe_idx = 0;
     ctl->busy_ns         = 0;
     ctl->failed          = 0;
-    ctl->flushed         = 0;
+    ctl->unacked         = 0;
     ctl->rearming        = 0;
 }
 
@@ -154,7 +154,8 @@ void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path)
     }
     if (gda_ft_cq_opcode_is_error(info.opcode)) {
         ctl->failed    = 1;
-        ctl->flushed   = (info.syndrome == GDA_FT_MLX5_SYND_WR_FLUSH_ERR);
+        ctl->unacked   = (info.syndrome ==
+                          GDA_FT_MLX5_SYND_TRANSPORT_RETRY_EXC_ERR);
         ctl->failed_ns = gda_ft_dev_now_ns();
         ucs_diag("ep %p: control QP of the %s path failed (%s): control "
                  "writes take the other path until it is re-armed", ep,

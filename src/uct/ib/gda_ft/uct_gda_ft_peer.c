@@ -122,18 +122,21 @@ static uint64_t uct_gda_ft_peer_later(uint64_t a, uint64_t b)
 }
 
 /* What path's control QP says of the peer: 1 silent (a write unanswered,
- * or failed for want of the peer's answer: a retry budget spent), 0
- * nothing (our own port is down, or the QP broke by a flush of its own),
- * -1 alive (nothing asked that went unanswered) */
+ * or failed for want of the peer's acknowledgements: the HCA's retries
+ * ran out), 0 nothing (our own port is down, or the QP failed otherwise:
+ * a flush of its own, or taken for dead while a storm of switches went
+ * on), -1 alive (nothing asked that went unanswered) */
 static int uct_gda_ft_peer_silent(uct_gda_ft_ep_t *ep, unsigned path)
 {
     uct_gda_ft_ep_ctl_t *ctl = &ep->ctl[path];
 
-    if (!uct_gda_ft_iface_port_up(uct_gda_ft_ep_iface(ep), path) ||
-        (ctl->failed && ctl->flushed)) {
+    if (!uct_gda_ft_iface_port_up(uct_gda_ft_ep_iface(ep), path)) {
         return 0;
     }
-    return (ctl->failed || (ctl->sq.ci != ctl->sq.pi)) ? 1 : -1;
+    if (ctl->failed) {
+        return ctl->unacked ? 1 : 0;
+    }
+    return (ctl->sq.ci != ctl->sq.pi) ? 1 : -1;
 }
 
 int uct_gda_ft_peer_check(uct_gda_ft_ep_t *ep, uint64_t now)

@@ -170,8 +170,10 @@ typedef struct uct_gda_ft_ep_ctl {
                                            re-arm try began */
     uint8_t                  failed;   /* absent, or an error completion:
                                           unused until re-armed */
-    uint8_t                  flushed;  /* failed by a flush: our own QP
-                                          broke, which says nothing of the
+    uint8_t                  unacked;  /* failed for want of the peer's
+                                          acknowledgements (the HCA's
+                                          retries ran out); any other
+                                          failure says nothing of the
                                           peer */
     uint8_t                  rearming; /* our QP is re-armed, the peer's
                                           is being asked */
