@@ -8,10 +8,11 @@
  * times a PEER_TIMEOUT) unless a control write is already in flight
  * there.
  * The HCA acknowledges a write only while the peer's QP exists. A peer
- * with a control write unanswered on every path, none answered and none
- * of its traffic heard on any path for PEER_TIMEOUT (auto: 1.5 deadlines,
- * at least 100 ms), is gone; so is the peer of an endpoint that UCT
- * reported failed.
+ * with a control write unanswered (or a control QP whose retries ran out)
+ * on every path whose local port is up, none answered and none of its
+ * traffic heard on any path for PEER_TIMEOUT (auto: 1.5 deadlines, at
+ * least two retransmission timeouts and 100 ms; 1 s on a soft HCA), is
+ * gone; so is the peer of an endpoint that UCT reported failed.
  *
  * Gone is final for these channels: the peer's state word (health and
  * mailboxes, device/gda_ft_chan_peer.h) says GONE, posts and waits to it
