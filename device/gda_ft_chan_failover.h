@@ -40,6 +40,7 @@
 #define GDA_FT_CHAN_FAILOVER_H_
 
 #include "gda_ft_chan_post.h"
+#include "gda_ft_chan_peer.h"
 
 /* Why an error CQE makes the channel leave its path */
 GDA_FT_DEV_FUNC unsigned gda_ft_chan_error_why(uint8_t syndrome)
@@ -1060,11 +1061,13 @@ GDA_FT_DEV_FUNC int gda_ft_chan_last_path_stalls(gda_ft_chan_t *chan,
 GDA_FT_DEV_COLD_FUNC gda_ft_dev_status_t
 gda_ft_chan_progress(gda_ft_chan_t *chan)
 {
-    uint32_t state = gda_ft_atomic_load_acq32(&chan->state);
+    uint32_t state;
     uint64_t completed, ready, since, post_ns, err_seq, now;
     uint8_t active, synd;
     gda_ft_dev_status_t status;
 
+    gda_ft_chan_peer_sync(chan);
+    state = gda_ft_atomic_load_acq32(&chan->state);
     if (state == GDA_FT_CHAN_NO_PATH) {
         return GDA_FT_DEV_NO_PATH;
     }

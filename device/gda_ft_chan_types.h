@@ -270,13 +270,18 @@ typedef struct gda_ft_chan_mbox {
                                           other one being failed too (0:
                                           none): no recovery window to sit
                                           out then */
-    uint32_t             peer_quiet;   /* 316: host: 1 while the peer has
+    uint32_t             peer_state;   /* 316: host: GDA_FT_PEER_WORD() of
+                                          the peer (gda_ft_chan_peer.h),
+                                          mirrored into the health word by
+                                          progress passes */
+    uint32_t             peer_quiet;   /* 320: host: 1 while the peer has
                                           been heard on no path for
                                           GDA_FT_TIMING_QUIET_DEADLINES
                                           deadlines, or its guardian
                                           takes part in no question: a
                                           silence is no longer sat out
                                           for it */
+    uint32_t             reserved;     /* 324 */
 } gda_ft_chan_mbox_t;
 
 /* Path health of one peer, shared by all channels to it */
@@ -284,7 +289,9 @@ typedef struct gda_ft_chan_health {
     uint32_t fail_gen;       /*  0: bumped when a channel finds the primary
                                 dead: the others follow at their next post
                                 (after publishing it) or wait */
-    uint32_t reserved;       /*  4 */
+    uint32_t peer_state;     /*  4: GDA_FT_PEER_WORD() (gda_ft_chan_peer.h):
+                                whether the peer is reachable, gone or
+                                back; what posts and waits check */
     uint64_t progress_ns[2]; /*  8: last completion any channel to the peer
                                 saw on each path. A path judged by its own
                                 progress: one channel waiting behind the
@@ -422,13 +429,17 @@ GDA_FT_STATIC_ASSERT((offsetof(gda_ft_chan_slot_t, rkey) == 8) &&
                      chan_slot_words);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_path_t) == 128, chan_path_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_record_t) == 32, chan_record_size);
-GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_mbox_t) == 320, chan_mbox_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_mbox_t) == 328, chan_mbox_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_counters_t) == 32,
                      chan_counters_size);
 GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_t, counters) == 80,
                      chan_counters_offset);
 GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_t, path) == 144, chan_path_offset);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_health_t) == 24, chan_health_size);
+GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_health_t, peer_state) == 4,
+                     chan_health_peer_state_offset);
+GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_mbox_t, peer_state) == 316,
+                     chan_mbox_peer_state_offset);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_switch_t) == 48, chan_switch_size);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_t) == 520, chan_size);
 

@@ -14,7 +14,7 @@
 #include "gda_ft_dev_def.h"
 
 /* Bumped whenever a descriptor's layout or meaning changes */
-#define GDA_FT_DEV_VERSION 7   /* 2: channel interruption stamps, path
+#define GDA_FT_DEV_VERSION 8   /* 2: channel interruption stamps, path
                                  progress in the peer's health; 3: a
                                  switch advanced by progress passes; 4:
                                  a re-armed path's ring starts after the
@@ -24,7 +24,9 @@
                                  channel's outcome table, the mailbox's
                                  awaits_rearm; 6: the endpoint's flags
                                  (the byte order of fetched values); 7:
-                                 a memory element's length per end */
+                                 a memory element's length per end; 8:
+                                 the peer's state (health peer_state,
+                                 mailbox peer_state) */
 
 
 /*
@@ -40,7 +42,10 @@ typedef enum {
     GDA_FT_DEV_IN_DOUBT      = 4, /* atomic whose outcome cannot be known */
     GDA_FT_DEV_NO_PATH       = 5, /* both paths to the peer are gone */
     GDA_FT_DEV_ERROR         = 6, /* error completion or invalid argument */
-    GDA_FT_DEV_TIMEOUT       = 7  /* a wait ran out of the caller's time */
+    GDA_FT_DEV_TIMEOUT       = 7, /* a wait ran out of the caller's time */
+    GDA_FT_DEV_PEER_GONE     = 8  /* the host half gave the peer up (both
+                                     paths dead, no answer from it): posts
+                                     and waits fail at once */
 } gda_ft_dev_status_t;
 
 
@@ -164,6 +169,7 @@ gda_ft_dev_status_str(gda_ft_dev_status_t status)
     case GDA_FT_DEV_NO_PATH:       return "no path";
     case GDA_FT_DEV_ERROR:         return "error";
     case GDA_FT_DEV_TIMEOUT:       return "timeout";
+    case GDA_FT_DEV_PEER_GONE:     return "peer gone";
     }
     return "unknown";
 }

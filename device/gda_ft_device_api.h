@@ -11,9 +11,10 @@
  *   gda_ft_dev_progress     ~ ucp_device_progress_req
  *
  * Every call returns a gda_ft_dev_status_t: OK, INPROGRESS, NO_RESOURCE,
- * IN_DOUBT, NO_PATH, TIMEOUT, ERROR (syndrome in the channel's `error`). A
- * path switch is not an error: it shows in the request (PATH_SWITCHED is
- * never returned by the posting calls) and in the channel's counters.
+ * IN_DOUBT, NO_PATH, PEER_GONE, TIMEOUT, ERROR (syndrome in the channel's
+ * `error`). A path switch is not an error: it shows in the request
+ * (PATH_SWITCHED is never returned by the posting calls) and in the
+ * channel's counters.
  *
  * A request ends OK only when its operation executed exactly once (a
  * fetched value in place), also when the ring was full across a path
@@ -31,6 +32,12 @@
  *             (or, for a fetching atomic, it ran but its reply was lost):
  *             it ran once or not at all, never twice. Puts and gets are
  *             never in doubt: they run again.
+ *   PEER_GONE the host half gave the peer up (both paths dead, nothing
+ *             heard from it for UCX_GDA_FT_PEER_TIMEOUT): posts and waits
+ *             to it return at once, what was in flight to it is lost with
+ *             it, and other peers' channels go on (gda_ft_dev_peer_state,
+ *             gda_ft_chan_peer.h). A restarted peer comes back on a new
+ *             device endpoint.
  *   NO_PATH   both paths failed. From a port failure with work in flight:
  *             a deadline to leave the first path, then the switch's
  *             settlement (the grace and the wait for the peer's word, a
@@ -153,6 +160,9 @@ gda_ft_dev_reserve_wait(gda_ft_chan_t *chan, uint32_t n,
         /* ring full: completions free it; frozen: a parked switch waits
          * for a progress pass */
         gda_ft_chan_progress(chan);
+        if (gda_ft_chan_peer_gone(geom->health)) {
+            return GDA_FT_DEV_PEER_GONE;
+        }
         now       = gda_ft_dev_now_ns();
         completed = gda_ft_atomic_load_acq64(&chan->completed);
         if ((start == 0) || (completed != seen)) {
@@ -224,6 +234,10 @@ gda_ft_dev_post_memo(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
 
     gda_ft_chan_geom_of(chan, memo, &geom);
     look_p = gda_ft_dev_look(chan, memo, &look);
+    /* after the look's loads, so that they are under way together */
+    if (gda_ft_chan_peer_gone(geom.health)) {
+        return GDA_FT_DEV_PEER_GONE;
+    }
     for (i = 0; i < n; ++i) {
         gda_ft_chan_shape(&geom, &ops[i], &shape);
         if (!shape.valid) {
@@ -268,6 +282,36 @@ gda_ft_dev_channel(const gda_ft_dev_endpoint_t *ep, unsigned channel_id)
 {
     return (channel_id < ep->num_channels) ? &ep->channels[channel_id] :
                                              NULL;
+}
+
+/*
+ * The peer's state, without posting or waiting: GDA_FT_PEER_REACHABLE,
+ * GDA_FT_PEER_GONE (the host half gave it up: posts and waits to it
+ * return GDA_FT_DEV_PEER_GONE at once) or GDA_FT_PEER_BACK (a restarted
+ * peer, connected again on a new device endpoint). The word is set by the
+ * host half within UCX_GDA_FT_PEER_TIMEOUT of the peer's last answer
+ * (auto: 1.5 deadlines on ConnectX, 1 s on a soft HCA; gda_ft_chan_peer.h);
+ * on a GPU it reaches kernels at the next progress pass of any channel to
+ * the peer. gda_ft_dev_peer_word() is the whole word, with its generation
+ * (bumped at every change): a kernel keeps the health pointer
+ * (gda_ft_dev_peer()) in a register, and each check is one load.
+ */
+GDA_FT_DEV_FUNC const gda_ft_chan_health_t *
+gda_ft_dev_peer(const gda_ft_dev_endpoint_t *ep)
+{
+    return (ep->num_channels > 0) ? ep->channels[0].health : NULL;
+}
+
+GDA_FT_DEV_FUNC uint32_t
+gda_ft_dev_peer_word(const gda_ft_chan_health_t *peer)
+{
+    return gda_ft_chan_peer_word(peer);
+}
+
+GDA_FT_DEV_FUNC uint32_t
+gda_ft_dev_peer_state(const gda_ft_dev_endpoint_t *ep)
+{
+    return GDA_FT_PEER_STATE(gda_ft_chan_peer_word(gda_ft_dev_peer(ep)));
 }
 
 /*
@@ -574,7 +618,8 @@ gda_ft_dev_request_outcome(const gda_ft_dev_request_t *req)
     return gda_ft_chan_outcome(req->chan, req->seq, 1);
 }
 
-/* One check of a request: OK, INPROGRESS, IN_DOUBT, NO_PATH or ERROR */
+/* One check of a request: OK, INPROGRESS, IN_DOUBT, NO_PATH, PEER_GONE
+ * (the request had not completed when its peer went) or ERROR */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_dev_progress(gda_ft_dev_request_t *req)
 {
@@ -585,6 +630,9 @@ gda_ft_dev_progress(gda_ft_dev_request_t *req)
         return gda_ft_dev_request_outcome(req);
     }
     status = gda_ft_chan_progress(chan);
+    if (gda_ft_chan_peer_gone(chan->health)) {
+        return GDA_FT_DEV_PEER_GONE;
+    }
     if (status == GDA_FT_DEV_NO_PATH) {
         return status;
     }
@@ -612,7 +660,11 @@ gda_ft_dev_quiet(const gda_ft_dev_endpoint_t *ep, unsigned channel_id,
     start  = gda_ft_dev_now_ns();
     while (gda_ft_chan_completed(chan) < target) {
         if (gda_ft_chan_progress(chan) == GDA_FT_DEV_NO_PATH) {
-            return GDA_FT_DEV_NO_PATH;
+            return gda_ft_chan_peer_gone(chan->health) ?
+                   GDA_FT_DEV_PEER_GONE : GDA_FT_DEV_NO_PATH;
+        }
+        if (gda_ft_chan_peer_gone(chan->health)) {
+            return GDA_FT_DEV_PEER_GONE;
         }
         if ((timeout_ns != 0) &&
             ((gda_ft_dev_now_ns() - start) > timeout_ns)) {
@@ -638,7 +690,11 @@ gda_ft_dev_wait_word(gda_ft_chan_t *chan, const uint64_t *signal,
     while (gda_ft_atomic_load_acq64(signal) < value) {
         if ((chan != NULL) &&
             (gda_ft_chan_progress(chan) == GDA_FT_DEV_NO_PATH)) {
-            return GDA_FT_DEV_NO_PATH;
+            return gda_ft_chan_peer_gone(chan->health) ?
+                   GDA_FT_DEV_PEER_GONE : GDA_FT_DEV_NO_PATH;
+        }
+        if ((chan != NULL) && gda_ft_chan_peer_gone(chan->health)) {
+            return GDA_FT_DEV_PEER_GONE;
         }
         if ((timeout_ns != 0) &&
             ((gda_ft_dev_now_ns() - start) > timeout_ns)) {
@@ -661,7 +717,8 @@ gda_ft_dev_wait_signal(const uint64_t *signal, uint64_t value,
  * The same while progressing a channel: a poster that waits for the peer's
  * answer to what it posted there finds a dead path while it waits, and
  * moves it (a plain wait would sit out the HCA's retry window). Returns
- * OK, TIMEOUT, or NO_PATH when the channel lost both paths.
+ * OK, TIMEOUT, NO_PATH when the channel lost both paths, or PEER_GONE
+ * once the host half gave the peer up (at once, the signal unreached).
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_dev_wait_signal_on(const gda_ft_dev_endpoint_t *ep,
@@ -762,6 +819,9 @@ gda_ft_dev_post_warp_lanes(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
 
     gda_ft_chan_geom_of(chan, memo, &geom);
     look_p = gda_ft_dev_look(chan, memo, &look);
+    if (gda_ft_chan_peer_gone(geom.health)) {
+        return GDA_FT_DEV_PEER_GONE;   /* the same word in every lane */
+    }
     gda_ft_chan_shape(&geom, op, &shape);
     if (__any_sync(mask, !shape.valid)) {
         return GDA_FT_DEV_ERROR;

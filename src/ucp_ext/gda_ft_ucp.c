@@ -418,6 +418,34 @@ ucs_status_t gda_ft_ucp_device_ep_query(gda_ft_ucp_device_ep_h dev_ep,
     return uct_gda_ft_channels_query(dev_ep->held, channel, &copy, query);
 }
 
+ucs_status_t gda_ft_ucp_device_ep_rejoin(gda_ft_ucp_device_ep_h gone,
+                                         ucp_ep_h ep,
+                                         gda_ft_ucp_place_t place,
+                                         gda_ft_ucp_device_ep_h *dev_ep_p)
+{
+    uint32_t word = uct_gda_ft_peer_word(&gone->held->peer, NULL);
+    ucs_status_t status;
+
+    if (GDA_FT_PEER_STATE(word) != GDA_FT_PEER_GONE) {
+        ucs_error("gda_ft: device endpoint %p: its peer is not gone (state "
+                  "%u): nothing to rejoin", gone, GDA_FT_PEER_STATE(word));
+        return UCS_ERR_INVALID_PARAM;
+    }
+    status = gda_ft_ucp_device_ep_create(ep, place, dev_ep_p);
+    if (status != UCS_OK) {
+        return status;
+    }
+    uct_gda_ft_peer_back((*dev_ep_p)->held, word);
+    return UCS_OK;
+}
+
+unsigned gda_ft_ucp_device_ep_peer_state(gda_ft_ucp_device_ep_h dev_ep,
+                                         uint64_t *gone_ns_p)
+{
+    return GDA_FT_PEER_STATE(uct_gda_ft_peer_word(&dev_ep->held->peer,
+                                                  gone_ns_p));
+}
+
 uint64_t gda_ft_ucp_fetched(gda_ft_ucp_device_ep_h dev_ep, const void *result)
 {
     gda_ft_dev_endpoint_t host_ep = {0};

@@ -104,6 +104,33 @@ ucs_status_t gda_ft_ucp_device_ep_query(gda_ft_ucp_device_ep_h dev_ep,
                                         unsigned channel,
                                         gda_ft_chan_query_t *query);
 
+/*
+ * The peer's state as the endpoint's host half last published it
+ * (GDA_FT_PEER_REACHABLE, GDA_FT_PEER_GONE, GDA_FT_PEER_BACK; kernels
+ * read it with gda_ft_dev_peer_state()), and when it gave the peer up, on
+ * gda_ft_dev_now_ns()'s clock (0: it has not). Gone: nothing was heard
+ * from the peer on either path for a deadline and a half, or its endpoint
+ * failed; posts and waits to it then return GDA_FT_DEV_PEER_GONE at once.
+ */
+unsigned gda_ft_ucp_device_ep_peer_state(gda_ft_ucp_device_ep_h dev_ep,
+                                         uint64_t *gone_ns_p);
+
+/*
+ * A restarted peer taken back: the device endpoint of its new UCP
+ * endpoint (ep, connected to the new process), made as
+ * gda_ft_ucp_device_ep_create() makes one, to replace `gone`, whose peer
+ * was given up (GDA_FT_PEER_GONE; UCS_ERR_INVALID_PARAM otherwise). Its
+ * state says GDA_FT_PEER_BACK, one generation past gone's (kernels: at the
+ * first progress pass of one of its channels; CPU threads: at once). The
+ * caller swaps it, and a memory list made on ep, in where posters take
+ * the peer's, while posters to other peers run on; it destroys `gone` once
+ * no poster uses it.
+ */
+ucs_status_t gda_ft_ucp_device_ep_rejoin(gda_ft_ucp_device_ep_h gone,
+                                         ucp_ep_h ep,
+                                         gda_ft_ucp_place_t place,
+                                         gda_ft_ucp_device_ep_h *dev_ep_p);
+
 /* The value a fetch-add or compare-swap on dev_ep fetched, from its result
  * slot or a copy of it in host memory (the kernels' own read is
  * gda_ft_dev_fetched(): the HCAs' byte order is the endpoint's) */

@@ -481,3 +481,115 @@ GDA_FT_TEST_TIMEOUT(uct_chan, threads_both_ways_through_failover_and_back,
     }
     test_chan_cleanup(&c);
 }
+
+
+/* ---- a peer that dies --------------------------------------------------- */
+
+typedef struct {
+    const chan_world_t  *view;
+    unsigned             channel;
+    unsigned             posted;
+    gda_ft_dev_status_t  status;   /* the first that was not OK */
+    uint64_t             end_ns;
+} test_peer_poster_t;
+
+/* Put-and-signal on one channel until something fails */
+static void *test_peer_post(void *arg)
+{
+    test_peer_poster_t *p    = (test_peer_poster_t*)arg;
+    const chan_world_t *view = p->view;
+    gda_ft_dev_request_t req;
+    gda_ft_dev_status_t status;
+
+    do {
+        status = gda_ft_dev_put_signal(&view->ep, &view->ml, CHAN_ELEM_DATA,
+                                       0, 4096 * p->channel, 4096,
+                                       CHAN_ELEM_SIGNAL, 8 * p->channel, 1,
+                                       p->channel, &req);
+        if (status != GDA_FT_DEV_OK) {
+            break;
+        }
+        do {
+            status = gda_ft_dev_progress(&req);
+        } while (status == GDA_FT_DEV_INPROGRESS);
+        p->posted += (status == GDA_FT_DEV_OK);
+    } while (status == GDA_FT_DEV_OK);
+    p->status = status;
+    __atomic_store_n(&p->end_ns, gda_ft_dev_now_ns(), __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/*
+ * B dies while A's posters keep posting to it: its primary port goes
+ * first (A's channels begin switching), then its backup, so nothing of
+ * B answers any more. With PEER_TIMEOUT at 1.5 deadlines (what auto is
+ * on ConnectX; on soft HCAs auto waits 1 s), A's guardian gives B up
+ * within two deadlines of the second port: the peer's state says GONE,
+ * and every poster ends with PEER_GONE, not NO_PATH deadlines later, and
+ * without hanging in the switch it was in. Before that, one dead port of
+ * B's (the primary, idle) gave it up to nobody: the backup's probes
+ * answered.
+ */
+GDA_FT_TEST_TIMEOUT(uct_chan, dead_peer_is_given_up_within_two_deadlines,
+                    120)
+{
+    test_peer_poster_t p[2];
+    uint64_t deadline_ns = 100000000ull, dead_ns, gone_ns;
+    pthread_t th[2];
+    test_chan_t c;
+    unsigned k;
+
+    setenv("UCX_GDA_FT_PEER_TIMEOUT", "150ms", 1);
+    test_chan_env(&c, "2");
+    test_chan_setup(&c);
+
+    /* one port of B's down for three deadlines: B stays reachable */
+    test_port_set(&c.t, "tsoft2", 0);
+    test_chan_progress_for(&c, 3 * deadline_ns / 1000000);
+    GDA_FT_ASSERT_EQ(gda_ft_dev_peer_state(&c.view[NODE_A].ep),
+                     GDA_FT_PEER_REACHABLE);
+    test_port_set(&c.t, "tsoft2", 1);
+    test_chan_progress_for(&c, 2 * deadline_ns / 1000000);
+
+    memset(p, 0, sizeof(p));
+    for (k = 0; k < 2; ++k) {
+        p[k].view    = &c.view[NODE_A];
+        p[k].channel = k;
+        GDA_FT_ASSERT_EQ(pthread_create(&th[k], NULL, test_peer_post, &p[k]),
+                         0);
+    }
+    test_chan_progress_for(&c, 20);
+    test_port_set(&c.t, "tsoft2", 0);
+    test_chan_progress_for(&c, deadline_ns / 2000000);   /* a switch begins */
+    test_port_set(&c.t, "tsoft3", 0);
+    dead_ns = gda_ft_dev_now_ns();
+    TEST_WAIT(&c.t, (__atomic_load_n(&p[0].end_ns, __ATOMIC_ACQUIRE) != 0) &&
+              (__atomic_load_n(&p[1].end_ns, __ATOMIC_ACQUIRE) != 0),
+              20 * deadline_ns / 1000000);
+    for (k = 0; k < 2; ++k) {
+        pthread_join(th[k], NULL);
+    }
+
+    gone_ns = 0;
+    for (k = 0; k < 2; ++k) {
+        printf("poster %u: %u put_signals, then '%s' %.2f deadlines after "
+               "B's second port\n", k, p[k].posted,
+               gda_ft_dev_status_str(p[k].status),
+               (double)(p[k].end_ns - dead_ns) / deadline_ns);
+        GDA_FT_ASSERT_EQ(p[k].status, GDA_FT_DEV_PEER_GONE);
+        GDA_FT_ASSERT(p[k].posted > 0);
+        gone_ns = ucs_max(gone_ns, p[k].end_ns);
+    }
+    GDA_FT_ASSERT_EQ(gda_ft_dev_peer_state(&c.view[NODE_A].ep),
+                     GDA_FT_PEER_GONE);
+    GDA_FT_ASSERT(gone_ns - dead_ns < 2 * deadline_ns);
+
+    /* a post now fails at once; B's ports come back for the cleanup */
+    GDA_FT_ASSERT_EQ(gda_ft_dev_signal(&c.view[NODE_A].ep,
+                                       &c.view[NODE_A].ml, CHAN_ELEM_SIGNAL,
+                                       0, 1, 0, NULL),
+                     GDA_FT_DEV_PEER_GONE);
+    test_port_set(&c.t, "tsoft2", 1);
+    test_port_set(&c.t, "tsoft3", 1);
+    test_chan_cleanup(&c);
+}

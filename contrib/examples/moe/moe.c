@@ -9,7 +9,17 @@
  *
  *   moe [--ranks N] [--experts E] [--topk K] [--hidden H] [--tokens T]
  *       [--iters I] [--fault-rank R --fault-at I1 --up-at I2]
- *       [--no-failover | --compare] [--plot FILE.png] [--gpu | --cpu]
+ *       [--kill-rank R --at K [--rejoin-at K2]] [--no-failover | --compare]
+ *       [--plot FILE.png] [--gpu | --cpu]
+ *
+ * --kill-rank R --at K: rank R's process kills itself (SIGKILL) as
+ * iteration K begins, having told the launcher when. The others mask it
+ * (moe.h): the tokens routed to its experts are reported as masked, every
+ * other token is checked, and the job must finish. --rejoin-at K2: as the
+ * others begin iteration K2 they meet for a rendezvous, the launcher
+ * starts rank R again (a new process: new QPs, new keys), and the others
+ * connect to it and swap its device endpoint and memory list in; it runs
+ * iterations K2 on, checked like every rank's.
  */
 #ifndef _GNU_SOURCE
 #  define _GNU_SOURCE
@@ -49,6 +59,10 @@ static struct {
     unsigned    ranks, experts, topk, hidden, tokens, iters, workers, nchan;
     unsigned    blocks;       /* GPU: CTAs of every phase's kernel */
     int         fault_rank, fault_at, up_at;
+    int         kill_rank, kill_at;   /* -1: none */
+    int         rejoin_at;            /* -1: none */
+    int         rejoined;             /* this process is the restarted
+                                         rank */
     int         failover;     /* 1: on, 0: off, -1: both (--compare) */
     int         use_gpu;      /* -1: auto */
     double      timeout;      /* of one wait, seconds */
@@ -57,7 +71,8 @@ static struct {
     uint64_t    seed;
     int         rank;         /* -1: launcher */
     int         sock;
-} opt = {2, 4, 2, 1024, 64, 60, 2, 2, 1, 0, 20, 40, 1, -1, 20.0, 8.0,
+} opt = {2, 4, 2, 1024, 64, 60, 2, 2, 1, 0, 20, 40, -1, -1, -1, 0, 1, -1,
+         20.0, 8.0,
          "moe_timeline.png", 2026, -1, -1};
 
 /* What a rank reports per iteration */
@@ -65,6 +80,8 @@ typedef struct {
     uint64_t dispatch_ns, combine_ns;
     uint32_t status;      /* gda_ft_dev_status_t; TIMEOUT: never finished */
     uint32_t on_backup;   /* channels of ours on the backup after it */
+    uint32_t masked;      /* our (token, k) routed to a gone rank */
+    uint32_t gone;        /* the ranks masked (bit r) */
 } moe_iter_rec_t;
 
 /* And once, at the end */
@@ -74,6 +91,11 @@ typedef struct {
     uint32_t gpu;
     gda_ft_chan_counters_t chan;   /* of all our channels */
     double   first_backup_ms;  /* after the switch, 0: none */
+    uint32_t masked;           /* tokens masked */
+    uint32_t reserved;
+    uint64_t gone_ns;          /* the transport gave a peer up (its clock,
+                                  the latest of our peers), 0: never */
+    uint64_t back_ns;          /* the restarted rank swapped in, 0: never */
 } moe_summary_t;
 
 
@@ -110,7 +132,8 @@ static int moe_read(int fd, void *buf, size_t len)
 enum {
     MOE_MSG_GATHER = 1,   /* a contribution to an all-gather */
     MOE_MSG_REPORT = 2,   /* records and summary, once */
-    MOE_MSG_BYE    = 3    /* launcher: every rank reported */
+    MOE_MSG_BYE    = 3,   /* launcher: every rank reported */
+    MOE_MSG_DYING  = 4    /* the rank kills itself now: its clock */
 };
 
 static void moe_send_blob(int fd, const void *buf, uint32_t len)
@@ -247,21 +270,53 @@ static void moe_layout(moe_ctx_t *c)
     l->back   = l->out + slots;
     l->dsig   = l->back + (uint64_t)c->tokens * c->topk * row;
     l->csig   = l->dsig + 2ull * c->experts * c->nranks * sizeof(uint64_t);
-    l->total  = l->csig + 2ull * c->nranks * c->experts * sizeof(uint64_t);
+    l->gone   = l->csig + 2ull * c->nranks * c->experts * sizeof(uint64_t);
+    l->total  = l->gone + sizeof(uint64_t);
+}
+
+/* Connects to peer p at addr: an endpoint, wired up once a flush of it
+ * completes (the peer progresses its own meanwhile) */
+static void moe_connect(moe_rank_t *m, unsigned p, const void *addr)
+{
+    ucp_request_param_t rparam = {0};
+    ucp_ep_params_t eparams;
+    void *req;
+
+    memset(&eparams, 0, sizeof(eparams));
+    eparams.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    eparams.address    = addr;
+    moe_check(ucp_ep_create(m->worker, &eparams, &m->ep[p]),
+              "ucp_ep_create");
+    req = ucp_ep_flush_nbx(m->ep[p], &rparam);
+    if (UCS_PTR_IS_PTR(req)) {
+        while (ucp_request_check_status(req) == UCS_INPROGRESS) {
+            ucp_worker_progress(m->worker);
+        }
+        ucp_request_free(req);
+    }
+}
+
+/* Every peer's worker address, ours among them (the launcher relays) */
+static void **moe_gather_addresses(moe_rank_t *m)
+{
+    ucp_address_t *addr;
+    size_t addr_len;
+    void **addrs;
+
+    moe_check(ucp_worker_get_address(m->worker, &addr, &addr_len),
+              "ucp_worker_get_address");
+    addrs = moe_allgather(addr, addr_len, NULL);
+    ucp_worker_release_address(m->worker, addr);
+    return addrs;
 }
 
 static void moe_ucp_setup(moe_rank_t *m)
 {
     ucp_worker_params_t wparams = {0};
     ucp_params_t params         = {0};
-    ucp_request_param_t rparam  = {0};
-    ucp_ep_params_t eparams;
-    ucp_address_t *addr;
     ucp_config_t *config;
-    size_t addr_len;
     void **addrs;
     unsigned p;
-    void *req;
 
     moe_check(ucp_config_read(NULL, NULL, &config), "ucp_config_read");
     params.field_mask = UCP_PARAM_FIELD_FEATURES;
@@ -272,95 +327,121 @@ static void moe_ucp_setup(moe_rank_t *m)
     wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
     moe_check(ucp_worker_create(m->context, &wparams, &m->worker),
               "ucp_worker_create");
-    moe_check(ucp_worker_get_address(m->worker, &addr, &addr_len),
-              "ucp_worker_get_address");
-    addrs = moe_allgather(addr, addr_len, NULL);
-    ucp_worker_release_address(m->worker, addr);
-
+    addrs = moe_gather_addresses(m);
     for (p = 0; p < opt.ranks; ++p) {
-        if (p == (unsigned)opt.rank) {
-            continue;
+        if (p != (unsigned)opt.rank) {
+            moe_connect(m, p, addrs[p]);
         }
-        memset(&eparams, 0, sizeof(eparams));
-        eparams.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-        eparams.address    = addrs[p];
-        moe_check(ucp_ep_create(m->worker, &eparams, &m->ep[p]),
-                  "ucp_ep_create");
     }
     moe_free_all(addrs);
+}
 
-    /* wired up once a flush of each endpoint completes */
-    for (p = 0; p < opt.ranks; ++p) {
-        if (m->ep[p] == NULL) {
-            continue;
-        }
-        req = ucp_ep_flush_nbx(m->ep[p], &rparam);
-        if (UCS_PTR_IS_PTR(req)) {
-            while (ucp_request_check_status(req) == UCS_INPROGRESS) {
-                ucp_worker_progress(m->worker);
-            }
-            ucp_request_free(req);
-        }
-    }
+/* Every peer's packed remote key and region address, ours among them */
+static void moe_gather_keys(moe_rank_t *m, void ***rkeys_p, void ***bases_p)
+{
+    uint64_t my_base = (uintptr_t)m->ctx.base;
+    void *rkey_buf;
+    size_t rkey_len;
+
+    moe_check(ucp_rkey_pack(m->context, m->region.memh, &rkey_buf,
+                            &rkey_len), "ucp_rkey_pack");
+    *rkeys_p = moe_allgather(rkey_buf, rkey_len, NULL);
+    ucp_rkey_buffer_release(rkey_buf);
+    *bases_p = moe_allgather(&my_base, sizeof(my_base), NULL);
+}
+
+/* Peer p's device endpoint (taking over from `gone`, the endpoint of the
+ * process it replaces, or NULL) and memory list, from its key and base */
+static void moe_peer_memory(moe_rank_t *m, unsigned p, const void *rkey,
+                            uint64_t peer_base, gda_ft_ucp_device_ep_h gone)
+{
+    moe_ctx_t *c = &m->ctx;
+    gda_ft_ucp_mem_elem_t e[MOE_NUM_ELEMS];
+    uint64_t slots, back;
+    ucs_status_t status;
+
+    moe_check(ucp_ep_rkey_unpack(m->ep[p], rkey, &m->rkey[p]),
+              "ucp_ep_rkey_unpack");
+    do {
+        status = (gone != NULL) ?
+                 gda_ft_ucp_device_ep_rejoin(gone, m->ep[p], m->place,
+                                             &m->dev_ep[p]) :
+                 gda_ft_ucp_device_ep_create(m->ep[p], m->place,
+                                             &m->dev_ep[p]);
+        ucp_worker_progress(m->worker);
+    } while (status == UCS_ERR_NOT_CONNECTED);
+    moe_check(status, "device endpoint");
+
+    slots = c->layout.out - c->layout.recv;
+    back  = c->layout.dsig - c->layout.back;
+    e[MOE_ELEM_DISPATCH] = (gda_ft_ucp_mem_elem_t){
+            m->region.memh, c->base + c->layout.tokens, slots, m->rkey[p],
+            peer_base + c->layout.recv};
+    e[MOE_ELEM_DSIG]     = (gda_ft_ucp_mem_elem_t){
+            NULL, NULL, c->layout.csig - c->layout.dsig, m->rkey[p],
+            peer_base + c->layout.dsig};
+    e[MOE_ELEM_COMBINE]  = (gda_ft_ucp_mem_elem_t){
+            m->region.memh, c->base + c->layout.out, MOE_MAX(slots, back),
+            m->rkey[p], peer_base + c->layout.back};
+    e[MOE_ELEM_CSIG]     = (gda_ft_ucp_mem_elem_t){
+            NULL, NULL, c->layout.gone - c->layout.csig, m->rkey[p],
+            peer_base + c->layout.csig};
+    moe_check(gda_ft_ucp_mem_list_create(m->ep[p], e, MOE_NUM_ELEMS,
+                                         m->place, &m->ml[p]),
+              "memory list");
+    c->ep[p] = gda_ft_ucp_device_ep(m->dev_ep[p]);
+    c->ml[p] = gda_ft_ucp_mem_list(m->ml[p]);
 }
 
 /* The region, and every peer's keys and base address */
 static void moe_memory_setup(moe_rank_t *m)
 {
     moe_ctx_t *c = &m->ctx;
-    gda_ft_ucp_mem_elem_t e[MOE_NUM_ELEMS];
-    uint64_t my_base, peer_base, slots, back;
-    ucs_status_t status;
-    void **rkeys, **bases, *rkey_buf;
-    size_t rkey_len;
+    void **rkeys, **bases;
     unsigned p;
 
     moe_check(gda_ft_ucp_signal_alloc(m->context, c->layout.total, m->place,
                                       &m->region), "region");
     c->base = m->region.address;
-    moe_check(ucp_rkey_pack(m->context, m->region.memh, &rkey_buf,
-                            &rkey_len), "ucp_rkey_pack");
-    rkeys   = moe_allgather(rkey_buf, rkey_len, NULL);
-    ucp_rkey_buffer_release(rkey_buf);
-    my_base = (uintptr_t)c->base;
-    bases   = moe_allgather(&my_base, sizeof(my_base), NULL);
-
-    slots = c->layout.out - c->layout.recv;
-    back  = c->layout.dsig - c->layout.back;
+    moe_gather_keys(m, &rkeys, &bases);
     for (p = 0; p < opt.ranks; ++p) {
-        if (m->ep[p] == NULL) {
-            continue;
+        if (m->ep[p] != NULL) {
+            moe_peer_memory(m, p, rkeys[p], *(uint64_t*)bases[p], NULL);
         }
-        moe_check(ucp_ep_rkey_unpack(m->ep[p], rkeys[p], &m->rkey[p]),
-                  "ucp_ep_rkey_unpack");
-        do {
-            status = gda_ft_ucp_device_ep_create(m->ep[p], m->place,
-                                                 &m->dev_ep[p]);
-            ucp_worker_progress(m->worker);
-        } while (status == UCS_ERR_NOT_CONNECTED);
-        moe_check(status, "device endpoint");
-
-        peer_base = *(uint64_t*)bases[p];
-        e[MOE_ELEM_DISPATCH] = (gda_ft_ucp_mem_elem_t){
-                m->region.memh, c->base + c->layout.tokens, slots,
-                m->rkey[p], peer_base + c->layout.recv};
-        e[MOE_ELEM_DSIG]     = (gda_ft_ucp_mem_elem_t){
-                NULL, NULL, c->layout.csig - c->layout.dsig, m->rkey[p],
-                peer_base + c->layout.dsig};
-        e[MOE_ELEM_COMBINE]  = (gda_ft_ucp_mem_elem_t){
-                m->region.memh, c->base + c->layout.out, MOE_MAX(slots, back),
-                m->rkey[p], peer_base + c->layout.back};
-        e[MOE_ELEM_CSIG]     = (gda_ft_ucp_mem_elem_t){
-                NULL, NULL, c->layout.total - c->layout.csig, m->rkey[p],
-                peer_base + c->layout.csig};
-        moe_check(gda_ft_ucp_mem_list_create(m->ep[p], e, MOE_NUM_ELEMS,
-                                             m->place, &m->ml[p]),
-                  "memory list");
-        c->ep[p] = gda_ft_ucp_device_ep(m->dev_ep[p]);
-        c->ml[p] = gda_ft_ucp_mem_list(m->ml[p]);
     }
     moe_free_all(rkeys);
     moe_free_all(bases);
+}
+
+/*
+ * --rejoin-at: the killed rank's new process goes through the setup, and
+ * we through the same rendezvous for it alone: its address (we connect),
+ * its key and region (its device endpoint takes over from the gone one's,
+ * its state BACK), ready. Returns when it was swapped in, on our clock.
+ * The old UCP endpoint stays: its peer is gone, and nothing waits on it.
+ */
+static uint64_t moe_rejoin(moe_rank_t *m, unsigned peer)
+{
+    gda_ft_ucp_device_ep_h gone  = m->dev_ep[peer];
+    gda_ft_ucp_mem_list_h gone_ml = m->ml[peer];
+    ucp_rkey_h gone_rkey          = m->rkey[peer];
+    void **addrs, **rkeys, **bases;
+    uint64_t back_ns;
+
+    addrs = moe_gather_addresses(m);
+    moe_connect(m, peer, addrs[peer]);
+    moe_free_all(addrs);
+    moe_gather_keys(m, &rkeys, &bases);
+    moe_peer_memory(m, peer, rkeys[peer], *(uint64_t*)bases[peer], gone);
+    back_ns = gda_ft_dev_now_ns();
+    moe_free_all(rkeys);
+    moe_free_all(bases);
+
+    gda_ft_ucp_mem_list_destroy(gone_ml);
+    gda_ft_ucp_device_ep_destroy(gone);
+    ucp_rkey_destroy(gone_rkey);
+    free(moe_allgather("", 1, NULL));       /* everyone is ready */
+    return back_ns;
 }
 
 /* Distinct top-k experts of token (src, t): every rank computes the same */
@@ -487,8 +568,10 @@ static void moe_run_iteration(moe_rank_t *m, moe_result_t *sum)
         if (i == 0) {
             sum->dispatch_ns = r->dispatch_ns;
             sum->combine_ns  = r->combine_ns;
+            sum->gone        = r->gone;
         }
         moe_fail(sum, (gda_ft_dev_status_t)r->status);
+        sum->masked        += r->masked;
         sum->checked       += r->checked;
         sum->wrong         += r->wrong;
         sum->signal_errors += r->signal_errors;
@@ -525,13 +608,42 @@ static void moe_chan_totals(moe_rank_t *m, moe_summary_t *s,
             if (gda_ft_ucp_device_ep_query(m->dev_ep[p], ch, &q) != UCS_OK) {
                 continue;
             }
-            *on_backup += (q.active == GDA_FT_CHAN_BACKUP);
+            /* a gone peer's channels stay where it left them */
+            *on_backup += (q.active == GDA_FT_CHAN_BACKUP) &&
+                          (gda_ft_ucp_device_ep_peer_state(m->dev_ep[p],
+                                                           NULL) !=
+                           GDA_FT_PEER_GONE);
             moe_counters_add(&s->chan, &q.poster);
             if ((q.recovered_ns > q.switch_ns) && (s->first_backup_ms == 0)) {
                 s->first_backup_ms = (q.recovered_ns - q.switch_ns) / 1e6;
             }
         }
     }
+}
+
+/* The latest time the transport gave one of our peers up, or 0 */
+static uint64_t moe_gone_ns(moe_rank_t *m)
+{
+    uint64_t gone_ns, latest = 0;
+    unsigned p;
+
+    for (p = 0; p < opt.ranks; ++p) {
+        if ((m->dev_ep[p] != NULL) &&
+            (gda_ft_ucp_device_ep_peer_state(m->dev_ep[p], &gone_ns) ==
+             GDA_FT_PEER_GONE)) {
+            latest = MOE_MAX(latest, gone_ns);
+        }
+    }
+    return latest;
+}
+
+/* --kill-rank: tells the launcher when, and dies as a crash would */
+static void moe_die_now(void)
+{
+    uint64_t now = gda_ft_dev_now_ns();
+
+    moe_send_msg(opt.sock, MOE_MSG_DYING, &now, sizeof(now));
+    raise(SIGKILL);
 }
 
 static int moe_rank_main(void)
@@ -577,7 +689,17 @@ static int moe_rank_main(void)
     free(moe_allgather("", 1, NULL));       /* everyone is ready */
 
     snprintf(dev, sizeof(dev), "r%ua", opt.rank);
-    for (it = 0; it < opt.iters; ++it) {
+    it = opt.rejoined ? (unsigned)opt.rejoin_at : 0;
+    sum.done = it;     /* the iterations before were the killed process's */
+    for (; it < opt.iters; ++it) {
+        if ((opt.rank == opt.kill_rank) && ((int)it == opt.kill_at)) {
+            moe_die_now();
+        }
+        if ((opt.kill_rank >= 0) && (opt.rank != opt.kill_rank) &&
+            ((int)it == opt.rejoin_at)) {
+            sum.gone_ns = moe_gone_ns(&m);   /* before the endpoint goes */
+            sum.back_ns = moe_rejoin(&m, opt.kill_rank);
+        }
         if ((opt.rank == opt.fault_rank) && ((int)it == opt.fault_at)) {
             moe_port(dev, 0);
         }
@@ -608,6 +730,9 @@ static int moe_rank_main(void)
         recs[it].dispatch_ns = r.dispatch_ns;
         recs[it].combine_ns  = r.combine_ns;
         recs[it].status      = r.status;
+        recs[it].masked      = r.masked;
+        recs[it].gone        = r.gone;
+        sum.masked          += r.masked;
         sum.checked         += r.checked;
         sum.wrong           += r.wrong;
         sum.signal_errors   += r.signal_errors;
@@ -616,7 +741,8 @@ static int moe_rank_main(void)
         }
         ++sum.done;
     }
-    sum.gpu = (m.place == GDA_FT_UCP_PLACE_CUDA);
+    sum.gpu     = (m.place == GDA_FT_UCP_PLACE_CUDA);
+    sum.gone_ns = MOE_MAX(sum.gone_ns, moe_gone_ns(&m));
     report_len = opt.iters * sizeof(*recs) + sizeof(sum);
     report     = malloc(report_len);
     memcpy(report, recs, opt.iters * sizeof(*recs));
@@ -654,10 +780,21 @@ typedef struct {
     moe_summary_t   sum[MOE_MAX_RANKS];
     int             got[MOE_MAX_RANKS];
     int             failover;
+    uint64_t        kill_ns;    /* when the killed rank died, 0: none */
+    uint64_t        restart_ns; /* when it was started again, 0: never */
 } moe_job_t;
 
+/* The ranks of a job, and how to start one again */
+typedef struct {
+    int      fds[MOE_MAX_RANKS];
+    pid_t    pids[MOE_MAX_RANKS];
+    int      failover;
+    unsigned port;
+    char   **argv;
+} moe_ranks_t;
+
 static pid_t moe_spawn(unsigned rank, int fd, int failover, unsigned port,
-                       char **argv)
+                       int rejoined, char **argv)
 {
     char devices[160], val[32];
     pid_t pid;
@@ -675,6 +812,9 @@ static pid_t moe_spawn(unsigned rank, int fd, int failover, unsigned port,
     setenv("UCX_NET_DEVICES", "all", 0);
     setenv("UCX_GDA_FT_SOFT_CTL_DIR", "", 0);
     setenv("UCX_GDA_FT_DEADLINE", "100ms", 0);
+    /* a dead rank masked within two deadlines (auto waits 1 s on a soft
+     * HCA: a loaded machine may hold its engine threads that long) */
+    setenv("UCX_GDA_FT_PEER_TIMEOUT", "150ms", 0);
     /* the port is back for 20 iterations of 1-3 ms: a 50 ms window left
      * the failback to the job's last iteration, or after it */
     setenv("UCX_GDA_FT_RECOVERY_WINDOW", "10ms", 0);
@@ -691,6 +831,9 @@ static pid_t moe_spawn(unsigned rank, int fd, int failover, unsigned port,
     }
     snprintf(val, sizeof(val), "%u", rank);
     setenv("MOE_RANK", val, 1);
+    if (rejoined) {
+        setenv("MOE_REJOINED", "1", 1);
+    }
     snprintf(val, sizeof(val), "%d", fd);
     setenv("MOE_SOCK", val, 1);
     execv("/proc/self/exe", argv);
@@ -698,9 +841,26 @@ static pid_t moe_spawn(unsigned rank, int fd, int failover, unsigned port,
     _exit(127);
 }
 
-/* Relays the ranks' all-gathers until every rank has reported (or died) */
-static void moe_relay(int *fds, moe_job_t *job, double limit_sec)
+/* Starts rank r (again, with rejoined) on a socket of its own */
+static void moe_start_rank(moe_ranks_t *ranks, unsigned r, int rejoined)
 {
+    int pair[2];
+
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) != 0) {
+        moe_die("socketpair: %s", strerror(errno));
+    }
+    ranks->pids[r] = moe_spawn(r, pair[1], ranks->failover, ranks->port,
+                               rejoined, ranks->argv);
+    close(pair[1]);
+    ranks->fds[r] = pair[0];
+}
+
+/* Relays the ranks' all-gathers until every rank has reported (or died);
+ * with --rejoin-at, starts the killed rank again once the others have
+ * begun the rendezvous that takes it back */
+static void moe_relay(moe_ranks_t *ranks, moe_job_t *job, double limit_sec)
+{
+    int *fds = ranks->fds, status;
     void *blobs[MOE_MAX_RANKS] = {NULL};
     uint32_t lens[MOE_MAX_RANKS], type, len;
     struct pollfd pfd[MOE_MAX_RANKS];
@@ -713,6 +873,17 @@ static void moe_relay(int *fds, moe_job_t *job, double limit_sec)
         open_[r] = 1;
     }
     while (over < opt.ranks) {
+        r = (unsigned)opt.kill_rank;
+        if ((opt.rejoin_at >= 0) && (job->restart_ns == 0) &&
+            (job->kill_ns != 0) && !open_[r] &&
+            (gathered == opt.ranks - 1)) {
+            waitpid(ranks->pids[r], &status, 0);
+            close(fds[r]);
+            job->restart_ns = gda_ft_dev_now_ns();
+            moe_start_rank(ranks, r, 1);
+            open_[r] = 1;
+            --over;
+        }
         for (r = 0; r < opt.ranks; ++r) {
             pfd[r].fd     = open_[r] ? fds[r] : -1;
             pfd[r].events = POLLIN;
@@ -733,6 +904,11 @@ static void moe_relay(int *fds, moe_job_t *job, double limit_sec)
                 open_[r] = 0;          /* it died before reporting */
                 ++over;
                 continue;
+            }
+            if ((type == MOE_MSG_DYING) && (len == sizeof(uint64_t))) {
+                memcpy(&job->kill_ns, blob, sizeof(uint64_t));
+                free(blob);
+                continue;             /* its end of file comes next */
             }
             if (type == MOE_MSG_REPORT) {
                 if (len == opt.iters * sizeof(moe_iter_rec_t) +
@@ -789,6 +965,12 @@ static int moe_usage(FILE *f, int rc)
         "-1: none)\n"
         "  --fault-at I1    ... at iteration I1 (default 20)\n"
         "  --up-at I2       ... and comes back at I2 (default 40)\n"
+        "  --kill-rank R    rank whose process is killed (default -1: "
+        "none); the others\n"
+        "                   mask it: its experts' tokens are masked\n"
+        "  --at K           ... as iteration K begins (default 10)\n"
+        "  --rejoin-at K2   ... and started again at K2, taken back by the "
+        "others\n"
         "  --no-failover    UCX_GDA_FT_DEVICE_FAILOVER=n: what users have "
         "today\n"
         "  --compare        both runs, their summaries side by side\n"
@@ -805,26 +987,24 @@ static int moe_usage(FILE *f, int rc)
 /* One job: N ranks through all iterations (or until one never finishes) */
 static void moe_job(int failover, char **argv, moe_job_t *job)
 {
-    int fds[MOE_MAX_RANKS], pair[2], status;
-    pid_t pids[MOE_MAX_RANKS];
-    unsigned r, port = 30000 + (getpid() * 7 + failover * 13) % 20000;
+    moe_ranks_t ranks;
+    unsigned r;
+    int status;
 
     memset(job, 0, sizeof(*job));
     job->failover = failover;
+    ranks.failover = failover;
+    ranks.port     = 30000 + (getpid() * 7 + failover * 13) % 20000;
+    ranks.argv     = argv;
     for (r = 0; r < opt.ranks; ++r) {
-        if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) != 0) {
-            moe_die("socketpair: %s", strerror(errno));
-        }
-        pids[r] = moe_spawn(r, pair[1], failover, port, argv);
-        close(pair[1]);
-        fds[r] = pair[0];
+        moe_start_rank(&ranks, r, 0);
     }
-    moe_relay(fds, job, opt.iters * 2.0 + opt.timeout * 3 +
+    moe_relay(&ranks, job, opt.iters * 2.0 + opt.timeout * 3 +
               opt.retry_window + 60);
     for (r = 0; r < opt.ranks; ++r) {
-        close(fds[r]);
-        kill(pids[r], SIGTERM);   /* gone already, unless it hangs */
-        waitpid(pids[r], &status, 0);
+        close(ranks.fds[r]);
+        kill(ranks.pids[r], SIGTERM);   /* gone already, unless it hangs */
+        waitpid(ranks.pids[r], &status, 0);
     }
 }
 
@@ -835,13 +1015,30 @@ static int moe_cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Iterations every rank finished */
+/* Whether rank r is the one --kill-rank kills and that never reports (it
+ * is not started again) */
+static int moe_killed(unsigned r)
+{
+    return ((int)r == opt.kill_rank) && (opt.rejoin_at < 0);
+}
+
+/* Whether rank r had no process at iteration it: killed, not back yet */
+static int moe_absent(const moe_job_t *job, unsigned r, unsigned it)
+{
+    return !job->got[r] ||
+           (((int)r == opt.kill_rank) && ((int)it >= opt.kill_at) &&
+            ((opt.rejoin_at < 0) || ((int)it < opt.rejoin_at)));
+}
+
+/* Iterations every rank finished (the killed rank aside) */
 static unsigned moe_job_done(const moe_job_t *job)
 {
     unsigned r, done = opt.iters;
 
     for (r = 0; r < opt.ranks; ++r) {
-        done = MOE_MIN(done, job->got[r] ? job->sum[r].done : 0);
+        if (!moe_killed(r)) {
+            done = MOE_MIN(done, job->got[r] ? job->sum[r].done : 0);
+        }
     }
     return done;
 }
@@ -855,8 +1052,10 @@ static uint64_t moe_iter_ns(const moe_job_t *job, unsigned it, int *failed)
 
     *failed = (it >= moe_job_done(job));
     for (r = 0; !*failed && (r < opt.ranks); ++r) {
-        worst = MOE_MAX(worst, job->recs[r][it].dispatch_ns +
-                               job->recs[r][it].combine_ns);
+        if (job->got[r]) {
+            worst = MOE_MAX(worst, job->recs[r][it].dispatch_ns +
+                                   job->recs[r][it].combine_ns);
+        }
     }
     return *failed ? 0 : worst;
 }
@@ -879,7 +1078,7 @@ static uint64_t moe_stall_ns(const moe_job_t *job, unsigned it)
 
 static void moe_print_iterations(const moe_job_t *job)
 {
-    unsigned it, r, done = moe_job_done(job);
+    unsigned it, r, done = moe_job_done(job), masked;
     uint64_t d, c;
     char paths[64];
 
@@ -887,8 +1086,15 @@ static void moe_print_iterations(const moe_job_t *job)
            "B backup)\n");
     for (it = 0; (it <= done) && (it < opt.iters); ++it) {
         d = c = 0;
+        masked   = 0;
         paths[0] = '\0';
         for (r = 0; (it < done) && (r < opt.ranks); ++r) {
+            if (moe_absent(job, r, it)) {
+                snprintf(paths + strlen(paths),
+                         sizeof(paths) - strlen(paths), " %u:-", r);
+                continue;
+            }
+            masked += job->recs[r][it].masked;
             d = MOE_MAX(d, job->recs[r][it].dispatch_ns);
             c = MOE_MAX(c, job->recs[r][it].combine_ns);
             snprintf(paths + strlen(paths), sizeof(paths) - strlen(paths),
@@ -899,11 +1105,20 @@ static void moe_print_iterations(const moe_job_t *job)
                    moe_stall_ns(job, it) / 1e9);
             break;
         }
-        printf("%4u  %12.3f  %11.3f %s%s%s\n", it, d / 1e6, c / 1e6, paths,
+        printf("%4u  %12.3f  %11.3f %s%s%s%s%s", it, d / 1e6, c / 1e6,
+               paths,
                ((int)it == opt.fault_at) && (opt.fault_rank >= 0) ?
                "   <- port down" : "",
                ((int)it == opt.up_at) && (opt.fault_rank >= 0) ?
-               "   <- port up" : "");
+               "   <- port up" : "",
+               ((int)it == opt.kill_at) && (opt.kill_rank >= 0) ?
+               "   <- rank killed" : "",
+               ((int)it == opt.rejoin_at) && (opt.kill_rank >= 0) ?
+               "   <- rank back" : "");
+        if (masked > 0) {
+            printf("   %u masked", masked);
+        }
+        printf("\n");
     }
 }
 
@@ -911,9 +1126,66 @@ static const char *moe_status_name(uint32_t status)
 {
     static const char *names[] = {"OK", "INPROGRESS", "NO_RESOURCE",
                                   "PATH_SWITCHED", "IN_DOUBT", "NO_PATH",
-                                  "ERROR", "TIMEOUT"};
+                                  "ERROR", "TIMEOUT", "PEER_GONE"};
 
-    return (status < 8) ? names[status] : "?";
+    return (status < 9) ? names[status] : "?";
+}
+
+/* The ranks' deadline (UCX_GDA_FT_DEADLINE as moe_spawn leaves it): what
+ * the time from a kill to its mask is counted in */
+static double moe_deadline_sec(void)
+{
+    const char *value = getenv("UCX_GDA_FT_DEADLINE");
+    double number;
+    char *unit;
+
+    if (value == NULL) {
+        return 0.1;
+    }
+    number = strtod(value, &unit);
+    return !strcmp(unit, "ms") ? number * 1e-3 :
+           !strcmp(unit, "us") ? number * 1e-6 :
+           !strcmp(unit, "ns") ? number * 1e-9 :
+           (!strcmp(unit, "s") || (*unit == '\0')) ? number : 0;
+}
+
+/* The latest of the survivors' times from the kill to its mask, in
+ * seconds; -1 when one of them never masked it */
+static double moe_mask_sec(const moe_job_t *job)
+{
+    uint64_t latest = 0;
+    unsigned r;
+
+    for (r = 0; r < opt.ranks; ++r) {
+        if (((int)r == opt.kill_rank) || !job->got[r]) {
+            continue;
+        }
+        if (job->sum[r].gone_ns < job->kill_ns) {
+            return -1;
+        }
+        latest = MOE_MAX(latest, job->sum[r].gone_ns - job->kill_ns);
+    }
+    return latest / 1e9;
+}
+
+/* The latest of the survivors' times from the killed rank's restart to
+ * its device endpoint swapped in, in seconds; -1 when one never did */
+static double moe_rejoin_sec(const moe_job_t *job)
+{
+    uint64_t latest = 0;
+    unsigned r;
+
+    for (r = 0; r < opt.ranks; ++r) {
+        if (((int)r == opt.kill_rank) || !job->got[r]) {
+            continue;
+        }
+        if ((job->restart_ns == 0) ||
+            (job->sum[r].back_ns < job->restart_ns)) {
+            return -1;
+        }
+        latest = MOE_MAX(latest, job->sum[r].back_ns - job->restart_ns);
+    }
+    return latest / 1e9;
 }
 
 /* The summary of a job, as lines, for printing alone or side by side */
@@ -922,9 +1194,11 @@ static unsigned moe_summary_lines(const moe_job_t *job, char lines[][80])
     moe_summary_t t = {0};
     unsigned r, it, n = 0, done = moe_job_done(job), k = 0;
     uint64_t *times = calloc(opt.iters, sizeof(*times)), med = 0, worst = 0;
+    double mask;
     int failed;
 
     for (r = 0; r < opt.ranks; ++r) {
+        t.masked        += job->sum[r].masked;
         t.checked       += job->sum[r].checked;
         t.wrong         += job->sum[r].wrong;
         t.signal_errors += job->sum[r].signal_errors;
@@ -968,11 +1242,35 @@ static unsigned moe_summary_lines(const moe_job_t *job, char lines[][80])
     }
     snprintf(lines[n++], 80, "first backup reply    %.2f ms after switch",
              t.first_backup_ms);
+    if (opt.kill_rank >= 0) {
+        mask = moe_mask_sec(job);
+        snprintf(lines[n++], 80, "rank killed           %d, at iteration %d",
+                 opt.kill_rank, opt.kill_at);
+        snprintf(lines[n++], 80, "tokens masked         %u", t.masked);
+        if ((job->kill_ns == 0) || (mask < 0)) {
+            snprintf(lines[n++], 80, "kill -> mask          never");
+        } else {
+            snprintf(lines[n++], 80, "kill -> mask          %.1f ms (%.2f "
+                     "deadlines)", mask * 1e3, mask / moe_deadline_sec());
+        }
+    }
+    if ((opt.kill_rank >= 0) && (opt.rejoin_at >= 0)) {
+        mask = moe_rejoin_sec(job);
+        if (mask < 0) {
+            snprintf(lines[n++], 80, "restart -> rejoin     never");
+        } else {
+            snprintf(lines[n++], 80, "restart -> rejoin     %.1f ms, at "
+                     "iteration %d", mask * 1e3, opt.rejoin_at);
+        }
+    }
     if (done < opt.iters) {
         snprintf(lines[n++], 80, "iteration %-4u        NEVER FINISHED",
                  done);
         for (r = 0; r < opt.ranks; ++r) {
             it = job->got[r] ? job->sum[r].done : 0;
+            if (moe_killed(r)) {
+                continue;
+            }
             if (!job->got[r]) {
                 snprintf(lines[n++], 80, " rank %u died", r);
             } else if (it < opt.iters) {
@@ -996,8 +1294,11 @@ static int moe_job_ok(const moe_job_t *job)
         wrong  += job->sum[r].wrong;
         sigerr += job->sum[r].signal_errors;
     }
+    /* a killed rank must have been masked: its tokens were not exact */
     return (moe_job_done(job) == opt.iters) && (wrong == 0) &&
-           (sigerr == 0);
+           (sigerr == 0) &&
+           ((opt.kill_rank < 0) || (moe_mask_sec(job) >= 0)) &&
+           ((opt.rejoin_at < 0) || (moe_rejoin_sec(job) >= 0));
 }
 
 /* The first iteration after the fault with every rank's channels back on
@@ -1009,7 +1310,7 @@ static int moe_failback_iter(const moe_job_t *job)
     for (it = (opt.fault_at > 0) ? opt.fault_at : 0; it < done; ++it) {
         back = 0;
         for (r = 0; r < opt.ranks; ++r) {
-            back += job->recs[r][it].on_backup;
+            back += job->got[r] ? job->recs[r][it].on_backup : 0;
         }
         if ((back == 0) && ((int)it > opt.fault_at)) {
             return it;
@@ -1022,7 +1323,11 @@ static int moe_failback_iter(const moe_job_t *job)
 static void moe_plot(const moe_job_t *jobs, unsigned njobs)
 {
     char csv[PATH_MAX], cmd[PATH_MAX * 3], failback[160] = "";
-    int fb = jobs[0].failover ? moe_failback_iter(&jobs[0]) : -1;
+    char ports[320] = "", killed[200] = "", back[200] = "";
+    double rejoin = moe_rejoin_sec(&jobs[0]);
+    int fb = ((opt.fault_rank >= 0) && jobs[0].failover) ?
+             moe_failback_iter(&jobs[0]) : -1;
+    double mask = moe_mask_sec(&jobs[0]);
     unsigned it, j;
     FILE *f;
     int failed;
@@ -1051,6 +1356,31 @@ static void moe_plot(const moe_job_t *jobs, unsigned njobs)
     }
     fclose(f);
 
+    if (opt.fault_rank >= 0) {
+        snprintf(ports, sizeof(ports),
+                 "set arrow from %d, graph 0 to %d, graph 1 nohead lc 'red'; "
+                 "set arrow from %d, graph 0 to %d, graph 1 nohead "
+                 "lc 'green'; set label 'port down' at %d, graph 0.95 "
+                 "tc 'red'; set label 'port up' at %d, graph 0.88 "
+                 "tc 'green'; ", opt.fault_at, opt.fault_at, opt.up_at,
+                 opt.up_at, opt.fault_at, opt.up_at);
+    }
+    if ((opt.kill_rank >= 0) && (mask >= 0)) {
+        /* the mask comes within the kill's iteration */
+        snprintf(killed, sizeof(killed),
+                 "set arrow from %d, graph 0 to %d, graph 1 nohead "
+                 "lc 'purple'; set label 'rank %d killed, masked %.0f ms "
+                 "later' at %d, graph 0.74 tc 'purple'; ", opt.kill_at,
+                 opt.kill_at, opt.kill_rank, mask * 1e3, opt.kill_at);
+    }
+    if ((opt.kill_rank >= 0) && (opt.rejoin_at >= 0) && (rejoin >= 0)) {
+        snprintf(back, sizeof(back),
+                 "set arrow from %d, graph 0 to %d, graph 1 nohead dt 2 "
+                 "lc 'dark-green'; set label 'rank %d back, %.0f ms after "
+                 "its restart' at %d, graph 0.67 tc 'dark-green'; ",
+                 opt.rejoin_at, opt.rejoin_at, opt.kill_rank, rejoin * 1e3,
+                 opt.rejoin_at);
+    }
     if (fb >= 0) {
         snprintf(failback, sizeof(failback),
                  "set arrow from %d, graph 0 to %d, graph 1 nohead dt 2 "
@@ -1060,14 +1390,9 @@ static void moe_plot(const moe_job_t *jobs, unsigned njobs)
     snprintf(cmd, sizeof(cmd),
              "gnuplot -e \"set terminal png size 900,420; set output '%s'; "
              "set xlabel 'iteration'; set ylabel 'iteration time (ms)'; "
-             "set logscale y; set key top left; set grid; "
-             "set arrow from %d, graph 0 to %d, graph 1 nohead lc 'red'; "
-             "set arrow from %d, graph 0 to %d, graph 1 nohead lc 'green'; "
-             "set label 'port down' at %d, graph 0.95 tc 'red'; "
-             "set label 'port up' at %d, graph 0.88 tc 'green'; %s"
+             "set logscale y; set key top left; set grid; %s%s%s%s"
              "plot '%s' using 1:2 with linespoints title 'failover %s'%s\" "
-             "2>&1", opt.plot, opt.fault_at, opt.fault_at, opt.up_at,
-             opt.up_at, opt.fault_at, opt.up_at, failback, csv,
+             "2>&1", opt.plot, ports, killed, back, failback, csv,
              jobs[0].failover ? "on" : "off",
              (njobs > 1) ? ", '' using 1:3 with linespoints "
                            "title 'failover off'" : "");
@@ -1082,7 +1407,7 @@ static int moe_launcher(char **argv)
 {
     signal(SIGPIPE, SIG_IGN);     /* a rank that died leaves a closed fd */
     moe_job_t jobs[2];
-    char lines[2][24][80];
+    char lines[2][32][80];
     unsigned n[2] = {0, 0}, j, i, njobs = 0;
     int ok = 1;
 
@@ -1094,7 +1419,11 @@ static int moe_launcher(char **argv)
         printf("rank %d's primary port down at iteration %d, up at %d\n",
                opt.fault_rank, opt.fault_at, opt.up_at);
     } else {
-        printf("no fault\n");
+        printf((opt.kill_rank < 0) ? "no fault\n" : "no port fault\n");
+    }
+    if (opt.kill_rank >= 0) {
+        printf("rank %d's process killed at iteration %d\n", opt.kill_rank,
+               opt.kill_at);
     }
 
     if (opt.failover != 0) {
@@ -1163,6 +1492,9 @@ int main(int argc, char **argv)
         {"fault-rank", required_argument, NULL, 'R'},
         {"fault-at", required_argument, NULL, 'a'},
         {"up-at", required_argument, NULL, 'u'},
+        {"kill-rank", required_argument, NULL, 'k'},
+        {"at", required_argument, NULL, 'A'},
+        {"rejoin-at", required_argument, NULL, 'J'},
         {"no-failover", no_argument, NULL, 'n'},
         {"compare", no_argument, NULL, 'c'},
         {"retry-window", required_argument, NULL, 'r'},
@@ -1202,6 +1534,13 @@ int main(int argc, char **argv)
                                           "--fault-at"); break;
         case 'u': opt.up_at    = moe_uint(optarg, 0, MOE_MAX_ITERS,
                                           "--up-at"); break;
+        case 'k': opt.kill_rank = (atoi(optarg) < 0) ? -1 :
+                                  (int)moe_uint(optarg, 0, MOE_MAX_RANKS - 1,
+                                                "--kill-rank"); break;
+        case 'A': opt.kill_at = moe_uint(optarg, 0, MOE_MAX_ITERS, "--at");
+                  break;
+        case 'J': opt.rejoin_at = moe_uint(optarg, 1, MOE_MAX_ITERS,
+                                           "--rejoin-at"); break;
         case 'n': opt.failover = 0; break;
         case 'c': opt.failover = -1; break;
         case 'r': opt.retry_window = moe_uint(optarg, 1, 600,
@@ -1224,11 +1563,30 @@ int main(int argc, char **argv)
         moe_die("--fault-rank or --topk out of range for %u ranks of %u "
                 "experts", opt.ranks, opt.experts);
     }
+    if (opt.kill_rank >= (int)opt.ranks) {
+        moe_die("--kill-rank %d out of range for %u ranks", opt.kill_rank,
+                opt.ranks);
+    }
+    if ((opt.kill_rank >= 0) && (opt.kill_at < 0)) {
+        opt.kill_at = 10;
+    }
+    if ((opt.rejoin_at >= 0) &&
+        ((opt.kill_rank < 0) || (opt.rejoin_at <= opt.kill_at) ||
+         (opt.rejoin_at >= (int)opt.iters))) {
+        moe_die("--rejoin-at %d needs --kill-rank, and an iteration after "
+                "--at %d and before --iters %u", opt.rejoin_at, opt.kill_at,
+                opt.iters);
+    }
+    if ((opt.kill_rank >= 0) && (opt.failover != 1)) {
+        moe_die("--kill-rank needs failover on (a peer is given up on the "
+                "deadline)");
+    }
     if (getenv("MOE_RANK") != NULL) {
         if (getenv("MOE_TIMEOUT") != NULL) {
             opt.timeout = atof(getenv("MOE_TIMEOUT"));
         }
-        opt.rank = atoi(getenv("MOE_RANK"));
+        opt.rank     = atoi(getenv("MOE_RANK"));
+        opt.rejoined = (getenv("MOE_REJOINED") != NULL);
         opt.sock = atoi(getenv("MOE_SOCK"));
         return moe_rank_main();
     }

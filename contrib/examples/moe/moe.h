@@ -23,6 +23,14 @@
  * Signal words alternate between two banks by iteration parity; a rank
  * clears a bank once its iteration is over, which no peer can be ahead of
  * by two.
+ *
+ * A rank that dies is masked: once the transport gives it up (its state
+ * GONE, gda_ft_dev_peer_state), posts to it return PEER_GONE at once and
+ * waits for its signals too. Whoever meets that sets the rank's bit in
+ * this rank's gone word for the iteration; our tokens routed to its
+ * experts count as masked, not checked and not lost, and every other
+ * token is checked as ever. The word is cleared with the banks: each
+ * iteration finds its gone ranks anew (at once, while they stay gone).
  */
 #ifndef MOE_H_
 #define MOE_H_
@@ -55,6 +63,7 @@ typedef struct moe_layout {
     uint64_t dsig;    /* [2][E][N] dispatch signal words */
     uint64_t csig;    /* [2][N * E] combine signal words, by global
                          expert */
+    uint64_t gone;    /* ranks masked this iteration: bit r */
     uint64_t total;
 } moe_layout_t;
 
@@ -101,6 +110,8 @@ typedef struct moe_result {
     uint32_t checked;       /* results compared */
     uint32_t wrong;         /* results that differ (lost) */
     uint32_t signal_errors; /* counts that differ (lost or duplicated) */
+    uint32_t masked;        /* our (token, k) routed to a gone rank */
+    uint32_t gone;          /* worker 0: the ranks masked (bit r) */
 } moe_result_t;
 
 
@@ -175,6 +186,43 @@ GDA_FT_DEV_FUNC void moe_fail(moe_result_t *r, gda_ft_dev_status_t status)
     }
 }
 
+/* The ranks masked this iteration */
+GDA_FT_DEV_FUNC uint64_t *moe_gone_word(const moe_ctx_t *c)
+{
+    return (uint64_t*)(c->base + c->layout.gone);
+}
+
+GDA_FT_DEV_FUNC int moe_masked(const moe_ctx_t *c, uint32_t peer)
+{
+    return (gda_ft_atomic_load_acq64(moe_gone_word(c)) >> peer) & 1;
+}
+
+/* Whether peer is gone: masked already, or the transport says so now (then
+ * masked from here on) */
+GDA_FT_DEV_FUNC int moe_gone(const moe_ctx_t *c, uint32_t peer)
+{
+    if ((c->ep[peer] == NULL) || moe_masked(c, peer)) {
+        return c->ep[peer] != NULL;
+    }
+    if (gda_ft_dev_peer_state(c->ep[peer]) != GDA_FT_PEER_GONE) {
+        return 0;
+    }
+    gda_ft_atomic_fetch_or64(moe_gone_word(c), 1ull << peer);
+    return 1;
+}
+
+/* The status of a post to peer: PEER_GONE masks it, anything else but OK
+ * fails the iteration */
+GDA_FT_DEV_FUNC void moe_posted(const moe_ctx_t *c, uint32_t peer,
+                                gda_ft_dev_status_t status, moe_result_t *r)
+{
+    if (status == GDA_FT_DEV_PEER_GONE) {
+        gda_ft_atomic_fetch_or64(moe_gone_word(c), 1ull << peer);
+    } else {
+        moe_fail(r, status);
+    }
+}
+
 /* Progresses every channel once: detection by any waiter */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t moe_progress(const moe_ctx_t *c)
 {
@@ -182,8 +230,8 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t moe_progress(const moe_ctx_t *c)
 
     for (peer = 0; peer < c->nranks; ++peer) {
         for (ch = 0; (c->ep[peer] != NULL) && (ch < c->nchan); ++ch) {
-            if (gda_ft_chan_progress(gda_ft_dev_channel(c->ep[peer], ch)) ==
-                GDA_FT_DEV_NO_PATH) {
+            if ((gda_ft_chan_progress(gda_ft_dev_channel(c->ep[peer], ch)) ==
+                 GDA_FT_DEV_NO_PATH) && !moe_gone(c, peer)) {
                 return GDA_FT_DEV_NO_PATH;
             }
         }
@@ -191,9 +239,11 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t moe_progress(const moe_ctx_t *c)
     return GDA_FT_DEV_OK;
 }
 
-/* Waits until a signal word is set, progressing our channels meanwhile;
- * checks the count it carries (word - 1) */
+/* Waits until a signal word from peer is set, progressing our channels
+ * meanwhile; checks the count it carries (word - 1). A gone peer's word is
+ * not waited for: OK, the peer masked. */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t moe_wait_word(const moe_ctx_t *c,
+                                                  uint32_t peer,
                                                   const uint64_t *word,
                                                   uint32_t expect,
                                                   moe_result_t *r)
@@ -201,6 +251,9 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t moe_wait_word(const moe_ctx_t *c,
     uint64_t start = gda_ft_dev_now_ns();
 
     while (gda_ft_atomic_load_acq64(word) == 0) {
+        if (moe_gone(c, peer)) {
+            return GDA_FT_DEV_OK;
+        }
         if (moe_progress(c) == GDA_FT_DEV_NO_PATH) {
             return GDA_FT_DEV_NO_PATH;
         }
@@ -226,6 +279,10 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t moe_quiet(const moe_ctx_t *c)
     for (peer = 0; peer < c->nranks; ++peer) {
         for (ch = 0; (c->ep[peer] != NULL) && (ch < c->nchan); ++ch) {
             status = gda_ft_dev_quiet(c->ep[peer], ch, c->timeout_ns);
+            if (((status == GDA_FT_DEV_PEER_GONE) ||
+                 (status == GDA_FT_DEV_NO_PATH)) && moe_gone(c, peer)) {
+                break;        /* masked: nothing of it to wait for */
+            }
             if ((status == GDA_FT_DEV_NO_PATH) ||
                 (status == GDA_FT_DEV_TIMEOUT)) {
                 return status;
@@ -245,7 +302,7 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t moe_wait_dispatch(const moe_ctx_t *c,
     for (le = 0; le < c->experts; ++le) {
         for (src = 0; (src < c->nranks) && (status == GDA_FT_DEV_OK);
              ++src) {
-            status = moe_wait_word(c, moe_dsig(c, le, src),
+            status = moe_wait_word(c, src, moe_dsig(c, le, src),
                                    c->plan->recv_count[le * c->nranks + src],
                                    r);
         }
@@ -263,7 +320,8 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t moe_wait_combine(const moe_ctx_t *c,
 
     for (e = 0; (e < c->nranks * c->experts) && (status == GDA_FT_DEV_OK);
          ++e) {
-        status = moe_wait_word(c, moe_csig(c, e), c->plan->sent[e], r);
+        status = moe_wait_word(c, e / c->experts, moe_csig(c, e),
+                               c->plan->sent[e], r);
     }
     return status;
 }
@@ -290,10 +348,11 @@ GDA_FT_DEV_FUNC void moe_dispatch_puts(const moe_ctx_t *c, unsigned w,
                          c->base + c->layout.tokens + t * moe_row(c));
             continue;
         }
-        moe_fail(r, gda_ft_dev_put_single(c->ep[owner], c->ml[owner],
-                                          MOE_ELEM_DISPATCH,
-                                          t * moe_row(c), roff, moe_row(c),
-                                          le % c->nchan, &req));
+        moe_posted(c, owner,
+                   gda_ft_dev_put_single(c->ep[owner], c->ml[owner],
+                                         MOE_ELEM_DISPATCH, t * moe_row(c),
+                                         roff, moe_row(c), le % c->nchan,
+                                         &req), r);
     }
 }
 
@@ -316,9 +375,10 @@ GDA_FT_DEV_FUNC void moe_dispatch_signals(const moe_ctx_t *c, unsigned w,
             gda_ft_atomic_store_rel64(moe_dsig(c, le, c->rank), count + 1);
             continue;
         }
-        moe_fail(r, gda_ft_dev_signal(c->ep[owner], c->ml[owner],
-                                      MOE_ELEM_DSIG, off, count + 1,
-                                      le % c->nchan, &req));
+        moe_posted(c, owner,
+                   gda_ft_dev_signal(c->ep[owner], c->ml[owner],
+                                     MOE_ELEM_DSIG, off, count + 1,
+                                     le % c->nchan, &req), r);
     }
 }
 
@@ -379,9 +439,11 @@ GDA_FT_DEV_FUNC void moe_combine_puts(const moe_ctx_t *c, unsigned w,
                          c->base + c->layout.out + loff);
             continue;
         }
-        moe_fail(r, gda_ft_dev_put_single(c->ep[src], c->ml[src],
-                                          MOE_ELEM_COMBINE, loff, roff,
-                                          moe_row(c), le % c->nchan, &req));
+        moe_posted(c, src,
+                   gda_ft_dev_put_single(c->ep[src], c->ml[src],
+                                         MOE_ELEM_COMBINE, loff, roff,
+                                         moe_row(c), le % c->nchan, &req),
+                   r);
     }
 }
 
@@ -409,20 +471,23 @@ GDA_FT_DEV_FUNC void moe_combine_signals(const moe_ctx_t *c, unsigned w,
             }
             gda_ft_atomic_store_rel64(moe_csig(c, e), count + 1);
         } else if (count > 0) {
-            moe_fail(r, gda_ft_dev_put_signal(c->ep[src], c->ml[src],
-                                              MOE_ELEM_COMBINE, loff, roff,
-                                              moe_row(c), MOE_ELEM_CSIG,
-                                              soff, count + 1,
-                                              le % c->nchan, &req));
+            moe_posted(c, src,
+                       gda_ft_dev_put_signal(c->ep[src], c->ml[src],
+                                             MOE_ELEM_COMBINE, loff, roff,
+                                             moe_row(c), MOE_ELEM_CSIG,
+                                             soff, count + 1,
+                                             le % c->nchan, &req), r);
         } else {
-            moe_fail(r, gda_ft_dev_signal(c->ep[src], c->ml[src],
-                                          MOE_ELEM_CSIG, soff, 1,
-                                          le % c->nchan, &req));
+            moe_posted(c, src,
+                       gda_ft_dev_signal(c->ep[src], c->ml[src],
+                                         MOE_ELEM_CSIG, soff, 1,
+                                         le % c->nchan, &req), r);
         }
     }
 }
 
-/* Every result of our tokens against the expert function */
+/* Every result of our tokens against the expert function, but those
+ * routed to a rank masked this iteration */
 GDA_FT_DEV_FUNC void moe_verify(const moe_ctx_t *c, unsigned w, unsigned nw,
                                 moe_result_t *r)
 {
@@ -433,6 +498,10 @@ GDA_FT_DEV_FUNC void moe_verify(const moe_ctx_t *c, unsigned w, unsigned nw,
     for (idx = w; idx < c->tokens * c->topk; idx += nw) {
         t      = idx / c->topk;
         expert = c->plan->send[idx].expert;
+        if (moe_masked(c, expert / c->experts)) {
+            ++r->masked;
+            continue;
+        }
         got    = (const moe_elem_t*)(c->base + c->layout.back +
                                      (uint64_t)idx * moe_row(c));
         for (h = 0; h < c->hidden; ++h) {
@@ -510,8 +579,12 @@ GDA_FT_DEV_FUNC void moe_phase(const moe_ctx_t *c, unsigned phase,
         break;
     case MOE_PHASE_VERIFY:
         moe_verify(c, w, nw, r);
+        if (w == 0) {
+            r->gone = (uint32_t)gda_ft_atomic_load_acq64(moe_gone_word(c));
+        }
         break;
     default:
+        gda_ft_atomic_store_rel64(moe_gone_word(c), 0);
         /* this parity's bank is free until two iterations on */
         bank = moe_dsig(c, 0, 0);
         for (i = 0; i < c->experts * c->nranks; ++i) {

@@ -98,12 +98,13 @@ static void uct_gda_ft_ctl_reset(uct_gda_ft_ep_t *ep, unsigned path)
     ctl->sq.last_wqe_idx = 0;
     ctl->busy_ns         = 0;
     ctl->failed          = 0;
+    ctl->unacked         = 0;
     ctl->rearming        = 0;
 }
 
 /* Retires what the peer acknowledged; an error completion leaves the
  * control path unusable until its re-arm */
-static void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path)
+void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path)
 {
     uct_gda_ft_ep_ctl_t *ctl = &ep->ctl[path];
     uint64_t deadline        = uct_gda_ft_ep_iface(ep)->config.deadline_ns;
@@ -120,18 +121,23 @@ static void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path)
         since = ((int64_t)(ctl->done_ns - ctl->busy_ns) > 0) ?
                 ctl->done_ns : ctl->busy_ns;
         if ((deadline != 0) &&
-            ((now - since) > GDA_FT_TIMING_CTL_DEAD_DEADLINES * deadline)) {
+            ((now - since) >
+             ucs_max(GDA_FT_TIMING_CTL_DEAD_DEADLINES * deadline,
+                     2 * uct_gda_ft_iface_retransmit_ns(
+                             uct_gda_ft_ep_iface(ep))))) {
             ctl->failed    = 1;
             ctl->failed_ns = now;
             ucs_diag("ep %p: control QP of the %s path answered nothing "
-                     "for %u deadlines: control writes take the other path "
-                     "until it is re-armed", ep, uct_gda_ft_path_name(path),
-                     GDA_FT_TIMING_CTL_DEAD_DEADLINES);
+                     "for %.0f ms: control writes take the other path until "
+                     "it is re-armed", ep, uct_gda_ft_path_name(path),
+                     (now - since) / 1e6);
         }
         return;
     }
     if (gda_ft_cq_opcode_is_error(info.opcode)) {
         ctl->failed    = 1;
+        ctl->unacked   = (info.syndrome ==
+                          GDA_FT_MLX5_SYND_TRANSPORT_RETRY_EXC_ERR);
         ctl->failed_ns = gda_ft_dev_now_ns();
         ucs_diag("ep %p: control QP of the %s path failed (%s): control "
                  "writes take the other path until it is re-armed", ep,
@@ -328,31 +334,15 @@ uct_gda_ft_chan_peer_rearm(void *arg, gda_ft_chan_host_t *ch, unsigned path,
                                local->sq_psn, local->rq_psn, &unused);
 }
 
-/*
- * Whether the peer's port of `path` is up, as far as its traffic shows:
- * within GDA_FT_TIMING_HEARD_DEADLINES deadlines, the PSN our target QPs
- * of that path expect next moved (packets of the peer came in through that
- * port), or the endpoint's own QP of that path saw a completion (the peer
- * acknowledged through it). Nothing is posted for it; the targets are read
- * at most every eighth of a deadline. Older, or a peer that sends nothing,
- * is not known (-1), never "down": a path is sat out on the peer's behalf
- * only while the peer is heard, and a peer whose ports died falls silent.
- */
-static int uct_gda_ft_chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch,
-                                        unsigned path)
+uint64_t uct_gda_ft_chan_heard_ns(uct_gda_ft_ep_t *ep, unsigned path,
+                                  uint64_t now)
 {
-    uct_gda_ft_ep_t *ep      = (uct_gda_ft_ep_t*)arg;
     uct_gda_ft_ep_chans_t *c = ep->chans;
-    uint64_t deadline        = ch->params.deadline_ns;
-    uint64_t now             = gda_ft_dev_now_ns();
+    uint64_t deadline        = uct_gda_ft_ep_iface(ep)->config.deadline_ns;
     gda_ft_hca_qp_query_attr_t attr;
     uint32_t rq_psns = 0;
-    uint64_t heard_ns;
     unsigned i;
 
-    if ((deadline == 0) || (path >= c->num_paths)) {
-        return -1;
-    }
     if ((now - c->heard[path].read_ns) >=
         gda_ft_timing_peer_look_ns(deadline)) {
         c->heard[path].read_ns = now;
@@ -367,7 +357,31 @@ static int uct_gda_ft_chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch,
             c->heard[path].moved_ns = now;
         }
     }
-    heard_ns = c->heard[path].moved_ns;
+    return c->heard[path].moved_ns;
+}
+
+/*
+ * Whether the peer's port of `path` is up, as far as its traffic shows:
+ * within GDA_FT_TIMING_HEARD_DEADLINES deadlines, the PSN our target QPs
+ * of that path expect next moved (packets of the peer came in through that
+ * port), or the endpoint's own QP of that path saw a completion (the peer
+ * acknowledged through it). Nothing is posted for it; the targets are read
+ * at most every eighth of a deadline. Older, or a peer that sends nothing,
+ * is not known (-1), never "down": a path is sat out on the peer's behalf
+ * only while the peer is heard, and a peer whose ports died falls silent.
+ */
+static int uct_gda_ft_chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch,
+                                        unsigned path)
+{
+    uct_gda_ft_ep_t *ep      = (uct_gda_ft_ep_t*)arg;
+    uint64_t deadline        = ch->params.deadline_ns;
+    uint64_t now             = gda_ft_dev_now_ns();
+    uint64_t heard_ns;
+
+    if ((deadline == 0) || (path >= ep->chans->num_paths)) {
+        return -1;
+    }
+    heard_ns = uct_gda_ft_chan_heard_ns(ep, path, now);
     uct_gda_ft_ctl_poll(ep, path);
     if ((int64_t)(ep->ctl[path].done_ns - heard_ns) > 0) {
         heard_ns = ep->ctl[path].done_ns;
@@ -377,8 +391,8 @@ static int uct_gda_ft_chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch,
              (int64_t)(GDA_FT_TIMING_HEARD_DEADLINES * deadline))) ? 1 : -1;
 }
 
-/* Whether the peer's guardian answered or asked a question within `ns`:
- * the peer runs its progress */
+/* Whether the peer's guardian answered or asked a question, or sent a
+ * liveness probe, within `ns`: the peer runs its progress */
 static int uct_gda_ft_chan_peer_guardian_active(void *arg,
                                                 gda_ft_chan_host_t *ch,
                                                 uint64_t ns)
@@ -945,13 +959,27 @@ void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now)
     uct_gda_ft_ep_chans_t *c = ep->chans;
     uct_gda_ft_mbox_question_t question;
     unsigned i, path;
+    uint32_t beat;
+    int gone;
 
     /* An endpoint that UCT reported failed (its host channel lost every
      * path) rests: a re-arm would only ask nobody, and each resets a QP
-     * (on the soft HCA, under its engine's lock; docs/ucx-conformance.md) */
-    if ((c == NULL) || (c->count == 0) ||
-        (ep->flags & UCT_GDA_FT_EP_FLAG_ERR_REPORTED)) {
+     * (on the soft HCA, under its engine's lock; docs/ucx-conformance.md).
+     * Of one whose peer is gone, only the host channel is guarded: UCT's
+     * own endpoint ends on its own terms */
+    if ((c == NULL) || (c->count == 0)) {
         return;
+    }
+    if (ep->flags & UCT_GDA_FT_EP_FLAG_ERR_REPORTED) {
+        uct_gda_ft_peer_ep_failed(ep, now);
+        return;
+    }
+    gone = uct_gda_ft_peer_check(ep, now);
+    beat = uct_gda_ft_mbox_epoch(
+            &ep->mbox->chan[UCT_GDA_FT_WIRE_CTL_SLOT].beat);
+    if (beat != c->seen_beat) {
+        c->seen_beat   = beat;
+        c->guardian_ns = now;    /* the peer's guardian runs */
     }
 
     if (uct_gda_ft_mbox_read_question(
@@ -960,10 +988,10 @@ void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now)
         c->guardian_ns = now;
         uct_gda_ft_chan_answer_peer(ep, UCT_GDA_FT_WIRE_CTL_SLOT, &question);
     }
-    for (path = 0; path < c->num_paths; ++path) {
+    for (path = 0; !gone && (path < c->num_paths); ++path) {
         uct_gda_ft_ctl_rearm(ep, path, now);
     }
-    for (i = 0; i < c->count; ++i) {
+    for (i = 0; i < (gone ? 1 : c->count); ++i) {
         if (uct_gda_ft_mbox_read_question(&ep->mbox->chan[i],
                                           c->q[i].seen_epoch, &question)) {
             c->guardian_ns = now;

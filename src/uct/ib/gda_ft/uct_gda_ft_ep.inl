@@ -375,6 +375,14 @@ uct_gda_ft_iface_port_up(const uct_gda_ft_iface_t *iface, unsigned path)
             UCS_OK) && (attr.state == GDA_FT_HCA_PORT_ACTIVE);
 }
 
+/* How long a QP waits for an acknowledgement before it retransmits (the
+ * IB encoding of TIMEOUT: 4.096 us * 2^N) */
+static UCS_F_ALWAYS_INLINE uint64_t
+uct_gda_ft_iface_retransmit_ns(const uct_gda_ft_iface_t *iface)
+{
+    return 4096ull << iface->config.timeout;
+}
+
 static UCS_F_ALWAYS_INLINE int
 uct_gda_ft_iface_has_backup(const uct_gda_ft_iface_t *iface)
 {

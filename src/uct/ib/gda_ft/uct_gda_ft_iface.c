@@ -30,6 +30,8 @@
 /* DEADLINE=auto, see its documentation below */
 #define UCT_GDA_FT_DEADLINE_HW_NS    (100000000ull)   /* 100 ms */
 #define UCT_GDA_FT_DEADLINE_SOFT_NS  (1000000000ull)  /* 1 s */
+/* PEER_TIMEOUT=auto is never below this */
+#define UCT_GDA_FT_PEER_TIMEOUT_MIN_NS (100000000ull) /* 100 ms */
 
 static const char *uct_gda_ft_chan_rings_names[] = {"mapped", "host", NULL};
 
@@ -94,6 +96,21 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      "on links that are up is waited for 64x before operations to it fail\n"
      "(NO_PATH, IN_DOUBT): silence may be starvation, not death.",
      ucs_offsetof(uct_gda_ft_iface_config_t, deadline),
+     UCS_CONFIG_TYPE_TIME_UNITS},
+
+    {"PEER_TIMEOUT", "auto",
+     "A peer that answers nothing on any path for this long (its control\n"
+     "writes, and liveness probes on idle control paths, unacknowledged,\n"
+     "and none of its traffic heard) is given up: its device channels say\n"
+     "GONE and posts and waits to it fail at once with PEER_GONE; a restarted\n"
+     "peer comes back on a new endpoint. auto: 1.5x DEADLINE, but at least\n"
+     "two TIMEOUTs (a probe lost once is retransmitted after one) and 100ms,\n"
+     "or 1s on a software HCA (its engine threads, on a loaded machine, held\n"
+     "answers back for over 150ms through a port failure). Paths whose\n"
+     "local port is down say nothing of the peer. Without a deadline, with\n"
+     "DEVICE_FAILOVER=n, and with inf, a peer is given up only when its\n"
+     "endpoint fails.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, peer_timeout),
      UCS_CONFIG_TYPE_TIME_UNITS},
 
     {"GUARD_INTERVAL", "auto",
@@ -639,6 +656,12 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     const gda_ft_hca_dev_attr_t *battr =
             (backup_port != 0) ? &md->dev[UCT_GDA_FT_PATH_BACKUP]->hca->attr :
                                  pattr;
+    /* an HCA played by CPU threads, which a loaded machine may not run */
+    int cpu_engine = uct_gda_ft_hca_has(md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca,
+                                        GDA_FT_HCA_DEV_FLAG_CPU_ENGINE) ||
+                     ((backup_port != 0) &&
+                      uct_gda_ft_hca_has(md->dev[UCT_GDA_FT_PATH_BACKUP]->hca,
+                                         GDA_FT_HCA_DEV_FLAG_CPU_ENGINE));
 
     if ((config->retry_count > 7) || (config->rnr_retry > 7) ||
         (config->traffic_class > 255)) {
@@ -702,12 +725,7 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     if (!config->failover || (config->deadline == UCS_TIME_INFINITY)) {
         iface->config.deadline_ns = 0;
     } else if (config->deadline == UCS_TIME_AUTO) {
-        iface->config.deadline_ns =
-                (uct_gda_ft_hca_has(md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca,
-                                    GDA_FT_HCA_DEV_FLAG_CPU_ENGINE) ||
-                 ((backup_port != 0) &&
-                  uct_gda_ft_hca_has(md->dev[UCT_GDA_FT_PATH_BACKUP]->hca,
-                                     GDA_FT_HCA_DEV_FLAG_CPU_ENGINE))) ?
+        iface->config.deadline_ns = cpu_engine ?
                 UCT_GDA_FT_DEADLINE_SOFT_NS : UCT_GDA_FT_DEADLINE_HW_NS;
     } else {
         iface->config.deadline_ns = (uint64_t)ucs_time_to_nsec(
@@ -723,6 +741,22 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
         guard_ns = (uint64_t)ucs_time_to_nsec(config->guard_interval);
     }
     iface->config.timeout       = uct_gda_ft_timeout_exp(config->timeout);
+    if ((iface->config.deadline_ns == 0) || !config->dev_failover ||
+        (config->peer_timeout == UCS_TIME_INFINITY)) {
+        /* device channels that wait for the HCA give nobody up early */
+        iface->config.peer_timeout_ns = 0;
+    } else if (config->peer_timeout == UCS_TIME_AUTO) {
+        /* two QP retransmission timeouts: a probe lost once still
+         * answers */
+        iface->config.peer_timeout_ns =
+                ucs_max(cpu_engine ? UCT_GDA_FT_DEADLINE_SOFT_NS :
+                                     UCT_GDA_FT_PEER_TIMEOUT_MIN_NS,
+                        ucs_max((iface->config.deadline_ns * 3) / 2,
+                                2 * uct_gda_ft_iface_retransmit_ns(iface)));
+    } else {
+        iface->config.peer_timeout_ns = (uint64_t)ucs_time_to_nsec(
+                                                config->peer_timeout);
+    }
     iface->config.retry_count   = config->retry_count;
     iface->config.rnr_retry     = config->rnr_retry;
     iface->config.traffic_class = config->traffic_class;

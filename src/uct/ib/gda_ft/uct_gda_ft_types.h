@@ -24,6 +24,7 @@
 #include "uct_gda_ft_counters.h"
 #include "gda_ft_chan_types.h"
 #include "uct_gda_ft_wire.h"
+#include "uct_gda_ft_peer.h"
 
 #include <uct/base/uct_iface.h>
 #include <ucs/datastruct/arbiter.h>
@@ -60,6 +61,7 @@ typedef struct uct_gda_ft_iface_config {
     uct_iface_config_t       super;
     ucs_time_t               deadline;      /* DEADLINE */
     ucs_time_t               guard_interval;/* GUARD_INTERVAL */
+    ucs_time_t               peer_timeout;  /* PEER_TIMEOUT */
     double                   timeout;       /* TIMEOUT, seconds */
     unsigned                 retry_count;
     unsigned                 rnr_retry;
@@ -168,6 +170,11 @@ typedef struct uct_gda_ft_ep_ctl {
                                            re-arm try began */
     uint8_t                  failed;   /* absent, or an error completion:
                                           unused until re-armed */
+    uint8_t                  unacked;  /* failed for want of the peer's
+                                          acknowledgements (the HCA's
+                                          retries ran out); any other
+                                          failure says nothing of the
+                                          peer */
     uint8_t                  rearming; /* our QP is re-armed, the peer's
                                           is being asked */
 } uct_gda_ft_ep_ctl_t;
@@ -213,12 +220,16 @@ typedef struct uct_gda_ft_ep_chans {
     } q[UCT_GDA_FT_WIRE_CHAN_MAX + 1]; /* per channel, then the control
                                           QPs (UCT_GDA_FT_WIRE_CTL_SLOT) */
     uint64_t              guardian_ns; /* when the peer's guardian last
-                                         answered or asked a question */
+                                         answered or asked a question, or
+                                         its liveness probe came */
+    uint32_t              seen_beat;   /* the last probe count seen */
     struct {
         uint32_t          rq_psns;    /* the targets' expected PSNs, summed */
         uint64_t          moved_ns;   /* when that last changed */
         uint64_t          read_ns;    /* when it was last read */
     } heard[2];                       /* per path: the peer's traffic */
+    uct_gda_ft_peer_t     peer;      /* whether the peer is alive
+                                        (uct_gda_ft_peer.c) */
 } uct_gda_ft_ep_chans_t;
 
 
@@ -357,6 +368,8 @@ struct uct_gda_ft_iface {
                                             reads it from another thread */
     struct {
         uint64_t            deadline_ns; /* 0: no deadline */
+        uint64_t            peer_timeout_ns; /* a silent peer is given up
+                                                after it; 0: never */
         uint8_t             timeout;     /* IB encoding */
         uint8_t             retry_count;
         uint8_t             rnr_retry;

@@ -202,7 +202,9 @@ typedef struct uct_gda_ft_mbox {
         volatile uint32_t req_psn[2]; /*  8: re-arm: first PSN the peer
                                           sends, first PSN we send */
         volatile uint32_t req_epoch;  /* 16: written last, after them */
-        uint32_t          reserved;   /* 20 */
+        volatile uint32_t beat;       /* 20: control slot: the peer's
+                                          liveness probes land here (their
+                                          count): its guardian runs */
         volatile uint64_t answer;     /* 24: UCT_GDA_FT_MBOX_ANSWER() to
                                           our question, one write */
     } chan[UCT_GDA_FT_WIRE_CHAN_MAX + 1];
