@@ -27,8 +27,8 @@
  *   control QP dead           8 D                    host
  *   probe of a re-armed path  max(D, resolve)        host
  *   peer's re-arm answer      2 x resolve            host
- *   peer quiet: heard on no   16 D                   host
- *   path for
+ *   peer quiet: heard on no   2 D (250 ms at least   host
+ *   path for                  with a CPU-played HCA)
  *   silence sat out on        64 D                   host and channel
  *   links that are up
  *   a post's longest wait     2 x 64 D + 4 D + 2 R   channel (posters)
@@ -62,12 +62,14 @@
  * that a slow but healthy path may hold back for a deadline each. */
 #define GDA_FT_TIMING_HEARD_EXTRA_DEADLINES 2
 
-/* A peer heard on no path for this many deadlines, while what waits on it
- * sits out a silence, is taken for unreachable (its ports, its node or its
- * process died): the wait ends, and what it was for fails. A starved peer
- * is heard now and then: its engine acknowledges our questions, its
- * packets move our target QPs. */
-#define GDA_FT_TIMING_QUIET_DEADLINES     16
+/* A peer heard on no path for GDA_FT_TIMING_HEARD_DEADLINES deadlines, or
+ * for this long where an HCA is played by CPU threads, while what waits on
+ * it sits out a silence, is taken for unreachable (its ports, its node or
+ * its process died): the wait ends, and what it was for fails. A NIC
+ * acknowledges while its host starves; a software HCA's engine does not:
+ * in the false-switch main job on two cores at a load of 15, a peer went
+ * unheard for up to about 200 ms. */
+#define GDA_FT_TIMING_CPU_STARVED_NS      250000000ull  /* 250 ms */
 
 /* A control QP whose question stays unanswered this long is in error: its
  * questions take the other path until it is re-armed */
@@ -168,9 +170,13 @@ GDA_FT_HOST_DEV_FUNC uint64_t gda_ft_timing_rearm_answer_ns(
     return 2 * resolve_ns;
 }
 
-GDA_FT_HOST_DEV_FUNC uint64_t gda_ft_timing_quiet_ns(uint64_t deadline)
+GDA_FT_HOST_DEV_FUNC uint64_t gda_ft_timing_quiet_ns(uint64_t deadline,
+                                                     int cpu_engine)
 {
-    return GDA_FT_TIMING_QUIET_DEADLINES * deadline;
+    uint64_t heard = GDA_FT_TIMING_HEARD_DEADLINES * deadline;
+
+    return (cpu_engine && (heard < GDA_FT_TIMING_CPU_STARVED_NS)) ?
+           GDA_FT_TIMING_CPU_STARVED_NS : heard;
 }
 
 /* The silence sat out on links that are up */

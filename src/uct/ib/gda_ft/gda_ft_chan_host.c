@@ -204,6 +204,9 @@ ucs_status_t gda_ft_chan_host_init(gda_ft_chan_host_t *ch,
     ch->mbox->link_up[GDA_FT_CHAN_PRIMARY] = GDA_FT_CHAN_LINK_UP;
     ch->mbox->link_up[GDA_FT_CHAN_BACKUP]  = GDA_FT_CHAN_LINK_UP;
     ch->heard_ns          = gda_ft_dev_now_ns();
+    if (ch->params.quiet_ns == 0) {
+        ch->params.quiet_ns = gda_ft_timing_quiet_ns(params->deadline_ns, 0);
+    }
     ch->chan.scratch_addr = (uintptr_t)ch->scratch;
 
     for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
@@ -319,7 +322,7 @@ static void gda_ft_chan_host_left(gda_ft_chan_host_t *ch, unsigned path,
 /*
  * Whether waits on the peer stop sitting out its silence
  * (gda_ft_timing.h): it has been heard on no path for
- * GDA_FT_TIMING_QUIET_DEADLINES deadlines, or its guardian took part in
+ * params.quiet_ns, or its guardian took part in
  * no question for the silence sat out. Without a deadline, never.
  */
 static int gda_ft_chan_host_peer_quiet(const gda_ft_chan_host_t *ch,
@@ -329,7 +332,7 @@ static int gda_ft_chan_host_peer_quiet(const gda_ft_chan_host_t *ch,
     uint64_t deadline = ch->params.deadline_ns;
 
     return (deadline != 0) &&
-           (((now_ns - ch->heard_ns) > gda_ft_timing_quiet_ns(deadline)) ||
+           (((now_ns - ch->heard_ns) > ch->params.quiet_ns) ||
             !peer->guardian_active(arg, (gda_ft_chan_host_t*)ch,
                                    gda_ft_timing_sit_out_ns(deadline)));
 }

@@ -29,6 +29,10 @@ typedef struct gda_ft_chan_host_params {
     unsigned               wqebb_cnt;   /* ring size, power of 2 */
     uint64_t               deadline_ns; /* 0: never switch on silence */
     uint64_t               resolve_ns;  /* wait for the peer's word */
+    uint64_t               quiet_ns;    /* a peer heard on no path this
+                                           long is not waited for (0:
+                                           gda_ft_timing_quiet_ns() of a
+                                           NIC) */
     uint32_t               max_chunk;   /* bytes per put/get WQE */
     uint64_t               recovery_ns; /* a failed path must stay up this
                                            long before it is re-armed */

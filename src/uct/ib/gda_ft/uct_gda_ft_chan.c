@@ -516,6 +516,8 @@ static void uct_gda_ft_chan_params(uct_gda_ft_iface_t *iface,
                           gda_ft_timing_resolve_ns(
                                   deadline, iface->config.chan_guard_ns) :
                           iface->config.recovery_ns;
+    params->quiet_ns    = gda_ft_timing_quiet_ns(deadline,
+                                                 iface->config.cpu_engine);
     params->max_chunk   = UCT_GDA_FT_CHAN_MAX_CHUNK;
     params->recovery_ns = iface->config.recovery_ns;
     params->mem.alloc   = uct_gda_ft_chan_alloc;

@@ -773,6 +773,7 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     iface->config.rearm_backoff_max_ns =
             ucs_max((uint64_t)(config->rearm_backoff_max * 1e9),
                     iface->config.rearm_backoff_ns);
+    iface->config.cpu_engine    = cpu_engine;
     iface->config.soft_yield    =
             uct_gda_ft_hca_has(md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca,
                                GDA_FT_HCA_DEV_FLAG_CPU_ENGINE);

@@ -390,6 +390,9 @@ struct uct_gda_ft_iface {
         uint64_t            rearm_backoff_max_ns;
         int                 soft_yield;  /* yield when polling finds
                                             nothing: the HCA is a thread */
+        int                 cpu_engine;  /* either HCA is played by CPU
+                                            threads (a loaded machine may
+                                            not run them) */
         unsigned            dev_channels;     /* per endpoint */
         unsigned            dev_channel_ring; /* WQEBBs per channel path */
         int                 dev_channel_mapped; /* rings for GPU posters */
