@@ -329,20 +329,27 @@ void test_port_set(test_uct_t *t, const char *dev, int up)
     GDA_FT_ASSERT_OK(set_up(hca, 1, up));
 }
 
-void test_port_lose_answers(test_uct_t *t, const char *dev)
+void test_port_set_fault(test_uct_t *t, const char *dev,
+                         const gda_ft_soft_fault_t *fault)
 {
     soft_dev_find_func_t find = (soft_dev_find_func_t)dlsym(
             t->plugin, "gda_ft_soft_dev_find");
     soft_port_set_fault_func_t set_fault = (soft_port_set_fault_func_t)dlsym(
             t->plugin, "gda_ft_soft_port_set_fault");
-    gda_ft_soft_fault_t fault = {0};
     gda_ft_hca_dev_t *hca;
 
     GDA_FT_ASSERT((find != NULL) && (set_fault != NULL));
     hca = find(dev);
     GDA_FT_ASSERT(hca != NULL);
+    GDA_FT_ASSERT_OK(set_fault(hca, 1, fault));
+}
+
+void test_port_lose_answers(test_uct_t *t, const char *dev)
+{
+    gda_ft_soft_fault_t fault = {0};
+
     fault.ack_drop = 1.0;
-    GDA_FT_ASSERT_OK(set_fault(hca, 1, &fault));
+    test_port_set_fault(t, dev, &fault);
 }
 
 void test_unpack_cb(void *arg, const void *data, size_t length)
