@@ -30,9 +30,12 @@
  * File descriptors: UCX names an event handler by its fd, and an event
  * that found the context busy waits in the context's "missed" queue under
  * that number even after the handler is removed. Were the fd closed, the
- * number could come back as another async context's handler and the late
- * event would reach it (UCX asserts on that). So a connection that ends is
- * shut down, not closed, and its fd is closed with the interface.
+ * number could come back as another async context's handler (another
+ * worker's accept) and the late event would reach it: UCX asserts
+ * "handler->async == async" in the progress that takes it. So a
+ * connection that ends is shut down; progress frees it (handler removed,
+ * the context's queue emptied, then the fd closed); a destroyed
+ * endpoint's fd is closed with the interface.
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
@@ -362,13 +365,31 @@ static void uct_gda_ft_oob_accept_event(int fd, ucs_event_set_types_t events,
     }
 }
 
-/* With the interface: its handler is removed, once a call in progress
- * returns */
-static void uct_gda_ft_oob_conn_free(uct_gda_ft_oob_conn_t *conn)
+/* Its handler is removed, once a call in progress returns: no event of
+ * the fd enters the context's queue after */
+static void uct_gda_ft_oob_conn_unwatch(uct_gda_ft_oob_conn_t *conn)
 {
     if (conn->watched) {
         ucs_async_remove_handler(conn->fd, 1);
+        conn->watched = 0;
     }
+}
+
+/* Takes the events that met the context blocked out of its queue (those
+ * of removed handlers are dropped), so that no fd closed after is named
+ * there. From progress, on the context's thread. */
+static void uct_gda_ft_oob_drain_missed(ucs_async_context_t *async)
+{
+    do {
+        ucs_async_check_miss(async);
+    } while (!ucs_mpmc_queue_is_empty(&async->missed));
+}
+
+/* Unwatched, or with the interface (whose context the worker destroys
+ * with it) */
+static void uct_gda_ft_oob_conn_free(uct_gda_ft_oob_conn_t *conn)
+{
+    uct_gda_ft_oob_conn_unwatch(conn);
     close(conn->fd);
     ucs_list_del(&conn->list);
     --conn->iface->stats.open;
@@ -857,11 +878,20 @@ static unsigned uct_gda_ft_oob_iface_progress(uct_iface_h tl_iface)
     UCS_ASYNC_UNBLOCK(async);
 
     /* off the list, so that the async timer no longer sees them; their
-     * handlers go, once a call in progress returns */
-    ucs_list_for_each_safe(conn, next, &ended, list) {
-        UCS_ASYNC_BLOCK(async);
-        uct_gda_ft_oob_conn_free(conn);
-        UCS_ASYNC_UNBLOCK(async);
+     * handlers go, once a call in progress returns, and their fds once no
+     * event waits under their numbers */
+    if (!ucs_list_is_empty(&ended)) {
+        ucs_list_for_each(conn, &ended, list) {
+            UCS_ASYNC_BLOCK(async);
+            uct_gda_ft_oob_conn_unwatch(conn);
+            UCS_ASYNC_UNBLOCK(async);
+        }
+        uct_gda_ft_oob_drain_missed(async);
+        ucs_list_for_each_safe(conn, next, &ended, list) {
+            UCS_ASYNC_BLOCK(async);
+            uct_gda_ft_oob_conn_free(conn);
+            UCS_ASYNC_UNBLOCK(async);
+        }
     }
 
     /* Broken connections of our endpoints, once each; the handler may
