@@ -385,8 +385,8 @@ static void uct_gda_ft_oob_drain_missed(ucs_async_context_t *async)
     } while (!ucs_mpmc_queue_is_empty(&async->missed));
 }
 
-/* Unwatched, or with the interface (whose context the worker destroys
- * with it) */
+/* From progress, unwatched and with no event of the fd left in the queue;
+ * or when the interface closes, whose worker's context goes with it */
 static void uct_gda_ft_oob_conn_free(uct_gda_ft_oob_conn_t *conn)
 {
     uct_gda_ft_oob_conn_unwatch(conn);
