@@ -34,8 +34,8 @@
  * worker's accept) and the late event would reach it: UCX asserts
  * "handler->async == async" in the progress that takes it. So a
  * connection that ends is shut down; progress frees it (handler removed,
- * the context's queue emptied, then the fd closed); a destroyed
- * endpoint's fd is closed with the interface.
+ * the context's queue emptied, then the fd closed), and closes the fds of
+ * endpoints destroyed since (their handlers were removed then).
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
@@ -87,7 +87,8 @@ typedef struct uct_gda_ft_oob_iface {
     uint16_t         port_be;
     ucs_list_link_t  conns;     /* accepted connections (receive side) */
     ucs_list_link_t  eps;       /* endpoints (send side) */
-    int             *retired_fds; /* of destroyed endpoints, see above */
+    int             *retired_fds; /* of destroyed endpoints, until the
+                                     next progress, see above */
     unsigned         num_retired;
     int              timer_id;    /* OOB_ASYNC_TICK; -1: none */
     uct_gda_ft_oob_stats_t stats;
@@ -843,6 +844,17 @@ static UCS_CLASS_DEFINE_DELETE_FUNC(uct_gda_ft_oob_ep_t, uct_ep_t);
 
 /* ---- progress ------------------------------------------------------------ */
 
+/* The fds of destroyed endpoints, whose handlers are gone */
+static void uct_gda_ft_oob_close_retired(uct_gda_ft_oob_iface_t *iface)
+{
+    unsigned i;
+
+    for (i = 0; i < iface->num_retired; ++i) {
+        close(iface->retired_fds[i]);
+    }
+    iface->num_retired = 0;
+}
+
 static unsigned uct_gda_ft_oob_iface_progress(uct_iface_h tl_iface)
 {
     uct_gda_ft_oob_iface_t *iface = ucs_derived_of(tl_iface,
@@ -878,9 +890,10 @@ static unsigned uct_gda_ft_oob_iface_progress(uct_iface_h tl_iface)
     UCS_ASYNC_UNBLOCK(async);
 
     /* off the list, so that the async timer no longer sees them; their
-     * handlers go, once a call in progress returns, and their fds once no
-     * event waits under their numbers */
-    if (!ucs_list_is_empty(&ended)) {
+     * handlers go, once a call in progress returns, and their fds, and
+     * those of destroyed endpoints, once no event waits under their
+     * numbers */
+    if (!ucs_list_is_empty(&ended) || (iface->num_retired > 0)) {
         ucs_list_for_each(conn, &ended, list) {
             UCS_ASYNC_BLOCK(async);
             uct_gda_ft_oob_conn_unwatch(conn);
@@ -892,6 +905,7 @@ static unsigned uct_gda_ft_oob_iface_progress(uct_iface_h tl_iface)
             uct_gda_ft_oob_conn_free(conn);
             UCS_ASYNC_UNBLOCK(async);
         }
+        uct_gda_ft_oob_close_retired(iface);
     }
 
     /* Broken connections of our endpoints, once each; the handler may
@@ -1154,7 +1168,6 @@ err_close:
 static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_oob_iface_t)
 {
     uct_gda_ft_oob_conn_t *conn, *tmp;
-    unsigned i;
 
     /* the worker must not call our progress once we are gone */
     uct_base_iface_progress_disable(&self->super.super,
@@ -1174,9 +1187,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_oob_iface_t)
                  "middle of a message", self->stats.accepted,
                  self->stats.refused, self->stats.truncated);
     }
-    for (i = 0; i < self->num_retired; ++i) {
-        close(self->retired_fds[i]);
-    }
+    uct_gda_ft_oob_close_retired(self);
     ucs_free(self->retired_fds);
     if (!ucs_list_is_empty(&self->eps)) {
         ucs_warn("gda_ft oob: iface %p closed with endpoints open", self);
