@@ -385,27 +385,6 @@ GDA_FT_TEST(uct_oob, freed_connection_leaves_no_event_under_its_fd)
     test_oob_cleanup(&t);
 }
 
-/* An endpoint of A's to B's interface */
-static uct_ep_h test_oob_ep_create(test_uct_t *t)
-{
-    uint8_t dev_addr[64], iface_addr[64];
-    uct_ep_params_t ep_params;
-    uct_ep_h ep;
-
-    GDA_FT_ASSERT_OK(uct_iface_get_device_address(
-            t->node[NODE_B].iface, (uct_device_addr_t*)dev_addr));
-    GDA_FT_ASSERT_OK(uct_iface_get_address(t->node[NODE_B].iface,
-                                           (uct_iface_addr_t*)iface_addr));
-    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
-                           UCT_EP_PARAM_FIELD_DEV_ADDR |
-                           UCT_EP_PARAM_FIELD_IFACE_ADDR;
-    ep_params.iface      = t->node[NODE_A].iface;
-    ep_params.dev_addr   = (uct_device_addr_t*)dev_addr;
-    ep_params.iface_addr = (uct_iface_addr_t*)iface_addr;
-    GDA_FT_ASSERT_OK(uct_ep_create(&ep_params, &ep));
-    return ep;
-}
-
 /* Endpoints that come and go (UCP's wireup endpoints, one per connection)
  * hold no descriptors past the next progress of either end: their sockets
  * and B's ends of them are closed */

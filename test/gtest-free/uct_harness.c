@@ -495,18 +495,11 @@ void test_oob_send(test_uct_t *t, uint8_t am_id, uint32_t seq,
 }
 
 /* A's endpoint to B's interface, both the out-of-band channel */
-void test_oob_setup(test_uct_t *t)
+uct_ep_h test_oob_ep_create(test_uct_t *t)
 {
     uint8_t dev_addr[64], iface_addr[64];
     uct_ep_params_t ep_params;
-
-    test_uct_env(t, 4, NULL);
-    test_node_open(t, &t->node[NODE_A], "gda_ft_tsoft0", "tsoft0:oob");
-    test_node_open(t, &t->node[NODE_B], "gda_ft_tsoft2", "tsoft2:oob");
-    GDA_FT_ASSERT(t->node[NODE_B].iface_attr.cap.flags &
-                  UCT_IFACE_FLAG_CONNECT_TO_IFACE);
-    GDA_FT_ASSERT(t->node[NODE_B].iface_attr.cap.flags &
-                  UCT_IFACE_FLAG_CB_ASYNC);
+    uct_ep_h ep;
 
     GDA_FT_ASSERT_OK(uct_iface_get_device_address(
             t->node[NODE_B].iface, (uct_device_addr_t*)dev_addr));
@@ -521,7 +514,20 @@ void test_oob_setup(test_uct_t *t)
     ep_params.iface      = t->node[NODE_A].iface;
     ep_params.dev_addr   = (uct_device_addr_t*)dev_addr;
     ep_params.iface_addr = (uct_iface_addr_t*)iface_addr;
-    GDA_FT_ASSERT_OK(uct_ep_create(&ep_params, &t->node[NODE_A].ep));
+    GDA_FT_ASSERT_OK(uct_ep_create(&ep_params, &ep));
+    return ep;
+}
+
+void test_oob_setup(test_uct_t *t)
+{
+    test_uct_env(t, 4, NULL);
+    test_node_open(t, &t->node[NODE_A], "gda_ft_tsoft0", "tsoft0:oob");
+    test_node_open(t, &t->node[NODE_B], "gda_ft_tsoft2", "tsoft2:oob");
+    GDA_FT_ASSERT(t->node[NODE_B].iface_attr.cap.flags &
+                  UCT_IFACE_FLAG_CONNECT_TO_IFACE);
+    GDA_FT_ASSERT(t->node[NODE_B].iface_attr.cap.flags &
+                  UCT_IFACE_FLAG_CB_ASYNC);
+    t->node[NODE_A].ep = test_oob_ep_create(t);
 }
 
 void test_oob_cleanup(test_uct_t *t)

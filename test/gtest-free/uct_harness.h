@@ -211,6 +211,9 @@ void test_oob_send(test_uct_t *t, uint8_t am_id, uint32_t seq,
 /* A's endpoint to B's interface, both the out-of-band channel */
 void test_oob_setup(test_uct_t *t);
 
+/* Another endpoint of A's to B's out-of-band interface */
+uct_ep_h test_oob_ep_create(test_uct_t *t);
+
 void test_oob_cleanup(test_uct_t *t);
 
 /* ---- active messages ----------------------------------------------------- */
