@@ -1,37 +1,54 @@
 #!/bin/bash
 #
-# Runs UCX's own googletest suites for UCT and MD on gda_ft: builds the
-# gtest program of the installed UCX version's source tree (the one
-# contrib/setup.sh fetches) with gda_ft added to the generic UCT and MD
-# instantiation lists, and runs it with the plugin preloaded on two soft
+# Runs UCX's own googletest suites for UCT and MD, or for UCP, on gda_ft:
+# builds the gtest program of the installed UCX version's source tree (the
+# one contrib/setup.sh fetches) with gda_ft added to the generic UCT, MD and
+# UCP instantiation lists, and runs it with the plugin preloaded on two soft
 # HCAs, one suite per process (contrib/ucx-gtest-run.py). The last line is
 # "N passed, N failed, N skipped"; failures and skips are grouped by cause
 # above it. docs/ucx-conformance.md has the results.
 #
-#   contrib/ucx-gtest.sh [--no-setup] [-f GTEST_FILTER]
+#   contrib/ucx-gtest.sh [--no-setup] [--ucp] [-f GTEST_FILTER]
 #
 # --no-setup: the plugin is already built (make check-ucx); otherwise
 #             contrib/setup.sh builds it first.
+# --ucp:      the UCP suites (UCX_TLS=gda_ft) instead of the UCT and MD ones
+# -f:         a gtest filter instead of all of gda_ft's tests of the kind
 # GDA_FT_BUILD_DIR    the plugin's build tree (default <source tree>/build)
 # UCX_GTEST_DIR       where UCX is built and the results go
 #                     (default $GDA_FT_BUILD_DIR/ucx-gtest)
 # UCX_GTEST_PORT      UDP port of the soft HCAs (default 24791): one run at a
 #                     time per port, or the second finds no device
+# UCX_GTEST_UCP_TESTS with --ucp: the UCP test files built and run, by name
+#                     (test_ucp_NAME.cc: "wireup am", ...; default: all)
 #
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${GDA_FT_BUILD_DIR:-$top/build}
 setup=yes
-filter='gda_ft/*'
+ucp=no
+filter=
 while [ $# -gt 0 ]; do
     case $1 in
     --no-setup) setup=no ;;
+    --ucp) ucp=yes ;;
     -f) filter=$2; shift ;;
     *) echo "ucx-gtest.sh: unknown option '$1'" >&2; exit 1 ;;
     esac
     shift
 done
+ucp_tests=${UCX_GTEST_UCP_TESTS:-}
+if [ -z "$filter" ] && [ $ucp = no ]; then
+    filter='gda_ft/*-gda_ft/test_ucp*'
+elif [ -z "$filter" ] && [ -z "$ucp_tests" ]; then
+    filter='gda_ft/test_ucp*'
+elif [ -z "$filter" ]; then
+    filter=$(for name in $ucp_tests; do
+                 printf 'gda_ft/test_ucp_%s*:' "$name"
+             done)
+    filter=${filter%:}
+fi
 
 # setup.sh also builds the tests, libuct_gda_ft_trace.so among them
 [ $setup = no ] || GDA_FT_BUILD_DIR=$build_dir "$top/contrib/setup.sh"
@@ -71,15 +88,44 @@ if [ ! -f "$ucx/Makefile" ]; then
         --without-ugni --without-fuse3) >"$work/configure.log" 2>&1 ||
         { tail -20 "$work/configure.log"; rm -f "$ucx/Makefile"; exit 1; }
 fi
+# gda_ft joins the transports of every generic UCP test, GPU-aware or not
+# (a tree configured before the UCP suites ran here gets it too)
+ucp_test_h=$ucx/test/gtest/ucp/ucp_test.h
+if ! grep -q '(_test_case, gda_ft,' "$ucp_test_h"; then
+    sed -i -e 's/^\(    UCP_INSTANTIATE_TEST_CASE_TLS(_test_case, tcp, *"tcp")\)$/\1 \\\n    UCP_INSTANTIATE_TEST_CASE_TLS(_test_case, gda_ft, "gda_ft")/' \
+        -e 's/^\( *\)"tcp")$/\1"tcp") \\\n    UCP_INSTANTIATE_TEST_CASE_TLS_GPU_AWARE(_test_case, gda_ft, \\\n\1"gda_ft")/' \
+        "$ucp_test_h"
+    [ "$(grep -c '(_test_case, gda_ft,' "$ucp_test_h")" = 2 ] ||
+        { echo "ucx-gtest: cannot add gda_ft to the UCP test lists" >&2
+          exit 1; }
+fi
 
-# Only what the UCT tests link: UCX's libraries, googletest, and the common
-# and UCT test sources (not UCS's, UCM's and UCP's: the gtest program's
-# object list is replaced)
-echo "ucx-gtest: building UCX's libraries and UCT tests (make -j$jobs)"
+# Only what the tests link: UCX's libraries, googletest, and the common
+# and UCT test sources, with --ucp UCP's base and the UCP test files asked
+# for (not UCS's and UCM's: the gtest program's object list is replaced)
+test_srcs="common/*.cc uct/*.cc uct/v2/*.cc"
+if [ $ucp = yes ] && [ -z "$ucp_tests" ]; then
+    test_srcs="$test_srcs ucp/*.cc"
+elif [ $ucp = yes ]; then
+    test_srcs="$test_srcs ucp/ucp_test.cc ucp/ucp_datatype.cc"
+    test_srcs="$test_srcs ucp/test_ucp_memheap.cc"
+    for name in $ucp_tests; do
+        [ -f "$ucx/test/gtest/ucp/test_ucp_$name.cc" ] ||
+            { echo "ucx-gtest: no UCP test file test_ucp_$name.cc" >&2
+              exit 1; }
+        test_srcs="$test_srcs ucp/test_ucp_$name.cc"
+    done
+fi
+echo "ucx-gtest: building UCX's libraries and tests (make -j$jobs)"
 gtest_objs=$(cd "$ucx/test/gtest" &&
-             for f in common/*.cc uct/*.cc uct/v2/*.cc; do
+             for f in $test_srcs; do
                  echo "$(dirname "$f")/gtest-$(basename "$f" .cc).o"
-             done)
+             done | sort -u)
+# make relinks by time, not by the list: another list is another program
+if [ "$(cat "$work/gtest-objs" 2>/dev/null)" != "$gtest_objs" ]; then
+    rm -f "$ucx/test/gtest/gtest"
+    echo "$gtest_objs" >"$work/gtest-objs"
+fi
 (
     for dir in src/ucm src/ucs src/uct src/ucp src/tools/perf/lib \
                test/gtest/common/googletest; do

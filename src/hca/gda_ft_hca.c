@@ -232,6 +232,14 @@ ucs_status_t gda_ft_hca_cq_create(gda_ft_hca_dev_t *dev,
         return UCS_ERR_UNSUPPORTED;
     }
 
+    if ((attr->event_armed != NULL) &&
+        (!(dev->attr.flags & GDA_FT_HCA_DEV_FLAG_CQ_EVENTS) ||
+         (attr->event_fd < 0))) {
+        ucs_error("%s: no completion events on this device, or no fd (%d) "
+                  "for them", dev->attr.info.name, attr->event_fd);
+        return UCS_ERR_UNSUPPORTED;
+    }
+
     return dev->provider->cq_create(dev, attr, cq_p);
 }
 

@@ -101,7 +101,11 @@ enum {
     /* 8-byte fetching atomics (fetch-add, compare-swap, masked ones)
      * write the old value in host byte order; else big-endian, as do
      * 4-byte ones always (ConnectX's atomic_req_8B_endianness_mode) */
-    GDA_FT_HCA_DEV_FLAG_ATOMIC_HOST_ORDER = (1u << 2)
+    GDA_FT_HCA_DEV_FLAG_ATOMIC_HOST_ORDER = (1u << 2),
+    /* Completion events: a CQ created with event_armed writes its
+     * event_fd once a CQE is in place while that word is set
+     * (gda_ft_hca_cq_attr_t) */
+    GDA_FT_HCA_DEV_FLAG_CQ_EVENTS = (1u << 3)
 };
 
 typedef struct gda_ft_hca_dev_attr {
@@ -147,6 +151,14 @@ typedef struct gda_ft_hca_cq_attr {
     unsigned              cqe_cnt;   /* power of 2; 1 when collapsed */
     unsigned              flags;     /* GDA_FT_HCA_CQ_* */
     gda_ft_hca_mem_type_t mem_type;  /* where buf lives */
+    /* Completion events (devices with GDA_FT_HCA_DEV_FLAG_CQ_EVENTS), one
+     * shot: after a CQE is in place the HCA clears a nonzero *event_armed
+     * and then writes 8 bytes to event_fd (an eventfd). The consumer sets
+     * the word, then looks at the CQ once more before it sleeps (both
+     * sides fence between their write and their read). NULL: none. Many
+     * CQs may share one word and fd. */
+    int32_t              *event_armed;
+    int                   event_fd;
 } gda_ft_hca_cq_attr_t;
 
 

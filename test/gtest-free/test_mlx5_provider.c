@@ -857,7 +857,7 @@ GDA_FT_TEST(mlx5_provider, memory_regions_host_and_cuda)
 
 GDA_FT_TEST(mlx5_provider, rings_in_cuda_memory_use_a_dmabuf_umem)
 {
-    gda_ft_hca_cq_attr_t attr;
+    gda_ft_hca_cq_attr_t attr = {0};
     const mlx5_rec_entry_t *e;
     gda_ft_hca_cq_t *cq;
     test_mlx5_t t;

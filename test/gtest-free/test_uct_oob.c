@@ -17,6 +17,9 @@
 #include <pthread.h>
 #include <sys/socket.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/eventfd.h>
 #include <stdarg.h>
 #include <time.h>
 #include <unistd.h>
@@ -283,5 +286,122 @@ GDA_FT_TEST(uct_oob, peer_gone_is_an_endpoint_error)
                                      &msg, 0), UCS_ERR_CONNECTION_RESET);
     uct_worker_progress(t.node[NODE_A].worker);
     GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 1);
+    test_oob_cleanup(&t);
+}
+
+/* B's end of the connection A's endpoint made: the socket whose local port
+ * is B's listener's and that does not listen */
+static int test_oob_conn_fd(test_uct_t *t)
+{
+    struct sockaddr_in addr;
+    uint16_t port_be;
+    socklen_t len;
+    int fd, listening, found = -1;
+
+    GDA_FT_ASSERT_OK(uct_iface_get_address(t->node[NODE_B].iface,
+                                           (uct_iface_addr_t*)&port_be));
+    for (fd = 3; fd < 4096; ++fd) {
+        len = sizeof(addr);
+        if ((getsockname(fd, (struct sockaddr*)&addr, &len) != 0) ||
+            (addr.sin_family != AF_INET) || (addr.sin_port != port_be)) {
+            continue;
+        }
+        len = sizeof(listening);
+        if ((getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening,
+                        &len) == 0) && !listening) {
+            GDA_FT_ASSERT_EQ(found, -1);
+            found = fd;
+        }
+    }
+    GDA_FT_ASSERT(found >= 0);
+    return found;
+}
+
+static void test_oob_count_event(int id, ucs_event_set_types_t events,
+                                 void *arg)
+{
+    __atomic_add_fetch((unsigned*)arg, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * A connection that ends while B's async context is blocked leaves its
+ * event in the context's queue of missed events under the fd's number.
+ * The progress that frees the connection takes it out before it closes
+ * the fd. Were it still queued when the number came back as another
+ * context's handler (another worker's accept), B's next look at the queue
+ * would run that handler under B's lock, or assert "handler->async ==
+ * async" (UCP's multi_ep_2sided with many endpoints). Here the number comes
+ * back as an eventfd nobody writes, watched by a context of the test's.
+ */
+GDA_FT_TEST(uct_oob, freed_connection_leaves_no_event_under_its_fd)
+{
+    ucs_async_context_t *other;
+    test_oob_rx_t rx = {0};
+    unsigned calls = 0;
+    int fd, efd;
+    test_uct_t t;
+
+    test_oob_setup(&t);
+    GDA_FT_ASSERT_OK(uct_iface_set_am_handler(t.node[NODE_B].iface, 5,
+                                              test_oob_am_cb, &rx,
+                                              TEST_CB_SYNC));
+    test_oob_send(&t, 5, 0, 64);
+    TEST_WAIT(&t, rx.calls == 1, 5000);
+    GDA_FT_ASSERT_EQ(test_oob_stats(&t).open, 1);
+    fd = test_oob_conn_fd(&t);
+
+    /* the end of A's endpoint meets B's context blocked */
+    UCS_ASYNC_BLOCK(t.node[NODE_B].async);
+    uct_ep_destroy(t.node[NODE_A].ep);
+    t.node[NODE_A].ep = NULL;
+    usleep(300000);
+    UCS_ASYNC_UNBLOCK(t.node[NODE_B].async);
+
+    /* B's progress frees the connection */
+    TEST_WAIT(&t, test_oob_stats(&t).open == 0, 5000);
+    GDA_FT_ASSERT(fcntl(fd, F_GETFD) < 0);
+
+    /* the number comes back, in another context */
+    GDA_FT_ASSERT_OK(ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
+                                              &other));
+    efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    GDA_FT_ASSERT(efd >= 0);
+    if (efd != fd) {
+        GDA_FT_ASSERT_EQ(dup2(efd, fd), fd);
+        close(efd);
+    }
+    GDA_FT_ASSERT_OK(ucs_async_set_event_handler(
+            UCS_ASYNC_MODE_THREAD_SPINLOCK, fd, UCS_EVENT_SET_EVREAD,
+            test_oob_count_event, &calls, other));
+
+    /* what UCP's progress of B does next */
+    __ucs_async_poll_missed(t.node[NODE_B].async);
+    GDA_FT_ASSERT_EQ(__atomic_load_n(&calls, __ATOMIC_RELAXED), 0);
+
+    ucs_async_remove_handler(fd, 1);
+    close(fd);
+    ucs_async_context_destroy(other);
+    GDA_FT_ASSERT_EQ(rx.bad, 0);
+    test_oob_cleanup(&t);
+}
+
+/* Endpoints that come and go (UCP's wireup endpoints, one per connection)
+ * hold no descriptors past the next progress of either end: their sockets
+ * and B's ends of them are closed */
+GDA_FT_TEST(uct_oob, destroyed_endpoints_hold_no_fds_after_progress)
+{
+    size_t fds_before;
+    test_uct_t t;
+    int i;
+
+    test_oob_setup(&t);
+    TEST_WAIT(&t, test_oob_stats(&t).open == 1, 5000);
+    fds_before = test_open_fds();
+    for (i = 0; i < 50; ++i) {
+        uct_ep_destroy(test_oob_ep_create(&t));
+    }
+    TEST_WAIT(&t, test_open_fds() <= fds_before, 10000);
+    GDA_FT_ASSERT_EQ(test_oob_stats(&t).open, 1);   /* A's first one */
+    GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
     test_oob_cleanup(&t);
 }

@@ -329,20 +329,27 @@ void test_port_set(test_uct_t *t, const char *dev, int up)
     GDA_FT_ASSERT_OK(set_up(hca, 1, up));
 }
 
-void test_port_lose_answers(test_uct_t *t, const char *dev)
+void test_port_set_fault(test_uct_t *t, const char *dev,
+                         const gda_ft_soft_fault_t *fault)
 {
     soft_dev_find_func_t find = (soft_dev_find_func_t)dlsym(
             t->plugin, "gda_ft_soft_dev_find");
     soft_port_set_fault_func_t set_fault = (soft_port_set_fault_func_t)dlsym(
             t->plugin, "gda_ft_soft_port_set_fault");
-    gda_ft_soft_fault_t fault = {0};
     gda_ft_hca_dev_t *hca;
 
     GDA_FT_ASSERT((find != NULL) && (set_fault != NULL));
     hca = find(dev);
     GDA_FT_ASSERT(hca != NULL);
+    GDA_FT_ASSERT_OK(set_fault(hca, 1, fault));
+}
+
+void test_port_lose_answers(test_uct_t *t, const char *dev)
+{
+    gda_ft_soft_fault_t fault = {0};
+
     fault.ack_drop = 1.0;
-    GDA_FT_ASSERT_OK(set_fault(hca, 1, &fault));
+    test_port_set_fault(t, dev, &fault);
 }
 
 void test_unpack_cb(void *arg, const void *data, size_t length)
@@ -488,18 +495,11 @@ void test_oob_send(test_uct_t *t, uint8_t am_id, uint32_t seq,
 }
 
 /* A's endpoint to B's interface, both the out-of-band channel */
-void test_oob_setup(test_uct_t *t)
+uct_ep_h test_oob_ep_create(test_uct_t *t)
 {
     uint8_t dev_addr[64], iface_addr[64];
     uct_ep_params_t ep_params;
-
-    test_uct_env(t, 4, NULL);
-    test_node_open(t, &t->node[NODE_A], "gda_ft_tsoft0", "tsoft0:oob");
-    test_node_open(t, &t->node[NODE_B], "gda_ft_tsoft2", "tsoft2:oob");
-    GDA_FT_ASSERT(t->node[NODE_B].iface_attr.cap.flags &
-                  UCT_IFACE_FLAG_CONNECT_TO_IFACE);
-    GDA_FT_ASSERT(t->node[NODE_B].iface_attr.cap.flags &
-                  UCT_IFACE_FLAG_CB_ASYNC);
+    uct_ep_h ep;
 
     GDA_FT_ASSERT_OK(uct_iface_get_device_address(
             t->node[NODE_B].iface, (uct_device_addr_t*)dev_addr));
@@ -514,7 +514,20 @@ void test_oob_setup(test_uct_t *t)
     ep_params.iface      = t->node[NODE_A].iface;
     ep_params.dev_addr   = (uct_device_addr_t*)dev_addr;
     ep_params.iface_addr = (uct_iface_addr_t*)iface_addr;
-    GDA_FT_ASSERT_OK(uct_ep_create(&ep_params, &t->node[NODE_A].ep));
+    GDA_FT_ASSERT_OK(uct_ep_create(&ep_params, &ep));
+    return ep;
+}
+
+void test_oob_setup(test_uct_t *t)
+{
+    test_uct_env(t, 4, NULL);
+    test_node_open(t, &t->node[NODE_A], "gda_ft_tsoft0", "tsoft0:oob");
+    test_node_open(t, &t->node[NODE_B], "gda_ft_tsoft2", "tsoft2:oob");
+    GDA_FT_ASSERT(t->node[NODE_B].iface_attr.cap.flags &
+                  UCT_IFACE_FLAG_CONNECT_TO_IFACE);
+    GDA_FT_ASSERT(t->node[NODE_B].iface_attr.cap.flags &
+                  UCT_IFACE_FLAG_CB_ASYNC);
+    t->node[NODE_A].ep = test_oob_ep_create(t);
 }
 
 void test_oob_cleanup(test_uct_t *t)

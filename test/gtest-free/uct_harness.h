@@ -108,6 +108,10 @@ uct_rkey_t rkey_b(test_uct_t *t);
 /* Port 1 of software HCA `dev` up or down */
 void test_port_set(test_uct_t *t, const char *dev, int up);
 
+/* Port 1 of software HCA `dev` under `fault` */
+void test_port_set_fault(test_uct_t *t, const char *dev,
+                         const gda_ft_soft_fault_t *fault);
+
 /* Loses every answer (ACKs, read and atomic responses) a port sends */
 void test_port_lose_answers(test_uct_t *t, const char *dev);
 
@@ -206,6 +210,9 @@ void test_oob_send(test_uct_t *t, uint8_t am_id, uint32_t seq,
 
 /* A's endpoint to B's interface, both the out-of-band channel */
 void test_oob_setup(test_uct_t *t);
+
+/* Another endpoint of A's to B's out-of-band interface */
+uct_ep_h test_oob_ep_create(test_uct_t *t);
 
 void test_oob_cleanup(test_uct_t *t);
 

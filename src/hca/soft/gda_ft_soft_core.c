@@ -17,6 +17,7 @@
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,28 @@ int gda_ft_soft_is_soft_dev(gda_ft_hca_dev_t *hca_dev)
 
 /* ---- what the HCA writes back: CQEs, events, a QP in error -------- */
 
+/* The CQ's completion event, when its consumer armed it: the CQE is in
+ * place; the fence orders that store before the load of the armed word, as
+ * the consumer's orders its store of the word before it looks at the CQ */
+static void gda_ft_soft_cq_notify(gda_ft_soft_cq_t *cq)
+{
+    int32_t *armed = cq->super.attr.event_armed;
+    uint64_t one   = 1;
+
+    if (armed == NULL) {
+        return;
+    }
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if ((__atomic_load_n(armed, __ATOMIC_RELAXED) != 0) &&
+        (__atomic_exchange_n(armed, 0, __ATOMIC_ACQ_REL) != 0) &&
+        (write(cq->super.attr.event_fd, &one, sizeof(one)) < 0) &&
+        (errno != EAGAIN)) {
+        ucs_warn("%s: CQ %u: cannot write its event fd %d: %m",
+                 cq->super.dev->attr.info.name, cq->super.cqn,
+                 cq->super.attr.event_fd);
+    }
+}
+
 void gda_ft_soft_cq_write(gda_ft_soft_cq_t *cq, uint8_t opcode,
                           uint8_t syndrome, uint16_t wqe_counter,
                           uint32_t qpn, uint8_t wqe_opcode,
@@ -252,6 +275,7 @@ void gda_ft_soft_cq_write(gda_ft_soft_cq_t *cq, uint8_t opcode,
     memcpy(dst, &cqe, offsetof(gda_ft_mlx5_cqe64_t, wqe_counter));
     __atomic_store_n((uint32_t*)&dst->wqe_counter, tail, __ATOMIC_RELEASE);
     ++cq->pi;
+    gda_ft_soft_cq_notify(cq);
 }
 
 void gda_ft_soft_dev_post_event(gda_ft_soft_dev_t *dev,

@@ -197,7 +197,8 @@ static ucs_status_t gda_ft_soft_dev_open(const gda_ft_hca_dev_info_t *info,
     dev->super.attr.max_rd_atomic      = 16;
     dev->super.attr.masked_atomics     = 1;
     dev->super.attr.flags              = GDA_FT_HCA_DEV_FLAG_CPU_ENGINE |
-                                         GDA_FT_HCA_DEV_FLAG_IPV4_ONLY;
+                                         GDA_FT_HCA_DEV_FLAG_IPV4_ONLY |
+                                         GDA_FT_HCA_DEV_FLAG_CQ_EVENTS;
     if (gda_ft_soft_engine.config.atomic_host_order) {
         dev->super.attr.flags |= GDA_FT_HCA_DEV_FLAG_ATOMIC_HOST_ORDER;
     }

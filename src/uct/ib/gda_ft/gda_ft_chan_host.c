@@ -95,7 +95,9 @@ static ucs_status_t gda_ft_chan_host_init_path(gda_ft_chan_host_t *ch,
     cq_attr.buf      = p->cqe;
     cq_attr.cqe_cnt  = 1;
     cq_attr.flags    = GDA_FT_HCA_CQ_COLLAPSED;
-    cq_attr.mem_type = mem->type;
+    cq_attr.mem_type    = mem->type;
+    cq_attr.event_armed = ch->params.event_armed;
+    cq_attr.event_fd    = ch->params.event_fd;
     status = gda_ft_hca_cq_create(p->pd->dev, &cq_attr, &p->cq);
     if (status != UCS_OK) {
         return status;

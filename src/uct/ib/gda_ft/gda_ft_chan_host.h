@@ -59,6 +59,10 @@ typedef struct gda_ft_chan_host_params {
                                            `mem`; 0: no receive queue */
     gda_ft_hca_cq_t       *recv_cq[2];  /* where each path's receives
                                            complete, with rq_wqe_cnt */
+    int32_t               *event_armed; /* the send CQs' completion
+                                           events (gda_ft_hca_cq_attr_t);
+                                           NULL: none */
+    int                    event_fd;
 } gda_ft_chan_host_params_t;
 
 typedef struct gda_ft_chan_host_path {

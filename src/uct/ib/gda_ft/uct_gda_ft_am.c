@@ -11,6 +11,7 @@
 #endif
 
 #include "uct_gda_ft_ep.inl"
+#include "uct_gda_ft_event.h"
 
 #include <uct/base/uct_iov.inl>
 #include <ucs/debug/log.h>
@@ -58,6 +59,8 @@ ucs_status_t uct_gda_ft_iface_rx_cq_open(uct_gda_ft_iface_t *iface,
     cq_attr.cqe_cnt  = cqe_cnt;
     cq_attr.flags    = 0;
     cq_attr.mem_type = GDA_FT_HCA_MEM_HOST;
+    uct_gda_ft_iface_event_cq_attr(iface, &cq_attr.event_armed,
+                                   &cq_attr.event_fd);
     status = gda_ft_hca_cq_create(ipath->dev->hca, &cq_attr, &rx_cq->cq);
     if (status != UCS_OK) {
         ucs_error("gda_ft: failed to create receive CQ %u on %s: %s",

@@ -40,6 +40,7 @@
 #include "uct_gda_ft_chan.h"
 #include "gda_ft_device_api.h"
 #include "uct_gda_ft_ep.inl"
+#include "uct_gda_ft_event.h"
 
 #include <ucs/arch/bitops.h>
 #include <ucs/arch/cpu.h>
@@ -524,6 +525,8 @@ static void uct_gda_ft_chan_params(uct_gda_ft_iface_t *iface,
     params->mem.free    = uct_gda_ft_chan_free;
     params->mem.type    = iface->config.dev_channel_mapped ?
                           GDA_FT_HCA_MEM_HOST_MAPPED : GDA_FT_HCA_MEM_HOST;
+    uct_gda_ft_iface_event_cq_attr(iface, &params->event_armed,
+                                   &params->event_fd);
 }
 
 static void uct_gda_ft_chans_free(uct_gda_ft_ep_chans_t *c)

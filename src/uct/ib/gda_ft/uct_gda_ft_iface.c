@@ -7,6 +7,7 @@
 
 #include "uct_gda_ft_ep.inl"
 #include "uct_gda_ft_chan.h"
+#include "uct_gda_ft_event.h"
 #include "uct_gda_ft_oob.h"
 #include "uct_gda_ft_perf.h"
 
@@ -365,6 +366,11 @@ static ucs_status_t uct_gda_ft_iface_query(uct_iface_h tl_iface,
      * address 0 and R_Key 0 on its host channel, as UCX's rc_mlx5 does: no
      * HCA checks the R_Key of a zero-length access */
     attr->cap.flags |= UCT_IFACE_FLAG_EP_CHECK;
+    if (uct_gda_ft_iface_event_enabled(iface)) {
+        attr->cap.event_flags = UCT_IFACE_FLAG_EVENT_SEND_COMP |
+                                UCT_IFACE_FLAG_EVENT_RECV |
+                                UCT_IFACE_FLAG_EVENT_FD;
+    }
 
     attr->cap.atomic32.op_flags  = amo_post;
     attr->cap.atomic32.fop_flags = amo_fetch;
@@ -869,11 +875,19 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
         goto err_cleanup_hash;
     }
 
+    /* before the paths' first receive CQs */
+    status = uct_gda_ft_iface_event_init(
+            self, md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca,
+            (backup_port != 0) ? md->dev[UCT_GDA_FT_PATH_BACKUP]->hca : NULL);
+    if (status != UCS_OK) {
+        goto err_cleanup_hash;
+    }
+
     status = uct_gda_ft_iface_open_path(self, UCT_GDA_FT_PATH_PRIMARY,
                                         md->dev[UCT_GDA_FT_PATH_PRIMARY],
                                         port_num);
     if (status != UCS_OK) {
-        goto err_cleanup_hash;
+        goto err_cleanup_event;
     }
 
     self->config.path_mtu =
@@ -969,6 +983,8 @@ err_close_backup:
     uct_gda_ft_iface_close_path(self, UCT_GDA_FT_PATH_BACKUP);
 err_close_primary:
     uct_gda_ft_iface_close_path(self, UCT_GDA_FT_PATH_PRIMARY);
+err_cleanup_event:
+    uct_gda_ft_iface_event_cleanup(self);
 err_cleanup_hash:
     kh_destroy_inplace(uct_gda_ft_qp, &self->qp_hash);
     ucs_arbiter_cleanup(&self->arbiter);
@@ -993,6 +1009,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_iface_t)
     pthread_mutex_destroy(&self->eps_lock);
     uct_gda_ft_iface_close_path(self, UCT_GDA_FT_PATH_BACKUP);
     uct_gda_ft_iface_close_path(self, UCT_GDA_FT_PATH_PRIMARY);
+    uct_gda_ft_iface_event_cleanup(self);
     kh_destroy_inplace(uct_gda_ft_qp, &self->qp_hash);
     ucs_arbiter_cleanup(&self->arbiter);
 }
@@ -1093,10 +1110,8 @@ uct_iface_ops_t uct_gda_ft_iface_ops = {
     .iface_progress_enable    = uct_base_iface_progress_enable,
     .iface_progress_disable   = uct_base_iface_progress_disable,
     .iface_progress           = uct_gda_ft_iface_progress,
-    .iface_event_fd_get       = (uct_iface_event_fd_get_func_t)
-                                ucs_empty_function_return_unsupported,
-    .iface_event_arm          = (uct_iface_event_arm_func_t)
-                                ucs_empty_function_return_unsupported,
+    .iface_event_fd_get       = uct_gda_ft_iface_event_fd_get,
+    .iface_event_arm          = uct_gda_ft_iface_event_arm,
     .iface_close              = UCS_CLASS_DELETE_FUNC_NAME(uct_gda_ft_iface_t),
     .iface_query              = uct_gda_ft_iface_query,
     .iface_get_device_address = uct_gda_ft_iface_get_device_address,

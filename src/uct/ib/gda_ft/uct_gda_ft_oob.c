@@ -30,9 +30,12 @@
  * File descriptors: UCX names an event handler by its fd, and an event
  * that found the context busy waits in the context's "missed" queue under
  * that number even after the handler is removed. Were the fd closed, the
- * number could come back as another async context's handler and the late
- * event would reach it (UCX asserts on that). So a connection that ends is
- * shut down, not closed, and its fd is closed with the interface.
+ * number could come back as another async context's handler (another
+ * worker's accept) and the late event would reach it: UCX asserts
+ * "handler->async == async" in the progress that takes it. So a
+ * connection that ends is shut down; progress frees it (handler removed,
+ * the context's queue emptied, then the fd closed), and closes the fds of
+ * endpoints destroyed since (their handlers were removed then).
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
@@ -84,7 +87,8 @@ typedef struct uct_gda_ft_oob_iface {
     uint16_t         port_be;
     ucs_list_link_t  conns;     /* accepted connections (receive side) */
     ucs_list_link_t  eps;       /* endpoints (send side) */
-    int             *retired_fds; /* of destroyed endpoints, see above */
+    int             *retired_fds; /* of destroyed endpoints, until the
+                                     next progress, see above */
     unsigned         num_retired;
     int              timer_id;    /* OOB_ASYNC_TICK; -1: none */
     uct_gda_ft_oob_stats_t stats;
@@ -362,13 +366,31 @@ static void uct_gda_ft_oob_accept_event(int fd, ucs_event_set_types_t events,
     }
 }
 
-/* With the interface: its handler is removed, once a call in progress
- * returns */
-static void uct_gda_ft_oob_conn_free(uct_gda_ft_oob_conn_t *conn)
+/* Its handler is removed, once a call in progress returns: no event of
+ * the fd enters the context's queue after */
+static void uct_gda_ft_oob_conn_unwatch(uct_gda_ft_oob_conn_t *conn)
 {
     if (conn->watched) {
         ucs_async_remove_handler(conn->fd, 1);
+        conn->watched = 0;
     }
+}
+
+/* Takes the events that met the context blocked out of its queue (those
+ * of removed handlers are dropped), so that no fd closed after is named
+ * there. From progress, on the context's thread. */
+static void uct_gda_ft_oob_drain_missed(ucs_async_context_t *async)
+{
+    do {
+        ucs_async_check_miss(async);
+    } while (!ucs_mpmc_queue_is_empty(&async->missed));
+}
+
+/* From progress, unwatched and with no event of the fd left in the queue;
+ * or when the interface closes, whose worker's context goes with it */
+static void uct_gda_ft_oob_conn_free(uct_gda_ft_oob_conn_t *conn)
+{
+    uct_gda_ft_oob_conn_unwatch(conn);
     close(conn->fd);
     ucs_list_del(&conn->list);
     --conn->iface->stats.open;
@@ -822,6 +844,17 @@ static UCS_CLASS_DEFINE_DELETE_FUNC(uct_gda_ft_oob_ep_t, uct_ep_t);
 
 /* ---- progress ------------------------------------------------------------ */
 
+/* The fds of destroyed endpoints, whose handlers are gone */
+static void uct_gda_ft_oob_close_retired(uct_gda_ft_oob_iface_t *iface)
+{
+    unsigned i;
+
+    for (i = 0; i < iface->num_retired; ++i) {
+        close(iface->retired_fds[i]);
+    }
+    iface->num_retired = 0;
+}
+
 static unsigned uct_gda_ft_oob_iface_progress(uct_iface_h tl_iface)
 {
     uct_gda_ft_oob_iface_t *iface = ucs_derived_of(tl_iface,
@@ -857,11 +890,22 @@ static unsigned uct_gda_ft_oob_iface_progress(uct_iface_h tl_iface)
     UCS_ASYNC_UNBLOCK(async);
 
     /* off the list, so that the async timer no longer sees them; their
-     * handlers go, once a call in progress returns */
-    ucs_list_for_each_safe(conn, next, &ended, list) {
-        UCS_ASYNC_BLOCK(async);
-        uct_gda_ft_oob_conn_free(conn);
-        UCS_ASYNC_UNBLOCK(async);
+     * handlers go, once a call in progress returns, and their fds, and
+     * those of destroyed endpoints, once no event waits under their
+     * numbers */
+    if (!ucs_list_is_empty(&ended) || (iface->num_retired > 0)) {
+        ucs_list_for_each(conn, &ended, list) {
+            UCS_ASYNC_BLOCK(async);
+            uct_gda_ft_oob_conn_unwatch(conn);
+            UCS_ASYNC_UNBLOCK(async);
+        }
+        uct_gda_ft_oob_drain_missed(async);
+        ucs_list_for_each_safe(conn, next, &ended, list) {
+            UCS_ASYNC_BLOCK(async);
+            uct_gda_ft_oob_conn_free(conn);
+            UCS_ASYNC_UNBLOCK(async);
+        }
+        uct_gda_ft_oob_close_retired(iface);
     }
 
     /* Broken connections of our endpoints, once each; the handler may
@@ -1124,7 +1168,6 @@ err_close:
 static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_oob_iface_t)
 {
     uct_gda_ft_oob_conn_t *conn, *tmp;
-    unsigned i;
 
     /* the worker must not call our progress once we are gone */
     uct_base_iface_progress_disable(&self->super.super,
@@ -1144,9 +1187,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_oob_iface_t)
                  "middle of a message", self->stats.accepted,
                  self->stats.refused, self->stats.truncated);
     }
-    for (i = 0; i < self->num_retired; ++i) {
-        close(self->retired_fds[i]);
-    }
+    uct_gda_ft_oob_close_retired(self);
     ucs_free(self->retired_fds);
     if (!ucs_list_is_empty(&self->eps)) {
         ucs_warn("gda_ft oob: iface %p closed with endpoints open", self);

@@ -335,6 +335,19 @@ typedef struct uct_gda_ft_rx_cq {
     unsigned               reserved; /* RX_QUEUE_LEN per endpoint on it */
 } uct_gda_ft_rx_cq_t;
 
+/*
+ * Completion events (uct_gda_ft_event.c): the HCA writes cq_fd when a CQE
+ * of the interface's CQs lands while `armed` is set; timer_fd wakes the
+ * channels' guardian while operations are outstanding. UCT's event fd is
+ * fd, an epoll set of both.
+ */
+typedef struct uct_gda_ft_iface_event {
+    int                    fd;       /* -1: the HCAs have no CQ events */
+    int                    cq_fd;
+    int                    timer_fd;
+    int32_t                armed;    /* the CQs' event_armed word */
+} uct_gda_ft_iface_event_t;
+
 typedef struct uct_gda_ft_iface_path {
     uct_gda_ft_dev_t      *dev;      /* NULL: no such path */
     uint8_t                port_num;
@@ -364,6 +377,7 @@ struct uct_gda_ft_iface {
     uct_gda_ft_ep_t        *am_dispatch_ep;
     size_t                  dev_addr_len;
     uint64_t                last_chan_guard_ns;
+    uct_gda_ft_iface_event_t event;
     pthread_mutex_t         eps_lock;    /* eps: the counters command
                                             reads it from another thread */
     struct {
