@@ -20,7 +20,8 @@
  *   grace for late            D / 8                  host
  *   completions
  *   guardian pass             D / 10 in 10 us..1 ms  host (interface)
- *   channel guardian pass     D / 50 in 10 us..1 ms  host (channels)
+ *   channel guardian pass     D / 50, 10 us at least host (channels)
+ *                             and the guardian's at most
  *   resolve (peer's word)     D + grace + 4 passes   host and channel
  *   peer heard on a path      2 D                    host
  *   heard peer's extra        2 D                    host and channel
@@ -142,7 +143,8 @@ GDA_FT_HOST_DEV_FUNC uint64_t gda_ft_timing_chan_guard_ns(uint64_t deadline,
     if (deadline == 0) {
         return guard_ns;
     }
-    ns = gda_ft_timing_clamp_guard(deadline / 50);
+    ns = deadline / 50;
+    ns = (ns < GDA_FT_TIMING_GUARD_MIN_NS) ? GDA_FT_TIMING_GUARD_MIN_NS : ns;
     return (ns < guard_ns) ? ns : guard_ns;
 }
 

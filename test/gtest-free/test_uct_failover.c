@@ -423,10 +423,9 @@ static void test_settled_in_order(test_uct_t *t)
 }
 
 /*
- * A switch waits for the peer's word inside A's progress, which runs the
- * guardians of every interface this thread progresses, B's too: once the
- * switch shows it has settled, and the endpoint takes posts at once,
- * behind the replay.
+ * A switch waits for the peer's word, which B's guardian gives in B's
+ * progress: once the switch shows it has settled, the endpoint takes
+ * posts at once, behind the replay.
  */
 GDA_FT_TEST(uct_failover, settled_switch_takes_posts_behind_the_replay)
 {
@@ -443,7 +442,7 @@ GDA_FT_TEST(uct_failover, settled_switch_takes_posts_behind_the_replay)
 
     deadline = soft_now_sec() + 10;
     while (counters.switches == 0) {
-        uct_worker_progress(t.node[NODE_A].worker);
+        test_progress(&t);
         GDA_FT_ASSERT_OK(t.query_counters(t.node[NODE_A].ep, &counters));
         GDA_FT_ASSERT(soft_now_sec() < deadline);
         usleep(100);

@@ -421,11 +421,14 @@ static int gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
         }
         time->seq = seq;
         ucs_diag("gda_ft channel %u: left path %u (reason %u) at index "
-                 "%lu; peer's word: %s (expected PSN 0x%x) after %.1f ms",
+                 "%lu; peer's word: %s (expected PSN 0x%x) after %.1f ms; "
+                 "peer heard %.1f ms ago%s",
                  ch->chan.id, failed, rec->why, (unsigned long)rec->freeze,
                  known ? "known" :
                  rec->resolve ? "none in time" : "not needed", epsn,
-                 (now_ns - ch->pending_ns) / 1e6);
+                 (now_ns - ch->pending_ns) / 1e6,
+                 (now_ns - ch->heard_ns) / 1e6,
+                 ch->peer_quiet ? ", quiet" : "");
     }
 
     gda_ft_chan_host_count(&ch->counters.records);

@@ -879,6 +879,10 @@ ucs_status_t uct_gda_ft_ep_chans_connect(uct_gda_ft_ep_t *ep,
         c->poster[i] = c->init[i].chan;
     }
     c->count = count;
+    /* the peer's guardian took part in the connection: a switch soon
+     * after it, before a probe or a question came, waits for its word as
+     * a later one does */
+    c->guardian_ns = gda_ft_dev_now_ns();
 
     /* the control QPs, on the paths the channels have */
     for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
