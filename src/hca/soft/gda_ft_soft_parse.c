@@ -289,12 +289,13 @@ int gda_ft_soft_req_parse(gda_ft_soft_qp_t *qp)
     return work;
 }
 
-/* Copies [offset, offset+len) of the op's local buffers into dst */
-static void gda_ft_soft_op_copy_out(const gda_ft_soft_op_t *op,
-                                    uint32_t offset, uint8_t *dst,
-                                    uint32_t len)
+/* Copies between [offset, offset+len) of the op's local buffers and buf:
+ * into them when into_op, else out of them */
+static void gda_ft_soft_op_copy(const gda_ft_soft_op_t *op, uint32_t offset,
+                                uint8_t *buf, uint32_t len, int into_op)
 {
     uint32_t chunk;
+    void *local;
     unsigned i;
 
     for (i = 0; (i < op->num_sge) && (len > 0); ++i) {
@@ -303,10 +304,15 @@ static void gda_ft_soft_op_copy_out(const gda_ft_soft_op_t *op,
             continue;
         }
         chunk = ucs_min(op->sge[i].length - offset, len);
-        gda_ft_soft_mem_copy(dst, GDA_FT_HCA_MEM_HOST,
-                             (void*)(uintptr_t)(op->sge[i].addr + offset),
-                             op->sge[i].mem_type, chunk);
-        dst    += chunk;
+        local = (void*)(uintptr_t)(op->sge[i].addr + offset);
+        if (into_op) {
+            gda_ft_soft_mem_copy(local, op->sge[i].mem_type, buf,
+                                 GDA_FT_HCA_MEM_HOST, chunk);
+        } else {
+            gda_ft_soft_mem_copy(buf, GDA_FT_HCA_MEM_HOST, local,
+                                 op->sge[i].mem_type, chunk);
+        }
+        buf    += chunk;
         len    -= chunk;
         offset  = 0;
     }
@@ -348,8 +354,8 @@ static int gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op, int queue)
                                        op->sge[i].length)) {
             queued = 1;
         } else {
-            gda_ft_soft_op_copy_out(op, offset, snapshot + offset,
-                                    op->sge[i].length);
+            gda_ft_soft_op_copy(op, offset, snapshot + offset,
+                                op->sge[i].length, 0);
         }
         offset += op->sge[i].length;
     }
@@ -368,7 +374,7 @@ void gda_ft_soft_op_gather(gda_ft_soft_op_t *op, uint32_t offset,
     if (op->inline_data != NULL) {
         memcpy(dst, op->inline_data + offset, len);
     } else {
-        gda_ft_soft_op_copy_out(op, offset, dst, len);
+        gda_ft_soft_op_copy(op, offset, dst, len, 0);
     }
 }
 
@@ -377,20 +383,6 @@ void gda_ft_soft_op_scatter(const gda_ft_soft_op_t *op,
                             uint32_t offset, const uint8_t *src,
                             uint32_t len)
 {
-    uint32_t chunk;
-    unsigned i;
-
-    for (i = 0; (i < op->num_sge) && (len > 0); ++i) {
-        if (offset >= op->sge[i].length) {
-            offset -= op->sge[i].length;
-            continue;
-        }
-        chunk = ucs_min(op->sge[i].length - offset, len);
-        gda_ft_soft_mem_copy((void*)(uintptr_t)(op->sge[i].addr + offset),
-                             op->sge[i].mem_type, src, GDA_FT_HCA_MEM_HOST,
-                             chunk);
-        src    += chunk;
-        len    -= chunk;
-        offset  = 0;
-    }
+    /* read only: it is the source of this copy */
+    gda_ft_soft_op_copy(op, offset, (uint8_t*)src, len, 1);
 }
