@@ -65,7 +65,9 @@ static void uct_gda_ft_peer_give_up(uct_gda_ft_ep_t *ep, uint64_t now,
     c->peer.gone_ns = now;
     uct_gda_ft_peer_publish(c, GDA_FT_PEER_GONE);
     uct_gda_ft_peer_fence(ep);
-    ucs_warn("ep %p: the peer is gone (%s): posts and waits to it fail with "
+    /* a diagnostic, as UCX logs a peer failure that an error handler
+     * takes: the endpoint's handler and the kernels' status say it */
+    ucs_diag("ep %p: the peer is gone (%s): posts and waits to it fail with "
              "'%s' from now on", ep, why,
              gda_ft_dev_status_str(GDA_FT_DEV_PEER_GONE));
 }
