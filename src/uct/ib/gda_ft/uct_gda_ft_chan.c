@@ -393,7 +393,8 @@ static int uct_gda_ft_chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch,
 }
 
 /* Whether the peer's guardian answered or asked a question, or sent a
- * liveness probe, within `ns`: the peer runs its progress */
+ * liveness probe, within `ns`: the peer runs its progress (a peer given
+ * up does not: nothing waits for it) */
 static int uct_gda_ft_chan_peer_guardian_active(void *arg,
                                                 gda_ft_chan_host_t *ch,
                                                 uint64_t ns)
@@ -401,7 +402,7 @@ static int uct_gda_ft_chan_peer_guardian_active(void *arg,
     uct_gda_ft_ep_chans_t *c = ((uct_gda_ft_ep_t*)arg)->chans;
 
     (void)ch;
-    return (c->guardian_ns != 0) &&
+    return (c->peer.gone_ns == 0) && (c->guardian_ns != 0) &&
            ((gda_ft_dev_now_ns() - c->guardian_ns) <= ns);
 }
 
