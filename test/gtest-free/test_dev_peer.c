@@ -72,7 +72,11 @@ GDA_FT_TEST_TIMEOUT(dev_peer, gone_fails_posts_and_waits_at_once, 60)
                                        0, &req), GDA_FT_DEV_OK);
     pw.w = &w;
     GDA_FT_ASSERT_EQ(pthread_create(&th, NULL, peer_wait_signal, &pw), 0);
-    usleep(params.deadline_ns / 4000);
+    /* the waiter waits; the word comes well inside the HCA's retry window
+     * (params.timeout, retry_cnt: 29 ms), which is not scaled with the
+     * deadlines, after which both paths report errors and a wait ends
+     * in NO_PATH */
+    usleep(5000);
 
     said = soft_now_sec();
     peer_publish(&w, GDA_FT_PEER_WORD(GDA_FT_PEER_GONE, 1));

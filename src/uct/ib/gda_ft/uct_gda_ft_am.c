@@ -585,7 +585,7 @@ uct_gda_ft_ep_am_short_pack(void *dest, uint64_t header, const void *payload,
                             unsigned length, const uct_iov_t *iov,
                             size_t iovcnt)
 {
-    ucs_iov_iter_t iov_iter;
+    size_t i;
 
     if (iov == NULL) {
         memcpy(dest, &header, sizeof(header));
@@ -593,9 +593,16 @@ uct_gda_ft_ep_am_short_pack(void *dest, uint64_t header, const void *payload,
             memcpy(UCS_PTR_BYTE_OFFSET(dest, sizeof(header)), payload,
                    length);
         }
-    } else {
-        ucs_iov_iter_init(&iov_iter);
-        uct_iov_to_buffer(iov, iovcnt, &iov_iter, dest, SIZE_MAX);
+        return;
+    }
+
+    /* an empty entry's buffer may be NULL (UCP sends a header alone so),
+     * which memcpy must not see */
+    for (i = 0; i < iovcnt; ++i) {
+        if (iov[i].length > 0) {
+            memcpy(dest, iov[i].buffer, iov[i].length);
+            dest = UCS_PTR_BYTE_OFFSET(dest, iov[i].length);
+        }
     }
 }
 
