@@ -44,14 +44,6 @@ ucs_status_t uct_gda_ft_ep_chans_connect(uct_gda_ft_ep_t *ep,
                                          const uct_gda_ft_ep_addr_info_t *peer,
                                          unsigned num_paths);
 
-/* Retires what the peer acknowledged on the control QP of `path` */
-void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path);
-
-/* When the peer's traffic last came in on `path` (the PSNs our target QPs
- * expect moved; read at most every eighth of a deadline), 0: never */
-uint64_t uct_gda_ft_chan_heard_ns(uct_gda_ft_ep_t *ep, unsigned path,
-                                  uint64_t now);
-
 /* The guardian's pass over the channels, and the peer's questions */
 void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now);
 

@@ -7,7 +7,7 @@
 #endif
 
 #include "uct_gda_ft_peer.h"
-#include "uct_gda_ft_chan.h"
+#include "uct_gda_ft_chan_ctl.h"
 #include "uct_gda_ft_ep.inl"
 #include "gda_ft_chan_peer.h"
 

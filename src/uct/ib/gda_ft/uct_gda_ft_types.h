@@ -12,7 +12,7 @@
  * primary and a backup path; without a backup HCA at either end it has
  * the primary alone, and a failure of that path is the endpoint's.
  *
- * The guardian's messages to the peer (uct_gda_ft_chan.c) are control
+ * The guardian's messages to the peer (uct_gda_ft_chan_ctl.c) are control
  * operations on the endpoint's control QPs (::ctl), and land in the peer
  * endpoint's mailbox (::mbox). Byte layouts that leave the
  * process are in uct_gda_ft_wire.h.
@@ -158,7 +158,7 @@ typedef struct uct_gda_ft_ep_peer {
 /*
  * The guardian's control operations on one path: RDMA WRITEs into the
  * peer's mailbox, posted on the endpoint's control QP of that path
- * (uct_gda_ft_chan.c). No channel switch fences a control QP: it leaves
+ * (uct_gda_ft_chan_ctl.c). No channel switch fences a control QP: it leaves
  * service only on an error completion, until the two ends re-arm it.
  */
 typedef struct uct_gda_ft_ep_ctl {

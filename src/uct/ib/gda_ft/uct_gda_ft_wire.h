@@ -113,11 +113,11 @@ typedef struct uct_gda_ft_wire_dev_addr_gid {
 
 /*
  * Endpoint address: its mailbox and control QPs, then the QPNs of the four
- * QPs of each of its channels, channel 0 (its host channel) first. A channel is posted on
- * by one side only: our initiator QPs connect to the peer's target QPs of
- * the same channel, and the peer's initiators to our targets, so that a
- * guardian can fence and re-arm the far end of its own paths without
- * touching the peer's posters. Without a backup HCA the backup QPs are
+ * QPs of each of its channels, channel 0 (its host channel) first. A
+ * channel is posted on by one side only: our initiator QPs connect to the
+ * peer's target QPs of the same channel, and the peer's initiators to our
+ * targets, so that a guardian can fence and re-arm the far end of its own
+ * paths without touching the peer's posters. Without a backup HCA the backup QPs are
  * placeholders, never connected: whether both ends have a backup is in
  * the device addresses.
  *
@@ -188,7 +188,7 @@ typedef struct uct_gda_ft_wire_oob_hdr {
 
 /*
  * Mailbox of an endpoint, written by the peer's guardian with control
- * operations (RDMA WRITEs over the path that works; uct_gda_ft_chan.c):
+ * operations (RDMA WRITEs over the path that works; uct_gda_ft_chan_ctl.c):
  * the peer's question about the far end of one of its channel paths, and
  * its answer to ours; one pair per channel, so that channels that fail
  * together are settled together, and the last pair for the control QPs'

@@ -1,0 +1,513 @@
+/*
+ * gda_ft UCT transport: the control QPs of an endpoint's channels, and the
+ * questions that the channel guardians ask the peer over them (see
+ * uct_gda_ft_chan_ctl.h).
+ *
+ * The guardian of each initiator channel (gda_ft_chan_host_guard) asks the
+ * peer through gda_ft_chan_peer_ops_t: here, a question written into the
+ * peer endpoint's mailbox by a control operation over the other path (the
+ * one the channel did not leave), answered in ours the same way. One
+ * question is in flight per channel; the channel guardian bounds how long
+ * it waits.
+ *
+ * Control operations are RDMA WRITEs that the guardian posts on the
+ * endpoint's control QPs (uct_gda_ft_ep_ctl_t), one per path, connected
+ * to the peer's: a channel that nobody posts on through the datapath. No
+ * switch of any channel fences them, so a control write waits neither for
+ * a channel's ring nor for a switch, and its path stays usable while the
+ * channels come and go on it. A control QP leaves service only on an error
+ * completion; the end whose control QP has the lower number then re-arms
+ * the pair, asking the peer over the other control path (mailbox slot
+ * UCT_GDA_FT_WIRE_CTL_SLOT). A write that cannot go out, or that is silent
+ * for a deadline, is asked again at the next pass.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "uct_gda_ft_chan_ctl.h"
+#include "gda_ft_device_api.h"
+#include "uct_gda_ft_ep.inl"
+
+#include <ucs/debug/log.h>
+#include <ucs/sys/math.h>
+
+
+/* First PSN of the direction src -> dst, which both ends compute alike:
+ * connections start anywhere in the 24-bit space */
+uint32_t uct_gda_ft_chan_first_psn(uint32_t src_qpn, uint32_t dst_qpn)
+{
+    return ((src_qpn * 2654435761u) ^ (dst_qpn * 0x9e3779b1u) ^
+            (src_qpn >> 7)) & 0xffffff;
+}
+
+
+/* ---- control operations ------------------------------------------------- */
+
+/* The control ring of `path` starts over once its QP was connected or
+ * re-armed (RESET -> RTS: ring index 0, an empty CQE) */
+void uct_gda_ft_ctl_reset(uct_gda_ft_ep_t *ep, unsigned path)
+{
+    uct_gda_ft_ep_ctl_t *ctl = &ep->ctl[path];
+
+    ctl->sq              = ep->chans->ctl->chan.path[path].sq;
+    ctl->sq.pi           = 0;
+    ctl->sq.ci           = 0;
+    ctl->sq.db_pi        = 0;
+    ctl->sq.last_wqe_idx = 0;
+    ctl->busy_ns         = 0;
+    ctl->failed          = 0;
+    ctl->unacked         = 0;
+    ctl->rearming        = 0;
+}
+
+/* Retires what the peer acknowledged; an error completion leaves the
+ * control path unusable until its re-arm */
+void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path)
+{
+    uct_gda_ft_ep_ctl_t *ctl = &ep->ctl[path];
+    uint64_t deadline        = uct_gda_ft_ep_iface(ep)->config.deadline_ns;
+    gda_ft_dev_cqe_info_t info;
+    gda_ft_dev_cq_t cq;
+    uint64_t now, since;
+
+    if (ctl->failed || (ctl->sq.ci == ctl->sq.pi)) {
+        return;
+    }
+    gda_ft_dev_cq_init(&cq, ep->chans->ctl->path[path].cqe, 1, 0);
+    if (gda_ft_cq_poll_collapsed(&cq, ctl->sq.ci, &info) != GDA_FT_DEV_OK) {
+        now   = gda_ft_dev_now_ns();
+        since = ((int64_t)(ctl->done_ns - ctl->busy_ns) > 0) ?
+                ctl->done_ns : ctl->busy_ns;
+        if ((deadline != 0) &&
+            ((now - since) >
+             ucs_max(GDA_FT_TIMING_CTL_DEAD_DEADLINES * deadline,
+                     2 * uct_gda_ft_iface_retransmit_ns(
+                             uct_gda_ft_ep_iface(ep))))) {
+            ctl->failed    = 1;
+            ctl->failed_ns = now;
+            ucs_diag("ep %p: control QP of the %s path answered nothing "
+                     "for %.0f ms: control writes take the other path until "
+                     "it is re-armed", ep, uct_gda_ft_path_name(path),
+                     (now - since) / 1e6);
+        }
+        return;
+    }
+    if (gda_ft_cq_opcode_is_error(info.opcode)) {
+        ctl->failed    = 1;
+        ctl->unacked   = (info.syndrome ==
+                          GDA_FT_MLX5_SYND_TRANSPORT_RETRY_EXC_ERR);
+        ctl->failed_ns = gda_ft_dev_now_ns();
+        ucs_diag("ep %p: control QP of the %s path failed (%s): control "
+                 "writes take the other path until it is re-armed", ep,
+                 uct_gda_ft_path_name(path),
+                 gda_ft_hca_syndrome_str(info.syndrome));
+        return;
+    }
+    gda_ft_sq_retire(&ctl->sq, info.wqe_counter);
+    ctl->done_ns = gda_ft_dev_now_ns();
+}
+
+/*
+ * Whether a control path takes a write now: not failed, room for a
+ * question, and no write silent on it for a deadline. A dead link answers
+ * nothing until the HCA's retries run out, which takes many deadlines:
+ * questions are asked again on the other path meanwhile.
+ */
+static int uct_gda_ft_ctl_usable(uct_gda_ft_ep_t *ep, unsigned path,
+                                 uint64_t now)
+{
+    uct_gda_ft_ep_ctl_t *ctl = &ep->ctl[path];
+    uint64_t deadline        = uct_gda_ft_ep_iface(ep)->config.deadline_ns;
+    uint64_t since;
+
+    uct_gda_ft_ctl_poll(ep, path);
+    if (ctl->failed || (gda_ft_sq_free_wqebbs(&ctl->sq) < 2)) {
+        return 0;
+    }
+    if ((ctl->sq.ci == ctl->sq.pi) || (deadline == 0)) {
+        return 1;
+    }
+    since = ((int64_t)(ctl->done_ns - ctl->busy_ns) > 0) ? ctl->done_ns :
+                                                            ctl->busy_ns;
+    return (now - since) <= deadline;
+}
+
+/*
+ * The control path that carries a question or answer about a channel's
+ * `path`: the other one, so that it does not ride on the ports in
+ * question, unless that one is unusable now; -1 when neither is.
+ */
+static int uct_gda_ft_ctl_carrier(uct_gda_ft_ep_t *ep, unsigned path,
+                                  uint64_t now)
+{
+    unsigned other = 1 - path;
+
+    if (uct_gda_ft_ctl_usable(ep, other, now)) {
+        return other;
+    }
+    return uct_gda_ft_ctl_usable(ep, path, now) ? (int)path : -1;
+}
+
+/*
+ * Writes `arg` at arg_offset of the peer's mailbox, then, with an
+ * epoch_length, `epoch` at epoch_offset (RC: they land in that order),
+ * over the control path that carries news of `path`; *carrier_p: which
+ * one. UCS_ERR_NO_RESOURCE when no control path takes it now: the caller
+ * writes again at its next pass.
+ */
+static ucs_status_t uct_gda_ft_ctl_write(uct_gda_ft_ep_t *ep, unsigned path,
+                                        size_t arg_offset, const void *arg,
+                                        size_t arg_length, size_t epoch_offset,
+                                        const uint32_t *epoch,
+                                        unsigned *carrier_p)
+{
+    uint64_t now = gda_ft_dev_now_ns();
+    int carrier  = uct_gda_ft_ctl_carrier(ep, path, now);
+    uct_gda_ft_ep_ctl_t *ctl;
+    uint32_t rkey;
+
+    if (carrier < 0) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    ctl  = &ep->ctl[carrier];
+    rkey = ep->peer_mbox_rkey[carrier];
+    if (ctl->sq.ci == ctl->sq.pi) {
+        ctl->busy_ns = now;
+    }
+    /* two WQEs of ctrl, raddr and at most 16 bytes inline: the room that
+     * uct_gda_ft_ctl_usable() found */
+    (void)gda_ft_sq_post_rdma_write_inline(&ctl->sq, arg, arg_length,
+                                           ep->peer_mbox + arg_offset, rkey,
+                                           GDA_FT_WQE_SIGNALED, NULL);
+    if (epoch != NULL) {
+        (void)gda_ft_sq_post_rdma_write_inline(&ctl->sq, epoch,
+                                               sizeof(*epoch),
+                                               ep->peer_mbox + epoch_offset,
+                                               rkey, GDA_FT_WQE_SIGNALED,
+                                               NULL);
+    }
+    gda_ft_sq_ring_db(&ctl->sq);
+    *carrier_p = carrier;
+    return UCS_OK;
+}
+
+
+/* Which end's PSNs a control path takes when both ends re-arm it at once:
+ * those of the end whose control QP there has the lower number (then the
+ * lower mailbox address); the other end's question is refused */
+static int uct_gda_ft_ctl_rearms(uct_gda_ft_ep_t *ep, unsigned path)
+{
+    uct_gda_ft_ep_chans_t *c = ep->chans;
+    uint32_t qpn             = c->ctl->path[path].qp->qpn;
+
+    return (qpn != c->peer_ctl_qpn[path]) ? (qpn < c->peer_ctl_qpn[path]) :
+           ((uintptr_t)ep->mbox < ep->peer_mbox);
+}
+
+
+/* ---- questions to the peer ----------------------------------------------- */
+
+/*
+ * Asks the peer to do `op` to its end of channel ch's `path`, or collects
+ * the answer: UCS_OK (with *psn_p), UCS_ERR_REJECTED, or UCS_INPROGRESS
+ * while it is on its way. Each channel has its own question slot in the
+ * peer's mailbox, and one question in flight.
+ */
+static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
+                                        gda_ft_chan_host_t *ch, unsigned path,
+                                        uint32_t psn0, uint32_t psn1,
+                                        uint32_t *psn_p)
+{
+    unsigned id              = ch->chan.id;
+    uct_gda_ft_ep_chans_t *c = ep->chans;
+    uct_gda_ft_mbox_t *mbox  = ep->mbox;
+    uint32_t key             = (op << 16) | path;
+    uint64_t now             = gda_ft_dev_now_ns();
+    uint32_t args[4];
+    unsigned carrier, refused;
+    uint32_t epoch;
+
+    if ((op == UCT_GDA_FT_CHAN_ASK_FENCE) &&
+        !uct_gda_ft_ep_iface(ep)->config.resolve) {
+        /* not to be asked (RESOLVE=n: what a failed path left is in
+         * doubt) */
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    if (c->q[id].ask == key) {
+        if (uct_gda_ft_mbox_read_answer(&mbox->chan[id], c->q[id].ask_epoch,
+                                        &refused, psn_p)) {
+            c->q[id].ask   = 0;
+            c->guardian_ns = now;
+            return (refused == 0) ? UCS_OK : UCS_ERR_REJECTED;
+        }
+        if (((now - c->q[id].ask_ns) < ch->params.resolve_ns) &&
+            uct_gda_ft_ctl_usable(ep, c->q[id].carrier, now)) {
+            return UCS_INPROGRESS;
+        }
+        /* lost, or its control path fell silent: asked again, within the
+         * channel guardian's own bound */
+    }
+
+    epoch   = c->q[id].ask_epoch + 1;
+    args[0] = epoch;
+    args[1] = key;
+    args[2] = psn0;
+    args[3] = psn1;
+    if (uct_gda_ft_ctl_write(ep, path,
+                             ucs_offsetof(uct_gda_ft_mbox_t,
+                                          chan[id].req_tag),
+                             args, sizeof(args),
+                             ucs_offsetof(uct_gda_ft_mbox_t,
+                                          chan[id].req_epoch),
+                             &epoch, &carrier) != UCS_OK) {
+        return UCS_INPROGRESS;        /* no room now: the next pass asks */
+    }
+    c->q[id].ask       = key;
+    c->q[id].ask_epoch = epoch;
+    c->q[id].ask_ns    = now;
+    c->q[id].carrier   = (uint8_t)carrier;
+    return UCS_INPROGRESS;
+}
+
+/* A fence question carries why the channel left the path (req_psn[0]) */
+static ucs_status_t uct_gda_ft_chan_peer_fence(void *arg,
+                                               gda_ft_chan_host_t *ch,
+                                               unsigned path, unsigned why,
+                                               uint32_t *epsn_p)
+{
+    return uct_gda_ft_chan_ask((uct_gda_ft_ep_t*)arg,
+                               UCT_GDA_FT_CHAN_ASK_FENCE, ch, path, why, 0,
+                               epsn_p);
+}
+
+static ucs_status_t
+uct_gda_ft_chan_peer_rearm(void *arg, gda_ft_chan_host_t *ch, unsigned path,
+                           const gda_ft_hca_qp_attr_t *local)
+{
+    uint32_t unused;
+
+    return uct_gda_ft_chan_ask((uct_gda_ft_ep_t*)arg,
+                               UCT_GDA_FT_CHAN_ASK_REARM, ch, path,
+                               local->sq_psn, local->rq_psn, &unused);
+}
+
+uint64_t uct_gda_ft_chan_heard_ns(uct_gda_ft_ep_t *ep, unsigned path,
+                                  uint64_t now)
+{
+    uct_gda_ft_ep_chans_t *c = ep->chans;
+    uint64_t deadline        = uct_gda_ft_ep_iface(ep)->config.deadline_ns;
+    gda_ft_hca_qp_query_attr_t attr;
+    uint32_t rq_psns = 0;
+    unsigned i;
+
+    if ((now - c->heard[path].read_ns) >=
+        gda_ft_timing_peer_look_ns(deadline)) {
+        c->heard[path].read_ns = now;
+        for (i = 0; i < c->count; ++i) {
+            if (gda_ft_hca_qp_query(c->target[i].path[path].qp, &attr) ==
+                UCS_OK) {
+                rq_psns += attr.rq_psn;
+            }
+        }
+        if (rq_psns != c->heard[path].rq_psns) {
+            c->heard[path].rq_psns  = rq_psns;
+            c->heard[path].moved_ns = now;
+        }
+    }
+    return c->heard[path].moved_ns;
+}
+
+/*
+ * Whether the peer's port of `path` is up, as far as its traffic shows:
+ * within GDA_FT_TIMING_HEARD_DEADLINES deadlines, the PSN our target QPs
+ * of that path expect next moved (packets of the peer came in through that
+ * port), or the endpoint's own QP of that path saw a completion (the peer
+ * acknowledged through it). Nothing is posted for it; the targets are read
+ * at most every eighth of a deadline. Older, or a peer that sends nothing,
+ * is not known (-1), never "down": a path is sat out on the peer's behalf
+ * only while the peer is heard, and a peer whose ports died falls silent.
+ */
+static int uct_gda_ft_chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch,
+                                        unsigned path)
+{
+    uct_gda_ft_ep_t *ep      = (uct_gda_ft_ep_t*)arg;
+    uint64_t deadline        = ch->params.deadline_ns;
+    uint64_t now             = gda_ft_dev_now_ns();
+    uint64_t heard_ns;
+
+    if ((deadline == 0) || (path >= ep->chans->num_paths)) {
+        return -1;
+    }
+    heard_ns = uct_gda_ft_chan_heard_ns(ep, path, now);
+    uct_gda_ft_ctl_poll(ep, path);
+    if ((int64_t)(ep->ctl[path].done_ns - heard_ns) > 0) {
+        heard_ns = ep->ctl[path].done_ns;
+    }
+    return ((heard_ns != 0) &&
+            ((int64_t)(now - heard_ns) <
+             (int64_t)(GDA_FT_TIMING_HEARD_DEADLINES * deadline))) ? 1 : -1;
+}
+
+/* Whether the peer's guardian answered or asked a question, or sent a
+ * liveness probe, within `ns`: the peer runs its progress (a peer given
+ * up does not: nothing waits for it) */
+static int uct_gda_ft_chan_peer_guardian_active(void *arg,
+                                                gda_ft_chan_host_t *ch,
+                                                uint64_t ns)
+{
+    uct_gda_ft_ep_chans_t *c = ((uct_gda_ft_ep_t*)arg)->chans;
+
+    (void)ch;
+    return (c->peer.gone_ns == 0) && (c->guardian_ns != 0) &&
+           ((gda_ft_dev_now_ns() - c->guardian_ns) <= ns);
+}
+
+const gda_ft_chan_peer_ops_t uct_gda_ft_chan_peer_ops = {
+    uct_gda_ft_chan_peer_fence,
+    uct_gda_ft_chan_peer_rearm,
+    uct_gda_ft_chan_peer_port_up,
+    uct_gda_ft_chan_peer_guardian_active
+};
+
+/* The peer's channels left the primary for its failure: ours follow */
+static void uct_gda_ft_chan_peer_left(uct_gda_ft_ep_chans_t *c)
+{
+    unsigned i;
+
+    for (i = 0; i < c->count; ++i) {
+        gda_ft_chan_host_peer_left(&c->init[i]);
+    }
+}
+
+/* The peer asks about our target end of its channel `id` */
+void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id,
+                                 const uct_gda_ft_mbox_question_t *question)
+{
+    uct_gda_ft_iface_t *iface  = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_chans_t *c   = ep->chans;
+    gda_ft_chan_host_t *target = (id == UCT_GDA_FT_WIRE_CTL_SLOT) ?
+                                 c->ctl : &c->target[id];
+    unsigned op                = question->op;
+    unsigned path              = question->path;
+    uint32_t psn0              = question->psn[0];
+    uint32_t psn1              = question->psn[1];
+    uint32_t refused           = 1;
+    uint32_t psn               = 0;
+    unsigned carrier;
+    uint64_t answer;
+
+    if (path >= c->num_paths) {
+        ucs_diag("ep %p: ignoring the peer's question %u about path %u of "
+                 "channel %u: no such path", ep, op, path, id);
+        c->q[id].seen_epoch = question->epoch;
+        return;
+    }
+
+    if ((op == UCT_GDA_FT_CHAN_ASK_FENCE) &&
+        (id != UCT_GDA_FT_WIRE_CTL_SLOT)) {
+        if (gda_ft_chan_host_fence_qp(target->path[path].qp, &psn) ==
+            UCS_OK) {
+            refused = 0;
+        }
+        if ((path == UCT_GDA_FT_PATH_PRIMARY) &&
+            gda_ft_chan_why_path_failed(psn0)) {
+            /* the peer found the primary dead: our channels on it follow
+             * rather than each wait for a deadline of its own */
+            uct_gda_ft_chan_peer_left(c);
+        }
+    } else if ((op == UCT_GDA_FT_CHAN_ASK_REARM) &&
+               (id == UCT_GDA_FT_WIRE_CTL_SLOT) &&
+               ep->ctl[path].rearming && uct_gda_ft_ctl_rearms(ep, path)) {
+        /* we re-arm this control path too, and our PSNs win: refused */
+    } else if (op == UCT_GDA_FT_CHAN_ASK_REARM) {
+        if (uct_gda_ft_iface_port_up(iface, path) &&
+            (gda_ft_chan_host_reconnect(target, path, psn0, psn1) ==
+             UCS_OK)) {
+            if (id == 0) {
+                /* the peer's host channel: what the QP received before is
+                 * taken, and fresh buffers go up */
+                uct_gda_ft_rxq_rearm(ep, &ep->chan_rx[path]);
+            } else if (id == UCT_GDA_FT_WIRE_CTL_SLOT) {
+                uct_gda_ft_ctl_reset(ep, path);
+                ucs_diag("ep %p: control QP of the %s path re-armed by the "
+                         "peer", ep, uct_gda_ft_path_name(path));
+            }
+            refused = 0;
+        }
+    } else {
+        ucs_diag("ep %p: ignoring the peer's question of unknown kind %u "
+                 "about channel %u", ep, op, id);
+    }
+
+    answer = UCT_GDA_FT_MBOX_ANSWER(question->epoch, refused, psn);
+    if (uct_gda_ft_ctl_write(ep, path,
+                             ucs_offsetof(uct_gda_ft_mbox_t,
+                                          chan[id].answer),
+                             &answer, sizeof(answer), 0, NULL,
+                             &carrier) != UCS_OK) {
+        return;    /* no room now: answered again at the next pass */
+    }
+    c->q[id].seen_epoch = question->epoch;
+    ucs_debug("ep %p: channel %u path %u: the peer's %s %s", ep, id,
+              path, (op == UCT_GDA_FT_CHAN_ASK_FENCE) ? "fence" : "re-arm",
+              refused ? "refused" : "done");
+}
+
+
+/*
+ * A control path that failed: once its port is up and the re-arm back-off
+ * passed, our control QP goes RESET -> RTS with fresh PSNs, and the peer
+ * is asked over the other control path to do the same with its own; the
+ * path serves again once it answers. A try that is refused (the peer
+ * re-arms it too, with its PSNs) or gets no answer in two resolve windows
+ * waits for the back-off again.
+ */
+void uct_gda_ft_ctl_rearm(uct_gda_ft_ep_t *ep, unsigned path, uint64_t now)
+{
+    uct_gda_ft_iface_t *iface  = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_ctl_t *ctl   = &ep->ctl[path];
+    gda_ft_chan_host_t *ch     = ep->chans->ctl;
+    gda_ft_chan_host_path_t *p = &ch->path[path];
+    uint32_t unused;
+    ucs_status_t status;
+
+    if (!ctl->failed || p->absent ||
+        !uct_gda_ft_iface_port_up(iface, path)) {
+        return;
+    }
+    if (!ctl->rearming) {
+        if ((now - ctl->failed_ns) < iface->config.rearm_backoff_ns) {
+            return;
+        }
+        ctl->failed_ns = now;
+        status = gda_ft_chan_host_reconnect(
+                ch, path, uct_gda_ft_chan_first_psn((uint32_t)(now >> 10),
+                                                    p->qp->qpn),
+                uct_gda_ft_chan_first_psn(p->qp->qpn,
+                                          (uint32_t)(now >> 10)));
+        if (status != UCS_OK) {
+            return;
+        }
+        ctl->rearming = 1;
+    }
+
+    status = uct_gda_ft_chan_ask(ep, UCT_GDA_FT_CHAN_ASK_REARM, ch, path,
+                                 p->conn.sq_psn, p->conn.rq_psn, &unused);
+    if (status == UCS_INPROGRESS) {
+        if ((now - ctl->failed_ns) <
+            gda_ft_timing_rearm_answer_ns(ch->params.resolve_ns)) {
+            return;
+        }
+        status = UCS_ERR_TIMED_OUT;
+    }
+    ctl->rearming = 0;
+    if (status != UCS_OK) {
+        ctl->failed_ns = now;   /* tried again after the back-off */
+        return;
+    }
+    uct_gda_ft_ctl_reset(ep, path);
+    ucs_diag("ep %p: control QP of the %s path re-armed", ep,
+             uct_gda_ft_path_name(path));
+}

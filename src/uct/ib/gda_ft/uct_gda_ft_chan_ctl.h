@@ -1,0 +1,44 @@
+/*
+ * gda_ft UCT transport: the control QPs of an endpoint's channels.
+ *
+ * One control QP per path, connected to the peer's, carries the RDMA
+ * WRITEs of the channel guardians into the peer endpoint's mailbox: their
+ * questions about a channel's path (fence it, re-arm it) and the answers
+ * to the peer's. Nobody posts on them through the datapath, so no switch
+ * of a channel fences them.
+ */
+#ifndef UCT_GDA_FT_CHAN_CTL_H_
+#define UCT_GDA_FT_CHAN_CTL_H_
+
+#include "uct_gda_ft_iface.h"
+#include "uct_gda_ft_wire.h"
+#include "gda_ft_chan_host.h"
+
+/* How a channel guardian asks the peer about a channel's path */
+extern const gda_ft_chan_peer_ops_t uct_gda_ft_chan_peer_ops;
+
+/* First PSN of the direction src -> dst, which both ends compute alike */
+uint32_t uct_gda_ft_chan_first_psn(uint32_t src_qpn, uint32_t dst_qpn);
+
+/* The control ring of `path` starts over once its QP was connected or
+ * re-armed */
+void uct_gda_ft_ctl_reset(uct_gda_ft_ep_t *ep, unsigned path);
+
+/* Retires what the peer acknowledged on the control QP of `path` */
+void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path);
+
+/* Re-arms the control QP of `path` once it failed and its port is up,
+ * with the peer, after the re-arm back-off */
+void uct_gda_ft_ctl_rearm(uct_gda_ft_ep_t *ep, unsigned path, uint64_t now);
+
+/* Does what the peer's question about our target end of its channel `id`
+ * asks (UCT_GDA_FT_WIRE_CTL_SLOT: our control QP), and answers it */
+void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id,
+                                 const uct_gda_ft_mbox_question_t *question);
+
+/* When the peer's traffic last came in on `path` (the PSNs our target QPs
+ * expect moved; read at most every eighth of a deadline), 0: never */
+uint64_t uct_gda_ft_chan_heard_ns(uct_gda_ft_ep_t *ep, unsigned path,
+                                  uint64_t now);
+
+#endif
