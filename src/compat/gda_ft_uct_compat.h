@@ -142,7 +142,7 @@ gda_ft_iface_is_reachable_v2(const uct_iface_h iface,
         ((params->field_mask & info) == info) &&
         (params->info_string != NULL)) {
         ucs_snprintf_zero(params->info_string, params->info_string_length,
-                          "gda_ft: no path to that address (another subnet, "
+                          "no path to that address (another subnet, "
                           "a malformed address, or not a gda_ft peer)");
     }
     return reachable;

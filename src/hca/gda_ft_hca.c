@@ -58,7 +58,7 @@ ucs_status_t gda_ft_hca_query_devices(gda_ft_hca_dev_info_t **infos_p,
     for (i = 0; i < gda_ft_hca_num_providers; ++i) {
         status = gda_ft_hca_providers[i]->query_devices(&infos, &count);
         if (status != UCS_OK) {
-            ucs_debug("gda_ft: provider %s found no devices: %s",
+            ucs_debug("provider %s found no devices: %s",
                       gda_ft_hca_providers[i]->name,
                       ucs_status_string(status));
             continue;
@@ -115,7 +115,7 @@ ucs_status_t gda_ft_hca_open(const char *name, gda_ft_hca_dev_t **dev_p)
     }
 
     if (i == count) {
-        ucs_error("gda_ft: no HCA named '%s' (%u devices found)", name,
+        ucs_error("no HCA named '%s' (%u devices found)", name,
                   count);
     }
     gda_ft_hca_free_device_list(infos);

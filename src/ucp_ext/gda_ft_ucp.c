@@ -98,7 +98,7 @@ static ucs_status_t gda_ft_ucp_find_lane(ucp_ep_h ep, gda_ft_ucp_lane_t *lane)
     uct_ep_h uct_ep;
 
     if (ep->cfg_index == UCP_WORKER_CFG_INDEX_NULL) {
-        ucs_error("gda_ft: ep %p is not connected yet", ep);
+        ucs_error("ep %p is not connected yet", ep);
         return UCS_ERR_NOT_CONNECTED;
     }
 
@@ -128,10 +128,10 @@ static ucs_status_t gda_ft_ucp_find_lane(ucp_ep_h ep, gda_ft_ucp_lane_t *lane)
     }
 
     if (status == UCS_ERR_NOT_CONNECTED) {
-        ucs_error("gda_ft: ep %p: its gda_ft lane is not connected yet "
+        ucs_error("ep %p: its gda_ft lane is not connected yet "
                   "(wire the endpoint up first, e.g. with a flush)", ep);
     } else {
-        ucs_error("gda_ft: ep %p has no gda_ft lane with device channels "
+        ucs_error("ep %p has no gda_ft lane with device channels "
                   "(UCX_TLS must include gda_ft, and "
                   "UCX_GDA_FT_DEVICE_CHANNELS must be 1 or more)", ep);
     }
@@ -204,7 +204,7 @@ static ucs_status_t gda_ft_ucp_chan_for_gpu(gda_ft_ucp_device_ep_h dep,
     for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
         p = &chan->path[path];
         if (p->sq.wake_fd >= 0) {
-            ucs_error("gda_ft: channels made for CPU threads "
+            ucs_error("channels made for CPU threads "
                       "(UCX_GDA_FT_DEVICE_CHANNEL_RINGS=host) cannot serve "
                       "a kernel");
             return UCS_ERR_UNSUPPORTED;
@@ -331,7 +331,7 @@ ucs_status_t gda_ft_ucp_device_ep_create(ucp_ep_h ep, gda_ft_ucp_place_t place,
     if ((ep == NULL) || (dev_ep_p == NULL) ||
         ((place != GDA_FT_UCP_PLACE_HOST) &&
          (place != GDA_FT_UCP_PLACE_CUDA))) {
-        ucs_error("gda_ft: device_ep_create: invalid arguments");
+        ucs_error("device_ep_create: invalid arguments");
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -427,7 +427,7 @@ ucs_status_t gda_ft_ucp_device_ep_rejoin(gda_ft_ucp_device_ep_h gone,
     ucs_status_t status;
 
     if (GDA_FT_PEER_STATE(word) != GDA_FT_PEER_GONE) {
-        ucs_error("gda_ft: device endpoint %p: its peer is not gone (state "
+        ucs_error("device endpoint %p: its peer is not gone (state "
                   "%u): nothing to rejoin", gone, GDA_FT_PEER_STATE(word));
         return UCS_ERR_INVALID_PARAM;
     }
@@ -479,7 +479,7 @@ static ucs_status_t gda_ft_ucp_elem_local(const gda_ft_ucp_lane_t *lane,
 
     if (e->memh == NULL) {
         if (e->local_addr != NULL) {
-            ucs_error("gda_ft: element %u: a local address without its "
+            ucs_error("element %u: a local address without its "
                       "memory handle", i);
             return UCS_ERR_INVALID_PARAM;
         }
@@ -487,7 +487,7 @@ static ucs_status_t gda_ft_ucp_elem_local(const gda_ft_ucp_lane_t *lane,
     }
 
     if (!(e->memh->md_map & UCS_BIT(lane->md_index))) {
-        ucs_error("gda_ft: element %u: memory handle %p is not registered "
+        ucs_error("element %u: memory handle %p is not registered "
                   "on gda_ft", i, e->memh);
         return UCS_ERR_INVALID_PARAM;
     }
@@ -495,21 +495,21 @@ static ucs_status_t gda_ft_ucp_elem_local(const gda_ft_ucp_lane_t *lane,
                                     d->lkey, rkeys, &reg_address,
                                     &reg_length);
     if (status != UCS_OK) {
-        ucs_error("gda_ft: element %u: memory handle %p has no gda_ft "
+        ucs_error("element %u: memory handle %p has no gda_ft "
                   "registration", i, e->memh);
         return status;
     }
     if ((start < (uintptr_t)reg_address) ||
         (e->length > reg_length) ||
         (start - (uintptr_t)reg_address > reg_length - e->length)) {
-        ucs_error("gda_ft: element %u: [%p, +%zu) is outside its "
+        ucs_error("element %u: [%p, +%zu) is outside its "
                   "registration [%p, +%zu)", i, e->local_addr, e->length,
                   reg_address, reg_length);
         return UCS_ERR_INVALID_PARAM;
     }
     if ((place == GDA_FT_UCP_PLACE_CUDA) && (e->length != 0) &&
         !uct_gda_ft_gpu_reaches(e->local_addr)) {
-        ucs_error("gda_ft: element %u: %p is host memory that the GPU does "
+        ucs_error("element %u: %p is host memory that the GPU does "
                   "not map, and a kernel posts from it: register GPU "
                   "memory, or host memory mapped into the GPU "
                   "(cudaHostAllocMapped, cudaHostRegisterMapped)", i,
@@ -533,22 +533,22 @@ static ucs_status_t gda_ft_ucp_elem_remote(const gda_ft_ucp_lane_t *lane,
     uct_rkey_t tl_rkey;
 
     if (rkey == NULL) {
-        ucs_error("gda_ft: element %u has no remote key", i);
+        ucs_error("element %u has no remote key", i);
         return UCS_ERR_INVALID_PARAM;
     }
     if (!(rkey->md_map & UCS_BIT(lane->dst_md_index))) {
-        ucs_error("gda_ft: element %u: the remote key holds no gda_ft key "
+        ucs_error("element %u: the remote key holds no gda_ft key "
                   "of the peer (memory it registered elsewhere)", i);
         return UCS_ERR_UNREACHABLE;
     }
     index = ucs_popcount(rkey->md_map & UCS_MASK(lane->dst_md_index));
     if (rkey->tl_rkey[index].cmpt != &uct_gda_ft_component) {
-        ucs_error("gda_ft: element %u: the remote key's part for the "
+        ucs_error("element %u: the remote key's part for the "
                   "peer's gda_ft memory domain is foreign", i);
         return UCS_ERR_UNREACHABLE;
     }
     if (e->remote_addr + rlength < e->remote_addr) {
-        ucs_error("gda_ft: element %u: remote range wraps around", i);
+        ucs_error("element %u: remote range wraps around", i);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -579,7 +579,7 @@ ucs_status_t gda_ft_ucp_mem_list_create(ucp_ep_h ep,
     if ((ep == NULL) || (ml_p == NULL) || ((elems == NULL) && count) ||
         ((place != GDA_FT_UCP_PLACE_HOST) &&
          (place != GDA_FT_UCP_PLACE_CUDA))) {
-        ucs_error("gda_ft: mem_list_create: invalid arguments");
+        ucs_error("mem_list_create: invalid arguments");
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -678,7 +678,7 @@ ucs_status_t gda_ft_ucp_signal_alloc(ucp_context_h context, size_t length,
     if ((context == NULL) || (sig == NULL) || (length == 0) ||
         ((place != GDA_FT_UCP_PLACE_HOST) &&
          (place != GDA_FT_UCP_PLACE_CUDA))) {
-        ucs_error("gda_ft: signal_alloc: invalid arguments");
+        ucs_error("signal_alloc: invalid arguments");
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -710,7 +710,7 @@ ucs_status_t gda_ft_ucp_signal_alloc(ucp_context_h context, size_t length,
     params.length     = length;
     status            = ucp_mem_map(context, &params, &sig->memh);
     if (status != UCS_OK) {
-        ucs_error("gda_ft: cannot register %zu bytes of signal memory: %s",
+        ucs_error("cannot register %zu bytes of signal memory: %s",
                   length, ucs_status_string(status));
         sig->memh = NULL;
         gda_ft_ucp_signal_free(context, sig);

@@ -49,7 +49,7 @@ static void gda_ft_ucp_cuda_do_load(void)
     int ret;
 
     if (handle == NULL) {
-        ucs_error("gda_ft: GPU placement needs the CUDA runtime, and no "
+        ucs_error("GPU placement needs the CUDA runtime, and no "
                   "libcudart could be loaded");
         return;
     }
@@ -71,7 +71,7 @@ static void gda_ft_ucp_cuda_do_load(void)
                                                   &missing);
 #undef GDA_FT_UCP_CUDA_SYM
     if (missing) {
-        ucs_error("gda_ft: the CUDA runtime lacks a call the device API's "
+        ucs_error("the CUDA runtime lacks a call the device API's "
                   "host side needs");
         return;
     }
@@ -79,7 +79,7 @@ static void gda_ft_ucp_cuda_do_load(void)
     ret = stream_create(&gda_ft_ucp_cuda.stream,
                         GDA_FT_UCP_CUDA_STREAM_NONBLOCK);
     if (ret != 0) {
-        ucs_error("gda_ft: cudaStreamCreateWithFlags failed: %s",
+        ucs_error("cudaStreamCreateWithFlags failed: %s",
                   gda_ft_ucp_cuda.error_string(ret));
         return;
     }
@@ -95,7 +95,7 @@ ucs_status_t gda_ft_ucp_cuda_load(void)
 static ucs_status_t gda_ft_ucp_cuda_check(int ret, const char *what)
 {
     if (ret != 0) {
-        ucs_error("gda_ft: %s failed: %s", what,
+        ucs_error("%s failed: %s", what,
                   gda_ft_ucp_cuda.error_string(ret));
         return UCS_ERR_IO_ERROR;
     }

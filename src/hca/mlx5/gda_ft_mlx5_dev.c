@@ -202,7 +202,7 @@ static ucs_status_t gda_ft_mlx5_query_devices(gda_ft_hca_dev_info_t **infos_p,
     list = gda_ft_mlx5_sys->get_device_list(&num);
     if (list == NULL) {
         /* no RDMA subsystem in this kernel: no devices, not an error */
-        ucs_debug("gda_ft: mlx5: no RDMA devices: %m");
+        ucs_debug("mlx5: no RDMA devices: %m");
         return UCS_OK;
     }
 
@@ -223,7 +223,7 @@ static ucs_status_t gda_ft_mlx5_query_devices(gda_ft_hca_dev_info_t **infos_p,
                          sizeof(info->name));
         ret = gda_ft_mlx5_info_ports(list[i], &info->num_ports);
         if (ret != 0) {
-            ucs_diag("gda_ft: mlx5 device %s left out: cannot open it "
+            ucs_diag("mlx5 device %s left out: cannot open it "
                      "for DEVX: %s", info->name, strerror(ret));
             continue;
         }
@@ -615,7 +615,7 @@ static ucs_status_t gda_ft_mlx5_dev_open(const gda_ft_hca_dev_info_t *info,
         }
     }
     if (device == NULL) {
-        ucs_error("gda_ft: mlx5 device %s is gone", info->name);
+        ucs_error("mlx5 device %s is gone", info->name);
         status = UCS_ERR_NO_DEVICE;
         goto out_free_list;
     }

@@ -84,7 +84,7 @@ static ucs_status_t gda_ft_chan_host_init_path(gda_ft_chan_host_t *ch,
                                           ch->params.slot_mem.arg);
     if ((p->wq_buf == NULL) || (p->cqe == NULL) || (p->dbrec == NULL) ||
         (p->slots == NULL)) {
-        ucs_error("gda_ft channel %u: out of memory for path %u rings",
+        ucs_error("channel %u: out of memory for path %u rings",
                   ch->chan.id, path);
         return UCS_ERR_NO_MEMORY;
     }
@@ -163,7 +163,7 @@ ucs_status_t gda_ft_chan_host_init(gda_ft_chan_host_t *ch,
         (params->wqebb_cnt & (params->wqebb_cnt - 1)) ||
         (params->max_chunk == 0) ||
         (params->rq_wqe_cnt & (params->rq_wqe_cnt - 1))) {
-        ucs_error("gda_ft channel %u: ring size %u must be a power of 2 in "
+        ucs_error("channel %u: ring size %u must be a power of 2 in "
                   "[64, %u], chunk size %u non-zero, receive queue %u a "
                   "power of 2 or 0", id, params->wqebb_cnt,
                   GDA_FT_CHAN_MAX_WQEBBS, params->max_chunk,
@@ -195,7 +195,7 @@ ucs_status_t gda_ft_chan_host_init(gda_ft_chan_host_t *ch,
                                              ch->params.slot_mem.arg);
     if ((ch->mbox == NULL) || (ch->scratch == NULL) ||
         (ch->outcomes == NULL)) {
-        ucs_error("gda_ft channel %u: out of memory for its mailbox", id);
+        ucs_error("channel %u: out of memory for its mailbox", id);
         status = UCS_ERR_NO_MEMORY;
         goto err;
     }
@@ -272,7 +272,7 @@ ucs_status_t gda_ft_chan_host_connect(gda_ft_chan_host_t *ch, unsigned path,
     /* posts count packets with a shift (gda_ft_chan_geom_t) */
     if (!ucs_is_pow2(attr->path_mtu) || (attr->path_mtu < 256) ||
         (attr->path_mtu > 4096)) {
-        ucs_error("gda_ft: channel %u: path MTU %u is not one of 256, 512, "
+        ucs_error("channel %u: path MTU %u is not one of 256, 512, "
                   "1024, 2048, 4096", ch->chan.id, attr->path_mtu);
         return UCS_ERR_INVALID_PARAM;
     }
@@ -373,7 +373,7 @@ static int gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
     ucs_status_t status;
 
     if (failed >= GDA_FT_NUM_PATHS) {
-        ucs_error("gda_ft channel %u: switch record %u names path %u",
+        ucs_error("channel %u: switch record %u names path %u",
                   ch->chan.id, seq, failed);
     } else if (rec->why != GDA_FT_CHAN_WHY_FAILBACK) {
         if (ch->fenced_seq != seq) {
@@ -420,7 +420,7 @@ static int gda_ft_chan_host_answer(gda_ft_chan_host_t *ch,
             (void)peer->fence(arg, ch, failed, rec->why, &epsn);
         }
         time->seq = seq;
-        ucs_diag("gda_ft channel %u: left path %u (reason %u) at index "
+        ucs_diag("channel %u: left path %u (reason %u) at index "
                  "%lu; peer's word: %s (expected PSN 0x%x) after %.1f ms; "
                  "peer heard %.1f ms ago%s",
                  ch->chan.id, failed, rec->why, (unsigned long)rec->freeze,
@@ -541,7 +541,7 @@ static ucs_status_t gda_ft_chan_host_probe_done(gda_ft_chan_host_t *ch,
 
     /* our QP stops retrying; the next attempt resets it */
     (void)gda_ft_hca_qp_modify(p->qp, GDA_FT_HCA_QP_ERR, NULL);
-    ucs_diag("gda_ft channel %u: probe of re-armed path %u failed (%s): "
+    ucs_diag("channel %u: probe of re-armed path %u failed (%s): "
              "the posters stay off it", ch->chan.id, path,
              (done == GDA_FT_DEV_INPROGRESS) ? "no completion" :
              gda_ft_hca_syndrome_str(info.syndrome));
@@ -619,7 +619,7 @@ announce:
     ch->mbox->rearm_psn[path]  = (p->conn.sq_psn + 1) & 0xffffff;
     gda_ft_atomic_store_rel32(&ch->mbox->rearm[path],
                               ch->mbox->rearm[path] + 1);
-    ucs_diag("gda_ft channel %u: path %u re-armed (PSN 0x%x)", ch->chan.id,
+    ucs_diag("channel %u: path %u re-armed (PSN 0x%x)", ch->chan.id,
              path, p->conn.sq_psn);
     return UCS_OK;
 }

@@ -143,7 +143,7 @@ static void gda_ft_topo_locate_dev(hwloc_topology_t topology,
     }
 
     if (obj == NULL) {
-        ucs_debug("gda_ft: %s is not in the hwloc topology, locality unknown",
+        ucs_debug("%s is not in the hwloc topology, locality unknown",
                   dev->name);
         obj = hwloc_get_root_obj(topology);
     }
@@ -253,7 +253,7 @@ static ucs_status_t gda_ft_topo_load(uct_gda_ft_topo_t *topo,
     const char *what = (xml_path != NULL) ? xml_path : "this machine";
 
     if (hwloc_topology_init(&topo->topology) != 0) {
-        ucs_error("gda_ft: hwloc_topology_init() failed: %m");
+        ucs_error("hwloc_topology_init() failed: %m");
         return UCS_ERR_NO_MEMORY;
     }
 
@@ -262,7 +262,7 @@ static ucs_status_t gda_ft_topo_load(uct_gda_ft_topo_t *topo,
 
     if (xml_path != NULL) {
         if (hwloc_topology_set_xml(topo->topology, xml_path) != 0) {
-            ucs_error("gda_ft: cannot use hwloc XML topology '%s': %m",
+            ucs_error("cannot use hwloc XML topology '%s': %m",
                       xml_path);
             goto err_destroy;
         }
@@ -271,7 +271,7 @@ static ucs_status_t gda_ft_topo_load(uct_gda_ft_topo_t *topo,
     }
 
     if (hwloc_topology_load(topo->topology) != 0) {
-        ucs_error("gda_ft: failed to load the hwloc topology of %s: %m", what);
+        ucs_error("failed to load the hwloc topology of %s: %m", what);
         goto err_destroy;
     }
 
@@ -295,7 +295,7 @@ gda_ft_topo_init_devs(uct_gda_ft_topo_t *topo,
     topo->devs = ucs_calloc(params->num_devices ? params->num_devices : 1,
                             sizeof(*topo->devs), "gda_ft_topo_devs");
     if (topo->devs == NULL) {
-        ucs_error("gda_ft: failed to allocate %u topology devices",
+        ucs_error("failed to allocate %u topology devices",
                   params->num_devices);
         return UCS_ERR_NO_MEMORY;
     }
@@ -303,7 +303,7 @@ gda_ft_topo_init_devs(uct_gda_ft_topo_t *topo,
     for (i = 0; i < params->num_devices; ++i) {
         info = &params->devices[i];
         if (info->num_ports == 0) {
-            ucs_debug("gda_ft: %.*s has no ports, ignored",
+            ucs_debug("%.*s has no ports, ignored",
                       (int)sizeof(info->name), info->name);
             continue;
         }
@@ -311,14 +311,14 @@ gda_ft_topo_init_devs(uct_gda_ft_topo_t *topo,
         if ((info->num_ports > GDA_FT_HCA_MAX_PORTS) ||
             (strnlen(info->name, sizeof(info->name)) == 0) ||
             (strnlen(info->name, sizeof(info->name)) == sizeof(info->name))) {
-            ucs_error("gda_ft: invalid HCA device '%.*s' with %u ports",
+            ucs_error("invalid HCA device '%.*s' with %u ports",
                       (int)sizeof(info->name), info->name, info->num_ports);
             return UCS_ERR_INVALID_PARAM;
         }
 
         for (j = 0; j < topo->num_devs; ++j) {
             if (!strcmp(topo->devs[j].name, info->name)) {
-                ucs_error("gda_ft: HCA device '%s' listed twice", info->name);
+                ucs_error("HCA device '%s' listed twice", info->name);
                 return UCS_ERR_INVALID_PARAM;
             }
         }
@@ -333,7 +333,7 @@ gda_ft_topo_init_devs(uct_gda_ft_topo_t *topo,
         if (busid[0] != '\0') {
             dev->has_pci = gda_ft_topo_parse_busid(busid, dev);
             if (!dev->has_pci) {
-                ucs_warn("gda_ft: %s: cannot parse PCI bus id '%s', ignored",
+                ucs_warn("%s: cannot parse PCI bus id '%s', ignored",
                          dev->name, busid);
             }
         }
@@ -347,7 +347,7 @@ gda_ft_topo_init_devs(uct_gda_ft_topo_t *topo,
     topo->ports = ucs_calloc(topo->num_ports ? topo->num_ports : 1,
                              sizeof(*topo->ports), "gda_ft_topo_ports");
     if (topo->ports == NULL) {
-        ucs_error("gda_ft: failed to allocate %u topology ports",
+        ucs_error("failed to allocate %u topology ports",
                   topo->num_ports);
         return UCS_ERR_NO_MEMORY;
     }
@@ -450,7 +450,7 @@ static ucs_status_t gda_ft_topo_parse_map(const uct_gda_ft_topo_t *topo,
 
     copy = ucs_strdup(map, "gda_ft_backup_map");
     if (copy == NULL) {
-        ucs_error("gda_ft: failed to copy the backup map");
+        ucs_error("failed to copy the backup map");
         return UCS_ERR_NO_MEMORY;
     }
 
@@ -509,7 +509,7 @@ static ucs_status_t gda_ft_topo_parse_map(const uct_gda_ft_topo_t *topo,
     return UCS_OK;
 
 err_entry:
-    ucs_error("gda_ft: invalid backup map entry '%.*s': %s", (int)text_len,
+    ucs_error("invalid backup map entry '%.*s': %s", (int)text_len,
               text, why);
     ucs_free(copy);
     return UCS_ERR_INVALID_PARAM;
@@ -597,14 +597,14 @@ ucs_status_t uct_gda_ft_topo_create(const uct_gda_ft_topo_params_t *params,
     unsigned i;
 
     if ((params->num_devices > 0) && (params->devices == NULL)) {
-        ucs_error("gda_ft: topology: %u devices but no device list",
+        ucs_error("topology: %u devices but no device list",
                   params->num_devices);
         return UCS_ERR_INVALID_PARAM;
     }
 
     topo = ucs_calloc(1, sizeof(*topo), "gda_ft_topo");
     if (topo == NULL) {
-        ucs_error("gda_ft: failed to allocate the topology");
+        ucs_error("failed to allocate the topology");
         return UCS_ERR_NO_MEMORY;
     }
 
@@ -621,7 +621,7 @@ ucs_status_t uct_gda_ft_topo_create(const uct_gda_ft_topo_params_t *params,
     explicit = ucs_malloc((topo->num_ports ? topo->num_ports : 1) *
                           sizeof(*explicit), "gda_ft_topo_explicit");
     if (explicit == NULL) {
-        ucs_error("gda_ft: failed to allocate the backup map");
+        ucs_error("failed to allocate the backup map");
         status = UCS_ERR_NO_MEMORY;
         goto err_destroy;
     }
@@ -641,7 +641,7 @@ ucs_status_t uct_gda_ft_topo_create(const uct_gda_ft_topo_params_t *params,
     ucs_free(explicit);
 
     for (i = 0; i < topo->num_ports; ++i) {
-        ucs_debug("gda_ft: %s", uct_gda_ft_topo_backup_str(topo, i, line,
+        ucs_debug("%s", uct_gda_ft_topo_backup_str(topo, i, line,
                                                            sizeof(line)));
     }
 
@@ -708,11 +708,11 @@ static ucs_status_t gda_ft_topo_nearest_to_obj(const uct_gda_ft_topo_t *topo,
     int index = gda_ft_topo_nearest_port(topo, target, -1);
 
     if (index < 0) {
-        ucs_diag("gda_ft: no HCA port to choose for %s", what);
+        ucs_diag("no HCA port to choose for %s", what);
         return UCS_ERR_NO_DEVICE;
     }
 
-    ucs_debug("gda_ft: nearest HCA port to %s is %s:%u", what,
+    ucs_debug("nearest HCA port to %s is %s:%u", what,
               topo->ports[index].dev_name, topo->ports[index].port_num);
     *index_p = index;
     return UCS_OK;
@@ -730,7 +730,7 @@ ucs_status_t uct_gda_ft_topo_nearest_to_gpu(const uct_gda_ft_topo_t *topo,
     }
 
     if (obj == NULL) {
-        ucs_diag("gda_ft: GPU '%s' is not in the hwloc topology", gpu);
+        ucs_diag("GPU '%s' is not in the hwloc topology", gpu);
         return UCS_ERR_NO_DEVICE;
     }
 
@@ -747,7 +747,7 @@ ucs_status_t uct_gda_ft_topo_nearest_to_numa(const uct_gda_ft_topo_t *topo,
     obj = (numa_node < 0) ? NULL :
           hwloc_get_numanode_obj_by_os_index(topo->topology, numa_node);
     if (obj == NULL) {
-        ucs_diag("gda_ft: NUMA node %d is not in the hwloc topology",
+        ucs_diag("NUMA node %d is not in the hwloc topology",
                  numa_node);
         return UCS_ERR_INVALID_PARAM;
     }
@@ -765,13 +765,13 @@ ucs_status_t uct_gda_ft_topo_nearest_to_caller(const uct_gda_ft_topo_t *topo,
     hwloc_bitmap_t set;
 
     if (!hwloc_topology_is_thissystem(topology)) {
-        ucs_diag("gda_ft: the hwloc topology does not describe this machine");
+        ucs_diag("the hwloc topology does not describe this machine");
         return UCS_ERR_UNSUPPORTED;
     }
 
     set = hwloc_bitmap_alloc();
     if (set == NULL) {
-        ucs_error("gda_ft: failed to allocate a cpuset");
+        ucs_error("failed to allocate a cpuset");
         return UCS_ERR_NO_MEMORY;
     }
 

@@ -33,20 +33,20 @@ ucs_status_t uct_gda_ft_iface_rx_cq_open(uct_gda_ft_iface_t *iface,
                          (ipath->num_rx_cqs + 1) * sizeof(*rx_cqs),
                          "gda_ft_rx_cqs");
     if (rx_cqs == NULL) {
-        ucs_error("gda_ft: no memory for a receive CQ");
+        ucs_error("no memory for a receive CQ");
         return UCS_ERR_NO_MEMORY;
     }
     ipath->rx_cqs = rx_cqs;
 
     rx_cq = ucs_calloc(1, sizeof(*rx_cq), "gda_ft_rx_cq");
     if (rx_cq == NULL) {
-        ucs_error("gda_ft: no memory for a receive CQ");
+        ucs_error("no memory for a receive CQ");
         return UCS_ERR_NO_MEMORY;
     }
 
     if (posix_memalign(&rx_cq->buf, ucs_get_page_size(),
                        (size_t)cqe_cnt * GDA_FT_MLX5_CQE_SIZE) != 0) {
-        ucs_error("gda_ft: no memory for a receive CQ of %u entries",
+        ucs_error("no memory for a receive CQ of %u entries",
                   cqe_cnt);
         status = UCS_ERR_NO_MEMORY;
         goto err_free_rx_cq;
@@ -63,14 +63,14 @@ ucs_status_t uct_gda_ft_iface_rx_cq_open(uct_gda_ft_iface_t *iface,
                                    &cq_attr.event_fd);
     status = gda_ft_hca_cq_create(ipath->dev->hca, &cq_attr, &rx_cq->cq);
     if (status != UCS_OK) {
-        ucs_error("gda_ft: failed to create receive CQ %u on %s: %s",
+        ucs_error("failed to create receive CQ %u on %s: %s",
                   ipath->num_rx_cqs, ipath->dev->hca->attr.info.name,
                   ucs_status_string(status));
         goto err_free_buf;
     }
 
     ipath->rx_cqs[ipath->num_rx_cqs++] = rx_cq;
-    ucs_debug("gda_ft: iface %p: %s path has %u receive CQs", iface,
+    ucs_debug("iface %p: %s path has %u receive CQs", iface,
               (path == UCT_GDA_FT_PATH_PRIMARY) ? "primary" : "backup",
               ipath->num_rx_cqs);
     return UCS_OK;
@@ -202,7 +202,7 @@ ucs_status_t uct_gda_ft_rxq_init(uct_gda_ft_iface_t *iface,
 
     rxq->desc = ucs_calloc(rx_len, sizeof(*rxq->desc), "gda_ft_rx_desc");
     if (rxq->desc == NULL) {
-        ucs_error("gda_ft: no memory for a receive queue of %u", rx_len);
+        ucs_error("no memory for a receive queue of %u", rx_len);
         return UCS_ERR_NO_MEMORY;
     }
     rxq->qp    = qp;
@@ -309,14 +309,14 @@ static void uct_gda_ft_ep_rx_cqe(uct_gda_ft_iface_t *iface,
         !GDA_FT_U16_LE(rq->ci, info->wqe_counter) ||
         !GDA_FT_U16_LT(info->wqe_counter, rq->pi)) {
         /* of a receive queue since re-armed */
-        ucs_trace_data("gda_ft: ep %p: stale receive CQE %u on the %s QP",
+        ucs_trace_data("ep %p: stale receive CQE %u on the %s QP",
                        ep, info->wqe_counter, uct_gda_ft_path_name(path));
         return;
     }
 
     /* Receive completions come in RQ order */
     while (rq->ci != info->wqe_counter) {
-        ucs_debug("gda_ft: ep %p: receive WQE %u of the %s QP 0x%x "
+        ucs_debug("ep %p: receive WQE %u of the %s QP 0x%x "
                   "completed without a CQE", ep, rq->ci,
                   uct_gda_ft_path_name(path), info->qpn);
         slot = &rxq->desc[rq->ci & rq->wqe_mask];
@@ -334,7 +334,7 @@ static void uct_gda_ft_ep_rx_cqe(uct_gda_ft_iface_t *iface,
             ucs_mpool_put_inline(desc);   /* the QP left: no repost */
             return;
         }
-        ucs_error("gda_ft: ep %p: receive error on the %s QP 0x%x: %s", ep,
+        ucs_error("ep %p: receive error on the %s QP 0x%x: %s", ep,
                   uct_gda_ft_path_name(path), info->qpn,
                   gda_ft_hca_syndrome_str(info->syndrome));
         uct_gda_ft_rxq_repost(iface, ep, rxq, desc);
@@ -342,7 +342,7 @@ static void uct_gda_ft_ep_rx_cqe(uct_gda_ft_iface_t *iface,
     }
 
     if (ucs_unlikely(info->opcode != GDA_FT_MLX5_CQE_RESP_SEND_IMM)) {
-        ucs_error("gda_ft: ep %p: unexpected receive completion opcode %u "
+        ucs_error("ep %p: unexpected receive completion opcode %u "
                   "on the %s QP 0x%x: message dropped", ep, info->opcode,
                   uct_gda_ft_path_name(path), info->qpn);
         uct_gda_ft_rxq_repost(iface, ep, rxq, desc);
@@ -353,7 +353,7 @@ static void uct_gda_ft_ep_rx_cqe(uct_gda_ft_iface_t *iface,
     diff = uct_gda_ft_am_seq_diff(seq, ep->am.rx_seq);
     if ((diff < 0) ||
         ((ep->am.num_held != 0) && uct_gda_ft_ep_am_is_held(ep, seq))) {
-        ucs_trace_data("gda_ft: ep %p: duplicate active message seq %u on "
+        ucs_trace_data("ep %p: duplicate active message seq %u on "
                        "the %s path dropped", ep, seq,
                        uct_gda_ft_path_name(path));
         ++ep->am.counters.duplicates;
@@ -394,7 +394,7 @@ static unsigned uct_gda_ft_iface_poll_rx_cq(uct_gda_ft_iface_t *iface,
 
         ep = uct_gda_ft_iface_qp_find(iface, path, info.qpn);
         if (ep == NULL) {
-            ucs_trace_data("gda_ft: iface %p: receive CQE of unknown %s QP "
+            ucs_trace_data("iface %p: receive CQE of unknown %s QP "
                            "0x%x", iface, uct_gda_ft_path_name(path),
                            info.qpn);
             continue;
@@ -465,7 +465,7 @@ static int uct_gda_ft_ep_am_resync(uct_gda_ft_ep_t *ep)
     }
 
     if (ep->am.counters.gaps++ == 0) {
-        ucs_error("gda_ft: ep %p: active messages %u..%u never arrived (%u "
+        ucs_error("ep %p: active messages %u..%u never arrived (%u "
                   "later ones wait); delivery resumes at %u", ep,
                   ep->am.rx_seq,
                   (unsigned)((oldest - 1) & UCT_GDA_FT_AM_SEQ_MASK),

@@ -134,7 +134,7 @@ static void uct_gda_ft_ctl_handler(int fd, ucs_event_set_types_t events,
                             (struct sockaddr*)&from, &from_len);
         if (len < 0) {
             if ((errno != EAGAIN) && (errno != EINTR)) {
-                ucs_diag("gda_ft control socket: recvfrom failed: %m");
+                ucs_diag("control socket: recvfrom failed: %m");
             }
             return;
         }
@@ -146,7 +146,7 @@ static void uct_gda_ft_ctl_handler(int fd, ucs_event_set_types_t events,
         if ((from_len > sizeof(sa_family_t)) &&
             (sendto(fd, reply, strlen(reply), 0, (struct sockaddr*)&from,
                     from_len) < 0)) {
-            ucs_diag("gda_ft control socket: no reply to %s: %m",
+            ucs_diag("control socket: no reply to %s: %m",
                      from.sun_path);
         }
     }
@@ -173,12 +173,12 @@ static void uct_gda_ft_ctl_open(const char *dir)
 
     fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
-        ucs_warn("gda_ft control socket: socket() failed: %m");
+        ucs_warn("control socket: socket() failed: %m");
         return;
     }
     unlink(addr.sun_path);
     if (bind(fd, (struct sockaddr*)&addr, sizeof(addr)) < 0) {
-        ucs_warn("gda_ft control socket %s: bind failed: %m (gda_ft_softctl "
+        ucs_warn("control socket %s: bind failed: %m (gda_ft_softctl "
                  "counters will not reach this process)", addr.sun_path);
         close(fd);
         return;
@@ -188,7 +188,7 @@ static void uct_gda_ft_ctl_open(const char *dir)
                                          UCS_EVENT_SET_EVREAD,
                                          uct_gda_ft_ctl_handler, NULL, NULL);
     if (status != UCS_OK) {
-        ucs_warn("gda_ft control socket %s: no async handler: %s",
+        ucs_warn("control socket %s: no async handler: %s",
                  addr.sun_path, ucs_status_string(status));
         close(fd);
         unlink(addr.sun_path);

@@ -172,7 +172,7 @@ uct_gda_ft_ep_zcopy_iov(uct_gda_ft_iface_t *iface, const uct_iov_t *iov,
     } else {
         memh = iov[0].memh;
         if (ucs_unlikely(memh == UCT_MEM_HANDLE_NULL)) {
-            ucs_error("gda_ft: %s of %zu bytes without a memory handle",
+            ucs_error("%s of %zu bytes without a memory handle",
                       name, length);
             return UCS_ERR_INVALID_PARAM;
         }
@@ -347,7 +347,7 @@ uct_gda_ft_atomic_operands(unsigned opcode, unsigned size, uint64_t value,
         }
         return UCS_OK;
     default:
-        ucs_error("gda_ft: unsupported atomic opcode %u", opcode);
+        ucs_error("unsupported atomic opcode %u", opcode);
         return UCS_ERR_UNSUPPORTED;
     }
 }
@@ -366,7 +366,7 @@ uct_gda_ft_ep_atomic(uct_ep_h tl_ep, unsigned opcode, unsigned size,
     unsigned kind;
 
     if (ucs_unlikely(remote_addr & (size - 1))) {
-        ucs_error("gda_ft: %u-byte atomic on unaligned remote address 0x%"
+        ucs_error("%u-byte atomic on unaligned remote address 0x%"
                   PRIx64, size, remote_addr);
         return UCS_ERR_INVALID_PARAM;
     }
@@ -510,7 +510,7 @@ uct_gda_ft_ep_process_pending(ucs_arbiter_t *arbiter,
     ep->flags |= UCT_GDA_FT_EP_FLAG_IN_PENDING;
     status     = req->func(req);
     ep->flags &= ~UCT_GDA_FT_EP_FLAG_IN_PENDING;
-    ucs_trace_data("gda_ft: pending request %p returned %s", req,
+    ucs_trace_data("pending request %p returned %s", req,
                    ucs_status_string(status));
 
     if (status == UCS_OK) {
@@ -538,7 +538,7 @@ uct_gda_ft_ep_purge_cb(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
     if (args->cb != NULL) {
         args->cb(req, args->arg);
     } else {
-        ucs_debug("gda_ft: canceling pending request %p", req);
+        ucs_debug("canceling pending request %p", req);
     }
     return UCS_ARBITER_CB_RESULT_REMOVE_ELEM;
 }

@@ -352,7 +352,7 @@ uct_gda_ft_ep_bcopy_pack(uct_gda_ft_iface_t *iface, uct_gda_ft_ep_t *ep,
 
     length = pack_cb(uct_gda_ft_op_payload(desc), arg);
     if (ucs_unlikely(length > iface->config.seg_size)) {
-        ucs_error("gda_ft: %s packed %zu bytes into a %zu-byte segment", name,
+        ucs_error("%s packed %zu bytes into a %zu-byte segment", name,
                   length, iface->config.seg_size);
         ucs_mpool_put_inline(desc);
         return UCS_ERR_INVALID_PARAM;

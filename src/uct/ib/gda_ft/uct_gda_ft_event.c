@@ -43,7 +43,7 @@ static ucs_status_t uct_gda_ft_iface_event_watch(uct_gda_ft_iface_event_t
     ev.events  = EPOLLIN;
     ev.data.fd = fd;
     if (epoll_ctl(event->fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-        ucs_error("gda_ft: cannot add fd %d to the event set: %m", fd);
+        ucs_error("cannot add fd %d to the event set: %m", fd);
         return UCS_ERR_IO_ERROR;
     }
     return UCS_OK;
@@ -63,7 +63,7 @@ ucs_status_t uct_gda_ft_iface_event_init(uct_gda_ft_iface_t *iface,
     if (!uct_gda_ft_hca_has(primary, GDA_FT_HCA_DEV_FLAG_CQ_EVENTS) ||
         ((backup != NULL) &&
          !uct_gda_ft_hca_has(backup, GDA_FT_HCA_DEV_FLAG_CQ_EVENTS))) {
-        ucs_debug("gda_ft: iface %p: the HCAs have no completion events",
+        ucs_debug("iface %p: the HCAs have no completion events",
                   iface);
         return UCS_OK;
     }
@@ -73,7 +73,7 @@ ucs_status_t uct_gda_ft_iface_event_init(uct_gda_ft_iface_t *iface,
                                      TFD_NONBLOCK | TFD_CLOEXEC);
     event->fd       = epoll_create1(EPOLL_CLOEXEC);
     if ((event->cq_fd < 0) || (event->timer_fd < 0) || (event->fd < 0)) {
-        ucs_error("gda_ft: cannot open the interface's event fds: %m");
+        ucs_error("cannot open the interface's event fds: %m");
         status = UCS_ERR_IO_ERROR;
         goto err;
     }
@@ -178,7 +178,7 @@ static void uct_gda_ft_iface_event_timer(uct_gda_ft_iface_t *iface)
         spec.it_value.tv_nsec = delay % UCS_NSEC_PER_SEC;
     }
     if (timerfd_settime(iface->event.timer_fd, 0, &spec, NULL) < 0) {
-        ucs_warn("gda_ft: iface %p: cannot set its guardian timer: %m",
+        ucs_warn("iface %p: cannot set its guardian timer: %m",
                  iface);
     }
 }

@@ -159,7 +159,7 @@ static void uct_gda_ft_hchan_stop(uct_gda_ft_ep_t *ep)
         status = gda_ft_hca_qp_modify(ch->path[path].qp, GDA_FT_HCA_QP_ERR,
                                       &qp_attr);
         if (status != UCS_OK) {
-            ucs_warn("gda_ft: ep %p: failed to move the %s QP 0x%x of its "
+            ucs_warn("ep %p: failed to move the %s QP 0x%x of its "
                      "host channel to ERR: %s", ep,
                      uct_gda_ft_path_name(path), ch->path[path].qp->qpn,
                      ucs_status_string(status));
@@ -209,7 +209,7 @@ ucs_status_t uct_gda_ft_hchan_post(uct_gda_ft_ep_t *ep,
     gda_ft_chan_geom_of(chan, &hchan->memo, &geom);
     gda_ft_chan_shape(&geom, op, &shape);
     if (ucs_unlikely(!shape.valid)) {
-        ucs_error("gda_ft: ep %p: operation kind %u of %u bytes does not fit "
+        ucs_error("ep %p: operation kind %u of %u bytes does not fit "
                   "its host channel", ep, op->kind, op->length);
         return UCS_ERR_INVALID_PARAM;
     }

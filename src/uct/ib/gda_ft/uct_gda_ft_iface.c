@@ -320,7 +320,7 @@ static int uct_gda_ft_iface_is_reachable(const uct_iface_h tl_iface,
      * address of our size, and a shorter form says so in its header */
     if (uct_gda_ft_wire_dev_addr_unpack(dev_addr, iface->dev_addr_len, &info,
                                         &reason) != UCS_OK) {
-        ucs_debug("gda_ft: iface %p: peer unreachable: %s", iface, reason);
+        ucs_debug("iface %p: peer unreachable: %s", iface, reason);
         return 0;
     }
 
@@ -328,7 +328,7 @@ static int uct_gda_ft_iface_is_reachable(const uct_iface_h tl_iface,
     if (uct_gda_ft_hca_has(iface->path[UCT_GDA_FT_PATH_PRIMARY].dev->hca,
                            GDA_FT_HCA_DEV_FLAG_IPV4_ONLY) &&
         !gda_ft_hca_gid_to_ipv4(info.gid[UCT_GDA_FT_PATH_PRIMARY], &ipv4)) {
-        ucs_debug("gda_ft: iface %p: peer GID is not IPv4-mapped", iface);
+        ucs_debug("iface %p: peer GID is not IPv4-mapped", iface);
         return 0;
     }
 
@@ -437,10 +437,10 @@ static ucs_status_t uct_gda_ft_iface_flush(uct_iface_h tl_iface,
     uct_gda_ft_iface_t *iface = ucs_derived_of(tl_iface, uct_gda_ft_iface_t);
     uct_gda_ft_ep_t *ep;
 
-    UCT_CHECK_PARAM(comp == NULL, "gda_ft: iface flush with a completion is "
+    UCT_CHECK_PARAM(comp == NULL, "iface flush with a completion is "
                     "not supported");
     UCT_CHECK_PARAM(!(flags & UCT_FLUSH_FLAG_CANCEL),
-                    "gda_ft: iface flush with CANCEL is not supported");
+                    "iface flush with CANCEL is not supported");
 
     /* requests waiting in pending queues are not flushed yet either */
     ucs_list_for_each(ep, &iface->eps, list) {
@@ -556,7 +556,7 @@ static ucs_status_t uct_gda_ft_iface_mp_init(uct_gda_ft_iface_t *iface,
                                (max < 0) ? UINT_MAX : (unsigned)max,
                                &uct_gda_ft_mp_ops, name);
     if (status != UCS_OK) {
-        ucs_error("gda_ft: failed to create the %s pool: %s", name,
+        ucs_error("failed to create the %s pool: %s", name,
                   ucs_status_string(status));
         return status;
     }
@@ -600,13 +600,13 @@ uct_gda_ft_iface_open_path(uct_gda_ft_iface_t *iface, unsigned path,
 
     status = gda_ft_hca_port_query(dev->hca, port_num, &ipath->port_attr);
     if (status != UCS_OK) {
-        ucs_error("gda_ft: failed to query %s:%u: %s",
+        ucs_error("failed to query %s:%u: %s",
                   dev->hca->attr.info.name, port_num,
                   ucs_status_string(status));
         goto err;
     }
     if (ipath->port_attr.state != GDA_FT_HCA_PORT_ACTIVE) {
-        ucs_diag("gda_ft: %s port %s:%u is down",
+        ucs_diag("%s port %s:%u is down",
                  (path == UCT_GDA_FT_PATH_PRIMARY) ? "primary" : "backup",
                  dev->hca->attr.info.name, port_num);
     }
@@ -672,7 +672,7 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
 
     if ((config->retry_count > 7) || (config->rnr_retry > 7) ||
         (config->traffic_class > 255)) {
-        ucs_error("gda_ft: RETRY_COUNT=%u RNR_RETRY=%u (0..7) "
+        ucs_error("RETRY_COUNT=%u RNR_RETRY=%u (0..7) "
                   "TRAFFIC_CLASS=%u (0..255) out of range",
                   config->retry_count, config->rnr_retry,
                   config->traffic_class);
@@ -686,7 +686,7 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     }
 
     if (config->seg_size < 64) {
-        ucs_error("gda_ft: SEG_SIZE=%zu is too small", config->seg_size);
+        ucs_error("SEG_SIZE=%zu is too small", config->seg_size);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -709,7 +709,7 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
         (config->rx_queue_len > 32768) ||
         (config->rx_cq_len < config->rx_queue_len) ||
         !ucs_is_pow2(config->rx_cq_len)) {
-        ucs_error("gda_ft: RX_QUEUE_LEN=%u (a power of 2, 1..%u) and "
+        ucs_error("RX_QUEUE_LEN=%u (a power of 2, 1..%u) and "
                   "RX_CQ_LEN=%u (a power of 2, at least RX_QUEUE_LEN) out "
                   "of range", config->rx_queue_len,
                   ucs_min(32768, ucs_min(pattr->max_rq_wqe,
@@ -723,7 +723,7 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
             !!(pattr->flags & GDA_FT_HCA_DEV_FLAG_ATOMIC_HOST_ORDER);
     if (iface->config.atomic_host_order !=
         !!(battr->flags & GDA_FT_HCA_DEV_FLAG_ATOMIC_HOST_ORDER)) {
-        ucs_error("gda_ft: %s and %s return 8-byte atomic results in "
+        ucs_error("%s and %s return 8-byte atomic results in "
                   "different byte orders: pair HCAs that answer alike",
                   pattr->info.name, battr->info.name);
         return UCS_ERR_UNSUPPORTED;
@@ -741,7 +741,7 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     if (config->guard_interval == UCS_TIME_AUTO) {
         guard_ns = gda_ft_timing_guard_ns(iface->config.deadline_ns);
     } else if (config->guard_interval == UCS_TIME_INFINITY) {
-        ucs_error("gda_ft: GUARD_INTERVAL must be finite: the guardian "
+        ucs_error("GUARD_INTERVAL must be finite: the guardian "
                   "settles switches and fails back");
         return UCS_ERR_INVALID_PARAM;
     } else {
@@ -854,7 +854,7 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
         (md->dev[UCT_GDA_FT_PATH_PRIMARY]->hca->attr.info.name[colon -
                                                                dev_name] !=
          '\0')) {
-        ucs_error("gda_ft: device '%s' does not belong to this memory domain",
+        ucs_error("device '%s' does not belong to this memory domain",
                   dev_name);
         return UCS_ERR_NO_DEVICE;
     }
@@ -911,7 +911,7 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
     uct_gda_ft_iface_dev_addr_info(self, &addr_info);
     self->dev_addr_len = uct_gda_ft_wire_dev_addr_size(&addr_info);
     if (self->dev_addr_len == 0) {
-        ucs_error("gda_ft: %s: the GIDs of the primary and backup ports "
+        ucs_error("%s: the GIDs of the primary and backup ports "
                   "fit no device address form (IPv4-mapped, or one subnet "
                   "prefix)", dev_name);
         status = UCS_ERR_UNSUPPORTED;
@@ -1000,7 +1000,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_iface_t)
     uct_gda_ft_ctl_remove(self);
 
     if (!ucs_list_is_empty(&self->eps)) {
-        ucs_warn("gda_ft: iface %p closed with %zu endpoints", self,
+        ucs_warn("iface %p closed with %zu endpoints", self,
                  ucs_list_length(&self->eps));
     }
 

@@ -79,21 +79,21 @@ static ucs_status_t uct_gda_ft_dev_get(const char *name,
 
     status = gda_ft_hca_open(name, &dev->hca);
     if (status != UCS_OK) {
-        ucs_error("gda_ft: failed to open HCA %s: %s", name,
+        ucs_error("failed to open HCA %s: %s", name,
                   ucs_status_string(status));
         goto err_free;
     }
 
     status = gda_ft_hca_pd_alloc(dev->hca, &dev->pd);
     if (status != UCS_OK) {
-        ucs_error("gda_ft: %s: failed to allocate a PD: %s", name,
+        ucs_error("%s: failed to allocate a PD: %s", name,
                   ucs_status_string(status));
         goto err_close;
     }
 
     dev->refcount = 1;
     ucs_list_add_tail(&uct_gda_ft_dev_list, &dev->list);
-    ucs_debug("gda_ft: opened HCA %s", name);
+    ucs_debug("opened HCA %s", name);
 out:
     pthread_mutex_unlock(&uct_gda_ft_dev_lock);
     *dev_p = dev;
@@ -113,7 +113,7 @@ static void uct_gda_ft_dev_put(uct_gda_ft_dev_t *dev)
     pthread_mutex_lock(&uct_gda_ft_dev_lock);
     if (--dev->refcount == 0) {
         ucs_list_del(&dev->list);
-        ucs_debug("gda_ft: closing HCA %s", dev->hca->attr.info.name);
+        ucs_debug("closing HCA %s", dev->hca->attr.info.name);
         gda_ft_hca_pd_free(dev->pd);
         gda_ft_hca_close(dev->hca);
         ucs_free(dev);
@@ -149,7 +149,7 @@ static void uct_gda_ft_cuda_load(void)
 
     handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (handle == NULL) {
-        ucs_debug("gda_ft: no CUDA driver (%s): host memory only",
+        ucs_debug("no CUDA driver (%s): host memory only",
                   dlerror());
         return;
     }
@@ -158,12 +158,12 @@ static void uct_gda_ft_cuda_load(void)
                                       dlsym(handle,
                                             "cuPointerGetAttributes");
     if (uct_gda_ft_cu_pointer_get_attrs == NULL) {
-        ucs_debug("gda_ft: libcuda.so.1 has no cuPointerGetAttributes");
+        ucs_debug("libcuda.so.1 has no cuPointerGetAttributes");
         dlclose(handle);
         return;
     }
     /* the handle stays open for the life of the process */
-    ucs_debug("gda_ft: CUDA driver loaded: CUDA pointers are detected");
+    ucs_debug("CUDA driver loaded: CUDA pointers are detected");
 }
 
 static int uct_gda_ft_cuda_available(void)
@@ -262,7 +262,7 @@ ucs_status_t uct_gda_ft_md_reg(uct_gda_ft_md_t *md, void *address,
         status = gda_ft_hca_mr_reg(md->dev[path]->pd, &attr, &memh->mr[path]);
         if (status != UCS_OK) {
             uct_md_log_mem_reg_error(flags,
-                                     "gda_ft: failed to register %p..%p "
+                                     "failed to register %p..%p "
                                      "(%s) on %s: %s", address,
                                      UCS_PTR_BYTE_OFFSET(address, length),
                                      (memh->mem_type ==
@@ -275,7 +275,7 @@ ucs_status_t uct_gda_ft_md_reg(uct_gda_ft_md_t *md, void *address,
         memh->rkey[path] = memh->mr[path]->rkey;
     }
 
-    ucs_trace("gda_ft: registered %p..%p lkey 0x%x/0x%x rkey 0x%x/0x%x",
+    ucs_trace("registered %p..%p lkey 0x%x/0x%x rkey 0x%x/0x%x",
               address, UCS_PTR_BYTE_OFFSET(address, length), memh->lkey[0],
               memh->lkey[1], memh->rkey[0], memh->rkey[1]);
     *memh_p = memh;
@@ -512,7 +512,7 @@ uct_gda_ft_md_choose_backup(uct_gda_ft_md_t *md,
             ucs_strncpy_zero(backup_name, backup->dev_name,
                              GDA_FT_HCA_NAME_MAX);
         } else if (strcmp(backup_name, backup->dev_name)) {
-            ucs_warn("gda_ft: %s (the backup of port %u) is not the backup "
+            ucs_warn("%s (the backup of port %u) is not the backup "
                      "device %s of %s: port %u runs without a backup",
                      backup->dev_name, p, backup_name, primary->name, p);
             ucs_snprintf_zero(mport->desc, sizeof(mport->desc),
@@ -556,7 +556,7 @@ uct_gda_ft_md_open(uct_component_t *component, const char *md_name,
     }
     if (i == count) {
         gda_ft_hca_free_device_list(infos);
-        ucs_error("gda_ft: no HCA for memory domain %s", md_name);
+        ucs_error("no HCA for memory domain %s", md_name);
         return UCS_ERR_NO_DEVICE;
     }
     primary = infos[i];
@@ -583,7 +583,7 @@ uct_gda_ft_md_open(uct_component_t *component, const char *md_name,
     }
 
     if (backup_name[0] == '\0') {
-        ucs_diag("gda_ft: %s has no backup HCA: memory domain %s works "
+        ucs_diag("%s has no backup HCA: memory domain %s works "
                  "without failover", primary.name, md_name);
     } else if (!strcmp(backup_name, primary.name)) {
         md->dev[UCT_GDA_FT_PATH_BACKUP] = md->dev[UCT_GDA_FT_PATH_PRIMARY];
@@ -600,7 +600,7 @@ uct_gda_ft_md_open(uct_component_t *component, const char *md_name,
     } else {
         md->cuda_reg = uct_gda_ft_cuda_available();
         if (!md->cuda_reg && (config->cuda == UCS_YES)) {
-            ucs_error("gda_ft: UCX_GDA_FT_CUDA_REG=yes but the CUDA driver "
+            ucs_error("UCX_GDA_FT_CUDA_REG=yes but the CUDA driver "
                       "(libcuda.so.1) cannot be loaded");
             status = UCS_ERR_UNSUPPORTED;
             goto err_put_backup;
@@ -608,7 +608,7 @@ uct_gda_ft_md_open(uct_component_t *component, const char *md_name,
     }
 
     for (i = 0; i < md->num_ports; ++i) {
-        ucs_debug("gda_ft: %s: %s", md_name, md->port[i].desc);
+        ucs_debug("%s: %s", md_name, md->port[i].desc);
     }
 
     *md_p = &md->super;
@@ -641,7 +641,7 @@ uct_gda_ft_query_md_resources(uct_component_t *component,
 
     status = gda_ft_hca_query_devices(&infos, &count);
     if (status != UCS_OK) {
-        ucs_debug("gda_ft: no HCAs: %s", ucs_status_string(status));
+        ucs_debug("no HCAs: %s", ucs_status_string(status));
         return uct_md_query_empty_md_resource(resources_p, num_resources_p);
     }
 
@@ -681,7 +681,7 @@ uct_gda_ft_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
                                          sizeof(uct_gda_ft_wire_rkey_t),
                                          &info, &reason);
     if (status != UCS_OK) {
-        ucs_error("gda_ft: cannot unpack remote key: %s", reason);
+        ucs_error("cannot unpack remote key: %s", reason);
         /* UCX 1.13's ucp_ep_rkey_unpack() crashes releasing the keys it
          * had not unpacked yet when one fails with another status; with
          * this one it drops our part, and the key reaches nothing here */

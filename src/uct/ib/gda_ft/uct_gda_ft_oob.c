@@ -203,7 +203,7 @@ static unsigned uct_gda_ft_oob_conn_dispatch(uct_gda_ft_oob_conn_t *conn,
         if (uct_gda_ft_wire_oob_hdr_unpack(conn->buf + offset,
                                            conn->length - offset, &am_id,
                                            &length, &reason) != UCS_OK) {
-            ucs_error("gda_ft oob: refusing the connection on fd %d: %s",
+            ucs_error("oob: refusing the connection on fd %d: %s",
                       conn->fd, reason);
             ++iface->stats.refused;
             uct_gda_ft_oob_conn_close(conn);
@@ -247,7 +247,7 @@ static int uct_gda_ft_oob_conn_read(uct_gda_ft_oob_conn_t *conn)
         if (conn->buf == NULL) {
             conn->buf = ucs_malloc(UCT_GDA_FT_OOB_MSG_MAX, "gda_ft_oob_rx");
             if (conn->buf == NULL) {
-                ucs_error("gda_ft oob: no memory to receive on fd %d",
+                ucs_error("oob: no memory to receive on fd %d",
                           conn->fd);
                 uct_gda_ft_oob_conn_close(conn);
                 return 0;
@@ -264,7 +264,7 @@ static int uct_gda_ft_oob_conn_read(uct_gda_ft_oob_conn_t *conn)
             return 0;
         } else {
             /* the peer's endpoint is gone: what it sent stays queued */
-            ucs_debug("gda_ft oob: connection on fd %d closed (%s)",
+            ucs_debug("oob: connection on fd %d closed (%s)",
                       conn->fd, (ret == 0) ? "by the peer" : strerror(errno));
             uct_gda_ft_oob_conn_close(conn);
         }
@@ -332,14 +332,14 @@ static void uct_gda_ft_oob_accept_event(int fd, ucs_event_set_types_t events,
                           SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (conn_fd < 0) {
             if ((errno != EAGAIN) && (errno != EINTR)) {
-                ucs_error("gda_ft oob: accept() failed: %m");
+                ucs_error("oob: accept() failed: %m");
             }
             return;
         }
 
         conn = ucs_calloc(1, sizeof(*conn), "gda_ft_oob_conn");
         if (conn == NULL) {
-            ucs_error("gda_ft oob: no memory for a connection");
+            ucs_error("oob: no memory for a connection");
             close(conn_fd);
             continue;
         }
@@ -357,7 +357,7 @@ static void uct_gda_ft_oob_accept_event(int fd, ucs_event_set_types_t events,
                                  UCS_EVENT_SET_EVREAD |
                                  UCS_EVENT_SET_EDGE_TRIGGERED,
                                  uct_gda_ft_oob_conn_event, conn) != UCS_OK) {
-            ucs_error("gda_ft oob: cannot watch connection fd %d", conn_fd);
+            ucs_error("oob: cannot watch connection fd %d", conn_fd);
             shutdown(conn_fd, SHUT_RDWR);
             conn->closed = 1;
         } else {
@@ -415,7 +415,7 @@ void uct_gda_ft_oob_iface_stats(uct_iface_h tl_iface,
 static void uct_gda_ft_oob_ep_failed(uct_gda_ft_oob_ep_t *ep, const char *what)
 {
     if (!ep->failed) {
-        ucs_diag("gda_ft oob: ep %p: connection broken (%s)", ep, what);
+        ucs_diag("oob: ep %p: connection broken (%s)", ep, what);
         ep->failed = 1;
     }
 }
@@ -488,7 +488,7 @@ static ucs_status_t uct_gda_ft_oob_ep_tx_write(uct_gda_ft_oob_ep_t *ep)
         ret = send(ep->fd, ep->tx_buf + ep->tx_offset,
                    ep->tx_length - ep->tx_offset, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (ret > 0) {
-            ucs_trace_data("gda_ft oob: ep %p fd %d wrote %zd of %zu bytes",
+            ucs_trace_data("oob: ep %p fd %d wrote %zd of %zu bytes",
                            ep, ep->fd, ret, ep->tx_length - ep->tx_offset);
             ep->tx_offset += ret;
         } else if ((ret < 0) && (errno == EINTR)) {
@@ -576,7 +576,7 @@ static ssize_t uct_gda_ft_oob_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     msg    = ep->tx_buf + ep->tx_length;
     length = pack_cb(msg + sizeof(uct_gda_ft_wire_oob_hdr_t), arg);
     if (ucs_unlikely(length > UCT_GDA_FT_OOB_MAX_PAYLOAD)) {
-        ucs_error("gda_ft oob: am_bcopy packed %zu bytes, more than %u",
+        ucs_error("oob: am_bcopy packed %zu bytes, more than %u",
                   length, UCT_GDA_FT_OOB_MAX_PAYLOAD);
         ret = UCS_ERR_INVALID_PARAM;
         goto out;
@@ -712,7 +712,7 @@ static ucs_status_t uct_gda_ft_oob_ep_connect(uct_gda_ft_oob_ep_t *ep,
 
     ep->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (ep->fd < 0) {
-        ucs_error("gda_ft oob: socket() failed: %m");
+        ucs_error("oob: socket() failed: %m");
         return UCS_ERR_IO_ERROR;
     }
     setsockopt(ep->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -736,7 +736,7 @@ static ucs_status_t uct_gda_ft_oob_ep_connect(uct_gda_ft_oob_ep_t *ep,
     }
 
     if (err != 0) {
-        ucs_error("gda_ft oob: cannot connect to %s:%u: %s",
+        ucs_error("oob: cannot connect to %s:%u: %s",
                   inet_ntoa(addr->sin_addr), ntohs(addr->sin_port),
                   strerror(err));
         close(ep->fd);
@@ -758,7 +758,7 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_oob_ep_t, const uct_ep_params_t *params)
 
     if (!(params->field_mask & UCT_EP_PARAM_FIELD_DEV_ADDR) ||
         !(params->field_mask & UCT_EP_PARAM_FIELD_IFACE_ADDR)) {
-        ucs_error("gda_ft oob: an endpoint needs the peer's device and "
+        ucs_error("oob: an endpoint needs the peer's device and "
                   "interface addresses");
         return UCS_ERR_INVALID_PARAM;
     }
@@ -770,7 +770,7 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_oob_ep_t, const uct_ep_params_t *params)
             params->iface_addr, sizeof(uint16_t), &addr.sin_addr.s_addr,
             &addr.sin_port, &reason);
     if (status != UCS_OK) {
-        ucs_error("gda_ft oob: invalid peer address: %s", reason);
+        ucs_error("oob: invalid peer address: %s", reason);
         return status;
     }
 
@@ -801,7 +801,7 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_oob_ep_t, const uct_ep_params_t *params)
     }
 
     ucs_list_add_tail(&iface->eps, &self->list);
-    ucs_debug("gda_ft oob: ep %p connected to %s:%u on fd %d", self,
+    ucs_debug("oob: ep %p connected to %s:%u on fd %d", self,
               inet_ntoa(addr.sin_addr), ntohs(addr.sin_port), self->fd);
     return UCS_OK;
 
@@ -820,7 +820,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_oob_ep_t)
     ucs_async_remove_handler(self->fd, 1);
     ucs_list_del(&self->list);
     if (uct_gda_ft_oob_ep_unwritten(self) > 0) {
-        ucs_debug("gda_ft oob: ep %p destroyed with %zu bytes unsent", self,
+        ucs_debug("oob: ep %p destroyed with %zu bytes unsent", self,
                   uct_gda_ft_oob_ep_unwritten(self));
     }
     shutdown(self->fd, SHUT_RDWR);  /* the peer sees the end now */
@@ -877,7 +877,7 @@ static unsigned uct_gda_ft_oob_iface_progress(uct_iface_h tl_iface)
          * wrote). The connection goes now, not with the interface, so
          * that connections that come and go hold no descriptors. */
         if (conn->length > 0) {
-            ucs_debug("gda_ft oob: connection on fd %d ended %zu bytes into "
+            ucs_debug("oob: connection on fd %d ended %zu bytes into "
                       "a message; dropped", conn->fd, conn->length);
             ++iface->stats.truncated;
         }
@@ -1014,7 +1014,7 @@ static ucs_status_t uct_gda_ft_oob_iface_flush(uct_iface_h tl_iface,
     ucs_status_t status           = UCS_OK;
     uct_gda_ft_oob_ep_t *ep;
 
-    UCT_CHECK_PARAM(comp == NULL, "gda_ft oob: iface flush with a "
+    UCT_CHECK_PARAM(comp == NULL, "oob: iface flush with a "
                     "completion is not supported");
 
     UCS_ASYNC_BLOCK(async);
@@ -1056,7 +1056,7 @@ static ucs_status_t uct_gda_ft_oob_listen(uct_gda_ft_oob_iface_t *iface)
     iface->listen_fd = socket(AF_INET,
                               SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (iface->listen_fd < 0) {
-        ucs_error("gda_ft oob: socket() failed: %m");
+        ucs_error("oob: socket() failed: %m");
         return UCS_ERR_IO_ERROR;
     }
 
@@ -1066,7 +1066,7 @@ static ucs_status_t uct_gda_ft_oob_listen(uct_gda_ft_oob_iface_t *iface)
     if ((bind(iface->listen_fd, (struct sockaddr*)&addr, sizeof(addr)) < 0) ||
         (listen(iface->listen_fd, SOMAXCONN) < 0) ||
         (getsockname(iface->listen_fd, (struct sockaddr*)&addr, &len) < 0)) {
-        ucs_error("gda_ft oob: cannot listen on %s: %m",
+        ucs_error("oob: cannot listen on %s: %m",
                   inet_ntoa(addr.sin_addr));
         close(iface->listen_fd);
         return UCS_ERR_IO_ERROR;
@@ -1113,7 +1113,7 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_oob_iface_t, uct_md_h tl_md,
 
     if ((config->oob_tx_queue < UCT_GDA_FT_OOB_MSG_MAX) ||
         (config->oob_tx_max_msgs == 0)) {
-        ucs_error("gda_ft oob: OOB_TX_QUEUE=%zu must hold a largest message "
+        ucs_error("oob: OOB_TX_QUEUE=%zu must hold a largest message "
                   "(%zu bytes) and OOB_TX_MAX_MSGS=%u at least one",
                   config->oob_tx_queue, UCT_GDA_FT_OOB_MSG_MAX,
                   config->oob_tx_max_msgs);
@@ -1124,7 +1124,7 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_oob_iface_t, uct_md_h tl_md,
 
     status = uct_gda_ft_oob_ipv4(tl_md, &self->ipv4_be);
     if (status != UCS_OK) {
-        ucs_error("gda_ft oob: device %s has no IPv4 address to listen on",
+        ucs_error("oob: device %s has no IPv4 address to listen on",
                   params->mode.device.dev_name);
         return status;
     }
@@ -1147,13 +1147,13 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_oob_iface_t, uct_md_h tl_md,
                                      uct_gda_ft_oob_async(self),
                                      &self->timer_id);
         if (status != UCS_OK) {
-            ucs_error("gda_ft oob: cannot add the async timer: %s",
+            ucs_error("oob: cannot add the async timer: %s",
                       ucs_status_string(status));
             goto err_remove_listener;
         }
     }
 
-    ucs_debug("gda_ft oob: iface %p listens on %s:%u", self,
+    ucs_debug("oob: iface %p listens on %s:%u", self,
               inet_ntoa(*(struct in_addr*)&self->ipv4_be),
               ntohs(self->port_be));
     return UCS_OK;
@@ -1182,7 +1182,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_oob_iface_t)
         uct_gda_ft_oob_conn_free(conn);
     }
     if ((self->stats.refused + self->stats.truncated) > 0) {
-        ucs_diag("gda_ft oob: of %" PRIu64 " connections accepted, %" PRIu64
+        ucs_diag("oob: of %" PRIu64 " connections accepted, %" PRIu64
                  " were refused (malformed) and %" PRIu64 " ended in the "
                  "middle of a message", self->stats.accepted,
                  self->stats.refused, self->stats.truncated);
@@ -1190,7 +1190,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gda_ft_oob_iface_t)
     uct_gda_ft_oob_close_retired(self);
     ucs_free(self->retired_fds);
     if (!ucs_list_is_empty(&self->eps)) {
-        ucs_warn("gda_ft oob: iface %p closed with endpoints open", self);
+        ucs_warn("oob: iface %p closed with endpoints open", self);
     }
 }
 

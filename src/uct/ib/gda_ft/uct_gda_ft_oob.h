@@ -34,7 +34,7 @@ uct_gda_ft_check_open_mode(const uct_iface_params_t *params)
     UCT_CHECK_PARAM(params->field_mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE,
                     "UCT_IFACE_PARAM_FIELD_OPEN_MODE is not defined");
     if (!(params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE)) {
-        ucs_error("gda_ft: only UCT_IFACE_OPEN_MODE_DEVICE is supported");
+        ucs_error("only UCT_IFACE_OPEN_MODE_DEVICE is supported");
         return UCS_ERR_UNSUPPORTED;
     }
     return UCS_OK;
@@ -63,7 +63,7 @@ uct_gda_ft_check_am_alignment(const uct_iface_params_t *params,
 
     if ((params->field_mask & UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT) &&
         ((align == 0) || !ucs_is_pow2(align))) {
-        ucs_error("gda_ft: AM alignment %zu is not a power of 2", align);
+        ucs_error("AM alignment %zu is not a power of 2", align);
         return UCS_ERR_INVALID_PARAM;
     }
     return UCS_OK;
