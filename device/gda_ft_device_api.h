@@ -45,7 +45,10 @@
  *             of silence on the second and the wait for a re-arm of the
  *             first: about 3 to 5 deadlines in all, never the HCA's retry
  *             window. A channel whose path is up on both ends sits out a
- *             silence instead (design §8).
+ *             silence instead (design §8). Every request in flight on the
+ *             channel then ends NO_PATH: its operation ran once or not at
+ *             all (a put may have landed, a signal or atomic is as
+ *             IN_DOUBT), never twice.
  *   ERROR     the operation itself was refused (bad key, bounds, rights):
  *             it fails alone, and another path would refuse it too.
  * gda_ft_dev_quiet() reports the first failure of the channel since the
