@@ -234,6 +234,11 @@ static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
          * doubt) */
         return UCS_ERR_UNSUPPORTED;
     }
+    if (c->peer.gone_ns != 0) {
+        /* a peer given up answers nothing, and its control QPs are
+         * fenced: the channel settles without its word at once */
+        return UCS_ERR_UNREACHABLE;
+    }
 
     if (c->q[id].ask == key) {
         if (uct_gda_ft_mbox_read_answer(&mbox->chan[id], c->q[id].ask_epoch,
