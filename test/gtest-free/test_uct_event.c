@@ -12,10 +12,9 @@
 
 
 /* Whether fd is readable within timeout_ms */
-/* No liveness probes: their completions wake an armed interface too,
- * which is allowed (the user progresses and arms again) but would make
- * these tests, which wait for one event each, see another */
-#define TEST_EVENT_QUIET_PEERS "UCX_GDA_FT_PEER_TIMEOUT=inf"
+/* Liveness probes every 25 ms on idle control paths: they wake nobody,
+ * so each of these tests sees the one event it waits for and no other */
+#define TEST_EVENT_BUSY_PROBES "UCX_GDA_FT_PEER_TIMEOUT=100ms"
 
 static int test_event_fd_ready(int fd, int timeout_ms)
 {
@@ -56,7 +55,7 @@ GDA_FT_TEST(uct_event, iface_claims_send_and_recv_events_with_an_fd)
     test_uct_t t;
     int fd;
 
-    test_uct_env(&t, 4, TEST_EVENT_QUIET_PEERS, NULL);
+    test_uct_env(&t, 4, TEST_EVENT_BUSY_PROBES, NULL);
     test_uct_setup(&t);
     attr = &t.node[NODE_A].iface_attr;
     GDA_FT_ASSERT(attr->cap.event_flags & UCT_IFACE_FLAG_EVENT_SEND_COMP);
@@ -76,7 +75,7 @@ GDA_FT_TEST(uct_event, peer_am_wakes_an_armed_iface)
     test_uct_t t;
     int fd;
 
-    test_uct_env(&t, 4, TEST_EVENT_QUIET_PEERS, NULL);
+    test_uct_env(&t, 4, TEST_EVENT_BUSY_PROBES, NULL);
     test_uct_setup(&t);
     rx = calloc(1, sizeof(*rx));
     GDA_FT_ASSERT(rx != NULL);
@@ -111,7 +110,7 @@ GDA_FT_TEST(uct_event, own_get_completion_wakes_an_armed_iface)
     test_uct_t t;
     int fd;
 
-    test_uct_env(&t, 4, TEST_EVENT_QUIET_PEERS, "UCX_GDA_FT_DEADLINE=600s",
+    test_uct_env(&t, 4, TEST_EVENT_BUSY_PROBES, "UCX_GDA_FT_DEADLINE=600s",
                  "UCX_GDA_FT_GUARD_INTERVAL=10s", NULL);
     test_uct_setup(&t);
     memcpy(t.node[NODE_B].buf + 64, &value, sizeof(value));
@@ -155,7 +154,7 @@ GDA_FT_TEST(uct_event, guardian_wakes_an_armed_iface_with_an_op_outstanding)
     test_uct_t t;
     int fd;
 
-    test_uct_env(&t, 4, TEST_EVENT_QUIET_PEERS, "UCX_GDA_FT_TIMEOUT=10s",
+    test_uct_env(&t, 4, TEST_EVENT_BUSY_PROBES, "UCX_GDA_FT_TIMEOUT=10s",
                  NULL);
     test_uct_setup(&t);
     test_port_lose_answers(&t, "tsoft2");
@@ -172,5 +171,34 @@ GDA_FT_TEST(uct_event, guardian_wakes_an_armed_iface_with_an_op_outstanding)
     /* the put still lands, on the backup path */
     GDA_FT_ASSERT_OK(test_flush(&t));
     GDA_FT_ASSERT_MEM_EQ(t.node[NODE_B].buf, &value, sizeof(value));
+    test_uct_cleanup(&t);
+}
+
+/* An idle connection with liveness probes every 25 ms (PEER_TIMEOUT
+ * 100 ms): A progresses, which posts a probe whenever one is due, then
+ * sleeps armed for 100 ms, twenty times over. A probe's completion lands
+ * while A sleeps, and must not wake it: nothing of A's own is
+ * outstanding, and B's progress in between keeps the peer alive */
+GDA_FT_TEST(uct_event, liveness_probes_wake_nobody)
+{
+    unsigned round, wakes = 0;
+    double until;
+    test_uct_t t;
+    int fd;
+
+    test_uct_env(&t, 4, TEST_EVENT_BUSY_PROBES, NULL);
+    test_uct_setup(&t);
+    for (round = 0; round < 20; ++round) {
+        until = soft_now_sec() + 0.03;
+        while (soft_now_sec() < until) {
+            uct_worker_progress(t.node[NODE_A].worker);
+            uct_worker_progress(t.node[NODE_B].worker);
+        }
+        fd     = test_event_arm(&t, NODE_A,
+                                UCT_EVENT_SEND_COMP | UCT_EVENT_RECV);
+        wakes += test_event_fd_ready(fd, 100);
+        uct_worker_progress(t.node[NODE_A].worker);
+    }
+    GDA_FT_ASSERT_EQ(wakes, 0);
     test_uct_cleanup(&t);
 }

@@ -308,10 +308,14 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
     }
 
     /* the control QPs: host memory, a ring of the smallest size, no
-     * receive queue */
-    ctl_params            = target_params;
-    ctl_params.mem.type   = GDA_FT_HCA_MEM_HOST;
-    ctl_params.rq_wqe_cnt = 0;
+     * receive queue, and no completion events: only the guardian, which
+     * runs from progress, reads their completions, and a liveness probe
+     * must not wake a sleeping worker */
+    ctl_params             = target_params;
+    ctl_params.mem.type    = GDA_FT_HCA_MEM_HOST;
+    ctl_params.rq_wqe_cnt  = 0;
+    ctl_params.event_armed = NULL;
+    ctl_params.event_fd    = -1;
     status = gda_ft_chan_host_init(c->ctl, pd, port,
                                    UCT_GDA_FT_WIRE_CTL_SLOT, NULL,
                                    &ctl_params);
