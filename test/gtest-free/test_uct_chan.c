@@ -1,15 +1,19 @@
 /*
  * Device channels of gda_ft UCT endpoints (UCX_GDA_FT_DEVICE_CHANNELS):
- * their QPs travel in the endpoint address, and the endpoints' guardians
- * keep them alive. CPU threads post through the device API into the
+ * their count travels in the endpoint address and their QPs in the
+ * endpoints' channel directories, exchanged after it; the endpoints'
+ * guardians keep them alive. CPU threads post through the device API into the
  * channels of two connected UCT endpoints, both ways at once, while the
  * primary port of one node goes down and comes back.
  */
 #include "uct_harness.h"
 #include "chan_workers.h"
 #include <uct/ib/gda_ft/uct_gda_ft_md.h>   /* the lkeys of a memh */
+#include <uct/ib/gda_ft/uct_gda_ft_wire.h>  /* an endpoint's mailbox */
+#include <ucs/debug/log.h>
 
 #include <dlfcn.h>
+#include <endian.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -125,10 +129,38 @@ static void test_chan_view(test_chan_t *c, unsigned i)
     view->ep.channels     = chans;
 }
 
+/* Progresses both nodes until each endpoint hands its device channels
+ * out (or fails); the status of each */
+static void test_chan_wait(test_chan_t *c, ucs_status_t *status)
+{
+    double deadline = soft_now_sec() + 20;
+    gda_ft_chan_t *chans;
+    unsigned count, i;
+
+    for (;;) {
+        for (i = 0; i < 2; ++i) {
+            status[i] = c->device_channels(c->t.node[i].ep, &chans, &count);
+        }
+        if ((status[0] != UCS_ERR_NOT_CONNECTED) &&
+            (status[1] != UCS_ERR_NOT_CONNECTED)) {
+            return;
+        }
+        GDA_FT_ASSERT(soft_now_sec() < deadline);
+        if (test_progress(&c->t) == 0) {
+            usleep(10);
+        }
+    }
+}
+
 /* Once the nodes are connected: their channel areas and posters' views */
 static void test_chan_prepare(test_chan_t *c)
 {
+    ucs_status_t status[2];
     unsigned i;
+
+    test_chan_wait(c, status);
+    GDA_FT_ASSERT_OK(status[0]);
+    GDA_FT_ASSERT_OK(status[1]);
 
     for (i = 0; i < 2; ++i) {
         GDA_FT_ASSERT_EQ(posix_memalign((void**)&c->area[i], 4096,
@@ -223,6 +255,7 @@ static void test_chan_nudge(test_chan_t *c)
 
 GDA_FT_TEST(uct_chan, address_and_settings)
 {
+    ucs_status_t status[2];
     gda_ft_chan_t *chans;
     test_chan_t c;
     unsigned count;
@@ -235,16 +268,16 @@ GDA_FT_TEST(uct_chan, address_and_settings)
                      UCS_ERR_UNSUPPORTED);
     test_uct_cleanup(&c.t);
 
-    /* two, the most UCP's address v1 carries beside the host channel */
-    test_chan_env(&c, "2");
+    /* the most: the address keeps its size, the count in it */
+    test_chan_env(&c, "64");
     test_node_open(&c.t, &c.t.node[NODE_A], "gda_ft_tsoft0", "tsoft0:1");
-    GDA_FT_ASSERT_EQ(c.t.node[NODE_A].iface_attr.ep_addr_len, 24 + 3 * 12);
-    GDA_FT_ASSERT(c.t.node[NODE_A].iface_attr.ep_addr_len <= 63);
-    /* the peer has one: one connects, the second stays unused */
+    GDA_FT_ASSERT_EQ(c.t.node[NODE_A].iface_attr.ep_addr_len, 24 + 12);
+    /* the peer has one: one connects, the others stay unused */
     setenv("UCX_GDA_FT_DEVICE_CHANNELS", "1", 1);
     test_node_open(&c.t, &c.t.node[NODE_B], "gda_ft_tsoft2", "tsoft2:1");
-    GDA_FT_ASSERT_EQ(c.t.node[NODE_B].iface_attr.ep_addr_len, 24 + 2 * 12);
+    GDA_FT_ASSERT_EQ(c.t.node[NODE_B].iface_attr.ep_addr_len, 24 + 12);
     test_connect(&c.t);
+    test_chan_wait(&c, status);
     GDA_FT_ASSERT_OK(c.device_channels(c.t.node[NODE_A].ep, &chans, &count));
     GDA_FT_ASSERT_EQ(count, 1);
     GDA_FT_ASSERT_OK(c.device_channels(c.t.node[NODE_B].ep, &chans, &count));
@@ -255,7 +288,7 @@ GDA_FT_TEST(uct_chan, address_and_settings)
     test_uct_cleanup(&c.t);
 
     /* out of range: clear refusals */
-    test_chan_env(&c, "3");
+    test_chan_env(&c, "65");
     GDA_FT_ASSERT_EQ(test_node_try_open(&c.t, &c.t.node[NODE_A],
                                         "gda_ft_tsoft0", "tsoft0:1"),
                      UCS_ERR_INVALID_PARAM);
@@ -264,6 +297,176 @@ GDA_FT_TEST(uct_chan, address_and_settings)
     GDA_FT_ASSERT_EQ(test_node_try_open(&c.t, &c.t.node[NODE_A],
                                         "gda_ft_tsoft0", "tsoft0:1"),
                      UCS_ERR_INVALID_PARAM);
+}
+
+/* Creates both nodes' endpoints and takes their addresses, as
+ * test_connect() does, without connecting them */
+static void test_chan_eps(test_chan_t *c, uint8_t (*dev_addr)[64],
+                          uint8_t (*ep_addr)[64])
+{
+    uct_ep_params_t ep_params;
+    unsigned i;
+
+    for (i = 0; i < 2; ++i) {
+        ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+        ep_params.iface      = c->t.node[i].iface;
+        GDA_FT_ASSERT_OK(uct_ep_create(&ep_params, &c->t.node[i].ep));
+        GDA_FT_ASSERT_OK(uct_iface_get_device_address(
+                c->t.node[i].iface, (uct_device_addr_t*)dev_addr[i]));
+        GDA_FT_ASSERT_OK(uct_ep_get_address(c->t.node[i].ep,
+                                            (uct_ep_addr_t*)ep_addr[i]));
+        GDA_FT_ASSERT_OK(uct_rkey_unpack(c->t.comp, c->t.node[i].rkey_buf,
+                                         &c->t.rkey[i]));
+    }
+}
+
+static void test_chan_connect_one(test_chan_t *c, unsigned i,
+                                  uint8_t (*dev_addr)[64],
+                                  uint8_t (*ep_addr)[64])
+{
+    GDA_FT_ASSERT_OK(uct_ep_connect_to_ep(
+            c->t.node[i].ep, (uct_device_addr_t*)dev_addr[1 - i],
+            (uct_ep_addr_t*)ep_addr[1 - i]));
+}
+
+/*
+ * The device channels are handed out only once both ends connected them:
+ * not while the peer's endpoint is not connected (our directory waits in
+ * the HCA's retransmissions), and then to both ends. The first end to
+ * connect pushes its directory into a QP of the peer that drops it, as
+ * UCP's wireup has it.
+ */
+GDA_FT_TEST_TIMEOUT(uct_chan, channels_wait_for_both_ends, 60)
+{
+    uint8_t dev_addr[2][64], ep_addr[2][64];
+    ucs_status_t status[2];
+    gda_ft_chan_t *chans;
+    test_chan_t c;
+    unsigned count, i;
+
+    test_chan_env(&c, "8");
+    test_node_open(&c.t, &c.t.node[NODE_A], "gda_ft_tsoft0", "tsoft0:1");
+    test_node_open(&c.t, &c.t.node[NODE_B], "gda_ft_tsoft2", "tsoft2:1");
+    test_chan_eps(&c, dev_addr, ep_addr);
+
+    /* A alone: its device channels are not handed out */
+    test_chan_connect_one(&c, NODE_A, dev_addr, ep_addr);
+    test_chan_progress_for(&c, 300);
+    GDA_FT_ASSERT_EQ(c.device_channels(c.t.node[NODE_A].ep, &chans, &count),
+                     UCS_ERR_NOT_CONNECTED);
+    GDA_FT_ASSERT_EQ(c.device_channels(c.t.node[NODE_B].ep, &chans, &count),
+                     UCS_ERR_NOT_CONNECTED);
+
+    /* B too: B has A's directory at once, A has B's once B connected
+     * them; neither hands them out before the other's answer */
+    test_chan_connect_one(&c, NODE_B, dev_addr, ep_addr);
+    GDA_FT_ASSERT_EQ(c.device_channels(c.t.node[NODE_B].ep, &chans, &count),
+                     UCS_ERR_NOT_CONNECTED);
+    test_chan_wait(&c, status);
+    for (i = 0; i < 2; ++i) {
+        GDA_FT_ASSERT_OK(status[i]);
+        GDA_FT_ASSERT_OK(c.device_channels(c.t.node[i].ep, &chans, &count));
+        GDA_FT_ASSERT_EQ(count, 8);
+        GDA_FT_ASSERT_EQ(chans[7].id, 8);
+        GDA_FT_ASSERT_EQ(c.t.node[i].errors, 0);
+    }
+    test_chan_prepare(&c);
+    test_chan_cleanup(&c);
+}
+
+static unsigned test_chan_log_errors;
+static char     test_chan_log_error[512];
+
+static ucs_log_func_rc_t
+test_chan_log_handler(const char *file, unsigned line, const char *function,
+                      ucs_log_level_t level,
+                      const ucs_log_component_config_t *comp_conf,
+                      const char *message, va_list ap)
+{
+    char text[sizeof(test_chan_log_error)];
+
+    if (level != UCS_LOG_LEVEL_ERROR) {
+        return UCS_LOG_FUNC_RC_CONTINUE;
+    }
+    vsnprintf(text, sizeof(text), message, ap);
+    if (strstr(text, "channel directory") != NULL) {
+        if (test_chan_log_errors++ == 0) {
+            memcpy(test_chan_log_error, text, sizeof(text));
+        }
+        return UCS_LOG_FUNC_RC_STOP;
+    }
+    return UCS_LOG_FUNC_RC_CONTINUE;
+}
+
+/* Connects A and B with B's directory spoilt by `spoil` first; the status
+ * each end's channels end with, and the error A logged */
+static void test_chan_bad_dir(void (*spoil)(uint8_t *dir),
+                              ucs_status_t *status)
+{
+    uint8_t dev_addr[2][64], ep_addr[2][64];
+    uint64_t mbox_be;
+    test_chan_t c;
+    unsigned i;
+
+    test_chan_env(&c, "32");
+    test_node_open(&c.t, &c.t.node[NODE_A], "gda_ft_tsoft0", "tsoft0:1");
+    test_node_open(&c.t, &c.t.node[NODE_B], "gda_ft_tsoft2", "tsoft2:1");
+    test_chan_eps(&c, dev_addr, ep_addr);
+    /* B wrote its directory into its mailbox when it was created; the
+     * address says where that is */
+    memcpy(&mbox_be, ep_addr[NODE_B] +
+                     offsetof(uct_gda_ft_wire_ep_addr_t, mbox_va),
+           sizeof(mbox_be));
+    spoil(((uct_gda_ft_mbox_t*)(uintptr_t)be64toh(mbox_be))->dir_out);
+    test_chan_log_errors = 0;
+    ucs_log_push_handler(test_chan_log_handler);
+    for (i = 0; i < 2; ++i) {
+        test_chan_connect_one(&c, i, dev_addr, ep_addr);
+    }
+    test_chan_wait(&c, status);
+    /* the endpoints report their failure: a clean end */
+    TEST_WAIT(&c.t, (c.t.node[NODE_A].errors == 1) &&
+              (c.t.node[NODE_B].errors == 1), 10000);
+    ucs_log_pop_handler();
+    GDA_FT_ASSERT_EQ(c.t.node[NODE_A].last_error, status[NODE_A]);
+    GDA_FT_ASSERT_EQ(c.t.node[NODE_B].last_error, UCS_ERR_REJECTED);
+    GDA_FT_ASSERT_EQ(status[NODE_B], UCS_ERR_REJECTED);
+    /* once: A refused it, B was refused */
+    GDA_FT_ASSERT_EQ(test_chan_log_errors, 2);
+    printf("A: %s; B: %s\n", ucs_status_string(status[NODE_A]),
+           ucs_status_string(status[NODE_B]));
+    for (i = 0; i < 2; ++i) {
+        c.t.node[i].errors = 0;
+    }
+    test_uct_cleanup(&c.t);
+}
+
+/* Its length says it ends after 31 of its 32 channels */
+static void test_chan_dir_truncate(uint8_t *dir)
+{
+    dir[2] = (16 + 31 * 12) >> 8;
+    dir[3] = (16 + 31 * 12) & 0xff;
+}
+
+/* A QPN zeroed: the check value no longer holds */
+static void test_chan_dir_corrupt(uint8_t *dir)
+{
+    memset(dir + 16 + 5 * 12, 0, 3);
+}
+
+GDA_FT_TEST_TIMEOUT(uct_chan, malformed_directory_fails_both_ends, 60)
+{
+    ucs_status_t status[2];
+
+    test_chan_bad_dir(test_chan_dir_truncate, status);
+    GDA_FT_ASSERT_EQ(status[NODE_A], UCS_ERR_MESSAGE_TRUNCATED);
+    GDA_FT_ASSERT(strstr(test_chan_log_error, "invalid peer channel "
+                         "directory: channel directory ends inside its "
+                         "channels") != NULL);
+
+    test_chan_bad_dir(test_chan_dir_corrupt, status);
+    GDA_FT_ASSERT_EQ(status[NODE_A], UCS_ERR_INVALID_PARAM);
+    GDA_FT_ASSERT(strstr(test_chan_log_error, "check value") != NULL);
 }
 
 /*
