@@ -20,15 +20,16 @@
 
 /* Each node's channel area: what its posters send and fetch into, and what
  * the peer's posters write */
-#define AREA_SIZE     (1024 * 1024)
+#define AREA_SIZE     (2048 * 1024)
 #define AREA_SRC      0
 #define AREA_DST      (256 * 1024)
 #define AREA_DATA_LEN (256 * 1024)
 #define AREA_SIGNAL   (512 * 1024)
 #define AREA_SIG_LEN  4096
-#define AREA_COUNTER  (576 * 1024)
-#define AREA_RESULT   (640 * 1024)
-#define AREA_WORD_LEN (64 * 1024)
+#define AREA_COUNTER  (1024 * 1024)
+#define AREA_RESULT   (1536 * 1024)
+#define AREA_WORD_LEN (256 * 1024)   /* each poster's 512 result slots:
+                                        32 posters */
 
 #define TEST_POSTERS  4      /* per direction */
 
@@ -604,30 +605,40 @@ GDA_FT_TEST(uct_chan, not_connected_has_no_channels_yet)
     test_node_close(&c.t, &c.t.node[NODE_A]);
 }
 
-GDA_FT_TEST_TIMEOUT(uct_chan, threads_both_ways_through_failover_and_back,
-                    180)
+/*
+ * `posters` CPU threads a direction post on `nchan` device channels of
+ * each node (thread t on channel t % nchan), both ways at once, while A's
+ * primary port fails and comes back: every channel switches, fails back,
+ * and every byte, signal and fetched value is checked.
+ */
+static void test_chan_both_ways(const char *nchan, unsigned posters,
+                                unsigned iters)
 {
-    chan_worker_t wk[2][TEST_POSTERS];
-    pthread_t th[2][TEST_POSTERS];
-    gda_ft_chan_query_t q[2][UCT_GDA_FT_WIRE_CHAN_MAX];
+    chan_worker_t *wk[2];
+    pthread_t *th[2];
+    gda_ft_chan_query_t (*q)[UCT_GDA_FT_WIRE_CHAN_MAX];
     double deadline;
     test_chan_t c;
     unsigned i, k;
 
-    test_chan_env(&c, "2");
+    q = calloc(2, sizeof(*q));
+    GDA_FT_ASSERT(q != NULL);
+    test_chan_env(&c, nchan);
     test_chan_setup(&c);
     for (i = 0; i < 2; ++i) {
-        GDA_FT_ASSERT_EQ(c.view[i].params.nchan, 2);
-        workers_start(&c.view[i], wk[i], th[i], TEST_POSTERS, 1200);
+        GDA_FT_ASSERT_EQ(c.view[i].params.nchan, atoi(nchan));
+        wk[i] = calloc(posters, sizeof(*wk[i]));
+        th[i] = calloc(posters, sizeof(*th[i]));
+        GDA_FT_ASSERT((wk[i] != NULL) && (th[i] != NULL));
+        workers_start(&c.view[i], wk[i], th[i], posters, iters);
     }
-
     /* A's primary port fails mid-run, once a tenth of the posts are done
      * (a fixed time was outrun by 16 cores): both directions of its
      * primary path stop (A's posters' QPs, and B's posters' target QPs on
      * A) */
     deadline = soft_now_sec() + 60;
     while (chan_world_completed(&c.view[0]) +
-           chan_world_completed(&c.view[1]) < 2 * TEST_POSTERS * 1200 / 10) {
+           chan_world_completed(&c.view[1]) < 2 * posters * iters / 10) {
         GDA_FT_ASSERT(soft_now_sec() < deadline);
         if (test_progress(&c.t) == 0) {
             usleep(10);
@@ -638,13 +649,13 @@ GDA_FT_TEST_TIMEOUT(uct_chan, threads_both_ways_through_failover_and_back,
     test_port_set(&c.t, "tsoft0", 1);
 
     deadline = soft_now_sec() + 120;
-    while (!test_chan_workers_done(wk[0], TEST_POSTERS) ||
-           !test_chan_workers_done(wk[1], TEST_POSTERS)) {
+    while (!test_chan_workers_done(wk[0], posters) ||
+           !test_chan_workers_done(wk[1], posters)) {
         GDA_FT_ASSERT(soft_now_sec() < deadline);
         test_chan_progress_for(&c, 5);
     }
     for (i = 0; i < 2; ++i) {
-        workers_join(th[i], TEST_POSTERS);
+        workers_join(th[i], posters);
     }
 
     deadline = soft_now_sec() + 20;
@@ -671,7 +682,7 @@ GDA_FT_TEST_TIMEOUT(uct_chan, threads_both_ways_through_failover_and_back,
         }
     }
     for (i = 0; i < 2; ++i) {
-        workers_verify(&c.view[i], wk[i], TEST_POSTERS);
+        workers_verify(&c.view[i], wk[i], posters);
         for (k = 0; k < c.view[i].params.nchan; ++k) {
             GDA_FT_ASSERT(q[i][k].poster.switches >= 1);
             GDA_FT_ASSERT_EQ(q[i][k].poster.failbacks,
@@ -683,6 +694,26 @@ GDA_FT_TEST_TIMEOUT(uct_chan, threads_both_ways_through_failover_and_back,
         }
     }
     test_chan_cleanup(&c);
+    for (i = 0; i < 2; ++i) {
+        free(wk[i]);
+        free(th[i]);
+    }
+    free(q);
+}
+
+GDA_FT_TEST_TIMEOUT(uct_chan, threads_both_ways_through_failover_and_back,
+                    180)
+{
+    test_chan_both_ways("2", TEST_POSTERS, 1200);
+}
+
+/* As many channels as DeepEP's low-latency mode takes per peer (one per
+ * local expert): their QPNs do not fit in the address, and come through
+ * the channel directories */
+GDA_FT_TEST_TIMEOUT(uct_chan, channels_32_both_ways_through_failover_and_back,
+                    300)
+{
+    test_chan_both_ways("32", 32, 240);
 }
 
 
