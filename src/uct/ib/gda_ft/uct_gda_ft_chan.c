@@ -465,7 +465,7 @@ uct_gda_ft_chan_connect_one(uct_gda_ft_ep_t *ep, unsigned i,
         gda_ft_chan_host_set_absent(&c->init[i], path);
         gda_ft_chan_host_set_absent(&c->target[i], path);
     }
-    if (!iface->config.dev_failover && (i != 0)) {
+    if (!iface->config.dev_failover) {
         /* DEVICE_FAILOVER=n: the backup is never taken, and an error of
          * the primary leaves the channel without a path */
         c->init[i].chan.path[UCT_GDA_FT_PATH_BACKUP].failed =
