@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #define PERF_MAX_WORKERS   1024
+#define PERF_MAX_CHANNELS  64      /* UCX_GDA_FT_DEVICE_CHANNELS' most */
 #define PERF_SIGNAL_BYTES  (PERF_MAX_WORKERS * sizeof(uint64_t))
 #define PERF_COUNTER_BYTES 64
 
@@ -258,8 +259,8 @@ static void perf_agree(perf_t *p)
     }
     perf_read_all(p->sock, o, sizeof(o));
     if ((o[0] >= GDA_FT_PERF_NUM_TESTS) || (o[1] > 1) || (o[2] == 0) ||
-        (o[3] == 0) || (o[4] == 0) || (o[4] > 2) || (o[5] == 0) ||
-        (o[5] > PERF_MAX_WORKERS) || (o[6] == 0)) {
+        (o[3] == 0) || (o[4] == 0) || (o[4] > PERF_MAX_CHANNELS) ||
+        (o[5] == 0) || (o[5] > PERF_MAX_WORKERS) || (o[6] == 0)) {
         perf_die("the client sent options out of range");
     }
     opt.test    = o[0];
@@ -798,7 +799,7 @@ static void perf_usage(FILE *f)
             "  -L LEVEL    thread | warp (default thread)\n"
             "  -s SIZE     bytes per put (default 8)\n"
             "  -n ITERS    iterations per worker (default 1000)\n"
-            "  -c CHANNELS device channels, 1..2 (default 1)\n"
+            "  -c CHANNELS device channels, 1..64 (default 1)\n"
             "  -T WORKERS  threads, or warps at level warp (default 1)\n"
             "  -w WINDOW   quiet every WINDOW posts (default 64)\n"
             "  -p PORT     TCP port of the server (default 13338)\n"
@@ -866,7 +867,8 @@ static void perf_parse(int argc, char **argv)
                   break;
         case 'n': opt.iters   = perf_parse_uint(optarg, 1, 1u << 26, "-n");
                   break;
-        case 'c': opt.nchan   = perf_parse_uint(optarg, 1, 2, "-c");
+        case 'c': opt.nchan   = perf_parse_uint(optarg, 1, PERF_MAX_CHANNELS,
+                                                "-c");
                   break;
         case 'T': opt.workers = perf_parse_uint(optarg, 1, PERF_MAX_WORKERS,
                                                 "-T");

@@ -36,6 +36,10 @@
  * and doorbell records, and its mailbox */
 #define GDA_FT_UCP_CHAN_MAPS  (GDA_FT_NUM_PATHS * 3 + 1)
 
+/* How long finding the lane progresses the worker while its device
+ * channels are not connected yet */
+#define GDA_FT_UCP_LANE_WAIT_NS  UCS_NSEC_PER_SEC
+
 /* The posters' structures in one allocation: the header, then the array */
 #define GDA_FT_UCP_HDR_SIZE   64
 
@@ -88,7 +92,8 @@ static uct_ep_h gda_ft_ucp_lane_uct_ep(ucp_ep_h ep, ucp_lane_index_t lane)
     return uct_ep;
 }
 
-static ucs_status_t gda_ft_ucp_find_lane(ucp_ep_h ep, gda_ft_ucp_lane_t *lane)
+/* The lane, or UCS_ERR_NOT_CONNECTED (quietly: not yet) */
+static ucs_status_t gda_ft_ucp_lane_get(ucp_ep_h ep, gda_ft_ucp_lane_t *lane)
 {
     ucp_context_h context = ep->worker->context;
     ucs_status_t status   = UCS_ERR_UNSUPPORTED;
@@ -98,7 +103,6 @@ static ucs_status_t gda_ft_ucp_find_lane(ucp_ep_h ep, gda_ft_ucp_lane_t *lane)
     uct_ep_h uct_ep;
 
     if (ep->cfg_index == UCP_WORKER_CFG_INDEX_NULL) {
-        ucs_error("ep %p is not connected yet", ep);
         return UCS_ERR_NOT_CONNECTED;
     }
 
@@ -113,10 +117,15 @@ static ucs_status_t gda_ft_ucp_find_lane(ucp_ep_h ep, gda_ft_ucp_lane_t *lane)
         if (uct_ep == NULL) {
             continue;
         }
-        /* the out-of-band device is a gda_ft resource without channels */
+        /* the out-of-band device is a gda_ft resource without channels;
+         * NOT_CONNECTED: not wired up yet, or its channel directories are
+         * still being exchanged with the peer */
         status = uct_gda_ft_ep_device_channels(uct_ep, &lane->chans,
                                                &lane->count);
         if (status != UCS_OK) {
+            if (status != UCS_ERR_UNSUPPORTED) {
+                break;
+            }
             continue;
         }
         lane->uct_ep       = uct_ep;
@@ -126,14 +135,42 @@ static ucs_status_t gda_ft_ucp_find_lane(ucp_ep_h ep, gda_ft_ucp_lane_t *lane)
         lane->dst_md_index = key->lanes[i].dst_md_index;
         return UCS_OK;
     }
+    return status;
+}
+
+/*
+ * The gda_ft lane of an endpoint whose device channels are usable: while
+ * they are not yet (wireup, then the exchange of the channels' QPNs with
+ * the peer, which needs the peer to progress too), the worker progresses,
+ * for up to GDA_FT_UCP_LANE_WAIT_NS; then UCS_ERR_NOT_CONNECTED, for the
+ * caller to try again.
+ */
+static ucs_status_t gda_ft_ucp_find_lane(ucp_ep_h ep, gda_ft_ucp_lane_t *lane)
+{
+    uint64_t start = gda_ft_dev_now_ns();
+    ucs_status_t status;
+
+    for (;;) {
+        status = gda_ft_ucp_lane_get(ep, lane);
+        if ((status != UCS_ERR_NOT_CONNECTED) ||
+            ((gda_ft_dev_now_ns() - start) > GDA_FT_UCP_LANE_WAIT_NS)) {
+            break;
+        }
+        ucp_worker_progress(ep->worker);
+    }
 
     if (status == UCS_ERR_NOT_CONNECTED) {
-        ucs_error("ep %p: its gda_ft lane is not connected yet "
-                  "(wire the endpoint up first, e.g. with a flush)", ep);
-    } else {
+        ucs_debug("ep %p: its gda_ft device channels are not connected yet "
+                  "(after %.1f s of progress)", ep,
+                  (gda_ft_dev_now_ns() - start) / 1e9);
+    } else if (status == UCS_ERR_UNSUPPORTED) {
         ucs_error("ep %p has no gda_ft lane with device channels "
                   "(UCX_TLS must include gda_ft, and "
-                  "UCX_GDA_FT_DEVICE_CHANNELS must be 1 or more)", ep);
+                  "UCX_GDA_FT_DEVICE_CHANNELS must be 1 or more at both "
+                  "ends)", ep);
+    } else if (status != UCS_OK) {
+        ucs_error("ep %p: the device channels of its gda_ft lane failed: %s",
+                  ep, ucs_status_string(status));
     }
     return status;
 }

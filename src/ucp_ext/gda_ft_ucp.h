@@ -4,7 +4,7 @@
  * the device API (gda_ft_device_api.h).
  *
  * A UCP program selects gda_ft (UCX_TLS=gda_ft,...) with device channels
- * (UCX_GDA_FT_DEVICE_CHANNELS=1..2), connects its endpoints as usual, and
+ * (UCX_GDA_FT_DEVICE_CHANNELS=1..64), connects its endpoints as usual, and
  * then:
  *
  *   gda_ft_ucp_device_ep_create(ep, GDA_FT_UCP_PLACE_CUDA, &dep);
@@ -73,10 +73,18 @@ typedef struct gda_ft_ucp_signal_mem {
 } gda_ft_ucp_signal_mem_t;
 
 
-/* The device endpoint of a connected (wired-up) endpoint: its gda_ft lane's
+/*
+ * The device endpoint of a connected (wired-up) endpoint: its gda_ft lane's
  * device channels, held until the device endpoint is destroyed (a UCP
  * endpoint that fails may be destroyed while kernels still post; its
- * channels stay, without a guardian) */
+ * channels stay, without a guardian).
+ *
+ * The channels are usable once both ends connected them: after wireup the
+ * endpoints exchange their QP numbers, which takes both workers' progress.
+ * Until then this progresses the worker for up to a second, and then
+ * returns UCS_ERR_NOT_CONNECTED without a message: progress and call it
+ * again (a peer that is gone ends it with the endpoint's error).
+ */
 ucs_status_t gda_ft_ucp_device_ep_create(ucp_ep_h ep, gda_ft_ucp_place_t place,
                                          gda_ft_ucp_device_ep_h *dev_ep_p);
 

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FUZZ_BLOB_MAX 512
+#define FUZZ_BLOB_MAX 2048
 
 /* A copy of exactly len bytes: AddressSanitizer sees any read past them */
 static inline uint8_t *fuzz_copy(const void *data, size_t len)

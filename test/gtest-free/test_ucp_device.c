@@ -132,6 +132,22 @@ GDA_FT_TEST_TIMEOUT(ucp_device, perf_through_port_failure_and_back, 300)
     free(r.out);
 }
 
+/* As many channels as DeepEP's low-latency mode uses per peer, through
+ * UCP's wireup: one poster each, exact through a port failure and back */
+GDA_FT_TEST_TIMEOUT(ucp_device, perf_on_32_channels_through_port_failure, 300)
+{
+    unsigned switches, failbacks;
+    udev_run_t r;
+
+    udev_pass("-t put_bw -s 1024 -n 20000 -T 32 -c 32 --fault=250",
+              "check: data exact", &r);
+    udev_expect(&r, "32 workers on 32 channels");
+    udev_paths(&r, &switches, &failbacks);
+    GDA_FT_ASSERT(switches >= 32);
+    GDA_FT_ASSERT(failbacks >= 1);
+    free(r.out);
+}
+
 /* src/ucp_ext's host API in one process (test/ucp/gda_ft_ucp_ext_check):
  * the keys and data of a good list, and each refusal with its status */
 GDA_FT_TEST_TIMEOUT(ucp_device, host_api_builds_and_refuses, 120)

@@ -11,14 +11,15 @@
 #include <uct/ib/gda_ft/uct_gda_ft_wire.h>
 #include <ucs/algorithm/crc.h>
 #include <arpa/inet.h>
+#include <endian.h>
 #include <limits.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 
-#define WIRE_MAX_LEN 128   /* twice the largest blob (an endpoint address with
-                              channels, 61 bytes), for random lengths */
+#define WIRE_MAX_LEN 2048  /* twice the largest blob (a channel directory of
+                              64 channels, 784 bytes), for random lengths */
 
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -434,11 +435,11 @@ GDA_FT_TEST(uct_wire, dev_addr_rejects_malformed)
 
 /* ---- endpoint address ---------------------------------------------------- */
 
-/* An endpoint address of `num` channels (channel 0, the host channel,
- * first), a mailbox and control QPs */
+/* An endpoint address of `num` channels: its host channel's QPNs, a
+ * mailbox and control QPs */
 static void make_chan_ep_addr(uct_gda_ft_ep_addr_info_t *in, unsigned num)
 {
-    unsigned i, path;
+    unsigned path;
 
     memset(in, 0, sizeof(*in));
     in->mbox_va      = 0x1122334455667788ull;
@@ -447,11 +448,9 @@ static void make_chan_ep_addr(uct_gda_ft_ep_addr_info_t *in, unsigned num)
     in->ctl_qpn[0]   = 0xc00001;
     in->ctl_qpn[1]   = 0xc00002;
     in->num_chan     = num;
-    for (i = 0; i < num; ++i) {
-        for (path = 0; path < 2; ++path) {
-            in->chan[i].init_qpn[path]   = 0xa00000 + i * 16 + path;
-            in->chan[i].target_qpn[path] = 0xb00000 + i * 16 + path;
-        }
+    for (path = 0; path < 2; ++path) {
+        in->host.init_qpn[path]   = 0xa00000 + path;
+        in->host.target_qpn[path] = 0xb00000 + path;
     }
 }
 
@@ -460,16 +459,13 @@ GDA_FT_TEST(uct_wire, ep_addr_round_trip_and_layout)
     uct_gda_ft_ep_addr_info_t in, out;
     uint8_t buf[UCT_GDA_FT_WIRE_EP_ADDR_MAX];
 
-    /* within UCP address v1's 63 bytes at the most channels: the host
-     * channel always fits beside two device channels */
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_size(1), 36);
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_size(3), 60);
-    GDA_FT_ASSERT_EQ(UCT_GDA_FT_WIRE_EP_ADDR_MAX, 60);
+    /* one size at any channel count, within UCP address v1's 63 bytes */
+    GDA_FT_ASSERT_EQ(UCT_GDA_FT_WIRE_EP_ADDR_MAX, 36);
 
-    make_chan_ep_addr(&in, 3);
+    make_chan_ep_addr(&in, UCT_GDA_FT_WIRE_CHAN_MAX);
     GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)));
     GDA_FT_ASSERT_EQ(buf[0], UCT_GDA_FT_WIRE_EP_ADDR_VERSION);
-    GDA_FT_ASSERT_EQ(buf[1], 3);                  /* count */
+    GDA_FT_ASSERT_EQ(buf[1], 65);                 /* count */
     GDA_FT_ASSERT_EQ(buf[2], 0xa1);               /* rkeys, big-endian */
     GDA_FT_ASSERT_EQ(buf[9], 0xb4);
     GDA_FT_ASSERT_EQ(buf[10], 0x11);              /* mailbox, big-endian */
@@ -480,11 +476,11 @@ GDA_FT_TEST(uct_wire, ep_addr_round_trip_and_layout)
     GDA_FT_ASSERT_EQ(buf[26], 0x00);
     GDA_FT_ASSERT_EQ(buf[29], 0x01);              /* ch 0 backup init */
     GDA_FT_ASSERT_EQ(buf[30], 0xb0);              /* ch 0 primary target */
-    GDA_FT_ASSERT_EQ(buf[59], 0x21);              /* ch 2 backup target */
+    GDA_FT_ASSERT_EQ(buf[35], 0x01);              /* ch 0 backup target */
     GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_unpack(buf, sizeof(buf), &out,
                                                     NULL));
-    GDA_FT_ASSERT_EQ(out.num_chan, 3);
-    GDA_FT_ASSERT_MEM_EQ(out.chan, in.chan, sizeof(in.chan));
+    GDA_FT_ASSERT_EQ(out.num_chan, 65);
+    GDA_FT_ASSERT_MEM_EQ(&out.host, &in.host, sizeof(in.host));
     GDA_FT_ASSERT_EQ(out.mbox_va, 0x1122334455667788ull);
     GDA_FT_ASSERT_EQ(out.mbox_rkey[0], 0xa1a2a3a4);
     GDA_FT_ASSERT_EQ(out.mbox_rkey[1], 0xb1b2b3b4);
@@ -498,7 +494,7 @@ GDA_FT_TEST(uct_wire, ep_addr_round_trip_and_layout)
     GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_unpack(buf, 36, &out, NULL));
     GDA_FT_ASSERT_EQ(out.num_chan, 1);
     GDA_FT_ASSERT_EQ(out.mbox_rkey[1], 0);
-    GDA_FT_ASSERT_MEM_EQ(out.chan, in.chan, sizeof(in.chan[0]));
+    GDA_FT_ASSERT_MEM_EQ(&out.host, &in.host, sizeof(in.host));
 }
 
 GDA_FT_TEST(uct_wire, ep_addr_rejects_malformed)
@@ -532,12 +528,13 @@ GDA_FT_TEST(uct_wire, ep_addr_rejects_malformed)
     GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, sizeof(bad), &out,
                                                     &reason),
                      UCS_ERR_INVALID_PARAM);
-    bad[1] = 4;                                   /* more than fit */
+    bad[1] = 66;                                  /* beyond the most */
     GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, sizeof(bad), &out,
                                                     &reason),
                      UCS_ERR_INVALID_PARAM);
+    GDA_FT_ASSERT(strstr(reason, "[1, 65]") != NULL);
     memcpy(bad, buf, sizeof(bad));
-    memset(bad + 48, 0, 3);                       /* zero channel QPN */
+    memset(bad + 33, 0, 3);                       /* zero channel QPN */
     GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_unpack(bad, sizeof(bad), &out,
                                                     &reason),
                      UCS_ERR_INVALID_PARAM);
@@ -548,20 +545,20 @@ GDA_FT_TEST(uct_wire, ep_addr_rejects_malformed)
                      UCS_ERR_INVALID_PARAM);
 
     /* what the layout cannot carry */
-    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 59),
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, 35),
                      UCS_ERR_BUFFER_TOO_SMALL);
-    in.num_chan = 4;
+    in.num_chan = UCT_GDA_FT_WIRE_CHAN_MAX + 1;
     GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)),
                      UCS_ERR_INVALID_PARAM);
     in.num_chan = 0;
     GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)),
                      UCS_ERR_INVALID_PARAM);
     make_chan_ep_addr(&in, 1);
-    in.chan[0].target_qpn[1] = 0;
+    in.host.target_qpn[1] = 0;
     GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)),
                      UCS_ERR_INVALID_PARAM);
     make_chan_ep_addr(&in, 1);
-    in.chan[0].init_qpn[0] = 0x1000000;
+    in.host.init_qpn[0] = 0x1000000;
     GDA_FT_ASSERT_EQ(uct_gda_ft_wire_ep_addr_pack(&in, buf, sizeof(buf)),
                      UCS_ERR_INVALID_PARAM);
     make_chan_ep_addr(&in, 1);
@@ -571,12 +568,172 @@ GDA_FT_TEST(uct_wire, ep_addr_rejects_malformed)
 }
 
 
+/* ---- channel directory --------------------------------------------------- */
+
+#define DIR_MBOX 0x7766554433221100ull
+
+/* A directory of `num` device channels of the endpoint whose mailbox is
+ * DIR_MBOX */
+static void make_chan_dir(uct_gda_ft_chan_dir_info_t *in, unsigned num)
+{
+    unsigned i, path;
+
+    memset(in, 0, sizeof(*in));
+    in->mbox_va  = DIR_MBOX;
+    in->num_chan = num;
+    for (i = 0; i < num; ++i) {
+        for (path = 0; path < 2; ++path) {
+            in->chan[i].init_qpn[path]   = 0xa00000 + i * 16 + path;
+            in->chan[i].target_qpn[path] = 0xb00000 + i * 16 + path;
+        }
+    }
+}
+
+GDA_FT_TEST(uct_wire, chan_dir_round_trip_and_layout)
+{
+    uct_gda_ft_chan_dir_info_t in, out;
+    uint8_t buf[UCT_GDA_FT_WIRE_DIR_MAX];
+    unsigned num;
+
+    GDA_FT_ASSERT_EQ(UCT_GDA_FT_WIRE_DIR_MAX, 16 + 64 * 12);
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_chan_dir_size(32), 16 + 32 * 12);
+    /* the mailbox holds both directories in one page */
+    GDA_FT_ASSERT(sizeof(uct_gda_ft_mbox_t) <= 4096);
+
+    make_chan_dir(&in, 64);
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_chan_dir_pack(&in, buf, sizeof(buf)));
+    GDA_FT_ASSERT_EQ(buf[0], UCT_GDA_FT_WIRE_DIR_VERSION);
+    GDA_FT_ASSERT_EQ(buf[1], 64);                 /* count */
+    GDA_FT_ASSERT_EQ(buf[2], 0x03);               /* length 784, BE */
+    GDA_FT_ASSERT_EQ(buf[3], 0x10);
+    GDA_FT_ASSERT_EQ(buf[8], 0x77);               /* mailbox, BE */
+    GDA_FT_ASSERT_EQ(buf[15], 0x00);
+    GDA_FT_ASSERT_EQ(buf[16], 0xa0);              /* ch 1 primary init */
+    GDA_FT_ASSERT_EQ(buf[21], 0x01);              /* ch 1 backup init */
+    GDA_FT_ASSERT_EQ(buf[22], 0xb0);              /* ch 1 primary target */
+    GDA_FT_ASSERT_EQ(buf[16 + 63 * 12 + 9], 0xb0); /* ch 64 backup target */
+    GDA_FT_ASSERT_EQ(buf[16 + 63 * 12 + 11], 0xf1);
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_chan_dir_unpack(buf, sizeof(buf), 64,
+                                                     DIR_MBOX, &out, NULL));
+    GDA_FT_ASSERT_EQ(out.num_chan, 64);
+    GDA_FT_ASSERT_EQ(out.mbox_va, DIR_MBOX);
+    GDA_FT_ASSERT_MEM_EQ(out.chan, in.chan, sizeof(in.chan));
+
+    for (num = 1; num <= 64; num *= 2) {
+        make_chan_dir(&in, num);
+        GDA_FT_ASSERT_OK(uct_gda_ft_wire_chan_dir_pack(
+                &in, buf, uct_gda_ft_wire_chan_dir_size(num)));
+        memset(&out, 0, sizeof(out));
+        GDA_FT_ASSERT_OK(uct_gda_ft_wire_chan_dir_unpack(
+                buf, uct_gda_ft_wire_chan_dir_size(num), num, DIR_MBOX, &out,
+                NULL));
+        GDA_FT_ASSERT_EQ(out.num_chan, num);
+        GDA_FT_ASSERT_MEM_EQ(out.chan, in.chan, num * sizeof(in.chan[0]));
+    }
+}
+
+GDA_FT_TEST(uct_wire, chan_dir_rejects_malformed_and_truncated)
+{
+    uint8_t buf[UCT_GDA_FT_WIRE_DIR_MAX], bad[sizeof(buf)];
+    size_t size = uct_gda_ft_wire_chan_dir_size(32);
+    uct_gda_ft_chan_dir_info_t in, out, orig;
+    const char *reason;
+    unsigned len;
+    guard_t g;
+
+    make_chan_dir(&in, 32);
+    GDA_FT_ASSERT_OK(uct_gda_ft_wire_chan_dir_pack(&in, buf, sizeof(buf)));
+    memset(&orig, 0x5a, sizeof(orig));
+    out = orig;
+
+    /* every truncation of the bytes is refused, none read past the end */
+    guard_init(&g);
+    for (len = 0; len < size; ++len) {
+        GDA_FT_ASSERT_EQ(uct_gda_ft_wire_chan_dir_unpack(
+                                 guard_place(&g, buf, len), len, 32,
+                                 DIR_MBOX, &out, &reason),
+                         UCS_ERR_MESSAGE_TRUNCATED);
+    }
+    guard_cleanup(&g);
+    GDA_FT_ASSERT_MEM_EQ(&out, &orig, sizeof(out));   /* untouched */
+
+    /* a length that ends inside the channels */
+    memcpy(bad, buf, sizeof(bad));
+    bad[2] = 0;
+    bad[3] = 16 + 12;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_chan_dir_unpack(bad, sizeof(bad), 32,
+                                                     DIR_MBOX, &out, &reason),
+                     UCS_ERR_MESSAGE_TRUNCATED);
+    GDA_FT_ASSERT(strstr(reason, "ends inside its channels") != NULL);
+    /* a longer one */
+    bad[2] = 0x03;
+    bad[3] = 0x10;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_chan_dir_unpack(bad, sizeof(bad), 32,
+                                                     DIR_MBOX, &out, &reason),
+                     UCS_ERR_INVALID_PARAM);
+    /* another version */
+    memcpy(bad, buf, sizeof(bad));
+    bad[0] = 2;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_chan_dir_unpack(bad, sizeof(bad), 32,
+                                                     DIR_MBOX, &out, &reason),
+                     UCS_ERR_UNSUPPORTED);
+    /* counts out of range */
+    memcpy(bad, buf, sizeof(bad));
+    bad[1] = 0;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_chan_dir_unpack(bad, sizeof(bad), 32,
+                                                     DIR_MBOX, &out, &reason),
+                     UCS_ERR_INVALID_PARAM);
+    bad[1] = 65;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_chan_dir_unpack(bad, sizeof(bad), 32,
+                                                     DIR_MBOX, &out, &reason),
+                     UCS_ERR_INVALID_PARAM);
+    GDA_FT_ASSERT(strstr(reason, "[1, 64]") != NULL);
+    /* a byte of a channel changed: the check value */
+    memcpy(bad, buf, sizeof(bad));
+    bad[100] ^= 0x40;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_chan_dir_unpack(bad, sizeof(bad), 32,
+                                                     DIR_MBOX, &out, &reason),
+                     UCS_ERR_INVALID_PARAM);
+    GDA_FT_ASSERT(strstr(reason, "check value") != NULL);
+    /* zeros */
+    memset(bad, 0, sizeof(bad));
+    GDA_FT_ASSERT(uct_gda_ft_wire_chan_dir_unpack(bad, sizeof(bad), 32,
+                                                  DIR_MBOX, &out, &reason) !=
+                  UCS_OK);
+    /* another endpoint's, or a count the address did not say */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_chan_dir_unpack(buf, sizeof(buf), 31,
+                                                     DIR_MBOX, &out, &reason),
+                     UCS_ERR_INVALID_PARAM);
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_chan_dir_unpack(buf, sizeof(buf), 32,
+                                                     DIR_MBOX + 64, &out,
+                                                     &reason),
+                     UCS_ERR_INVALID_PARAM);
+    GDA_FT_ASSERT(strstr(reason, "another endpoint") != NULL);
+    GDA_FT_ASSERT_MEM_EQ(&out, &orig, sizeof(out));   /* untouched */
+
+    /* what the layout cannot carry */
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_chan_dir_pack(&in, buf, size - 1),
+                     UCS_ERR_BUFFER_TOO_SMALL);
+    in.num_chan = 65;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_chan_dir_pack(&in, buf, sizeof(buf)),
+                     UCS_ERR_INVALID_PARAM);
+    in.num_chan = 0;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_chan_dir_pack(&in, buf, sizeof(buf)),
+                     UCS_ERR_INVALID_PARAM);
+    make_chan_dir(&in, 32);
+    in.chan[31].target_qpn[1] = 0;
+    GDA_FT_ASSERT_EQ(uct_gda_ft_wire_chan_dir_pack(&in, buf, sizeof(buf)),
+                     UCS_ERR_INVALID_PARAM);
+}
+
+
 /* ---- fuzzing ------------------------------------------------------------- */
 
 typedef enum {
     BLOB_RKEY, BLOB_DEV_ADDR, BLOB_EP_ADDR,
     BLOB_OOB_ADDR,  /* out-of-band device address (6) + iface address (2) */
-    BLOB_OOB_HDR
+    BLOB_OOB_HDR,
+    BLOB_CHAN_DIR   /* checked against the count and mailbox it says */
 } blob_t;
 
 #define OOB_DEV_LEN  sizeof(uct_gda_ft_wire_oob_dev_addr_t)
@@ -600,6 +757,7 @@ static size_t blob_size(blob_t blob)
     case BLOB_DEV_ADDR: return UCT_GDA_FT_WIRE_DEV_ADDR_MAX;
     case BLOB_OOB_ADDR: return OOB_DEV_LEN + sizeof(uint16_t);
     case BLOB_OOB_HDR:  return sizeof(uct_gda_ft_wire_oob_hdr_t);
+    case BLOB_CHAN_DIR: return UCT_GDA_FT_WIRE_DIR_MAX;
     default:            return UCT_GDA_FT_WIRE_EP_ADDR_MAX;
     }
 }
@@ -614,10 +772,12 @@ static int blob_check(blob_t blob, const uint8_t *buf, size_t len)
     uct_gda_ft_rkey_info_t rkey;
     uct_gda_ft_dev_addr_info_t dev;
     uct_gda_ft_ep_addr_info_t ep;
+    uct_gda_ft_chan_dir_info_t dir;
     uint8_t again[WIRE_MAX_LEN];
     const char *reason = NULL;
     size_t packed      = blob_size(blob);
     ucs_status_t status;
+    uint64_t mbox_be;
     uint32_t ip, length;
     uint16_t port;
     uint8_t am_id;
@@ -641,6 +801,21 @@ static int blob_check(blob_t blob, const uint8_t *buf, size_t len)
                                          (uct_gda_ft_wire_oob_hdr_t*)again);
         }
         break;
+    case BLOB_CHAN_DIR:
+        mbox_be = 0;
+        if (len >= 16) {
+            memcpy(&mbox_be, buf + 8, sizeof(mbox_be));
+        }
+        status = uct_gda_ft_wire_chan_dir_unpack(buf, len,
+                                                 (len >= 2) ? buf[1] : 0,
+                                                 be64toh(mbox_be), &dir,
+                                                 &reason);
+        if (status == UCS_OK) {
+            GDA_FT_ASSERT_OK(uct_gda_ft_wire_chan_dir_pack(&dir, again,
+                                                           sizeof(again)));
+            packed = uct_gda_ft_wire_chan_dir_size(dir.num_chan);
+        }
+        break;
     case BLOB_RKEY:
         status = uct_gda_ft_wire_rkey_unpack(buf, len, &rkey, &reason);
         if (status == UCS_OK) {
@@ -661,7 +836,6 @@ static int blob_check(blob_t blob, const uint8_t *buf, size_t len)
         if (status == UCS_OK) {
             GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_pack(&ep, again,
                                                           sizeof(again)));
-            packed = uct_gda_ft_wire_ep_addr_size(ep.num_chan);
         }
         break;
     }
@@ -692,10 +866,25 @@ static size_t blob_valid(blob_t blob, uint8_t *buf)
                                      (uint32_t)test_wire_rand()},
                                     {1 + (test_wire_rand() & 0xfffffe),
                                      1 + (test_wire_rand() & 0xfffffe)}};
+    uct_gda_ft_chan_dir_info_t dir;
     uint32_t qpn;
     unsigned i;
 
     switch (blob) {
+    case BLOB_CHAN_DIR:
+        dir.mbox_va  = test_wire_rand();
+        dir.num_chan = 1 + test_wire_rand() % UCT_GDA_FT_WIRE_DEV_CHAN_MAX;
+        for (i = 0; i < dir.num_chan * 4; ++i) {
+            qpn = 1 + (test_wire_rand() & 0xfffffe);
+            if (i & 2) {
+                dir.chan[i / 4].target_qpn[i & 1] = qpn;
+            } else {
+                dir.chan[i / 4].init_qpn[i & 1] = qpn;
+            }
+        }
+        GDA_FT_ASSERT_OK(uct_gda_ft_wire_chan_dir_pack(&dir, buf,
+                                                       WIRE_MAX_LEN));
+        return uct_gda_ft_wire_chan_dir_size(dir.num_chan);
     case BLOB_OOB_ADDR:
         GDA_FT_ASSERT_OK(uct_gda_ft_wire_oob_addr_pack(
                 (uint32_t)test_wire_rand() | 1, (uint16_t)test_wire_rand() | 1,
@@ -717,16 +906,16 @@ static size_t blob_valid(blob_t blob, uint8_t *buf)
         return uct_gda_ft_wire_dev_addr_size(&dev);
     default:
         ep.num_chan = 1 + test_wire_rand() % UCT_GDA_FT_WIRE_CHAN_MAX;
-        for (i = 0; i < ep.num_chan * 4; ++i) {
+        for (i = 0; i < 4; ++i) {
             qpn = 1 + (test_wire_rand() & 0xfffffe);
             if (i & 2) {
-                ep.chan[i / 4].target_qpn[i & 1] = qpn;
+                ep.host.target_qpn[i & 1] = qpn;
             } else {
-                ep.chan[i / 4].init_qpn[i & 1] = qpn;
+                ep.host.init_qpn[i & 1] = qpn;
             }
         }
         GDA_FT_ASSERT_OK(uct_gda_ft_wire_ep_addr_pack(&ep, buf, WIRE_MAX_LEN));
-        return uct_gda_ft_wire_ep_addr_size(ep.num_chan);
+        return UCT_GDA_FT_WIRE_EP_ADDR_MAX;
     }
 }
 
@@ -804,6 +993,17 @@ GDA_FT_TEST(uct_wire, fuzz_ep_addr)
     blob_fuzz(BLOB_EP_ADDR, iters, &random_ok, &mutated_ok);
     printf("%u endpoint addresses: %u random and %u mutated accepted\n",
            iters, random_ok, mutated_ok);
+}
+
+GDA_FT_TEST(uct_wire, fuzz_chan_dir)
+{
+    unsigned iters = test_wire_fuzz_iters(100000), random_ok, mutated_ok;
+
+    /* the check value leaves random and mutated directories no chance */
+    blob_fuzz(BLOB_CHAN_DIR, iters, &random_ok, &mutated_ok);
+    GDA_FT_ASSERT_EQ(random_ok, 0);
+    GDA_FT_ASSERT_EQ(mutated_ok, 0);
+    printf("%u channel directories, none accepted\n", iters);
 }
 
 GDA_FT_TEST(uct_wire, fuzz_oob_addr)

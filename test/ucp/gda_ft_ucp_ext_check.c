@@ -154,6 +154,26 @@ static void check_wireup(check_node_t *a, check_node_t *b)
     }
 }
 
+/* a's device endpoint to b: its channels are handed out once both ends
+ * connected them, which takes b's progress too */
+static ucs_status_t check_device_ep(check_node_t *a, check_node_t *b,
+                                    gda_ft_ucp_device_ep_h *dev_ep_p)
+{
+    ucs_status_t status;
+    unsigned i;
+
+    for (;;) {
+        status = gda_ft_ucp_device_ep_create(a->ep, GDA_FT_UCP_PLACE_HOST,
+                                             dev_ep_p);
+        if (status != UCS_ERR_NOT_CONNECTED) {
+            return status;
+        }
+        for (i = 0; i < 1000; ++i) {
+            ucp_worker_progress(b->worker);
+        }
+    }
+}
+
 static void check_elem(gda_ft_ucp_mem_elem_t *e, ucp_mem_h memh, void *local,
                        size_t length, ucp_rkey_h rkey, uint64_t remote)
 {
@@ -215,8 +235,7 @@ static void check_datapath(check_node_t *a, check_node_t *b,
     gda_ft_dev_status_t st;
     unsigned i;
 
-    CHECK_STATUS(gda_ft_ucp_device_ep_create(a->ep, GDA_FT_UCP_PLACE_HOST,
-                                             &dev_ep), UCS_OK);
+    CHECK_STATUS(check_device_ep(a, b, &dev_ep), UCS_OK);
     if (check_failures != 0) {
         return;
     }
@@ -333,8 +352,7 @@ static void check_outlives_ep(check_node_t *a, check_node_t *b,
     void *close_req;
 
     check_elem(&e, a->memh, a->buf, 128, rkey, (uintptr_t)b->buf + 2048);
-    if (gda_ft_ucp_device_ep_create(a->ep, GDA_FT_UCP_PLACE_HOST, &dev_ep) !=
-        UCS_OK) {
+    if (check_device_ep(a, b, &dev_ep) != UCS_OK) {
         CHECK(0, "no device endpoint");
         return;
     }

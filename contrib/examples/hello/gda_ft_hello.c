@@ -225,10 +225,14 @@ static int hello_rank0(hello_rank_t *r)
         hello_die("ucp_ep_rkey_unpack", status);
     }
 
-    /* a device endpoint takes the channels of a wired-up endpoint */
+    /* a device endpoint takes the channels of a wired-up endpoint, once
+     * both ranks connected them (it progresses the worker meanwhile; rank
+     * 1 progresses its own) */
     hello_flush(r);
-    status = gda_ft_ucp_device_ep_create(r->ep, GDA_FT_UCP_PLACE_HOST,
-                                         &dev_ep);
+    do {
+        status = gda_ft_ucp_device_ep_create(r->ep, GDA_FT_UCP_PLACE_HOST,
+                                             &dev_ep);
+    } while (status == UCS_ERR_NOT_CONNECTED);
     if (status != UCS_OK) {
         hello_die("gda_ft_ucp_device_ep_create", status);
     }

@@ -960,7 +960,7 @@ static int moe_usage(FILE *f, int rc)
         "(default 2)\n"
         "  --blocks B       GPU: CTAs of each phase's kernel (default 1; "
         "132 fill an H100)\n"
-        "  --channels C     device channels per peer, 1..2 (default 2)\n"
+        "  --channels C     device channels per peer, 1..64 (default 2)\n"
         "  --fault-rank R   rank whose primary port fails (default 0; "
         "-1: none)\n"
         "  --fault-at I1    ... at iteration I1 (default 20)\n"
@@ -1524,7 +1524,7 @@ int main(int argc, char **argv)
                                          "--iters"); break;
         case 'W': opt.workers = moe_uint(optarg, 1, MOE_MAX_WORKERS,
                                          "--workers"); break;
-        case 'C': opt.nchan   = moe_uint(optarg, 1, 2, "--channels"); break;
+        case 'C': opt.nchan   = moe_uint(optarg, 1, 64, "--channels"); break;
         case 'B': opt.blocks  = moe_uint(optarg, 1, 65535, "--blocks");
                   break;
         case 'R': opt.fault_rank = (atoi(optarg) < 0) ? -1 :

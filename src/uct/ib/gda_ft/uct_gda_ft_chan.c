@@ -223,6 +223,44 @@ void uct_gda_ft_ep_chan_rx_cleanup(uct_gda_ft_ep_t *ep)
     }
 }
 
+/* The exchange of channel directories is over, done or failed */
+static void uct_gda_ft_chan_dir_end(uct_gda_ft_ep_t *ep)
+{
+    uct_gda_ft_ep_chans_t *c = ep->chans;
+
+    if (c->dir.pending) {
+        c->dir.pending = 0;
+        --uct_gda_ft_ep_iface(ep)->dir_pending;
+    }
+}
+
+/* Our channel directory, in our mailbox where it is pushed from: the QPNs
+ * of the device channels, which never change (a re-arm keeps its QPs) */
+static void uct_gda_ft_chan_dir_write(uct_gda_ft_ep_t *ep)
+{
+    uct_gda_ft_ep_chans_t *c = ep->chans;
+    uct_gda_ft_chan_dir_info_t info;
+    ucs_status_t status;
+    unsigned i, path;
+
+    if (c->num <= 1) {
+        return;
+    }
+    info.mbox_va  = (uintptr_t)ep->mbox;
+    info.num_chan = c->num - 1;
+    for (i = 1; i < c->num; ++i) {
+        for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+            info.chan[i - 1].init_qpn[path]   = c->init[i].path[path].qp->qpn;
+            info.chan[i - 1].target_qpn[path] =
+                    c->target[i].path[path].qp->qpn;
+        }
+    }
+    status = uct_gda_ft_wire_chan_dir_pack(&info, ep->mbox->dir_out,
+                                           sizeof(ep->mbox->dir_out));
+    /* the QPNs are the HCA's, the count within the configuration's range */
+    ucs_assert_always(status == UCS_OK);
+}
+
 void uct_gda_ft_ep_chans_destroy(uct_gda_ft_ep_t *ep)
 {
     uct_gda_ft_ep_chans_t *c = ep->chans;
@@ -230,6 +268,7 @@ void uct_gda_ft_ep_chans_destroy(uct_gda_ft_ep_t *ep)
     if (c == NULL) {
         return;
     }
+    uct_gda_ft_chan_dir_end(ep);
     ep->chans = NULL;
     c->ep     = NULL;   /* no guardian, no peer to ask: posters that go on
                            find out by their deadlines */
@@ -343,6 +382,7 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
     if (status != UCS_OK) {
         goto err;
     }
+    uct_gda_ft_chan_dir_write(ep);
     return UCS_OK;
 
 err:
@@ -359,17 +399,13 @@ void uct_gda_ft_ep_chans_pack(uct_gda_ft_ep_t *ep,
                               uct_gda_ft_ep_addr_info_t *info)
 {
     uct_gda_ft_ep_chans_t *c = ep->chans;
-    unsigned i, path;
+    unsigned path;
 
     info->num_chan = c->num;
     for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
-        info->ctl_qpn[path] = c->ctl->path[path].qp->qpn;
-    }
-    for (i = 0; i < info->num_chan; ++i) {
-        for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
-            info->chan[i].init_qpn[path]   = c->init[i].path[path].qp->qpn;
-            info->chan[i].target_qpn[path] = c->target[i].path[path].qp->qpn;
-        }
+        info->ctl_qpn[path]         = c->ctl->path[path].qp->qpn;
+        info->host.init_qpn[path]   = c->init[0].path[path].qp->qpn;
+        info->host.target_qpn[path] = c->target[0].path[path].qp->qpn;
     }
 }
 
@@ -397,6 +433,183 @@ static ucs_status_t uct_gda_ft_chan_connect_qp(uct_gda_ft_ep_t *ep,
     return status;
 }
 
+/* Connects our channel i to the peer's, whose QPNs are `qpns`, on the
+ * endpoint's paths */
+static ucs_status_t
+uct_gda_ft_chan_connect_one(uct_gda_ft_ep_t *ep, unsigned i,
+                            const uct_gda_ft_chan_qpns_t *qpns)
+{
+    uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
+    uct_gda_ft_ep_chans_t *c  = ep->chans;
+    ucs_status_t status;
+    unsigned path;
+
+    for (path = 0; path < c->num_paths; ++path) {
+        status = uct_gda_ft_chan_connect_qp(ep, &c->init[i], path,
+                                            qpns->target_qpn[path]);
+        if (status != UCS_OK) {
+            return status;
+        }
+        status = uct_gda_ft_chan_connect_qp(ep, &c->target[i], path,
+                                            qpns->init_qpn[path]);
+        if (status != UCS_OK) {
+            return status;
+        }
+        if ((i == 0) && (ep->chan_rx[path].desc != NULL)) {
+            /* after INIT, which takes the RQ's producer index: a message
+             * that comes first waits for them (RNR) */
+            status = uct_gda_ft_rxq_fill(iface, ep, &ep->chan_rx[path]);
+            if (status != UCS_OK) {
+                return status;
+            }
+        }
+    }
+    for (; path < GDA_FT_NUM_PATHS; ++path) {
+        /* no backup HCA at one end: one path, without failover */
+        gda_ft_chan_host_set_absent(&c->init[i], path);
+        gda_ft_chan_host_set_absent(&c->target[i], path);
+    }
+    if (!iface->config.dev_failover) {
+        /* DEVICE_FAILOVER=n: the backup is never taken, and an error of
+         * the primary leaves the channel without a path */
+        c->init[i].chan.path[UCT_GDA_FT_PATH_BACKUP].failed =
+                GDA_FT_CHAN_WHY_RETRY;
+    }
+    /* the posters' copy, with the PSNs and MTU of the connection */
+    c->poster[i] = c->init[i].chan;
+    return UCS_OK;
+}
+
+/* Device channels that both ends have, so many are connected */
+static unsigned uct_gda_ft_chan_both(const uct_gda_ft_ep_chans_t *c)
+{
+    return ucs_min(c->num, c->peer_num);
+}
+
+/* Our directory to the peer, again while it does not answer: the last
+ * push may have gone on a control QP that failed before it landed */
+static void uct_gda_ft_chan_dir_push(uct_gda_ft_ep_t *ep, uint64_t now)
+{
+    uct_gda_ft_ep_chans_t *c = ep->chans;
+    unsigned carrier;
+
+    if ((c->dir.pushes != 0) &&
+        ((now - c->dir.pushed_ns) <
+         gda_ft_timing_rearm_answer_ns(c->ctl->params.resolve_ns))) {
+        return;
+    }
+    if (uct_gda_ft_ctl_write_dir(ep, uct_gda_ft_wire_chan_dir_size(
+                                         c->num - 1),
+                                 c->dir.pushes + 1, &carrier) != UCS_OK) {
+        return;    /* no control path takes it now: the next pass does */
+    }
+    ++c->dir.pushes;
+    c->dir.pushed_ns = now;
+    ucs_trace("ep %p: channel directory pushed (%u) on the %s control "
+              "path", ep, c->dir.pushes, uct_gda_ft_path_name(carrier));
+}
+
+/* The exchange failed: the device channels never come, and the endpoint
+ * reports its error at the next progress */
+static void uct_gda_ft_chan_dir_fail(uct_gda_ft_ep_t *ep, ucs_status_t status)
+{
+    uct_gda_ft_chan_dir_end(ep);
+    ep->chans->dir.status = status;
+    ep->flags            |= UCT_GDA_FT_EP_FLAG_FAILED;
+    uct_gda_ft_iface_ep_ready(uct_gda_ft_ep_iface(ep), ep);
+}
+
+/* The peer's directory in our mailbox: checked against its address, and
+ * our channels connected to its own */
+static ucs_status_t uct_gda_ft_chan_dir_take(uct_gda_ft_ep_t *ep)
+{
+    uct_gda_ft_ep_chans_t *c = ep->chans;
+    uct_gda_ft_chan_dir_info_t info;
+    const char *reason;
+    ucs_status_t status;
+    unsigned i;
+
+    status = uct_gda_ft_wire_chan_dir_unpack(ep->mbox->dir_in,
+                                             sizeof(ep->mbox->dir_in),
+                                             c->peer_num - 1, ep->peer_mbox,
+                                             &info, &reason);
+    if (status != UCS_OK) {
+        ucs_error("ep %p: invalid peer channel directory: %s", ep, reason);
+        return status;
+    }
+    for (i = 1; i < uct_gda_ft_chan_both(c); ++i) {
+        status = uct_gda_ft_chan_connect_one(ep, i, &info.chan[i - 1]);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+    c->dir.connected = 1;
+    return UCS_OK;
+}
+
+/*
+ * The exchange of channel directories, while it goes on: the peer's taken
+ * once, our channels connected to it, and answered at each push; ours
+ * pushed until the peer answers. The device channels are handed out once
+ * both ends connected them: then no poster sends into a QP of the peer
+ * that is not ready to receive.
+ */
+static void uct_gda_ft_chan_dir_progress(uct_gda_ft_ep_t *ep, uint64_t now)
+{
+    uct_gda_ft_ep_chans_t *c = ep->chans;
+    ucs_status_t status      = UCS_OK;
+    unsigned carrier;
+    uint64_t word;
+    uint32_t epoch;
+
+    epoch = uct_gda_ft_mbox_epoch(&ep->mbox->dir_epoch);
+    if (epoch != c->dir.seen) {
+        if (!c->dir.connected) {
+            status = uct_gda_ft_chan_dir_take(ep);
+        }
+        word = UCT_GDA_FT_MBOX_ANSWER(epoch, status != UCS_OK, 0);
+        if (uct_gda_ft_ctl_write(ep, UCT_GDA_FT_PATH_BACKUP,
+                                 ucs_offsetof(uct_gda_ft_mbox_t, dir_ack),
+                                 &word, sizeof(word), 0, NULL,
+                                 &carrier) == UCS_OK) {
+            c->dir.seen = epoch;
+        }
+        if (status != UCS_OK) {
+            uct_gda_ft_chan_dir_fail(ep, status);
+            return;
+        }
+    }
+
+    word = __atomic_load_n(&ep->mbox->dir_ack, __ATOMIC_ACQUIRE);
+    if (!c->dir.acked && (UCT_GDA_FT_MBOX_ANSWER_EPOCH(word) != 0)) {
+        if (UCT_GDA_FT_MBOX_ANSWER_REFUSED(word)) {
+            ucs_error("ep %p: the peer refused our channel directory", ep);
+            uct_gda_ft_chan_dir_fail(ep, UCS_ERR_REJECTED);
+            return;
+        }
+        c->dir.acked = 1;
+    }
+    if (!c->dir.acked) {
+        uct_gda_ft_chan_dir_push(ep, now);
+    } else if (c->dir.connected) {
+        c->count = uct_gda_ft_chan_both(c);
+        uct_gda_ft_chan_dir_end(ep);
+        ucs_debug("ep %p: %u device channels connected at both ends", ep,
+                  c->count - 1);
+    }
+}
+
+void uct_gda_ft_ep_chans_dir_progress(uct_gda_ft_ep_t *ep, uint64_t now)
+{
+    uct_gda_ft_ep_chans_t *c = ep->chans;
+
+    if ((c != NULL) && c->dir.pending &&
+        !(ep->flags & UCT_GDA_FT_EP_FLAG_ERR_REPORTED) &&
+        (c->peer.gone_ns == 0)) {
+        uct_gda_ft_chan_dir_progress(ep, now);
+    }
+}
+
 ucs_status_t uct_gda_ft_ep_chans_connect(uct_gda_ft_ep_t *ep,
                                          const uct_gda_ft_ep_addr_info_t *peer,
                                          unsigned num_paths)
@@ -404,51 +617,20 @@ ucs_status_t uct_gda_ft_ep_chans_connect(uct_gda_ft_ep_t *ep,
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
     uct_gda_ft_ep_chans_t *c  = ep->chans;
     ucs_status_t status;
-    unsigned i, path, count;
+    unsigned path;
 
-    count = ucs_min(c->num, peer->num_chan);
+    c->peer_num  = peer->num_chan;
+    c->num_paths = num_paths;
     if (c->num != peer->num_chan) {
         ucs_diag("ep %p: %u channels here, %u at the peer: %u connected", ep,
-                 c->num, peer->num_chan, count);
+                 c->num, peer->num_chan, uct_gda_ft_chan_both(c));
     }
 
-    c->num_paths = num_paths;
-    for (i = 0; i < count; ++i) {
-        for (path = 0; path < num_paths; ++path) {
-            status = uct_gda_ft_chan_connect_qp(
-                    ep, &c->init[i], path, peer->chan[i].target_qpn[path]);
-            if (status != UCS_OK) {
-                return status;
-            }
-            status = uct_gda_ft_chan_connect_qp(
-                    ep, &c->target[i], path, peer->chan[i].init_qpn[path]);
-            if (status != UCS_OK) {
-                return status;
-            }
-            if ((i == 0) && (ep->chan_rx[path].desc != NULL)) {
-                /* after INIT, which takes the RQ's producer index: a
-                 * message that comes first waits for them (RNR) */
-                status = uct_gda_ft_rxq_fill(iface, ep, &ep->chan_rx[path]);
-                if (status != UCS_OK) {
-                    return status;
-                }
-            }
-        }
-        for (; path < GDA_FT_NUM_PATHS; ++path) {
-            /* no backup HCA at one end: one path, without failover */
-            gda_ft_chan_host_set_absent(&c->init[i], path);
-            gda_ft_chan_host_set_absent(&c->target[i], path);
-        }
-        if (!iface->config.dev_failover) {
-            /* DEVICE_FAILOVER=n: the backup is never taken, and an error
-             * of the primary leaves the channel without a path */
-            c->init[i].chan.path[UCT_GDA_FT_PATH_BACKUP].failed =
-                    GDA_FT_CHAN_WHY_RETRY;
-        }
-        /* the posters' copy, with the PSNs and MTU of the connection */
-        c->poster[i] = c->init[i].chan;
+    status = uct_gda_ft_chan_connect_one(ep, 0, &peer->host);
+    if (status != UCS_OK) {
+        return status;
     }
-    c->count = count;
+    c->count = 1;
     /* the peer's guardian took part in the connection: a switch soon
      * after it, before a probe or a question came, waits for its word as
      * a later one does */
@@ -469,10 +651,18 @@ ucs_status_t uct_gda_ft_ep_chans_connect(uct_gda_ft_ep_t *ep,
         uct_gda_ft_ctl_reset(ep, path);
         ep->ctl[path].failed = (path >= num_paths);
     }
+
+    /* the device channels, through the directories: ours is pushed now
+     * (a peer not connected yet takes it from the HCA's retransmission,
+     * or when our answer to its own follows it), the guardian does the
+     * rest */
+    if (uct_gda_ft_chan_both(c) > 1) {
+        c->dir.pending = 1;
+        ++iface->dir_pending;
+        uct_gda_ft_chan_dir_push(ep, gda_ft_dev_now_ns());
+    }
     return UCS_OK;
 }
-
-
 
 
 void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now)
@@ -511,6 +701,9 @@ void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now)
     }
     for (path = 0; !gone && (path < c->num_paths); ++path) {
         uct_gda_ft_ctl_rearm(ep, path, now);
+    }
+    if (!gone) {
+        uct_gda_ft_ep_chans_dir_progress(ep, now);
     }
     for (i = 0; i < (gone ? 1 : c->count); ++i) {
         if (uct_gda_ft_mbox_read_question(&ep->mbox->chan[i],
@@ -564,15 +757,29 @@ static ucs_status_t uct_gda_ft_chan_usable(uct_ep_h tl_ep,
                                            uct_gda_ft_ep_chans_t **chans_p)
 {
     uct_gda_ft_ep_t *ep = uct_gda_ft_hca_ep(tl_ep);
+    uct_gda_ft_ep_chans_t *c;
 
     if ((ep == NULL) || (ep->chans == NULL) || (ep->chans->num <= 1)) {
         return UCS_ERR_UNSUPPORTED;
     }
-    if (!(ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED) ||
-        (ep->chans->count <= 1)) {
+    c = ep->chans;
+    if (!(ep->flags & UCT_GDA_FT_EP_FLAG_CONNECTED)) {
         return UCS_ERR_NOT_CONNECTED;
     }
-    *chans_p = ep->chans;
+    if (c->peer_num <= 1) {
+        return UCS_ERR_UNSUPPORTED;    /* the peer has none */
+    }
+    if (c->dir.status != UCS_OK) {
+        return c->dir.status;
+    }
+    if (c->count <= 1) {
+        /* not yet: the directories are being exchanged, unless the
+         * endpoint or its peer is gone */
+        return ((ep->flags & UCT_GDA_FT_EP_FLAG_ERR_REPORTED) ||
+                (c->peer.gone_ns != 0)) ? UCS_ERR_ENDPOINT_TIMEOUT :
+                                          UCS_ERR_NOT_CONNECTED;
+    }
+    *chans_p = c;
     return UCS_OK;
 }
 

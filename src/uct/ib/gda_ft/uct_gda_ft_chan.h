@@ -4,8 +4,11 @@
  * Every endpoint has its host channel (channel 0, uct_gda_ft_hchan.h) and,
  * with UCX_GDA_FT_DEVICE_CHANNELS=N, N concurrent device channels
  * (device/gda_ft_chan_*.h) to its peer, for GPU kernels or CPU threads
- * posting through the device API. Their QP numbers travel in the endpoint
- * address, so UCP wireup connects them with the endpoint. The guardian
+ * posting through the device API. The endpoint address carries the host
+ * channel's QP numbers and the channel count; the device channels' QP
+ * numbers follow in the endpoints' channel directories, which each end
+ * pushes into the peer's mailbox over a control QP once UCP wireup
+ * connected it (uct_gda_ft_wire.h). The guardian
  * pass runs their host halves and speaks for them to the peer through the
  * endpoints' mailboxes, by control operations on the endpoint's control
  * QPs.
@@ -44,6 +47,11 @@ ucs_status_t uct_gda_ft_ep_chans_connect(uct_gda_ft_ep_t *ep,
                                          const uct_gda_ft_ep_addr_info_t *peer,
                                          unsigned num_paths);
 
+/* The exchange of channel directories with the peer while it goes on
+ * (the guardian's pass runs it too): the device channels are handed out
+ * once both ends connected them */
+void uct_gda_ft_ep_chans_dir_progress(uct_gda_ft_ep_t *ep, uint64_t now);
+
 /* The guardian's pass over the channels, and the peer's questions */
 void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now);
 
@@ -59,8 +67,11 @@ size_t uct_gda_ft_ep_chans_format(uct_gda_ft_ep_t *ep, const char *prefix,
  * *count_p channels in host memory, which CPU posters use in place and a
  * GPU's host-side setup copies where its kernels read them. Valid until the
  * endpoint is destroyed. UCS_ERR_UNSUPPORTED: not an HCA endpoint of
- * gda_ft, or its interface has no device channels; UCS_ERR_NOT_CONNECTED:
- * the endpoint is not connected yet. With DEVICE_CHANNEL_RINGS=mapped (the
+ * gda_ft, or its interface or the peer's has no device channels;
+ * UCS_ERR_NOT_CONNECTED: not yet: the endpoint is not connected, or the
+ * channel directories are being exchanged (progress, and ask again);
+ * another error: the exchange failed (the endpoint's error), or the
+ * endpoint or its peer failed before it ended. With DEVICE_CHANNEL_RINGS=mapped (the
  * default) rings, mailboxes and doorbell records are in whole pages of host
  * memory for the caller to map into the GPU, and the HCA watches the
  * doorbell records; with "host", CPU threads post and ring doorbells.

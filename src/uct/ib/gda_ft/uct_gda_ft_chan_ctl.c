@@ -149,18 +149,11 @@ static int uct_gda_ft_ctl_carrier(uct_gda_ft_ep_t *ep, unsigned path,
     return uct_gda_ft_ctl_usable(ep, path, now) ? (int)path : -1;
 }
 
-/*
- * Writes `arg` at arg_offset of the peer's mailbox, then, with an
- * epoch_length, `epoch` at epoch_offset (RC: they land in that order),
- * over the control path that carries news of `path`; *carrier_p: which
- * one. UCS_ERR_NO_RESOURCE when no control path takes it now: the caller
- * writes again at its next pass.
- */
-static ucs_status_t uct_gda_ft_ctl_write(uct_gda_ft_ep_t *ep, unsigned path,
-                                        size_t arg_offset, const void *arg,
-                                        size_t arg_length, size_t epoch_offset,
-                                        const uint32_t *epoch,
-                                        unsigned *carrier_p)
+/* RC: the two writes land in that order */
+ucs_status_t uct_gda_ft_ctl_write(uct_gda_ft_ep_t *ep, unsigned path,
+                                 size_t arg_offset, const void *arg,
+                                 size_t arg_length, size_t epoch_offset,
+                                 const uint32_t *epoch, unsigned *carrier_p)
 {
     uint64_t now = gda_ft_dev_now_ns();
     int carrier  = uct_gda_ft_ctl_carrier(ep, path, now);
@@ -187,6 +180,39 @@ static ucs_status_t uct_gda_ft_ctl_write(uct_gda_ft_ep_t *ep, unsigned path,
                                                rkey, GDA_FT_WQE_SIGNALED,
                                                NULL);
     }
+    gda_ft_sq_ring_db(&ctl->sq);
+    *carrier_p = carrier;
+    return UCS_OK;
+}
+
+ucs_status_t uct_gda_ft_ctl_write_dir(uct_gda_ft_ep_t *ep, size_t length,
+                                     uint32_t epoch, unsigned *carrier_p)
+{
+    uint64_t now = gda_ft_dev_now_ns();
+    int carrier  = uct_gda_ft_ctl_carrier(ep, UCT_GDA_FT_PATH_BACKUP, now);
+    uct_gda_ft_ep_ctl_t *ctl;
+    uint32_t rkey;
+
+    if (carrier < 0) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    ctl  = &ep->ctl[carrier];
+    rkey = ep->peer_mbox_rkey[carrier];
+    if (ctl->sq.ci == ctl->sq.pi) {
+        ctl->busy_ns = now;
+    }
+    /* a WQE of ctrl, raddr and one data segment, then an inline one: the
+     * two WQEBBs uct_gda_ft_ctl_usable() found */
+    (void)gda_ft_sq_post_rdma_write(&ctl->sq, (uintptr_t)ep->mbox->dir_out,
+                                    ep->mbox_memh->lkey[carrier], length,
+                                    ep->peer_mbox +
+                                    ucs_offsetof(uct_gda_ft_mbox_t, dir_in),
+                                    rkey, GDA_FT_WQE_SIGNALED, NULL);
+    (void)gda_ft_sq_post_rdma_write_inline(&ctl->sq, &epoch, sizeof(epoch),
+                                           ep->peer_mbox +
+                                           ucs_offsetof(uct_gda_ft_mbox_t,
+                                                        dir_epoch),
+                                           rkey, GDA_FT_WQE_SIGNALED, NULL);
     gda_ft_sq_ring_db(&ctl->sq);
     *carrier_p = carrier;
     return UCS_OK;

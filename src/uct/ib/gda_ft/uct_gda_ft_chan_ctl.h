@@ -27,6 +27,25 @@ void uct_gda_ft_ctl_reset(uct_gda_ft_ep_t *ep, unsigned path);
 /* Retires what the peer acknowledged on the control QP of `path` */
 void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path);
 
+/*
+ * Writes `arg` at arg_offset of the peer's mailbox, then, with an epoch,
+ * `epoch` at epoch_offset (they land in that order), over the control
+ * path that carries news of `path` (the other one while it is usable);
+ * *carrier_p: which one. UCS_ERR_NO_RESOURCE when no control path takes it
+ * now: the caller writes again at its next pass.
+ */
+ucs_status_t uct_gda_ft_ctl_write(uct_gda_ft_ep_t *ep, unsigned path,
+                                 size_t arg_offset, const void *arg,
+                                 size_t arg_length, size_t epoch_offset,
+                                 const uint32_t *epoch, unsigned *carrier_p);
+
+/* Pushes our channel directory (the first `length` bytes of our mailbox's
+ * dir_out) into the peer's mailbox, then `epoch` into its dir_epoch, over
+ * a usable control path, the primary first; UCS_ERR_NO_RESOURCE when none
+ * takes it now */
+ucs_status_t uct_gda_ft_ctl_write_dir(uct_gda_ft_ep_t *ep, size_t length,
+                                     uint32_t epoch, unsigned *carrier_p);
+
 /* Re-arms the control QP of `path` once it failed and its port is up,
  * with the peer, after the re-arm back-off */
 void uct_gda_ft_ctl_rearm(uct_gda_ft_ep_t *ep, unsigned path, uint64_t now);

@@ -29,8 +29,7 @@ ucs_status_t uct_gda_ft_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr)
     info.mbox_rkey[1] = ep->mbox_memh->rkey[1];
     uct_gda_ft_ep_chans_pack(ep, &info);
     return uct_gda_ft_wire_ep_addr_pack(&info, addr,
-                                        uct_gda_ft_wire_ep_addr_size(
-                                                info.num_chan));
+                                        UCT_GDA_FT_WIRE_EP_ADDR_MAX);
 }
 
 ucs_status_t uct_gda_ft_ep_connect_to_ep(uct_ep_h tl_ep,
@@ -52,8 +51,8 @@ ucs_status_t uct_gda_ft_ep_connect_to_ep(uct_ep_h tl_ep,
         return status;
     }
 
-    /* UCT passes no length: the address is as long as its channel count
-     * says, which the peer packed into UCP's address */
+    /* UCT passes no length: the address has one length, which the peer
+     * packed into UCP's address */
     status = uct_gda_ft_wire_ep_addr_unpack(ep_addr,
                                             UCT_GDA_FT_WIRE_EP_ADDR_MAX,
                                             &ep_info, &reason);
@@ -97,8 +96,9 @@ ucs_status_t uct_gda_ft_ep_connect_to_ep(uct_ep_h tl_ep,
     }
 
     ep->flags |= UCT_GDA_FT_EP_FLAG_CONNECTED;
-    ucs_debug("ep %p connected: %u channels, %u paths", ep,
-              ep->chans->count, num_paths);
+    ucs_debug("ep %p connected: %u paths, %u channels here and %u at the "
+              "peer, the device ones through their directories", ep,
+              num_paths, ep->chans->num, ep->chans->peer_num);
     return UCS_OK;
 }
 

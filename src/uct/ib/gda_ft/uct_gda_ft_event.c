@@ -152,18 +152,22 @@ static int uct_gda_ft_iface_rx_pending(const uct_gda_ft_iface_t *iface)
  * hands out nothing: it marks the endpoints whose operations completed. */
 static int uct_gda_ft_iface_event_pending(uct_gda_ft_iface_t *iface)
 {
-    if (!ucs_list_is_empty(&iface->hchan_eps)) {
-        if ((uct_gda_ft_hchan_progress(iface) > 0) ||
-            ((gda_ft_dev_now_ns() - iface->last_chan_guard_ns) >
-             iface->config.chan_guard_ns)) {
-            return 1;
-        }
+    if (!ucs_list_is_empty(&iface->hchan_eps) &&
+        (uct_gda_ft_hchan_progress(iface) > 0)) {
+        return 1;
+    }
+    if ((!ucs_list_is_empty(&iface->hchan_eps) ||
+         (iface->dir_pending > 0)) &&
+        ((gda_ft_dev_now_ns() - iface->last_chan_guard_ns) >
+         iface->config.chan_guard_ns)) {
+        return 1;
     }
     return !ucs_list_is_empty(&iface->ready_eps) ||
            uct_gda_ft_iface_rx_pending(iface);
 }
 
-/* The guardian's next pass, while operations are outstanding */
+/* The guardian's next pass, while operations are outstanding or channel
+ * directories are being exchanged */
 static void uct_gda_ft_iface_event_timer(uct_gda_ft_iface_t *iface)
 {
     struct itimerspec spec = {{0, 0}, {0, 0}};
@@ -172,7 +176,7 @@ static void uct_gda_ft_iface_event_timer(uct_gda_ft_iface_t *iface)
     uint64_t now           = gda_ft_dev_now_ns();
     uint64_t delay;
 
-    if (!ucs_list_is_empty(&iface->hchan_eps)) {
+    if (!ucs_list_is_empty(&iface->hchan_eps) || (iface->dir_pending > 0)) {
         delay                 = (due > now) ? (due - now) : 1;
         spec.it_value.tv_sec  = delay / UCS_NSEC_PER_SEC;
         spec.it_value.tv_nsec = delay % UCS_NSEC_PER_SEC;

@@ -204,11 +204,12 @@ static ucs_config_field_t uct_gda_ft_iface_config_table[] = {
     {"DEVICE_CHANNELS", "0",
      "Device channels per endpoint, for GPU kernels (or CPU threads) that\n"
      "post through the device API: each a primary and a backup RC QP of\n"
-     "their own (the primary alone without a backup HCA), exchanged in the\n"
-     "endpoint address. 0: none. At most 2: UCP's address format v1 carries\n"
-     "63 bytes of endpoint address, which holds 3 channels, and channel 0 is\n"
-     "the endpoint's host channel (its own RMA, atomics and active\n"
-     "messages).",
+     "their own (the primary alone without a backup HCA). 0: none; at most\n"
+     "64. The endpoint address carries their count; their QP numbers go\n"
+     "from endpoint to endpoint after it, over the control QPs, and the\n"
+     "channels are handed out once both ends connected them. Channel 0,\n"
+     "beside them, is the endpoint's host channel (its own RMA, atomics\n"
+     "and active messages).",
      ucs_offsetof(uct_gda_ft_iface_config_t, dev_channels),
      UCS_CONFIG_TYPE_UINT},
 
@@ -406,8 +407,7 @@ static ucs_status_t uct_gda_ft_iface_query(uct_iface_h tl_iface,
 
     attr->device_addr_len = iface->dev_addr_len;
     attr->iface_addr_len  = 0;
-    attr->ep_addr_len     = uct_gda_ft_wire_ep_addr_size(
-                                    iface->config.num_channels);
+    attr->ep_addr_len     = UCT_GDA_FT_WIRE_EP_ADDR_MAX;
     attr->max_conn_priv   = 0;
 
     /* Estimates the peer receives exactly: see uct_gda_ft_perf.h */
@@ -689,15 +689,14 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    if ((config->dev_channels + 1 > UCT_GDA_FT_WIRE_CHAN_MAX) ||
+    if ((config->dev_channels > UCT_GDA_FT_WIRE_DEV_CHAN_MAX) ||
         (config->dev_channel_ring < 64) ||
         (config->dev_channel_ring > GDA_FT_CHAN_MAX_WQEBBS) ||
         !ucs_is_pow2(config->dev_channel_ring)) {
-        ucs_error("DEVICE_CHANNELS=%u (at most %u beside the host "
-                  "channel: UCP's address format v1 carries 63 bytes of "
-                  "endpoint address) or DEVICE_CHANNEL_RING=%u (a power of "
-                  "2, 64..%u) out of range", config->dev_channels,
-                  UCT_GDA_FT_WIRE_CHAN_MAX - 1, config->dev_channel_ring,
+        ucs_error("DEVICE_CHANNELS=%u (0..%u per endpoint, beside its "
+                  "host channel) or DEVICE_CHANNEL_RING=%u (a power of 2, "
+                  "64..%u) out of range", config->dev_channels,
+                  UCT_GDA_FT_WIRE_DEV_CHAN_MAX, config->dev_channel_ring,
                   GDA_FT_CHAN_MAX_WQEBBS);
         return UCS_ERR_INVALID_PARAM;
     }
@@ -865,6 +864,7 @@ static UCS_CLASS_INIT_FUNC(uct_gda_ft_iface_t, uct_md_h tl_md,
     ucs_list_head_init(&self->eps);
     pthread_mutex_init(&self->eps_lock, NULL);
     self->last_chan_guard_ns = 0;
+    self->dir_pending        = 0;
     ucs_list_head_init(&self->ready_eps);
     ucs_list_head_init(&self->hchan_eps);
     ucs_arbiter_init(&self->arbiter);

@@ -23,7 +23,7 @@ unsigned uct_gda_ft_ep_deliver_one(uct_gda_ft_ep_t *ep)
     uct_gda_ft_iface_t *iface = uct_gda_ft_ep_iface(ep);
     uct_completion_t *comp;
     uct_gda_ft_op_t *desc;
-    ucs_status_t status;
+    ucs_status_t status, error;
 
     if (ucs_unlikely(ep->am.num_held != 0) && uct_gda_ft_ep_am_deliver(ep)) {
         return 1;
@@ -49,20 +49,24 @@ unsigned uct_gda_ft_ep_deliver_one(uct_gda_ft_ep_t *ep)
         }
     }
 
-    if (uct_gda_ft_ep_no_path(ep) &&
+    if ((uct_gda_ft_ep_no_path(ep) ||
+         (ep->flags & UCT_GDA_FT_EP_FLAG_FAILED)) &&
         !(ep->flags & (UCT_GDA_FT_EP_FLAG_ERR_REPORTED |
                        UCT_GDA_FT_EP_FLAG_CANCELED))) {
         /* design §5 rule 5: no path is left; UCP's error handler runs.
+         * Or the channel directories could not be exchanged (design §4).
          * The handler may destroy the endpoint: nothing touches ep after. */
+        error      = (ep->flags & UCT_GDA_FT_EP_FLAG_FAILED) ?
+                     ep->chans->dir.status : UCS_ERR_ENDPOINT_TIMEOUT;
         ep->flags |= UCT_GDA_FT_EP_FLAG_ERR_REPORTED;
         ep->flags &= ~UCT_GDA_FT_EP_FLAG_READY;
         ucs_list_del(&ep->ready);
         status = uct_iface_handle_ep_err(&iface->super.super,
-                                         &ep->super.super,
-                                         UCS_ERR_ENDPOINT_TIMEOUT);
+                                         &ep->super.super, error);
         if (status != UCS_OK) {
-            ucs_diag("ep %p: no error handler took the loss of its last "
-                     "path: %s", ep, ucs_status_string(status));
+            ucs_diag("ep %p: no error handler took its failure (%s): %s",
+                     ep, ucs_status_string(error),
+                     ucs_status_string(status));
         }
         return 1;
     }
@@ -118,6 +122,13 @@ static void uct_gda_ft_iface_guard(uct_gda_ft_iface_t *iface)
     uct_gda_ft_ep_t *ep;
 
     if ((now - iface->last_chan_guard_ns) <= iface->config.chan_guard_ns) {
+        /* the directories' exchange is a few writes each way: it does not
+         * wait for the guardian's interval */
+        if (iface->dir_pending > 0) {
+            ucs_list_for_each(ep, &iface->eps, list) {
+                uct_gda_ft_ep_chans_dir_progress(ep, now);
+            }
+        }
         return;
     }
     iface->last_chan_guard_ns = now;

@@ -192,8 +192,12 @@ typedef struct uct_gda_ft_ep_chans {
                                         after UCP destroyed the endpoint */
     struct uct_gda_ft_ep *ep;        /* NULL once it is destroyed */
     unsigned              num;       /* created: 1 + DEVICE_CHANNELS */
-    unsigned              count;     /* connected: the smaller of both
-                                        sides' counts */
+    unsigned              count;     /* usable: the host channel, and
+                                        the device channels once both
+                                        ends connected them (the smaller
+                                        of both sides' counts) */
+    unsigned              peer_num;  /* the peer's channels, as its
+                                        address says */
     unsigned              num_paths; /* 2, or 1 without a backup HCA at
                                         either end */
     struct gda_ft_chan_host *init;   /* [num] */
@@ -230,6 +234,21 @@ typedef struct uct_gda_ft_ep_chans {
     } heard[2];                       /* per path: the peer's traffic */
     uct_gda_ft_peer_t     peer;      /* whether the peer is alive
                                         (uct_gda_ft_peer.c) */
+    struct {
+        uint8_t           pending;   /* the exchange goes on: the device
+                                        channels are not handed out */
+        uint8_t           connected; /* ours connected to the peer's
+                                        directory */
+        uint8_t           acked;     /* the peer connected its own to our
+                                        directory */
+        uint32_t          pushes;    /* of our directory: the last one's
+                                        epoch */
+        uint64_t          pushed_ns; /* when the last went */
+        uint32_t          seen;      /* the peer's last push answered */
+        ucs_status_t      status;    /* why the exchange failed: the
+                                        endpoint's error */
+    } dir;                           /* the channel directories
+                                        (uct_gda_ft_wire_chan_dir_t) */
 } uct_gda_ft_ep_chans_t;
 
 
@@ -270,7 +289,10 @@ enum {
     /* Its pending queue is being dispatched: the request running is the
      * oldest one left, and it may post */
     UCT_GDA_FT_EP_FLAG_IN_PENDING = UCS_BIT(4),
-    UCT_GDA_FT_EP_FLAG_FENCE      = UCS_BIT(5)  /* fence the next WQE */
+    UCT_GDA_FT_EP_FLAG_FENCE      = UCS_BIT(5), /* fence the next WQE */
+    /* Failed otherwise than by losing its paths (chans->dir.status): the
+     * error is reported by the next progress */
+    UCT_GDA_FT_EP_FLAG_FAILED     = UCS_BIT(6)
 };
 
 
@@ -377,6 +399,9 @@ struct uct_gda_ft_iface {
     uct_gda_ft_ep_t        *am_dispatch_ep;
     size_t                  dev_addr_len;
     uint64_t                last_chan_guard_ns;
+    unsigned                dir_pending; /* endpoints whose channel
+                                            directories are being
+                                            exchanged: the guardian runs */
     uct_gda_ft_iface_event_t event;
     pthread_mutex_t         eps_lock;    /* eps: the counters command
                                             reads it from another thread */

@@ -308,31 +308,68 @@ ucs_status_t uct_gda_ft_wire_dev_addr_unpack(const void *buf, size_t length,
 
 /* ---- endpoint address ---------------------------------------------------- */
 
-size_t uct_gda_ft_wire_ep_addr_size(unsigned num_chan)
-{
-    return sizeof(uct_gda_ft_wire_ep_addr_t) +
-           num_chan * sizeof(uct_gda_ft_wire_chan_t);
-}
-
 static int uct_gda_ft_wire_qpn_valid(uint32_t qpn)
 {
     return (qpn != 0) && (qpn <= UCT_GDA_FT_WIRE_QPN_MASK);
+}
+
+static int uct_gda_ft_wire_chan_valid(const uct_gda_ft_chan_qpns_t *qpns)
+{
+    unsigned path;
+
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+        if (!uct_gda_ft_wire_qpn_valid(qpns->init_qpn[path]) ||
+            !uct_gda_ft_wire_qpn_valid(qpns->target_qpn[path])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void uct_gda_ft_wire_chan_put(const uct_gda_ft_chan_qpns_t *qpns,
+                                     void *buf)
+{
+    uct_gda_ft_wire_chan_t wchan;
+    unsigned path;
+
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+        uct_gda_ft_wire_put_qpn(wchan.init_qpn[path], qpns->init_qpn[path]);
+        uct_gda_ft_wire_put_qpn(wchan.target_qpn[path],
+                                qpns->target_qpn[path]);
+    }
+    memcpy(buf, &wchan, sizeof(wchan));
+}
+
+/* 0 when a QPN is zero */
+static int uct_gda_ft_wire_chan_get(const void *buf,
+                                    uct_gda_ft_chan_qpns_t *qpns)
+{
+    uct_gda_ft_wire_chan_t wchan;
+    unsigned path;
+
+    memcpy(&wchan, buf, sizeof(wchan));
+    for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
+        qpns->init_qpn[path]   = uct_gda_ft_wire_get_qpn(wchan.init_qpn[path]);
+        qpns->target_qpn[path] =
+                uct_gda_ft_wire_get_qpn(wchan.target_qpn[path]);
+        if ((qpns->init_qpn[path] == 0) || (qpns->target_qpn[path] == 0)) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 ucs_status_t
 uct_gda_ft_wire_ep_addr_pack(const uct_gda_ft_ep_addr_info_t *info,
                              void *buf, size_t max)
 {
-    uint8_t *chan_buf = UCS_PTR_BYTE_OFFSET(buf,
-                                            sizeof(uct_gda_ft_wire_ep_addr_t));
     uct_gda_ft_wire_ep_addr_t wire;
-    uct_gda_ft_wire_chan_t wchan;
-    unsigned i, path;
+    unsigned path;
 
     if ((info->num_chan == 0) || (info->num_chan > UCT_GDA_FT_WIRE_CHAN_MAX)) {
         return UCS_ERR_INVALID_PARAM;
     }
-    if (max < uct_gda_ft_wire_ep_addr_size(info->num_chan)) {
+    if (max < UCT_GDA_FT_WIRE_EP_ADDR_MAX) {
         return UCS_ERR_BUFFER_TOO_SMALL;
     }
     for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
@@ -340,13 +377,8 @@ uct_gda_ft_wire_ep_addr_pack(const uct_gda_ft_ep_addr_info_t *info,
             return UCS_ERR_INVALID_PARAM;
         }
     }
-    for (i = 0; i < info->num_chan; ++i) {
-        for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
-            if (!uct_gda_ft_wire_qpn_valid(info->chan[i].init_qpn[path]) ||
-                !uct_gda_ft_wire_qpn_valid(info->chan[i].target_qpn[path])) {
-                return UCS_ERR_INVALID_PARAM;
-            }
-        }
+    if (!uct_gda_ft_wire_chan_valid(&info->host)) {
+        return UCS_ERR_INVALID_PARAM;
     }
 
     memset(&wire, 0, sizeof(wire));
@@ -359,16 +391,8 @@ uct_gda_ft_wire_ep_addr_pack(const uct_gda_ft_ep_addr_info_t *info,
         uct_gda_ft_wire_put_qpn(wire.ctl_qpn[path], info->ctl_qpn[path]);
     }
     memcpy(buf, &wire, sizeof(wire));
-
-    for (i = 0; i < info->num_chan; ++i) {
-        for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
-            uct_gda_ft_wire_put_qpn(wchan.init_qpn[path],
-                                    info->chan[i].init_qpn[path]);
-            uct_gda_ft_wire_put_qpn(wchan.target_qpn[path],
-                                    info->chan[i].target_qpn[path]);
-        }
-        memcpy(chan_buf + i * sizeof(wchan), &wchan, sizeof(wchan));
-    }
+    uct_gda_ft_wire_chan_put(&info->host,
+                             UCS_PTR_BYTE_OFFSET(buf, sizeof(wire)));
     return UCS_OK;
 }
 
@@ -376,12 +400,9 @@ ucs_status_t uct_gda_ft_wire_ep_addr_unpack(const void *buf, size_t length,
                                             uct_gda_ft_ep_addr_info_t *info,
                                             const char **reason_p)
 {
-    const uint8_t *chan_buf = UCS_PTR_BYTE_OFFSET(
-            buf, sizeof(uct_gda_ft_wire_ep_addr_t));
     uct_gda_ft_ep_addr_info_t out;
     uct_gda_ft_wire_ep_addr_t wire;
-    uct_gda_ft_wire_chan_t wchan;
-    unsigned i, path;
+    unsigned path;
 
     if ((buf == NULL) || (length < sizeof(wire))) {
         UCT_GDA_FT_WIRE_FAIL(UCS_ERR_MESSAGE_TRUNCATED,
@@ -397,11 +418,12 @@ ucs_status_t uct_gda_ft_wire_ep_addr_unpack(const void *buf, size_t length,
     if ((wire.num_chan == 0) || (wire.num_chan > UCT_GDA_FT_WIRE_CHAN_MAX)) {
         UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
                              "endpoint address with a channel count out of "
-                             "[1, 3]");
+                             "[1, 65]");
     }
-    if (length < uct_gda_ft_wire_ep_addr_size(wire.num_chan)) {
+    if (length < UCT_GDA_FT_WIRE_EP_ADDR_MAX) {
         UCT_GDA_FT_WIRE_FAIL(UCS_ERR_MESSAGE_TRUNCATED,
-                             "endpoint address ends inside its channels");
+                             "endpoint address ends inside its host "
+                             "channel");
     }
 
     memset(&out, 0, sizeof(out));
@@ -413,26 +435,144 @@ ucs_status_t uct_gda_ft_wire_ep_addr_unpack(const void *buf, size_t length,
                                  "QPN");
         }
     }
-    for (i = 0; i < wire.num_chan; ++i) {
-        memcpy(&wchan, chan_buf + i * sizeof(wchan), sizeof(wchan));
-        for (path = 0; path < GDA_FT_NUM_PATHS; ++path) {
-            out.chan[i].init_qpn[path]   =
-                    uct_gda_ft_wire_get_qpn(wchan.init_qpn[path]);
-            out.chan[i].target_qpn[path] =
-                    uct_gda_ft_wire_get_qpn(wchan.target_qpn[path]);
-            if ((out.chan[i].init_qpn[path] == 0) ||
-                (out.chan[i].target_qpn[path] == 0)) {
-                UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
-                                     "endpoint address with a zero channel "
-                                     "QPN");
-            }
-        }
+    if (!uct_gda_ft_wire_chan_get(UCS_PTR_BYTE_OFFSET(buf, sizeof(wire)),
+                                  &out.host)) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "endpoint address with a zero channel QPN");
     }
     out.num_chan     = wire.num_chan;
     out.mbox_va      = be64toh(wire.mbox_va);
     out.mbox_rkey[0] = ntohl(wire.mbox_rkey[0]);
     out.mbox_rkey[1] = ntohl(wire.mbox_rkey[1]);
     *info = out;
+    return UCS_OK;
+}
+
+
+/* ---- channel directory --------------------------------------------------- */
+
+size_t uct_gda_ft_wire_chan_dir_size(unsigned num_chan)
+{
+    return sizeof(uct_gda_ft_wire_chan_dir_t) +
+           num_chan * sizeof(uct_gda_ft_wire_chan_t);
+}
+
+/* The check value of a directory of `length` bytes, its check field 0 */
+static uint32_t uct_gda_ft_wire_chan_dir_check(const void *buf, size_t length)
+{
+    static const uint32_t zero = 0;
+    size_t check_at            = offsetof(uct_gda_ft_wire_chan_dir_t, check);
+    size_t after               = check_at + sizeof(zero);
+    uint32_t crc;
+
+    crc = ucs_crc32(UCT_GDA_FT_WIRE_DIR_CHECK_SEED, buf, check_at);
+    crc = ucs_crc32(crc, &zero, sizeof(zero));
+    return ucs_crc32(crc, UCS_PTR_BYTE_OFFSET(buf, after), length - after);
+}
+
+ucs_status_t
+uct_gda_ft_wire_chan_dir_pack(const uct_gda_ft_chan_dir_info_t *info,
+                              void *buf, size_t max)
+{
+    size_t size = uct_gda_ft_wire_chan_dir_size(info->num_chan);
+    uct_gda_ft_wire_chan_dir_t wire;
+    unsigned i;
+
+    if ((info->num_chan == 0) ||
+        (info->num_chan > UCT_GDA_FT_WIRE_DEV_CHAN_MAX)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (max < size) {
+        return UCS_ERR_BUFFER_TOO_SMALL;
+    }
+    for (i = 0; i < info->num_chan; ++i) {
+        if (!uct_gda_ft_wire_chan_valid(&info->chan[i])) {
+            return UCS_ERR_INVALID_PARAM;
+        }
+    }
+
+    memset(&wire, 0, sizeof(wire));
+    wire.version  = UCT_GDA_FT_WIRE_DIR_VERSION;
+    wire.num_chan = (uint8_t)info->num_chan;
+    wire.length   = htons((uint16_t)size);
+    wire.mbox_va  = htobe64(info->mbox_va);
+    memcpy(buf, &wire, sizeof(wire));
+    for (i = 0; i < info->num_chan; ++i) {
+        uct_gda_ft_wire_chan_put(&info->chan[i],
+                                 UCS_PTR_BYTE_OFFSET(
+                                         buf,
+                                         uct_gda_ft_wire_chan_dir_size(i)));
+    }
+    wire.check = htonl(uct_gda_ft_wire_chan_dir_check(buf, size));
+    memcpy(buf, &wire, sizeof(wire));
+    return UCS_OK;
+}
+
+ucs_status_t uct_gda_ft_wire_chan_dir_unpack(const void *buf, size_t length,
+                                             unsigned num_chan,
+                                             uint64_t mbox_va,
+                                             uct_gda_ft_chan_dir_info_t *info,
+                                             const char **reason_p)
+{
+    uct_gda_ft_chan_dir_info_t out;
+    uct_gda_ft_wire_chan_dir_t wire;
+    size_t size;
+    unsigned i;
+
+    if ((buf == NULL) || (length < sizeof(wire))) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_MESSAGE_TRUNCATED,
+                             "channel directory is shorter than its "
+                             "16-byte header");
+    }
+
+    memcpy(&wire, buf, sizeof(wire));
+    if (wire.version != UCT_GDA_FT_WIRE_DIR_VERSION) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_UNSUPPORTED,
+                             "channel directory of another gda_ft wire "
+                             "version");
+    }
+    if ((wire.num_chan == 0) ||
+        (wire.num_chan > UCT_GDA_FT_WIRE_DEV_CHAN_MAX)) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "channel directory with a channel count out "
+                             "of [1, 64]");
+    }
+    size = uct_gda_ft_wire_chan_dir_size(wire.num_chan);
+    if (ntohs(wire.length) < size) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_MESSAGE_TRUNCATED,
+                             "channel directory ends inside its channels");
+    }
+    if ((ntohs(wire.length) != size) || (length < size)) {
+        UCT_GDA_FT_WIRE_FAIL((length < size) ? UCS_ERR_MESSAGE_TRUNCATED :
+                                               UCS_ERR_INVALID_PARAM,
+                             "channel directory of a length that is not "
+                             "its channels'");
+    }
+    if (ntohl(wire.check) != uct_gda_ft_wire_chan_dir_check(buf, size)) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "corrupt channel directory (check value "
+                             "mismatch)");
+    }
+    if ((wire.num_chan != num_chan) || (be64toh(wire.mbox_va) != mbox_va)) {
+        UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                             "channel directory of another endpoint than "
+                             "the address (channel count or mailbox)");
+    }
+
+    for (i = 0; i < wire.num_chan; ++i) {
+        if (!uct_gda_ft_wire_chan_get(
+                    UCS_PTR_BYTE_OFFSET(buf,
+                                        uct_gda_ft_wire_chan_dir_size(i)),
+                    &out.chan[i])) {
+            UCT_GDA_FT_WIRE_FAIL(UCS_ERR_INVALID_PARAM,
+                                 "channel directory with a zero channel "
+                                 "QPN");
+        }
+    }
+    out.num_chan = wire.num_chan;
+    out.mbox_va  = mbox_va;
+    memcpy(info, &out, offsetof(uct_gda_ft_chan_dir_info_t, chan) +
+                       out.num_chan * sizeof(out.chan[0]));
     return UCS_OK;
 }
 

@@ -8,9 +8,11 @@
  *    of one registration on the primary HCA and on its backup;
  *  - the device address (uct_iface_get_device_address): both ports' GIDs
  *    and LIDs;
- *  - the endpoint address (uct_ep_get_address): both QP numbers, and those
- *    of the endpoint's device channels when it has some.
+ *  - the endpoint address (uct_ep_get_address): its mailbox, its control
+ *    QPs and those of its host channel, and how many channels it has.
  *
+ * The endpoint's channel directory, the QP numbers of its device channels,
+ * goes from mailbox to mailbox after the address (uct_gda_ft_chan.c).
  * The out-of-band wireup channel (uct_gda_ft_oob.c) adds its own address and
  * the header of each message on its TCP connections.
  *
@@ -112,22 +114,25 @@ typedef struct uct_gda_ft_wire_dev_addr_gid {
 
 
 /*
- * Endpoint address: its mailbox and control QPs, then the QPNs of the four
- * QPs of each of its channels, channel 0 (its host channel) first. A
- * channel is posted on by one side only: our initiator QPs connect to the
- * peer's target QPs of the same channel, and the peer's initiators to our
+ * Endpoint address: its mailbox and control QPs, its channel count, and
+ * the QPNs of the four QPs of its host channel (channel 0). A channel is
+ * posted on by one side only: our initiator QPs connect to the peer's
+ * target QPs of the same channel, and the peer's initiators to our
  * targets, so that a guardian can fence and re-arm the far end of its own
- * paths without touching the peer's posters. Without a backup HCA the backup QPs are
- * placeholders, never connected: whether both ends have a backup is in
- * the device addresses.
+ * paths without touching the peer's posters. Without a backup HCA the
+ * backup QPs are placeholders, never connected: whether both ends have a
+ * backup is in the device addresses.
  *
  * UCP's address format v1 (its default) carries at most 63 bytes of
- * endpoint address: 24 + 3 * 12 = 60 bytes, so CHAN_MAX is 3, the host
- * channel and at most two device channels.
+ * endpoint address, 4 channels' worth: the device channels' QPNs travel
+ * after the address, in the endpoint's channel directory
+ * (uct_gda_ft_wire_chan_dir_t), which each end writes into the peer's
+ * mailbox over a control QP once it is connected.
  */
 typedef struct uct_gda_ft_wire_ep_addr {
     uint8_t  version;      /*  0: UCT_GDA_FT_WIRE_EP_ADDR_VERSION */
-    uint8_t  num_chan;     /*  1: channels that follow, 1..CHAN_MAX */
+    uint8_t  num_chan;     /*  1: its channels, host and device,
+                                  1..CHAN_MAX */
     uint32_t mbox_rkey[2]; /*  2: the mailbox's rkey on each path,
                                   big-endian (0 without a backup HCA) */
     uint64_t mbox_va;      /* 10: the endpoint's mailbox, big-endian */
@@ -137,17 +142,50 @@ typedef struct uct_gda_ft_wire_ep_addr {
 
 /* The endpoint address's version, apart from the other blobs': its layout
  * changes alone */
-#define UCT_GDA_FT_WIRE_EP_ADDR_VERSION 2
+#define UCT_GDA_FT_WIRE_EP_ADDR_VERSION 3
 
 typedef struct uct_gda_ft_wire_chan {
     uint8_t  init_qpn[2][3];   /*  0: primary, backup; 24-bit big-endian */
     uint8_t  target_qpn[2][3]; /*  6 */
 } UCS_S_PACKED uct_gda_ft_wire_chan_t;
 
-#define UCT_GDA_FT_WIRE_CHAN_MAX     3
+/* Most device channels of an endpoint (UCX_GDA_FT_DEVICE_CHANNELS) */
+#define UCT_GDA_FT_WIRE_DEV_CHAN_MAX 64
+/* Most channels of an endpoint: its host channel and the device ones */
+#define UCT_GDA_FT_WIRE_CHAN_MAX     (1 + UCT_GDA_FT_WIRE_DEV_CHAN_MAX)
+/* The endpoint address: the header and the host channel, whatever the
+ * channel count */
 #define UCT_GDA_FT_WIRE_EP_ADDR_MAX  (sizeof(uct_gda_ft_wire_ep_addr_t) + \
-                                      UCT_GDA_FT_WIRE_CHAN_MAX * \
                                       sizeof(uct_gda_ft_wire_chan_t))
+
+
+/*
+ * Channel directory of an endpoint: the QPNs of its device channels,
+ * channel 1 first. Each end writes its own into its mailbox (dir_out) at
+ * creation; once connected, it copies it into the peer's mailbox (dir_in)
+ * with an RDMA WRITE over a control QP, then the push's epoch (dir_epoch).
+ * The peer checks it against the address (count, mailbox), connects its
+ * channels to the QPNs and answers in our dir_ack: a channel carries
+ * traffic only once both ends connected it.
+ */
+typedef struct uct_gda_ft_wire_chan_dir {
+    uint8_t  version;      /*  0: UCT_GDA_FT_WIRE_DIR_VERSION */
+    uint8_t  num_chan;     /*  1: device channels that follow,
+                                  1..DEV_CHAN_MAX */
+    uint16_t length;       /*  2: bytes of the directory, this header
+                                  included, big-endian */
+    uint32_t check;        /*  4: ucs_crc32() of the directory with this
+                                  field 0, seeded, big-endian */
+    uint64_t mbox_va;      /*  8: the endpoint's mailbox, as its address
+                                  says, big-endian */
+} UCS_S_PACKED uct_gda_ft_wire_chan_dir_t;
+
+#define UCT_GDA_FT_WIRE_DIR_VERSION     1
+/* Seed of the directory's check value, so that zeros fail it */
+#define UCT_GDA_FT_WIRE_DIR_CHECK_SEED  0x7f4a7c15u
+#define UCT_GDA_FT_WIRE_DIR_MAX  (sizeof(uct_gda_ft_wire_chan_dir_t) + \
+                                  UCT_GDA_FT_WIRE_DEV_CHAN_MAX * \
+                                  sizeof(uct_gda_ft_wire_chan_t))
 
 
 /*
@@ -192,7 +230,9 @@ typedef struct uct_gda_ft_wire_oob_hdr {
  * the peer's question about the far end of one of its channel paths, and
  * its answer to ours; one pair per channel, so that channels that fail
  * together are settled together, and the last pair for the control QPs'
- * own re-arm (UCT_GDA_FT_WIRE_CTL_SLOT)
+ * own re-arm (UCT_GDA_FT_WIRE_CTL_SLOT). Then the channel directories:
+ * the peer's, as it wrote it, and our own, which we write to the peer from
+ * here. One page, registered on both paths.
  */
 typedef struct uct_gda_ft_mbox {
     struct uct_gda_ft_mbox_slot {
@@ -208,6 +248,15 @@ typedef struct uct_gda_ft_mbox {
         volatile uint64_t answer;     /* 24: UCT_GDA_FT_MBOX_ANSWER() to
                                           our question, one write */
     } chan[UCT_GDA_FT_WIRE_CHAN_MAX + 1];
+    volatile uint64_t dir_ack;        /* UCT_GDA_FT_MBOX_ANSWER() of the
+                                         peer to our directory: the epoch of
+                                         the push it took, refused (0: its
+                                         channels are connected to ours) */
+    volatile uint32_t dir_epoch;      /* the peer's pushes of its directory
+                                         (their count), written after it */
+    uint32_t          reserved;
+    uint8_t           dir_in[UCT_GDA_FT_WIRE_DIR_MAX];  /* the peer's */
+    uint8_t           dir_out[UCT_GDA_FT_WIRE_DIR_MAX]; /* ours */
 } uct_gda_ft_mbox_t;
 
 /*
@@ -308,8 +357,12 @@ uct_gda_ft_mbox_read_answer(const volatile struct uct_gda_ft_mbox_slot *q,
 _Static_assert(sizeof(uct_gda_ft_wire_oob_dev_addr_t) == 6,
                "wire oob dev_addr size");
 _Static_assert(sizeof(uct_gda_ft_wire_oob_hdr_t) == 8, "wire oob header size");
-_Static_assert(sizeof(uct_gda_ft_mbox_t) ==
-               32 * (UCT_GDA_FT_WIRE_CHAN_MAX + 1), "mailbox size");
+_Static_assert(sizeof(struct uct_gda_ft_mbox_slot) == 32, "mailbox slot size");
+_Static_assert(offsetof(uct_gda_ft_mbox_t, dir_ack) ==
+               32 * (UCT_GDA_FT_WIRE_CHAN_MAX + 1), "mailbox dir_ack offset");
+_Static_assert(offsetof(uct_gda_ft_mbox_t, dir_in) % 8 == 0,
+               "mailbox dir_in alignment");
+_Static_assert(sizeof(uct_gda_ft_mbox_t) <= 4096, "mailbox beyond one page");
 _Static_assert(sizeof(uct_gda_ft_wire_rkey_t) == 16, "wire rkey size");
 _Static_assert(sizeof(uct_gda_ft_wire_dev_addr_hdr_t) == 2,
                "wire dev_addr header size");
@@ -319,8 +372,15 @@ _Static_assert(sizeof(uct_gda_ft_wire_dev_addr_gid_t) == 30,
                "wire dev_addr gid size");
 _Static_assert(sizeof(uct_gda_ft_wire_ep_addr_t) == 24, "wire ep_addr size");
 _Static_assert(sizeof(uct_gda_ft_wire_chan_t) == 12, "wire channel size");
+_Static_assert(UCT_GDA_FT_WIRE_EP_ADDR_MAX == 36, "wire ep_addr max size");
 _Static_assert(UCT_GDA_FT_WIRE_EP_ADDR_MAX <= 63,
                "endpoint address beyond UCP address v1's 63 bytes");
+_Static_assert(sizeof(uct_gda_ft_wire_chan_dir_t) == 16,
+               "wire channel directory header size");
+_Static_assert(UCT_GDA_FT_WIRE_DIR_MAX == 16 + 64 * 12,
+               "wire channel directory max size");
+_Static_assert(UCT_GDA_FT_WIRE_DEV_CHAN_MAX <= 255,
+               "device channel count beyond its byte");
 _Static_assert(offsetof(uct_gda_ft_wire_ep_addr_t, mbox_va) == 10,
                "wire ep_addr mailbox offset");
 _Static_assert(offsetof(uct_gda_ft_wire_rkey_t, check) == 12,
@@ -341,16 +401,26 @@ typedef struct uct_gda_ft_dev_addr_info {
     int      has_backup;
 } uct_gda_ft_dev_addr_info_t;
 
+/* The QPNs of one channel of the peer */
+typedef struct uct_gda_ft_chan_qpns {
+    uint32_t init_qpn[2];
+    uint32_t target_qpn[2];
+} uct_gda_ft_chan_qpns_t;
+
 typedef struct uct_gda_ft_ep_addr_info {
     uint64_t mbox_va;
     uint32_t mbox_rkey[2];
     uint32_t ctl_qpn[2];
     unsigned num_chan;     /* channels, 1..CHAN_MAX: host, then device */
-    struct {
-        uint32_t init_qpn[2];
-        uint32_t target_qpn[2];
-    } chan[UCT_GDA_FT_WIRE_CHAN_MAX];
+    uct_gda_ft_chan_qpns_t host; /* channel 0 */
 } uct_gda_ft_ep_addr_info_t;
+
+/* An endpoint's channel directory: its device channels 1..num_chan */
+typedef struct uct_gda_ft_chan_dir_info {
+    uint64_t mbox_va;
+    unsigned num_chan;     /* device channels, 1..DEV_CHAN_MAX */
+    uct_gda_ft_chan_qpns_t chan[UCT_GDA_FT_WIRE_DEV_CHAN_MAX];
+} uct_gda_ft_chan_dir_info_t;
 
 
 /*
@@ -368,12 +438,16 @@ ucs_status_t
 uct_gda_ft_wire_dev_addr_pack(const uct_gda_ft_dev_addr_info_t *info,
                               void *buf, size_t max);
 
-/* Size of an endpoint address with num_chan device channels */
-size_t uct_gda_ft_wire_ep_addr_size(unsigned num_chan);
-
 ucs_status_t
 uct_gda_ft_wire_ep_addr_pack(const uct_gda_ft_ep_addr_info_t *info,
                              void *buf, size_t max);
+
+/* Size of a channel directory of num_chan device channels */
+size_t uct_gda_ft_wire_chan_dir_size(unsigned num_chan);
+
+ucs_status_t
+uct_gda_ft_wire_chan_dir_pack(const uct_gda_ft_chan_dir_info_t *info,
+                              void *buf, size_t max);
 
 
 /*
@@ -394,6 +468,18 @@ ucs_status_t uct_gda_ft_wire_dev_addr_unpack(const void *buf, size_t length,
 ucs_status_t uct_gda_ft_wire_ep_addr_unpack(const void *buf, size_t length,
                                             uct_gda_ft_ep_addr_info_t *info,
                                             const char **reason_p);
+
+/*
+ * A directory of the peer whose address said `num_chan` device channels
+ * and mailbox `mbox_va`: a directory of another count or endpoint is
+ * refused (UCS_ERR_INVALID_PARAM), one whose length says it ends before
+ * its channels, or that goes past `length`, too (UCS_ERR_MESSAGE_TRUNCATED)
+ */
+ucs_status_t uct_gda_ft_wire_chan_dir_unpack(const void *buf, size_t length,
+                                             unsigned num_chan,
+                                             uint64_t mbox_va,
+                                             uct_gda_ft_chan_dir_info_t *info,
+                                             const char **reason_p);
 
 
 /* Out-of-band channel: address (IPv4 and port in network byte order) */
