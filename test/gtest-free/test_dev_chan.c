@@ -102,21 +102,40 @@ static void chans_dump(chan_world_t *w)
     }
 }
 
-/* Keeps calling progress until every channel failed back, or 10 s */
-static void chans_wait_failback(chan_world_t *w, uint32_t failbacks)
+/* Returns to the primary: failbacks, and switches off the backup (on a
+ * channel back on its primary, `switches` counts each twice, the move
+ * off and the way back, and a failback not at all) */
+static uint32_t chans_returns(chan_world_t *w)
+{
+    uint32_t returns = 0, switches, failbacks;
+    unsigned c;
+
+    for (c = 0; c < w->params.nchan; ++c) {
+        switches  = __atomic_load_n(&w->chans[c].counters.switches,
+                                    __ATOMIC_ACQUIRE);
+        failbacks = __atomic_load_n(&w->chans[c].counters.failbacks,
+                                    __ATOMIC_ACQUIRE);
+        returns  += failbacks +
+                    ((switches > failbacks) ? (switches - failbacks) / 2 : 0);
+    }
+    return returns;
+}
+
+/* Keeps calling progress until every channel is back on its primary after
+ * `returns` returns in all, or 10 s */
+static void chans_wait_failback(chan_world_t *w, uint32_t returns)
 {
     double deadline = soft_now_sec() + 10;
     unsigned c;
 
-    while ((CHAN_WORLD_SUM(w, failbacks) < failbacks) ||
-           !chans_on_primary(w)) {
+    while ((chans_returns(w) < returns) || !chans_on_primary(w)) {
         for (c = 0; c < w->params.nchan; ++c) {
             gda_ft_chan_progress(&w->chans[c]);
         }
         if (soft_now_sec() > deadline) {
             chans_dump(w);
-            GDA_FT_FAIL("%u of %u failbacks in 10 s",
-                        CHAN_WORLD_SUM(w, failbacks), failbacks);
+            GDA_FT_FAIL("%u of %u returns to the primary in 10 s",
+                        chans_returns(w), returns);
         }
         usleep(100);
     }
