@@ -335,9 +335,11 @@ static void test_chan_connect_one(test_chan_t *c, unsigned i,
  * not while the peer's endpoint is not connected (our directory waits in
  * the HCA's retransmissions), and then to both ends. The first end to
  * connect pushes its directory into a QP of the peer that drops it, as
- * UCP's wireup has it.
+ * UCP's wireup has it; `apart_ms` past the HCA's retries (the control
+ * QPs' silence is judged after 8 deadlines, 0.8 s here) the first end's
+ * control QPs start over, and the peer is not given up.
  */
-GDA_FT_TEST_TIMEOUT(uct_chan, channels_wait_for_both_ends, 60)
+static void test_chan_connect_apart(unsigned apart_ms)
 {
     uint8_t dev_addr[2][64], ep_addr[2][64];
     ucs_status_t status[2];
@@ -346,13 +348,14 @@ GDA_FT_TEST_TIMEOUT(uct_chan, channels_wait_for_both_ends, 60)
     unsigned count, i;
 
     test_chan_env(&c, "8");
+    setenv("UCX_GDA_FT_PEER_TIMEOUT", "auto", 1);
     test_node_open(&c.t, &c.t.node[NODE_A], "gda_ft_tsoft0", "tsoft0:1");
     test_node_open(&c.t, &c.t.node[NODE_B], "gda_ft_tsoft2", "tsoft2:1");
     test_chan_eps(&c, dev_addr, ep_addr);
 
     /* A alone: its device channels are not handed out */
     test_chan_connect_one(&c, NODE_A, dev_addr, ep_addr);
-    test_chan_progress_for(&c, 300);
+    test_chan_progress_for(&c, apart_ms);
     GDA_FT_ASSERT_EQ(c.device_channels(c.t.node[NODE_A].ep, &chans, &count),
                      UCS_ERR_NOT_CONNECTED);
     GDA_FT_ASSERT_EQ(c.device_channels(c.t.node[NODE_B].ep, &chans, &count),
@@ -372,7 +375,22 @@ GDA_FT_TEST_TIMEOUT(uct_chan, channels_wait_for_both_ends, 60)
         GDA_FT_ASSERT_EQ(c.t.node[i].errors, 0);
     }
     test_chan_prepare(&c);
+    for (i = 0; i < 2; ++i) {
+        GDA_FT_ASSERT_EQ(gda_ft_dev_peer_state(&c.view[i].ep),
+                         GDA_FT_PEER_REACHABLE);
+    }
     test_chan_cleanup(&c);
+}
+
+GDA_FT_TEST_TIMEOUT(uct_chan, channels_wait_for_both_ends, 60)
+{
+    test_chan_connect_apart(300);
+}
+
+GDA_FT_TEST_TIMEOUT(uct_chan, channels_wait_for_an_end_that_connects_late,
+                    60)
+{
+    test_chan_connect_apart(3000);
 }
 
 static unsigned test_chan_log_errors;

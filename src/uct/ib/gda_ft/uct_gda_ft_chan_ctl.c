@@ -61,8 +61,37 @@ void uct_gda_ft_ctl_reset(uct_gda_ft_ep_t *ep, unsigned path)
     ctl->rearming        = 0;
 }
 
-/* Retires what the peer acknowledged; an error completion leaves the
- * control path unusable until its re-arm */
+/*
+ * A control QP that the peer has not answered once since the connection
+ * may have written to a peer that had not connected its end yet: UCP
+ * connects the two ends one after the other, and the first end's writes
+ * meet a QP that drops them until then, maybe past the HCA's retries.
+ * Rather than taken for dead (both control paths would be, at both ends,
+ * with nothing left to re-arm them over), it starts over from its
+ * connection, whose PSNs the peer still expects: nothing of it landed,
+ * or the peer would have acknowledged it. What it carried is written
+ * again: the directory at once, a question at its next pass.
+ */
+static void uct_gda_ft_ctl_restart(uct_gda_ft_ep_t *ep, unsigned path,
+                                   const char *why)
+{
+    uct_gda_ft_ep_chans_t *c   = ep->chans;
+    gda_ft_chan_host_path_t *p = &c->ctl->path[path];
+
+    if (gda_ft_chan_host_reconnect(c->ctl, path, p->conn.rq_psn,
+                                   p->conn.sq_psn) != UCS_OK) {
+        return;    /* tried again at the next poll */
+    }
+    uct_gda_ft_ctl_reset(ep, path);
+    c->dir.pushed_ns = 0;
+    ucs_debug("ep %p: control QP of the %s path not answered yet (%s): "
+              "starts over from its connection", ep,
+              uct_gda_ft_path_name(path), why);
+}
+
+/* Retires what the peer acknowledged; an error completion, or silence,
+ * leaves the control path unusable until its re-arm once the peer has
+ * answered on it */
 void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path)
 {
     uct_gda_ft_ep_ctl_t *ctl = &ep->ctl[path];
@@ -84,6 +113,10 @@ void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path)
              ucs_max(GDA_FT_TIMING_CTL_DEAD_DEADLINES * deadline,
                      2 * uct_gda_ft_iface_retransmit_ns(
                              uct_gda_ft_ep_iface(ep))))) {
+            if (ctl->done_ns == 0) {
+                uct_gda_ft_ctl_restart(ep, path, "silent");
+                return;
+            }
             ctl->failed    = 1;
             ctl->failed_ns = now;
             ucs_diag("ep %p: control QP of the %s path answered nothing "
@@ -94,6 +127,11 @@ void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path)
         return;
     }
     if (gda_ft_cq_opcode_is_error(info.opcode)) {
+        if (ctl->done_ns == 0) {
+            uct_gda_ft_ctl_restart(ep, path,
+                                   gda_ft_hca_syndrome_str(info.syndrome));
+            return;
+        }
         ctl->failed    = 1;
         ctl->unacked   = (info.syndrome ==
                           GDA_FT_MLX5_SYND_TRANSPORT_RETRY_EXC_ERR);
