@@ -322,9 +322,10 @@ uct_gda_ft_mbox_read_question(const volatile struct uct_gda_ft_mbox_slot *q,
         (uct_gda_ft_mbox_epoch(&q->req_tag) != epoch)) {
         return 0;
     }
-    req                = q->req;
-    question->psn[0]   = q->req_psn[0];
-    question->psn[1]   = q->req_psn[1];
+    /* relaxed atomic loads: the peer's HCA may be writing them now */
+    req              = __atomic_load_n(&q->req, __ATOMIC_RELAXED);
+    question->psn[0] = __atomic_load_n(&q->req_psn[0], __ATOMIC_RELAXED);
+    question->psn[1] = __atomic_load_n(&q->req_psn[1], __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (uct_gda_ft_mbox_epoch(&q->req_tag) != epoch) {
         return 0;
