@@ -3,8 +3,8 @@
  * rank reports to the launcher; the messages between them and the
  * counters a summary adds up (moe_msg.c); a rank (moe_rank.c); the
  * launcher's report of a job (moe_report.c). The launcher and main are
- * moe.c's; the iterations themselves, run by a kernel or CPU threads,
- * moe.h's.
+ * moe_launcher.c's; the iterations themselves, run by a kernel or CPU
+ * threads, moe.h's.
  */
 #ifndef MOE_INT_H_
 #define MOE_INT_H_
@@ -18,7 +18,7 @@
 #define MOE_MIN(_a, _b) (((_a) < (_b)) ? (_a) : (_b))
 #define MOE_MAX(_a, _b) (((_a) > (_b)) ? (_a) : (_b))
 
-/* The options, of the launcher and of every rank (moe.c) */
+/* The options, of the launcher and of every rank (moe_launcher.c) */
 typedef struct moe_opt {
     unsigned    ranks, experts, topk, hidden, tokens, iters, workers, nchan;
     unsigned    blocks;       /* GPU: CTAs of every phase's kernel */
