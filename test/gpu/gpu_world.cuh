@@ -1,8 +1,8 @@
 /*
- * What the GPU programs over device channels share: the test harness's
- * runner hooks, CUDA error checks, and the memory of a channel world on
- * one GPU (rings in host memory mapped into it, the posters' words in GPU
- * memory).
+ * What the GPU programs over device channels share: CUDA error checks,
+ * and the memory of a channel world on one GPU (rings in host memory
+ * mapped into it, the posters' words in GPU memory). The runner hooks the
+ * test harness asks of a program are gpu_runner.cuh's.
  */
 #ifndef GDA_FT_GPU_WORLD_CUH_
 #define GDA_FT_GPU_WORLD_CUH_
@@ -20,31 +20,6 @@ extern "C" {
 #include <string.h>
 
 #define GPU_SKIP        77       /* exit status without a GPU */
-
-/* ---- what the test harness asks of its runner --------------------------- */
-
-extern "C" void gda_ft_test_fail(const char *file, int line,
-                                 const char *fmt, ...)
-{
-    va_list ap;
-
-    fprintf(stdout, "FAIL %s:%d: ", file, line);
-    va_start(ap, fmt);
-    vfprintf(stdout, fmt, ap);
-    va_end(ap);
-    fprintf(stdout, "\n");
-    exit(1);
-}
-
-extern "C" void gda_ft_test_skip(const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vfprintf(stdout, fmt, ap);
-    va_end(ap);
-    exit(GPU_SKIP);
-}
 
 #define GPU_CHECK_CUDA(_call) \
     do { \

@@ -1,12 +1,15 @@
 /*
- * Poster threads of the channel tests (see chan_workers.h).
+ * Poster threads of the channel tests, and the checks of a world after
+ * them (see chan_workers.h).
  */
 #include "chan_workers.h"
+#include "soft_harness.h"
 #include "gda_ft_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static size_t worker_region(const chan_worker_t *wk)
 {
@@ -389,3 +392,178 @@ void workers_verify(chan_world_t *w, chan_worker_t *wk, unsigned n)
     }
 }
 
+/* PSNs follow ring order on the active path and end where the QP is */
+void chan_verify_psns(chan_world_t *w, unsigned c)
+{
+    gda_ft_chan_t *chan = &w->chans[c];
+    gda_ft_chan_path_t *p = &chan->path[chan->active];
+    uint64_t end = GDA_FT_CHAN_WORD_INDEX(chan->word), seq;
+    uint64_t start = (end > chan->wqebb_cnt) ? end - chan->wqebb_cnt : 0;
+    gda_ft_hca_qp_query_attr_t qattr;
+    gda_ft_chan_slot_t *slot, *prev = NULL;
+
+    /* from the first WQE of this path's incarnation within the window */
+    if (start < p->ring_off) {
+        start = p->ring_off;
+    }
+    while ((start < end) && (gda_ft_chan_slot(chan, p, start)->seq != start)) {
+        ++start;
+    }
+    for (seq = start; seq < end; seq += slot->wqebbs) {
+        slot = gda_ft_chan_slot(chan, p, seq);
+        GDA_FT_ASSERT_EQ(slot->seq, seq);
+        if (prev != NULL) {
+            GDA_FT_ASSERT_EQ(slot->psn, gda_ft_dev_psn_add(prev->psn,
+                                                            prev->npkts));
+        }
+        prev = slot;
+    }
+    GDA_FT_ASSERT_OK(gda_ft_hca_qp_query(w->a[c].path[chan->active].qp,
+                                         &qattr));
+    GDA_FT_ASSERT_EQ(qattr.sq_psn, p->next_psn);
+}
+
+/* Whether every channel is back on its primary */
+static int chans_on_primary(chan_world_t *w)
+{
+    unsigned c;
+
+    for (c = 0; c < w->params.nchan; ++c) {
+        if ((__atomic_load_n(&w->chans[c].state, __ATOMIC_ACQUIRE) !=
+             GDA_FT_CHAN_ACTIVE) ||
+            (__atomic_load_n(&w->chans[c].active, __ATOMIC_ACQUIRE) !=
+             GDA_FT_CHAN_PRIMARY)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Channel and QP state, printed when a test gives up waiting */
+void chans_dump(chan_world_t *w)
+{
+    gda_ft_hca_qp_query_attr_t qa, qb;
+    const gda_ft_chan_record_t *rec;
+    gda_ft_chan_t *ch;
+    uint16_t cnt[2];
+    uint8_t own[2];
+    unsigned c, p, r;
+
+    for (c = 0; c < w->params.nchan; ++c) {
+        ch = &w->chans[c];
+        for (p = 0; p < 2; ++p) {
+            own[p] = gda_ft_chan_read_cqe_tail(&ch->path[p], &cnt[p]);
+        }
+        printf("chan %u: state %u active %u word 0x%lx ready %lu completed "
+               "0x%lx failed %u/%u cqe 0x%x:%u 0x%x:%u records %u/%u "
+               "switches %u failbacks %u\n", c,
+               ch->state, ch->active, (unsigned long)ch->word,
+               (unsigned long)ch->ready, (unsigned long)ch->completed,
+               ch->path[0].failed, ch->path[1].failed, own[0], cnt[0],
+               own[1], cnt[1], ch->mbox->req_seq, ch->mbox->ans_seq,
+               ch->counters.switches, ch->counters.failbacks);
+        for (r = 1; (r <= ch->mbox->req_seq) &&
+                    (r <= GDA_FT_CHAN_MBOX_RECORDS); ++r) {
+            rec = &ch->mbox->rec[r % GDA_FT_CHAN_MBOX_RECORDS];
+            printf("chan %u record %u: left path %u why %u freeze %lu\n",
+                   c, r, rec->failed, rec->why, (unsigned long)rec->freeze);
+        }
+        for (p = 0; p < 2; ++p) {
+            gda_ft_hca_qp_query(w->a[c].path[p].qp, &qa);
+            gda_ft_hca_qp_query(w->b[c].path[p].qp, &qb);
+            printf("chan %u path %u: A state %d sq_psn 0x%x; B state %d "
+                   "rq_psn 0x%x; channel's next PSN 0x%x\n", c, p, qa.state,
+                   qa.sq_psn, qb.state, qb.rq_psn, ch->path[p].next_psn);
+        }
+    }
+}
+
+/* Returns to the primary: failbacks, and switches off the backup (on a
+ * channel back on its primary, `switches` counts each twice, the move
+ * off and the way back, and a failback not at all) */
+static uint32_t chans_returns(chan_world_t *w)
+{
+    uint32_t returns = 0, switches, failbacks;
+    unsigned c;
+
+    for (c = 0; c < w->params.nchan; ++c) {
+        switches  = __atomic_load_n(&w->chans[c].counters.switches,
+                                    __ATOMIC_ACQUIRE);
+        failbacks = __atomic_load_n(&w->chans[c].counters.failbacks,
+                                    __ATOMIC_ACQUIRE);
+        returns  += failbacks +
+                    ((switches > failbacks) ? (switches - failbacks) / 2 : 0);
+    }
+    return returns;
+}
+
+void chans_wait_failback(chan_world_t *w, uint32_t returns)
+{
+    double deadline = soft_now_sec() + 10;
+    unsigned c;
+
+    while ((chans_returns(w) < returns) || !chans_on_primary(w)) {
+        for (c = 0; c < w->params.nchan; ++c) {
+            gda_ft_chan_progress(&w->chans[c]);
+        }
+        if (soft_now_sec() > deadline) {
+            chans_dump(w);
+            GDA_FT_FAIL("%u of %u returns to the primary in 10 s",
+                        chans_returns(w), returns);
+        }
+        usleep(100);
+    }
+}
+
+/*
+ * Starts n posters of iters iterations each, and returns once they have
+ * completed a tenth of them (each iteration posts at least one WQE): a
+ * fault injected then comes mid-run on any machine. A fixed 30 ms did not:
+ * on 16 cores the posters were done before it, nothing switched, and the
+ * test waited for a failback.
+ */
+void workers_start_under_way(chan_world_t *w, chan_worker_t *wk,
+                             pthread_t *th, unsigned n,
+                             unsigned iters, unsigned posters)
+{
+    double deadline = soft_now_sec() + 60;
+
+    workers_start_posters(w, wk, th, n, iters, posters);
+    while (chan_world_completed(w) < n * iters / 10) {
+        GDA_FT_ASSERT(soft_now_sec() < deadline);
+        usleep(10);
+    }
+}
+
+/*
+ * After a port failure and its return under n posters: every channel back
+ * on its primary and quiet, everything the posters did exact, each move
+ * off the primary matched by a return, PSNs in ring order, and no channel
+ * without a path. A return is a failback, or, where a machine stalls the
+ * software HCA for a deadline (a sanitizer build on 2 busy cores), a
+ * switch off the backup onto the re-armed primary. `switches` counts
+ * moves both ways but not failbacks, so it exceeds `failbacks` by twice
+ * the number of such switches.
+ */
+void chans_verify_failed_back(chan_world_t *w, chan_worker_t *wk,
+                              unsigned n)
+{
+    unsigned c;
+
+    chans_wait_failback(w, w->params.nchan);
+    for (c = 0; c < w->params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w->ep, c, 1000000000ull),
+                         GDA_FT_DEV_OK);
+    }
+    workers_verify(w, wk, n);
+    for (c = 0; c < w->params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(w->chans[c].active, GDA_FT_CHAN_PRIMARY);
+        GDA_FT_ASSERT(w->chans[c].counters.switches >= 1);
+        GDA_FT_ASSERT(w->chans[c].counters.switches >=
+                      w->chans[c].counters.failbacks);
+        GDA_FT_ASSERT_EQ((w->chans[c].counters.switches -
+                          w->chans[c].counters.failbacks) % 2, 0);
+        chan_verify_psns(w, c);
+    }
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(w, no_path), 0);
+}

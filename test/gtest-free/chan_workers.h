@@ -3,7 +3,8 @@
  * signals, fetch-adds and batches into one channel of a chan_world_t (a
  * world of its own, or a view of UCT endpoints' channels), and the check
  * of everything they did: every byte, signal and fetched value, and no
- * ring slot handed out twice.
+ * ring slot handed out twice; then the checks of the world's channels
+ * after a failure (PSNs in ring order, every channel failed back).
  */
 #ifndef GDA_FT_CHAN_WORKERS_H_
 #define GDA_FT_CHAN_WORKERS_H_
@@ -63,5 +64,30 @@ void workers_stop(chan_worker_t *wk, unsigned n);
 
 /* Every byte written, every signal, every fetched value; no slot twice */
 void workers_verify(chan_world_t *w, chan_worker_t *wk, unsigned n);
+
+/* Starts n posters as workers_start_posters(), and returns once they have
+ * completed a tenth of their iterations: a fault injected then comes
+ * mid-run on any machine */
+void workers_start_under_way(chan_world_t *w, chan_worker_t *wk,
+                             pthread_t *th, unsigned n,
+                             unsigned iters, unsigned posters);
+
+/* PSNs follow ring order on channel c's active path and end where the QP
+ * is */
+void chan_verify_psns(chan_world_t *w, unsigned c);
+
+/* Channel and QP state, printed when a test gives up waiting */
+void chans_dump(chan_world_t *w);
+
+/* Keeps calling progress until every channel is back on its primary
+ * after `returns` returns in all (failbacks, and switches off the
+ * backup), or 10 s */
+void chans_wait_failback(chan_world_t *w, uint32_t returns);
+
+/* After a port failure and its return under n posters: every channel back
+ * on its primary and quiet, everything exact, each switch with its
+ * failback, PSNs in ring order, no channel without a path */
+void chans_verify_failed_back(chan_world_t *w, chan_worker_t *wk,
+                              unsigned n);
 
 #endif

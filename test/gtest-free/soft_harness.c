@@ -321,3 +321,59 @@ gda_ft_soft_port_stats_t soft_port_stats(gda_ft_hca_dev_t *dev, uint8_t port)
     GDA_FT_ASSERT_OK(gda_ft_soft_port_stats(soft_dev_of(dev), port, &stats));
     return stats;
 }
+
+/* The CQE of WQE idx: an error with that syndrome */
+void soft_expect_error(soft_ep_t *ep, uint16_t idx, uint8_t syndrome)
+{
+    gda_ft_dev_cqe_info_t info;
+
+    soft_ep_wait_send(ep, &info, 10000);
+    if ((info.opcode != GDA_FT_MLX5_CQE_REQ_ERR) ||
+        (info.syndrome != syndrome)) {
+        GDA_FT_FAIL("expected %s on WQE %u, got CQE opcode 0x%x %s on %u",
+                    gda_ft_hca_syndrome_str(syndrome), idx, info.opcode,
+                    gda_ft_hca_syndrome_str(info.syndrome), info.wqe_counter);
+    }
+    GDA_FT_ASSERT_EQ(info.wqe_counter, idx);
+}
+
+/* Posts n more writes and expects each to be flushed */
+void soft_expect_flush_of_later(soft_pair_t *p, void *src, uint32_t lkey,
+                                void *dst, uint32_t rkey, unsigned n)
+{
+    uint16_t idx[8];
+    unsigned i;
+
+    for (i = 0; i < n; ++i) {
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&p->a.sq, (uintptr_t)src,
+                                                   lkey, 8, (uintptr_t)dst,
+                                                   rkey, 0, &idx[i]),
+                         GDA_FT_DEV_OK);
+    }
+    soft_ep_ring(&p->a);
+    for (i = 0; i < n; ++i) {
+        soft_expect_error(&p->a, idx[i], GDA_FT_MLX5_SYND_WR_FLUSH_ERR);
+    }
+    GDA_FT_ASSERT_EQ(p->a.qp->state, GDA_FT_HCA_QP_ERR);
+}
+
+/* The n-th completion of a transfer under injected faults is a success;
+ * else both ports' counters tell what the faults did */
+void soft_expect_ok_under_faults(soft_pair_t *p, unsigned n)
+{
+    gda_ft_soft_port_stats_t sa, sb;
+    gda_ft_dev_cqe_info_t info;
+
+    soft_ep_wait_send(&p->a, &info, 20000);
+    if (info.opcode == GDA_FT_MLX5_CQE_REQ) {
+        return;
+    }
+    sa = soft_port_stats(p->dev0, 1);
+    sb = soft_port_stats(p->dev1, 1);
+    GDA_FT_FAIL("CQE %u: %s; requester retrans %lu rx %lu dropped %lu dup "
+                "%lu unexp %lu; responder rx %lu dup %lu oos %lu naks %lu",
+                n, gda_ft_hca_syndrome_str(info.syndrome), sa.retransmits,
+                sa.rx_pkts, sa.fault_dropped, sa.rx_duplicate,
+                sa.rx_unexpected, sb.rx_pkts, sb.rx_duplicate,
+                sb.rx_out_of_seq, sb.tx_naks);
+}

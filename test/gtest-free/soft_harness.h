@@ -110,4 +110,17 @@ ucs_status_t soft_port_set_fault(gda_ft_hca_dev_t *dev, uint8_t port,
 /* Reads a counter of a port */
 gda_ft_soft_port_stats_t soft_port_stats(gda_ft_hca_dev_t *dev, uint8_t port);
 
+/* Waits for the next send CQE of ep: an error with that syndrome, for WQE
+ * idx */
+void soft_expect_error(soft_ep_t *ep, uint16_t idx, uint8_t syndrome);
+
+/* Posts n more writes on p's requester and expects each to be flushed;
+ * the QP ends in ERR */
+void soft_expect_flush_of_later(soft_pair_t *p, void *src, uint32_t lkey,
+                                void *dst, uint32_t rkey, unsigned n);
+
+/* The n-th completion of a transfer under injected faults is a success;
+ * else both ports' counters tell what the faults did */
+void soft_expect_ok_under_faults(soft_pair_t *p, unsigned n);
+
 #endif

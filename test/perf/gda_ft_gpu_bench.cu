@@ -52,7 +52,7 @@ __device__ static void bench_mark(unsigned step);
 #define bench_mark(_step)
 #endif
 
-#include "gpu_world.cuh"
+#include "gpu_runner.cuh"
 
 #include <unistd.h>
 

@@ -11,7 +11,7 @@
  *
  *   gda_ft_gpu_vs_cpu [-n ROUNDS] [-c PUTS] [-l LEN] [-w WINDOW]
  */
-#include "gpu_world.cuh"
+#include "gpu_runner.cuh"
 
 #include "chan_bench.h"
 

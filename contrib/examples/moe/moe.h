@@ -1,7 +1,7 @@
 /*
  * DeepEP-style MoE dispatch and combine over gda_ft's device API, written
  * once: CUDA threads run these functions in moe_gpu.cu, CPU threads run
- * them in moe.c, phase by phase (moe_phase).
+ * them in moe_rank.c, phase by phase (moe_phase).
  *
  * Every rank holds E experts; each of its T tokens per iteration goes to
  * its top-k experts (from a seeded RNG: every rank can replay any rank's

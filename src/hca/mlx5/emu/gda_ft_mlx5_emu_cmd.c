@@ -8,7 +8,8 @@
 #  include "config.h"
 #endif
 
-#include "gda_ft_mlx5_emu_int.h"
+#include "gda_ft_mlx5_emu_cmd.h"
+#include "gda_ft_mlx5_emu_table.h"
 #include "gda_ft_mlx5_prm.h"
 #include "gda_ft_soft.h"
 

@@ -1,13 +1,15 @@
 /*
- * DEVX emulator: the verbs side. Device list, contexts, ports and GID
- * tables, async events, PDs and MRs, umems and UAR pages; the operations
- * table and its registration.
+ * DEVX emulator: the verbs side. Device list, contexts, ports and GIDs,
+ * async events, PDs and MRs, umems and UAR pages; the operations table
+ * and its registration. The tables they fill and their lookups are
+ * gda_ft_mlx5_emu_table.c's, the DEVX commands gda_ft_mlx5_emu_cmd.c's.
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
 #endif
 
-#include "gda_ft_mlx5_emu_int.h"
+#include "gda_ft_mlx5_emu_table.h"
+#include "gda_ft_mlx5_emu_cmd.h"
 #include "gda_ft_soft.h"
 
 #include <ucs/debug/log.h>
@@ -21,14 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-pthread_mutex_t gda_ft_mlx5_emu_lock = PTHREAD_MUTEX_INITIALIZER;
-unsigned        gda_ft_mlx5_emu_live;
 static UCS_LIST_HEAD(gda_ft_mlx5_emu_hcas);
-
-unsigned gda_ft_mlx5_emu_live_objects(void)
-{
-    return gda_ft_mlx5_emu_live;
-}
 
 static gda_ft_mlx5_emu_ctx_t *gda_ft_mlx5_emu_ctx(struct ibv_context *ctx)
 {
@@ -251,48 +246,6 @@ static int gda_ft_mlx5_emu_query_port(struct ibv_context *ibv_ctx,
     return 0;
 }
 
-int gda_ft_mlx5_emu_gid(gda_ft_mlx5_emu_ctx_t *ctx, uint8_t port_num,
-                        uint32_t index, struct ibv_gid_entry *entry)
-{
-    gda_ft_hca_port_attr_t soft_attr;
-    uint32_t ipv4_first;
-
-    if ((port_num < 1) || (port_num > ctx->hca->soft->attr.info.num_ports) ||
-        (gda_ft_soft_provider.port_query(ctx->hca->soft, port_num,
-                                         &soft_attr) != UCS_OK)) {
-        return ENODATA;
-    }
-
-    /* the IPv4 address's pair of entries, after the link-local pair and,
-     * once moved, an IPv6 address's pair; the rest is empty */
-    ipv4_first = ctx->hca->gid_moved[port_num - 1] ? 4 : 2;
-    if (index >= ipv4_first + 2) {
-        return ENODATA;
-    }
-
-    memset(entry, 0, sizeof(*entry));
-    entry->gid_index = index;
-    entry->port_num  = port_num;
-    entry->gid_type  = (index % 2) ? IBV_GID_TYPE_ROCE_V2 :
-                                     IBV_GID_TYPE_ROCE_V1;
-    if (index < 2) {
-        /* fe80::, then an interface id made of the IPv4 address */
-        entry->gid.raw[0] = 0xfe;
-        entry->gid.raw[1] = 0x80;
-        memcpy(&entry->gid.raw[12], &soft_attr.gid[12], 4);
-    } else if (index < ipv4_first) {
-        /* 2001:db8:: (documentation prefix), the same interface id */
-        entry->gid.raw[0] = 0x20;
-        entry->gid.raw[1] = 0x01;
-        entry->gid.raw[2] = 0x0d;
-        entry->gid.raw[3] = 0xb8;
-        memcpy(&entry->gid.raw[12], &soft_attr.gid[12], 4);
-    } else {
-        memcpy(entry->gid.raw, soft_attr.gid, sizeof(entry->gid.raw));
-    }
-    return 0;
-}
-
 /* The opened device of that name; NULL when none. With the lock held. */
 static gda_ft_mlx5_emu_hca_t *gda_ft_mlx5_emu_hca_find(const char *dev_name)
 {
@@ -468,19 +421,6 @@ static int gda_ft_mlx5_emu_pd_number(struct ibv_pd *ibv_pd, uint32_t *pdn)
     return 0;
 }
 
-gda_ft_mlx5_emu_pd_t *gda_ft_mlx5_emu_pd_find(gda_ft_mlx5_emu_ctx_t *ctx,
-                                              uint32_t pdn)
-{
-    gda_ft_mlx5_emu_pd_t *pd;
-
-    ucs_list_for_each(pd, &ctx->pds, list) {
-        if (pd->soft->pdn == pdn) {
-            return pd;
-        }
-    }
-    return NULL;
-}
-
 /* Verbs' access flags as the interface's; -1 for a combination the kernel
  * refuses (remote write or atomic access without local write) */
 static int gda_ft_mlx5_emu_access(int access)
@@ -654,19 +594,6 @@ static int gda_ft_mlx5_emu_umem_dereg(struct mlx5dv_devx_umem *devx_umem)
     return 0;
 }
 
-gda_ft_mlx5_emu_umem_t *gda_ft_mlx5_emu_umem_find(gda_ft_mlx5_emu_ctx_t *ctx,
-                                                  uint32_t id)
-{
-    gda_ft_mlx5_emu_umem_t *umem;
-
-    ucs_list_for_each(umem, &ctx->umems, list) {
-        if (umem->super.umem_id == id) {
-            return umem;
-        }
-    }
-    return NULL;
-}
-
 static struct mlx5dv_devx_uar *
 gda_ft_mlx5_emu_alloc_uar(struct ibv_context *ibv_ctx, uint32_t flags)
 {
@@ -721,18 +648,6 @@ static void gda_ft_mlx5_emu_free_uar(struct mlx5dv_devx_uar *devx_uar)
     pthread_mutex_unlock(&gda_ft_mlx5_emu_lock);
     ucs_free(uar->page);
     ucs_free(uar);
-}
-
-int gda_ft_mlx5_emu_uar_known(gda_ft_mlx5_emu_ctx_t *ctx, uint32_t page_id)
-{
-    gda_ft_mlx5_emu_uar_t *uar;
-
-    ucs_list_for_each(uar, &ctx->uars, list) {
-        if (uar->super.page_id == page_id) {
-            return 1;
-        }
-    }
-    return 0;
 }
 
 /* The emulated device is the soft HCA's engine, a CPU thread: the

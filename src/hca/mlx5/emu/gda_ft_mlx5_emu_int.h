@@ -1,6 +1,7 @@
 /*
  * DEVX emulator internals: emulated devices, contexts and the objects a
- * context owns, each backed by an object of a soft device.
+ * context owns, each backed by an object of a soft device (their tables:
+ * gda_ft_mlx5_emu_table.h).
  *
  * Locking: one mutex guards every table of the emulator; the control path
  * holds it for the whole of a call. The datapath never enters the
@@ -114,42 +115,5 @@ typedef struct gda_ft_mlx5_emu_obj {
     int                     sgid_index; /* its INIT2RTR's source GID; -1
                                            before */
 } gda_ft_mlx5_emu_obj_t;
-
-
-extern pthread_mutex_t gda_ft_mlx5_emu_lock;
-extern unsigned        gda_ft_mlx5_emu_live;
-
-/* The context's umem with this id; NULL when it has none */
-gda_ft_mlx5_emu_umem_t *gda_ft_mlx5_emu_umem_find(gda_ft_mlx5_emu_ctx_t *ctx,
-                                                  uint32_t id);
-
-/* Whether the context allocated the UAR page; the PD of that number */
-int gda_ft_mlx5_emu_uar_known(gda_ft_mlx5_emu_ctx_t *ctx, uint32_t page_id);
-gda_ft_mlx5_emu_pd_t *gda_ft_mlx5_emu_pd_find(gda_ft_mlx5_emu_ctx_t *ctx,
-                                              uint32_t pdn);
-
-/* The GID table entry of a port, as query_gid answers it; 0 or ENODATA */
-int gda_ft_mlx5_emu_gid(gda_ft_mlx5_emu_ctx_t *ctx, uint8_t port_num,
-                        uint32_t index, struct ibv_gid_entry *entry);
-
-/* The context's QPs of the port connected with that source GID index,
- * in RTR or RTS; with the lock held */
-unsigned gda_ft_mlx5_emu_ctx_qps_sending_from(gda_ft_mlx5_emu_ctx_t *ctx,
-                                              uint8_t port_num,
-                                              unsigned gid_index);
-
-/* DEVX objects (gda_ft_mlx5_emu_cmd.c) */
-struct mlx5dv_devx_obj *
-gda_ft_mlx5_emu_obj_create(struct ibv_context *ctx, const void *in,
-                           size_t inlen, void *out, size_t outlen);
-int gda_ft_mlx5_emu_obj_modify(struct mlx5dv_devx_obj *obj, const void *in,
-                               size_t inlen, void *out, size_t outlen);
-int gda_ft_mlx5_emu_obj_query(struct mlx5dv_devx_obj *obj, const void *in,
-                              size_t inlen, void *out, size_t outlen);
-int gda_ft_mlx5_emu_obj_destroy(struct mlx5dv_devx_obj *obj);
-void gda_ft_mlx5_emu_qp_wake(struct mlx5dv_devx_obj *qp, int *wake_fd_p,
-                             const int32_t **wake_armed_p);
-int gda_ft_mlx5_emu_general_cmd(struct ibv_context *ctx, const void *in,
-                                size_t inlen, void *out, size_t outlen);
 
 #endif

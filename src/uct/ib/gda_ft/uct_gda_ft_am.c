@@ -12,6 +12,7 @@
 
 #include "uct_gda_ft_ep.inl"
 #include "uct_gda_ft_event.h"
+#include "gda_ft_cq.h"
 
 #include <uct/base/uct_iov.inl>
 #include <ucs/debug/log.h>

@@ -1,0 +1,213 @@
+/*
+ * Silences of a concurrent device channel that are no failure (suite
+ * dev_chan, as test_dev_chan.c): a slow peer, a stall of the last path
+ * left, a full ring behind it, and a busy path shared by many channels.
+ * Nothing switches, and every byte, signal and fetched value is exact.
+ */
+#include "chan_harness.h"
+#include "chan_workers.h"
+#include "soft_harness.h"
+#include "gda_ft_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A slow peer is not a dead one: every packet the target sends waits half
+ * a deadline, traffic goes on, and nothing switches */
+GDA_FT_TEST_TIMEOUT(dev_chan, slow_peer_no_switch, 120)
+{
+    gda_ft_soft_fault_t fault = {0};
+    chan_world_params_t params;
+    chan_worker_t wk[4];
+    pthread_t th[4];
+    chan_world_t w;
+
+    chan_world_default_params(&params);
+    params.timeout = 16;   /* the HCA's retry budget (268 ms x 7) too */
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+    fault.delay      = 1.0;
+    fault.delay_time = params.deadline_ns * 0.5 / 1e9;
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[2], 1, &fault));
+    workers_start(&w, wk, th, 4, 96);
+    workers_join(th, 4);
+    workers_verify(&w, wk, 4);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, switches), 0);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, in_doubt), 0);
+    chan_world_fini(&w);
+}
+
+/*
+ * The backup stalls while the primary's port is down: every packet the
+ * backup's target sends waits two deadlines, for six. Its silence is sat
+ * out rather than taken for a failure, since leaving it would find no
+ * path: no channel loses both paths, nothing fails, everything is exact.
+ * (Leaving it was what a soft HCA whose engine paused did to channels on
+ * a GPU, at 1 ms and 200 us deadlines.)
+ */
+GDA_FT_TEST_TIMEOUT(dev_chan, last_path_stall_is_sat_out, 180)
+{
+    gda_ft_soft_fault_t fault = {0}, none = {0};
+    chan_world_params_t params;
+    chan_worker_t wk[4];
+    pthread_t th[4];
+    chan_world_t w;
+    double until;
+
+    chan_world_default_params(&params);
+    params.timeout = 16;   /* the HCA's retry budget (268 ms x 7) too */
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+    workers_start_under_way(&w, wk, th, 4, 600, 0);
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
+    until = soft_now_sec() + 60;
+    while (CHAN_WORLD_SUM(&w, switches) < params.nchan) {
+        GDA_FT_ASSERT(soft_now_sec() < until);
+        usleep(1000);
+    }
+
+    fault.delay      = 1.0;
+    fault.delay_time = params.deadline_ns * 2.0 / 1e9;
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &fault));
+    usleep(params.deadline_ns * 6 / 1000);
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &none));
+
+    workers_join(th, 4);
+    workers_verify(&w, wk, 4);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, no_path), 0);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, switches), params.nchan);
+    chan_world_fini(&w);
+}
+
+/* One thread's burst: single-packet signalled puts into its own region,
+ * then a quiet */
+typedef struct burst {
+    chan_world_t       *w;
+    unsigned            chan, count;
+    gda_ft_dev_status_t status;
+} burst_t;
+
+#define BURST_PUT_LEN 64
+
+static void *burst_run(void *arg)
+{
+    burst_t *b = (burst_t*)arg;
+    gda_ft_dev_request_t req;
+    uint64_t off;
+    unsigned i;
+
+    b->status = GDA_FT_DEV_OK;
+    for (i = 0; (i < b->count) && (b->status == GDA_FT_DEV_OK); ++i) {
+        off       = ((uint64_t)b->chan * b->count + i) * BURST_PUT_LEN;
+        b->status = gda_ft_dev_put_single(&b->w->ep, &b->w->ml,
+                                          CHAN_ELEM_DATA, off, off,
+                                          BURST_PUT_LEN, b->chan, &req);
+    }
+    if (b->status == GDA_FT_DEV_OK) {
+        b->status = gda_ft_dev_quiet(&b->w->ep, b->chan, 0);
+    }
+    return NULL;
+}
+
+/*
+ * A post waits for ring room as long as the channel may wait. The
+ * channels are on their backup (the primary's port is down) when the
+ * backup holds every packet for ten deadlines, while a burst on each keeps
+ * the smallest ring full. The channels sit the silence out on their last
+ * path; a post waiting for room must not give up before they do (it
+ * reported TIMEOUT after four deadlines and the resolution, for a ring
+ * that then drained). Every put lands.
+ */
+GDA_FT_TEST_TIMEOUT(dev_chan, full_ring_post_waits_out_a_last_path_stall,
+                    180)
+{
+    gda_ft_soft_fault_t fault = {0}, none = {0};
+    chan_world_params_t params;
+    gda_ft_dev_request_t req;
+    burst_t b[2];
+    pthread_t th[2];
+    chan_world_t w;
+    uint64_t scale;
+    unsigned c;
+
+    chan_world_default_params(&params);
+    params.wqebb_cnt = 64;
+    params.timeout   = 16;   /* the HCA's retry budget (268 ms x 7) too, */
+    for (scale = 1; scale < chan_world_time_scale(); scale *= 2) {
+        ++params.timeout;    /* as the deadline is scaled */
+    }
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
+    for (c = 0; c < params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA,
+                                               0, 0, 64, c, &req),
+                         GDA_FT_DEV_OK);
+        GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_OK);
+        GDA_FT_ASSERT_EQ(w.chans[c].active, GDA_FT_CHAN_BACKUP);
+    }
+
+    fault.delay      = 1.0;
+    fault.delay_time = params.deadline_ns * 10.0 / 1e9;
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &fault));
+    for (c = 0; c < params.nchan; ++c) {
+        b[c].w     = &w;
+        b[c].chan  = c;
+        b[c].count = 400;
+        GDA_FT_ASSERT_EQ(pthread_create(&th[c], NULL, burst_run, &b[c]), 0);
+    }
+    usleep(params.deadline_ns * 12 / 1000);
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &none));
+    for (c = 0; c < params.nchan; ++c) {
+        pthread_join(th[c], NULL);
+        GDA_FT_ASSERT_EQ(b[c].status, GDA_FT_DEV_OK);
+    }
+    GDA_FT_ASSERT_MEM_EQ(w.dst, w.src,
+                         params.nchan * b[0].count * BURST_PUT_LEN);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, no_path), 0);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, switches), params.nchan);
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 1);
+    chan_world_fini(&w);
+}
+
+/*
+ * A busy path is not a dead one. Four channels to one peer each post a
+ * burst of 40 signalled puts into an HCA port that sends one packet per
+ * twentieth of a deadline, and that serves one channel's queue after the
+ * other. The last channel's first completion comes 6 deadlines after its
+ * post, while the path completes something every twentieth of one:
+ * nothing switches.
+ */
+GDA_FT_TEST_TIMEOUT(dev_chan, busy_shared_path_no_switch, 120)
+{
+    gda_ft_soft_fault_t fault = {0};
+    chan_world_params_t params;
+    burst_t burst[4];
+    pthread_t th[4];
+    chan_world_t w;
+    unsigned c;
+
+    chan_world_default_params(&params);
+    params.nchan       = 4;
+    params.deadline_ns = 30000000ull * chan_world_time_scale();
+    params.timeout     = 18;   /* 1.07 s: packets queue for 6 deadlines */
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+    fault.pace_time = params.deadline_ns / 20 / 1e9;
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[0], 1, &fault));
+    for (c = 0; c < 4; ++c) {
+        burst[c].w     = &w;
+        burst[c].chan  = c;
+        burst[c].count = 40;
+        GDA_FT_ASSERT_EQ(pthread_create(&th[c], NULL, burst_run, &burst[c]),
+                         0);
+    }
+    for (c = 0; c < 4; ++c) {
+        pthread_join(th[c], NULL);
+        GDA_FT_ASSERT_EQ(burst[c].status, GDA_FT_DEV_OK);
+    }
+    GDA_FT_ASSERT_EQ(memcmp(w.src, w.dst, 4 * 40 * BURST_PUT_LEN), 0);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, switches), 0);
+    chan_world_fini(&w);
+}

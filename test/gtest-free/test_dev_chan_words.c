@@ -1,0 +1,407 @@
+/*
+ * The concurrent device channel's words driven by hand, without HCAs or
+ * threads (suite dev_chan, as test_dev_chan.c): a poster's memo and the
+ * reservation it expects, the epoch that ends the counting of a path
+ * left, the outcome table, what a switch settles for each WQE of its
+ * window, and the repairs a re-armed primary takes.
+ */
+#include "chan_harness.h"
+#include "gda_ft_test.h"
+
+#include <string.h>
+
+/* A channel without rings, for the reservation and PSN bookkeeping: the
+ * primary at PSN psn and ring offset off, the backup at 500 and 3 */
+static void bookkeeping_chan_init(gda_ft_chan_t *chan, uint32_t wqebb_cnt,
+                                  uint32_t psn, uint64_t off)
+{
+    memset(chan, 0, sizeof(*chan));
+    chan->wqebb_cnt = wqebb_cnt;
+    chan->state     = GDA_FT_CHAN_ACTIVE;
+    chan->path[GDA_FT_CHAN_PRIMARY].next_psn = psn;
+    chan->path[GDA_FT_CHAN_PRIMARY].ring_off = off;
+    chan->path[GDA_FT_CHAN_BACKUP].next_psn  = 500;
+    chan->path[GDA_FT_CHAN_BACKUP].ring_off  = 3;
+}
+
+/* What gda_ft_chan_release() leaves for the next poster, without rings */
+static void publish_by_hand(gda_ft_chan_t *chan,
+                            const gda_ft_chan_resv_t *resv, uint32_t psn)
+{
+    chan->path[resv->path].next_psn = psn;
+    gda_ft_atomic_store_rlx64(&chan->published, GDA_FT_CHAN_PUB(psn,
+            resv->off, GDA_FT_CHAN_WORD_INDEX(resv->word)));
+    gda_ft_atomic_store_rel64(&chan->ready, resv->word);
+}
+
+/* Reserves through memo and publishes at once (nothing written: the
+ * ready and PSN bookkeeping is what is looked at); returns whether the
+ * memo's way was taken */
+static int memo_post(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo)
+{
+    gda_ft_chan_resv_t resv;
+    gda_ft_chan_geom_t geom;
+    uint32_t psn;
+    int taken = gda_ft_chan_reserve_memo(chan, 1, memo, &resv);
+
+    if (!taken) {
+        GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(chan, 1, &resv), GDA_FT_DEV_OK);
+    } else {
+        /* what the memo proved */
+        GDA_FT_ASSERT_EQ(gda_ft_chan_ready(chan), resv.seq);
+        GDA_FT_ASSERT_EQ(resv.psn, chan->path[resv.path].next_psn);
+    }
+    psn = gda_ft_chan_take_turn(chan, &resv);
+    publish_by_hand(chan, &resv, gda_ft_dev_psn_add(psn, 3));
+    gda_ft_chan_geom_load(chan, &geom);
+    gda_ft_chan_remember(memo, &resv, chan->path[resv.path].next_psn,
+                         &geom);
+    return taken;
+}
+
+/* A memo's way is taken exactly while nobody else reserved and nothing
+ * switched since its holder published: not the first time, not after
+ * another poster's post or a switch; a freeze that did nothing keeps it */
+GDA_FT_TEST(dev_chan, poster_memo_holds_until_the_channel_moves_on)
+{
+    gda_ft_chan_memo_t memo = {0}, other = memo;
+    gda_ft_chan_resv_t resv;
+    gda_ft_chan_t chan;
+
+    bookkeeping_chan_init(&chan, 8, 100, 0);
+
+    GDA_FT_ASSERT(!memo_post(&chan, &memo));     /* nothing remembered */
+    GDA_FT_ASSERT(memo_post(&chan, &memo));
+    GDA_FT_ASSERT(memo_post(&chan, &memo));
+    GDA_FT_ASSERT_EQ(chan.path[GDA_FT_CHAN_PRIMARY].next_psn, 109);
+
+    GDA_FT_ASSERT(!memo_post(&chan, &other));    /* another poster */
+    GDA_FT_ASSERT(!memo_post(&chan, &memo));     /* ... made it stale */
+    GDA_FT_ASSERT(memo_post(&chan, &memo));
+    GDA_FT_ASSERT(!memo_post(&chan, &other));    /* stale: the CAS fails */
+
+    /* a freeze that found nothing to do */
+    GDA_FT_ASSERT(gda_ft_chan_freeze(&chan));
+    gda_ft_chan_unfreeze(&chan);
+    GDA_FT_ASSERT(memo_post(&chan, &other));
+
+    /* the ring looks full: `completed` is read again, and has room */
+    GDA_FT_ASSERT_EQ(GDA_FT_CHAN_WORD_INDEX(chan.word), 8);
+    chan.completed = GDA_FT_CHAN_WORD(0, 7);
+    GDA_FT_ASSERT(memo_post(&chan, &other));
+    GDA_FT_ASSERT(memo_post(&chan, &other));
+    GDA_FT_ASSERT_EQ(memo.completed, 0);
+    GDA_FT_ASSERT_EQ(other.completed, 7);
+
+    /* while frozen, a memo of the frozen word's value never reserves */
+    chan.word = GDA_FT_CHAN_FROZEN | other.word;
+    GDA_FT_ASSERT(!gda_ft_chan_reserve_memo(&chan, 1, &other, &resv));
+    GDA_FT_ASSERT(!other.valid);
+
+    /* a switch: the next epoch names the backup, at its own offset */
+    chan.word = GDA_FT_CHAN_WORD(1, GDA_FT_CHAN_WORD_INDEX(chan.word));
+    chan.completed = GDA_FT_CHAN_WORD(1, 9);
+    GDA_FT_ASSERT(!memo_post(&chan, &memo));
+    GDA_FT_ASSERT_EQ(memo.off, 3);
+    GDA_FT_ASSERT_EQ(chan.path[GDA_FT_CHAN_BACKUP].next_psn, 503);
+    GDA_FT_ASSERT(memo_post(&chan, &memo));
+    GDA_FT_ASSERT_EQ(chan.path[GDA_FT_CHAN_BACKUP].next_psn, 506);
+    GDA_FT_ASSERT_EQ(chan.path[GDA_FT_CHAN_PRIMARY].next_psn, 130);
+}
+
+/* A plain reservation expects the word the last publication left: with
+ * nobody in between, its turn is proven and the PSN and ring offset come
+ * from `published`. A reservation in between, a torn pair, a switch, or a
+ * channel that published nothing send it the shared way, to wait for its
+ * turn; a freeze that did nothing does not. */
+GDA_FT_TEST(dev_chan, reserve_expects_the_last_publication)
+{
+    gda_ft_chan_resv_t resv, held;
+    gda_ft_chan_t chan;
+
+    bookkeeping_chan_init(&chan, 64, 0xfffffe, 0x12345);
+
+    /* nothing published: `published` 0 is no publication of index 0 */
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&chan, 2, &resv), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT(!resv.turn);
+    GDA_FT_ASSERT_EQ(resv.off, 0x12345);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_take_turn(&chan, &resv), 0xfffffe);
+    publish_by_hand(&chan, &resv, 1);   /* across the PSN wrap */
+
+    /* nobody in between: the turn is proven, nothing else read */
+    chan.path[GDA_FT_CHAN_PRIMARY].next_psn = 777;   /* not looked at */
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&chan, 3, &resv), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT(resv.turn);
+    GDA_FT_ASSERT_EQ(resv.seq, 2);
+    GDA_FT_ASSERT_EQ(resv.psn, 1);
+    GDA_FT_ASSERT_EQ(resv.path, GDA_FT_CHAN_PRIMARY);
+    GDA_FT_ASSERT_EQ(resv.off & 0xffff, 0x2345);   /* what a post uses */
+    GDA_FT_ASSERT_EQ(GDA_FT_CHAN_WORD_INDEX(chan.word), 5);
+
+    /* that reservation is not published yet: the next waits its turn */
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&chan, 1, &held), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT(!held.turn);
+    GDA_FT_ASSERT_EQ(held.seq, 5);
+    publish_by_hand(&chan, &resv, 10);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_take_turn(&chan, &held), 10);
+    publish_by_hand(&chan, &held, 11);
+
+    /* a torn pair: `published` of the publication before */
+    chan.published = GDA_FT_CHAN_PUB(10, resv.off, 5);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&chan, 1, &resv), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT(!resv.turn);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_take_turn(&chan, &resv), 11);
+    publish_by_hand(&chan, &resv, 12);
+
+    /* a freeze that found nothing to do keeps the word */
+    GDA_FT_ASSERT(gda_ft_chan_freeze(&chan));
+    gda_ft_chan_unfreeze(&chan);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&chan, 1, &resv), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT(resv.turn);
+    GDA_FT_ASSERT_EQ(resv.psn, 12);
+    publish_by_hand(&chan, &resv, 13);
+
+    /* frozen: nothing is reserved, whatever `ready` says */
+    chan.word |= GDA_FT_CHAN_FROZEN;
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&chan, 1, &resv),
+                     GDA_FT_DEV_INPROGRESS);
+
+    /* a switch: the next epoch names the backup at its own offset, and
+     * the publication on the primary no longer says where it is */
+    chan.word = GDA_FT_CHAN_WORD(1, GDA_FT_CHAN_WORD_INDEX(chan.word));
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&chan, 1, &resv), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT(!resv.turn);
+    GDA_FT_ASSERT_EQ(resv.path, GDA_FT_CHAN_BACKUP);
+    GDA_FT_ASSERT_EQ(resv.off, 3);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_take_turn(&chan, &resv), 500);
+    publish_by_hand(&chan, &resv, 501);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&chan, 1, &resv), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT(resv.turn);
+    GDA_FT_ASSERT_EQ(resv.path, GDA_FT_CHAN_BACKUP);
+    GDA_FT_ASSERT_EQ(resv.psn, 501);
+    GDA_FT_ASSERT_EQ(resv.off, 3);
+
+    /* the ring is full from where the publication left it */
+    chan.wqebb_cnt = 8;
+    chan.completed = GDA_FT_CHAN_WORD(1, 0);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&chan, 1, &resv),
+                     GDA_FT_DEV_NO_RESOURCE);
+}
+
+
+/* A successful completion of path p's WQE at ring index `ring`, in the
+ * collapsed CQE as the HCA writes it (op_own last) */
+static void collapsed_cqe_write(gda_ft_chan_path_t *p, uint16_t ring)
+{
+    uint8_t *cqe = p->cqe;
+
+    memset(cqe, 0, GDA_FT_MLX5_CQE_SIZE);
+    cqe[60] = (uint8_t)(ring >> 8);
+    cqe[61] = (uint8_t)ring;
+    __atomic_store_n(&cqe[63], (uint8_t)(GDA_FT_MLX5_CQE_REQ << 4),
+                     __ATOMIC_RELEASE);
+}
+
+/*
+ * A switch closes the counting of the path it leaves: a poller that chose
+ * that path before the switch, and reads its completion of a WQE that the
+ * new path has yet to run, moves nothing (counted, that completion would
+ * free ring positions the new path's HCA has not consumed). The path the
+ * epoch names counts as before.
+ */
+GDA_FT_TEST(dev_chan, completion_of_a_path_left_counts_nothing)
+{
+    static gda_ft_chan_slot_t slots[2][64];
+    static uint8_t cqe[2][GDA_FT_MLX5_CQE_SIZE] __attribute__((aligned(64)));
+    gda_ft_chan_t chan;
+    uint64_t err_seq;
+    uint8_t synd, p;
+
+    bookkeeping_chan_init(&chan, 64, 100, 0);
+    for (p = 0; p < 2; ++p) {
+        chan.path[p].slots = slots[p];
+        chan.path[p].cqe   = cqe[p];
+        memset(slots[p], 0, sizeof(slots[p]));
+        /* the WQE at logical index 4 on both rings (backup offset 3) */
+        gda_ft_chan_slot(&chan, &chan.path[p], 4)->seq    = 4;
+        gda_ft_chan_slot(&chan, &chan.path[p], 4)->wqebbs = 1;
+    }
+    /* epoch 2 counts on the primary, from 4; WQEs up to 10 published */
+    chan.completed = GDA_FT_CHAN_WORD(2, 4);
+    chan.ready     = GDA_FT_CHAN_WORD(2, 10);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_close_epoch(&chan, 2), 4);
+    GDA_FT_ASSERT_EQ(chan.completed, GDA_FT_CHAN_WORD(3, 4));
+    /* a poller of the epoch left counts nothing more */
+    GDA_FT_ASSERT(!gda_ft_chan_complete_to(&chan, 2, 5));
+
+    /* the primary's late completion of index 4 */
+    collapsed_cqe_write(&chan.path[GDA_FT_CHAN_PRIMARY], 4);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_poll_path(&chan, GDA_FT_CHAN_PRIMARY,
+                                           &err_seq, &synd),
+                     GDA_FT_DEV_INPROGRESS);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_completed(&chan), 4);
+
+    /* the backup's own completion of it (ring index 4 - 3) counts */
+    collapsed_cqe_write(&chan.path[GDA_FT_CHAN_BACKUP], 1);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_poll_path(&chan, GDA_FT_CHAN_BACKUP,
+                                           &err_seq, &synd), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(chan.completed, GDA_FT_CHAN_WORD(3, 5));
+}
+
+/*
+ * A failure a switch settled is read from the outcome table by logical
+ * index, whatever paths the channel took since: the request that owns it
+ * marks it read; one overwritten a table later unread is counted lost, one
+ * read is not; any other index reads OK.
+ */
+GDA_FT_TEST(dev_chan, settled_failure_stays_until_a_table_later)
+{
+    static uint64_t outcomes[GDA_FT_CHAN_OUTCOME_CNT(64)];
+    gda_ft_chan_slot_t slot;
+    gda_ft_chan_t chan;
+    uint64_t table = GDA_FT_CHAN_OUTCOME_CNT(64);
+
+    bookkeeping_chan_init(&chan, 64, 100, 0);
+    memset(outcomes, 0, sizeof(outcomes));
+    chan.outcomes = outcomes;
+    memset(&slot, 0, sizeof(slot));
+    slot.flags  = GDA_FT_CHAN_SLOT_FAILED | GDA_FT_CHAN_SLOT_OWNED;
+    slot.status = GDA_FT_DEV_IN_DOUBT;
+
+    gda_ft_chan_keep_outcome(&chan, 70, &slot);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 69, 1), GDA_FT_DEV_OK);
+    /* a ring later the slot of the ring is another WQE's: not the table */
+    GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 70 + 64, 1), GDA_FT_DEV_OK);
+    /* read by someone else than its owner: still unread */
+    GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 70, 0), GDA_FT_DEV_IN_DOUBT);
+    gda_ft_chan_keep_outcome(&chan, 70 + table, &slot);
+    GDA_FT_ASSERT_EQ(chan.outcomes_lost, 1);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 70, 1), GDA_FT_DEV_OK);
+
+    /* read by its owner, then overwritten: nothing lost; kept once, a
+     * failure that a later switch moves again stays read */
+    slot.status = GDA_FT_DEV_ERROR;
+    GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 70 + table, 1),
+                     GDA_FT_DEV_IN_DOUBT);
+    gda_ft_chan_keep_outcome(&chan, 70 + table, &slot);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 70 + table, 1),
+                     GDA_FT_DEV_IN_DOUBT);
+    gda_ft_chan_keep_outcome(&chan, 70 + 2 * table, &slot);
+    GDA_FT_ASSERT_EQ(chan.outcomes_lost, 1);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 70 + 2 * table, 1),
+                     GDA_FT_DEV_ERROR);
+}
+
+/* What a switch decides for each outstanding WQE, given the PSN the peer's
+ * fenced end expected next: a window that straddles it, a multi-packet
+ * put cut by it, across the 24-bit PSN wrap */
+GDA_FT_TEST(dev_chan, resolution_straddle_and_wrap)
+{
+    static const struct {
+        uint8_t  kind;
+        uint32_t psn;      /* first PSN */
+        uint16_t npkts;
+        int      replay;   /* expected: must run again */
+        uint8_t  failed;   /* expected status when settled as failed */
+    } window[] = {
+        /* before epsn 0x000002: executed */
+        {GDA_FT_CHAN_OP_SEND,   0xfffffa, 1, 0, 0},
+        {GDA_FT_CHAN_OP_PUT,    0xfffffb, 2, 0, 0},
+        {GDA_FT_CHAN_OP_SIGNAL, 0xfffffd, 1, 0, 0},
+        /* a fetching atomic that ran but whose reply was lost */
+        {GDA_FT_CHAN_OP_ATOMIC, 0xfffffe, 1, 0, GDA_FT_DEV_IN_DOUBT},
+        /* a get that ran: its data never came back, read it again */
+        {GDA_FT_CHAN_OP_GET,    0xffffff, 1, 1, 0},
+        /* 4 packets, 0x000000..0x000003: the peer has 2, runs it again */
+        {GDA_FT_CHAN_OP_PUT,    0x000000, 4, 1, 0},
+        /* after epsn: not executed, exactly once means run it now */
+        {GDA_FT_CHAN_OP_SIGNAL, 0x000004, 1, 1, 0},
+        {GDA_FT_CHAN_OP_ATOMIC, 0x000005, 1, 1, 0},
+        /* a message the peer did not receive is sent again */
+        {GDA_FT_CHAN_OP_SEND,   0x000006, 1, 1, 0}
+    };
+    const uint32_t epsn = 0x000002;
+    gda_ft_chan_slot_t slot;
+    gda_ft_chan_t chan;
+    unsigned i;
+
+    memset(&chan, 0, sizeof(chan));
+    for (i = 0; i < sizeof(window) / sizeof(window[0]); ++i) {
+        memset(&slot, 0, sizeof(slot));
+        slot.kind  = window[i].kind;
+        slot.psn   = window[i].psn;
+        slot.npkts = window[i].npkts;
+        GDA_FT_ASSERT_EQ(gda_ft_chan_settle(&chan, &slot, 1, 1, epsn),
+                         window[i].replay);
+        GDA_FT_ASSERT_EQ(!!(slot.flags & GDA_FT_CHAN_SLOT_FAILED),
+                         window[i].failed != 0);
+        if (window[i].failed != 0) {
+            GDA_FT_ASSERT_EQ(slot.status, window[i].failed);
+        }
+    }
+    GDA_FT_ASSERT_EQ(chan.counters.confirmed, 3);
+    GDA_FT_ASSERT_EQ(chan.counters.in_doubt, 1);
+
+    /* without the peer's word, what must run once is in doubt, never run
+     * twice; puts and gets run again, and sends (the receiver drops a copy
+     * it has seen by its sequence number) */
+    memset(&chan, 0, sizeof(chan));
+    for (i = 0; i < sizeof(window) / sizeof(window[0]); ++i) {
+        memset(&slot, 0, sizeof(slot));
+        slot.kind  = window[i].kind;
+        slot.psn   = window[i].psn;
+        slot.npkts = window[i].npkts;
+        GDA_FT_ASSERT_EQ(gda_ft_chan_settle(&chan, &slot, 1, 0, 0),
+                         (window[i].kind == GDA_FT_CHAN_OP_PUT) ||
+                         (window[i].kind == GDA_FT_CHAN_OP_GET) ||
+                         (window[i].kind == GDA_FT_CHAN_OP_SEND));
+    }
+    GDA_FT_ASSERT_EQ(chan.counters.in_doubt, 4);
+}
+
+
+/*
+ * A re-armed primary repaired what was found on it so far, however the
+ * channel comes back to it. Here it comes back by a switch off the backup
+ * (whose re-arm is still to come) after another channel to the peer, and
+ * the peer itself, found the primary failing: the channel must not follow
+ * those findings off the primary it has just taken, where the only way
+ * left would be NO_PATH with both links up.
+ */
+GDA_FT_TEST(dev_chan, switch_onto_a_rearmed_primary_takes_its_repairs)
+{
+    static gda_ft_chan_mbox_t mbox;
+    static gda_ft_chan_health_t health;
+    gda_ft_chan_t chan;
+
+    bookkeeping_chan_init(&chan, 64, 100, 0);
+    memset(&mbox, 0, sizeof(mbox));
+    memset(&health, 0, sizeof(health));
+    chan.mbox   = &mbox;
+    chan.health = &health;
+    /* the channel left the primary first (its finding: generation 1),
+     * then another channel (2) and the peer did */
+    chan.seen_fail_gen = 1;
+    health.fail_gen    = 2;
+    mbox.peer_left     = 1;
+    /* on the backup, which falls silent: the move back finds the primary
+     * re-armed by the host */
+    chan.active    = GDA_FT_CHAN_BACKUP;
+    chan.sw.from   = GDA_FT_CHAN_BACKUP;
+    chan.sw.why    = GDA_FT_CHAN_WHY_DEADLINE;
+    mbox.rearm[GDA_FT_CHAN_PRIMARY]     = 1;
+    mbox.rearm_psn[GDA_FT_CHAN_PRIMARY] = 700;
+    gda_ft_chan_phase(&chan, GDA_FT_CHAN_PHASE_REARM);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_step_rearm(&chan), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(chan.sw.phase, GDA_FT_CHAN_PHASE_TELL);
+    GDA_FT_ASSERT_EQ(chan.path[GDA_FT_CHAN_PRIMARY].next_psn, 700);
+    GDA_FT_ASSERT_EQ(chan.path[GDA_FT_CHAN_PRIMARY].seen_rearm, 1);
+    /* what the re-arm repaired is no news on the primary */
+    GDA_FT_ASSERT_EQ(chan.seen_fail_gen, 2);
+    GDA_FT_ASSERT_EQ(chan.path[GDA_FT_CHAN_PRIMARY].seen_peer_left, 1);
+
+    /* on the primary with work in flight: the peer's finding is old */
+    chan.active = GDA_FT_CHAN_PRIMARY;
+    GDA_FT_ASSERT_EQ(gda_ft_chan_check_peer_left(&chan), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(chan.counters.switches, 0);
+}
