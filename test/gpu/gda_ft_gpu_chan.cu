@@ -129,8 +129,7 @@ __global__ void gpu_post_kernel(gda_ft_dev_endpoint_t ep,
             t0       = gda_ft_dev_now_ns() - t0;
             max_wait = (t0 > max_wait) ? t0 : max_wait;
             if (lane == GPU_LANES_PUT + 1) {
-                fadd[warp * iters + it] = (status == GDA_FT_DEV_IN_DOUBT) ?
-                                          GPU_FADD_DOUBT : GPU_FADD_OK;
+                fadd[warp * iters + it] = gpu_fadd_outcome(status);
             } else if (status == GDA_FT_DEV_OK) {
                 ++signals;
             }

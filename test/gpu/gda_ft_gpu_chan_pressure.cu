@@ -99,12 +99,9 @@ __global__ void gpu_pressure_kernel(gda_ft_dev_endpoint_t ep,
             } while (status == GDA_FT_DEV_INPROGRESS);
             if (lane == GPU_LANES_PUT) {
                 sig_ok    += (status == GDA_FT_DEV_OK);
-                sig_doubt += (status == GDA_FT_DEV_IN_DOUBT);
+                sig_doubt += (gpu_fadd_outcome(status) == GPU_FADD_DOUBT);
             } else {
-                fadd[warp * iters + it] = (status == GDA_FT_DEV_IN_DOUBT) ?
-                                          GPU_FADD_DOUBT :
-                                          (status == GDA_FT_DEV_OK) ?
-                                          GPU_FADD_OK : GPU_FADD_NONE;
+                fadd[warp * iters + it] = gpu_fadd_outcome(status);
                 if ((status == GDA_FT_DEV_OK) &&
                     (*result == GPU_RESULT_UNWRITTEN)) {
                     status = GPU_VIOLATION_FADD_SLOT << 8;

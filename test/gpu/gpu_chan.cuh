@@ -18,6 +18,21 @@
 /* fetch-add outcome per (warp, iteration) */
 enum { GPU_FADD_NONE = 0, GPU_FADD_OK = 1, GPU_FADD_DOUBT = 2 };
 
+/* What a completed request says of its operation (gda_ft_device_api.h):
+ * OK ran once; IN_DOUBT, NO_PATH and PEER_GONE ran once or not at all
+ * (counted within the bounds as in doubt, and NO_PATH fails the run on its
+ * own); any other failure did not run */
+__device__ static inline uint8_t gpu_fadd_outcome(uint32_t status)
+{
+    switch (status) {
+    case GDA_FT_DEV_OK:        return GPU_FADD_OK;
+    case GDA_FT_DEV_IN_DOUBT:
+    case GDA_FT_DEV_NO_PATH:
+    case GDA_FT_DEV_PEER_GONE: return GPU_FADD_DOUBT;
+    default:                   return GPU_FADD_NONE;
+    }
+}
+
 typedef struct gpu_run {
     unsigned blocks, warps_per_block, iters;
     uint64_t deadline_ns;
