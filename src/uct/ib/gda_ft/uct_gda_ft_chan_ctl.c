@@ -68,18 +68,22 @@ void uct_gda_ft_ctl_reset(uct_gda_ft_ep_t *ep, unsigned path)
  * meet a QP that drops them until then, maybe past the HCA's retries.
  * Rather than taken for dead (both control paths would be, at both ends,
  * with nothing left to re-arm them over), it starts over from its
- * connection, whose PSNs the peer still expects: nothing of it landed,
- * or the peer would have acknowledged it. What it carried is written
- * again: the directory at once, a question at its next pass.
+ * connection: it sends from the PSN of the connection again, which the
+ * peer still expects (nothing it sent landed, or the peer would have
+ * acknowledged it), and goes on receiving from the PSN it expects now
+ * (the peer's writes may have landed). What it carried is written again:
+ * the directory at once, a question at its next pass.
  */
 static void uct_gda_ft_ctl_restart(uct_gda_ft_ep_t *ep, unsigned path,
                                    const char *why)
 {
     uct_gda_ft_ep_chans_t *c   = ep->chans;
     gda_ft_chan_host_path_t *p = &c->ctl->path[path];
+    gda_ft_hca_qp_query_attr_t attr;
 
-    if (gda_ft_chan_host_reconnect(c->ctl, path, p->conn.rq_psn,
-                                   p->conn.sq_psn) != UCS_OK) {
+    if ((gda_ft_hca_qp_query(p->qp, &attr) != UCS_OK) ||
+        (gda_ft_chan_host_reconnect(c->ctl, path, attr.rq_psn,
+                                    p->conn.sq_psn) != UCS_OK)) {
         return;    /* tried again at the next poll */
     }
     uct_gda_ft_ctl_reset(ep, path);

@@ -31,11 +31,37 @@ static void uct_gda_ft_peer_publish(uct_gda_ft_ep_chans_t *c, unsigned state)
     gda_ft_atomic_store_rel32(&c->health->peer_state, word);
 }
 
+/* The control QP of `path` moves to ERR, once the write in flight on it
+ * completed (an answer the peer may still take: that its directory was
+ * refused, say), or after two retransmission timeouts */
+static void uct_gda_ft_peer_fence_ctl(uct_gda_ft_ep_t *ep, unsigned path,
+                                      uint64_t now)
+{
+    uct_gda_ft_ep_chans_t *c = ep->chans;
+    uct_gda_ft_ep_ctl_t *ctl = &ep->ctl[path];
+    uint32_t epsn;
+
+    uct_gda_ft_ctl_poll(ep, path);
+    if (!ctl->failed && (ctl->sq.ci != ctl->sq.pi) &&
+        ((now - c->peer.gone_ns) <
+         2 * uct_gda_ft_iface_retransmit_ns(uct_gda_ft_ep_iface(ep)))) {
+        c->peer.draining |= UCS_BIT(path);
+        return;
+    }
+    c->peer.draining &= ~UCS_BIT(path);
+    if (!c->ctl->path[path].absent) {
+        (void)gda_ft_chan_host_fence_qp(c->ctl->path[path].qp, &epsn);
+    }
+    ctl->failed = 1;
+}
+
 /* Nothing more goes to a peer given up: the device channels' QPs and the
  * control QPs to it move to ERR (what was posted flushes; no HCA keeps
  * retrying towards its address, where a restarted peer may listen). The
- * host channel is UCT's: its endpoint fails on its own terms. */
-static void uct_gda_ft_peer_fence(uct_gda_ft_ep_t *ep)
+ * host channel is UCT's: its endpoint fails on its own terms. A control
+ * QP with a write in flight drains first, for two retransmission timeouts
+ * at most. */
+static void uct_gda_ft_peer_fence(uct_gda_ft_ep_t *ep, uint64_t now)
 {
     uct_gda_ft_ep_chans_t *c = ep->chans;
     unsigned i, path;
@@ -50,10 +76,20 @@ static void uct_gda_ft_peer_fence(uct_gda_ft_ep_t *ep)
                                                 &epsn);
             }
         }
-        if (!c->ctl->path[path].absent) {
-            (void)gda_ft_chan_host_fence_qp(c->ctl->path[path].qp, &epsn);
+        uct_gda_ft_peer_fence_ctl(ep, path, now);
+    }
+}
+
+/* The control paths that drain, while the peer is gone */
+static void uct_gda_ft_peer_drain(uct_gda_ft_ep_t *ep, uint64_t now)
+{
+    uct_gda_ft_ep_chans_t *c = ep->chans;
+    unsigned path;
+
+    for (path = 0; c->peer.draining && (path < c->num_paths); ++path) {
+        if (c->peer.draining & UCS_BIT(path)) {
+            uct_gda_ft_peer_fence_ctl(ep, path, now);
         }
-        ep->ctl[path].failed = 1;
     }
 }
 
@@ -64,7 +100,7 @@ static void uct_gda_ft_peer_give_up(uct_gda_ft_ep_t *ep, uint64_t now,
 
     c->peer.gone_ns = now;
     uct_gda_ft_peer_publish(c, GDA_FT_PEER_GONE);
-    uct_gda_ft_peer_fence(ep);
+    uct_gda_ft_peer_fence(ep, now);
     /* a diagnostic, as UCX logs a peer failure that an error handler
      * takes: the endpoint's handler and the kernels' status say it */
     ucs_diag("ep %p: the peer is gone (%s): posts and waits to it fail with "
@@ -151,6 +187,7 @@ int uct_gda_ft_peer_check(uct_gda_ft_ep_t *ep, uint64_t now)
     int silent, said;
 
     if (c->peer.gone_ns != 0) {
+        uct_gda_ft_peer_drain(ep, now);
         return 1;
     }
     if ((timeout == 0) || (ep->peer_mbox == 0)) {
@@ -218,6 +255,8 @@ void uct_gda_ft_peer_ep_failed(uct_gda_ft_ep_t *ep, uint64_t now)
 {
     if (ep->chans->peer.gone_ns == 0) {
         uct_gda_ft_peer_give_up(ep, now, "its endpoint failed");
+    } else {
+        uct_gda_ft_peer_drain(ep, now);
     }
 }
 

@@ -38,6 +38,9 @@ typedef struct uct_gda_ft_peer {
     uint64_t check_ns;     /* the last pass */
     uint64_t beat_ns[2];   /* last probe per control path */
     uint64_t gone_ns;      /* when it was given up, 0: not */
+    uint8_t  draining;     /* control paths (bits) fenced once the write
+                              in flight on them when the peer was given up
+                              completes: the last answer goes out */
 } uct_gda_ft_peer_t;
 
 struct uct_gda_ft_ep;
