@@ -385,7 +385,6 @@ static void pressure_verify(chan_world_t *w, pressure_thread_t *pt,
     qsort(vals, total, sizeof(*vals), chan_cmp_u64);
     for (i = 0; i < total; ++i) {
         if ((vals[i] >= counter) || ((i > 0) && (vals[i] == vals[i - 1]))) {
-            free(vals);
             GDA_FT_FAIL("fetched value %lu twice or beyond the counter %lu",
                         (unsigned long)vals[i], (unsigned long)counter);
         }
@@ -521,7 +520,15 @@ static void pressure_run_world(const pressure_params_t *pp)
                                         &flapper), 0);
     }
 
+    /* the run, and then as long again at most until both worlds switched:
+     * a path stalls only when a packet held back meets a full window,
+     * which a slow or busy machine may not bring about in one run */
     usleep((useconds_t)(pp->seconds * 1e6));
+    for (t = 0; (t < 100) && ((CHAN_WORLD_SUM(&w[0], switches) == 0) ||
+                              (CHAN_WORLD_SUM(&w[1], switches) == 0));
+         ++t) {
+        usleep((useconds_t)(pp->seconds * 1e4));
+    }
     __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
     if (pp->flaps) {
         pthread_join(flap_th, NULL);
