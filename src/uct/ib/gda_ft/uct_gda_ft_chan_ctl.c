@@ -191,25 +191,40 @@ static int uct_gda_ft_ctl_carrier(uct_gda_ft_ep_t *ep, unsigned path,
     return uct_gda_ft_ctl_usable(ep, path, now) ? (int)path : -1;
 }
 
+/* The control path that takes a write about `path` now (the caller posts
+ * at most two WQEBBs on it and rings its doorbell), or NULL */
+static uct_gda_ft_ep_ctl_t *uct_gda_ft_ctl_begin(uct_gda_ft_ep_t *ep,
+                                                 unsigned path,
+                                                 unsigned *carrier_p)
+{
+    uint64_t now = gda_ft_dev_now_ns();
+    int carrier  = uct_gda_ft_ctl_carrier(ep, path, now);
+    uct_gda_ft_ep_ctl_t *ctl;
+
+    if (carrier < 0) {
+        return NULL;
+    }
+    ctl = &ep->ctl[carrier];
+    if (ctl->sq.ci == ctl->sq.pi) {
+        ctl->busy_ns = now;
+    }
+    *carrier_p = carrier;
+    return ctl;
+}
+
 /* RC: the two writes land in that order */
 ucs_status_t uct_gda_ft_ctl_write(uct_gda_ft_ep_t *ep, unsigned path,
                                  size_t arg_offset, const void *arg,
                                  size_t arg_length, size_t epoch_offset,
                                  const uint32_t *epoch, unsigned *carrier_p)
 {
-    uint64_t now = gda_ft_dev_now_ns();
-    int carrier  = uct_gda_ft_ctl_carrier(ep, path, now);
-    uct_gda_ft_ep_ctl_t *ctl;
+    uct_gda_ft_ep_ctl_t *ctl = uct_gda_ft_ctl_begin(ep, path, carrier_p);
     uint32_t rkey;
 
-    if (carrier < 0) {
+    if (ctl == NULL) {
         return UCS_ERR_NO_RESOURCE;
     }
-    ctl  = &ep->ctl[carrier];
-    rkey = ep->peer_mbox_rkey[carrier];
-    if (ctl->sq.ci == ctl->sq.pi) {
-        ctl->busy_ns = now;
-    }
+    rkey = ep->peer_mbox_rkey[*carrier_p];
     /* two WQEs of ctrl, raddr and at most 16 bytes inline: the room that
      * uct_gda_ft_ctl_usable() found */
     (void)gda_ft_sq_post_rdma_write_inline(&ctl->sq, arg, arg_length,
@@ -223,30 +238,24 @@ ucs_status_t uct_gda_ft_ctl_write(uct_gda_ft_ep_t *ep, unsigned path,
                                                NULL);
     }
     gda_ft_sq_ring_db(&ctl->sq);
-    *carrier_p = carrier;
     return UCS_OK;
 }
 
 ucs_status_t uct_gda_ft_ctl_write_dir(uct_gda_ft_ep_t *ep, size_t length,
                                      uint32_t epoch, unsigned *carrier_p)
 {
-    uint64_t now = gda_ft_dev_now_ns();
-    int carrier  = uct_gda_ft_ctl_carrier(ep, UCT_GDA_FT_PATH_BACKUP, now);
-    uct_gda_ft_ep_ctl_t *ctl;
+    uct_gda_ft_ep_ctl_t *ctl = uct_gda_ft_ctl_begin(
+            ep, UCT_GDA_FT_PATH_BACKUP, carrier_p);
     uint32_t rkey;
 
-    if (carrier < 0) {
+    if (ctl == NULL) {
         return UCS_ERR_NO_RESOURCE;
     }
-    ctl  = &ep->ctl[carrier];
-    rkey = ep->peer_mbox_rkey[carrier];
-    if (ctl->sq.ci == ctl->sq.pi) {
-        ctl->busy_ns = now;
-    }
+    rkey = ep->peer_mbox_rkey[*carrier_p];
     /* a WQE of ctrl, raddr and one data segment, then an inline one: the
      * two WQEBBs uct_gda_ft_ctl_usable() found */
     (void)gda_ft_sq_post_rdma_write(&ctl->sq, (uintptr_t)ep->mbox->dir_out,
-                                    ep->mbox_memh->lkey[carrier], length,
+                                    ep->mbox_memh->lkey[*carrier_p], length,
                                     ep->peer_mbox +
                                     ucs_offsetof(uct_gda_ft_mbox_t, dir_in),
                                     rkey, GDA_FT_WQE_SIGNALED, NULL);
@@ -256,7 +265,6 @@ ucs_status_t uct_gda_ft_ctl_write_dir(uct_gda_ft_ep_t *ep, size_t length,
                                                         dir_epoch),
                                            rkey, GDA_FT_WQE_SIGNALED, NULL);
     gda_ft_sq_ring_db(&ctl->sq);
-    *carrier_p = carrier;
     return UCS_OK;
 }
 
