@@ -11,6 +11,7 @@
 #endif
 
 #include "uct_gda_ft_ep.inl"
+#include "uct_gda_ft_am.h"
 #include "uct_gda_ft_event.h"
 #include "gda_ft_cq.h"
 

@@ -27,6 +27,7 @@
 #include "uct_gda_ft_chan_ctl.h"
 #include "gda_ft_device_api.h"
 #include "uct_gda_ft_ep.inl"
+#include "uct_gda_ft_am.h"
 #include "uct_gda_ft_event.h"
 
 #include <ucs/arch/bitops.h>

@@ -21,6 +21,7 @@
 #endif
 
 #include "uct_gda_ft_ep.inl"
+#include "uct_gda_ft_ctl.h"
 #include "uct_gda_ft_chan.h"
 
 #include <ucs/async/async.h>

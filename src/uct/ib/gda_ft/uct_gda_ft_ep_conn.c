@@ -8,6 +8,7 @@
 #endif
 
 #include "uct_gda_ft_ep.inl"
+#include "uct_gda_ft_am.h"
 #include "uct_gda_ft_chan.h"
 
 #include <ucs/debug/log.h>

@@ -8,6 +8,9 @@
 
 #include "uct_gda_ft_iface_config.h"
 #include "uct_gda_ft_ep.inl"
+#include "uct_gda_ft_progress.h"
+#include "uct_gda_ft_am.h"
+#include "uct_gda_ft_ctl.h"
 #include "uct_gda_ft_chan.h"
 #include "uct_gda_ft_event.h"
 #include "uct_gda_ft_oob.h"

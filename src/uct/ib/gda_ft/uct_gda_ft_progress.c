@@ -9,6 +9,8 @@
 #endif
 
 #include "uct_gda_ft_ep.inl"
+#include "uct_gda_ft_progress.h"
+#include "uct_gda_ft_am.h"
 #include "uct_gda_ft_chan.h"
 
 #include <ucs/debug/log.h>
