@@ -58,14 +58,7 @@ def list_tests(cmd, flt):
 # in 21 measurements (2 million per rate), 140 to 154 s on a soft HCA on 2
 # cores (0.09 to 0.16 million messages a second, no measurement stalled),
 # more than the 120 s that bounds every other test. They get 600 s a test.
-#
-# test_uct_peer_failure_multiple connects 256 receivers in one process and
-# destroys 255 of them one after another, each endpoint failing on its
-# deadlines: 16 to 44 s here with UCX_GDA_FT_PEER_TIMEOUT=inf, 35 to 111 s
-# with its default (auto), whose liveness probes on the 512 endpoints' idle
-# control paths (both ends are in the process) share the 2 cores with the
-# soft HCA's engine; more than 120 s on a loaded CI machine.
-LONG_SUITES = {"test_uct_perf.": 600, "test_uct_peer_failure_multiple.": 400}
+LONG_SUITES = {"test_uct_perf.": 600}
 
 
 def limits(suite, ntests, test_timeout, suite_timeout):
