@@ -592,7 +592,9 @@ static void uct_gda_ft_chan_dir_progress(uct_gda_ft_ep_t *ep, uint64_t now)
     }
     if (!c->dir.acked) {
         uct_gda_ft_chan_dir_push(ep, now);
-    } else if (c->dir.connected) {
+    } else if (c->dir.connected && (c->dir.seen == epoch)) {
+        /* and our answer to the peer's directory went out: the peer may
+         * wait for it without progressing us any more */
         c->count = uct_gda_ft_chan_both(c);
         uct_gda_ft_chan_dir_end(ep);
         ucs_debug("ep %p: %u device channels connected at both ends", ep,
