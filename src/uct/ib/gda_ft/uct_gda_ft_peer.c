@@ -193,14 +193,14 @@ int uct_gda_ft_peer_check(uct_gda_ft_ep_t *ep, uint64_t now)
     if ((timeout == 0) || (ep->peer_mbox == 0)) {
         return 0;   /* never given up for silence */
     }
+    for (path = 0; path < c->num_paths; ++path) {
+        uct_gda_ft_ctl_poll(ep, path);
+        uct_gda_ft_peer_beat(ep, path, now, timeout);
+    }
     if ((ep->ctl[UCT_GDA_FT_PATH_PRIMARY].done_ns == 0) &&
         (ep->ctl[UCT_GDA_FT_PATH_BACKUP].done_ns == 0)) {
         /* not answered once since the connection: the peer may not have
          * connected its end yet (uct_gda_ft_ctl_poll) */
-        for (path = 0; path < c->num_paths; ++path) {
-            uct_gda_ft_ctl_poll(ep, path);
-            uct_gda_ft_peer_beat(ep, path, now, timeout);
-        }
         return 0;
     }
     /* a pass that comes a quarter of the timeout late says this process
@@ -218,8 +218,6 @@ int uct_gda_ft_peer_check(uct_gda_ft_ep_t *ep, uint64_t now)
     silent   = 1;
     said     = 0;
     for (path = 0; path < c->num_paths; ++path) {
-        uct_gda_ft_ctl_poll(ep, path);
-        uct_gda_ft_peer_beat(ep, path, now, timeout);
         answered = uct_gda_ft_peer_later(answered, ep->ctl[path].done_ns);
         /* silent on every path that can speak of it, and one can */
         switch (uct_gda_ft_peer_silent(ep, path)) {
