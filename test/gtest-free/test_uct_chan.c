@@ -240,6 +240,32 @@ static int test_chan_all_back(test_chan_t *c)
     return 1;
 }
 
+/* Where each channel that is not back on its primary stands */
+static void test_chan_print_stuck(test_chan_t *c)
+{
+    const gda_ft_chan_mbox_t *m;
+    const gda_ft_chan_t *ch;
+    unsigned i, k;
+
+    for (i = 0; i < 2; ++i) {
+        for (k = 0; k < c->view[i].params.nchan; ++k) {
+            ch = &c->view[i].chans[k];
+            m  = ch->mbox;
+            if ((ch->active == GDA_FT_CHAN_PRIMARY) &&
+                (ch->state == GDA_FT_CHAN_ACTIVE)) {
+                continue;
+            }
+            printf("node %u channel %u: state %u phase %u active %u; "
+                   "records %u answered %u; re-arms seen %u/%u of %u/%u; "
+                   "links %u/%u; awaits re-arm %u\n", i, k, ch->state,
+                   ch->sw.phase, ch->active, m->req_seq, m->ans_seq,
+                   ch->path[0].seen_rearm, ch->path[1].seen_rearm,
+                   m->rearm[0], m->rearm[1], m->link_up[0], m->link_up[1],
+                   m->awaits_rearm);
+        }
+    }
+}
+
 /* A poster that went quiet wakes its channel: failback happens at a post
  * or a wait (the host only announces the re-arm) */
 static void test_chan_nudge(test_chan_t *c)
@@ -627,7 +653,11 @@ GDA_FT_TEST(uct_chan, not_connected_has_no_channels_yet)
  * `posters` CPU threads a direction post on `nchan` device channels of
  * each node (thread t on channel t % nchan), both ways at once, while A's
  * primary port fails and comes back: every channel switches, fails back,
- * and every byte, signal and fetched value is checked.
+ * and every byte, signal and fetched value is checked. The deadline is
+ * scaled with the sanitizers' slowdown: under ThreadSanitizer, 64 posters
+ * starved the software HCA for longer than the peer's silence may last
+ * (quiet on both paths), and channels that had just left the primary gave
+ * the backup up too and ended in NO_PATH.
  */
 static void test_chan_both_ways(const char *nchan, unsigned posters,
                                 unsigned iters, unsigned deadline_ms)
@@ -636,12 +666,14 @@ static void test_chan_both_ways(const char *nchan, unsigned posters,
     chan_worker_t *wk[2];
     pthread_t *th[2];
     gda_ft_chan_query_t (*q)[UCT_GDA_FT_WIRE_CHAN_MAX];
+    uint8_t busy[2][UCT_GDA_FT_WIRE_CHAN_MAX] = {{0}};
     double deadline;
     test_chan_t c;
     unsigned i, k;
 
     q = calloc(2, sizeof(*q));
     GDA_FT_ASSERT(q != NULL);
+    deadline_ms *= chan_world_time_scale();
     test_chan_env(&c, nchan);
     snprintf(deadline_env, sizeof(deadline_env), "%ums", deadline_ms);
     setenv("UCX_GDA_FT_DEADLINE", deadline_env, 1);
@@ -666,6 +698,17 @@ static void test_chan_both_ways(const char *nchan, unsigned posters,
         }
     }
     test_port_set(&c.t, "tsoft0", 0);
+    /* a channel whose posters all finished before the fault has nothing
+     * to move (a sanitizer's scheduling may run one thread to its end
+     * early); one with a poster left switches, at its next post if not
+     * by its deadline */
+    for (i = 0; i < 2; ++i) {
+        for (k = 0; k < posters; ++k) {
+            if (__atomic_load_n(&wk[i][k].end_ns, __ATOMIC_ACQUIRE) == 0) {
+                busy[i][k % c.view[i].params.nchan] = 1;
+            }
+        }
+    }
     test_chan_progress_for(&c, 3 * deadline_ms);
     test_port_set(&c.t, "tsoft0", 1);
 
@@ -701,6 +744,7 @@ static void test_chan_both_ways(const char *nchan, unsigned posters,
         }
     }
     if (!test_chan_all_back(&c)) {
+        test_chan_print_stuck(&c);
         GDA_FT_FAIL("the channels did not all fail back");
     }
     for (i = 0; i < 2; ++i) {
@@ -709,7 +753,7 @@ static void test_chan_both_ways(const char *nchan, unsigned posters,
             /* every move off the primary came back, by a failback or
              * (a guardian held back past a deadline) a switch off the
              * backup, which `switches` counts as well */
-            GDA_FT_ASSERT(q[i][k].poster.switches >= 1);
+            GDA_FT_ASSERT(!busy[i][k] || (q[i][k].poster.switches >= 1));
             GDA_FT_ASSERT(q[i][k].poster.switches >=
                           q[i][k].poster.failbacks);
             GDA_FT_ASSERT_EQ((q[i][k].poster.switches -

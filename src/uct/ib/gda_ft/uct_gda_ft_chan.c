@@ -487,16 +487,15 @@ static unsigned uct_gda_ft_chan_both(const uct_gda_ft_ep_chans_t *c)
     return ucs_min(c->num, c->peer_num);
 }
 
-/* Our directory to the peer, again while it does not answer: the last
- * push may have gone on a control QP that failed before it landed */
-static void uct_gda_ft_chan_dir_push(uct_gda_ft_ep_t *ep, uint64_t now)
+/* Our directory to the peer, the first time and again whenever the last
+ * push was lost with its control QP before it landed */
+static void uct_gda_ft_chan_dir_push(uct_gda_ft_ep_t *ep)
 {
     uct_gda_ft_ep_chans_t *c = ep->chans;
     unsigned carrier;
 
     if ((c->dir.pushes != 0) &&
-        ((now - c->dir.pushed_ns) <
-         gda_ft_timing_rearm_answer_ns(c->ctl->params.resolve_ns))) {
+        (uct_gda_ft_ctl_landed(ep, &c->dir.push) != UCS_ERR_CANCELED)) {
         return;
     }
     if (uct_gda_ft_ctl_write_dir(ep, uct_gda_ft_wire_chan_dir_size(
@@ -505,7 +504,7 @@ static void uct_gda_ft_chan_dir_push(uct_gda_ft_ep_t *ep, uint64_t now)
         return;    /* no control path takes it now: the next pass does */
     }
     ++c->dir.pushes;
-    c->dir.pushed_ns = now;
+    uct_gda_ft_ctl_mark(ep, carrier, &c->dir.push);
     ucs_trace("ep %p: channel directory pushed (%u) on the %s control "
               "path", ep, c->dir.pushes, uct_gda_ft_path_name(carrier));
 }
@@ -555,7 +554,7 @@ static ucs_status_t uct_gda_ft_chan_dir_take(uct_gda_ft_ep_t *ep)
  * both ends connected them: then no poster sends into a QP of the peer
  * that is not ready to receive.
  */
-static void uct_gda_ft_chan_dir_progress(uct_gda_ft_ep_t *ep, uint64_t now)
+static void uct_gda_ft_chan_dir_progress(uct_gda_ft_ep_t *ep)
 {
     uct_gda_ft_ep_chans_t *c = ep->chans;
     ucs_status_t status      = UCS_OK;
@@ -563,6 +562,11 @@ static void uct_gda_ft_chan_dir_progress(uct_gda_ft_ep_t *ep, uint64_t now)
     uint64_t word;
     uint32_t epoch;
 
+    /* an answer lost with its control QP is written again */
+    if ((c->dir.seen != 0) &&
+        (uct_gda_ft_ctl_landed(ep, &c->dir.answer) == UCS_ERR_CANCELED)) {
+        c->dir.seen = 0;
+    }
     epoch = uct_gda_ft_mbox_epoch(&ep->mbox->dir_epoch);
     if (epoch != c->dir.seen) {
         if (!c->dir.connected) {
@@ -574,6 +578,7 @@ static void uct_gda_ft_chan_dir_progress(uct_gda_ft_ep_t *ep, uint64_t now)
                                  &word, sizeof(word), 0, NULL,
                                  &carrier) == UCS_OK) {
             c->dir.seen = epoch;
+            uct_gda_ft_ctl_mark(ep, carrier, &c->dir.answer);
         }
         if (status != UCS_OK) {
             uct_gda_ft_chan_dir_fail(ep, status);
@@ -591,9 +596,10 @@ static void uct_gda_ft_chan_dir_progress(uct_gda_ft_ep_t *ep, uint64_t now)
         c->dir.acked = 1;
     }
     if (!c->dir.acked) {
-        uct_gda_ft_chan_dir_push(ep, now);
-    } else if (c->dir.connected && (c->dir.seen == epoch)) {
-        /* and our answer to the peer's directory went out: the peer may
+        uct_gda_ft_chan_dir_push(ep);
+    } else if (c->dir.connected && (c->dir.seen == epoch) &&
+               (uct_gda_ft_ctl_landed(ep, &c->dir.answer) == UCS_OK)) {
+        /* and our answer to the peer's directory landed: the peer may
          * wait for it without progressing us any more */
         c->count = uct_gda_ft_chan_both(c);
         uct_gda_ft_chan_dir_end(ep);
@@ -602,14 +608,14 @@ static void uct_gda_ft_chan_dir_progress(uct_gda_ft_ep_t *ep, uint64_t now)
     }
 }
 
-void uct_gda_ft_ep_chans_dir_progress(uct_gda_ft_ep_t *ep, uint64_t now)
+void uct_gda_ft_ep_chans_dir_progress(uct_gda_ft_ep_t *ep)
 {
     uct_gda_ft_ep_chans_t *c = ep->chans;
 
     if ((c != NULL) && c->dir.pending &&
         !(ep->flags & UCT_GDA_FT_EP_FLAG_ERR_REPORTED) &&
         (c->peer.gone_ns == 0)) {
-        uct_gda_ft_chan_dir_progress(ep, now);
+        uct_gda_ft_chan_dir_progress(ep);
     }
 }
 
@@ -662,7 +668,7 @@ ucs_status_t uct_gda_ft_ep_chans_connect(uct_gda_ft_ep_t *ep,
     if (uct_gda_ft_chan_both(c) > 1) {
         c->dir.pending = 1;
         ++iface->dir_pending;
-        uct_gda_ft_chan_dir_push(ep, gda_ft_dev_now_ns());
+        uct_gda_ft_chan_dir_push(ep);
     }
     return UCS_OK;
 }
@@ -706,7 +712,7 @@ void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now)
         uct_gda_ft_ctl_rearm(ep, path, now);
     }
     if (!gone) {
-        uct_gda_ft_ep_chans_dir_progress(ep, now);
+        uct_gda_ft_ep_chans_dir_progress(ep);
     }
     for (i = 0; i < (gone ? 1 : c->count); ++i) {
         if (uct_gda_ft_mbox_read_question(&ep->mbox->chan[i],

@@ -50,7 +50,7 @@ ucs_status_t uct_gda_ft_ep_chans_connect(uct_gda_ft_ep_t *ep,
 /* The exchange of channel directories with the peer while it goes on
  * (the guardian's pass runs it too): the device channels are handed out
  * once both ends connected them */
-void uct_gda_ft_ep_chans_dir_progress(uct_gda_ft_ep_t *ep, uint64_t now);
+void uct_gda_ft_ep_chans_dir_progress(uct_gda_ft_ep_t *ep);
 
 /* The guardian's pass over the channels, and the peer's questions */
 void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now);

@@ -59,6 +59,7 @@ void uct_gda_ft_ctl_reset(uct_gda_ft_ep_t *ep, unsigned path)
     ctl->failed          = 0;
     ctl->unacked         = 0;
     ctl->rearming        = 0;
+    ++ctl->gen;
 }
 
 /*
@@ -87,7 +88,6 @@ static void uct_gda_ft_ctl_restart(uct_gda_ft_ep_t *ep, unsigned path,
         return;    /* tried again at the next poll */
     }
     uct_gda_ft_ctl_reset(ep, path);
-    c->dir.pushed_ns = 0;
     ucs_debug("ep %p: control QP of the %s path not answered yet (%s): "
               "starts over from its connection", ep,
               uct_gda_ft_path_name(path), why);
@@ -123,6 +123,7 @@ void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path)
             }
             ctl->failed    = 1;
             ctl->failed_ns = now;
+            ++ctl->gen;
             ucs_diag("ep %p: control QP of the %s path answered nothing "
                      "for %.0f ms: control writes take the other path until "
                      "it is re-armed", ep, uct_gda_ft_path_name(path),
@@ -137,6 +138,7 @@ void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path)
             return;
         }
         ctl->failed    = 1;
+        ++ctl->gen;
         ctl->unacked   = (info.syndrome ==
                           GDA_FT_MLX5_SYND_TRANSPORT_RETRY_EXC_ERR);
         ctl->failed_ns = gda_ft_dev_now_ns();
@@ -239,6 +241,33 @@ ucs_status_t uct_gda_ft_ctl_write(uct_gda_ft_ep_t *ep, unsigned path,
     }
     gda_ft_sq_ring_db(&ctl->sq);
     return UCS_OK;
+}
+
+void uct_gda_ft_ctl_mark(uct_gda_ft_ep_t *ep, unsigned carrier,
+                         uct_gda_ft_ctl_mark_t *mark)
+{
+    mark->gen     = ep->ctl[carrier].gen;
+    mark->pi      = ep->ctl[carrier].sq.pi;
+    mark->carrier = carrier;
+    mark->valid   = 1;
+}
+
+ucs_status_t uct_gda_ft_ctl_landed(uct_gda_ft_ep_t *ep,
+                                   const uct_gda_ft_ctl_mark_t *mark)
+{
+    uct_gda_ft_ep_ctl_t *ctl;
+
+    if (!mark->valid) {
+        return UCS_ERR_CANCELED;
+    }
+    ctl = &ep->ctl[mark->carrier];
+    uct_gda_ft_ctl_poll(ep, mark->carrier);
+    if (ctl->gen != mark->gen) {
+        return UCS_ERR_CANCELED;
+    }
+    /* retired up to the write's last WQEBB: the peer acknowledged it */
+    return ((int16_t)(ctl->sq.ci - mark->pi) >= 0) ? UCS_OK :
+                                                     UCS_INPROGRESS;
 }
 
 ucs_status_t uct_gda_ft_ctl_write_dir(uct_gda_ft_ep_t *ep, size_t length,

@@ -39,6 +39,22 @@ ucs_status_t uct_gda_ft_ctl_write(uct_gda_ft_ep_t *ep, unsigned path,
                                  size_t arg_length, size_t epoch_offset,
                                  const uint32_t *epoch, unsigned *carrier_p);
 
+/* Marks the write just posted on the control QP of `carrier` */
+void uct_gda_ft_ctl_mark(uct_gda_ft_ep_t *ep, unsigned carrier,
+                         uct_gda_ft_ctl_mark_t *mark);
+
+/*
+ * Whether the marked write landed: UCS_OK once the peer acknowledged it,
+ * UCS_INPROGRESS while the HCA may still deliver it, UCS_ERR_CANCELED when
+ * it never will (its control QP failed or started over first, or nothing
+ * was marked): the caller writes it again. So a write is not sent again
+ * while the HCA may still deliver it (unless its QP was given up for
+ * silence), and two control paths do not write the same bytes of the
+ * peer's mailbox at once.
+ */
+ucs_status_t uct_gda_ft_ctl_landed(uct_gda_ft_ep_t *ep,
+                                   const uct_gda_ft_ctl_mark_t *mark);
+
 /* Pushes our channel directory (the first `length` bytes of our mailbox's
  * dir_out) into the peer's mailbox, then `epoch` into its dir_epoch, over
  * a usable control path, the primary first; UCS_ERR_NO_RESOURCE when none

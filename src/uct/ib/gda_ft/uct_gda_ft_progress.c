@@ -128,7 +128,7 @@ static void uct_gda_ft_iface_guard(uct_gda_ft_iface_t *iface)
          * wait for the guardian's interval */
         if (iface->dir_pending > 0) {
             ucs_list_for_each(ep, &iface->eps, list) {
-                uct_gda_ft_ep_chans_dir_progress(ep, now);
+                uct_gda_ft_ep_chans_dir_progress(ep);
             }
         }
         return;

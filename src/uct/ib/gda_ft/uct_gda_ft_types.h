@@ -177,7 +177,19 @@ typedef struct uct_gda_ft_ep_ctl {
                                           peer */
     uint8_t                  rearming; /* our QP is re-armed, the peer's
                                           is being asked */
+    uint32_t                 gen;      /* bumped when its ring starts over
+                                          or it fails: what was in flight
+                                          before is lost */
 } uct_gda_ft_ep_ctl_t;
+
+
+/* A control write, to learn whether it landed (uct_gda_ft_ctl_landed) */
+typedef struct uct_gda_ft_ctl_mark {
+    uint32_t                 gen;      /* its control QP's, when posted */
+    uint16_t                 pi;       /* its ring's, after it */
+    uint8_t                  carrier;  /* the path of its control QP */
+    uint8_t                  valid;    /* something was posted */
+} uct_gda_ft_ctl_mark_t;
 
 
 /*
@@ -243,8 +255,9 @@ typedef struct uct_gda_ft_ep_chans {
                                         directory */
         uint32_t          pushes;    /* of our directory: the last one's
                                         epoch */
-        uint64_t          pushed_ns; /* when the last went */
+        uct_gda_ft_ctl_mark_t push;  /* the last push */
         uint32_t          seen;      /* the peer's last push answered */
+        uct_gda_ft_ctl_mark_t answer; /* our answer to it */
         ucs_status_t      status;    /* why the exchange failed: the
                                         endpoint's error */
     } dir;                           /* the channel directories
