@@ -262,6 +262,21 @@ GDA_FT_TEST_TIMEOUT(moe_job, four_ranks_mask_a_rank_killed_during_a_switch,
                         "--fault-at 8 --up-at 14 --kill-rank 2 --at 8", 24);
 }
 
+/* The killed rank comes back while rank 0's primary port is down: the
+ * new process's wireup answer takes the backup only as it progresses, so
+ * it progresses while it waits at the rendezvous (moe_allgather), or rank
+ * 0 would wait for that answer forever */
+GDA_FT_TEST_TIMEOUT(moe_job, two_ranks_take_a_rank_back_while_a_port_is_down,
+                    180)
+{
+    moe_run_t *r = calloc(1, sizeof(*r));
+
+    moe_test_masks("--fault-rank 0 --fault-at 15 --up-at 28 --kill-rank 1 "
+                   "--at 10 --rejoin-at 20 --iters 34", 34, r);
+    moe_test_expect(r, "<- rank back");
+    moe_test_run_free(r);
+}
+
 /* A new process of the killed rank (new QPs, new keys) is taken back at
  * the iteration --rejoin-at names, and checked like every rank from
  * there; the issue's bound is a second from its restart (measured: about

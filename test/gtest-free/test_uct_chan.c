@@ -419,6 +419,46 @@ GDA_FT_TEST_TIMEOUT(uct_chan, channels_wait_for_an_end_that_connects_late,
     test_chan_connect_apart(3000);
 }
 
+/*
+ * A's primary port is down while the two ends connect (a rank that
+ * rejoins while a port of the job is down): the directories come over
+ * the backup control path, which each end writes beside the primary's,
+ * and the device channels are handed out and carry traffic both ways
+ * (from the backup); they come back to the primary with the port.
+ */
+GDA_FT_TEST_TIMEOUT(uct_chan, channels_connect_while_a_primary_port_is_down,
+                    120)
+{
+    chan_worker_t wk[2][2];
+    pthread_t th[2][2];
+    ucs_status_t status[2];
+    test_chan_t c;
+    unsigned i;
+
+    test_chan_env(&c, "2");
+    test_node_open(&c.t, &c.t.node[NODE_A], "gda_ft_tsoft0", "tsoft0:1");
+    test_node_open(&c.t, &c.t.node[NODE_B], "gda_ft_tsoft2", "tsoft2:1");
+    test_port_set(&c.t, "tsoft0", 0);
+    test_connect(&c.t);
+    test_chan_wait(&c, status);
+    for (i = 0; i < 2; ++i) {
+        GDA_FT_ASSERT_OK(status[i]);
+    }
+    test_chan_prepare(&c);
+    for (i = 0; i < 2; ++i) {
+        workers_start(&c.view[i], wk[i], th[i], 2, 200);
+    }
+    for (i = 0; i < 2; ++i) {
+        while (!test_chan_workers_done(wk[i], 2)) {
+            test_chan_progress_for(&c, 5);
+        }
+        workers_join(th[i], 2);
+        workers_verify(&c.view[i], wk[i], 2);
+    }
+    test_port_set(&c.t, "tsoft0", 1);
+    test_chan_cleanup(&c);
+}
+
 static unsigned test_chan_log_errors;
 static char     test_chan_log_error[512];
 

@@ -453,8 +453,12 @@ GDA_FT_TEST(uct_wire, chan_dir_round_trip_and_layout)
 
     GDA_FT_ASSERT_EQ(UCT_GDA_FT_WIRE_DIR_MAX, 16 + 64 * 12);
     GDA_FT_ASSERT_EQ(uct_gda_ft_wire_chan_dir_size(32), 16 + 32 * 12);
-    /* the mailbox holds both directories in one page */
-    GDA_FT_ASSERT(sizeof(uct_gda_ft_mbox_t) <= 4096);
+    /* the mailbox holds the peer's directory once per control path, and
+     * ours, in two pages */
+    GDA_FT_ASSERT(sizeof(uct_gda_ft_mbox_t) <= 8192);
+    GDA_FT_ASSERT_EQ(offsetof(uct_gda_ft_mbox_t, dir_in[1]) -
+                     offsetof(uct_gda_ft_mbox_t, dir_in[0]),
+                     UCT_GDA_FT_WIRE_DIR_MAX);
 
     wire_make_chan_dir(&in, 64);
     GDA_FT_ASSERT_OK(uct_gda_ft_wire_chan_dir_pack(&in, buf, sizeof(buf)));

@@ -6,6 +6,7 @@
 #include "gda_ft_prog.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,28 @@ void *moe_recv_blob(int fd, uint32_t *len_p)
     return buf;
 }
 
+static void (*moe_idle)(void *arg);
+static void *moe_idle_arg;
+
+void moe_set_idle(void (*idle)(void *arg), void *arg)
+{
+    moe_idle     = idle;
+    moe_idle_arg = arg;
+}
+
+/* Until fd has something to read, idle meanwhile */
+static void moe_wait_readable(int fd)
+{
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+    while (moe_idle != NULL) {
+        if (poll(&pfd, 1, 0) != 0) {
+            return;    /* readable, closed, or an error the read reports */
+        }
+        moe_idle(moe_idle_arg);
+    }
+}
+
 /* Every rank's blob, in rank order (the launcher relays) */
 void **moe_allgather(const void *buf, uint32_t len, uint32_t *lens)
 {
@@ -75,6 +98,7 @@ void **moe_allgather(const void *buf, uint32_t len, uint32_t *lens)
     unsigned r;
 
     moe_send_msg(opt.sock, MOE_MSG_GATHER, buf, len);
+    moe_wait_readable(opt.sock);
     for (r = 0; r < opt.ranks; ++r) {
         all[r] = moe_recv_blob(opt.sock, (lens != NULL) ? &lens[r] : NULL);
         if (all[r] == NULL) {

@@ -100,6 +100,13 @@ static void moe_layout(moe_ctx_t *c)
     l->total  = l->gone + sizeof(uint64_t);
 }
 
+/* What a rank does while it waits for the launcher: its worker's progress
+ * (moe_allgather) */
+static void moe_worker_idle(void *arg)
+{
+    ucp_worker_progress(((moe_rank_t*)arg)->worker);
+}
+
 /* Connects to peer p at addr: an endpoint, wired up once a flush of it
  * completes (the peer progresses its own meanwhile) */
 static void moe_connect(moe_rank_t *m, unsigned p, const void *addr)
@@ -153,6 +160,7 @@ static void moe_ucp_setup(moe_rank_t *m)
     wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
     moe_check(ucp_worker_create(m->context, &wparams, &m->worker),
               "ucp_worker_create");
+    moe_set_idle(moe_worker_idle, m);
     addrs = moe_gather_addresses(m);
     for (p = 0; p < opt.ranks; ++p) {
         if (p != (unsigned)opt.rank) {

@@ -487,26 +487,68 @@ static unsigned uct_gda_ft_chan_both(const uct_gda_ft_ep_chans_t *c)
     return ucs_min(c->num, c->peer_num);
 }
 
-/* Our directory to the peer, the first time and again whenever the last
- * push was lost with its control QP before it landed */
-static void uct_gda_ft_chan_dir_push(uct_gda_ft_ep_t *ep)
+/* Writes one message of the exchange over control path `carrier` */
+typedef ucs_status_t (*uct_gda_ft_dir_write_t)(uct_gda_ft_ep_t *ep,
+                                               unsigned carrier,
+                                               uct_gda_ft_ctl_mark_t *mark);
+
+/*
+ * A write of the directories' exchange over every control path, until one
+ * landed: written over each path that takes it and has none of it on the
+ * way (not written yet there, or lost with that path's control QP). A
+ * path that died at the peer's end (a port down as it connects) delays
+ * nothing: the other one carries it. 1 once one landed.
+ */
+static int uct_gda_ft_chan_dir_send(uct_gda_ft_ep_t *ep,
+                                    uct_gda_ft_ctl_mark_t *marks,
+                                    uct_gda_ft_dir_write_t write)
 {
     uct_gda_ft_ep_chans_t *c = ep->chans;
-    unsigned carrier;
+    ucs_status_t status[GDA_FT_NUM_PATHS];
+    unsigned path;
 
-    if ((c->dir.pushes != 0) &&
-        (uct_gda_ft_ctl_landed(ep, &c->dir.push) != UCS_ERR_CANCELED)) {
-        return;
+    for (path = 0; path < c->num_paths; ++path) {
+        status[path] = uct_gda_ft_ctl_landed(ep, &marks[path]);
+        if (status[path] == UCS_OK) {
+            return 1;
+        }
     }
-    if (uct_gda_ft_ctl_write_dir(ep, uct_gda_ft_wire_chan_dir_size(
-                                         c->num - 1),
-                                 c->dir.pushes + 1, &carrier) != UCS_OK) {
-        return;    /* no control path takes it now: the next pass does */
+    for (path = 0; path < c->num_paths; ++path) {
+        if (status[path] == UCS_ERR_CANCELED) {
+            /* no control path takes it now: the next pass writes it */
+            (void)write(ep, path, &marks[path]);
+        }
     }
-    ++c->dir.pushes;
-    uct_gda_ft_ctl_mark(ep, carrier, &c->dir.push);
-    ucs_trace("ep %p: channel directory pushed (%u) on the %s control "
-              "path", ep, c->dir.pushes, uct_gda_ft_path_name(carrier));
+    return 0;
+}
+
+/* Our directory, over control path `carrier` */
+static ucs_status_t uct_gda_ft_chan_dir_push(uct_gda_ft_ep_t *ep,
+                                             unsigned carrier,
+                                             uct_gda_ft_ctl_mark_t *mark)
+{
+    uct_gda_ft_ep_chans_t *c = ep->chans;
+    ucs_status_t status;
+
+    status = uct_gda_ft_ctl_write_dir(ep, carrier,
+                                      uct_gda_ft_wire_chan_dir_size(
+                                              c->num - 1),
+                                      c->dir.pushes + 1, mark);
+    if (status == UCS_OK) {
+        ++c->dir.pushes;
+        ucs_trace("ep %p: channel directory pushed (%u) on the %s control "
+                  "path", ep, c->dir.pushes, uct_gda_ft_path_name(carrier));
+    }
+    return status;
+}
+
+/* Our answer to the peer's directory, over control path `carrier` */
+static ucs_status_t uct_gda_ft_chan_dir_answer(uct_gda_ft_ep_t *ep,
+                                               unsigned carrier,
+                                               uct_gda_ft_ctl_mark_t *mark)
+{
+    return uct_gda_ft_ctl_answer_dir(ep, carrier, ep->chans->dir.answer,
+                                     mark);
 }
 
 /* The exchange failed: the device channels never come, and the endpoint
@@ -519,9 +561,11 @@ static void uct_gda_ft_chan_dir_fail(uct_gda_ft_ep_t *ep, ucs_status_t status)
     uct_gda_ft_iface_ep_ready(uct_gda_ft_ep_iface(ep), ep);
 }
 
-/* The peer's directory in our mailbox: checked against its address, and
- * our channels connected to its own */
-static ucs_status_t uct_gda_ft_chan_dir_take(uct_gda_ft_ep_t *ep)
+/* The peer's directory in our mailbox, as it came over control path
+ * `carrier`: checked against its address, and our channels connected to
+ * its own */
+static ucs_status_t uct_gda_ft_chan_dir_take(uct_gda_ft_ep_t *ep,
+                                             unsigned carrier)
 {
     uct_gda_ft_ep_chans_t *c = ep->chans;
     uct_gda_ft_chan_dir_info_t info;
@@ -529,8 +573,8 @@ static ucs_status_t uct_gda_ft_chan_dir_take(uct_gda_ft_ep_t *ep)
     ucs_status_t status;
     unsigned i;
 
-    status = uct_gda_ft_wire_chan_dir_unpack(ep->mbox->dir_in,
-                                             sizeof(ep->mbox->dir_in),
+    status = uct_gda_ft_wire_chan_dir_unpack(ep->mbox->dir_in[carrier],
+                                             sizeof(ep->mbox->dir_in[carrier]),
                                              c->peer_num - 1, ep->peer_mbox,
                                              &info, &reason);
     if (status != UCS_OK) {
@@ -549,45 +593,44 @@ static ucs_status_t uct_gda_ft_chan_dir_take(uct_gda_ft_ep_t *ep)
 
 /*
  * The exchange of channel directories, while it goes on: the peer's taken
- * once, our channels connected to it, and answered at each push; ours
- * pushed until the peer answers. The device channels are handed out once
- * both ends connected them: then no poster sends into a QP of the peer
- * that is not ready to receive.
+ * once (over whichever control path brought it first), our channels
+ * connected to it, and answered; ours pushed until the peer answers. The
+ * device channels are handed out once both ends connected them: then no
+ * poster sends into a QP of the peer that is not ready to receive.
  */
 static void uct_gda_ft_chan_dir_progress(uct_gda_ft_ep_t *ep)
 {
     uct_gda_ft_ep_chans_t *c = ep->chans;
     ucs_status_t status      = UCS_OK;
-    unsigned carrier;
-    uint64_t word;
+    unsigned path, answered;
     uint32_t epoch;
+    uint64_t word;
 
-    /* an answer lost with its control QP is written again */
-    if ((c->dir.seen != 0) &&
-        (uct_gda_ft_ctl_landed(ep, &c->dir.answer) == UCS_ERR_CANCELED)) {
-        c->dir.seen = 0;
-    }
-    epoch = uct_gda_ft_mbox_epoch(&ep->mbox->dir_epoch);
-    if (epoch != c->dir.seen) {
-        if (!c->dir.connected) {
-            status = uct_gda_ft_chan_dir_take(ep);
-        }
-        word = UCT_GDA_FT_MBOX_ANSWER(epoch, status != UCS_OK, 0);
-        if (uct_gda_ft_ctl_write(ep, UCT_GDA_FT_PATH_BACKUP,
-                                 ucs_offsetof(uct_gda_ft_mbox_t, dir_ack),
-                                 &word, sizeof(word), 0, NULL,
-                                 &carrier) == UCS_OK) {
-            c->dir.seen = epoch;
-            uct_gda_ft_ctl_mark(ep, carrier, &c->dir.answer);
-        }
-        if (status != UCS_OK) {
-            uct_gda_ft_chan_dir_fail(ep, status);
-            return;
+    /* the peer's, the first time it is seen */
+    for (path = 0; !c->dir.taken && (path < c->num_paths); ++path) {
+        epoch = uct_gda_ft_mbox_epoch(&ep->mbox->dir_epoch[path]);
+        if (epoch != 0) {
+            status        = uct_gda_ft_chan_dir_take(ep, path);
+            c->dir.taken  = 1;
+            c->dir.answer = UCT_GDA_FT_MBOX_ANSWER(epoch, status != UCS_OK,
+                                                   0);
         }
     }
+    answered = c->dir.taken &&
+               uct_gda_ft_chan_dir_send(ep, c->dir.answered,
+                                        uct_gda_ft_chan_dir_answer);
+    if (status != UCS_OK) {
+        /* its refusal written over the paths that took it now */
+        uct_gda_ft_chan_dir_fail(ep, status);
+        return;
+    }
 
-    word = __atomic_load_n(&ep->mbox->dir_ack, __ATOMIC_ACQUIRE);
-    if (!c->dir.acked && (UCT_GDA_FT_MBOX_ANSWER_EPOCH(word) != 0)) {
+    /* ours, until the peer answers */
+    for (path = 0; !c->dir.acked && (path < c->num_paths); ++path) {
+        word = __atomic_load_n(&ep->mbox->dir_ack[path], __ATOMIC_ACQUIRE);
+        if (UCT_GDA_FT_MBOX_ANSWER_EPOCH(word) == 0) {
+            continue;
+        }
         if (UCT_GDA_FT_MBOX_ANSWER_REFUSED(word)) {
             ucs_error("ep %p: the peer refused our channel directory", ep);
             uct_gda_ft_chan_dir_fail(ep, UCS_ERR_REJECTED);
@@ -596,9 +639,9 @@ static void uct_gda_ft_chan_dir_progress(uct_gda_ft_ep_t *ep)
         c->dir.acked = 1;
     }
     if (!c->dir.acked) {
-        uct_gda_ft_chan_dir_push(ep);
-    } else if (c->dir.connected && (c->dir.seen == epoch) &&
-               (uct_gda_ft_ctl_landed(ep, &c->dir.answer) == UCS_OK)) {
+        (void)uct_gda_ft_chan_dir_send(ep, c->dir.push,
+                                       uct_gda_ft_chan_dir_push);
+    } else if (c->dir.connected && answered) {
         /* and our answer to the peer's directory landed: the peer may
          * wait for it without progressing us any more */
         c->count = uct_gda_ft_chan_both(c);
@@ -668,7 +711,8 @@ ucs_status_t uct_gda_ft_ep_chans_connect(uct_gda_ft_ep_t *ep,
     if (uct_gda_ft_chan_both(c) > 1) {
         c->dir.pending = 1;
         ++iface->dir_pending;
-        uct_gda_ft_chan_dir_push(ep);
+        (void)uct_gda_ft_chan_dir_send(ep, c->dir.push,
+                                       uct_gda_ft_chan_dir_push);
     }
     return UCS_OK;
 }

@@ -193,25 +193,53 @@ static int uct_gda_ft_ctl_carrier(uct_gda_ft_ep_t *ep, unsigned path,
     return uct_gda_ft_ctl_usable(ep, path, now) ? (int)path : -1;
 }
 
-/* The control path that takes a write about `path` now (the caller posts
- * at most two WQEBBs on it and rings its doorbell), or NULL */
+/* Control path `carrier`, which takes a write now (the caller posts at
+ * most two WQEBBs on it and rings its doorbell) */
+static uct_gda_ft_ep_ctl_t *uct_gda_ft_ctl_take(uct_gda_ft_ep_t *ep,
+                                                unsigned carrier,
+                                                uint64_t now)
+{
+    uct_gda_ft_ep_ctl_t *ctl = &ep->ctl[carrier];
+
+    if (ctl->sq.ci == ctl->sq.pi) {
+        ctl->busy_ns = now;
+    }
+    return ctl;
+}
+
+/* The control path that takes a write about `path` now, or NULL */
 static uct_gda_ft_ep_ctl_t *uct_gda_ft_ctl_begin(uct_gda_ft_ep_t *ep,
                                                  unsigned path,
                                                  unsigned *carrier_p)
 {
     uint64_t now = gda_ft_dev_now_ns();
     int carrier  = uct_gda_ft_ctl_carrier(ep, path, now);
-    uct_gda_ft_ep_ctl_t *ctl;
 
     if (carrier < 0) {
         return NULL;
     }
-    ctl = &ep->ctl[carrier];
-    if (ctl->sq.ci == ctl->sq.pi) {
-        ctl->busy_ns = now;
-    }
     *carrier_p = carrier;
-    return ctl;
+    return uct_gda_ft_ctl_take(ep, carrier, now);
+}
+
+/* Control path `carrier` if it takes a write now, else NULL */
+static uct_gda_ft_ep_ctl_t *uct_gda_ft_ctl_begin_on(uct_gda_ft_ep_t *ep,
+                                                    unsigned carrier)
+{
+    uint64_t now = gda_ft_dev_now_ns();
+
+    return uct_gda_ft_ctl_usable(ep, carrier, now) ?
+           uct_gda_ft_ctl_take(ep, carrier, now) : NULL;
+}
+
+/* Marks the write just posted on the control QP of `carrier` */
+static void uct_gda_ft_ctl_mark(uct_gda_ft_ep_t *ep, unsigned carrier,
+                                uct_gda_ft_ctl_mark_t *mark)
+{
+    mark->gen     = ep->ctl[carrier].gen;
+    mark->pi      = ep->ctl[carrier].sq.pi;
+    mark->carrier = carrier;
+    mark->valid   = 1;
 }
 
 /* RC: the two writes land in that order */
@@ -243,15 +271,6 @@ ucs_status_t uct_gda_ft_ctl_write(uct_gda_ft_ep_t *ep, unsigned path,
     return UCS_OK;
 }
 
-void uct_gda_ft_ctl_mark(uct_gda_ft_ep_t *ep, unsigned carrier,
-                         uct_gda_ft_ctl_mark_t *mark)
-{
-    mark->gen     = ep->ctl[carrier].gen;
-    mark->pi      = ep->ctl[carrier].sq.pi;
-    mark->carrier = carrier;
-    mark->valid   = 1;
-}
-
 ucs_status_t uct_gda_ft_ctl_landed(uct_gda_ft_ep_t *ep,
                                    const uct_gda_ft_ctl_mark_t *mark)
 {
@@ -270,30 +289,52 @@ ucs_status_t uct_gda_ft_ctl_landed(uct_gda_ft_ep_t *ep,
                                                      UCS_INPROGRESS;
 }
 
-ucs_status_t uct_gda_ft_ctl_write_dir(uct_gda_ft_ep_t *ep, size_t length,
-                                     uint32_t epoch, unsigned *carrier_p)
+ucs_status_t uct_gda_ft_ctl_write_dir(uct_gda_ft_ep_t *ep, unsigned carrier,
+                                     size_t length, uint32_t epoch,
+                                     uct_gda_ft_ctl_mark_t *mark)
 {
-    uct_gda_ft_ep_ctl_t *ctl = uct_gda_ft_ctl_begin(
-            ep, UCT_GDA_FT_PATH_BACKUP, carrier_p);
+    uct_gda_ft_ep_ctl_t *ctl = uct_gda_ft_ctl_begin_on(ep, carrier);
     uint32_t rkey;
 
     if (ctl == NULL) {
         return UCS_ERR_NO_RESOURCE;
     }
-    rkey = ep->peer_mbox_rkey[*carrier_p];
+    rkey = ep->peer_mbox_rkey[carrier];
     /* a WQE of ctrl, raddr and one data segment, then an inline one: the
      * two WQEBBs uct_gda_ft_ctl_usable() found */
     (void)gda_ft_sq_post_rdma_write(&ctl->sq, (uintptr_t)ep->mbox->dir_out,
-                                    ep->mbox_memh->lkey[*carrier_p], length,
+                                    ep->mbox_memh->lkey[carrier], length,
                                     ep->peer_mbox +
-                                    ucs_offsetof(uct_gda_ft_mbox_t, dir_in),
+                                    ucs_offsetof(uct_gda_ft_mbox_t,
+                                                 dir_in[carrier]),
                                     rkey, GDA_FT_WQE_SIGNALED, NULL);
     (void)gda_ft_sq_post_rdma_write_inline(&ctl->sq, &epoch, sizeof(epoch),
                                            ep->peer_mbox +
                                            ucs_offsetof(uct_gda_ft_mbox_t,
-                                                        dir_epoch),
+                                                        dir_epoch[carrier]),
                                            rkey, GDA_FT_WQE_SIGNALED, NULL);
     gda_ft_sq_ring_db(&ctl->sq);
+    uct_gda_ft_ctl_mark(ep, carrier, mark);
+    return UCS_OK;
+}
+
+ucs_status_t uct_gda_ft_ctl_answer_dir(uct_gda_ft_ep_t *ep, unsigned carrier,
+                                      uint64_t answer,
+                                      uct_gda_ft_ctl_mark_t *mark)
+{
+    uct_gda_ft_ep_ctl_t *ctl = uct_gda_ft_ctl_begin_on(ep, carrier);
+
+    if (ctl == NULL) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    (void)gda_ft_sq_post_rdma_write_inline(&ctl->sq, &answer, sizeof(answer),
+                                           ep->peer_mbox +
+                                           ucs_offsetof(uct_gda_ft_mbox_t,
+                                                        dir_ack[carrier]),
+                                           ep->peer_mbox_rkey[carrier],
+                                           GDA_FT_WQE_SIGNALED, NULL);
+    gda_ft_sq_ring_db(&ctl->sq);
+    uct_gda_ft_ctl_mark(ep, carrier, mark);
     return UCS_OK;
 }
 

@@ -39,28 +39,33 @@ ucs_status_t uct_gda_ft_ctl_write(uct_gda_ft_ep_t *ep, unsigned path,
                                  size_t arg_length, size_t epoch_offset,
                                  const uint32_t *epoch, unsigned *carrier_p);
 
-/* Marks the write just posted on the control QP of `carrier` */
-void uct_gda_ft_ctl_mark(uct_gda_ft_ep_t *ep, unsigned carrier,
-                         uct_gda_ft_ctl_mark_t *mark);
-
 /*
  * Whether the marked write landed: UCS_OK once the peer acknowledged it,
  * UCS_INPROGRESS while the HCA may still deliver it, UCS_ERR_CANCELED when
  * it never will (its control QP failed or started over first, or nothing
- * was marked): the caller writes it again. So a write is not sent again
- * while the HCA may still deliver it (unless its QP was given up for
- * silence), and two control paths do not write the same bytes of the
- * peer's mailbox at once.
+ * was marked): the caller writes it again.
  */
 ucs_status_t uct_gda_ft_ctl_landed(uct_gda_ft_ep_t *ep,
                                    const uct_gda_ft_ctl_mark_t *mark);
 
-/* Pushes our channel directory (the first `length` bytes of our mailbox's
- * dir_out) into the peer's mailbox, then `epoch` into its dir_epoch, over
- * a usable control path, the primary first; UCS_ERR_NO_RESOURCE when none
- * takes it now */
-ucs_status_t uct_gda_ft_ctl_write_dir(uct_gda_ft_ep_t *ep, size_t length,
-                                     uint32_t epoch, unsigned *carrier_p);
+/*
+ * Pushes our channel directory (the first `length` bytes of our mailbox's
+ * dir_out) into the peer's mailbox over control path `carrier`, into the
+ * directory slot of that path, then `epoch` into that path's dir_epoch;
+ * *mark: the push. Each control path writes its own slots, so pushes over
+ * both paths at once never write the same bytes. UCS_ERR_NO_RESOURCE when
+ * that path takes no write now.
+ */
+ucs_status_t uct_gda_ft_ctl_write_dir(uct_gda_ft_ep_t *ep, unsigned carrier,
+                                     size_t length, uint32_t epoch,
+                                     uct_gda_ft_ctl_mark_t *mark);
+
+/* Our answer to the peer's directory (UCT_GDA_FT_MBOX_ANSWER()), into
+ * the peer's dir_ack of control path `carrier`, over that path; as
+ * uct_gda_ft_ctl_write_dir() */
+ucs_status_t uct_gda_ft_ctl_answer_dir(uct_gda_ft_ep_t *ep, unsigned carrier,
+                                      uint64_t answer,
+                                      uct_gda_ft_ctl_mark_t *mark);
 
 /* Re-arms the control QP of `path` once it failed and its port is up,
  * with the peer, after the re-arm back-off */

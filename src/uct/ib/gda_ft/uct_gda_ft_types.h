@@ -253,11 +253,15 @@ typedef struct uct_gda_ft_ep_chans {
                                         directory */
         uint8_t           acked;     /* the peer connected its own to our
                                         directory */
+        uint8_t           taken;     /* the peer's directory was taken */
         uint32_t          pushes;    /* of our directory: the last one's
                                         epoch */
-        uct_gda_ft_ctl_mark_t push;  /* the last push */
-        uint32_t          seen;      /* the peer's last push answered */
-        uct_gda_ft_ctl_mark_t answer; /* our answer to it */
+        uct_gda_ft_ctl_mark_t push[GDA_FT_NUM_PATHS]; /* the last push
+                                        over each control path */
+        uint64_t          answer;    /* ours to the peer's directory, once
+                                        taken */
+        uct_gda_ft_ctl_mark_t answered[GDA_FT_NUM_PATHS]; /* it, over
+                                        each control path */
         ucs_status_t      status;    /* why the exchange failed: the
                                         endpoint's error */
     } dir;                           /* the channel directories

@@ -140,9 +140,10 @@ typedef struct uct_gda_ft_wire_ep_addr {
                                   24-bit big-endian */
 } UCS_S_PACKED uct_gda_ft_wire_ep_addr_t;
 
-/* The endpoint address's version, apart from the other blobs': its layout
- * changes alone */
-#define UCT_GDA_FT_WIRE_EP_ADDR_VERSION 3
+/* The endpoint address's version, apart from the other blobs': it changes
+ * with its layout or with the layout of the mailbox it points at
+ * (uct_gda_ft_mbox_t), which the peer writes into */
+#define UCT_GDA_FT_WIRE_EP_ADDR_VERSION 4
 
 typedef struct uct_gda_ft_wire_chan {
     uint8_t  init_qpn[2][3];   /*  0: primary, backup; 24-bit big-endian */
@@ -231,8 +232,9 @@ typedef struct uct_gda_ft_wire_oob_hdr {
  * its answer to ours; one pair per channel, so that channels that fail
  * together are settled together, and the last pair for the control QPs'
  * own re-arm (UCT_GDA_FT_WIRE_CTL_SLOT). Then the channel directories:
- * the peer's, as it wrote it, and our own, which we write to the peer from
- * here. One page, registered on both paths.
+ * the peer's, as it wrote it over each control path (pushes over both
+ * paths never write the same bytes), and our own, which we write to the
+ * peer from here. Two pages, registered on both paths.
  */
 typedef struct uct_gda_ft_mbox {
     struct uct_gda_ft_mbox_slot {
@@ -248,15 +250,18 @@ typedef struct uct_gda_ft_mbox {
         volatile uint64_t answer;     /* 24: UCT_GDA_FT_MBOX_ANSWER() to
                                           our question, one write */
     } chan[UCT_GDA_FT_WIRE_CHAN_MAX + 1];
-    volatile uint64_t dir_ack;        /* UCT_GDA_FT_MBOX_ANSWER() of the
-                                         peer to our directory: the epoch of
-                                         the push it took, refused (0: its
-                                         channels are connected to ours) */
-    volatile uint32_t dir_epoch;      /* the peer's pushes of its directory
+    volatile uint64_t dir_ack[2];     /* per control path: the peer's
+                                         UCT_GDA_FT_MBOX_ANSWER() to our
+                                         directory, written over that
+                                         path: the epoch of the push it
+                                         took, refused (0: its channels are
+                                         connected to ours) */
+    volatile uint32_t dir_epoch[2];   /* per control path: the peer's
+                                         pushes of its directory over it
                                          (their count), written after it */
-    uint32_t          reserved;
-    uint8_t           dir_in[UCT_GDA_FT_WIRE_DIR_MAX];  /* the peer's */
-    uint8_t           dir_out[UCT_GDA_FT_WIRE_DIR_MAX]; /* ours */
+    uint8_t           dir_in[2][UCT_GDA_FT_WIRE_DIR_MAX]; /* the peer's,
+                                         as pushed over each control path */
+    uint8_t           dir_out[UCT_GDA_FT_WIRE_DIR_MAX];   /* ours */
 } uct_gda_ft_mbox_t;
 
 /*
@@ -363,7 +368,9 @@ _Static_assert(offsetof(uct_gda_ft_mbox_t, dir_ack) ==
                32 * (UCT_GDA_FT_WIRE_CHAN_MAX + 1), "mailbox dir_ack offset");
 _Static_assert(offsetof(uct_gda_ft_mbox_t, dir_in) % 8 == 0,
                "mailbox dir_in alignment");
-_Static_assert(sizeof(uct_gda_ft_mbox_t) <= 4096, "mailbox beyond one page");
+_Static_assert(UCT_GDA_FT_WIRE_DIR_MAX % 8 == 0, "directory slot alignment");
+_Static_assert(sizeof(uct_gda_ft_mbox_t) <= 8192,
+               "mailbox beyond two pages");
 _Static_assert(sizeof(uct_gda_ft_wire_rkey_t) == 16, "wire rkey size");
 _Static_assert(sizeof(uct_gda_ft_wire_dev_addr_hdr_t) == 2,
                "wire dev_addr header size");
