@@ -101,13 +101,13 @@ void *moe_recv_blob(int fd, uint32_t *len_p);
 /*
  * Every rank's blob, in rank order (the launcher relays); freed with
  * moe_free_all(). While it waits for the launcher, a rank calls `idle`
- * (moe_set_idle: its UCP worker's progress): a message it posted on a path
- * that died moves to the other path only as the sender progresses, and a
- * peer that waits for it (a rank rejoining while a port is down) would
- * wait forever.
+ * (moe_set_idle: its UCP worker's progress, which returns what it did): a
+ * message it posted on a path that died moves to the other path only as
+ * the sender progresses, and a peer that waits for it (a rank rejoining
+ * while a port is down) would wait forever.
  */
 void **moe_allgather(const void *buf, uint32_t len, uint32_t *lens);
-void moe_set_idle(void (*idle)(void *arg), void *arg);
+void moe_set_idle(unsigned (*idle)(void *arg), void *arg);
 void moe_free_all(void **all);
 
 /* Adds the counters of b to a */

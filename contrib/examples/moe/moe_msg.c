@@ -69,25 +69,27 @@ void *moe_recv_blob(int fd, uint32_t *len_p)
     return buf;
 }
 
-static void (*moe_idle)(void *arg);
+static unsigned (*moe_idle)(void *arg);
 static void *moe_idle_arg;
 
-void moe_set_idle(void (*idle)(void *arg), void *arg)
+void moe_set_idle(unsigned (*idle)(void *arg), void *arg)
 {
     moe_idle     = idle;
     moe_idle_arg = arg;
 }
 
-/* Until fd has something to read, idle meanwhile */
+/* Until fd has something to read, idle meanwhile; an idle call that did
+ * nothing lets the poll wait a millisecond */
 static void moe_wait_readable(int fd)
 {
     struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    unsigned done     = 1;
 
     while (moe_idle != NULL) {
-        if (poll(&pfd, 1, 0) != 0) {
+        if (poll(&pfd, 1, (done != 0) ? 0 : 1) != 0) {
             return;    /* readable, closed, or an error the read reports */
         }
-        moe_idle(moe_idle_arg);
+        done = moe_idle(moe_idle_arg);
     }
 }
 

@@ -102,9 +102,9 @@ static void moe_layout(moe_ctx_t *c)
 
 /* What a rank does while it waits for the launcher: its worker's progress
  * (moe_allgather) */
-static void moe_worker_idle(void *arg)
+static unsigned moe_worker_idle(void *arg)
 {
-    ucp_worker_progress(((moe_rank_t*)arg)->worker);
+    return ucp_worker_progress(((moe_rank_t*)arg)->worker);
 }
 
 /* Connects to peer p at addr: an endpoint, wired up once a flush of it
