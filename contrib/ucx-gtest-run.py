@@ -58,14 +58,7 @@ def list_tests(cmd, flt):
 # in 21 measurements (2 million per rate), 140 to 154 s on a soft HCA on 2
 # cores (0.09 to 0.16 million messages a second, no measurement stalled),
 # more than the 120 s that bounds every other test. They get 600 s a test.
-#
-# test_uct_peer_failure_multiple connects 256 receivers in one process and
-# destroys 255 of them one after another, each endpoint failing on its
-# deadlines. Its two long tests took 30 and 23 s here with
-# UCX_GDA_FT_PEER_TIMEOUT=inf and 32 and 38 s with the default (auto),
-# side by side on 2 cores under another build's load; a more loaded CI
-# machine may pass 120 s.
-LONG_SUITES = {"test_uct_perf.": 600, "test_uct_peer_failure_multiple.": 400}
+LONG_SUITES = {"test_uct_perf.": 600}
 
 
 def limits(suite, ntests, test_timeout, suite_timeout):

@@ -91,7 +91,7 @@ ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      ucs_offsetof(uct_gda_ft_iface_config_t, deadline),
      UCS_CONFIG_TYPE_TIME_UNITS},
 
-    {"PEER_TIMEOUT", "auto",
+    {"PEER_TIMEOUT", "inf",
      "A peer that answers nothing on any path for this long (its control\n"
      "writes, and liveness probes on idle control paths, unacknowledged,\n"
      "and none of its traffic heard) is given up: its device channels say\n"
@@ -101,8 +101,9 @@ ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      "or 1s on a software HCA (its engine threads, on a loaded machine, held\n"
      "answers back for over 150ms through a port failure). Paths whose\n"
      "local port is down say nothing of the peer. Without a deadline, with\n"
-     "DEVICE_FAILOVER=n, and with inf, a peer is given up only when its\n"
-     "endpoint fails.",
+     "DEVICE_FAILOVER=n, and with inf (the default until UCX's\n"
+     "test_uct_peer_failure_multiple runs as fast with it on), a peer is\n"
+     "given up only when its endpoint fails.",
      ucs_offsetof(uct_gda_ft_iface_config_t, peer_timeout),
      UCS_CONFIG_TYPE_TIME_UNITS},
 
