@@ -140,37 +140,6 @@ static void uct_gda_ft_iface_guard(uct_gda_ft_iface_t *iface)
     }
 }
 
-/*
- * A software HCA is a CPU thread: a poller that spins on an empty CQ while
- * operations are outstanding takes the CPU it needs to complete them, on a
- * machine with fewer cores than busy threads. So such a poller yields,
- * once per round of its worker's progress: the interface that yielded
- * last in this thread yields again, another one only when none did for
- * UCT_GDA_FT_YIELD_TURN_NS. A worker with hundreds of interfaces (one per
- * endpoint in UCX's own tests) yielded in each, and one progress call
- * took a fifth of a second on a loaded machine.
- */
-#define UCT_GDA_FT_YIELD_TURN_NS 1000000ull  /* 1 ms */
-
-static void uct_gda_ft_iface_yield(uct_gda_ft_iface_t *iface)
-{
-    static __thread const uct_gda_ft_iface_t *last_iface;
-    static __thread uint64_t last_ns;
-    uint64_t now;
-
-    if (last_iface != iface) {
-        now = gda_ft_dev_now_ns();
-        if ((now - last_ns) < UCT_GDA_FT_YIELD_TURN_NS) {
-            return;
-        }
-        last_iface = iface;
-        last_ns    = now;
-    } else {
-        last_ns    = gda_ft_dev_now_ns();
-    }
-    sched_yield();
-}
-
 unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface)
 {
     uct_gda_ft_iface_t *iface = ucs_derived_of(tl_iface, uct_gda_ft_iface_t);
@@ -205,9 +174,12 @@ unsigned uct_gda_ft_iface_progress(uct_iface_h tl_iface)
                              uct_gda_ft_ep_process_pending, NULL);
     }
 
+    /* A software HCA is a CPU thread: a poller that spins on an empty CQ
+     * while operations are outstanding takes the CPU it needs to complete
+     * them, on a machine with fewer cores than busy threads */
     if ((count == 0) && iface->config.soft_yield &&
         !ucs_list_is_empty(&iface->hchan_eps)) {
-        uct_gda_ft_iface_yield(iface);
+        sched_yield();
     }
 
     return count;
