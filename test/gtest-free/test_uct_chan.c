@@ -432,8 +432,10 @@ GDA_FT_TEST_TIMEOUT(uct_chan, channels_connect_while_a_primary_port_is_down,
     chan_worker_t wk[2][2];
     pthread_t th[2][2];
     ucs_status_t status[2];
+    gda_ft_chan_query_t q;
+    double deadline;
     test_chan_t c;
-    unsigned i;
+    unsigned i, k;
 
     test_chan_env(&c, "2");
     test_node_open(&c.t, &c.t.node[NODE_A], "gda_ft_tsoft0", "tsoft0:1");
@@ -448,14 +450,35 @@ GDA_FT_TEST_TIMEOUT(uct_chan, channels_connect_while_a_primary_port_is_down,
     for (i = 0; i < 2; ++i) {
         workers_start(&c.view[i], wk[i], th[i], 2, 200);
     }
+    deadline = soft_now_sec() + 60;
     for (i = 0; i < 2; ++i) {
         while (!test_chan_workers_done(wk[i], 2)) {
+            GDA_FT_ASSERT(soft_now_sec() < deadline);
             test_chan_progress_for(&c, 5);
         }
         workers_join(th[i], 2);
         workers_verify(&c.view[i], wk[i], 2);
     }
     test_port_set(&c.t, "tsoft0", 1);
+    deadline = soft_now_sec() + 60;
+    while (!test_chan_all_back(&c)) {
+        if (soft_now_sec() >= deadline) {
+            test_chan_print_stuck(&c);
+            GDA_FT_FAIL("the channels did not come back to the primary");
+        }
+        test_chan_nudge(&c);
+        test_chan_progress_for(&c, 5);
+    }
+    /* every channel left the dead primary and came back, none lost both */
+    for (i = 0; i < 2; ++i) {
+        for (k = 0; k < c.view[i].params.nchan; ++k) {
+            GDA_FT_ASSERT_OK(c.query_channel(c.t.node[i].ep, k, NULL, &q));
+            GDA_FT_ASSERT(q.poster.switches >= 1);
+            GDA_FT_ASSERT_EQ((q.poster.switches - q.poster.failbacks) % 2,
+                             0);
+            GDA_FT_ASSERT_EQ(q.poster.no_path, 0);
+        }
+    }
     test_chan_cleanup(&c);
 }
 
