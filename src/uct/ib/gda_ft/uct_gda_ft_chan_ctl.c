@@ -242,6 +242,18 @@ static void uct_gda_ft_ctl_mark(uct_gda_ft_ep_t *ep, unsigned carrier,
     mark->valid   = 1;
 }
 
+void uct_gda_ft_ctl_post_inline(uct_gda_ft_ep_t *ep, unsigned carrier,
+                                size_t offset, const void *arg,
+                                size_t length)
+{
+    uct_gda_ft_ep_ctl_t *ctl = &ep->ctl[carrier];
+
+    (void)gda_ft_sq_post_rdma_write_inline(&ctl->sq, arg, length,
+                                           ep->peer_mbox + offset,
+                                           ep->peer_mbox_rkey[carrier],
+                                           GDA_FT_WQE_SIGNALED, NULL);
+}
+
 /* RC: the two writes land in that order */
 ucs_status_t uct_gda_ft_ctl_write(uct_gda_ft_ep_t *ep, unsigned path,
                                  size_t arg_offset, const void *arg,
@@ -249,23 +261,17 @@ ucs_status_t uct_gda_ft_ctl_write(uct_gda_ft_ep_t *ep, unsigned path,
                                  const uint32_t *epoch, unsigned *carrier_p)
 {
     uct_gda_ft_ep_ctl_t *ctl = uct_gda_ft_ctl_begin(ep, path, carrier_p);
-    uint32_t rkey;
 
     if (ctl == NULL) {
         return UCS_ERR_NO_RESOURCE;
     }
-    rkey = ep->peer_mbox_rkey[*carrier_p];
     /* two WQEs of ctrl, raddr and at most 16 bytes inline: the room that
      * uct_gda_ft_ctl_usable() found */
-    (void)gda_ft_sq_post_rdma_write_inline(&ctl->sq, arg, arg_length,
-                                           ep->peer_mbox + arg_offset, rkey,
-                                           GDA_FT_WQE_SIGNALED, NULL);
+    uct_gda_ft_ctl_post_inline(ep, *carrier_p, arg_offset, arg,
+                               arg_length);
     if (epoch != NULL) {
-        (void)gda_ft_sq_post_rdma_write_inline(&ctl->sq, epoch,
-                                               sizeof(*epoch),
-                                               ep->peer_mbox + epoch_offset,
-                                               rkey, GDA_FT_WQE_SIGNALED,
-                                               NULL);
+        uct_gda_ft_ctl_post_inline(ep, *carrier_p, epoch_offset, epoch,
+                                   sizeof(*epoch));
     }
     gda_ft_sq_ring_db(&ctl->sq);
     return UCS_OK;
@@ -294,12 +300,10 @@ ucs_status_t uct_gda_ft_ctl_write_dir(uct_gda_ft_ep_t *ep, unsigned carrier,
                                      uct_gda_ft_ctl_mark_t *mark)
 {
     uct_gda_ft_ep_ctl_t *ctl = uct_gda_ft_ctl_begin_on(ep, carrier);
-    uint32_t rkey;
 
     if (ctl == NULL) {
         return UCS_ERR_NO_RESOURCE;
     }
-    rkey = ep->peer_mbox_rkey[carrier];
     /* a WQE of ctrl, raddr and one data segment, then an inline one: the
      * two WQEBBs uct_gda_ft_ctl_usable() found */
     (void)gda_ft_sq_post_rdma_write(&ctl->sq, (uintptr_t)ep->mbox->dir_out,
@@ -307,12 +311,12 @@ ucs_status_t uct_gda_ft_ctl_write_dir(uct_gda_ft_ep_t *ep, unsigned carrier,
                                     ep->peer_mbox +
                                     ucs_offsetof(uct_gda_ft_mbox_t,
                                                  dir_in[carrier]),
-                                    rkey, GDA_FT_WQE_SIGNALED, NULL);
-    (void)gda_ft_sq_post_rdma_write_inline(&ctl->sq, &epoch, sizeof(epoch),
-                                           ep->peer_mbox +
-                                           ucs_offsetof(uct_gda_ft_mbox_t,
-                                                        dir_epoch[carrier]),
-                                           rkey, GDA_FT_WQE_SIGNALED, NULL);
+                                    ep->peer_mbox_rkey[carrier],
+                                    GDA_FT_WQE_SIGNALED, NULL);
+    uct_gda_ft_ctl_post_inline(ep, carrier,
+                               ucs_offsetof(uct_gda_ft_mbox_t,
+                                            dir_epoch[carrier]),
+                               &epoch, sizeof(epoch));
     gda_ft_sq_ring_db(&ctl->sq);
     uct_gda_ft_ctl_mark(ep, carrier, mark);
     return UCS_OK;
@@ -327,12 +331,10 @@ ucs_status_t uct_gda_ft_ctl_answer_dir(uct_gda_ft_ep_t *ep, unsigned carrier,
     if (ctl == NULL) {
         return UCS_ERR_NO_RESOURCE;
     }
-    (void)gda_ft_sq_post_rdma_write_inline(&ctl->sq, &answer, sizeof(answer),
-                                           ep->peer_mbox +
-                                           ucs_offsetof(uct_gda_ft_mbox_t,
-                                                        dir_ack[carrier]),
-                                           ep->peer_mbox_rkey[carrier],
-                                           GDA_FT_WQE_SIGNALED, NULL);
+    uct_gda_ft_ctl_post_inline(ep, carrier,
+                               ucs_offsetof(uct_gda_ft_mbox_t,
+                                            dir_ack[carrier]),
+                               &answer, sizeof(answer));
     gda_ft_sq_ring_db(&ctl->sq);
     uct_gda_ft_ctl_mark(ep, carrier, mark);
     return UCS_OK;

@@ -39,6 +39,13 @@ ucs_status_t uct_gda_ft_ctl_write(uct_gda_ft_ep_t *ep, unsigned path,
                                  size_t arg_length, size_t epoch_offset,
                                  const uint32_t *epoch, unsigned *carrier_p);
 
+/* Posts, without ringing the doorbell, an inline RDMA WRITE of `length`
+ * bytes (at most 16) of `arg` at `offset` of the peer's mailbox on the
+ * control QP of `carrier`, which the caller found room on */
+void uct_gda_ft_ctl_post_inline(uct_gda_ft_ep_t *ep, unsigned carrier,
+                                size_t offset, const void *arg,
+                                size_t length);
+
 /*
  * Whether the marked write landed: UCS_OK once the peer acknowledged it,
  * UCS_INPROGRESS while the HCA may still deliver it, UCS_ERR_CANCELED when

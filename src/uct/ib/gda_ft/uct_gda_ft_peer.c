@@ -131,11 +131,10 @@ static void uct_gda_ft_peer_beat(uct_gda_ft_ep_t *ep, unsigned path,
     ++c->peer.beats;
     ctl->busy_ns            = now;
     c->peer.beat_ns[path]   = now;
-    (void)gda_ft_sq_post_rdma_write_inline(
-            &ctl->sq, &c->peer.beats, sizeof(c->peer.beats),
-            ep->peer_mbox + ucs_offsetof(uct_gda_ft_mbox_t,
-                                         chan[UCT_GDA_FT_WIRE_CTL_SLOT].beat),
-            ep->peer_mbox_rkey[path], GDA_FT_WQE_SIGNALED, NULL);
+    uct_gda_ft_ctl_post_inline(
+            ep, path, ucs_offsetof(uct_gda_ft_mbox_t,
+                                   chan[UCT_GDA_FT_WIRE_CTL_SLOT].beat),
+            &c->peer.beats, sizeof(c->peer.beats));
     gda_ft_sq_ring_db(&ctl->sq);
 }
 
