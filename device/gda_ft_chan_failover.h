@@ -25,7 +25,9 @@
  *     never came is IN_DOUBT. Without an answer within resolve_ns,
  *     signals and atomics are in doubt: never applied twice.
  *  5. It unfreezes with a new epoch. With no path left, the channel stays
- *     frozen in NO_PATH and every wait returns NO_PATH.
+ *     frozen in NO_PATH and every wait returns NO_PATH, until the host
+ *     re-arms a path (both its ends up again): the channel takes it in a
+ *     new epoch (gda_ft_chan_regain), what failed stays failed.
  *
  * Nobody waits inside a switch for the host, the peer or a re-arm: a
  * switch that must wait parks (state PARKED, its progress in `sw`), and
@@ -81,7 +83,7 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_no_path(gda_ft_chan_t *chan,
     gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_NO_PATH);
     gda_ft_chan_switch_ended(chan, GDA_FT_CHAN_WORD_EPOCH(
             gda_ft_atomic_load_rlx64(&chan->word)));
-    return GDA_FT_DEV_NO_PATH;   /* the word stays FROZEN */
+    return GDA_FT_DEV_NO_PATH;   /* the word stays FROZEN until a regain */
 }
 
 /*
@@ -111,6 +113,91 @@ GDA_FT_DEV_FUNC void gda_ft_chan_apply_rearm(gda_ft_chan_t *chan, uint8_t p,
         }
     }
     gda_ft_atomic_store_rel32(&path->seen_rearm, rearm);
+}
+
+/*
+ * A channel in NO_PATH takes back a path that the host re-armed since
+ * (the primary first): both of its ends were up for the host's recovery
+ * window, and the peer answered. Losing both paths to a stall, not to dead
+ * links (a starved engine, a descheduled peer), cost the channel for good
+ * otherwise.
+ *
+ * What failed stays failed: the window [completed, freeze) of the path
+ * left goes to the outcome table as settled (NO_PATH, IN_DOUBT, ERROR),
+ * since the slots are written again from now on. Nothing of it runs
+ * again and nothing is copied: the new epoch starts at `freeze` on the
+ * re-armed ring, empty after its probe. Its parity names the path, so a
+ * regain of the path left skips an epoch. The QP left was fenced when the
+ * channel gave it up (phase GONE); its peer's end restarts at its own
+ * re-arm.
+ *
+ * Returns NO_PATH while there is nothing to take (looked at every half
+ * deadline: the notices are across PCIe), PATH_SWITCHED when this thread
+ * took a path, INPROGRESS when another thread is taking it.
+ */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_regain(gda_ft_chan_t *chan)
+{
+    gda_ft_chan_mbox_t *mbox = chan->mbox;
+    uint64_t now             = gda_ft_dev_now_ns();
+    uint32_t rearm           = 0;
+    uint64_t epoch, next, first, freeze, seq;
+    gda_ft_chan_slot_t *slot;
+    gda_ft_chan_path_t *path;
+    uint8_t from, p;
+
+    if ((mbox == NULL) ||
+        gda_ft_atomic_load_acq32_sys(&mbox->no_path_final) ||
+        (now < gda_ft_atomic_load_rlx64(&chan->rearm_check_ns))) {
+        return GDA_FT_DEV_NO_PATH;
+    }
+    gda_ft_atomic_store_rlx64(&chan->rearm_check_ns,
+            now + gda_ft_timing_rearm_look_ns(chan->deadline_ns));
+    for (p = 0; p < GDA_FT_NUM_PATHS; ++p) {
+        rearm = gda_ft_atomic_load_acq32_sys(&mbox->rearm[p]);
+        if ((rearm != gda_ft_atomic_load_acq32(&chan->path[p].seen_rearm)) &&
+            gda_ft_chan_link_up(chan, p)) {
+            break;
+        }
+    }
+    if (p == GDA_FT_NUM_PATHS) {
+        return GDA_FT_DEV_NO_PATH;
+    }
+    if (gda_ft_atomic_cas32(&chan->state, GDA_FT_CHAN_NO_PATH,
+                            GDA_FT_CHAN_SWITCHING) != GDA_FT_CHAN_NO_PATH) {
+        return GDA_FT_DEV_INPROGRESS;
+    }
+    gda_ft_chan_acquire_fence();
+
+    from   = (uint8_t)chan->sw.from;
+    freeze = chan->sw.freeze;
+    epoch  = GDA_FT_CHAN_WORD_EPOCH(gda_ft_atomic_load_acq64(&chan->word));
+    /* the table first: a late completion of the path left may still
+     * count until the epoch closes (its request then reads the failure:
+     * it ran once, as NO_PATH allows), a stale poller of the other path
+     * after it, and neither may make a failure read as OK */
+    first  = gda_ft_chan_completed(chan);
+    for (seq = first; seq < freeze; seq += slot->wqebbs) {
+        slot = gda_ft_chan_slot(chan, &chan->path[from], seq);
+        gda_ft_chan_keep_outcome(chan, seq, slot);
+    }
+    gda_ft_chan_close_epoch(chan, epoch);
+
+    path = &chan->path[p];
+    gda_ft_chan_apply_rearm(chan, p, rearm);
+    gda_ft_atomic_store_rel64(&path->ring_off, freeze - path->ring_next);
+    next = epoch + 1;
+    if ((next & 1) != p) {
+        ++next;
+    }
+    gda_ft_atomic_fetch_add32(&chan->regains, 1);
+    gda_ft_atomic_store_rel64(&chan->last_progress_ns, gda_ft_dev_now_ns());
+    gda_ft_atomic_store_rel64(&chan->completed, GDA_FT_CHAN_WORD(next, freeze));
+    gda_ft_atomic_store_rel32(&chan->active, p);
+    /* the word before the state, as in gda_ft_chan_finish() */
+    gda_ft_atomic_store_rel64(&chan->word, GDA_FT_CHAN_WORD(next, freeze));
+    gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_ACTIVE);
+    gda_ft_chan_switch_ended(chan, next - 1);
+    return GDA_FT_DEV_PATH_SWITCHED;
 }
 
 /*
@@ -583,7 +670,7 @@ gda_ft_chan_progress(gda_ft_chan_t *chan)
     gda_ft_chan_peer_sync(chan);
     state = gda_ft_atomic_load_acq32(&chan->state);
     if (state == GDA_FT_CHAN_NO_PATH) {
-        return GDA_FT_DEV_NO_PATH;
+        return gda_ft_chan_regain(chan);
     }
     if (state == GDA_FT_CHAN_PARKED) {
         return gda_ft_chan_resume(chan);

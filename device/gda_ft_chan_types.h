@@ -75,6 +75,7 @@
  * WQE at a logical index, kept by index modulo the table's size: its
  * index, its status, whether a request will read it (OWNED) and whether it
  * did (READ). An entry whose index is not the one asked about says OK.
+ * The index is kept plus one: the zeroed table names no index, not 0.
  *
  * The table holds GDA_FT_CHAN_OUTCOME_RINGS rings' worth of entries: a
  * failure stays readable until the channel has posted that many rings
@@ -89,8 +90,9 @@
 #define GDA_FT_CHAN_OUTCOME_CNT(_wqebb_cnt) \
     ((uint64_t)(_wqebb_cnt) * GDA_FT_CHAN_OUTCOME_RINGS)
 #define GDA_FT_CHAN_OUTCOME(_seq, _status, _flags) \
-    (((uint64_t)(_seq) << 16) | (uint64_t)(_flags) | (uint64_t)(_status))
-#define GDA_FT_CHAN_OUTCOME_SEQ(_e)    ((_e) >> 16)
+    ((((uint64_t)(_seq) + 1) << 16) | (uint64_t)(_flags) | \
+     (uint64_t)(_status))
+#define GDA_FT_CHAN_OUTCOME_SEQ(_e)    (((_e) >> 16) - 1)
 #define GDA_FT_CHAN_OUTCOME_STATUS(_e) ((gda_ft_dev_status_t)((_e) & 0xff))
 #define GDA_FT_CHAN_OUTCOME_OWNED      (1ull << 8)
 #define GDA_FT_CHAN_OUTCOME_READ       (1ull << 9)
@@ -116,7 +118,8 @@ enum {
     GDA_FT_CHAN_ACTIVE    = 0, /* posting on `active` */
     GDA_FT_CHAN_SWITCHING = 1, /* one thread is advancing a switch or
                                   failback */
-    GDA_FT_CHAN_NO_PATH   = 2, /* both paths failed: everything fails */
+    GDA_FT_CHAN_NO_PATH   = 2, /* both paths failed: everything fails
+                                  until the host re-arms one */
     GDA_FT_CHAN_PARKED    = 3  /* a switch waits (for the host, a re-arm,
                                   the backup's drain): the next progress
                                   pass to take it advances it */
@@ -281,7 +284,12 @@ typedef struct gda_ft_chan_mbox {
                                           takes part in no question: a
                                           silence is no longer sat out
                                           for it */
-    uint32_t             reserved;     /* 324 */
+    uint32_t             no_path_final; /* 324: host: 1 when the channel
+                                          stays in NO_PATH once there
+                                          (a UCT endpoint's own, whose
+                                          failure UCP handles); 0: it
+                                          regains a path the host
+                                          re-arms */
 } gda_ft_chan_mbox_t;
 
 /* Path health of one peer, shared by all channels to it */
@@ -387,7 +395,8 @@ typedef struct gda_ft_chan {
     uint32_t                outcomes_lost; /* 512: failures overwritten in
                                               the table before their
                                               requests read them */
-    uint32_t                reserved2;     /* 516 */
+    uint32_t                regains;       /* 516: times it took a path
+                                              back after losing both */
 } gda_ft_chan_t;
 
 /* Counters of a channel's host guardian */
@@ -413,6 +422,8 @@ typedef struct gda_ft_chan_query {
                                                   before their request read
                                                   them: 0 unless a request
                                                   goes unread for 16 rings */
+    uint32_t                    regains;      /* paths taken back after
+                                                 both were lost */
 } gda_ft_chan_query_t;
 
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_slot_t) == 48, chan_slot_size);

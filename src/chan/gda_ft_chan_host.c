@@ -205,6 +205,7 @@ ucs_status_t gda_ft_chan_host_init(gda_ft_chan_host_t *ch,
      * reports them from its first pass on */
     ch->mbox->link_up[GDA_FT_CHAN_PRIMARY] = GDA_FT_CHAN_LINK_UP;
     ch->mbox->link_up[GDA_FT_CHAN_BACKUP]  = GDA_FT_CHAN_LINK_UP;
+    ch->mbox->no_path_final = params->no_path_final;
     ch->heard_ns          = gda_ft_dev_now_ns();
     if (ch->params.quiet_ns == 0) {
         ch->params.quiet_ns = gda_ft_timing_quiet_ns(params->deadline_ns, 0);
@@ -796,6 +797,7 @@ void gda_ft_chan_host_query(const gda_ft_chan_host_t *ch,
     q->switch_ns    = gda_ft_atomic_load_acq64(&poster->switch_ns);
     q->recovered_ns = gda_ft_atomic_load_acq64(&poster->recovered_ns);
     q->outcomes_lost = gda_ft_atomic_load_acq32(&poster->outcomes_lost);
+    q->regains       = gda_ft_atomic_load_acq32(&poster->regains);
 }
 
 int gda_ft_chan_query_format(const gda_ft_chan_query_t *q,
@@ -806,7 +808,8 @@ int gda_ft_chan_query_format(const gda_ft_chan_query_t *q,
     return snprintf(buf, max,
                     "%schannel %u: path %s, switches %u replays %u "
                     "resolved %u confirmed %u in_doubt %u failbacks %u "
-                    "no_path %u op_errors %u outcomes_lost %u; guardian: "
+                    "no_path %u regains %u op_errors %u outcomes_lost %u; "
+                    "guardian: "
                     "records %u fences "
                     "%u resolved %u rearms %u of %u; last switch: first "
                     "completion %.3f ms after its replay\n",
@@ -815,7 +818,7 @@ int gda_ft_chan_query_format(const gda_ft_chan_query_t *q,
                     paths[q->active & 1], q->poster.switches,
                     q->poster.replays, q->poster.resolved,
                     q->poster.confirmed, q->poster.in_doubt,
-                    q->poster.failbacks, q->poster.no_path,
+                    q->poster.failbacks, q->poster.no_path, q->regains,
                     q->poster.op_errors, q->outcomes_lost, q->host.records,
                     q->host.fences,
                     q->host.resolved, q->host.rearms, q->host.rearm_tries,

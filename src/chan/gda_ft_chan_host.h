@@ -63,6 +63,10 @@ typedef struct gda_ft_chan_host_params {
                                            events (gda_ft_hca_cq_attr_t);
                                            NULL: none */
     int                    event_fd;
+    uint32_t               no_path_final; /* 1: a channel that lost both
+                                             paths stays without one (its
+                                             user fails it); 0: it takes
+                                             back the first path re-armed */
 } gda_ft_chan_host_params_t;
 
 typedef struct gda_ft_chan_host_path {

@@ -87,6 +87,9 @@ typedef struct chan_world {
     int                    guard_running;
     /* the peer's end the guardian thread asks; NULL: chan_peer_ops */
     const gda_ft_chan_peer_ops_t *guard_peer;
+    /* where the posters' reservations start on each channel: what a
+     * test posted before them (0: nothing) */
+    uint64_t               resv_base[CHAN_WORLD_MAX_CHANNELS];
 } chan_world_t;
 
 /* Defaults: 2 channels, 1 MiB data, 4096-WQEBB rings, 100 ms deadline */

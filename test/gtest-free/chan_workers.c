@@ -367,7 +367,8 @@ void workers_verify(chan_world_t *w, chan_worker_t *wk, unsigned n)
     }
     free(vals);
 
-    /* reservations of each channel tile [0, word) without overlap */
+    /* reservations of each channel tile [resv_base, word) without
+     * overlap */
     for (c = 0; c < w->params.nchan; ++c) {
         starts = calloc(WORKER_MAX_POSTS * n, 2 * sizeof(uint64_t));
         nres   = 0;
@@ -383,7 +384,7 @@ void workers_verify(chan_world_t *w, chan_worker_t *wk, unsigned n)
         }
         qsort(starts, nres, 2 * sizeof(uint64_t), chan_cmp_u64);
         for (i = 0; i < nres; ++i) {
-            GDA_FT_ASSERT_EQ(starts[2 * i], (i == 0) ? 0 :
+            GDA_FT_ASSERT_EQ(starts[2 * i], (i == 0) ? w->resv_base[c] :
                                             starts[2 * i - 1]);
         }
         GDA_FT_ASSERT_EQ(starts[2 * nres - 1],
@@ -566,4 +567,25 @@ void chans_verify_failed_back(chan_world_t *w, chan_worker_t *wk,
         chan_verify_psns(w, c);
     }
     GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(w, no_path), 0);
+}
+
+void chans_wait_active_on(chan_world_t *w, uint8_t path, uint32_t regains)
+{
+    double until = soft_now_sec() + 20;
+    unsigned c, done;
+
+    do {
+        if (soft_now_sec() > until) {
+            chans_dump(w);
+            GDA_FT_FAIL("channels not active on path %u with %u regains "
+                        "in 20 s", path, regains);
+        }
+        usleep(1000);
+        for (c = done = 0; c < w->params.nchan; ++c) {
+            gda_ft_chan_progress(&w->chans[c]);
+            done += (w->chans[c].state == GDA_FT_CHAN_ACTIVE) &&
+                    (w->chans[c].active == path) &&
+                    (w->chans[c].regains == regains);
+        }
+    } while (done < w->params.nchan);
 }

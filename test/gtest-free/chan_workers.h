@@ -84,6 +84,10 @@ void chans_dump(chan_world_t *w);
  * backup), or 10 s */
 void chans_wait_failback(chan_world_t *w, uint32_t returns);
 
+/* Progresses every channel until each one is active on `path` with
+ * `regains` paths taken back after losing both, or fails after 20 s */
+void chans_wait_active_on(chan_world_t *w, uint8_t path, uint32_t regains);
+
 /* After a port failure and its return under n posters: every channel back
  * on its primary and quiet, everything exact, each switch with its
  * failback, PSNs in ring order, no channel without a path */

@@ -174,6 +174,69 @@ GDA_FT_TEST_TIMEOUT(dev_chan, both_ports_down_no_path_before_the_hca_gives_up,
     chan_world_fini(&w);
 }
 
+/*
+ * Both ports fail, and each channel ends NO_PATH with a put in flight.
+ * When the backup's port comes back (the path the channels left last),
+ * the host re-arms it and each channel takes it back; the put's request
+ * still reports NO_PATH (its slot is written again from then on), and
+ * posters run exactly on the backup, then through the primary's return
+ * and the failback. Without the regain, a channel that lost both paths
+ * stayed without one for good, links up or not.
+ */
+GDA_FT_TEST_TIMEOUT(dev_chan, no_path_regains_a_path_that_comes_back, 120)
+{
+    chan_world_params_t params;
+    gda_ft_dev_request_t req[2];
+    chan_worker_t wk[4];
+    pthread_t th[4];
+    chan_world_t w;
+    double until;
+    unsigned c;
+
+    chan_world_default_params(&params);
+    params.timeout = 16;   /* NO_PATH from the deadlines, not the HCA */
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
+    chan_world_port(&w, GDA_FT_CHAN_BACKUP, 0);
+    for (c = 0; c < params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA,
+                                               c * 64, c * 64, 64, c,
+                                               &req[c]),
+                         GDA_FT_DEV_OK);
+    }
+    for (c = 0; c < params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(worker_wait(&req[c]), GDA_FT_DEV_NO_PATH);
+        GDA_FT_ASSERT_EQ(w.chans[c].state, GDA_FT_CHAN_NO_PATH);
+    }
+
+    chan_world_port(&w, GDA_FT_CHAN_BACKUP, 1);
+    chans_wait_active_on(&w, GDA_FT_CHAN_BACKUP, 1);
+    for (c = 0; c < params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(gda_ft_dev_request_outcome(&req[c]),
+                         GDA_FT_DEV_NO_PATH);
+        /* the failure since the last quiet, once */
+        GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w.ep, c, 0), GDA_FT_DEV_NO_PATH);
+        GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w.ep, c, 0), GDA_FT_DEV_OK);
+    }
+
+    for (c = 0; c < params.nchan; ++c) {
+        w.resv_base[c] = GDA_FT_CHAN_WORD_INDEX(w.chans[c].word);
+    }
+    workers_start_under_way(&w, wk, th, 4, 400, 0);
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 1);
+    until = soft_now_sec() + 20;
+    while (!workers_done(wk, 4)) {
+        GDA_FT_ASSERT(soft_now_sec() < until);
+        usleep(1000);
+    }
+    workers_join(th, 4);
+    workers_verify(&w, wk, 4);
+    chans_wait_active_on(&w, GDA_FT_CHAN_PRIMARY, 1);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, no_path), params.nchan);
+    chan_world_fini(&w);
+}
+
 GDA_FT_TEST_TIMEOUT(dev_chan, operation_error_fails_alone, 60)
 {
     chan_world_params_t params;

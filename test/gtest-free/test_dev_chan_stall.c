@@ -80,6 +80,76 @@ GDA_FT_TEST_TIMEOUT(dev_chan, last_path_stall_is_sat_out, 180)
     chan_world_fini(&w);
 }
 
+/*
+ * The channels are on their backup (the primary's port is down) when the
+ * backup holds every packet for longer than a last path's silence is sat
+ * out: each channel gives both paths up, with the put it was carrying.
+ * Once the stall ends, the host re-arms the backup (its ends are up), and
+ * each channel takes it back: the put still reports NO_PATH, posters run
+ * exactly there and through the primary's return. A stall, not a dead
+ * link, used to cost the channel for good (the 32-channel UCT test under
+ * ThreadSanitizer on 2 cores, links up at both ends).
+ */
+GDA_FT_TEST_TIMEOUT(dev_chan, no_path_after_a_stall_regains_the_backup, 180)
+{
+    gda_ft_soft_fault_t fault = {0}, none = {0};
+    chan_world_params_t params;
+    gda_ft_dev_request_t req[2];
+    chan_worker_t wk[4];
+    pthread_t th[4];
+    chan_world_t w;
+    double until;
+    unsigned c;
+
+    chan_world_default_params(&params);
+    params.deadline_ns /= 10;   /* the silence sat out: 64 deadlines */
+    params.timeout      = 16;   /* the HCA's retry budget (268 ms x 7) */
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
+    for (c = 0; c < params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA,
+                                               0, 0, 64, c, &req[c]),
+                         GDA_FT_DEV_OK);
+        GDA_FT_ASSERT_EQ(worker_wait(&req[c]), GDA_FT_DEV_OK);
+        GDA_FT_ASSERT_EQ(w.chans[c].active, GDA_FT_CHAN_BACKUP);
+    }
+
+    fault.delay      = 1.0;
+    fault.delay_time = params.deadline_ns * 200.0 / 1e9;
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &fault));
+    for (c = 0; c < params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA,
+                                               c * 64, c * 64, 64, c,
+                                               &req[c]),
+                         GDA_FT_DEV_OK);
+    }
+    for (c = 0; c < params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(worker_wait(&req[c]), GDA_FT_DEV_NO_PATH);
+    }
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &none));
+
+    chans_wait_active_on(&w, GDA_FT_CHAN_BACKUP, 1);
+    for (c = 0; c < params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(gda_ft_dev_request_outcome(&req[c]),
+                         GDA_FT_DEV_NO_PATH);
+        GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w.ep, c, 0), GDA_FT_DEV_NO_PATH);
+        w.resv_base[c] = GDA_FT_CHAN_WORD_INDEX(w.chans[c].word);
+    }
+    workers_start_under_way(&w, wk, th, 4, 400, 0);
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 1);
+    until = soft_now_sec() + 60;
+    while (!workers_done(wk, 4)) {
+        GDA_FT_ASSERT(soft_now_sec() < until);
+        usleep(1000);
+    }
+    workers_join(th, 4);
+    workers_verify(&w, wk, 4);
+    chans_wait_active_on(&w, GDA_FT_CHAN_PRIMARY, 1);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, no_path), params.nchan);
+    chan_world_fini(&w);
+}
+
 /* One thread's burst: single-packet signalled puts into its own region,
  * then a quiet */
 typedef struct burst {

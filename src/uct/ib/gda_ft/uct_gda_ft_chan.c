@@ -316,6 +316,8 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
                                     iface->config.seg_size);
     host_params.rearm_backoff_ns     = iface->config.rearm_backoff_ns;
     host_params.rearm_backoff_max_ns = iface->config.rearm_backoff_max_ns;
+    /* its operations' failure is the endpoint's: UCP fails it */
+    host_params.no_path_final        = 1;
     /* Our ends of the peer's channels only respond: host memory
      * (DEVICE_CHANNEL_TARGETS). In mapped memory a target QP keeps the
      * software HCA's engine awake, and it answered a CPU poster's single
