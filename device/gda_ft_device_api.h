@@ -48,7 +48,11 @@
  *             silence instead (design §8). Every request in flight on the
  *             channel then ends NO_PATH: its operation ran once or not at
  *             all (a put may have landed, a signal or atomic is as
- *             IN_DOUBT), never twice.
+ *             IN_DOUBT), never twice. The channel takes back the first
+ *             path the host re-arms (both of its ends up again for the
+ *             recovery window): posts after that go on, in a new epoch,
+ *             and the failed requests keep reporting NO_PATH
+ *             (`regains` counts it).
  *   ERROR     the operation itself was refused (bad key, bounds, rights):
  *             it fails alone, and another path would refuse it too.
  * gda_ft_dev_quiet() reports the first failure of the channel since the
