@@ -359,13 +359,22 @@ ucs_status_t gda_ft_hca_qp_modify(gda_ft_hca_qp_t *qp,
     return qp->dev->provider->qp_modify(qp, state, attr);
 }
 
+/* QP queries this process made (on mlx5 each is a firmware command) */
+static uint64_t gda_ft_hca_qp_queries;
+
 ucs_status_t gda_ft_hca_qp_query(gda_ft_hca_qp_t *qp,
                                  gda_ft_hca_qp_query_attr_t *attr)
 {
     if ((qp == NULL) || (attr == NULL)) {
         return UCS_ERR_INVALID_PARAM;
     }
+    __atomic_fetch_add(&gda_ft_hca_qp_queries, 1, __ATOMIC_RELAXED);
     return qp->dev->provider->qp_query(qp, attr);
+}
+
+uint64_t gda_ft_hca_qp_query_count(void)
+{
+    return __atomic_load_n(&gda_ft_hca_qp_queries, __ATOMIC_RELAXED);
 }
 
 void gda_ft_hca_qp_destroy(gda_ft_hca_qp_t *qp)

@@ -342,6 +342,11 @@ ucs_status_t gda_ft_hca_qp_modify(gda_ft_hca_qp_t *qp,
                                   const gda_ft_hca_qp_attr_t *attr);
 ucs_status_t gda_ft_hca_qp_query(gda_ft_hca_qp_t *qp,
                                  gda_ft_hca_qp_query_attr_t *attr);
+
+/* How many QP queries this process made, for tests and tools: on mlx5
+ * each is a firmware command, which a datapath must not make at a rate */
+uint64_t gda_ft_hca_qp_query_count(void);
+
 void gda_ft_hca_qp_destroy(gda_ft_hca_qp_t *qp);
 
 /* RESET/INIT -> INIT -> RTR -> RTS with one set of parameters */

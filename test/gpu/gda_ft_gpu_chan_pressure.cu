@@ -274,7 +274,7 @@ void gpu_pressure_scenario(const gpu_run_t *run)
     gpu_flapper_t flapper;
     pthread_t flap_thread;
     cudaStream_t stream;
-    uint32_t lost = 0;
+    uint32_t lost = 0, regains = 0;
     int *stop;
     double t0;
     char what[200];
@@ -335,12 +335,13 @@ void gpu_pressure_scenario(const gpu_run_t *run)
     gpu_counters(&w, &sum, &on_primary);
     gpu_chans_host(&w, chans);
     for (c = 0; c < w.params.nchan; ++c) {
-        lost += chans[c].outcomes_lost;
+        lost    += chans[c].outcomes_lost;
+        regains += chans[c].regains;
     }
     printf("pressure: switches %u replays %u resolved %u confirmed %u in "
-           "doubt %u failbacks %u no_path %u\n", sum.switches, sum.replays,
-           sum.resolved, sum.confirmed, sum.in_doubt, sum.failbacks,
-           sum.no_path);
+           "doubt %u failbacks %u no_path %u regains %u\n", sum.switches,
+           sum.replays, sum.resolved, sum.confirmed, sum.in_doubt,
+           sum.failbacks, sum.no_path, regains);
     snprintf(what, sizeof(what), "pressure: paths switched under full rings "
              "(%u switches)", sum.switches);
     gpu_check(sum.switches > 0, what);

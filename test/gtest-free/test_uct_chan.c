@@ -841,6 +841,63 @@ GDA_FT_TEST_TIMEOUT(uct_chan, threads_both_ways_through_failover_and_back,
     test_chan_both_ways("2", TEST_POSTERS, 1200, 100);
 }
 
+typedef uint64_t (*qp_query_count_func_t)(void);
+
+/*
+ * While somebody may wait on the peer, what shows it on each path is read
+ * for free: the channels' completions on the primary, the liveness
+ * probes' on the idle backup. The guardians then read none of the peer's
+ * targets' PSNs: on mlx5 each read is a QUERY_QP command to the NIC's
+ * firmware, and both nodes' guardians of 9 channels read them on both
+ * paths every eighth of a deadline (2880 a second at 100 ms).
+ */
+GDA_FT_TEST_TIMEOUT(uct_chan, busy_paths_are_heard_without_querying_the_nic,
+                    120)
+{
+    qp_query_count_func_t queries;
+    chan_worker_t wk[2][8];
+    pthread_t th[2][8];
+    char deadline_env[64];
+    uint64_t before, after;
+    double start, elapsed;
+    test_chan_t c;
+    unsigned i;
+
+    test_chan_env(&c, "8");
+    snprintf(deadline_env, sizeof(deadline_env), "%lums",
+             (unsigned long)(100 * chan_world_time_scale()));
+    setenv("UCX_GDA_FT_DEADLINE", deadline_env, 1);
+    test_chan_setup(&c);
+    queries = (qp_query_count_func_t)dlsym(c.t.plugin,
+                                           "gda_ft_hca_qp_query_count");
+    GDA_FT_ASSERT(queries != NULL);
+    for (i = 0; i < 2; ++i) {
+        workers_start(&c.view[i], wk[i], th[i], 8, WORKER_MAX_POSTS / 4);
+    }
+    test_chan_progress_for(&c, 300);   /* the first looks and probes */
+    before = queries();
+    start  = soft_now_sec();
+    test_chan_progress_for(&c, 1000);
+    after   = queries();
+    elapsed = soft_now_sec() - start;
+    for (i = 0; i < 2; ++i) {
+        workers_stop(wk[i], 8);
+    }
+    while (!test_chan_workers_done(wk[0], 8) ||
+           !test_chan_workers_done(wk[1], 8)) {
+        test_chan_progress_for(&c, 5);
+    }
+    for (i = 0; i < 2; ++i) {
+        workers_join(th[i], 8);
+        workers_verify(&c.view[i], wk[i], 8);
+    }
+    printf("%lu QP queries in %.2f s of traffic both ways\n",
+           (unsigned long)(after - before), elapsed);
+    /* a tenth of what reading them at every look made */
+    GDA_FT_ASSERT(after - before <= (uint64_t)(288 * elapsed));
+    test_chan_cleanup(&c);
+}
+
 /* As many channels as DeepEP's low-latency mode takes per peer (one per
  * local expert): their QPNs do not fit in the address, and come through
  * the channel directories. 64 posting threads on a small machine starve

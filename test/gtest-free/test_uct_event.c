@@ -7,6 +7,7 @@
 #include "uct_harness.h"
 
 #include <uct/api/uct.h>
+#include <dlfcn.h>
 #include <poll.h>
 #include <string.h>
 
@@ -174,20 +175,56 @@ GDA_FT_TEST(uct_event, guardian_wakes_an_armed_iface_with_an_op_outstanding)
     test_uct_cleanup(&t);
 }
 
-/* An idle connection with liveness probes every 25 ms (PEER_TIMEOUT
- * 100 ms): A progresses, which posts a probe whenever one is due, then
- * sleeps armed for 100 ms, twenty times over. A probe's completion lands
- * while A sleeps, and must not wake it: nothing of A's own is
- * outstanding, and B's progress in between keeps the peer alive */
+typedef ucs_status_t (*test_event_channels_func_t)(uct_ep_h, void**,
+                                                   unsigned*);
+
+/* Hands out both endpoints' device channels, as to a kernel that may wait
+ * on the peer: liveness probes go on while nothing is in flight */
+static void test_event_hand_out_channels(test_uct_t *t)
+{
+    test_event_channels_func_t channels = (test_event_channels_func_t)
+            dlsym(t->plugin, "uct_gda_ft_ep_device_channels");
+    double deadline = soft_now_sec() + 20;
+    unsigned count, i, done;
+    void *chans;
+
+    GDA_FT_ASSERT(channels != NULL);
+    do {
+        GDA_FT_ASSERT(soft_now_sec() < deadline);
+        test_progress(t);
+        for (i = done = 0; i < 2; ++i) {
+            done += channels(t->node[i].ep, &chans, &count) == UCS_OK;
+        }
+    } while (done < 2);
+}
+
+/* The liveness probes a node's endpoint wrote so far */
+static uint32_t test_event_probes(test_uct_t *t, unsigned node)
+{
+    uct_gda_ft_ep_counters_t c;
+
+    GDA_FT_ASSERT_OK(t->query_counters(t->node[node].ep, &c));
+    return c.probes;
+}
+
+/* An idle connection whose device channels were handed out, with liveness
+ * probes every 25 ms (PEER_TIMEOUT 100 ms): A progresses, which posts a
+ * probe whenever one is due, then sleeps armed for 100 ms, twenty times
+ * over. A probe's completion lands while A sleeps, and must not wake it:
+ * nothing of A's own is outstanding, and B's progress in between keeps
+ * the peer alive */
 GDA_FT_TEST(uct_event, liveness_probes_wake_nobody)
 {
-    unsigned round, wakes = 0;
-    double until;
+    unsigned round, wakes = 0, probes;
+    double until, start;
     test_uct_t t;
     int fd;
 
-    test_uct_env(&t, 4, TEST_EVENT_BUSY_PROBES, NULL);
+    test_uct_env(&t, 4, TEST_EVENT_BUSY_PROBES,
+                 "UCX_GDA_FT_DEVICE_CHANNELS=1", NULL);
     test_uct_setup(&t);
+    test_event_hand_out_channels(&t);
+    start = soft_now_sec();
     for (round = 0; round < 20; ++round) {
         until = soft_now_sec() + 0.03;
         while (soft_now_sec() < until) {
@@ -200,5 +237,34 @@ GDA_FT_TEST(uct_event, liveness_probes_wake_nobody)
         uct_worker_progress(t.node[NODE_A].worker);
     }
     GDA_FT_ASSERT_EQ(wakes, 0);
+    /* a probe at least every round */
+    /* a probe at least every round, and at most one per path every
+     * quarter of PEER_TIMEOUT (an answer polled in the pass that judged
+     * its age once sent one at every pass) */
+    probes = test_event_probes(&t, NODE_A);
+    printf("%u probes in %.2f s\n", probes, soft_now_sec() - start);
+    GDA_FT_ASSERT(probes >= 20);
+    GDA_FT_ASSERT(probes <= 2 * ((soft_now_sec() - start) / 0.025 + 1));
+    test_uct_cleanup(&t);
+}
+
+/* The same connection without device channels handed out, and nothing in
+ * flight: nobody waits on the peer, and no probe goes (a process with
+ * hundreds of idle endpoints probed each of them every quarter timeout).
+ * The connection still works. */
+GDA_FT_TEST(uct_event, idle_endpoint_sends_no_probes)
+{
+    double until;
+    test_uct_t t;
+
+    test_uct_env(&t, 4, TEST_EVENT_BUSY_PROBES, NULL);
+    test_uct_setup(&t);
+    until = soft_now_sec() + 0.5;
+    while (soft_now_sec() < until) {
+        test_progress(&t);
+    }
+    GDA_FT_ASSERT_EQ(test_event_probes(&t, NODE_A), 0);
+    GDA_FT_ASSERT_EQ(test_event_probes(&t, NODE_B), 0);
+    test_put_word(&t, 0, 0x1234);
     test_uct_cleanup(&t);
 }

@@ -874,7 +874,8 @@ ucs_status_t uct_gda_ft_ep_channels_get(uct_ep_h tl_ep,
 gda_ft_chan_t *uct_gda_ft_channels(uct_gda_ft_ep_chans_t *chans,
                                    unsigned *count_p)
 {
-    *count_p = chans->count - 1;
+    chans->handed_out = 1;
+    *count_p          = chans->count - 1;
     return chans->poster + 1;
 }
 

@@ -453,21 +453,53 @@ uint64_t uct_gda_ft_chan_heard_ns(uct_gda_ft_ep_t *ep, unsigned path,
     uint64_t deadline        = uct_gda_ft_ep_iface(ep)->config.deadline_ns;
     gda_ft_hca_qp_query_attr_t attr;
     uint32_t rq_psns = 0;
+    uint64_t progress, latest;
     unsigned i;
 
     if ((now - c->heard[path].read_ns) >=
         gda_ft_timing_peer_look_ns(deadline)) {
         c->heard[path].read_ns = now;
+        /* A completion of any of our channels on the path is the peer's
+         * acknowledgement through its port there, and so is one of the
+         * control QP's (a probe's): free to read, where a target's PSN is
+         * a QUERY_QP command to the NIC's firmware each (64 channels, 2
+         * paths, every eighth of a 100 ms deadline: 10 000 commands a
+         * second per peer). The targets are read only where somebody may
+         * wait on the peer, and neither said anything for 1.5 deadlines
+         * (the peer counts as heard for 2; a probe goes every deadline at
+         * most). */
+        progress = gda_ft_atomic_load_acq64(&c->health->progress_ns[path]);
+        if (progress != c->heard[path].progress) {
+            c->heard[path].progress = progress;
+            c->heard[path].moved_ns = now;
+            return now;
+        }
+        latest = ((int64_t)(ep->ctl[path].done_ns -
+                            c->heard[path].moved_ns) > 0) ?
+                 ep->ctl[path].done_ns : c->heard[path].moved_ns;
+        if (!uct_gda_ft_ep_peer_awaited(ep) ||
+            ((int64_t)(now - latest) <
+             (int64_t)((GDA_FT_TIMING_HEARD_DEADLINES - 1) * deadline +
+                       deadline / 2))) {
+            return c->heard[path].moved_ns;
+        }
         for (i = 0; i < c->count; ++i) {
             if (gda_ft_hca_qp_query(c->target[i].path[path].qp, &attr) ==
                 UCS_OK) {
                 rq_psns += attr.rq_psn;
             }
         }
-        if (rq_psns != c->heard[path].rq_psns) {
-            c->heard[path].rq_psns  = rq_psns;
+        /* a sum that moved since a read before a pause in the reads says
+         * when nothing: the peer's traffic of the pause, which fresher
+         * signs covered, would count as heard now (the peer taken for
+         * heard 1.5 deadlines after its last sign) */
+        if ((rq_psns != c->heard[path].rq_psns) &&
+            ((now - c->heard[path].queried_ns) <=
+             2 * gda_ft_timing_peer_look_ns(deadline))) {
             c->heard[path].moved_ns = now;
         }
+        c->heard[path].rq_psns    = rq_psns;
+        c->heard[path].queried_ns = now;
     }
     return c->heard[path].moved_ns;
 }

@@ -20,6 +20,9 @@ typedef struct uct_gda_ft_ep_counters {
     uint32_t fences;      /* abandoned QPs moved to ERR (by the host) */
     uint32_t op_errors;   /* operations failed by their own fault */
     uint32_t confirmed;   /* lost completions the peer confirmed executed */
+    uint32_t probes;      /* liveness probes written (PEER_TIMEOUT): only
+                             while a kernel or an operation may wait on
+                             the peer */
 } uct_gda_ft_ep_counters_t;
 
 #endif

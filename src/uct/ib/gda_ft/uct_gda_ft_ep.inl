@@ -63,6 +63,15 @@ uct_gda_ft_ep_outstanding(const uct_gda_ft_ep_t *ep)
     return uct_gda_ft_hchan_outstanding(ep);
 }
 
+/* Whether somebody may wait on the peer: a kernel (the device channels
+ * were handed out) or an operation in flight. Only then does the guardian
+ * probe the peer and read its traffic. */
+static UCS_F_ALWAYS_INLINE int
+uct_gda_ft_ep_peer_awaited(const uct_gda_ft_ep_t *ep)
+{
+    return ep->chans->handed_out || (uct_gda_ft_ep_outstanding(ep) > 0);
+}
+
 /* Whether its host channel has no path left */
 static UCS_F_ALWAYS_INLINE int uct_gda_ft_ep_no_path(const uct_gda_ft_ep_t *ep)
 {

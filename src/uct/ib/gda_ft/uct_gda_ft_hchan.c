@@ -474,4 +474,5 @@ void uct_gda_ft_hchan_counters(const uct_gda_ft_ep_t *ep,
     counters->in_doubt  = q.poster.in_doubt;
     counters->op_errors = q.poster.op_errors;
     counters->confirmed = q.poster.confirmed;
+    counters->probes    = ep->chans->peer.beats;
 }

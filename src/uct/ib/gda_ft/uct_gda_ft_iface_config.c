@@ -91,19 +91,20 @@ ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      ucs_offsetof(uct_gda_ft_iface_config_t, deadline),
      UCS_CONFIG_TYPE_TIME_UNITS},
 
-    {"PEER_TIMEOUT", "inf",
+    {"PEER_TIMEOUT", "auto",
      "A peer that answers nothing on any path for this long (its control\n"
      "writes, and liveness probes on idle control paths, unacknowledged,\n"
      "and none of its traffic heard) is given up: its device channels say\n"
      "GONE and posts and waits to it fail at once with PEER_GONE; a restarted\n"
-     "peer comes back on a new endpoint. auto: 1.5x DEADLINE, but at least\n"
-     "two TIMEOUTs (a probe lost once is retransmitted after one) and 100ms,\n"
+     "peer comes back on a new endpoint. Probes go only while someone may\n"
+     "wait on the peer: its device channels were handed out, or an\n"
+     "operation is in flight. auto: 1.5x DEADLINE, but at least two\n"
+     "TIMEOUTs (a probe lost once is retransmitted after one) and 100ms,\n"
      "or 1s on a software HCA (its engine threads, on a loaded machine, held\n"
      "answers back for over 150ms through a port failure). Paths whose\n"
      "local port is down say nothing of the peer. Without a deadline, with\n"
-     "DEVICE_FAILOVER=n, and with inf (the default until UCX's\n"
-     "test_uct_peer_failure_multiple runs as fast with it on), a peer is\n"
-     "given up only when its endpoint fails.",
+     "DEVICE_FAILOVER=n, and with inf, a peer is given up only when its\n"
+     "endpoint fails.",
      ucs_offsetof(uct_gda_ft_iface_config_t, peer_timeout),
      UCS_CONFIG_TYPE_TIME_UNITS},
 

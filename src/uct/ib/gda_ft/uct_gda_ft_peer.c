@@ -108,13 +108,22 @@ static void uct_gda_ft_peer_give_up(uct_gda_ft_ep_t *ep, uint64_t now,
              gda_ft_dev_status_str(GDA_FT_DEV_PEER_GONE));
 }
 
-/* A probe on an idle control path: one signalled 4-byte write into the
- * peer's mailbox, which its HCA acknowledges while its QP exists */
+/*
+ * A probe on an idle control path: one signalled 4-byte write into the
+ * peer's mailbox, which its HCA acknowledges while its QP exists. Every
+ * quarter timeout, and at least every deadline: its answer keeps the path
+ * heard (GDA_FT_TIMING_HEARD_DEADLINES) without reading the peer's
+ * targets, which costs a firmware command per QP on mlx5
+ * (uct_gda_ft_chan_heard_ns).
+ */
 static void uct_gda_ft_peer_beat(uct_gda_ft_ep_t *ep, unsigned path,
                                  uint64_t now, uint64_t timeout)
 {
     uct_gda_ft_ep_chans_t *c = ep->chans;
     uct_gda_ft_ep_ctl_t *ctl = &ep->ctl[path];
+    uint64_t every           = ucs_min(timeout / UCT_GDA_FT_PEER_BEAT_DIV,
+                                       uct_gda_ft_ep_iface(ep)->
+                                       config.deadline_ns);
     uint64_t last;
 
     if (ctl->failed || (ctl->sq.ci != ctl->sq.pi) ||
@@ -125,7 +134,10 @@ static void uct_gda_ft_peer_beat(uct_gda_ft_ep_t *ep, unsigned path,
     }
     last = ((int64_t)(ctl->done_ns - c->peer.beat_ns[path]) > 0) ?
            ctl->done_ns : c->peer.beat_ns[path];
-    if ((now - last) < (timeout / UCT_GDA_FT_PEER_BEAT_DIV)) {
+    /* signed: an answer polled in this pass is newer than `now`, and
+     * unsigned it read as an age of centuries: a probe went out at every
+     * pass after an answer, 25 times the rate meant */
+    if ((int64_t)(now - last) < (int64_t)every) {
         return;
     }
     ++c->peer.beats;
@@ -191,6 +203,13 @@ int uct_gda_ft_peer_check(uct_gda_ft_ep_t *ep, uint64_t now)
     }
     if ((timeout == 0) || (ep->peer_mbox == 0)) {
         return 0;   /* never given up for silence */
+    }
+    if (!uct_gda_ft_ep_peer_awaited(ep)) {
+        /* A dead peer shows at the next operation, as on RC, and UCP's
+         * keepalive covers idle endpoints: probing every idle endpoint
+         * cost O(endpoints) writes and engine passes. The silence counts
+         * from the next check after the pause (below). */
+        return 0;
     }
     for (path = 0; path < c->num_paths; ++path) {
         uct_gda_ft_ctl_poll(ep, path);

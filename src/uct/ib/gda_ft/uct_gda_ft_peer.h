@@ -27,7 +27,8 @@
 
 #include <stdint.h>
 
-/* Probes per PEER_TIMEOUT on an idle control path */
+/* Probes per PEER_TIMEOUT on an idle control path (at least one a
+ * deadline) */
 #define UCT_GDA_FT_PEER_BEAT_DIV     4
 
 typedef struct uct_gda_ft_peer {

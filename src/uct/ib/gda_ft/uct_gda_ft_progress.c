@@ -105,6 +105,7 @@ uct_gda_ft_iface_query_counters(uct_iface_h tl_iface,
         counters->fences    += ep_counters.fences;
         counters->op_errors += ep_counters.op_errors;
         counters->confirmed += ep_counters.confirmed;
+        counters->probes    += ep_counters.probes;
     }
     return UCS_OK;
 }

@@ -227,6 +227,9 @@ typedef struct uct_gda_ft_ep_chans {
     ucs_status_t        (*read_view)(void *dst, const void *src,
                                      size_t size);
     gda_ft_chan_health_t *health;    /* shared by the channels */
+    int                   handed_out; /* the device channels were handed
+                                        out: a kernel may wait on the peer
+                                        with nothing in flight */
     struct {
         uint32_t          ask;       /* our question in flight, 0: none */
         uint32_t          ask_epoch;
@@ -240,9 +243,12 @@ typedef struct uct_gda_ft_ep_chans {
                                          its liveness probe came */
     uint32_t              seen_beat;   /* the last probe count seen */
     struct {
+        uint64_t          progress;   /* the channels' progress stamp of
+                                         the path (health) last seen */
         uint32_t          rq_psns;    /* the targets' expected PSNs, summed */
-        uint64_t          moved_ns;   /* when that last changed */
-        uint64_t          read_ns;    /* when it was last read */
+        uint64_t          queried_ns; /* when those were last read */
+        uint64_t          moved_ns;   /* when either last changed */
+        uint64_t          read_ns;    /* when they were last looked at */
     } heard[2];                       /* per path: the peer's traffic */
     uct_gda_ft_peer_t     peer;      /* whether the peer is alive
                                         (uct_gda_ft_peer.c) */
