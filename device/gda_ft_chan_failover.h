@@ -178,7 +178,9 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_regain(gda_ft_chan_t *chan)
     first  = gda_ft_chan_completed(chan);
     for (seq = first; seq < freeze; seq += slot->wqebbs) {
         slot = gda_ft_chan_slot(chan, &chan->path[from], seq);
-        gda_ft_chan_keep_outcome(chan, seq, slot);
+        /* told: while the channel had no path, every progress of these
+         * requests said NO_PATH */
+        gda_ft_chan_keep_outcome(chan, seq, slot, 1);
     }
     gda_ft_chan_close_epoch(chan, epoch);
 

@@ -392,11 +392,13 @@ GDA_FT_DEV_FUNC void gda_ft_chan_take_window(gda_ft_chan_t *chan,
  * Keeps the failure settled for the WQE at seq in the outcome table, once
  * (a failure that a later switch moves again is there already, and may
  * have been read). What it overwrites is a table older: counted as lost if
- * its request had yet to read it.
+ * its request had yet to read it. `told`: its request was told already
+ * (the entry counts as read).
  */
 GDA_FT_DEV_FUNC void gda_ft_chan_keep_outcome(gda_ft_chan_t *chan,
                                               uint64_t seq,
-                                              const gda_ft_chan_slot_t *slot)
+                                              const gda_ft_chan_slot_t *slot,
+                                              int told)
 {
     uint64_t *entry = gda_ft_chan_outcome_entry(chan, seq);
     uint64_t old    = gda_ft_atomic_load_acq64(entry);
@@ -410,7 +412,8 @@ GDA_FT_DEV_FUNC void gda_ft_chan_keep_outcome(gda_ft_chan_t *chan,
     }
     gda_ft_atomic_store_rel64(entry, GDA_FT_CHAN_OUTCOME(seq, slot->status,
             (slot->flags & GDA_FT_CHAN_SLOT_OWNED) ?
-            GDA_FT_CHAN_OUTCOME_OWNED : 0));
+            (GDA_FT_CHAN_OUTCOME_OWNED |
+             (told ? GDA_FT_CHAN_OUTCOME_READ : 0)) : 0));
 }
 
 /*
@@ -467,7 +470,7 @@ gda_ft_chan_finish(gda_ft_chan_t *chan, int known, uint32_t epsn)
             slot.npkts = 0;
         }
         if (slot.flags & GDA_FT_CHAN_SLOT_FAILED) {
-            gda_ft_chan_keep_outcome(chan, seq, &slot);
+            gda_ft_chan_keep_outcome(chan, seq, &slot, 0);
         }
         gda_ft_chan_slot_fill(gda_ft_chan_slot(chan, np, seq), &slot);
         last = seq;

@@ -14,11 +14,43 @@
 typedef struct gpu_pressure_out {
     uint32_t status;     /* first failure, or a GPU_VIOLATION_* << 8 */
     uint32_t iters;      /* iterations done */
+    uint32_t last_ok;    /* 1 + the last iteration that ended OK */
+    uint32_t no_path;    /* iterations that ended NO_PATH, and went on
+                            once the channel took a path back */
     uint32_t sig_ok;     /* signals that ended OK */
-    uint32_t sig_doubt;  /* signals that ended IN_DOUBT */
+    uint32_t sig_doubt;  /* signals that ended IN_DOUBT or NO_PATH */
     uint32_t bad_iter;   /* where the violation was seen */
     uint32_t bad_lane;
 } gpu_pressure_out_t;
+
+/* How long a warp waits for its channel to take a path back */
+#define GPU_REGAIN_WAIT_NS 10000000000ull
+
+/*
+ * After NO_PATH, what a program that goes on does: waits until its
+ * channel took a path back (a path re-armed: gda_ft_chan_regain), the
+ * failure reported once by a quiet. OK once it has; NO_PATH when it did
+ * not within GPU_REGAIN_WAIT_NS.
+ */
+__device__ static gda_ft_dev_status_t
+gpu_await_regain(const gda_ft_dev_endpoint_t *ep, unsigned warp)
+{
+    uint64_t start = gda_ft_dev_now_ns();
+    gda_ft_dev_status_t status;
+
+    do {
+        status = gda_ft_dev_quiet(ep, warp % ep->num_channels, 1000000000ull);
+        if (status == GDA_FT_DEV_OK) {
+            return status;
+        }
+        if ((status != GDA_FT_DEV_NO_PATH) &&
+            (status != GDA_FT_DEV_IN_DOUBT) &&
+            (status != GDA_FT_DEV_TIMEOUT)) {
+            return status;
+        }
+    } while ((gda_ft_dev_now_ns() - start) < GPU_REGAIN_WAIT_NS);
+    return GDA_FT_DEV_NO_PATH;
+}
 
 /* Reported OK, and yet: */
 enum {
@@ -59,6 +91,7 @@ __global__ void gpu_pressure_kernel(gda_ft_dev_endpoint_t ep,
     uint8_t *src  = (uint8_t*)data->laddr + off;
     const volatile uint8_t *dst = (const volatile uint8_t*)data->raddr + off;
     uint32_t status = GDA_FT_DEV_OK, sig_ok = 0, sig_doubt = 0, len, j;
+    uint32_t last_ok = 0, no_path = 0;
     volatile uint64_t *result;
     gda_ft_dev_poster_t poster;
     gda_ft_dev_request_t req;
@@ -126,12 +159,30 @@ __global__ void gpu_pressure_kernel(gda_ft_dev_endpoint_t ep,
             }
         }
         status = __reduce_max_sync(0xffffffff, status);
+        if (status == GDA_FT_DEV_NO_PATH) {
+            /* its signal and fetch-add ran once or not at all (counted
+             * as in doubt), its puts are not checked: on once the
+             * channel is back */
+            ++no_path;
+            status = __shfl_sync(0xffffffff, (lane == 0) ?
+                                 (uint32_t)gpu_await_regain(&ep, warp) : 0,
+                                 0);
+            if (status == GDA_FT_DEV_OK) {
+                continue;
+            }
+        }
         if (status != GDA_FT_DEV_OK) {
             break;
         }
+        last_ok = it + 1;
     }
     if ((status == GDA_FT_DEV_OK) && (lane == 0)) {
         status = gpu_quiet(&ep, warp);
+        if (status == GDA_FT_DEV_NO_PATH) {
+            /* the failure of the channel since the last quiet, any
+             * warp's: a NO_PATH that warp went on from */
+            status = gpu_await_regain(&ep, warp);
+        }
     }
     /* the lowest lane that saw a violation names it */
     bad = __ballot_sync(0xffffffff, mine);
@@ -144,8 +195,10 @@ __global__ void gpu_pressure_kernel(gda_ft_dev_endpoint_t ep,
         out[warp].sig_doubt = sig_doubt;
     }
     if (lane == 0) {
-        out[warp].status = status;
-        out[warp].iters  = it;
+        out[warp].status  = status;
+        out[warp].iters   = it;
+        out[warp].last_ok = last_ok;
+        out[warp].no_path = no_path;
     }
 }
 
@@ -188,7 +241,7 @@ static void gpu_verify_pressure(chan_world_t *w, const gpu_run_t *run,
     uint64_t *res = (uint64_t*)malloc(nfadd * 8), counter, *vals;
     uint64_t *sig = (uint64_t*)malloc(warps * 8);
     uint8_t *dst = (uint8_t*)malloc(len);
-    unsigned bad_warps = 0, bad_sig = 0, dup = 0;
+    unsigned bad_warps = 0, bad_sig = 0, dup = 0, no_path = 0;
     char what[200];
     uint32_t n, j;
 
@@ -212,9 +265,13 @@ static void gpu_verify_pressure(chan_world_t *w, const gpu_run_t *run,
         }
         bad_sig += (sig[wp] < out[wp].sig_ok) ||
                    (sig[wp] > out[wp].sig_ok + out[wp].sig_doubt);
-        /* each region holds its last put: nothing ran again after OK */
+        no_path += out[wp].no_path;
+        /* each region holds its last put: nothing ran again after OK
+         * (unless a put after it ended NO_PATH, which may have run) */
         it = out[wp].iters - 1;
-        for (lane = 0; (out[wp].iters > 0) && (lane < GPU_LANES_PUT);
+        for (lane = 0; (out[wp].iters > 0) &&
+                       (out[wp].last_ok == out[wp].iters) &&
+                       (lane < GPU_LANES_PUT);
              ++lane) {
             i = ((size_t)wp * GPU_LANES_PUT + lane) * GPU_REGION;
             n = gpu_put_len(lane, it);
@@ -237,8 +294,9 @@ static void gpu_verify_pressure(chan_world_t *w, const gpu_run_t *run,
     }
 
     snprintf(what, sizeof(what), "pressure: every warp's operations OK or "
-             "in doubt, each checked when it completed (%u warps did not)",
-             bad_warps);
+             "in doubt, each checked when it completed, or NO_PATH and its "
+             "channel back (%u warps not; %u iterations NO_PATH and on)",
+             bad_warps, no_path);
     gpu_check(bad_warps == 0, what);
     snprintf(what, sizeof(what), "pressure: every signal word between its "
              "OK and OK + in-doubt signals (%u warps not)", bad_sig);
@@ -346,6 +404,9 @@ void gpu_pressure_scenario(const gpu_run_t *run)
              "(%u switches)", sum.switches);
     gpu_check(sum.switches > 0, what);
     gpu_check(sum.no_path == 0, "pressure: no channel lost both paths");
+    snprintf(what, sizeof(what), "pressure: every channel that lost both "
+             "paths took one back (%u of %u)", regains, sum.no_path);
+    gpu_check(regains == sum.no_path, what);
     snprintf(what, sizeof(what), "pressure: no failure overwritten before "
              "its request read it (%u)", lost);
     gpu_check(lost == 0, what);

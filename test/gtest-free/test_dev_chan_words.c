@@ -268,13 +268,13 @@ GDA_FT_TEST(dev_chan, settled_failure_stays_until_a_table_later)
     slot.flags  = GDA_FT_CHAN_SLOT_FAILED | GDA_FT_CHAN_SLOT_OWNED;
     slot.status = GDA_FT_DEV_IN_DOUBT;
 
-    gda_ft_chan_keep_outcome(&chan, 70, &slot);
+    gda_ft_chan_keep_outcome(&chan, 70, &slot, 0);
     GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 69, 1), GDA_FT_DEV_OK);
     /* a ring later the slot of the ring is another WQE's: not the table */
     GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 70 + 64, 1), GDA_FT_DEV_OK);
     /* read by someone else than its owner: still unread */
     GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 70, 0), GDA_FT_DEV_IN_DOUBT);
-    gda_ft_chan_keep_outcome(&chan, 70 + table, &slot);
+    gda_ft_chan_keep_outcome(&chan, 70 + table, &slot, 0);
     GDA_FT_ASSERT_EQ(chan.outcomes_lost, 1);
     GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 70, 1), GDA_FT_DEV_OK);
 
@@ -283,13 +283,26 @@ GDA_FT_TEST(dev_chan, settled_failure_stays_until_a_table_later)
     slot.status = GDA_FT_DEV_ERROR;
     GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 70 + table, 1),
                      GDA_FT_DEV_IN_DOUBT);
-    gda_ft_chan_keep_outcome(&chan, 70 + table, &slot);
+    gda_ft_chan_keep_outcome(&chan, 70 + table, &slot, 0);
     GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 70 + table, 1),
                      GDA_FT_DEV_IN_DOUBT);
-    gda_ft_chan_keep_outcome(&chan, 70 + 2 * table, &slot);
+    gda_ft_chan_keep_outcome(&chan, 70 + 2 * table, &slot, 0);
     GDA_FT_ASSERT_EQ(chan.outcomes_lost, 1);
     GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 70 + 2 * table, 1),
                      GDA_FT_DEV_ERROR);
+
+    /* kept for a request that was told (a regain's NO_PATH): overwritten
+     * unread, nothing lost */
+    slot.status = GDA_FT_DEV_NO_PATH;
+    gda_ft_chan_keep_outcome(&chan, 71, &slot, 1);
+    gda_ft_chan_keep_outcome(&chan, 71 + table, &slot, 0);
+    GDA_FT_ASSERT_EQ(chan.outcomes_lost, 1);
+
+    /* the channel's first WQE has an entry like any other: the zeroed
+     * table names no index */
+    GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 0, 1), GDA_FT_DEV_OK);
+    gda_ft_chan_keep_outcome(&chan, 0, &slot, 0);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_outcome(&chan, 0, 1), GDA_FT_DEV_NO_PATH);
 }
 
 /* What a switch decides for each outstanding WQE, given the PSN the peer's
