@@ -589,3 +589,31 @@ void chans_wait_active_on(chan_world_t *w, uint8_t path, uint32_t regains)
         }
     } while (done < w->params.nchan);
 }
+
+void chans_verify_regained(chan_world_t *w, gda_ft_dev_request_t *req)
+{
+    chan_worker_t wk[4];
+    pthread_t th[4];
+    double until;
+    unsigned c;
+
+    for (c = 0; c < w->params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(gda_ft_dev_request_outcome(&req[c]),
+                         GDA_FT_DEV_NO_PATH);
+        /* the failure since the last quiet, once */
+        GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w->ep, c, 0), GDA_FT_DEV_NO_PATH);
+        GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w->ep, c, 0), GDA_FT_DEV_OK);
+        w->resv_base[c] = GDA_FT_CHAN_WORD_INDEX(w->chans[c].word);
+    }
+    workers_start_under_way(w, wk, th, 4, 400, 0);
+    chan_world_port(w, GDA_FT_CHAN_PRIMARY, 1);
+    until = soft_now_sec() + 60;
+    while (!workers_done(wk, 4)) {
+        GDA_FT_ASSERT(soft_now_sec() < until);
+        usleep(1000);
+    }
+    workers_join(th, 4);
+    workers_verify(w, wk, 4);
+    chans_wait_active_on(w, GDA_FT_CHAN_PRIMARY, 1);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(w, no_path), w->params.nchan);
+}

@@ -88,6 +88,13 @@ void chans_wait_failback(chan_world_t *w, uint32_t returns);
  * `regains` paths taken back after losing both, or fails after 20 s */
 void chans_wait_active_on(chan_world_t *w, uint8_t path, uint32_t regains);
 
+/* Once every channel of w took its backup back after losing both paths,
+ * the primary's port down, with req[c] a request that ended NO_PATH on
+ * channel c: the request still reads NO_PATH and a quiet reports it once;
+ * 4 posters then run exactly there and through the primary's return, and
+ * every channel fails back */
+void chans_verify_regained(chan_world_t *w, gda_ft_dev_request_t *req);
+
 /* After a port failure and its return under n posters: every channel back
  * on its primary and quiet, everything exact, each switch with its
  * failback, PSNs in ring order, no channel without a path */

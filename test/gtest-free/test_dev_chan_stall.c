@@ -95,10 +95,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, no_path_after_a_stall_regains_the_backup, 180)
     gda_ft_soft_fault_t fault = {0}, none = {0};
     chan_world_params_t params;
     gda_ft_dev_request_t req[2];
-    chan_worker_t wk[4];
-    pthread_t th[4];
     chan_world_t w;
-    double until;
     unsigned c;
 
     chan_world_default_params(&params);
@@ -130,23 +127,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, no_path_after_a_stall_regains_the_backup, 180)
     GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &none));
 
     chans_wait_active_on(&w, GDA_FT_CHAN_BACKUP, 1);
-    for (c = 0; c < params.nchan; ++c) {
-        GDA_FT_ASSERT_EQ(gda_ft_dev_request_outcome(&req[c]),
-                         GDA_FT_DEV_NO_PATH);
-        GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w.ep, c, 0), GDA_FT_DEV_NO_PATH);
-        w.resv_base[c] = GDA_FT_CHAN_WORD_INDEX(w.chans[c].word);
-    }
-    workers_start_under_way(&w, wk, th, 4, 400, 0);
-    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 1);
-    until = soft_now_sec() + 60;
-    while (!workers_done(wk, 4)) {
-        GDA_FT_ASSERT(soft_now_sec() < until);
-        usleep(1000);
-    }
-    workers_join(th, 4);
-    workers_verify(&w, wk, 4);
-    chans_wait_active_on(&w, GDA_FT_CHAN_PRIMARY, 1);
-    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, no_path), params.nchan);
+    chans_verify_regained(&w, req);
     chan_world_fini(&w);
 }
 
