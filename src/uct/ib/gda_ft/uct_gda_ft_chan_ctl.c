@@ -466,8 +466,8 @@ uint64_t uct_gda_ft_chan_heard_ns(uct_gda_ft_ep_t *ep, unsigned path,
          * paths, every eighth of a 100 ms deadline: 10 000 commands a
          * second per peer). The targets are read only where somebody may
          * wait on the peer, and neither said anything for 1.5 deadlines
-         * (the peer counts as heard for 2; a probe goes every deadline at
-         * most). */
+         * (the peer counts as heard for 2; while probes go, one goes at
+         * least every deadline). */
         progress = gda_ft_atomic_load_acq64(&c->health->progress_ns[path]);
         if (progress != c->heard[path].progress) {
             c->heard[path].progress = progress;

@@ -134,9 +134,8 @@ static void uct_gda_ft_peer_beat(uct_gda_ft_ep_t *ep, unsigned path,
     }
     last = ((int64_t)(ctl->done_ns - c->peer.beat_ns[path]) > 0) ?
            ctl->done_ns : c->peer.beat_ns[path];
-    /* signed: an answer polled in this pass is newer than `now`, and
-     * unsigned it read as an age of centuries: a probe went out at every
-     * pass after an answer, 25 times the rate meant */
+    /* signed: an answer polled in this pass is newer than `now`, and an
+     * unsigned age would send a probe at once */
     if ((int64_t)(now - last) < (int64_t)every) {
         return;
     }
