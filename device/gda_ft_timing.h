@@ -89,6 +89,12 @@
  */
 #define GDA_FT_TIMING_SIT_OUT_DEADLINES   64
 
+/* The later of two readings of the clock (wrap-safe) */
+GDA_FT_HOST_DEV_FUNC uint64_t gda_ft_timing_later(uint64_t a, uint64_t b)
+{
+    return ((int64_t)(b - a) > 0) ? b : a;
+}
+
 /* Late completions of a QP that was left still count for this long */
 GDA_FT_HOST_DEV_FUNC uint64_t gda_ft_timing_grace_ns(uint64_t deadline)
 {

@@ -110,8 +110,7 @@ void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path)
     gda_ft_dev_cq_init(&cq, ep->chans->ctl->path[path].cqe, 1, 0);
     if (gda_ft_cq_poll_collapsed(&cq, ctl->sq.ci, &info) != GDA_FT_DEV_OK) {
         now   = gda_ft_dev_now_ns();
-        since = ((int64_t)(ctl->done_ns - ctl->busy_ns) > 0) ?
-                ctl->done_ns : ctl->busy_ns;
+        since = gda_ft_timing_later(ctl->done_ns, ctl->busy_ns);
         if ((deadline != 0) &&
             ((now - since) >
              ucs_max(GDA_FT_TIMING_CTL_DEAD_DEADLINES * deadline,
@@ -172,8 +171,7 @@ static int uct_gda_ft_ctl_usable(uct_gda_ft_ep_t *ep, unsigned path,
     if ((ctl->sq.ci == ctl->sq.pi) || (deadline == 0)) {
         return 1;
     }
-    since = ((int64_t)(ctl->done_ns - ctl->busy_ns) > 0) ? ctl->done_ns :
-                                                            ctl->busy_ns;
+    since = gda_ft_timing_later(ctl->done_ns, ctl->busy_ns);
     return (now - since) <= deadline;
 }
 
@@ -474,9 +472,8 @@ uint64_t uct_gda_ft_chan_heard_ns(uct_gda_ft_ep_t *ep, unsigned path,
             c->heard[path].moved_ns = now;
             return now;
         }
-        latest = ((int64_t)(ep->ctl[path].done_ns -
-                            c->heard[path].moved_ns) > 0) ?
-                 ep->ctl[path].done_ns : c->heard[path].moved_ns;
+        latest = gda_ft_timing_later(c->heard[path].moved_ns,
+                                     ep->ctl[path].done_ns);
         if (!uct_gda_ft_ep_peer_awaited(ep) ||
             ((int64_t)(now - latest) <
              (int64_t)((GDA_FT_TIMING_HEARD_DEADLINES - 1) * deadline +
@@ -527,9 +524,7 @@ static int uct_gda_ft_chan_peer_port_up(void *arg, gda_ft_chan_host_t *ch,
     }
     heard_ns = uct_gda_ft_chan_heard_ns(ep, path, now);
     uct_gda_ft_ctl_poll(ep, path);
-    if ((int64_t)(ep->ctl[path].done_ns - heard_ns) > 0) {
-        heard_ns = ep->ctl[path].done_ns;
-    }
+    heard_ns = gda_ft_timing_later(heard_ns, ep->ctl[path].done_ns);
     return ((heard_ns != 0) &&
             ((int64_t)(now - heard_ns) <
              (int64_t)(GDA_FT_TIMING_HEARD_DEADLINES * deadline))) ? 1 : -1;

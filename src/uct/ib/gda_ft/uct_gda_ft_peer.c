@@ -132,8 +132,7 @@ static void uct_gda_ft_peer_beat(uct_gda_ft_ep_t *ep, unsigned path,
         return;   /* failed, a write in flight probes it already, or our
                      own port is down */
     }
-    last = ((int64_t)(ctl->done_ns - c->peer.beat_ns[path]) > 0) ?
-           ctl->done_ns : c->peer.beat_ns[path];
+    last = gda_ft_timing_later(ctl->done_ns, c->peer.beat_ns[path]);
     /* signed: an answer polled in this pass is newer than `now`, and an
      * unsigned age would send a probe at once */
     if ((int64_t)(now - last) < (int64_t)every) {
@@ -161,12 +160,6 @@ static uint64_t uct_gda_ft_peer_heard(uct_gda_ft_ep_t *ep, unsigned path,
 
     return ((heard_ns == now) && ((now - read_ns) > (deadline / 4))) ?
            read_ns : heard_ns;
-}
-
-/* The later of two times */
-static uint64_t uct_gda_ft_peer_later(uint64_t a, uint64_t b)
-{
-    return ((int64_t)(b - a) > 0) ? b : a;
 }
 
 /* What path's control QP says of the peer: 1 silent (a write unanswered,
@@ -235,7 +228,7 @@ int uct_gda_ft_peer_check(uct_gda_ft_ep_t *ep, uint64_t now)
     silent   = 1;
     said     = 0;
     for (path = 0; path < c->num_paths; ++path) {
-        answered = uct_gda_ft_peer_later(answered, ep->ctl[path].done_ns);
+        answered = gda_ft_timing_later(answered, ep->ctl[path].done_ns);
         /* silent on every path that can speak of it, and one can */
         switch (uct_gda_ft_peer_silent(ep, path)) {
         case 1:  said   = 1; break;
@@ -248,7 +241,7 @@ int uct_gda_ft_peer_check(uct_gda_ft_ep_t *ep, uint64_t now)
     for (path = 0; silent && said && (path < c->num_paths) &&
                    ((int64_t)(now - answered) > (int64_t)(timeout / 2));
          ++path) {
-        answered = uct_gda_ft_peer_later(answered,
+        answered = gda_ft_timing_later(answered,
                                          uct_gda_ft_peer_heard(ep, path,
                                                                now));
     }
