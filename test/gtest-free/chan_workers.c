@@ -617,3 +617,19 @@ void chans_verify_regained(chan_world_t *w, gda_ft_dev_request_t *req)
     chans_wait_active_on(w, GDA_FT_CHAN_PRIMARY, 1);
     GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(w, no_path), w->params.nchan);
 }
+
+void chans_put_each(chan_world_t *w, gda_ft_dev_request_t *req,
+                    gda_ft_dev_status_t expect)
+{
+    unsigned c;
+
+    for (c = 0; c < w->params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w->ep, &w->ml,
+                                               CHAN_ELEM_DATA, c * 64,
+                                               c * 64, 64, c, &req[c]),
+                         GDA_FT_DEV_OK);
+    }
+    for (c = 0; c < w->params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(worker_wait(&req[c]), expect);
+    }
+}

@@ -88,6 +88,11 @@ void chans_wait_failback(chan_world_t *w, uint32_t returns);
  * `regains` paths taken back after losing both, or fails after 20 s */
 void chans_wait_active_on(chan_world_t *w, uint8_t path, uint32_t regains);
 
+/* Posts a 64-byte put on every channel of w (req[c]: channel c's), then
+ * waits for each: it must end with `expect` */
+void chans_put_each(chan_world_t *w, gda_ft_dev_request_t *req,
+                    gda_ft_dev_status_t expect);
+
 /* Once every channel of w took its backup back after losing both paths,
  * the primary's port down, with req[c] a request that ended NO_PATH on
  * channel c: the request still reads NO_PATH and a quiet reports it once;

@@ -196,14 +196,8 @@ GDA_FT_TEST_TIMEOUT(dev_chan, no_path_regains_a_path_that_comes_back, 120)
     chan_world_guard_start(&w);
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
     chan_world_port(&w, GDA_FT_CHAN_BACKUP, 0);
+    chans_put_each(&w, req, GDA_FT_DEV_NO_PATH);
     for (c = 0; c < params.nchan; ++c) {
-        GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA,
-                                               c * 64, c * 64, 64, c,
-                                               &req[c]),
-                         GDA_FT_DEV_OK);
-    }
-    for (c = 0; c < params.nchan; ++c) {
-        GDA_FT_ASSERT_EQ(worker_wait(&req[c]), GDA_FT_DEV_NO_PATH);
         GDA_FT_ASSERT_EQ(w.chans[c].state, GDA_FT_CHAN_NO_PATH);
     }
 

@@ -104,26 +104,15 @@ GDA_FT_TEST_TIMEOUT(dev_chan, no_path_after_a_stall_regains_the_backup, 180)
     chan_world_init(&w, &params);
     chan_world_guard_start(&w);
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
+    chans_put_each(&w, req, GDA_FT_DEV_OK);
     for (c = 0; c < params.nchan; ++c) {
-        GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA,
-                                               0, 0, 64, c, &req[c]),
-                         GDA_FT_DEV_OK);
-        GDA_FT_ASSERT_EQ(worker_wait(&req[c]), GDA_FT_DEV_OK);
         GDA_FT_ASSERT_EQ(w.chans[c].active, GDA_FT_CHAN_BACKUP);
     }
 
     fault.delay      = 1.0;
     fault.delay_time = params.deadline_ns * 200.0 / 1e9;
     GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &fault));
-    for (c = 0; c < params.nchan; ++c) {
-        GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA,
-                                               c * 64, c * 64, 64, c,
-                                               &req[c]),
-                         GDA_FT_DEV_OK);
-    }
-    for (c = 0; c < params.nchan; ++c) {
-        GDA_FT_ASSERT_EQ(worker_wait(&req[c]), GDA_FT_DEV_NO_PATH);
-    }
+    chans_put_each(&w, req, GDA_FT_DEV_NO_PATH);
     GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &none));
 
     chans_wait_active_on(&w, GDA_FT_CHAN_BACKUP, 1);
