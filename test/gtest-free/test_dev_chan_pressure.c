@@ -485,8 +485,8 @@ static void pressure_run_world(const pressure_params_t *pp)
             w[d].dst[off] = pressure_get_byte(off);
         }
     }
+    memset(&fault, 0, sizeof(fault));
     if (pp->delay > 0) {
-        memset(&fault, 0, sizeof(fault));
         fault.delay      = pp->delay;
         fault.delay_time = pp->delay_time * scale;
         for (d = 0; d < 4; ++d) {
@@ -522,11 +522,19 @@ static void pressure_run_world(const pressure_params_t *pp)
 
     /* the run, and then as long again at most until both worlds switched:
      * a path stalls only when a packet held back meets a full window,
-     * which a slow or busy machine may not bring about in one run */
+     * which a slow or busy machine (a sanitizer build) may not bring about
+     * in one run; packets are then held back more often, up to one in 32 */
     usleep((useconds_t)(pp->seconds * 1e6));
     for (t = 0; (t < 100) && ((CHAN_WORLD_SUM(&w[0], switches) == 0) ||
                               (CHAN_WORLD_SUM(&w[1], switches) == 0));
          ++t) {
+        if ((pp->delay > 0) && ((t % 10) == 9) && (fault.delay < 1.0 / 32)) {
+            fault.delay *= 2;
+            for (d = 0; d < 4; ++d) {
+                GDA_FT_ASSERT_OK(soft_port_set_fault(w[0].dev[d], 1,
+                                                     &fault));
+            }
+        }
         usleep((useconds_t)(pp->seconds * 1e4));
     }
     __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
