@@ -4,6 +4,7 @@
 #include "soft_harness.h"
 #include "gda_ft_test.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,4 +377,24 @@ void soft_expect_ok_under_faults(soft_pair_t *p, unsigned n)
                 sa.rx_pkts, sa.fault_dropped, sa.rx_duplicate,
                 sa.rx_unexpected, sb.rx_pkts, sb.rx_duplicate,
                 sb.rx_out_of_seq, sb.tx_naks);
+}
+
+soft_fake_cudart_count_t soft_fake_cudart_load(unsigned copy_us)
+{
+    static const char *path = GDA_FT_BUILDDIR
+                              "/test/fake_cudart/.libs/libcudart.so";
+    soft_fake_cudart_count_t count;
+    char value[32];
+    void *handle;
+
+    snprintf(value, sizeof(value), "%u", copy_us);
+    setenv("GDA_FT_FAKE_CUDART_COPY_US", value, 1);
+    handle = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (handle == NULL) {
+        GDA_FT_FAIL("%s (built with the tests): %s", path, dlerror());
+    }
+    count = (soft_fake_cudart_count_t)dlsym(
+            handle, "gda_ft_fake_cudart_copies_started");
+    GDA_FT_ASSERT(count != NULL);
+    return count;
 }

@@ -123,4 +123,13 @@ void soft_expect_flush_of_later(soft_pair_t *p, void *src, uint32_t lkey,
  * else both ports' counters tell what the faults did */
 void soft_expect_ok_under_faults(soft_pair_t *p, unsigned n);
 
+/*
+ * Loads the stand-in for the CUDA runtime built with the tests
+ * (test/fake_cudart), whose copies each take copy_us: memory registered as
+ * CUDA memory then goes through the soft HCA's GPU-memory path. Returns
+ * its count of copies started.
+ */
+typedef uint64_t (*soft_fake_cudart_count_t)(void);
+soft_fake_cudart_count_t soft_fake_cudart_load(unsigned copy_us);
+
 #endif

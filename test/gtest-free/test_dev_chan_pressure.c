@@ -84,6 +84,9 @@ typedef struct pressure_params {
     unsigned seed;
     const gda_ft_chan_peer_ops_t *peer; /* the guardians' peer, NULL: the
                                            harness's */
+    unsigned cuda_copy_us; /* != 0: data and words registered as GPU memory,
+                              copied by the stand-in CUDA runtime, each
+                              copy this late */
 } pressure_params_t;
 
 /* Byte at offset off of the target's get area (never the sentinel) */
@@ -473,6 +476,11 @@ static void pressure_run_world(const pressure_params_t *pp)
     params.wqebb_cnt   = pp->wqebb_cnt;
     params.deadline_ns = pp->deadline_ns * scale;
     params.max_chunk   = 1024;   /* a 4 KiB put takes four WQEBBs */
+    if (pp->cuda_copy_us != 0) {
+        (void)soft_fake_cudart_load(pp->cuda_copy_us);
+        params.mem.data.type  = GDA_FT_HCA_MEM_CUDA;
+        params.mem.words.type = GDA_FT_HCA_MEM_CUDA;
+    }
     /* the HCA's retransmission stays slower than the deadline: a packet
      * held back stalls the path for longer than it allows */
     for (d = 1; d < scale; d *= 2) {
@@ -575,6 +583,18 @@ GDA_FT_TEST_TIMEOUT(dev_chan_pressure, full_rings_false_switches, 120)
 {
     pressure_params_t pp = {2, 64, 3000000ull, 4.0, 0.002, 0.006, 0,
                             pressure_seed(), NULL};
+
+    pressure_run_world(&pp);
+}
+
+/* The same with data, signals and results in GPU memory: every message
+ * sent read through the CUDA runtime while the engine goes on, every
+ * write and atomic placed through it */
+GDA_FT_TEST_TIMEOUT(dev_chan_pressure, full_rings_false_switches_gpu_data,
+                    120)
+{
+    pressure_params_t pp = {2, 64, 3000000ull, 4.0, 0.002, 0.006, 0,
+                            pressure_seed(), NULL, 20};
 
     pressure_run_world(&pp);
 }

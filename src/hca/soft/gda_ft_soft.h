@@ -42,9 +42,11 @@ typedef struct gda_ft_soft_config {
     int            cuda_staging;   /* GPU memory: staged, queued writes */
     int            cuda_snapshot;  /* GPU memory: a message sent is read
                                       in one copy */
-    unsigned       cuda_read_batch; /* GPU memory: messages read with one
-                                       wait per QP and pass when their
-                                       WQEs are found (0: none) */
+    int            cuda_read_async; /* GPU memory: the engine goes on
+                                       while messages are read */
+    unsigned       cuda_read_batch; /* GPU memory: messages read per QP
+                                       and pass when their WQEs are found
+                                       (0: none) */
 } gda_ft_soft_config_t;
 
 extern ucs_config_field_t gda_ft_soft_config_table[];

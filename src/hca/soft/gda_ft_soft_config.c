@@ -124,19 +124,25 @@ ucs_config_field_t gda_ft_soft_config_table[] = {
 
     {"CUDA_SNAPSHOT", "y",
      "How the engine reads a message it sends from GPU memory. 'y': the\n"
-     "whole message (up to 256 KiB) in one copy when its first packet is\n"
+     "whole message (up to 256 KiB) in one copy before its first packet is\n"
      "built. 'n': one copy, waited for, per packet (slower; for\n"
      "comparison).",
      ucs_offsetof(gda_ft_soft_config_t, cuda_snapshot),
      UCS_CONFIG_TYPE_BOOL},
 
+    {"CUDA_READ_ASYNC", "y",
+     "With CUDA_SNAPSHOT, whether the engine goes on while messages are\n"
+     "read from GPU memory. 'y': the reads run on a stream of the engine\n"
+     "thread's own and the engine serves its other QPs until they land; a\n"
+     "QP sends a message once its read has landed. 'n': the engine waits\n"
+     "for each QP's reads of a pass (for comparison).",
+     ucs_offsetof(gda_ft_soft_config_t, cuda_read_async),
+     UCS_CONFIG_TYPE_BOOL},
+
     {"CUDA_READ_BATCH", "8",
-     "With CUDA_SNAPSHOT, how many messages in GPU memory a QP's WQEs take\n"
-     "from one wait per engine pass: they are read when the engine finds\n"
-     "their WQEs, and the QP's WQEs beyond them wait for its next pass.\n"
-     "A larger batch waits less often but longer, and a wait holds every\n"
-     "QP of its engine thread. 0: each message read when its first packet\n"
-     "is built.",
+     "With CUDA_SNAPSHOT, how many of a QP's next messages in GPU memory\n"
+     "are read ahead of sending, in one batch (0 or 1: each when it is\n"
+     "next).",
      ucs_offsetof(gda_ft_soft_config_t, cuda_read_batch),
      UCS_CONFIG_TYPE_UINT},
 

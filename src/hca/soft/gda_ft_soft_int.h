@@ -137,6 +137,22 @@ typedef struct gda_ft_soft_sge {
  * once (gda_ft_soft_parse.c) */
 #define GDA_FT_SOFT_SNAPSHOT_MAX (256u * 1024)
 
+/*
+ * A message's bytes read from device memory to be sent: the read is queued
+ * when the engine finds the WQE and lands while the engine goes on
+ * (gda_ft_soft_mem.c); the op is sent once it has.
+ */
+enum {
+    GDA_FT_SOFT_SNAPSHOT_LANDED,
+    GDA_FT_SOFT_SNAPSHOT_READING,
+    GDA_FT_SOFT_SNAPSHOT_ORPHANED   /* its op went while it was read */
+};
+
+typedef struct gda_ft_soft_snapshot {
+    int     state;
+    uint8_t data[];
+} gda_ft_soft_snapshot_t;
+
 typedef struct gda_ft_soft_op {
     uint16_t          wqe_idx;
     uint8_t           mlx5_opcode;
@@ -159,9 +175,10 @@ typedef struct gda_ft_soft_op {
     uint64_t          operand[4];   /* atomic operands, host order */
     unsigned          num_sge;
     gda_ft_soft_sge_t sge[GDA_FT_SOFT_MAX_SGE];
-    uint8_t          *inline_data;  /* copy of inline data, or a snapshot
-                                       of data in device memory; NULL:
-                                       none */
+    uint8_t          *inline_data;  /* copy of inline data, or the
+                                       snapshot's data; NULL: none */
+    gda_ft_soft_snapshot_t *snapshot; /* of data in device memory: sent
+                                         once landed; NULL: none */
 } gda_ft_soft_op_t;
 
 
@@ -217,6 +234,9 @@ typedef struct gda_ft_soft_qp {
     unsigned              op_head;      /* oldest not completed */
     unsigned              op_send;      /* next to (re)transmit */
     unsigned              op_tail;      /* next free */
+    unsigned              read_ahead;   /* ops from op_send to here have
+                                           their messages in device memory
+                                           read or being read */
     uint32_t              next_psn;
     uint32_t              acked_psn;    /* highest PSN acknowledged */
     unsigned              rd_atomic_inflight;
@@ -436,9 +456,8 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
                                   const void *src,
                                   gda_ft_hca_mem_type_t src_type, size_t len);
 
-/* Completes this thread's writes into device memory, and its queued reads
- * of it: before anything that makes the writes visible (a packet sent, a
- * CQE written, an atomic's end) and before the reads' bytes are used */
+/* Completes this thread's writes into device memory: before anything that
+ * makes them visible (a packet sent, a CQE written, an atomic's end) */
 void gda_ft_soft_mem_flush(void);
 
 /* The engine threads' waits for copies of device memory so far: how
@@ -446,10 +465,38 @@ void gda_ft_soft_mem_flush(void);
 void gda_ft_soft_mem_wait_stats(uint64_t *waits, uint64_t *total_ns,
                                 uint64_t *max_ns);
 
-/* Queues a read of len bytes of device memory at src into host memory at
- * dst, done at this thread's next gda_ft_soft_mem_flush(): many reads for
- * one wait. 0 when it cannot be queued (copy it then) */
-int gda_ft_soft_mem_read_queue(void *dst, const void *src, size_t len);
+/* A piece of a message in device memory, to read into a snapshot */
+typedef struct gda_ft_soft_read_piece {
+    const void *src;     /* device memory */
+    uint32_t    offset;  /* in the snapshot's data */
+    uint32_t    length;
+} gda_ft_soft_read_piece_t;
+
+/* A snapshot of len bytes, landed (to be filled by its owner) */
+gda_ft_soft_snapshot_t *gda_ft_soft_snapshot_alloc(size_t len);
+
+/* Frees a snapshot; one whose read is in flight is freed when it lands */
+void gda_ft_soft_snapshot_free(gda_ft_soft_snapshot_t *snapshot);
+
+/* Whether every read into the snapshot has landed */
+int gda_ft_soft_snapshot_landed(const gda_ft_soft_snapshot_t *snapshot);
+
+/* Queues reads of the pieces into the snapshot on this thread's read
+ * stream, in one batch with the others queued before the next
+ * gda_ft_soft_mem_reads_submit(). 1: queued, the snapshot reads as not
+ * landed until gda_ft_soft_mem_reads_land() lands them; 0: no room now
+ * (reads in flight hold it); -1: never (copy the pieces instead) */
+int gda_ft_soft_mem_read_snapshot(gda_ft_soft_snapshot_t *snapshot,
+                                  const gda_ft_soft_read_piece_t *pieces,
+                                  unsigned count);
+
+/* Closes the batch of reads queued on this thread (with CUDA_READ_ASYNC=n,
+ * waits for it and lands it) */
+void gda_ft_soft_mem_reads_submit(void);
+
+/* Lands this thread's reads whose batch is done, without waiting; returns
+ * the reads still in flight */
+int gda_ft_soft_mem_reads_land(void);
 
 /* Requester (gda_ft_soft_req.c) */
 int gda_ft_soft_req_progress(gda_ft_soft_qp_t *qp, uint64_t now,
@@ -520,6 +567,11 @@ unsigned gda_ft_soft_parse_wqe(gda_ft_soft_qp_t *qp, gda_ft_soft_op_t *op,
                                uint16_t bb);
 /* Parses the WQEs the doorbell gave into ops; 1 when it took any */
 int gda_ft_soft_req_parse(gda_ft_soft_qp_t *qp);
+/* Whether the op at op_send may be sent now: 0 while its message is read
+ * from device memory. Reads the next ops' messages ahead. */
+int gda_ft_soft_req_ready(gda_ft_soft_qp_t *qp);
+/* Frees the op's inline data or snapshot */
+void gda_ft_soft_op_release_data(gda_ft_soft_op_t *op);
 /* Copies [offset, offset+len) of the op's local data into dst */
 void gda_ft_soft_op_gather(gda_ft_soft_op_t *op, uint32_t offset,
                            uint8_t *dst, uint32_t len);

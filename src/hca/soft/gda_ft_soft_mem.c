@@ -33,9 +33,14 @@ typedef int (*gda_ft_cuda_host_alloc_func_t)(void **ptr, size_t size,
 typedef int (*gda_ft_cuda_free_host_func_t)(void *ptr);
 typedef int (*gda_ft_cuda_device_func_t)(int *device);
 typedef int (*gda_ft_cuda_set_device_func_t)(int device);
+typedef int (*gda_ft_cuda_event_create_func_t)(void **event, unsigned flags);
+typedef int (*gda_ft_cuda_event_record_func_t)(void *event, void *stream);
+typedef int (*gda_ft_cuda_event_func_t)(void *event);
 #define GDA_FT_CUDA_MEMCPY_DEFAULT     4
 #define GDA_FT_CUDA_STREAM_NONBLOCKING 1
 #define GDA_FT_CUDA_HOST_ALLOC_DEFAULT 0
+#define GDA_FT_CUDA_EVENT_NO_TIMING    2
+#define GDA_FT_CUDA_NOT_READY          600
 
 /* Pinned bytes per engine thread through which writes into device memory
  * are queued without waiting: a pass's packets for GPU memory (256 of
@@ -51,18 +56,30 @@ static struct {
     gda_ft_cuda_host_alloc_func_t    host_alloc;
     gda_ft_cuda_free_host_func_t     free_host;
     gda_ft_cuda_set_device_func_t    set_device;
+    gda_ft_cuda_event_create_func_t  event_create;
+    gda_ft_cuda_event_record_func_t  event_record;
+    gda_ft_cuda_event_func_t         event_query;
+    gda_ft_cuda_event_func_t         event_sync;
+    gda_ft_cuda_event_func_t         event_destroy;
     int                              device;  /* current at registration */
     pthread_key_t                    thread_key;
 } gda_ft_soft_cuda;
 
-/* Reads of device memory queued at once, to land in host memory at the
- * next flush */
+/*
+ * Messages to send read from device memory on a stream of their own, while
+ * the engine goes on: a read waits in the thread's read staging area until
+ * the event recorded behind its batch is done, then lands in its snapshot
+ * (gda_ft_soft_mem_reads_land). Reads land in the order they were queued.
+ */
 #define GDA_FT_SOFT_CUDA_READS 256
 
 typedef struct {
-    void   *dst;      /* where the bytes go once read */
-    size_t  offset;   /* in the staging area */
-    size_t  length;
+    gda_ft_soft_snapshot_t *snapshot;
+    uint32_t                offset;   /* in the snapshot's data */
+    uint32_t                length;
+    size_t                  staged;   /* offset in the read staging area */
+    uint64_t                batch;
+    int                     last;     /* the snapshot's last piece */
 } gda_ft_soft_cuda_read_t;
 
 /*
@@ -72,7 +89,8 @@ typedef struct {
  * what is queued completes before anything that could make it visible:
  * a packet sent (the ACK of the write, or a later one), a CQE written, a
  * read of device memory, a write to host memory (a signal behind the
- * data), an atomic's end (gda_ft_soft_mem_flush).
+ * data), an atomic's end (gda_ft_soft_mem_flush). Messages to send are
+ * read on the read stream, through a staging area of their own.
  */
 typedef struct {
     int                     ready;   /* set up (or tried: stream NULL on
@@ -81,7 +99,17 @@ typedef struct {
     char                   *staging; /* NULL: every copy waits */
     size_t                  queued;  /* staging bytes whose copies may be
                                         in flight */
-    unsigned                num_reads;
+    void                   *read_stream;  /* NULL: messages read in turn */
+    char                   *read_staging;
+    size_t                  read_head;    /* staging offset of the oldest
+                                             read in flight */
+    size_t                  read_tail;    /* where the next one goes */
+    unsigned                read_first;   /* oldest in reads[] */
+    unsigned                num_reads;    /* in flight or queued */
+    unsigned                open_reads;   /* queued since the last batch */
+    uint64_t                batch;        /* the batch being queued */
+    uint64_t                landed_batch; /* the last one done */
+    void                   *events[GDA_FT_SOFT_CUDA_READS];
     gda_ft_soft_cuda_read_t reads[GDA_FT_SOFT_CUDA_READS];
 } gda_ft_soft_cuda_thread_t;
 
@@ -96,10 +124,25 @@ static struct {
 static pthread_once_t gda_ft_soft_cuda_once = PTHREAD_ONCE_INIT;
 static int gda_ft_soft_cuda_loaded;
 
+static void gda_ft_soft_cuda_reads_drain(gda_ft_soft_cuda_thread_t *t);
+
 static void gda_ft_soft_cuda_thread_release(void *arg)
 {
     gda_ft_soft_cuda_thread_t *t = arg;
+    unsigned i;
 
+    if (t->read_stream != NULL) {
+        gda_ft_soft_cuda_reads_drain(t);
+        (void)gda_ft_soft_cuda.stream_destroy(t->read_stream);
+    }
+    for (i = 0; i < GDA_FT_SOFT_CUDA_READS; ++i) {
+        if (t->events[i] != NULL) {
+            (void)gda_ft_soft_cuda.event_destroy(t->events[i]);
+        }
+    }
+    if (t->read_staging != NULL) {
+        (void)gda_ft_soft_cuda.free_host(t->read_staging);
+    }
     if (t->stream != NULL) {
         (void)gda_ft_soft_cuda.stream_sync(t->stream);
         (void)gda_ft_soft_cuda.stream_destroy(t->stream);
@@ -107,10 +150,7 @@ static void gda_ft_soft_cuda_thread_release(void *arg)
     if (t->staging != NULL) {
         (void)gda_ft_soft_cuda.free_host(t->staging);
     }
-    t->stream    = NULL;
-    t->staging   = NULL;
-    t->queued    = 0;
-    t->num_reads = 0;
+    memset(t, 0, sizeof(*t));
 }
 
 static void gda_ft_soft_cuda_load(void)
@@ -139,6 +179,17 @@ static void gda_ft_soft_cuda_load(void)
                                       dlsym(handle, "cudaHostAlloc");
     gda_ft_soft_cuda.free_host      = (gda_ft_cuda_free_host_func_t)
                                       dlsym(handle, "cudaFreeHost");
+    gda_ft_soft_cuda.event_create   = (gda_ft_cuda_event_create_func_t)
+                                      dlsym(handle,
+                                            "cudaEventCreateWithFlags");
+    gda_ft_soft_cuda.event_record   = (gda_ft_cuda_event_record_func_t)
+                                      dlsym(handle, "cudaEventRecord");
+    gda_ft_soft_cuda.event_query    = (gda_ft_cuda_event_func_t)
+                                      dlsym(handle, "cudaEventQuery");
+    gda_ft_soft_cuda.event_sync     = (gda_ft_cuda_event_func_t)
+                                      dlsym(handle, "cudaEventSynchronize");
+    gda_ft_soft_cuda.event_destroy  = (gda_ft_cuda_event_func_t)
+                                      dlsym(handle, "cudaEventDestroy");
     if ((get_device == NULL) || (gda_ft_soft_cuda.set_device == NULL) ||
         (gda_ft_soft_cuda.stream_create == NULL) ||
         (gda_ft_soft_cuda.stream_sync == NULL) ||
@@ -146,9 +197,14 @@ static void gda_ft_soft_cuda_load(void)
         (gda_ft_soft_cuda.memcpy_async == NULL) ||
         (gda_ft_soft_cuda.host_alloc == NULL) ||
         (gda_ft_soft_cuda.free_host == NULL) ||
+        (gda_ft_soft_cuda.event_create == NULL) ||
+        (gda_ft_soft_cuda.event_record == NULL) ||
+        (gda_ft_soft_cuda.event_query == NULL) ||
+        (gda_ft_soft_cuda.event_sync == NULL) ||
+        (gda_ft_soft_cuda.event_destroy == NULL) ||
         (get_device(&gda_ft_soft_cuda.device) != 0)) {
         ucs_error("soft HCA: the CUDA runtime lacks cudaMemcpyAsync, its "
-                  "stream calls or cudaHostAlloc");
+                  "stream or event calls, or cudaHostAlloc");
         return;
     }
     if (pthread_key_create(&gda_ft_soft_cuda.thread_key,
@@ -198,17 +254,33 @@ static gda_ft_soft_cuda_thread_t *gda_ft_soft_cuda_thread_get(void)
                  GDA_FT_SOFT_CUDA_STAGING, ret);
         t->staging = NULL;
     }
+    ret = gda_ft_soft_cuda.stream_create(&t->read_stream,
+                                         GDA_FT_CUDA_STREAM_NONBLOCKING);
+    if ((ret == 0) &&
+        (gda_ft_soft_cuda.host_alloc((void**)&t->read_staging,
+                                     GDA_FT_SOFT_CUDA_STAGING,
+                                     GDA_FT_CUDA_HOST_ALLOC_DEFAULT) != 0)) {
+        (void)gda_ft_soft_cuda.stream_destroy(t->read_stream);
+        ret = -1;
+    }
+    if (ret != 0) {
+        ucs_diag("soft HCA: no read stream or staging area (%d): messages "
+                 "in device memory are read as their packets are built", ret);
+        t->read_stream  = NULL;
+        t->read_staging = NULL;
+    }
+    t->batch = 1;
     (void)pthread_setspecific(gda_ft_soft_cuda.thread_key, t);
     ucs_diag("soft HCA: an engine thread's CUDA stream and staging area "
              "took %.3f ms to set up", (gda_ft_soft_now_ns() - start) / 1e6);
     return t;
 }
 
-/* Waits for what the thread's stream holds, and counts the wait */
-static int gda_ft_soft_cuda_wait(gda_ft_soft_cuda_thread_t *t)
+/* Waits for a stream or an event (sync says which), and counts the wait */
+static int gda_ft_soft_cuda_wait(gda_ft_cuda_stream_func_t sync, void *what)
 {
     uint64_t start = gda_ft_soft_now_ns(), took;
-    int ret        = gda_ft_soft_cuda.stream_sync(t->stream);
+    int ret        = sync(what);
 
     took = gda_ft_soft_now_ns() - start;
     __atomic_fetch_add(&gda_ft_soft_cuda_waits.waits, 1, __ATOMIC_RELAXED);
@@ -232,21 +304,16 @@ void gda_ft_soft_mem_wait_stats(uint64_t *waits, uint64_t *total_ns,
 void gda_ft_soft_mem_flush(void)
 {
     gda_ft_soft_cuda_thread_t *t = &gda_ft_soft_cuda_thread;
-    gda_ft_soft_cuda_read_t *read;
     int ret;
 
     if (t->queued == 0) {
         return;
     }
-    ret = gda_ft_soft_cuda_wait(t);
+    ret = gda_ft_soft_cuda_wait(gda_ft_soft_cuda.stream_sync, t->stream);
     if (ret != 0) {
         ucs_error("soft HCA: cudaStreamSynchronize failed: %d", ret);
     }
-    for (read = t->reads; read < t->reads + t->num_reads; ++read) {
-        memcpy(read->dst, t->staging + read->offset, read->length);
-    }
-    t->num_reads = 0;
-    t->queued    = 0;
+    t->queued = 0;
 }
 
 /* Whether len bytes may go through the thread's staging area */
@@ -277,34 +344,211 @@ static void gda_ft_soft_cuda_staged(gda_ft_soft_cuda_thread_t *t,
                         GDA_FT_SOFT_CUDA_STAGING);
 }
 
-int gda_ft_soft_mem_read_queue(void *dst, const void *src, size_t len)
+gda_ft_soft_snapshot_t *gda_ft_soft_snapshot_alloc(size_t len)
 {
-    gda_ft_soft_cuda_thread_t *t;
+    gda_ft_soft_snapshot_t *snapshot = malloc(sizeof(*snapshot) +
+                                              ucs_max(len, 1));
+
+    if (snapshot != NULL) {
+        snapshot->state = GDA_FT_SOFT_SNAPSHOT_LANDED;
+    }
+    return snapshot;
+}
+
+void gda_ft_soft_snapshot_free(gda_ft_soft_snapshot_t *snapshot)
+{
+    int state = GDA_FT_SOFT_SNAPSHOT_READING;
+
+    /* a read in flight lands in it first: the landing frees it */
+    if ((snapshot != NULL) &&
+        !__atomic_compare_exchange_n(&snapshot->state, &state,
+                                     GDA_FT_SOFT_SNAPSHOT_ORPHANED, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        free(snapshot);
+    }
+}
+
+int gda_ft_soft_snapshot_landed(const gda_ft_soft_snapshot_t *snapshot)
+{
+    return __atomic_load_n(&snapshot->state, __ATOMIC_ACQUIRE) ==
+           GDA_FT_SOFT_SNAPSHOT_LANDED;
+}
+
+/* The oldest read of the thread has landed: its bytes go to its snapshot,
+ * and its staging bytes are free again */
+static void gda_ft_soft_cuda_read_land(gda_ft_soft_cuda_thread_t *t)
+{
+    gda_ft_soft_cuda_read_t *read = &t->reads[t->read_first];
+    int state                     = GDA_FT_SOFT_SNAPSHOT_READING;
+
+    memcpy(read->snapshot->data + read->offset,
+           t->read_staging + read->staged, read->length);
+    if (read->last &&
+        !__atomic_compare_exchange_n(&read->snapshot->state, &state,
+                                     GDA_FT_SOFT_SNAPSHOT_LANDED, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        free(read->snapshot);   /* orphaned by its op */
+    }
+    t->read_head  = read->staged + read->length;
+    t->read_first = (t->read_first + 1) % GDA_FT_SOFT_CUDA_READS;
+    if (--t->num_reads == 0) {
+        t->read_head = t->read_tail = 0;
+    }
+}
+
+int gda_ft_soft_mem_reads_land(void)
+{
+    gda_ft_soft_cuda_thread_t *t = &gda_ft_soft_cuda_thread;
     gda_ft_soft_cuda_read_t *read;
+    int ret;
+
+    while (t->num_reads > t->open_reads) {
+        read = &t->reads[t->read_first];
+        if (read->batch > t->landed_batch) {
+            ret = gda_ft_soft_cuda.event_query(
+                    t->events[read->batch % GDA_FT_SOFT_CUDA_READS]);
+            if (ret == GDA_FT_CUDA_NOT_READY) {
+                break;
+            } else if (ret != 0) {
+                ucs_error("soft HCA: cudaEventQuery failed: %d", ret);
+            }
+            t->landed_batch = read->batch;
+        }
+        gda_ft_soft_cuda_read_land(t);
+    }
+    return t->num_reads;
+}
+
+/* Waits for every read queued on the thread's read stream, and lands them */
+static void gda_ft_soft_cuda_reads_drain(gda_ft_soft_cuda_thread_t *t)
+{
+    int ret;
+
+    if (t->num_reads == 0) {
+        return;
+    }
+    ret = gda_ft_soft_cuda_wait(gda_ft_soft_cuda.stream_sync,
+                                t->read_stream);
+    if (ret != 0) {
+        ucs_error("soft HCA: cudaStreamSynchronize failed: %d", ret);
+    }
+    t->landed_batch = t->batch;
+    t->open_reads   = 0;
+    while (t->num_reads > 0) {
+        gda_ft_soft_cuda_read_land(t);
+    }
+}
+
+/* Staging offset of len bytes for reads, after those in flight; -1 when
+ * they do not fit now */
+static ssize_t gda_ft_soft_cuda_read_stage(gda_ft_soft_cuda_thread_t *t,
+                                           size_t len)
+{
     size_t offset;
 
-    if (gda_ft_soft_mem_prepare(GDA_FT_HCA_MEM_CUDA) != UCS_OK) {
+    len = ucs_align_up(ucs_max(len, 1), GDA_FT_SOFT_CUDA_STAGING_ALIGN);
+    if ((t->num_reads == 0) || (t->read_tail > t->read_head)) {
+        /* [head, tail) in flight: after it, or from the start */
+        if ((t->read_tail + len) <= GDA_FT_SOFT_CUDA_STAGING) {
+            offset = t->read_tail;
+        } else if (len <= t->read_head) {
+            offset = 0;
+        } else {
+            return -1;
+        }
+    } else if ((t->read_tail + len) <= t->read_head) {
+        offset = t->read_tail;   /* wrapped: the gap before head */
+    } else {
+        return -1;
+    }
+    t->read_tail = offset + len;
+    return offset;
+}
+
+int gda_ft_soft_mem_read_snapshot(gda_ft_soft_snapshot_t *snapshot,
+                                  const gda_ft_soft_read_piece_t *pieces,
+                                  unsigned count)
+{
+    gda_ft_soft_cuda_thread_t *t = gda_ft_soft_cuda_thread_get();
+    gda_ft_soft_cuda_read_t *read;
+    size_t total = 0;
+    ssize_t staged;
+    unsigned i;
+
+    if ((t == NULL) || (t->read_stream == NULL) || (count == 0)) {
+        return -1;
+    }
+    for (i = 0; i < count; ++i) {
+        total += pieces[i].length;
+    }
+    if (total > GDA_FT_SOFT_CUDA_STAGING) {
+        return -1;
+    }
+    if ((t->num_reads + count) > GDA_FT_SOFT_CUDA_READS) {
         return 0;
     }
-    t = gda_ft_soft_cuda_thread_get();
-    if ((t == NULL) || !gda_ft_soft_cuda_stageable(t, len)) {
+    staged = gda_ft_soft_cuda_read_stage(t, total);
+    if (staged < 0) {
         return 0;
     }
-    if (t->num_reads == GDA_FT_SOFT_CUDA_READS) {
-        gda_ft_soft_mem_flush();
+
+    snapshot->state = GDA_FT_SOFT_SNAPSHOT_READING;
+    for (i = 0; i < count; ++i) {
+        if (gda_ft_soft_cuda.memcpy_async(t->read_staging + staged,
+                                          pieces[i].src, pieces[i].length,
+                                          GDA_FT_CUDA_MEMCPY_DEFAULT,
+                                          t->read_stream) != 0) {
+            ucs_error("soft HCA: cudaMemcpyAsync(%p, %u) failed",
+                      pieces[i].src, pieces[i].length);
+        }
+        read           = &t->reads[(t->read_first + t->num_reads) %
+                                   GDA_FT_SOFT_CUDA_READS];
+        read->snapshot = snapshot;
+        read->offset   = pieces[i].offset;
+        read->length   = pieces[i].length;
+        read->staged   = staged;
+        read->batch    = t->batch;
+        read->last     = (i + 1 == count);
+        staged        += pieces[i].length;
+        ++t->num_reads;
+        ++t->open_reads;
     }
-    offset = gda_ft_soft_cuda_stage(t, len);
-    if (gda_ft_soft_cuda.memcpy_async(t->staging + offset, src, len,
-                                      GDA_FT_CUDA_MEMCPY_DEFAULT,
-                                      t->stream) != 0) {
-        return 0;   /* the waiting copy reports it */
-    }
-    read         = &t->reads[t->num_reads++];
-    read->dst    = dst;
-    read->offset = offset;
-    read->length = len;
-    gda_ft_soft_cuda_staged(t, len);
     return 1;
+}
+
+void gda_ft_soft_mem_reads_submit(void)
+{
+    gda_ft_soft_cuda_thread_t *t = &gda_ft_soft_cuda_thread;
+    void **event, *created;
+    int ret;
+
+    if (t->open_reads == 0) {
+        return;
+    }
+    event = &t->events[t->batch % GDA_FT_SOFT_CUDA_READS];
+    ret   = 0;
+    if (*event == NULL) {
+        ret = gda_ft_soft_cuda.event_create(&created,
+                                            GDA_FT_CUDA_EVENT_NO_TIMING);
+        *event = (ret == 0) ? created : NULL;
+    }
+    if (ret == 0) {
+        ret = gda_ft_soft_cuda.event_record(*event, t->read_stream);
+    }
+    if (ret != 0) {
+        ucs_error("soft HCA: a CUDA event behind reads failed: %d", ret);
+        gda_ft_soft_cuda_reads_drain(t);
+        return;
+    }
+    t->open_reads = 0;
+    ++t->batch;
+    if (!gda_ft_soft_engine.config.cuda_read_async) {
+        ret = gda_ft_soft_cuda_wait(gda_ft_soft_cuda.event_sync, *event);
+        if (ret != 0) {
+            ucs_error("soft HCA: cudaEventSynchronize failed: %d", ret);
+        }
+        (void)gda_ft_soft_mem_reads_land();
+    }
 }
 
 /* Queues a write of host bytes into device memory through the staging
@@ -428,7 +672,7 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
                                         GDA_FT_CUDA_MEMCPY_DEFAULT,
                                         t->stream);
     if (ret == 0) {
-        ret = gda_ft_soft_cuda_wait(t);
+        ret = gda_ft_soft_cuda_wait(gda_ft_soft_cuda.stream_sync, t->stream);
     }
     if (ret != 0) {
         ucs_error("soft HCA: cudaMemcpyAsync(%p, %p, %zu) failed: %d", dst,

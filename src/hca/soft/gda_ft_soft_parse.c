@@ -247,44 +247,18 @@ unsigned gda_ft_soft_parse_wqe(gda_ft_soft_qp_t *qp,
            GDA_FT_MLX5_WQE_BB;
 }
 
-static int gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op, int queue);
-
-/* Whether op sends a message of its own that has not been read yet */
-static int gda_ft_soft_op_unread(const gda_ft_soft_op_t *op)
-{
-    return (op->inline_data == NULL) && !gda_ft_soft_op_needs_response(op);
-}
-
-/*
- * Takes the WQEs the doorbell gave. The messages in device memory of
- * those found in this pass are read with one wait for all of them, up to
- * CUDA_READ_BATCH of them: the WQEs behind wait for the next pass, so that
- * one wait never holds the engine thread's other QPs for long (unbounded,
- * 512 warps filling four rings made waits of 30 to 45 ms on an H200, every
- * QP of the thread silent for as long).
- */
+/* Takes the WQEs the doorbell gave; 1 when it took any */
 int gda_ft_soft_req_parse(gda_ft_soft_qp_t *qp)
 {
-    uint16_t pi    = gda_ft_soft_sq_pi(qp);
-    unsigned cnt   = qp->super.init.sq_wqebb_cnt;
-    unsigned batch = gda_ft_soft_engine.config.cuda_read_batch;
-    unsigned reads = 0;
-    int work       = 0;
-    gda_ft_soft_op_t *op;
+    uint16_t pi  = gda_ft_soft_sq_pi(qp);
+    unsigned cnt = qp->super.init.sq_wqebb_cnt;
+    int work     = 0;
 
-    while ((qp->sq_parse != pi) && ((qp->op_tail - qp->op_head) < cnt) &&
-           ((batch == 0) || (reads < batch))) {
-        op            = gda_ft_soft_op_at(qp, qp->op_tail);
-        qp->sq_parse += gda_ft_soft_parse_wqe(qp, op, qp->sq_parse);
+    while ((qp->sq_parse != pi) && ((qp->op_tail - qp->op_head) < cnt)) {
+        qp->sq_parse += gda_ft_soft_parse_wqe(
+                qp, gda_ft_soft_op_at(qp, qp->op_tail), qp->sq_parse);
         ++qp->op_tail;
-        if ((batch != 0) && (op->syndrome == 0) &&
-            gda_ft_soft_op_unread(op)) {
-            reads += gda_ft_soft_op_snapshot(op, 1);
-        }
         work = 1;
-    }
-    if (work) {
-        gda_ft_soft_mem_flush();
     }
     return work;
 }
@@ -318,59 +292,153 @@ static void gda_ft_soft_op_copy(const gda_ft_soft_op_t *op, uint32_t offset,
     }
 }
 
-/*
- * A snapshot of an operation's data in device memory: the whole message in
- * one read, rather than one copy and one wait per packet and again per
- * retransmission. Queued (queue: the pass's parse waits once for all it
- * queued; returns 1 when it queued a read) or, for a message that was not
- * read when its WQE was found, waited for when its first packet is built.
- * The buffers may not change before the operation completes, as on any
- * HCA.
- */
-static int gda_ft_soft_op_snapshot(gda_ft_soft_op_t *op, int queue)
+/* Whether op sends a message of its own that has not been read yet */
+static int gda_ft_soft_op_unread(const gda_ft_soft_op_t *op)
 {
-    uint32_t offset = 0;
-    int queued      = 0;
-    uint8_t *snapshot;
+    return (op->inline_data == NULL) && !gda_ft_soft_op_needs_response(op);
+}
+
+/* Whether the op's message is in device memory, to be read whole before
+ * it is sent (CUDA_SNAPSHOT) */
+static int gda_ft_soft_op_snapshots(const gda_ft_soft_op_t *op)
+{
     unsigned i;
 
-    for (i = 0; i < op->num_sge; ++i) {
-        if (op->sge[i].mem_type == GDA_FT_HCA_MEM_CUDA) {
-            break;
-        }
-    }
-    if ((i == op->num_sge) || (op->length > GDA_FT_SOFT_SNAPSHOT_MAX) ||
+    if ((op->length > GDA_FT_SOFT_SNAPSHOT_MAX) ||
         !gda_ft_soft_engine.config.cuda_snapshot) {
         return 0;
     }
-    snapshot = malloc(ucs_max(op->length, 1));
-    if (snapshot == NULL) {
-        return 0;   /* copied packet by packet */
-    }
     for (i = 0; i < op->num_sge; ++i) {
-        if (queue && (op->sge[i].mem_type == GDA_FT_HCA_MEM_CUDA) &&
-            gda_ft_soft_mem_read_queue(snapshot + offset,
-                                       (void*)(uintptr_t)op->sge[i].addr,
-                                       op->sge[i].length)) {
-            queued = 1;
-        } else {
-            gda_ft_soft_op_copy(op, offset, snapshot + offset,
-                                op->sge[i].length, 0);
+        if (op->sge[i].mem_type == GDA_FT_HCA_MEM_CUDA) {
+            return 1;
         }
-        offset += op->sge[i].length;
     }
-    op->inline_data = snapshot;
-    return queued;
+    return 0;
 }
 
-/* Copies [offset, offset+len) of the op's local data into dst; a message
- * in device memory not read when its WQE was found is read whole now */
+/*
+ * Reads an unread op's message in device memory into a snapshot: the whole
+ * message at once, rather than a copy per packet and again per
+ * retransmission. Its pieces in device memory are queued on the engine
+ * thread's read stream (host pieces copied now); the op goes out once they
+ * have landed. Returns 1 when queued, 0 when there is no room for them
+ * now, -1 when the message is not read this way (too large, no read
+ * stream: gda_ft_soft_op_gather copies it). The buffers may not change
+ * before the operation completes, as on any HCA.
+ */
+static int gda_ft_soft_op_read(gda_ft_soft_op_t *op)
+{
+    gda_ft_soft_read_piece_t pieces[GDA_FT_SOFT_MAX_SGE];
+    gda_ft_soft_snapshot_t *snapshot;
+    unsigned i, count = 0;
+    uint32_t offset   = 0;
+    int ret;
+
+    if (!gda_ft_soft_op_snapshots(op)) {
+        return -1;
+    }
+    for (i = 0; i < op->num_sge; offset += op->sge[i++].length) {
+        if (op->sge[i].mem_type == GDA_FT_HCA_MEM_CUDA) {
+            pieces[count].src      = (const void*)(uintptr_t)op->sge[i].addr;
+            pieces[count].offset   = offset;
+            pieces[count++].length = op->sge[i].length;
+        }
+    }
+    snapshot = gda_ft_soft_snapshot_alloc(op->length);
+    if (snapshot == NULL) {
+        return -1;
+    }
+    ret = gda_ft_soft_mem_read_snapshot(snapshot, pieces, count);
+    if (ret <= 0) {
+        gda_ft_soft_snapshot_free(snapshot);
+        return ret;
+    }
+    for (i = 0, offset = 0; i < op->num_sge;
+         offset += op->sge[i++].length) {
+        if (op->sge[i].mem_type != GDA_FT_HCA_MEM_CUDA) {
+            gda_ft_soft_op_copy(op, offset, snapshot->data + offset,
+                                op->sge[i].length, 0);
+        }
+    }
+    op->snapshot    = snapshot;
+    op->inline_data = snapshot->data;
+    return 1;
+}
+
+/*
+ * The messages in device memory of the ops from op_send on, up to
+ * CUDA_READ_BATCH of them (at least the next) and within the send window,
+ * are read ahead in one batch while the engine goes on; the op at op_send
+ * goes out once its own has landed. Reads land in the order they were
+ * queued, and room for them is given in that order: a QP reads ahead only
+ * behind its next op. (A QP whose window is stalled reads nothing more: a
+ * path left for a stall would otherwise read buffers that the ops' replays
+ * on the other path have completed and their owners reuse.)
+ */
+int gda_ft_soft_req_ready(gda_ft_soft_qp_t *qp)
+{
+    unsigned window = ucs_max(gda_ft_soft_engine.config.cuda_read_batch, 1);
+    gda_ft_soft_op_t *op;
+    int queued = 0;
+    int ret;
+
+    if ((int)(qp->read_ahead - qp->op_send) < 0) {
+        qp->read_ahead = qp->op_send;
+    }
+    while ((qp->read_ahead != qp->op_tail) &&
+           ((qp->read_ahead - qp->op_send) < window)) {
+        op = gda_ft_soft_op_at(qp, qp->read_ahead);
+        if (gda_ft_psn_diff(op->first_psn, qp->acked_psn) >
+            GDA_FT_SOFT_MAX_PKTS_INFLIGHT) {
+            break;   /* not in the window yet: its buffer is not read
+                        before the QP could send it */
+        }
+        if ((op->syndrome == 0) && gda_ft_soft_op_unread(op)) {
+            ret = gda_ft_soft_op_read(op);
+            if (ret == 0) {
+                /* reads that landed since free their room */
+                (void)gda_ft_soft_mem_reads_land();
+                ret = gda_ft_soft_op_read(op);
+            }
+            if (ret == 0) {
+                break;
+            }
+            queued |= (ret > 0);
+        }
+        ++qp->read_ahead;
+    }
+    if (queued) {
+        gda_ft_soft_mem_reads_submit();
+    }
+
+    op = gda_ft_soft_op_at(qp, qp->op_send);
+    if (op->snapshot != NULL) {
+        if (!gda_ft_soft_snapshot_landed(op->snapshot)) {
+            (void)gda_ft_soft_mem_reads_land();
+        }
+        return gda_ft_soft_snapshot_landed(op->snapshot);
+    }
+    /* its message is not read ahead: none, or copied as it is sent, or no
+     * room for it yet */
+    return qp->read_ahead != qp->op_send;
+}
+
+void gda_ft_soft_op_release_data(gda_ft_soft_op_t *op)
+{
+    if (op->snapshot != NULL) {
+        gda_ft_soft_snapshot_free(op->snapshot);
+    } else {
+        free(op->inline_data);
+    }
+    op->snapshot    = NULL;
+    op->inline_data = NULL;
+}
+
+/* Copies [offset, offset+len) of the op's local data into dst: from its
+ * inline data or snapshot, else from its buffers */
 void gda_ft_soft_op_gather(gda_ft_soft_op_t *op, uint32_t offset,
                            uint8_t *dst, uint32_t len)
 {
-    if (gda_ft_soft_op_unread(op)) {
-        (void)gda_ft_soft_op_snapshot(op, 0);
-    }
     if (op->inline_data != NULL) {
         memcpy(dst, op->inline_data + offset, len);
     } else {

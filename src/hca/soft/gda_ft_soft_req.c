@@ -202,6 +202,10 @@ static int gda_ft_soft_req_transmit(gda_ft_soft_qp_t *qp, uint64_t now,
             work          = 1;
         }
 
+        if ((op->pkts_sent == 0) && !gda_ft_soft_req_ready(qp)) {
+            return 1;     /* its message is being read: the next pass */
+        }
+
         while (op->pkts_sent < op->npkts) {
             psn = gda_ft_psn_add(op->first_psn, op->pkts_sent);
             if (gda_ft_psn_diff(psn, qp->acked_psn) >
@@ -245,8 +249,7 @@ static void gda_ft_soft_op_complete(gda_ft_soft_qp_t *qp,
         (qp->rd_atomic_inflight > 0)) {
         --qp->rd_atomic_inflight;
     }
-    free(op->inline_data);
-    op->inline_data = NULL;
+    gda_ft_soft_op_release_data(op);
 }
 
 static void gda_ft_soft_req_fail(gda_ft_soft_qp_t *qp, gda_ft_soft_op_t *op,
@@ -724,11 +727,10 @@ void gda_ft_soft_qp_reset_state(gda_ft_soft_qp_t *qp)
     unsigned idx;
 
     for (idx = qp->op_head; idx != qp->op_tail; ++idx) {
-        free(gda_ft_soft_op_at(qp, idx)->inline_data);
-        gda_ft_soft_op_at(qp, idx)->inline_data = NULL;
+        gda_ft_soft_op_release_data(gda_ft_soft_op_at(qp, idx));
     }
 
-    qp->op_head = qp->op_send = qp->op_tail = 0;
+    qp->op_head = qp->op_send = qp->op_tail = qp->read_ahead = 0;
     qp->rd_atomic_inflight = 0;
     qp->rnr_until          = 0;
     qp->in_msg             = 0;

@@ -1,0 +1,319 @@
+/*
+ * A stand-in for the CUDA runtime, for tests on machines without a GPU: the
+ * calls the software HCA makes on GPU memory, where "device memory" is host
+ * memory the test registered as CUDA memory. A stream's copies run in
+ * order on a thread of the stream's own, each GDA_FT_FAKE_CUDART_COPY_US
+ * microseconds (default 0) after the one before it, as a copy engine runs
+ * them after the call has returned; an event is done once the stream has
+ * run everything queued before it was recorded.
+ *
+ * Built as libcudart.so (its soname), which the software HCA finds among
+ * the libraries a test process has loaded (gda_ft_cudart_open).
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define FAKE_CUDA_SUCCESS         0
+#define FAKE_CUDA_INVALID_VALUE   1
+#define FAKE_CUDA_MEMORY          2
+#define FAKE_CUDA_NOT_READY       600
+
+typedef struct fake_item {
+    struct fake_item *next;
+    void             *dst;       /* a copy; NULL: an event's marker */
+    const void       *src;
+    size_t            len;
+    uint64_t          seq;       /* the marker's record */
+    struct fake_event *event;
+} fake_item_t;
+
+typedef struct fake_stream {
+    pthread_mutex_t lock;
+    pthread_cond_t  cond;        /* an item queued, run, or stop */
+    pthread_t       thread;
+    fake_item_t    *head, *tail;
+    int             busy;        /* running an item taken off the queue */
+    int             stop;
+} fake_stream_t;
+
+typedef struct fake_event {
+    fake_stream_t *stream;       /* of the last record; NULL: none */
+    uint64_t       recorded;     /* the last record */
+    uint64_t       done;         /* the last record its stream ran */
+} fake_event_t;
+
+static uint64_t fake_copies_started;
+static uint64_t fake_records;
+
+/* Copies the streams ran or are running (for tests) */
+uint64_t gda_ft_fake_cudart_copies_started(void)
+{
+    return __atomic_load_n(&fake_copies_started, __ATOMIC_RELAXED);
+}
+
+static unsigned fake_copy_us(void)
+{
+    const char *value = getenv("GDA_FT_FAKE_CUDART_COPY_US");
+
+    return (value != NULL) ? (unsigned)strtoul(value, NULL, 0) : 0;
+}
+
+static uint64_t fake_now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000ull + ts.tv_nsec / 1000;
+}
+
+/* A copy engine's latency: spun below a millisecond (a sleep that short
+ * takes tens of microseconds more), slept above */
+static void fake_delay_us(unsigned us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000l};
+    uint64_t end;
+
+    if (us >= 1000) {
+        while (nanosleep(&ts, &ts) != 0) {
+        }
+        return;
+    }
+    for (end = fake_now_us() + us; fake_now_us() < end;) {
+    }
+}
+
+/*
+ * A copy engine's DMA, outside the program's memory model: under
+ * ThreadSanitizer it is not instrumented, as the DMA of a real device is
+ * not. (A QP left for a stall may read, as a NIC does, a buffer that the
+ * replay of its op on the other path has completed and its owner reuses;
+ * what it read is never delivered.) The copy goes word by word through
+ * volatile pointers, which no memcpy call replaces.
+ */
+#if defined(__SANITIZE_THREAD__)
+__attribute__((no_sanitize_thread))
+#endif
+static void fake_copy(void *dst, const void *src, size_t len)
+{
+    volatile uint8_t *d       = dst;
+    const volatile uint8_t *s = src;
+
+    if (!(((uintptr_t)dst | (uintptr_t)src) & 7)) {
+        for (; len >= 8; d += 8, s += 8, len -= 8) {
+            *(volatile uint64_t*)d = *(const volatile uint64_t*)s;
+        }
+    }
+    for (; len > 0; ++d, ++s, --len) {
+        *d = *s;
+    }
+}
+
+static void *fake_stream_thread(void *arg)
+{
+    fake_stream_t *s = arg;
+    unsigned delay   = fake_copy_us();
+    fake_item_t *item;
+
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        while ((s->head == NULL) && !s->stop) {
+            pthread_cond_wait(&s->cond, &s->lock);
+        }
+        if (s->head == NULL) {
+            break;
+        }
+        item    = s->head;
+        s->head = item->next;
+        if (s->head == NULL) {
+            s->tail = NULL;
+        }
+        s->busy = 1;
+        pthread_mutex_unlock(&s->lock);
+
+        if (item->dst != NULL) {
+            __atomic_fetch_add(&fake_copies_started, 1, __ATOMIC_RELAXED);
+            if (delay > 0) {
+                fake_delay_us(delay);
+            }
+            fake_copy(item->dst, item->src, item->len);
+        }
+
+        pthread_mutex_lock(&s->lock);
+        if ((item->dst == NULL) && (item->event->stream == s) &&
+            (item->seq > item->event->done)) {
+            item->event->done = item->seq;
+        }
+        s->busy = 0;
+        free(item);
+        pthread_cond_broadcast(&s->cond);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+static int fake_enqueue(fake_stream_t *s, fake_item_t *item)
+{
+    pthread_mutex_lock(&s->lock);
+    item->next = NULL;
+    if (s->tail != NULL) {
+        s->tail->next = item;
+    } else {
+        s->head = item;
+    }
+    s->tail = item;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    return FAKE_CUDA_SUCCESS;
+}
+
+int cudaGetDevice(int *device)
+{
+    *device = 0;
+    return FAKE_CUDA_SUCCESS;
+}
+
+int cudaSetDevice(int device)
+{
+    return (device == 0) ? FAKE_CUDA_SUCCESS : FAKE_CUDA_INVALID_VALUE;
+}
+
+int cudaStreamCreateWithFlags(void **stream, unsigned flags)
+{
+    fake_stream_t *s = calloc(1, sizeof(*s));
+
+    (void)flags;
+    if (s == NULL) {
+        return FAKE_CUDA_MEMORY;
+    }
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->cond, NULL);
+    if (pthread_create(&s->thread, NULL, fake_stream_thread, s) != 0) {
+        free(s);
+        return FAKE_CUDA_MEMORY;
+    }
+    *stream = s;
+    return FAKE_CUDA_SUCCESS;
+}
+
+int cudaStreamSynchronize(void *stream)
+{
+    fake_stream_t *s = stream;
+
+    pthread_mutex_lock(&s->lock);
+    while ((s->head != NULL) || s->busy) {
+        pthread_cond_wait(&s->cond, &s->lock);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return FAKE_CUDA_SUCCESS;
+}
+
+int cudaStreamDestroy(void *stream)
+{
+    fake_stream_t *s = stream;
+
+    pthread_mutex_lock(&s->lock);
+    s->stop = 1;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    pthread_join(s->thread, NULL);   /* after what was queued */
+    pthread_cond_destroy(&s->cond);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+    return FAKE_CUDA_SUCCESS;
+}
+
+int cudaMemcpyAsync(void *dst, const void *src, size_t len, int kind,
+                    void *stream)
+{
+    fake_item_t *item;
+
+    (void)kind;
+    if ((dst == NULL) || (stream == NULL)) {
+        return FAKE_CUDA_INVALID_VALUE;
+    }
+    item = calloc(1, sizeof(*item));
+    if (item == NULL) {
+        return FAKE_CUDA_MEMORY;
+    }
+    item->dst = dst;
+    item->src = src;
+    item->len = len;
+    return fake_enqueue(stream, item);
+}
+
+int cudaHostAlloc(void **ptr, size_t size, unsigned flags)
+{
+    (void)flags;
+    return (posix_memalign(ptr, 4096, size) == 0) ? FAKE_CUDA_SUCCESS :
+                                                    FAKE_CUDA_MEMORY;
+}
+
+int cudaFreeHost(void *ptr)
+{
+    free(ptr);
+    return FAKE_CUDA_SUCCESS;
+}
+
+int cudaEventCreateWithFlags(void **event, unsigned flags)
+{
+    (void)flags;
+    *event = calloc(1, sizeof(fake_event_t));
+    return (*event != NULL) ? FAKE_CUDA_SUCCESS : FAKE_CUDA_MEMORY;
+}
+
+int cudaEventDestroy(void *event)
+{
+    free(event);
+    return FAKE_CUDA_SUCCESS;
+}
+
+int cudaEventRecord(void *event, void *stream)
+{
+    fake_event_t *e   = event;
+    fake_stream_t *s  = stream;
+    fake_item_t *item = calloc(1, sizeof(*item));
+
+    if (item == NULL) {
+        return FAKE_CUDA_MEMORY;
+    }
+    pthread_mutex_lock(&s->lock);
+    e->stream   = s;
+    e->recorded = __atomic_add_fetch(&fake_records, 1, __ATOMIC_RELAXED);
+    e->done     = 0;
+    item->seq   = e->recorded;
+    item->event = e;
+    pthread_mutex_unlock(&s->lock);
+    return fake_enqueue(s, item);
+}
+
+int cudaEventQuery(void *event)
+{
+    fake_event_t *e = event;
+    int done;
+
+    if (e->stream == NULL) {
+        return FAKE_CUDA_SUCCESS;
+    }
+    pthread_mutex_lock(&e->stream->lock);
+    done = e->done >= e->recorded;
+    pthread_mutex_unlock(&e->stream->lock);
+    return done ? FAKE_CUDA_SUCCESS : FAKE_CUDA_NOT_READY;
+}
+
+int cudaEventSynchronize(void *event)
+{
+    fake_event_t *e = event;
+
+    if (e->stream == NULL) {
+        return FAKE_CUDA_SUCCESS;
+    }
+    pthread_mutex_lock(&e->stream->lock);
+    while (e->done < e->recorded) {
+        pthread_cond_wait(&e->stream->cond, &e->stream->lock);
+    }
+    pthread_mutex_unlock(&e->stream->lock);
+    return FAKE_CUDA_SUCCESS;
+}

@@ -1,0 +1,323 @@
+/*
+ * The software HCA's GPU-memory path on a machine without a GPU: memory
+ * registered as CUDA memory goes through the CUDA runtime's streams, here a
+ * stand-in whose copies run on threads of their own, late by a set time
+ * (test/fake_cudart). Every opcode's bytes are compared, and a slow copy
+ * must hold up no other QP of the engine thread.
+ */
+#include "soft_harness.h"
+#include "gda_ft_test.h"
+
+#include <endian.h>
+#include <stdlib.h>
+#include <string.h>
+
+static gda_ft_hca_mr_t *cuda_test_mr(soft_ep_t *ep, void *buf, size_t len,
+                                     unsigned access,
+                                     gda_ft_hca_mem_type_t type)
+{
+    gda_ft_hca_mr_attr_t attr = {buf, len, access, type};
+    gda_ft_hca_mr_t *mr;
+
+    GDA_FT_ASSERT_OK(gda_ft_hca_mr_reg(ep->pd, &attr, &mr));
+    return mr;
+}
+
+static void cuda_test_expect_ok(soft_ep_t *ep, uint16_t idx)
+{
+    gda_ft_dev_cqe_info_t info;
+
+    soft_ep_wait_send(ep, &info, 20000);
+    if (info.opcode != GDA_FT_MLX5_CQE_REQ) {
+        GDA_FT_FAIL("WQE %u: CQE opcode 0x%x %s", info.wqe_counter,
+                    info.opcode, gda_ft_hca_syndrome_str(info.syndrome));
+    }
+    GDA_FT_ASSERT_EQ(info.wqe_counter, idx);
+}
+
+/* Two regions of GPU memory, one on each side */
+typedef struct {
+    soft_pair_t      p;
+    size_t           len;
+    uint8_t         *a, *b;    /* a: the requester's, b: the responder's */
+    gda_ft_hca_mr_t *amr, *bmr;
+} cuda_test_t;
+
+static void cuda_test_init_types(cuda_test_t *t, const char *env, size_t len,
+                                 gda_ft_hca_mem_type_t b_type)
+{
+    unsigned access = GDA_FT_HCA_ACCESS_LOCAL_WRITE |
+                      GDA_FT_HCA_ACCESS_REMOTE_WRITE |
+                      GDA_FT_HCA_ACCESS_REMOTE_READ |
+                      GDA_FT_HCA_ACCESS_REMOTE_ATOMIC;
+
+    soft_pair_init(&t->p, env, NULL);
+    t->len = len;
+    t->a   = aligned_alloc(64, len);
+    t->b   = aligned_alloc(64, len);
+    GDA_FT_ASSERT((t->a != NULL) && (t->b != NULL));
+    t->amr = cuda_test_mr(&t->p.a, t->a, len, access, GDA_FT_HCA_MEM_CUDA);
+    t->bmr = cuda_test_mr(&t->p.b, t->b, len, access, b_type);
+}
+
+static void cuda_test_init(cuda_test_t *t, const char *env, size_t len)
+{
+    cuda_test_init_types(t, env, len, GDA_FT_HCA_MEM_CUDA);
+}
+
+static void cuda_test_fini(cuda_test_t *t)
+{
+    soft_pair_fini(&t->p);
+    free(t->a);
+    free(t->b);
+}
+
+/* n writes of size bytes each, all posted before the first completes */
+static void cuda_test_writes(cuda_test_t *t, size_t size, unsigned n)
+{
+    uint16_t idx = 0;
+    unsigned i;
+
+    GDA_FT_ASSERT(size * n <= t->len);
+    soft_fill(t->a, size * n, (unsigned)(size + n));
+    memset(t->b, 0xa5, t->len);
+    for (i = 0; i < n; ++i) {
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(
+                &t->p.a.sq, (uintptr_t)t->a + i * size, t->amr->lkey, size,
+                (uintptr_t)t->b + i * size, t->bmr->rkey,
+                (i + 1 == n) ? GDA_FT_WQE_SIGNALED : 0, &idx),
+                GDA_FT_DEV_OK);
+    }
+    soft_ep_ring(&t->p.a);
+    cuda_test_expect_ok(&t->p.a, idx);
+    GDA_FT_ASSERT_MEM_EQ(t->b, t->a, size * n);
+    GDA_FT_ASSERT_EQ(t->b[size * n], 0xa5);
+}
+
+static void cuda_test_read(cuda_test_t *t, size_t size)
+{
+    uint16_t idx;
+
+    soft_fill(t->b, size, (unsigned)size + 3);
+    memset(t->a, 0x5a, size + 1);
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_read(&t->p.a.sq, (uintptr_t)t->a,
+                                              t->amr->lkey, size,
+                                              (uintptr_t)t->b, t->bmr->rkey,
+                                              GDA_FT_WQE_SIGNALED, &idx),
+                     GDA_FT_DEV_OK);
+    soft_ep_ring(&t->p.a);
+    cuda_test_expect_ok(&t->p.a, idx);
+    GDA_FT_ASSERT_MEM_EQ(t->a, t->b, size);
+    GDA_FT_ASSERT_EQ(t->a[size], 0x5a);
+}
+
+/* n fetch-adds of one word, results to n words: every old value once */
+static void cuda_test_fetch_adds(cuda_test_t *t, unsigned n)
+{
+    uint64_t *word    = (uint64_t*)t->b;
+    uint64_t *results = (uint64_t*)t->a;
+    uint16_t idx      = 0;
+    unsigned i;
+
+    GDA_FT_ASSERT((n + 1) * sizeof(uint64_t) <= t->len);
+    *word = 1000;
+    memset(results, 0, n * sizeof(*results));
+    for (i = 0; i < n; ++i) {
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_atomic_fa(
+                &t->p.a.sq, (uintptr_t)&results[i], t->amr->lkey,
+                (uintptr_t)word, t->bmr->rkey, 1,
+                (i + 1 == n) ? GDA_FT_WQE_SIGNALED : 0, &idx),
+                GDA_FT_DEV_OK);
+    }
+    soft_ep_ring(&t->p.a);
+    cuda_test_expect_ok(&t->p.a, idx);
+    GDA_FT_ASSERT_EQ(*word, 1000 + n);
+    for (i = 0; i < n; ++i) {
+        GDA_FT_ASSERT_EQ(be64toh(results[i]), 1000 + i);
+    }
+}
+
+static void cuda_test_every_opcode(const char *env)
+{
+    static const size_t sizes[] = {1, 4095, 4096, 4097, 300000,
+                                   4 * 1024 * 1024 + 3};
+    cuda_test_t t;
+    unsigned i;
+
+    (void)soft_fake_cudart_load(20);
+    cuda_test_init(&t, env, 8 * 1024 * 1024);
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
+        cuda_test_writes(&t, sizes[i], 1);
+        cuda_test_read(&t, sizes[i]);
+    }
+    /* a ring's worth of messages found in one pass, more than one read
+     * batch, through a staging area filled more than once */
+    cuda_test_writes(&t, 4096, SOFT_TEST_SQ_SIZE - 1);
+    cuda_test_writes(&t, 16384, 200);
+    cuda_test_fetch_adds(&t, 100);
+    cuda_test_fini(&t);
+}
+
+GDA_FT_TEST(soft_cuda, every_opcode_on_gpu_memory)
+{
+    cuda_test_every_opcode(NULL);
+}
+
+GDA_FT_TEST(soft_cuda, every_opcode_reading_messages_in_turn)
+{
+    /* each message read (and waited for) when the engine finds its WQE */
+    cuda_test_every_opcode("UCX_GDA_FT_SOFT_CUDA_READ_ASYNC=n");
+}
+
+GDA_FT_TEST(soft_cuda, every_opcode_copy_and_wait)
+{
+    setenv("UCX_GDA_FT_SOFT_CUDA_SNAPSHOT", "n", 1);
+    cuda_test_every_opcode("UCX_GDA_FT_SOFT_CUDA_STAGING=n");
+}
+
+/*
+ * A message in GPU memory whose read takes half a second holds up no
+ * other QP of the engine thread: a write between host buffers on a second
+ * QP completes while the first is still being read. (It lands in host
+ * memory: a write into GPU memory is waited for before its ACK, longer
+ * than the QP's retransmission timeout here.)
+ */
+GDA_FT_TEST(soft_cuda, slow_gpu_read_holds_no_other_qp)
+{
+    soft_fake_cudart_count_t copies = soft_fake_cudart_load(500000);
+    static uint8_t src[4096], dst[4096];
+    gda_ft_dev_cqe_info_t info;
+    gda_ft_hca_mr_t *smr, *dmr;
+    soft_ep_t c, d;
+    uint16_t slow_idx, idx;
+    cuda_test_t t;
+    double start;
+
+    cuda_test_init_types(&t, NULL, 1024 * 1024, GDA_FT_HCA_MEM_HOST);
+    soft_ep_create(&c, t.p.dev0, 1);
+    soft_ep_create(&d, t.p.dev1, 1);
+    soft_ep_pair_connect(&c, &d, &soft_default_params);
+    smr = soft_mr(&c, src, sizeof(src), 0);
+    dmr = soft_mr(&d, dst, sizeof(dst), GDA_FT_HCA_ACCESS_REMOTE_WRITE);
+    soft_fill(src, sizeof(src), 11);
+    soft_fill(t.a, 4096, 12);
+
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&t.p.a.sq, (uintptr_t)t.a,
+                                               t.amr->lkey, 4096,
+                                               (uintptr_t)t.b, t.bmr->rkey,
+                                               GDA_FT_WQE_SIGNALED,
+                                               &slow_idx), GDA_FT_DEV_OK);
+    soft_ep_ring(&t.p.a);
+    for (start = soft_now_sec(); copies() == 0;) {
+        GDA_FT_ASSERT(soft_now_sec() - start < 10);
+    }
+
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&c.sq, (uintptr_t)src,
+                                               smr->lkey, sizeof(src),
+                                               (uintptr_t)dst, dmr->rkey,
+                                               GDA_FT_WQE_SIGNALED, &idx),
+                     GDA_FT_DEV_OK);
+    soft_ep_ring(&c);
+    cuda_test_expect_ok(&c, idx);
+    GDA_FT_ASSERT_MEM_EQ(dst, src, sizeof(src));
+    /* the slow one is not done yet */
+    GDA_FT_ASSERT_EQ(soft_ep_poll_send(&t.p.a, &info), GDA_FT_DEV_INPROGRESS);
+
+    cuda_test_expect_ok(&t.p.a, slow_idx);
+    GDA_FT_ASSERT_MEM_EQ(t.b, t.a, 4096);
+    printf("the GPU read took %.0f ms\n", (soft_now_sec() - start) * 1e3);
+
+    gda_ft_hca_mr_dereg(smr);
+    gda_ft_hca_mr_dereg(dmr);
+    soft_ep_destroy(&c);
+    soft_ep_destroy(&d);
+    cuda_test_fini(&t);
+}
+
+/* A QP destroyed while its message is being read: the read lands into
+ * nothing freed (AddressSanitizer checks), and the engine goes on */
+GDA_FT_TEST(soft_cuda, qp_destroyed_while_its_message_is_read)
+{
+    soft_fake_cudart_count_t copies = soft_fake_cudart_load(300000);
+    cuda_test_t t;
+    uint16_t idx;
+    double start;
+
+    cuda_test_init(&t, NULL, 1024 * 1024);
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&t.p.a.sq, (uintptr_t)t.a,
+                                               t.amr->lkey, 65536,
+                                               (uintptr_t)t.b, t.bmr->rkey,
+                                               GDA_FT_WQE_SIGNALED, &idx),
+                     GDA_FT_DEV_OK);
+    soft_ep_ring(&t.p.a);
+    for (start = soft_now_sec(); copies() == 0;) {
+        GDA_FT_ASSERT(soft_now_sec() - start < 10);
+    }
+    soft_ep_destroy(&t.p.a);
+    soft_ep_create(&t.p.a, t.p.dev0, 1);
+    usleep(400000);   /* the read lands */
+    cuda_test_fini(&t);
+}
+
+/*
+ * Four QPs, each with a ring of messages in GPU memory: more reads than
+ * the engine thread's read staging area holds, queued by QPs that wait
+ * for room while the reads that hold it belong to the others' later WQEs.
+ */
+GDA_FT_TEST(soft_cuda, four_full_rings_share_the_reads)
+{
+    enum { NQP = 4, NMSG = SOFT_TEST_SQ_SIZE - 1, SIZE = 4096 };
+    unsigned access = GDA_FT_HCA_ACCESS_LOCAL_WRITE |
+                      GDA_FT_HCA_ACCESS_REMOTE_WRITE;
+    soft_ep_t req[NQP], resp[NQP];
+    gda_ft_hca_mr_t *smr[NQP], *dmr[NQP];
+    uint8_t *src[NQP], *dst[NQP];
+    uint16_t idx[NQP];
+    gda_ft_dev_cqe_info_t info;
+    unsigned q, i, round;
+    soft_pair_t p;
+
+    (void)soft_fake_cudart_load(5);
+    soft_pair_init(&p, NULL, NULL);
+    for (q = 0; q < NQP; ++q) {
+        soft_ep_create(&req[q], p.dev0, 1);
+        soft_ep_create(&resp[q], p.dev1, 1);
+        soft_ep_pair_connect(&req[q], &resp[q], &soft_default_params);
+        src[q] = aligned_alloc(64, NMSG * SIZE);
+        dst[q] = aligned_alloc(64, NMSG * SIZE);
+        smr[q] = cuda_test_mr(&req[q], src[q], NMSG * SIZE, access,
+                              GDA_FT_HCA_MEM_CUDA);
+        dmr[q] = cuda_test_mr(&resp[q], dst[q], NMSG * SIZE, access,
+                              GDA_FT_HCA_MEM_CUDA);
+    }
+    for (round = 0; round < 3; ++round) {
+        for (q = 0; q < NQP; ++q) {
+            soft_fill(src[q], NMSG * SIZE, round * NQP + q);
+            memset(dst[q], 0, NMSG * SIZE);
+            for (i = 0; i < NMSG; ++i) {
+                GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(
+                        &req[q].sq, (uintptr_t)src[q] + i * SIZE,
+                        smr[q]->lkey, SIZE, (uintptr_t)dst[q] + i * SIZE,
+                        dmr[q]->rkey, (i + 1 == NMSG) ? GDA_FT_WQE_SIGNALED :
+                                                        0, &idx[q]),
+                        GDA_FT_DEV_OK);
+            }
+        }
+        for (q = 0; q < NQP; ++q) {
+            soft_ep_ring(&req[q]);
+        }
+        for (q = 0; q < NQP; ++q) {
+            soft_ep_wait_send(&req[q], &info, 20000);
+            GDA_FT_ASSERT_EQ(info.opcode, GDA_FT_MLX5_CQE_REQ);
+            GDA_FT_ASSERT_EQ(info.wqe_counter, idx[q]);
+            GDA_FT_ASSERT_MEM_EQ(dst[q], src[q], NMSG * SIZE);
+        }
+    }
+    for (q = 0; q < NQP; ++q) {
+        soft_ep_destroy(&req[q]);
+        soft_ep_destroy(&resp[q]);
+        free(src[q]);
+        free(dst[q]);
+    }
+    soft_pair_fini(&p);
+}
