@@ -664,15 +664,15 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
         return UCS_OK;
     }
 
-    /* a read of device memory (or a write too large to stage): after what
-     * is queued (the queued reads land first, the staging area is free
-     * again), and waited for */
-    gda_ft_soft_mem_flush();
+    /* a read of device memory (or a write too large to stage), waited
+     * for: in stream order behind what is queued, which lands with it (the
+     * staging area is free again) */
     ret = gda_ft_soft_cuda.memcpy_async(dst, src, len,
                                         GDA_FT_CUDA_MEMCPY_DEFAULT,
                                         t->stream);
     if (ret == 0) {
         ret = gda_ft_soft_cuda_wait(gda_ft_soft_cuda.stream_sync, t->stream);
+        t->queued = 0;
     }
     if (ret != 0) {
         ucs_error("soft HCA: cudaMemcpyAsync(%p, %p, %zu) failed: %d", dst,

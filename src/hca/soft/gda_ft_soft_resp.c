@@ -595,12 +595,14 @@ static uint64_t gda_ft_soft_atomic_exec(void *addr, int size, uint8_t op,
     uint64_t old, new_val;
     uint32_t old32;
 
-    /* a signal lands behind the data its QP wrote before it */
-    gda_ft_soft_mem_flush();
     if (mem_type == GDA_FT_HCA_MEM_CUDA) {
         /* No CPU atomics on device memory: read-modify-write through the
          * runtime, one at a time per word among the engine's workers (the
-         * QPs of two devices may reach the same word) */
+         * QPs of two devices may reach the same word). The read waits for
+         * the thread's copies queued before it, so it sees the words they
+         * wrote, and the new value lands behind the data its QP wrote
+         * before it, in stream order; another worker's next read of the
+         * word waits for it. */
         old  = 0;
         lock = &gda_ft_soft_cuda_atomic_locks[((uintptr_t)addr >> 3) %
                                               GDA_FT_SOFT_CUDA_ATOMIC_LOCKS];
@@ -609,10 +611,15 @@ static uint64_t gda_ft_soft_atomic_exec(void *addr, int size, uint8_t op,
         new_val = gda_ft_soft_atomic_apply(old, op, arg, size);
         gda_ft_soft_mem_copy(addr, mem_type, &new_val, GDA_FT_HCA_MEM_HOST,
                              size);
-        gda_ft_soft_mem_flush();   /* in place for the next one's read */
+        if (gda_ft_soft_engine.num_workers > 1) {
+            gda_ft_soft_mem_flush();
+        }
         pthread_mutex_unlock(lock);
         return old;
     }
+
+    /* a signal lands behind the data its QP wrote before it */
+    gda_ft_soft_mem_flush();
 
     if (size == 4) {
         old32 = __atomic_load_n((uint32_t*)addr, __ATOMIC_RELAXED);
@@ -634,13 +641,17 @@ static uint64_t gda_ft_soft_atomic_exec(void *addr, int size, uint8_t op,
     return old;
 }
 
-/* An atomic's acknowledgement leaves now, or behind the reads before it */
+/* An atomic's acknowledgement leaves now, or behind the reads before it.
+ * One on a word in device memory waits for the pass's responses: the
+ * packet that sends the first of them waits for the new values of all. */
 static void gda_ft_soft_resp_answer_atomic(gda_ft_soft_qp_t *qp,
-                                           uint32_t psn, uint64_t orig)
+                                           uint32_t psn, uint64_t orig,
+                                           gda_ft_hca_mem_type_t mem_type)
 {
     gda_ft_soft_rd_resp_t *rd;
 
-    if (qp->rd_resp_head == qp->rd_resp_tail) {
+    if ((qp->rd_resp_head == qp->rd_resp_tail) &&
+        (mem_type != GDA_FT_HCA_MEM_CUDA)) {
         gda_ft_soft_resp_atomic_ack(qp, psn, qp->msn, orig);
         return;
     }
@@ -733,7 +744,7 @@ static int gda_ft_soft_resp_atomic(gda_ft_soft_qp_t *qp,
     entry->psn   = pkt->psn;
     entry->orig  = orig;
     entry->valid = 1;
-    gda_ft_soft_resp_answer_atomic(qp, pkt->psn, orig);
+    gda_ft_soft_resp_answer_atomic(qp, pkt->psn, orig, mr->super.mem_type);
     return 1;
 }
 
@@ -761,7 +772,8 @@ static void gda_ft_soft_resp_duplicate(gda_ft_soft_qp_t *qp,
         gda_ft_soft_resp_drop_from(qp, pkt->psn, 0);
         entry = gda_ft_soft_atomic_cache_find(qp, pkt->psn);
         if ((entry != NULL) && !gda_ft_soft_resp_queue_full(qp)) {
-            gda_ft_soft_resp_answer_atomic(qp, pkt->psn, entry->orig);
+            gda_ft_soft_resp_answer_atomic(qp, pkt->psn, entry->orig,
+                                           GDA_FT_HCA_MEM_HOST);
         }
         break;
     default:
