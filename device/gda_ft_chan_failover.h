@@ -240,11 +240,14 @@ GDA_FT_DEV_FUNC int gda_ft_chan_may_stay(gda_ft_chan_t *chan)
            gda_ft_chan_link_up(chan, from)))) {
         return 0;
     }
-    /* a replay's grace may put the last progress ahead of the clock */
+    /* a replay's grace may put the last progress ahead of the clock; a
+     * peer heard lately is slow, not gone, however long the path's own
+     * silence: its end answers (a busy HCA, an engine that waits) */
     since = gda_ft_atomic_load_rlx64(&chan->silent_since_ns);
     return (since >= now) ||
            ((now - since) <=
-            gda_ft_timing_sit_out_ns(chan->deadline_ns));
+            gda_ft_timing_sit_out_ns(chan->deadline_ns)) ||
+           !gda_ft_atomic_load_acq32_sys(&chan->mbox->peer_quiet);
 }
 
 /*

@@ -388,7 +388,7 @@ soft_fake_cudart_count_t soft_fake_cudart_load(unsigned copy_us)
     void *handle;
 
     snprintf(value, sizeof(value), "%u", copy_us);
-    setenv("GDA_FT_FAKE_CUDART_COPY_US", value, 1);
+    setenv("GDA_FT_FAKE_CUDART_COPY_US", value, 0);   /* the caller's first */
     handle = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
     if (handle == NULL) {
         GDA_FT_FAIL("%s (built with the tests): %s", path, dlerror());

@@ -80,28 +80,44 @@ GDA_FT_TEST_TIMEOUT(dev_chan, last_path_stall_is_sat_out, 180)
     chan_world_fini(&w);
 }
 
+/* While set, the peer's end of every path says nothing (as over the
+ * transport, where the peer is heard by its traffic): it goes quiet */
+static int stall_unheard;
+
+static int stall_port_up(void *arg, gda_ft_chan_host_t *ch, unsigned path)
+{
+    return __atomic_load_n(&stall_unheard, __ATOMIC_ACQUIRE) ? -1 :
+           chan_peer_ops.port_up(arg, ch, path);
+}
+
 /*
  * The channels are on their backup (the primary's port is down) when the
- * backup holds every packet for longer than a last path's silence is sat
- * out: each channel gives both paths up, with the put it was carrying.
- * Once the stall ends, the host re-arms the backup (its ends are up), and
- * each channel takes it back: the put still reports NO_PATH, posters run
- * exactly there and through the primary's return. A stall, not a dead
- * link, used to cost the channel for good (the 32-channel UCT test under
- * ThreadSanitizer on 2 cores, links up at both ends).
+ * backup holds every packet, and the peer is heard on no path, for longer
+ * than a last path's silence is sat out: each channel gives both paths
+ * up, with the put it was carrying. Once the stall ends, the host re-arms
+ * the backup (its ends are up), and each channel takes it back: the put
+ * still reports NO_PATH, posters run exactly there and through the
+ * primary's return. A stall, not a dead link, used to cost the channel
+ * for good (the 32-channel UCT test under ThreadSanitizer on 2 cores,
+ * links up at both ends). With the peer heard, the same stall ends in
+ * the put done late (dev_chan.slow_peer_heard_never_loses_its_path).
  */
 GDA_FT_TEST_TIMEOUT(dev_chan, no_path_after_a_stall_regains_the_backup, 180)
 {
     gda_ft_soft_fault_t fault = {0}, none = {0};
+    static gda_ft_chan_peer_ops_t peer;
     chan_world_params_t params;
     gda_ft_dev_request_t req[2];
     chan_world_t w;
     unsigned c;
 
+    peer         = chan_peer_ops;
+    peer.port_up = stall_port_up;
     chan_world_default_params(&params);
     params.deadline_ns /= 10;   /* the silence sat out: 64 deadlines */
     params.timeout      = 16;   /* the HCA's retry budget (268 ms x 7) */
     chan_world_init(&w, &params);
+    w.guard_peer = &peer;
     chan_world_guard_start(&w);
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
     chans_put_each(&w, req, GDA_FT_DEV_OK);
@@ -112,11 +128,54 @@ GDA_FT_TEST_TIMEOUT(dev_chan, no_path_after_a_stall_regains_the_backup, 180)
     fault.delay      = 1.0;
     fault.delay_time = params.deadline_ns * 200.0 / 1e9;
     GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &fault));
+    __atomic_store_n(&stall_unheard, 1, __ATOMIC_RELEASE);
     chans_put_each(&w, req, GDA_FT_DEV_NO_PATH);
+    __atomic_store_n(&stall_unheard, 0, __ATOMIC_RELEASE);
     GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &none));
 
     chans_wait_active_on(&w, GDA_FT_CHAN_BACKUP, 1);
     chans_verify_regained(&w, req);
+    chan_world_fini(&w);
+}
+
+/*
+ * A stall longer than the silence sat out on a last path, with the peer
+ * heard (its ports up, its guardian taking part): a slow end, not a gone
+ * one. The channels sit it out on the backup however long it lasts, and
+ * each put completes once it ends, exactly once, with no NO_PATH: a slow
+ * HCA (the software HCA's engine waiting for GPU copies) costs time, never
+ * the path.
+ */
+GDA_FT_TEST_TIMEOUT(dev_chan, slow_peer_heard_never_loses_its_path, 180)
+{
+    gda_ft_soft_fault_t fault = {0}, none = {0};
+    chan_world_params_t params;
+    gda_ft_dev_request_t req[2];
+    uint64_t scale = chan_world_time_scale();
+    chan_world_t w;
+    unsigned c;
+
+    chan_world_default_params(&params);
+    params.deadline_ns /= 10;
+    /* the HCA's retry budget (268 ms x 8) outlasts the stall at any
+     * scale: the QPs see no error, only the silence */
+    for (params.timeout = 16; scale > 1; scale /= 2) {
+        ++params.timeout;
+    }
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
+    chans_put_each(&w, req, GDA_FT_DEV_OK);
+
+    fault.delay      = 1.0;
+    fault.delay_time = params.deadline_ns * 100.0 / 1e9;   /* > sit-out */
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &fault));
+    chans_put_each(&w, req, GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &none));
+    for (c = 0; c < params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(w.chans[c].active, GDA_FT_CHAN_BACKUP);
+    }
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, no_path), 0);
     chan_world_fini(&w);
 }
 
