@@ -940,7 +940,8 @@ static void *test_peer_post(void *arg)
         do {
             status = gda_ft_dev_progress(&req);
         } while (status == GDA_FT_DEV_INPROGRESS);
-        p->posted += (status == GDA_FT_DEV_OK);
+        __atomic_fetch_add(&p->posted, status == GDA_FT_DEV_OK,
+                           __ATOMIC_RELEASE);
     } while (status == GDA_FT_DEV_OK);
     p->status = status;
     __atomic_store_n(&p->end_ns, gda_ft_dev_now_ns(), __ATOMIC_RELEASE);
@@ -986,7 +987,10 @@ GDA_FT_TEST_TIMEOUT(uct_chan, dead_peer_is_given_up_within_two_deadlines,
         GDA_FT_ASSERT_EQ(pthread_create(&th[k], NULL, test_peer_post, &p[k]),
                          0);
     }
-    test_chan_progress_for(&c, 20);
+    /* both posting (a loaded machine may start them late) */
+    TEST_WAIT(&c.t, (__atomic_load_n(&p[0].posted, __ATOMIC_ACQUIRE) > 0) &&
+              (__atomic_load_n(&p[1].posted, __ATOMIC_ACQUIRE) > 0),
+              10000);
     test_port_set(&c.t, "tsoft2", 0);
     test_chan_progress_for(&c, deadline_ns / 2000000);   /* a switch begins */
     test_port_set(&c.t, "tsoft3", 0);

@@ -134,7 +134,8 @@ GDA_FT_TEST(uct_failback, failback_is_damped_when_the_path_flaps)
     /* back-off 200 ms and recovery window 100 ms: a failback comes at
      * least 300 ms after its failover; a path failing again within ten
      * recovery windows of a failback waits twice as long (>= 500 ms).
-     * Timed from when the test sees the switch: a few ms later than it. */
+     * Timed from when the test sees the switch: a few ms later than it,
+     * tens on a loaded machine. Without the damping: 100 and 300 ms. */
     test_uct_env(&t, 4, "UCX_GDA_FT_DEADLINE=200ms",
                  "UCX_GDA_FT_RECOVERY_WINDOW=100ms",
                  "UCX_GDA_FT_REARM_BACKOFF=200ms", NULL);
@@ -144,8 +145,8 @@ GDA_FT_TEST(uct_failback, failback_is_damped_when_the_path_flaps)
 
     printf("failback after %.0f ms, after the flap %.0f ms\n", first * 1e3,
            second * 1e3);
-    GDA_FT_ASSERT(first >= 0.3 - 0.02);
-    GDA_FT_ASSERT(second >= 0.5 - 0.02);
+    GDA_FT_ASSERT(first >= 0.3 - 0.05);
+    GDA_FT_ASSERT(second >= 0.5 - 0.05);
     GDA_FT_ASSERT_EQ(a.no_path, 0);
     GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
     test_uct_cleanup(&t);
@@ -174,7 +175,7 @@ GDA_FT_TEST(uct_failback, rearm_backoff_max_caps_the_damping)
 
     printf("failback after %.0f ms, after the flap %.0f ms (cap 250 ms)\n",
            first * 1e3, second * 1e3);
-    GDA_FT_ASSERT(first >= 0.3 - 0.02);
+    GDA_FT_ASSERT(first >= 0.3 - 0.05);
     GDA_FT_ASSERT(second >= 0.35 - 0.02);
     GDA_FT_ASSERT(second < 0.5 - 0.02);
     GDA_FT_ASSERT_EQ(a.no_path, 0);
