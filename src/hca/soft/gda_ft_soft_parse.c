@@ -367,13 +367,12 @@ static int gda_ft_soft_op_read(gda_ft_soft_op_t *op)
 
 /*
  * The messages in device memory of the ops from op_send on, up to
- * CUDA_READ_BATCH of them (at least the next) and within the send window,
- * are read ahead in one batch while the engine goes on; the op at op_send
- * goes out once its own has landed. Reads land in the order they were
- * queued, and room for them is given in that order: a QP reads ahead only
- * behind its next op. (A QP whose window is stalled reads nothing more: a
- * path left for a stall would otherwise read buffers that the ops' replays
- * on the other path have completed and their owners reuse.)
+ * CUDA_READ_BATCH of them (at least the next), are read ahead in one batch
+ * while the engine goes on; the op at op_send goes out once its own has
+ * landed. Reads land in the order they were queued, and room for them is
+ * given in that order: a QP reads ahead only behind its next op, and no
+ * further than its send window, so that no buffer is read long before the
+ * QP could send it.
  */
 int gda_ft_soft_req_ready(gda_ft_soft_qp_t *qp)
 {
@@ -390,8 +389,7 @@ int gda_ft_soft_req_ready(gda_ft_soft_qp_t *qp)
         op = gda_ft_soft_op_at(qp, qp->read_ahead);
         if (gda_ft_psn_diff(op->first_psn, qp->acked_psn) >
             GDA_FT_SOFT_MAX_PKTS_INFLIGHT) {
-            break;   /* not in the window yet: its buffer is not read
-                        before the QP could send it */
+            break;   /* beyond the send window */
         }
         if ((op->syndrome == 0) && gda_ft_soft_op_unread(op)) {
             ret = gda_ft_soft_op_read(op);
