@@ -35,7 +35,8 @@ static void cuda_test_expect_ok(soft_ep_t *ep, uint16_t idx)
     GDA_FT_ASSERT_EQ(info.wqe_counter, idx);
 }
 
-/* Two regions of GPU memory, one on each side */
+/* Two regions, one on each side: the requester's in GPU memory, the
+ * responder's where the test wants it */
 typedef struct {
     soft_pair_t      p;
     size_t           len;
