@@ -599,7 +599,20 @@ GDA_FT_TEST_TIMEOUT(dev_chan_pressure, full_rings_false_switches_gpu_data,
     pressure_run_world(&pp);
 }
 
-/* The same with ports of both sides flapping, one at a time */
+/* The same with every GPU copy 300 us late: the software HCA serves
+ * full-ring replays later than the 64 deadlines a last path is sat out,
+ * while the peer answers. Such a channel used to give both paths up with
+ * both links up (NO_PATH); it keeps its path now. */
+GDA_FT_TEST_TIMEOUT(dev_chan_pressure, slow_gpu_copies_lose_no_path, 120)
+{
+    pressure_params_t pp = {2, 64, 3000000ull, 4.0, 0.002, 0.006, 0,
+                            pressure_seed(), NULL, 300};
+
+    pressure_run_world(&pp);
+}
+
+/* full_rings_false_switches with ports of both sides flapping, one at a
+ * time */
 GDA_FT_TEST_TIMEOUT(dev_chan_pressure, full_rings_through_flaps, 120)
 {
     pressure_params_t pp = {2, 64, 3000000ull, 4.0, 0.002, 0.006, 1,
