@@ -156,55 +156,43 @@ static void gda_ft_soft_cuda_thread_release(void *arg)
 static void gda_ft_soft_cuda_load(void)
 {
     gda_ft_cuda_device_func_t get_device;
+    struct {
+        const char *name;
+        void       **func;
+    } symbols[] = {
+        {"cudaGetDevice",            (void**)&get_device},
+        {"cudaSetDevice",            (void**)&gda_ft_soft_cuda.set_device},
+        {"cudaStreamCreateWithFlags",
+                                     (void**)&gda_ft_soft_cuda.stream_create},
+        {"cudaStreamSynchronize",    (void**)&gda_ft_soft_cuda.stream_sync},
+        {"cudaStreamDestroy",        (void**)&gda_ft_soft_cuda.stream_destroy},
+        {"cudaMemcpyAsync",          (void**)&gda_ft_soft_cuda.memcpy_async},
+        {"cudaHostAlloc",            (void**)&gda_ft_soft_cuda.host_alloc},
+        {"cudaFreeHost",             (void**)&gda_ft_soft_cuda.free_host},
+        {"cudaEventCreateWithFlags", (void**)&gda_ft_soft_cuda.event_create},
+        {"cudaEventRecord",          (void**)&gda_ft_soft_cuda.event_record},
+        {"cudaEventQuery",           (void**)&gda_ft_soft_cuda.event_query},
+        {"cudaEventSynchronize",     (void**)&gda_ft_soft_cuda.event_sync},
+        {"cudaEventDestroy",         (void**)&gda_ft_soft_cuda.event_destroy}
+    };
     void *handle = gda_ft_cudart_open();
+    unsigned i;
 
     if (handle == NULL) {
         ucs_error("soft HCA: CUDA memory registered but no CUDA runtime "
                   "(libcudart) could be loaded");
         return;
     }
-    get_device = (gda_ft_cuda_device_func_t)dlsym(handle, "cudaGetDevice");
-    gda_ft_soft_cuda.set_device     = (gda_ft_cuda_set_device_func_t)
-                                      dlsym(handle, "cudaSetDevice");
-    gda_ft_soft_cuda.stream_create  = (gda_ft_cuda_stream_create_func_t)
-                                      dlsym(handle,
-                                            "cudaStreamCreateWithFlags");
-    gda_ft_soft_cuda.stream_sync    = (gda_ft_cuda_stream_func_t)
-                                      dlsym(handle, "cudaStreamSynchronize");
-    gda_ft_soft_cuda.stream_destroy = (gda_ft_cuda_stream_func_t)
-                                      dlsym(handle, "cudaStreamDestroy");
-    gda_ft_soft_cuda.memcpy_async   = (gda_ft_cuda_memcpy_async_func_t)
-                                      dlsym(handle, "cudaMemcpyAsync");
-    gda_ft_soft_cuda.host_alloc     = (gda_ft_cuda_host_alloc_func_t)
-                                      dlsym(handle, "cudaHostAlloc");
-    gda_ft_soft_cuda.free_host      = (gda_ft_cuda_free_host_func_t)
-                                      dlsym(handle, "cudaFreeHost");
-    gda_ft_soft_cuda.event_create   = (gda_ft_cuda_event_create_func_t)
-                                      dlsym(handle,
-                                            "cudaEventCreateWithFlags");
-    gda_ft_soft_cuda.event_record   = (gda_ft_cuda_event_record_func_t)
-                                      dlsym(handle, "cudaEventRecord");
-    gda_ft_soft_cuda.event_query    = (gda_ft_cuda_event_func_t)
-                                      dlsym(handle, "cudaEventQuery");
-    gda_ft_soft_cuda.event_sync     = (gda_ft_cuda_event_func_t)
-                                      dlsym(handle, "cudaEventSynchronize");
-    gda_ft_soft_cuda.event_destroy  = (gda_ft_cuda_event_func_t)
-                                      dlsym(handle, "cudaEventDestroy");
-    if ((get_device == NULL) || (gda_ft_soft_cuda.set_device == NULL) ||
-        (gda_ft_soft_cuda.stream_create == NULL) ||
-        (gda_ft_soft_cuda.stream_sync == NULL) ||
-        (gda_ft_soft_cuda.stream_destroy == NULL) ||
-        (gda_ft_soft_cuda.memcpy_async == NULL) ||
-        (gda_ft_soft_cuda.host_alloc == NULL) ||
-        (gda_ft_soft_cuda.free_host == NULL) ||
-        (gda_ft_soft_cuda.event_create == NULL) ||
-        (gda_ft_soft_cuda.event_record == NULL) ||
-        (gda_ft_soft_cuda.event_query == NULL) ||
-        (gda_ft_soft_cuda.event_sync == NULL) ||
-        (gda_ft_soft_cuda.event_destroy == NULL) ||
-        (get_device(&gda_ft_soft_cuda.device) != 0)) {
-        ucs_error("soft HCA: the CUDA runtime lacks cudaMemcpyAsync, its "
-                  "stream or event calls, or cudaHostAlloc");
+    for (i = 0; i < ucs_static_array_size(symbols); ++i) {
+        *symbols[i].func = dlsym(handle, symbols[i].name);
+        if (*symbols[i].func == NULL) {
+            ucs_error("soft HCA: the CUDA runtime lacks %s",
+                      symbols[i].name);
+            return;
+        }
+    }
+    if (get_device(&gda_ft_soft_cuda.device) != 0) {
+        ucs_error("soft HCA: cudaGetDevice failed");
         return;
     }
     if (pthread_key_create(&gda_ft_soft_cuda.thread_key,
