@@ -459,9 +459,10 @@ int gda_ft_soft_mem_read_snapshot(gda_ft_soft_snapshot_t *snapshot,
 {
     gda_ft_soft_cuda_thread_t *t = gda_ft_soft_cuda_thread_get();
     gda_ft_soft_cuda_read_t *read;
-    size_t total = 0;
+    size_t total = 0, tail;
     ssize_t staged;
     unsigned i;
+    int ret;
 
     if ((t == NULL) || (t->read_stream == NULL) || (count == 0)) {
         return -1;
@@ -475,20 +476,29 @@ int gda_ft_soft_mem_read_snapshot(gda_ft_soft_snapshot_t *snapshot,
     if ((t->num_reads + count) > GDA_FT_SOFT_CUDA_READS) {
         return 0;
     }
+    tail   = t->read_tail;
     staged = gda_ft_soft_cuda_read_stage(t, total);
     if (staged < 0) {
         return 0;
     }
 
+    for (i = 0, total = 0; i < count; total += pieces[i++].length) {
+        ret = gda_ft_soft_cuda.memcpy_async(t->read_staging + staged + total,
+                                            pieces[i].src, pieces[i].length,
+                                            GDA_FT_CUDA_MEMCPY_DEFAULT,
+                                            t->read_stream);
+        if (ret != 0) {
+            /* not taken: the op's packets copy the message, and the copies
+             * queued here land before any later one into their room */
+            ucs_error("soft HCA: cudaMemcpyAsync(%p, %u) failed: %d",
+                      pieces[i].src, pieces[i].length, ret);
+            t->read_tail = tail;
+            return -1;
+        }
+    }
+
     snapshot->state = GDA_FT_SOFT_SNAPSHOT_READING;
     for (i = 0; i < count; ++i) {
-        if (gda_ft_soft_cuda.memcpy_async(t->read_staging + staged,
-                                          pieces[i].src, pieces[i].length,
-                                          GDA_FT_CUDA_MEMCPY_DEFAULT,
-                                          t->read_stream) != 0) {
-            ucs_error("soft HCA: cudaMemcpyAsync(%p, %u) failed",
-                      pieces[i].src, pieces[i].length);
-        }
         read           = &t->reads[(t->read_first + t->num_reads) %
                                    GDA_FT_SOFT_CUDA_READS];
         read->snapshot = snapshot;
