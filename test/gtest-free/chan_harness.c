@@ -75,6 +75,16 @@ void chan_world_default_params(chan_world_params_t *params)
     chan_world_scale(params, chan_world_time_scale());
 }
 
+uint8_t chan_world_scaled_timeout(uint8_t timeout)
+{
+    uint64_t scale = chan_world_time_scale(), d;
+
+    for (d = 1; d < scale; d *= 2) {
+        ++timeout;
+    }
+    return timeout;
+}
+
 void chan_world_scale(chan_world_params_t *params, uint64_t scale)
 {
     params->deadline_ns *= scale;

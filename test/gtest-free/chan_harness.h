@@ -98,6 +98,10 @@ void chan_world_default_params(chan_world_params_t *params);
 /* GDA_FT_TEST_TIMEOUT_SCALE: sanitizer builds run everything slower */
 uint64_t chan_world_time_scale(void);
 
+/* An HCA ack timeout (4.096 us x 2^timeout) as many times longer as the
+ * test's times are scaled (the next power of two) */
+uint8_t chan_world_scaled_timeout(uint8_t timeout);
+
 /* Multiplies every time limit (the defaults are scaled already) */
 void chan_world_scale(chan_world_params_t *params, uint64_t scale);
 

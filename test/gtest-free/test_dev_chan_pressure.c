@@ -483,9 +483,7 @@ static void pressure_run_world(const pressure_params_t *pp)
     }
     /* the HCA's retransmission stays slower than the deadline: a packet
      * held back stalls the path for longer than it allows */
-    for (d = 1; d < scale; d *= 2) {
-        ++params.timeout;
-    }
+    params.timeout     = chan_world_scaled_timeout(params.timeout);
     for (d = 0; d < 2; ++d) {
         params.reverse_of = (d == 0) ? NULL : &w[0];
         chan_world_init(&w[d], &params);

@@ -90,6 +90,41 @@ static int stall_port_up(void *arg, gda_ft_chan_host_t *ch, unsigned path)
            chan_peer_ops.port_up(arg, ch, path);
 }
 
+/* A world of params whose channels moved to the backup with a put each,
+ * the primary's port down; peer: its guardians' peer, NULL: the
+ * harness's */
+static void stall_world_on_backup(chan_world_t *w,
+                                  const chan_world_params_t *params,
+                                  const gda_ft_chan_peer_ops_t *peer)
+{
+    gda_ft_dev_request_t req[2];
+    unsigned c;
+
+    chan_world_init(w, params);
+    w->guard_peer = peer;
+    chan_world_guard_start(w);
+    chan_world_port(w, GDA_FT_CHAN_PRIMARY, 0);
+    chans_put_each(w, req, GDA_FT_DEV_OK);
+    for (c = 0; c < params->nchan; ++c) {
+        GDA_FT_ASSERT_EQ(w->chans[c].active, GDA_FT_CHAN_BACKUP);
+    }
+}
+
+/* The backup holds every packet for `deadlines` deadlines while a put goes
+ * on every channel (req[c]), each to end with expect */
+static void stall_the_backup(chan_world_t *w, double deadlines,
+                             gda_ft_dev_request_t *req,
+                             gda_ft_dev_status_t expect)
+{
+    gda_ft_soft_fault_t fault = {0}, none = {0};
+
+    fault.delay      = 1.0;
+    fault.delay_time = w->params.deadline_ns * deadlines / 1e9;
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w->dev[3], 1, &fault));
+    chans_put_each(w, req, expect);
+    GDA_FT_ASSERT_OK(soft_port_set_fault(w->dev[3], 1, &none));
+}
+
 /*
  * The channels are on their backup (the primary's port is down) when the
  * backup holds every packet, and the peer is heard on no path, for longer
@@ -104,34 +139,21 @@ static int stall_port_up(void *arg, gda_ft_chan_host_t *ch, unsigned path)
  */
 GDA_FT_TEST_TIMEOUT(dev_chan, no_path_after_a_stall_regains_the_backup, 180)
 {
-    gda_ft_soft_fault_t fault = {0}, none = {0};
     static gda_ft_chan_peer_ops_t peer;
     chan_world_params_t params;
     gda_ft_dev_request_t req[2];
     chan_world_t w;
-    unsigned c;
 
     peer         = chan_peer_ops;
     peer.port_up = stall_port_up;
     chan_world_default_params(&params);
     params.deadline_ns /= 10;   /* the silence sat out: 64 deadlines */
     params.timeout      = 16;   /* the HCA's retry budget (268 ms x 7) */
-    chan_world_init(&w, &params);
-    w.guard_peer = &peer;
-    chan_world_guard_start(&w);
-    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
-    chans_put_each(&w, req, GDA_FT_DEV_OK);
-    for (c = 0; c < params.nchan; ++c) {
-        GDA_FT_ASSERT_EQ(w.chans[c].active, GDA_FT_CHAN_BACKUP);
-    }
+    stall_world_on_backup(&w, &params, &peer);
 
-    fault.delay      = 1.0;
-    fault.delay_time = params.deadline_ns * 200.0 / 1e9;
-    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &fault));
     __atomic_store_n(&stall_unheard, 1, __ATOMIC_RELEASE);
-    chans_put_each(&w, req, GDA_FT_DEV_NO_PATH);
+    stall_the_backup(&w, 200, req, GDA_FT_DEV_NO_PATH);
     __atomic_store_n(&stall_unheard, 0, __ATOMIC_RELEASE);
-    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &none));
 
     chans_wait_active_on(&w, GDA_FT_CHAN_BACKUP, 1);
     chans_verify_regained(&w, req);
@@ -148,10 +170,8 @@ GDA_FT_TEST_TIMEOUT(dev_chan, no_path_after_a_stall_regains_the_backup, 180)
  */
 GDA_FT_TEST_TIMEOUT(dev_chan, slow_peer_heard_never_loses_its_path, 180)
 {
-    gda_ft_soft_fault_t fault = {0}, none = {0};
     chan_world_params_t params;
     gda_ft_dev_request_t req[2];
-    uint64_t scale = chan_world_time_scale();
     chan_world_t w;
     unsigned c;
 
@@ -159,19 +179,10 @@ GDA_FT_TEST_TIMEOUT(dev_chan, slow_peer_heard_never_loses_its_path, 180)
     params.deadline_ns /= 10;
     /* the HCA's retry budget (268 ms x 8) outlasts the stall at any
      * scale: the QPs see no error, only the silence */
-    for (params.timeout = 16; scale > 1; scale /= 2) {
-        ++params.timeout;
-    }
-    chan_world_init(&w, &params);
-    chan_world_guard_start(&w);
-    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
-    chans_put_each(&w, req, GDA_FT_DEV_OK);
+    params.timeout      = chan_world_scaled_timeout(16);
+    stall_world_on_backup(&w, &params, NULL);
 
-    fault.delay      = 1.0;
-    fault.delay_time = params.deadline_ns * 100.0 / 1e9;   /* > sit-out */
-    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &fault));
-    chans_put_each(&w, req, GDA_FT_DEV_OK);
-    GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &none));
+    stall_the_backup(&w, 100, req, GDA_FT_DEV_OK);   /* > the sit-out */
     for (c = 0; c < params.nchan; ++c) {
         GDA_FT_ASSERT_EQ(w.chans[c].active, GDA_FT_CHAN_BACKUP);
     }
