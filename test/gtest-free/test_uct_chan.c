@@ -1026,3 +1026,26 @@ GDA_FT_TEST_TIMEOUT(uct_chan, dead_peer_is_given_up_within_two_deadlines,
     test_chan_cleanup(&c);
 }
 
+
+/* A process that stops progressing for longer than a silence is sat out
+ * (it computes, or waits outside UCX) read none of the peer's probes
+ * meanwhile: at its next pass the peer's guardian counts as active, not
+ * as silent since before the pause, so that a channel switching under
+ * load does not give up a path that the peer answers on */
+GDA_FT_TEST_TIMEOUT(uct_chan, own_pause_is_not_the_peers_silence, 60)
+{
+    const gda_ft_chan_mbox_t *m;
+    test_chan_t c;
+
+    test_chan_env(&c, "1");
+    setenv("UCX_GDA_FT_DEADLINE", "2ms", 1);   /* a sit-out of 128 ms */
+    test_chan_setup(&c);
+    m = c.view[NODE_A].chans[0].mbox;
+    test_chan_progress_for(&c, 200);   /* connected, probes answered */
+    GDA_FT_ASSERT_EQ(__atomic_load_n(&m->peer_quiet, __ATOMIC_ACQUIRE), 0);
+
+    usleep(400000);   /* neither progresses */
+    uct_worker_progress(c.t.node[NODE_A].worker);   /* A looks, B not */
+    GDA_FT_ASSERT_EQ(__atomic_load_n(&m->peer_quiet, __ATOMIC_ACQUIRE), 0);
+    test_chan_cleanup(&c);
+}

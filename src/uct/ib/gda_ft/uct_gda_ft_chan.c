@@ -740,6 +740,16 @@ void uct_gda_ft_ep_chans_progress(uct_gda_ft_ep_t *ep, uint64_t now)
         uct_gda_ft_peer_ep_failed(ep, now);
         return;
     }
+    /* Our guardian did not run for longer than a silence is sat out (the
+     * process computed, slept or waited elsewhere): it read no probe and
+     * no question meanwhile, so the peer's guardian counts as active from
+     * now, not as silent since before our pause */
+    if ((c->guard_ns != 0) &&
+        ((now - c->guard_ns) > gda_ft_timing_sit_out_ns(
+                uct_gda_ft_ep_iface(ep)->config.deadline_ns))) {
+        c->guardian_ns = gda_ft_timing_later(c->guardian_ns, now);
+    }
+    c->guard_ns = now;
     gone = uct_gda_ft_peer_check(ep, now);
     beat = uct_gda_ft_mbox_epoch(
             &ep->mbox->chan[UCT_GDA_FT_WIRE_CTL_SLOT].beat);

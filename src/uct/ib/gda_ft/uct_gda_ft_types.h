@@ -242,6 +242,7 @@ typedef struct uct_gda_ft_ep_chans {
                                          answered or asked a question, or
                                          its liveness probe came */
     uint32_t              seen_beat;   /* the last probe count seen */
+    uint64_t              guard_ns;    /* our guardian's last pass */
     struct {
         uint64_t          progress;   /* the channels' progress stamp of
                                          the path (health) last seen */
