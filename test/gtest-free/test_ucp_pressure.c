@@ -1,0 +1,52 @@
+/*
+ * test/ucp/gda_ft_ucp_pressure on CPU threads: two ranks connected with UCP
+ * post at each other through their device endpoints with the smallest
+ * rings, a deadline short enough to switch without a fault, and ports of
+ * both ranks failing in turn; every OK is proven by the program.
+ */
+#include "gda_ft_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PRESSURE_OUT_MAX (64 * 1024)
+
+/* Runs the program with args and env; its output when it passed */
+static void pressure_test_run(const char *env, const char *args)
+{
+    char *out = calloc(1, PRESSURE_OUT_MAX);
+    char cmd[1024];
+    int rc;
+
+    snprintf(cmd, sizeof(cmd),
+             "env -u UCX_TLS -u UCX_GDA_FT_SOFT_DEVICES %s "
+             "%s/test/ucp/gda_ft_ucp_pressure --cpu %s 2>&1", env,
+             gda_ft_test_builddir(), args);
+    rc = gda_ft_test_shell(cmd, out, PRESSURE_OUT_MAX);
+    if ((rc != 0) || (strstr(out, "RESULT PASS") == NULL)) {
+        printf("%s\n%s\n", cmd, out);
+    }
+    GDA_FT_ASSERT_EQ(rc, 0);
+    GDA_FT_ASSERT(strstr(out, "RESULT PASS") != NULL);
+    free(out);
+}
+
+/* 2% of the packets held for two deadlines: paths switch with every link
+ * up while 16 threads per rank keep rings of 64 WQEBBs full */
+GDA_FT_TEST_TIMEOUT(ucp_pressure, full_rings_through_false_switches, 120)
+{
+    pressure_test_run("UCX_GDA_FT_SOFT_DELAY=0.02 "
+                      "UCX_GDA_FT_SOFT_DELAY_TIME=10ms",
+                      "--threads 16 --channels 3 --ring 64 --deadline 5ms "
+                      "--seconds 8 --max-len 16384");
+}
+
+/* Ports of both ranks fail in turn (a path always up) */
+GDA_FT_TEST_TIMEOUT(ucp_pressure, full_rings_through_port_failures_of_both,
+                    120)
+{
+    pressure_test_run("", "--threads 16 --channels 3 --ring 64 "
+                      "--deadline 20ms --seconds 8 --flaps 8 --down-ms 300 "
+                      "--up-ms 700 --max-len 16384");
+}
