@@ -81,6 +81,26 @@ ucs_status_t gda_ft_prog_soft_port(const char *dev, int up)
     return set_up(hca, 1, up);
 }
 
+ucs_status_t gda_ft_prog_soft_engine_stats(char *buf, size_t max)
+{
+    ucs_status_t (*exec)(const char*, char*, size_t) = NULL;
+    char reply[4096], *line;
+    ucs_status_t status;
+
+    *(void**)&exec = dlsym(RTLD_DEFAULT, "gda_ft_soft_ctl_exec");
+    if (exec == NULL) {
+        return UCS_ERR_NO_DEVICE;
+    }
+    status = exec("stats", reply, sizeof(reply));
+    if (status != UCS_OK) {
+        return status;
+    }
+    line = strstr(reply, "engine threads");
+    snprintf(buf, max, "%s", (line != NULL) ? line : "");
+    buf[strcspn(buf, "\n")] = '\0';
+    return UCS_OK;
+}
+
 void *gda_ft_prog_open_beside(const char *name)
 {
     char exe[PATH_MAX], path[PATH_MAX + 64], *slash;

@@ -47,10 +47,11 @@ static struct {
     unsigned up_ms;
     unsigned max_len;
     unsigned pause_ms;     /* before the posters start, without progress */
+    int      no_get;       /* puts checked at the end only */
     int      no_path_ok;   /* NO_PATH is no failure (ports of both ends
                               down at once, or a dead peer) */
 } opt = {-1, 64, 8, 8, 0, 3, 64, "", 10, 0, 300, 700, PRESSURE_REGION, 200,
-         0};
+         0, 0};
 
 typedef struct {
     int  (*select)(unsigned index);
@@ -602,6 +603,7 @@ static unsigned pressure_counters(pressure_rank_t *r)
     gda_ft_chan_counters_t sum = {0};
     unsigned ch, lost = 0, regains = 0;
     gda_ft_chan_query_t q;
+    char stats[1024];
 
     for (ch = 0; ch < opt.channels; ++ch) {
         if (gda_ft_ucp_device_ep_query(r->dev_ep, ch, &q) != UCS_OK) {
@@ -620,6 +622,9 @@ static unsigned pressure_counters(pressure_rank_t *r)
            "doubt %u no_path %u regains %u\n", r->rank, sum.switches,
            sum.failbacks, sum.replays, sum.resolved, sum.in_doubt,
            sum.no_path, regains);
+    if (gda_ft_prog_soft_engine_stats(stats, sizeof(stats)) == UCS_OK) {
+        printf("rank %u: soft HCA %s\n", r->rank, stats);
+    }
     return pressure_report(r->rank, lost == 0, "no failure overwritten "
                            "before its request read it (%u)", lost);
 }
@@ -652,6 +657,7 @@ static int pressure_rank(pressure_rank_t *r, int port)
     r->ctx.iters     = PRESSURE_RES_BYTES / 8 / r->ctx.posters;
     r->ctx.max_len   = opt.max_len;
     r->ctx.stop      = r->stop;
+    r->ctx.read_back = !opt.no_get;
     pressure_layout(&r->ctx.layout, r->ctx.posters, r->ctx.inflight,
                     r->ctx.iters);
     theirs_len = l->cnt + PRESSURE_COUNTERS * 8 - l->dst;
@@ -752,6 +758,8 @@ static int pressure_usage(FILE *f, int rc)
         "  --max-len BYTES   longest put, 8..65536 (default 65536)\n"
         "  --pause-ms P      both ranks pause P ms without progress before "
         "posting (default 200)\n"
+        "  --no-get          no get after each put: its bytes are checked "
+        "at the end only\n"
         "  --no-path-ok      NO_PATH is not a failure\n");
     return rc;
 }
@@ -787,6 +795,7 @@ int main(int argc, char **argv)
         {"up-ms", required_argument, NULL, 'u'},
         {"max-len", required_argument, NULL, 'm'},
         {"pause-ms", required_argument, NULL, 'P'},
+        {"no-get", no_argument, NULL, 'g'},
         {"no-path-ok", no_argument, NULL, 'N'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}
@@ -825,6 +834,7 @@ int main(int argc, char **argv)
                                               "--max-len"); break;
         case 'P': opt.pause_ms = pressure_uint(optarg, 0, 600000,
                                                "--pause-ms"); break;
+        case 'g': opt.no_get = 1; break;
         case 'N': opt.no_path_ok = 1; break;
         case 'h': return pressure_usage(stdout, 0);
         default:  return pressure_usage(stderr, 2);

@@ -93,6 +93,7 @@ typedef struct pressure_ctx {
     unsigned                     iters;     /* at most, per poster */
     unsigned                     max_len;   /* longest put */
     unsigned                     rank;
+    int                          read_back; /* a get after each put */
     const volatile int          *stop;      /* host memory, mapped */
 } pressure_ctx_t;
 
@@ -292,7 +293,7 @@ pressure_settle(const pressure_ctx_t *c, unsigned poster, unsigned it,
             if (*result == PRESSURE_UNWRITTEN) {
                 o->violation = PRESSURE_VIOLATION_FADD;
             }
-        } else if (pressure_is_put(op)) {
+        } else if (pressure_is_put(op) && c->read_back) {
             back = pressure_read_back(c, poster, it,
                                       pressure_put_len(poster, it,
                                                        c->max_len),
