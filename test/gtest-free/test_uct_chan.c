@@ -1038,13 +1038,15 @@ GDA_FT_TEST_TIMEOUT(uct_chan, own_pause_is_not_the_peers_silence, 60)
     test_chan_t c;
 
     test_chan_env(&c, "1");
-    setenv("UCX_GDA_FT_DEADLINE", "2ms", 1);   /* a sit-out of 128 ms */
+    setenv("UCX_GDA_FT_DEADLINE", "1ms", 1);   /* a sit-out of 64 ms */
     test_chan_setup(&c);
     m = c.view[NODE_A].chans[0].mbox;
     test_chan_progress_for(&c, 200);   /* connected, probes answered */
     GDA_FT_ASSERT_EQ(__atomic_load_n(&m->peer_quiet, __ATOMIC_ACQUIRE), 0);
 
-    usleep(400000);   /* neither progresses */
+    /* neither progresses: longer than the sit-out, shorter than the
+     * 250 ms a peer over a software HCA may go unheard */
+    usleep(150000);
     uct_worker_progress(c.t.node[NODE_A].worker);   /* A looks, B not */
     GDA_FT_ASSERT_EQ(__atomic_load_n(&m->peer_quiet, __ATOMIC_ACQUIRE), 0);
     test_chan_cleanup(&c);
