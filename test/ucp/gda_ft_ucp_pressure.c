@@ -377,8 +377,8 @@ static double pressure_run(pressure_rank_t *r, double t0)
     pressure_flapper_t flapper = {r, t0, 0};
     pthread_t flap_thread;
     void *gpu_run = NULL;
+    double start, end, now, last_query;
     unsigned i, done;
-    double start, end;
 
     pressure_sleep_until(t0);
     start = pressure_now();
@@ -397,10 +397,17 @@ static double pressure_run(pressure_rank_t *r, double t0)
     }
     pthread_create(&flap_thread, NULL, pressure_flap, &flapper);
 
-    for (;;) {
+    for (last_query = 0;;) {
         ucp_worker_progress(r->worker);
         if (gpu_run != NULL) {
-            done = r->gpu.done(gpu_run);
+            /* the kernel's stream once a millisecond, between progress
+             * calls that the guardian needs more often */
+            now  = pressure_now();
+            done = 0;
+            if ((now - last_query) > 1e-3) {
+                last_query = now;
+                done       = r->gpu.done(gpu_run);
+            }
         } else {
             for (i = 0, done = 1; i < opt.threads; ++i) {
                 done &= __atomic_load_n(&cpu[i].done, __ATOMIC_ACQUIRE);
