@@ -12,10 +12,28 @@
 
 #define PRESSURE_OUT_MAX (64 * 1024)
 
-/* Runs the program with args and env; its output when it passed */
-static void pressure_test_run(const char *env, const char *args)
+/* The sum over both ranks of the number after `key` in their lines */
+static unsigned pressure_test_sum(const char *out, const char *key)
+{
+    const char *p = out;
+    unsigned sum  = 0, value;
+
+    while ((p = strstr(p, key)) != NULL) {
+        p += strlen(key);
+        if (sscanf(p, " %u", &value) == 1) {
+            sum += value;
+        }
+    }
+    return sum;
+}
+
+/* Runs the program with args and env: it passed, with at least
+ * min_switches switches and min_faults port failures over both ranks */
+static void pressure_test_run(const char *env, const char *args,
+                              unsigned min_switches, unsigned min_faults)
 {
     char *out = calloc(1, PRESSURE_OUT_MAX);
+    unsigned switches, faults;
     char cmd[1024];
     int rc;
 
@@ -29,6 +47,11 @@ static void pressure_test_run(const char *env, const char *args)
     }
     GDA_FT_ASSERT_EQ(rc, 0);
     GDA_FT_ASSERT(strstr(out, "RESULT PASS") != NULL);
+    switches = pressure_test_sum(out, ": switches");
+    faults   = pressure_test_sum(out, " s,");
+    printf("%u switches, %u port failures\n", switches, faults);
+    GDA_FT_ASSERT(switches >= min_switches);
+    GDA_FT_ASSERT(faults >= min_faults);
     free(out);
 }
 
@@ -39,7 +62,7 @@ GDA_FT_TEST_TIMEOUT(ucp_pressure, full_rings_through_false_switches, 120)
     pressure_test_run("UCX_GDA_FT_SOFT_DELAY=0.02 "
                       "UCX_GDA_FT_SOFT_DELAY_TIME=10ms",
                       "--threads 16 --channels 3 --ring 64 --deadline 5ms "
-                      "--seconds 8 --max-len 16384");
+                      "--seconds 8 --max-len 16384", 1, 0);
 }
 
 /* Ports of both ranks fail in turn (a path always up) */
@@ -48,5 +71,5 @@ GDA_FT_TEST_TIMEOUT(ucp_pressure, full_rings_through_port_failures_of_both,
 {
     pressure_test_run("", "--threads 16 --channels 3 --ring 64 "
                       "--deadline 20ms --seconds 8 --flaps 8 --down-ms 300 "
-                      "--up-ms 700 --max-len 16384");
+                      "--up-ms 700 --max-len 16384", 1, 2);
 }

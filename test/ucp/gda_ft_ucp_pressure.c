@@ -253,16 +253,21 @@ static void pressure_memory_init(pressure_rank_t *r)
                                                      r->place, &r->region),
                           "region");
     c->base = r->region.address;
-    res     = malloc(l->outcome - l->res);
-    memset(res, 0xff, l->outcome - l->res);
+    /* result slots unwritten (all ones): in place in host memory, through
+     * a host copy into GPU memory */
     if (r->place == GDA_FT_UCP_PLACE_CUDA) {
+        res = malloc(l->outcome - l->res);
+        if (res == NULL) {
+            pressure_die(r, "no memory for the result slots");
+        }
+        memset(res, 0xff, l->outcome - l->res);
         if (r->gpu.copy(c->base + l->res, res, l->outcome - l->res) != 0) {
             pressure_die(r, "cannot write the result slots");
         }
+        free(res);
     } else {
-        memcpy(c->base + l->res, res, l->outcome - l->res);
+        memset(c->base + l->res, 0xff, l->outcome - l->res);
     }
-    free(res);
 
     pressure_check_status(r, ucp_rkey_pack(r->context, r->region.memh,
                                            &rkey_buf, &rkey_len),
