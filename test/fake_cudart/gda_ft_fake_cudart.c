@@ -46,12 +46,19 @@ typedef struct fake_event {
 } fake_event_t;
 
 static uint64_t fake_copies_started;
+static uint64_t fake_streams_created;
 static uint64_t fake_records;
 
 /* Copies the streams ran or are running (for tests) */
 uint64_t gda_ft_fake_cudart_copies_started(void)
 {
     return __atomic_load_n(&fake_copies_started, __ATOMIC_RELAXED);
+}
+
+/* Streams created so far (for tests) */
+uint64_t gda_ft_fake_cudart_streams_created(void)
+{
+    return __atomic_load_n(&fake_streams_created, __ATOMIC_RELAXED);
 }
 
 static unsigned fake_copy_us(void)
@@ -194,6 +201,7 @@ int cudaStreamCreateWithFlags(void **stream, unsigned flags)
         free(s);
         return FAKE_CUDA_MEMORY;
     }
+    __atomic_fetch_add(&fake_streams_created, 1, __ATOMIC_RELAXED);
     *stream = s;
     return FAKE_CUDA_SUCCESS;
 }

@@ -398,3 +398,12 @@ soft_fake_cudart_count_t soft_fake_cudart_load(unsigned copy_us)
     GDA_FT_ASSERT(count != NULL);
     return count;
 }
+
+soft_fake_cudart_count_t soft_fake_cudart_streams(void)
+{
+    soft_fake_cudart_count_t count = (soft_fake_cudart_count_t)dlsym(
+            RTLD_DEFAULT, "gda_ft_fake_cudart_streams_created");
+
+    GDA_FT_ASSERT(count != NULL);
+    return count;
+}

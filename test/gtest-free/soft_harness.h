@@ -131,5 +131,7 @@ void soft_expect_ok_under_faults(soft_pair_t *p, unsigned n);
  */
 typedef uint64_t (*soft_fake_cudart_count_t)(void);
 soft_fake_cudart_count_t soft_fake_cudart_load(unsigned copy_us);
+/* The loaded stand-in's count of streams created */
+soft_fake_cudart_count_t soft_fake_cudart_streams(void);
 
 #endif

@@ -177,6 +177,29 @@ GDA_FT_TEST(soft_cuda, every_opcode_copy_and_wait)
 }
 
 /*
+ * Every engine thread sets up its streams before the first registration
+ * of GPU memory returns, not in the pass that first meets GPU memory: two
+ * streams and two pinned staging areas, milliseconds of CUDA calls that
+ * would hold up every QP of the thread while kernels already post
+ */
+GDA_FT_TEST(soft_cuda, engine_sets_up_before_registration_returns)
+{
+    soft_fake_cudart_count_t streams;
+    gda_ft_soft_engine_stats_t st;
+    uint64_t before;
+    cuda_test_t t;
+
+    (void)soft_fake_cudart_load(0);
+    streams = soft_fake_cudart_streams();
+    before  = streams();
+    cuda_test_init(&t, NULL, 4096);
+    gda_ft_soft_engine_stats(&st);
+    /* a stream for writes and one for reads, each */
+    GDA_FT_ASSERT_EQ(streams() - before, 2 * st.workers);
+    cuda_test_fini(&t);
+}
+
+/*
  * A message in GPU memory whose read takes half a second holds up no
  * other QP of the engine thread: a write between host buffers on a second
  * QP completes while the first is still being read. (It lands in host

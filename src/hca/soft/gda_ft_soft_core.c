@@ -150,8 +150,7 @@ void gda_ft_soft_engine_stats(gda_ft_soft_engine_stats_t *stats)
                                               __ATOMIC_RELAXED);
         }
     }
-    gda_ft_soft_mem_wait_stats(&stats->cuda_waits, &stats->cuda_wait_ns,
-                               &stats->max_cuda_wait_ns);
+    gda_ft_soft_mem_cuda_stats(stats);
     stats->workers = gda_ft_soft_engine.num_workers;
     stats->link_checks = __atomic_load_n(&gda_ft_soft_engine.link_checks,
                                          __ATOMIC_RELAXED);
@@ -166,7 +165,8 @@ void gda_ft_soft_engine_stats_format(const gda_ft_soft_engine_stats_t *st,
              "%.3f ms), gaps over %.0f us %lu, of them mostly switched out "
              "%lu blocked %lu stolen %lu, the longest's CPU time %.3f ms; "
              "%lu link checks; %lu waits for GPU copies, %.3f ms in all, "
-             "the longest %.3f ms",
+             "the longest %.3f ms; %lu copies queued, %.3f ms in the "
+             "calls, the longest %.3f ms",
              (unsigned long)st->passes, (unsigned long)st->gaps[0],
              (unsigned long)st->gaps[1], (unsigned long)st->gaps[2],
              (unsigned long)st->gaps[3], (unsigned long)st->gaps[4],
@@ -178,7 +178,9 @@ void gda_ft_soft_engine_stats_format(const gda_ft_soft_engine_stats_t *st,
              (unsigned long)st->long_gaps_blocked,
              (unsigned long)st->long_gaps_stolen, st->max_gap_cpu_ns / 1e6,
              (unsigned long)st->link_checks, (unsigned long)st->cuda_waits,
-             st->cuda_wait_ns / 1e6, st->max_cuda_wait_ns / 1e6);
+             st->cuda_wait_ns / 1e6, st->max_cuda_wait_ns / 1e6,
+             (unsigned long)st->cuda_copies, st->cuda_copy_ns / 1e6,
+             st->max_cuda_copy_ns / 1e6);
 }
 
 gda_ft_hca_dev_t *gda_ft_soft_dev_find(const char *name)

@@ -468,6 +468,12 @@ static void *gda_ft_soft_worker_thread(void *arg)
     int work, awake;
 
     while (!__atomic_load_n(&gda_ft_soft_engine.stop, __ATOMIC_ACQUIRE)) {
+        if (!worker->cuda_ready &&
+            __atomic_load_n(&gda_ft_soft_engine.cuda_wanted,
+                            __ATOMIC_ACQUIRE)) {
+            gda_ft_soft_mem_thread_prepare();
+            __atomic_store_n(&worker->cuda_ready, 1, __ATOMIC_RELEASE);
+        }
         pthread_rwlock_rdlock(&gda_ft_soft_engine.lock);
         now    = gda_ft_soft_now_ns();
         gda_ft_soft_worker_count_pass(worker, now);
@@ -516,6 +522,24 @@ static void *gda_ft_soft_worker_thread(void *arg)
         }
     }
     return NULL;
+}
+
+void gda_ft_soft_engine_prepare_cuda(void)
+{
+    gda_ft_soft_engine_t *engine = &gda_ft_soft_engine;
+    unsigned i;
+
+    if (__atomic_exchange_n(&engine->cuda_wanted, 1, __ATOMIC_ACQ_REL)) {
+        return;   /* asked by an earlier registration */
+    }
+    gda_ft_soft_engine_wake();
+    for (i = 0; i < engine->num_workers; ++i) {
+        while (!__atomic_load_n(&engine->workers[i].cuda_ready,
+                                __ATOMIC_ACQUIRE) &&
+               !__atomic_load_n(&engine->stop, __ATOMIC_ACQUIRE)) {
+            usleep(100);
+        }
+    }
 }
 
 /* How many workers: THREADS, or by the devices and the CPUs we may use */

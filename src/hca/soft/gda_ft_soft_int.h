@@ -330,6 +330,9 @@ struct gda_ft_soft_worker {
     gda_ft_soft_rx_bufs_t     *rx_bufs;
     unsigned                   tx_senders;     /* QPs that sent datagrams
                                                   in its last pass */
+    int                        cuda_ready;     /* atomic: its CUDA stream
+                                                  and staging areas are
+                                                  set up (or failed) */
 };
 
 
@@ -365,11 +368,18 @@ struct gda_ft_soft_engine {
      * must answer at once when traffic moves to it, and waking a sleeping
      * thread takes tens of microseconds or more */
     uint64_t                   last_busy_ns;
+    /* atomic: device memory was registered: every worker sets up its CUDA
+     * streams and staging areas before that registration returns, not in
+     * the pass that first meets device memory, while kernels post */
+    int                        cuda_wanted;
 };
 
 
 /* Engine (gda_ft_soft_engine.c) */
 extern gda_ft_soft_engine_t gda_ft_soft_engine;
+/* Has every engine thread set up its access to device memory, once, and
+ * waits until they have (not from an engine thread) */
+void gda_ft_soft_engine_prepare_cuda(void);
 
 /* Takes the engine lock exclusive from a thread other than the workers:
  * ahead of them, who are busy for as long as GPU-posted rings exist */
@@ -403,6 +413,7 @@ uint64_t gda_ft_soft_realtime_ns(void);
 double gda_ft_soft_random(gda_ft_soft_worker_t *worker);
 /* Wakes every worker (after a command or a port change) */
 void gda_ft_soft_engine_wake(void);
+
 /* The worker that serves the device at position index of the
  * configuration's device list */
 gda_ft_soft_worker_t *gda_ft_soft_worker_of(unsigned index);
@@ -462,8 +473,10 @@ void gda_ft_soft_mem_flush(void);
 
 /* The engine threads' waits for copies of device memory so far: how
  * many, their time in all and the longest */
-void gda_ft_soft_mem_wait_stats(uint64_t *waits, uint64_t *total_ns,
-                                uint64_t *max_ns);
+void gda_ft_soft_mem_cuda_stats(gda_ft_soft_engine_stats_t *stats);
+
+/* Sets up the calling engine thread's access to device memory */
+void gda_ft_soft_mem_thread_prepare(void);
 
 /* A piece of a message in device memory, to read into a snapshot */
 typedef struct gda_ft_soft_read_piece {

@@ -115,12 +115,16 @@ typedef struct {
 
 static __thread gda_ft_soft_cuda_thread_t gda_ft_soft_cuda_thread;
 
-/* The engine threads' waits for their streams (engine statistics) */
-static struct {
-    uint64_t waits;
+/* Time the engine threads spent in CUDA calls (engine statistics) */
+typedef struct {
+    uint64_t count;
     uint64_t total_ns;
     uint64_t max_ns;
-} gda_ft_soft_cuda_waits;
+} gda_ft_soft_cuda_time_t;
+
+static gda_ft_soft_cuda_time_t gda_ft_soft_cuda_waits;  /* for a stream or
+                                                           an event */
+static gda_ft_soft_cuda_time_t gda_ft_soft_cuda_queues; /* queueing a copy */
 static pthread_once_t gda_ft_soft_cuda_once = PTHREAD_ONCE_INIT;
 static int gda_ft_soft_cuda_loaded;
 
@@ -264,29 +268,57 @@ static gda_ft_soft_cuda_thread_t *gda_ft_soft_cuda_thread_get(void)
     return t;
 }
 
+static void gda_ft_soft_cuda_count(gda_ft_soft_cuda_time_t *time,
+                                   uint64_t start)
+{
+    uint64_t took = gda_ft_soft_now_ns() - start;
+
+    __atomic_fetch_add(&time->count, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&time->total_ns, took, __ATOMIC_RELAXED);
+    gda_ft_atomic_max64(&time->max_ns, took);
+}
+
+static void gda_ft_soft_cuda_time_read(const gda_ft_soft_cuda_time_t *time,
+                                       uint64_t *count, uint64_t *total_ns,
+                                       uint64_t *max_ns)
+{
+    *count    = __atomic_load_n(&time->count, __ATOMIC_RELAXED);
+    *total_ns = __atomic_load_n(&time->total_ns, __ATOMIC_RELAXED);
+    *max_ns   = __atomic_load_n(&time->max_ns, __ATOMIC_RELAXED);
+}
+
 /* Waits for a stream or an event (sync says which), and counts the wait */
 static int gda_ft_soft_cuda_wait(gda_ft_cuda_stream_func_t sync, void *what)
 {
-    uint64_t start = gda_ft_soft_now_ns(), took;
+    uint64_t start = gda_ft_soft_now_ns();
     int ret        = sync(what);
 
-    took = gda_ft_soft_now_ns() - start;
-    __atomic_fetch_add(&gda_ft_soft_cuda_waits.waits, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&gda_ft_soft_cuda_waits.total_ns, took,
-                       __ATOMIC_RELAXED);
-    gda_ft_atomic_max64(&gda_ft_soft_cuda_waits.max_ns, took);
+    gda_ft_soft_cuda_count(&gda_ft_soft_cuda_waits, start);
     return ret;
 }
 
-void gda_ft_soft_mem_wait_stats(uint64_t *waits, uint64_t *total_ns,
-                                uint64_t *max_ns)
+/* Queues a copy on a stream, and counts the time the call took: a copy
+ * the driver cannot queue at once (its queue full) makes the call wait */
+static int gda_ft_soft_cuda_copy_async(void *dst, const void *src,
+                                       size_t len, void *stream)
 {
-    *waits    = __atomic_load_n(&gda_ft_soft_cuda_waits.waits,
-                                __ATOMIC_RELAXED);
-    *total_ns = __atomic_load_n(&gda_ft_soft_cuda_waits.total_ns,
-                                __ATOMIC_RELAXED);
-    *max_ns   = __atomic_load_n(&gda_ft_soft_cuda_waits.max_ns,
-                                __ATOMIC_RELAXED);
+    uint64_t start = gda_ft_soft_now_ns();
+    int ret        = gda_ft_soft_cuda.memcpy_async(
+                             dst, src, len, GDA_FT_CUDA_MEMCPY_DEFAULT,
+                             stream);
+
+    gda_ft_soft_cuda_count(&gda_ft_soft_cuda_queues, start);
+    return ret;
+}
+
+void gda_ft_soft_mem_cuda_stats(gda_ft_soft_engine_stats_t *stats)
+{
+    gda_ft_soft_cuda_time_read(&gda_ft_soft_cuda_waits, &stats->cuda_waits,
+                               &stats->cuda_wait_ns,
+                               &stats->max_cuda_wait_ns);
+    gda_ft_soft_cuda_time_read(&gda_ft_soft_cuda_queues,
+                               &stats->cuda_copies, &stats->cuda_copy_ns,
+                               &stats->max_cuda_copy_ns);
 }
 
 void gda_ft_soft_mem_flush(void)
@@ -483,10 +515,9 @@ int gda_ft_soft_mem_read_snapshot(gda_ft_soft_snapshot_t *snapshot,
     }
 
     for (i = 0, total = 0; i < count; total += pieces[i++].length) {
-        ret = gda_ft_soft_cuda.memcpy_async(t->read_staging + staged + total,
-                                            pieces[i].src, pieces[i].length,
-                                            GDA_FT_CUDA_MEMCPY_DEFAULT,
-                                            t->read_stream);
+        ret = gda_ft_soft_cuda_copy_async(t->read_staging + staged + total,
+                                          pieces[i].src, pieces[i].length,
+                                          t->read_stream);
         if (ret != 0) {
             /* not taken: the op's packets copy the message, and the copies
              * queued here land before any later one into their room */
@@ -562,13 +593,18 @@ static int gda_ft_soft_cuda_queue_write(gda_ft_soft_cuda_thread_t *t,
     }
     stage = t->staging + gda_ft_soft_cuda_stage(t, len);
     memcpy(stage, src, len);
-    if (gda_ft_soft_cuda.memcpy_async(dst, stage, len,
-                                      GDA_FT_CUDA_MEMCPY_DEFAULT,
-                                      t->stream) != 0) {
+    if (gda_ft_soft_cuda_copy_async(dst, stage, len, t->stream) != 0) {
         return 0;   /* the waiting copy reports it */
     }
     gda_ft_soft_cuda_staged(t, len);
     return 1;
+}
+
+/* Whether the CUDA runtime is loaded (on first use) */
+static int gda_ft_soft_cuda_load_once(void)
+{
+    pthread_once(&gda_ft_soft_cuda_once, gda_ft_soft_cuda_load);
+    return gda_ft_soft_cuda_loaded;
 }
 
 ucs_status_t gda_ft_soft_mem_prepare(gda_ft_hca_mem_type_t type)
@@ -576,8 +612,18 @@ ucs_status_t gda_ft_soft_mem_prepare(gda_ft_hca_mem_type_t type)
     if (type != GDA_FT_HCA_MEM_CUDA) {
         return UCS_OK;
     }
-    pthread_once(&gda_ft_soft_cuda_once, gda_ft_soft_cuda_load);
-    return gda_ft_soft_cuda_loaded ? UCS_OK : UCS_ERR_UNSUPPORTED;
+    if (!gda_ft_soft_cuda_load_once()) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    gda_ft_soft_engine_prepare_cuda();
+    return UCS_OK;
+}
+
+void gda_ft_soft_mem_thread_prepare(void)
+{
+    if (gda_ft_soft_cuda_loaded) {
+        (void)gda_ft_soft_cuda_thread_get();   /* failures logged there */
+    }
 }
 
 #if defined(__SANITIZE_THREAD__)
@@ -649,7 +695,7 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
         return UCS_OK;
     }
 
-    if (gda_ft_soft_mem_prepare(GDA_FT_HCA_MEM_CUDA) != UCS_OK) {
+    if (!gda_ft_soft_cuda_load_once()) {
         return UCS_ERR_UNSUPPORTED;
     }
     t = gda_ft_soft_cuda_thread_get();
@@ -665,9 +711,7 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
     /* a read of device memory (or a write too large to stage), waited
      * for: in stream order behind what is queued, which lands with it (the
      * staging area is free again) */
-    ret = gda_ft_soft_cuda.memcpy_async(dst, src, len,
-                                        GDA_FT_CUDA_MEMCPY_DEFAULT,
-                                        t->stream);
+    ret = gda_ft_soft_cuda_copy_async(dst, src, len, t->stream);
     if (ret == 0) {
         ret = gda_ft_soft_cuda_wait(gda_ft_soft_cuda.stream_sync, t->stream);
         t->queued = 0;
