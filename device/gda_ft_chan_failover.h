@@ -656,39 +656,52 @@ GDA_FT_DEV_FUNC int gda_ft_chan_last_path_stalls(gda_ft_chan_t *chan,
              gda_ft_chan_link_known_up(chan, path)));
 }
 
+/* Leaves path `active` for the error CQE at err_seq */
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_chan_leave_on_error(gda_ft_chan_t *chan, uint8_t active,
+                           uint64_t err_seq, uint8_t synd)
+{
+    return gda_ft_chan_switch(chan, active, gda_ft_chan_error_why(synd),
+                              err_seq, synd);
+}
+
 /*
- * One progress pass of a waiter: completions of the active path, failure
- * detection, the peer's health, the host's re-arm notices, or a step of
- * the switch under way. Returns NO_PATH when the channel has no path, else
- * OK, PATH_SWITCHED, or INPROGRESS while a switch is under way. Out of
- * line on the GPU: the switch it may run is most of the datapath's code,
- * and every post that calls it (a full ring, a follow) would carry a copy.
+ * One progress pass, `turn` saying whether it holds the channel's host
+ * turn: only then does it read the host words (the CQE, the mailbox), or
+ * advance a parked switch or a regain, whose steps read them too. A pass
+ * that finds the path past its deadline reads the CQE whatever the turn:
+ * a completion the turns' readers have not seen yet is no silence.
  */
-GDA_FT_DEV_COLD_FUNC gda_ft_dev_status_t
-gda_ft_chan_progress(gda_ft_chan_t *chan)
+GDA_FT_DEV_FUNC gda_ft_dev_status_t
+gda_ft_chan_progress_pass(gda_ft_chan_t *chan, int turn)
 {
     uint32_t state;
     uint64_t completed, ready, since, post_ns, err_seq, now;
     uint8_t active, synd;
     gda_ft_dev_status_t status;
 
-    gda_ft_chan_peer_sync(chan);
     state = gda_ft_atomic_load_acq32(&chan->state);
-    if (state == GDA_FT_CHAN_NO_PATH) {
-        return gda_ft_chan_regain(chan);
-    }
-    if (state == GDA_FT_CHAN_PARKED) {
-        return gda_ft_chan_resume(chan);
+    if ((state == GDA_FT_CHAN_NO_PATH) || (state == GDA_FT_CHAN_PARKED)) {
+        if (!turn) {
+            return (state == GDA_FT_CHAN_NO_PATH) ? GDA_FT_DEV_NO_PATH :
+                                                    GDA_FT_DEV_INPROGRESS;
+        }
+        gda_ft_chan_peer_sync(chan);
+        return (state == GDA_FT_CHAN_NO_PATH) ? gda_ft_chan_regain(chan) :
+                                                gda_ft_chan_resume(chan);
     }
     if (state != GDA_FT_CHAN_ACTIVE) {
         return GDA_FT_DEV_INPROGRESS;    /* another thread advances it */
     }
 
     active = (uint8_t)gda_ft_atomic_load_acq32(&chan->active);
-    status = gda_ft_chan_poll_path(chan, active, &err_seq, &synd);
+    status = GDA_FT_DEV_INPROGRESS;
+    if (turn) {
+        gda_ft_chan_peer_sync(chan);
+        status = gda_ft_chan_poll_path(chan, active, &err_seq, &synd);
+    }
     if (status == GDA_FT_DEV_ERROR) {
-        return gda_ft_chan_switch(chan, active, gda_ft_chan_error_why(synd),
-                                  err_seq, synd);
+        return gda_ft_chan_leave_on_error(chan, active, err_seq, synd);
     }
 
     if ((active == GDA_FT_CHAN_PRIMARY) && (chan->health != NULL) &&
@@ -711,10 +724,17 @@ gda_ft_chan_progress(gda_ft_chan_t *chan)
         if ((now > since) && ((now - since) > chan->deadline_ns) &&
             !gda_ft_chan_path_moving(chan, active, now, since) &&
             !gda_ft_chan_last_path_stalls(chan, active, now, since)) {
-            return gda_ft_chan_switch(chan, active, GDA_FT_CHAN_WHY_DEADLINE,
-                                      0, 0);
+            status = gda_ft_chan_poll_path(chan, active, &err_seq, &synd);
+            if (status == GDA_FT_DEV_INPROGRESS) {
+                return gda_ft_chan_switch(chan, active,
+                                          GDA_FT_CHAN_WHY_DEADLINE, 0, 0);
+            }
+            return (status == GDA_FT_DEV_ERROR) ?
+                   gda_ft_chan_leave_on_error(chan, active, err_seq, synd) :
+                   GDA_FT_DEV_OK;
         }
-        if (now < gda_ft_atomic_load_rlx64(&chan->rearm_check_ns)) {
+        if (!turn ||
+            (now < gda_ft_atomic_load_rlx64(&chan->rearm_check_ns))) {
             return GDA_FT_DEV_OK;
         }
         if (active == GDA_FT_CHAN_PRIMARY) {
@@ -730,7 +750,27 @@ gda_ft_chan_progress(gda_ft_chan_t *chan)
         gda_ft_atomic_store_rlx64(&chan->rearm_check_ns,
                 now + gda_ft_timing_rearm_look_ns(chan->deadline_ns));
     }
-    return gda_ft_chan_check_rearm(chan);
+    return turn ? gda_ft_chan_check_rearm(chan) : GDA_FT_DEV_OK;
+}
+
+/*
+ * One progress pass of a waiter: completions of the active path, failure
+ * detection, the peer's health, the host's re-arm notices, or a step of
+ * the switch under way. Returns NO_PATH when the channel has no path, else
+ * OK, PATH_SWITCHED, or INPROGRESS while a switch is under way. Out of
+ * line on the GPU: the switch it may run is most of the datapath's code,
+ * and every post that calls it (a full ring, a follow) would carry a copy.
+ */
+GDA_FT_DEV_COLD_FUNC gda_ft_dev_status_t
+gda_ft_chan_progress(gda_ft_chan_t *chan)
+{
+    int turn                   = gda_ft_chan_host_turn_take(chan);
+    gda_ft_dev_status_t status = gda_ft_chan_progress_pass(chan, turn);
+
+    if (turn) {
+        gda_ft_chan_host_turn_give(chan);
+    }
+    return status;
 }
 
 #endif

@@ -52,6 +52,38 @@ GDA_FT_DEV_FUNC uint8_t gda_ft_chan_read_cqe_tail(const gda_ft_chan_path_t *p,
 }
 
 /*
+ * The turn to read a channel's host words in a progress pass: the active
+ * path's CQE, the mailbox's peer state, re-arm notices and the words a
+ * parked switch or a regain waits for.
+ * One reader at a time: on a GPU those words are in host memory, and a
+ * GPU's reads across PCIe queue with each other and with the copy
+ * engines' transfers. With 512 warps each reading one host word per pass
+ * (H200), a 4 KiB copy into GPU memory took 1 ms instead of 8 us, and the
+ * software HCA's engine, which moves GPU-resident data with such copies,
+ * made passes of 200 ms. Waiters without the turn read only what the
+ * channel keeps in its own memory. A turn held longer than
+ * GDA_FT_CHAN_HOST_TURN_NS (its holder stalled) lapses.
+ */
+#define GDA_FT_CHAN_HOST_TURN_NS 20000ull
+
+GDA_FT_DEV_FUNC int gda_ft_chan_host_turn_take(gda_ft_chan_t *chan)
+{
+    uint64_t until = gda_ft_atomic_load_rlx64(&chan->host_turn_ns);
+    uint64_t now   = gda_ft_dev_now_ns();
+
+    return (now >= until) &&
+           (gda_ft_atomic_cas64(&chan->host_turn_ns, until,
+                                now + GDA_FT_CHAN_HOST_TURN_NS) == until);
+}
+
+/* Gives the turn back (a lapsed turn another reader took may be given
+ * back for it: two readers for a while, which costs only their reads) */
+GDA_FT_DEV_FUNC void gda_ft_chan_host_turn_give(gda_ft_chan_t *chan)
+{
+    gda_ft_atomic_store_rel64(&chan->host_turn_ns, 0);
+}
+
+/*
  * Reads path p's CQE and raises `completed`. Returns OK when it moved,
  * INPROGRESS when nothing is new, ERROR for an error CQE with its logical
  * index in *err_seq_p and its syndrome in *synd_p (everything before it

@@ -397,6 +397,11 @@ typedef struct gda_ft_chan {
                                               requests read them */
     uint32_t                regains;       /* 516: times it took a path
                                               back after losing both */
+    uint64_t                host_turn_ns;  /* 520: until when a progress
+                                              pass holds the turn to read
+                                              the channel's host words
+                                              (gda_ft_chan_host_turn_take);
+                                              0: free */
 } gda_ft_chan_t;
 
 /* Counters of a channel's host guardian */
@@ -452,7 +457,7 @@ GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_health_t, peer_state) == 4,
 GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_mbox_t, peer_state) == 316,
                      chan_mbox_peer_state_offset);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_switch_t) == 48, chan_switch_size);
-GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_t) == 520, chan_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_t) == 528, chan_size);
 
 /* What a post needs of its channel that does not change once it is
  * connected: read from the channel, or kept by a poster's memo, so that a
