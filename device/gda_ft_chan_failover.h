@@ -656,21 +656,13 @@ GDA_FT_DEV_FUNC int gda_ft_chan_last_path_stalls(gda_ft_chan_t *chan,
              gda_ft_chan_link_known_up(chan, path)));
 }
 
-/* Leaves path `active` for the error CQE at err_seq */
-GDA_FT_DEV_FUNC gda_ft_dev_status_t
-gda_ft_chan_leave_on_error(gda_ft_chan_t *chan, uint8_t active,
-                           uint64_t err_seq, uint8_t synd)
-{
-    return gda_ft_chan_switch(chan, active, gda_ft_chan_error_why(synd),
-                              err_seq, synd);
-}
-
 /*
  * One progress pass, `turn` saying whether it holds the channel's host
  * turn: only then does it read the host words (the CQE, the mailbox), or
- * advance a parked switch or a regain, whose steps read them too. A pass
- * that finds the path past its deadline reads the CQE whatever the turn:
- * a completion the turns' readers have not seen yet is no silence.
+ * judge the path's silence (whether a last path sits it out reads the
+ * mailbox's link states), or advance a parked switch or a regain, whose
+ * steps read them too. Without the turn a pass only follows another
+ * channel's switch.
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_chan_progress_pass(gda_ft_chan_t *chan, int turn)
@@ -701,13 +693,18 @@ gda_ft_chan_progress_pass(gda_ft_chan_t *chan, int turn)
         status = gda_ft_chan_poll_path(chan, active, &err_seq, &synd);
     }
     if (status == GDA_FT_DEV_ERROR) {
-        return gda_ft_chan_leave_on_error(chan, active, err_seq, synd);
+        return gda_ft_chan_switch(chan, active, gda_ft_chan_error_why(synd),
+                                  err_seq, synd);
     }
 
     if ((active == GDA_FT_CHAN_PRIMARY) && (chan->health != NULL) &&
         (gda_ft_atomic_load_acq32(&chan->health->fail_gen) !=
          gda_ft_atomic_load_acq32(&chan->seen_fail_gen))) {
         return gda_ft_chan_switch(chan, active, GDA_FT_CHAN_WHY_PEER, 0, 0);
+    }
+
+    if (!turn) {
+        return GDA_FT_DEV_OK;
     }
 
     /* the clock first: a poster preempted between reading the progress
@@ -724,17 +721,10 @@ gda_ft_chan_progress_pass(gda_ft_chan_t *chan, int turn)
         if ((now > since) && ((now - since) > chan->deadline_ns) &&
             !gda_ft_chan_path_moving(chan, active, now, since) &&
             !gda_ft_chan_last_path_stalls(chan, active, now, since)) {
-            status = gda_ft_chan_poll_path(chan, active, &err_seq, &synd);
-            if (status == GDA_FT_DEV_INPROGRESS) {
-                return gda_ft_chan_switch(chan, active,
-                                          GDA_FT_CHAN_WHY_DEADLINE, 0, 0);
-            }
-            return (status == GDA_FT_DEV_ERROR) ?
-                   gda_ft_chan_leave_on_error(chan, active, err_seq, synd) :
-                   GDA_FT_DEV_OK;
+            return gda_ft_chan_switch(chan, active, GDA_FT_CHAN_WHY_DEADLINE,
+                                      0, 0);
         }
-        if (!turn ||
-            (now < gda_ft_atomic_load_rlx64(&chan->rearm_check_ns))) {
+        if (now < gda_ft_atomic_load_rlx64(&chan->rearm_check_ns)) {
             return GDA_FT_DEV_OK;
         }
         if (active == GDA_FT_CHAN_PRIMARY) {
@@ -750,7 +740,7 @@ gda_ft_chan_progress_pass(gda_ft_chan_t *chan, int turn)
         gda_ft_atomic_store_rlx64(&chan->rearm_check_ns,
                 now + gda_ft_timing_rearm_look_ns(chan->deadline_ns));
     }
-    return turn ? gda_ft_chan_check_rearm(chan) : GDA_FT_DEV_OK;
+    return gda_ft_chan_check_rearm(chan);
 }
 
 /*
