@@ -330,6 +330,28 @@ static void gda_ft_soft_worker_count_part(gda_ft_soft_worker_t *worker,
     *start = now;
 }
 
+/* A pass this long is reported (diag), with what its GPU copies took */
+#define GDA_FT_SOFT_LONG_PASS_NS 10000000ull
+
+static void gda_ft_soft_worker_report_pass(gda_ft_soft_worker_t *worker,
+                                           uint64_t took_ns,
+                                           const gda_ft_soft_engine_stats_t
+                                           *before)
+{
+    gda_ft_soft_engine_stats_t after;
+
+    gda_ft_soft_mem_cuda_stats(&after);
+    ucs_diag("soft HCA: engine thread %u made a pass of %.3f ms "
+             "(receive %.3f ms, %u datagrams): %lu waits for GPU copies, "
+             "%.3f ms; %lu copies queued, %.3f ms in the calls (every "
+             "engine thread's)", worker->index, took_ns / 1e6,
+             worker->pass_rx_ns / 1e6, worker->pass_rx,
+             (unsigned long)(after.cuda_waits - before->cuda_waits),
+             (after.cuda_wait_ns - before->cuda_wait_ns) / 1e6,
+             (unsigned long)(after.cuda_copies - before->cuda_copies),
+             (after.cuda_copy_ns - before->cuda_copy_ns) / 1e6);
+}
+
 /* One pass over the worker's devices and QPs, with the engine lock shared;
  * returns nonzero when work was done */
 static int gda_ft_soft_worker_progress(gda_ft_soft_worker_t *worker,
@@ -357,6 +379,8 @@ static int gda_ft_soft_worker_progress(gda_ft_soft_worker_t *worker,
         }
     }
 
+    worker->pass_rx    = work;
+    worker->pass_rx_ns = gda_ft_soft_now_ns() - part_start;
     gda_ft_soft_worker_count_part(worker, 0, &part_start);
 
     /* The pass's datagrams are shared by the QPs that sent in the last
@@ -463,7 +487,8 @@ static void *gda_ft_soft_worker_thread(void *arg)
 {
     gda_ft_soft_worker_t *worker = arg;
     uint64_t spin_ns = (uint64_t)(gda_ft_soft_engine.config.spin_time * 1e9);
-    uint64_t now, next_timer;
+    gda_ft_soft_engine_stats_t cuda_before;
+    uint64_t now, next_timer, took;
     int64_t idle_ns;
     int work, awake;
 
@@ -474,14 +499,21 @@ static void *gda_ft_soft_worker_thread(void *arg)
             gda_ft_soft_mem_thread_prepare();
             __atomic_store_n(&worker->cuda_ready, 1, __ATOMIC_RELEASE);
         }
+        if (ucs_log_is_enabled(UCS_LOG_LEVEL_DIAG)) {
+            gda_ft_soft_mem_cuda_stats(&cuda_before);
+        }
         pthread_rwlock_rdlock(&gda_ft_soft_engine.lock);
         now    = gda_ft_soft_now_ns();
         gda_ft_soft_worker_count_pass(worker, now);
         work   = gda_ft_soft_worker_progress(worker, now, &next_timer);
         awake  = worker->awake_qps != 0;
-        gda_ft_soft_engine_max(&worker->stats.max_pass_ns,
-                               gda_ft_soft_now_ns() - now);
+        took   = gda_ft_soft_now_ns() - now;
+        gda_ft_soft_engine_max(&worker->stats.max_pass_ns, took);
         pthread_rwlock_unlock(&gda_ft_soft_engine.lock);
+        if ((took >= GDA_FT_SOFT_LONG_PASS_NS) &&
+            ucs_log_is_enabled(UCS_LOG_LEVEL_DIAG)) {
+            gda_ft_soft_worker_report_pass(worker, took, &cuda_before);
+        }
         if (worker->index == 0) {
             gda_ft_soft_engine_housekeeping(worker, now);
         }

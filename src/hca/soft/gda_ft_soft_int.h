@@ -330,6 +330,9 @@ struct gda_ft_soft_worker {
     gda_ft_soft_rx_bufs_t     *rx_bufs;
     unsigned                   tx_senders;     /* QPs that sent datagrams
                                                   in its last pass */
+    unsigned                   pass_rx;        /* its last pass's
+                                                  datagrams, */
+    uint64_t                   pass_rx_ns;     /* and their time */
     int                        cuda_ready;     /* atomic: its CUDA stream
                                                   and staging areas are
                                                   set up (or failed) */
