@@ -507,8 +507,7 @@ static unsigned pressure_verify(pressure_rank_t *r, const uint8_t *peer,
                        "a fetch-add reported OK, its result never written" :
                        gda_ft_dev_status_str(
                                (gda_ft_dev_status_t)out[w].status),
-                       (out[w].violation != PRESSURE_VIOLATION_NONE) ?
-                       out[w].bad_iter : out[w].iters);
+                       out[w].bad_iter);
             }
         }
         bad_sig += (sig[w] < out[w].sig_ok) ||

@@ -347,6 +347,7 @@ GDA_FT_DEV_FUNC void pressure_poster(const pressure_ctx_t *c, unsigned poster)
             status = pressure_settle(c, poster, done, channel, posted[i],
                                      &req[i], &o);
             if (status != GDA_FT_DEV_OK) {
+                o.bad_iter = done;
                 break;
             }
         }
@@ -356,12 +357,19 @@ GDA_FT_DEV_FUNC void pressure_poster(const pressure_ctx_t *c, unsigned poster)
     done = (it > c->inflight) ? it - c->inflight : 0;
     if (status != GDA_FT_DEV_OK) {
         ++done;   /* the one it stopped on was settled */
-        it = done;
     }
     for (; (status == GDA_FT_DEV_OK) && (done < it); ++done) {
-        i      = done % c->inflight;
-        status = pressure_settle(c, poster, done, channel, posted[i],
-                                 &req[i], &o);
+        i          = done % c->inflight;
+        status     = pressure_settle(c, poster, done, channel, posted[i],
+                                     &req[i], &o);
+        o.bad_iter = done;
+    }
+    /* a poster that stopped leaves what it still had in flight unread:
+     * each may run or not */
+    for (; done < it; ++done) {
+        c->base[c->layout.outcome + (uint64_t)poster * c->iters + done] =
+                PRESSURE_DOUBT;
+        o.sig_doubt += pressure_is_signal(pressure_op(poster, done));
     }
     if (status == GDA_FT_DEV_OK) {
         status = gda_ft_dev_quiet(c->ep, channel, 0);
