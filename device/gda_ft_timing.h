@@ -26,8 +26,9 @@
  *   peer heard on a path      2 D                    host
  *   heard peer's extra        2 D                    host and channel
  *   control QP dead           8 D                    host
- *   probe of a re-armed path  max(D, resolve)        host
- *   peer's re-arm answer      2 x resolve            host
+ *   probe of a re-armed path  max(D, resolve, quiet) host
+ *   peer's re-arm answer      max(2 x resolve,       host
+ *                             quiet)
  *   peer quiet: heard on no   2 D (250 ms at least   host
  *   path for                  with a CPU-played HCA)
  *   silence sat out on        64 D                   host and channel
@@ -163,19 +164,27 @@ GDA_FT_HOST_DEV_FUNC uint64_t gda_ft_timing_resolve_ns(uint64_t deadline,
     return deadline + gda_ft_timing_grace_ns(deadline) + 4 * chan_guard_ns;
 }
 
-/* How long the host waits for the probe of a re-armed path to complete */
+/* How long the host waits for the probe of a re-armed path to complete:
+ * no less than the peer may go unheard (quiet_ns). A re-arm is no race
+ * against a deadline, and a try given up doubles the wait for the next
+ * one: over software HCAs whose passes outlast a 1 ms deadline, probe
+ * after probe failed while the posters waited for the path */
 GDA_FT_HOST_DEV_FUNC uint64_t gda_ft_timing_probe_wait_ns(uint64_t deadline,
-                                                          uint64_t resolve_ns)
+                                                          uint64_t resolve_ns,
+                                                          uint64_t quiet_ns)
 {
-    return (deadline > resolve_ns) ? deadline : resolve_ns;
+    uint64_t wait = (deadline > resolve_ns) ? deadline : resolve_ns;
+
+    return (wait > quiet_ns) ? wait : quiet_ns;
 }
 
 /* How long the host waits for the peer to answer a re-arm (of a channel
- * path or a control QP) before the try fails and is made again later */
+ * path or a control QP) before the try fails and is made again later: no
+ * less than the peer may go unheard, as a probe */
 GDA_FT_HOST_DEV_FUNC uint64_t gda_ft_timing_rearm_answer_ns(
-        uint64_t resolve_ns)
+        uint64_t resolve_ns, uint64_t quiet_ns)
 {
-    return 2 * resolve_ns;
+    return (2 * resolve_ns > quiet_ns) ? 2 * resolve_ns : quiet_ns;
 }
 
 GDA_FT_HOST_DEV_FUNC uint64_t gda_ft_timing_quiet_ns(uint64_t deadline,

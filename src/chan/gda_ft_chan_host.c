@@ -525,7 +525,8 @@ static ucs_status_t gda_ft_chan_host_probe_done(gda_ft_chan_host_t *ch,
 {
     gda_ft_chan_host_path_t *p = &ch->path[path];
     uint64_t timeout = gda_ft_timing_probe_wait_ns(ch->params.deadline_ns,
-                                                   ch->params.resolve_ns);
+                                                   ch->params.resolve_ns,
+                                                   ch->params.quiet_ns);
     gda_ft_dev_cqe_info_t info;
     gda_ft_dev_status_t done;
     gda_ft_dev_cq_t cq;
@@ -593,7 +594,8 @@ static ucs_status_t gda_ft_chan_host_rearm(gda_ft_chan_host_t *ch,
     status = peer->rearm(arg, ch, path, &p->conn);
     if (status == UCS_INPROGRESS) {
         if ((now_ns - p->rearm_ask_ns) <
-            gda_ft_timing_rearm_answer_ns(ch->params.resolve_ns)) {
+            gda_ft_timing_rearm_answer_ns(ch->params.resolve_ns,
+                                          ch->params.quiet_ns)) {
             return status;
         }
         status = UCS_ERR_TIMED_OUT;   /* the peer did not answer */

@@ -677,7 +677,8 @@ void uct_gda_ft_ctl_rearm(uct_gda_ft_ep_t *ep, unsigned path, uint64_t now)
                                  p->conn.sq_psn, p->conn.rq_psn, &unused);
     if (status == UCS_INPROGRESS) {
         if ((now - ctl->failed_ns) <
-            gda_ft_timing_rearm_answer_ns(ch->params.resolve_ns)) {
+            gda_ft_timing_rearm_answer_ns(ch->params.resolve_ns,
+                                          ch->params.quiet_ns)) {
             return;
         }
         status = UCS_ERR_TIMED_OUT;
