@@ -54,11 +54,11 @@ GDA_FT_DEV_FUNC uint8_t gda_ft_chan_read_cqe_tail(const gda_ft_chan_path_t *p,
 /*
  * The turn to read a channel's host words in a progress pass: the active
  * path's CQE, the mailbox's peer state, re-arm notices and the words a
- * parked switch or a regain waits for.
- * One reader at a time: on a GPU those words are in host memory, and a
- * GPU's reads across PCIe queue with each other and with the copy
- * engines' transfers. With 512 warps each reading one host word per pass
- * (H200), a 4 KiB copy into GPU memory took 1 ms instead of 8 us, and the
+ * parked switch or a regain waits for. One reader at a time: on a GPU
+ * those words are in host memory, and a GPU's reads across PCIe queue
+ * with each other and with the copy engines' transfers. With 512 warps
+ * each reading one host word per pass (H200), a 4 KiB copy into GPU
+ * memory took 1 ms instead of 8 us (test/perf/gda_ft_gpu_pcie), and the
  * software HCA's engine, which moves GPU-resident data with such copies,
  * made passes of 200 ms. Waiters without the turn read only what the
  * channel keeps in its own memory. A turn held longer than
