@@ -389,6 +389,9 @@ static ucs_status_t gda_ft_soft_mr_reg(gda_ft_hca_pd_t *pd,
     if (gda_ft_soft_mem_prepare(attr->mem_type) != UCS_OK) {
         return UCS_ERR_UNSUPPORTED;   /* logged by the loader */
     }
+    if (attr->mem_type == GDA_FT_HCA_MEM_CUDA) {
+        gda_ft_soft_engine_prepare_cuda();
+    }
 
     mr = calloc(1, sizeof(*mr));
     if (mr == NULL) {

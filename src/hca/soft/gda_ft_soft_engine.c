@@ -320,14 +320,16 @@ static void gda_ft_soft_worker_count_pass(gda_ft_soft_worker_t *worker,
     __atomic_store_n(&worker->last_pass_ns, now, __ATOMIC_RELAXED);
 }
 
-/* Ends part `part` of the pass, which began at *start */
-static void gda_ft_soft_worker_count_part(gda_ft_soft_worker_t *worker,
-                                          unsigned part, uint64_t *start)
+/* Ends part `part` of the pass, which began at *start; returns its time */
+static uint64_t gda_ft_soft_worker_count_part(gda_ft_soft_worker_t *worker,
+                                              unsigned part, uint64_t *start)
 {
-    uint64_t now = gda_ft_soft_now_ns();
+    uint64_t now  = gda_ft_soft_now_ns();
+    uint64_t took = now - *start;
 
-    gda_ft_soft_engine_max(&worker->stats.max_part_ns[part], now - *start);
+    gda_ft_soft_engine_max(&worker->stats.max_part_ns[part], took);
     *start = now;
+    return took;
 }
 
 /* A pass this long is reported (diag), with what its GPU copies took */
@@ -380,8 +382,8 @@ static int gda_ft_soft_worker_progress(gda_ft_soft_worker_t *worker,
     }
 
     worker->pass_rx    = work;
-    worker->pass_rx_ns = gda_ft_soft_now_ns() - part_start;
-    gda_ft_soft_worker_count_part(worker, 0, &part_start);
+    worker->pass_rx_ns = gda_ft_soft_worker_count_part(worker, 0,
+                                                       &part_start);
 
     /* The pass's datagrams are shared by the QPs that sent in the last
      * one: a pass stays about TX_BUDGET datagrams long however many QPs

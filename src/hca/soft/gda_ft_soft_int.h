@@ -416,7 +416,6 @@ uint64_t gda_ft_soft_realtime_ns(void);
 double gda_ft_soft_random(gda_ft_soft_worker_t *worker);
 /* Wakes every worker (after a command or a port change) */
 void gda_ft_soft_engine_wake(void);
-
 /* The worker that serves the device at position index of the
  * configuration's device list */
 gda_ft_soft_worker_t *gda_ft_soft_worker_of(unsigned index);
@@ -457,9 +456,10 @@ ucs_status_t gda_ft_soft_parse_devices(const char *spec,
 
 /* Memory access with the type of the MR (gda_ft_soft_mem.c) */
 
-/* Readies the access to a type of memory (loads the CUDA runtime, creates
- * the engine's stream): at registration, not in the datapath, where it
- * would stall the engine for the first packet */
+/* Readies the access to a type of memory (loads the CUDA runtime): at
+ * registration, not in the datapath, where it would stall the engine for
+ * the first packet; the engine threads' streams follow
+ * (gda_ft_soft_engine_prepare_cuda) */
 ucs_status_t gda_ft_soft_mem_prepare(gda_ft_hca_mem_type_t type);
 
 /* A copy between any two kinds of memory. A write into device memory may
@@ -474,8 +474,9 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
  * makes them visible (a packet sent, a CQE written, an atomic's end) */
 void gda_ft_soft_mem_flush(void);
 
-/* The engine threads' waits for copies of device memory so far: how
- * many, their time in all and the longest */
+/* The engine threads' waits for copies of device memory so far, and
+ * their calls that queued copies: how many, their time in all and the
+ * longest (the stats' cuda_* fields) */
 void gda_ft_soft_mem_cuda_stats(gda_ft_soft_engine_stats_t *stats);
 
 /* Sets up the calling engine thread's access to device memory */

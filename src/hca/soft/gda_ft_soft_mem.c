@@ -609,13 +609,9 @@ static int gda_ft_soft_cuda_load_once(void)
 
 ucs_status_t gda_ft_soft_mem_prepare(gda_ft_hca_mem_type_t type)
 {
-    if (type != GDA_FT_HCA_MEM_CUDA) {
-        return UCS_OK;
-    }
-    if (!gda_ft_soft_cuda_load_once()) {
+    if ((type == GDA_FT_HCA_MEM_CUDA) && !gda_ft_soft_cuda_load_once()) {
         return UCS_ERR_UNSUPPORTED;
     }
-    gda_ft_soft_engine_prepare_cuda();
     return UCS_OK;
 }
 
