@@ -358,7 +358,10 @@ static int uct_gda_ft_ctl_rearms(uct_gda_ft_ep_t *ep, unsigned path)
  * Asks the peer to do `op` to its end of channel ch's `path`, or collects
  * the answer: UCS_OK (with *psn_p), UCS_ERR_REJECTED, or UCS_INPROGRESS
  * while it is on its way. Each channel has its own question slot in the
- * peer's mailbox, and one question in flight.
+ * peer's mailbox, and one question in flight. A question is its kind, path
+ * and arguments: the answer to one asked before with other arguments (a
+ * re-arm try given up, whose PSNs the next try replaced) does not answer
+ * it, however late it comes.
  */
 static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
                                         gda_ft_chan_host_t *ch, unsigned path,
@@ -386,7 +389,8 @@ static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
         return UCS_ERR_UNREACHABLE;
     }
 
-    if (c->q[id].ask == key) {
+    if ((c->q[id].ask == key) && (c->q[id].ask_psn[0] == psn0) &&
+        (c->q[id].ask_psn[1] == psn1)) {
         if (uct_gda_ft_mbox_read_answer(&mbox->chan[id], c->q[id].ask_epoch,
                                         &refused, psn_p)) {
             c->q[id].ask   = 0;
@@ -415,8 +419,10 @@ static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
                              &epoch, &carrier) != UCS_OK) {
         return UCS_INPROGRESS;        /* no room now: the next pass asks */
     }
-    c->q[id].ask       = key;
-    c->q[id].ask_epoch = epoch;
+    c->q[id].ask        = key;
+    c->q[id].ask_epoch  = epoch;
+    c->q[id].ask_psn[0] = psn0;
+    c->q[id].ask_psn[1] = psn1;
     c->q[id].ask_ns    = now;
     c->q[id].carrier   = (uint8_t)carrier;
     return UCS_INPROGRESS;
@@ -585,6 +591,21 @@ void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id,
         return;
     }
 
+    if ((c->q[id].done_epoch == question->epoch) ||
+        ((op == UCT_GDA_FT_CHAN_ASK_REARM) &&
+         (c->q[id].done_req == ((op << 16) | path)) &&
+         (c->q[id].done_psn[0] == psn0) && (c->q[id].done_psn[1] == psn1))) {
+        /* done at an earlier pass, or the same re-arm asked again (its
+         * answer was late): only the answer is still to go. Re-armed
+         * again, the QP would lose what the peer sent since, the answer
+         * to the question before among it. */
+        answer = UCT_GDA_FT_MBOX_ANSWER(
+                question->epoch,
+                UCT_GDA_FT_MBOX_ANSWER_REFUSED(c->q[id].done_answer),
+                UCT_GDA_FT_MBOX_ANSWER_PSN(c->q[id].done_answer));
+        goto send;
+    }
+
     if ((op == UCT_GDA_FT_CHAN_ASK_FENCE) &&
         (id != UCT_GDA_FT_WIRE_CTL_SLOT)) {
         if (gda_ft_chan_host_fence_qp(target->path[path].qp, &psn) ==
@@ -621,7 +642,18 @@ void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id,
                  "about channel %u", ep, op, id);
     }
 
-    answer = UCT_GDA_FT_MBOX_ANSWER(question->epoch, refused, psn);
+    answer                = UCT_GDA_FT_MBOX_ANSWER(question->epoch, refused,
+                                                   psn);
+    c->q[id].done_epoch   = question->epoch;
+    c->q[id].done_req     = (op << 16) | path;
+    c->q[id].done_psn[0]  = psn0;
+    c->q[id].done_psn[1]  = psn1;
+    c->q[id].done_answer  = answer;
+    ucs_debug("ep %p: channel %u path %u: the peer's %s %s", ep, id,
+              path, (op == UCT_GDA_FT_CHAN_ASK_FENCE) ? "fence" : "re-arm",
+              refused ? "refused" : "done");
+
+send:
     if (uct_gda_ft_ctl_write(ep, path,
                              ucs_offsetof(uct_gda_ft_mbox_t,
                                           chan[id].answer),
@@ -630,9 +662,6 @@ void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id,
         return;    /* no room now: answered again at the next pass */
     }
     c->q[id].seen_epoch = question->epoch;
-    ucs_debug("ep %p: channel %u path %u: the peer's %s %s", ep, id,
-              path, (op == UCT_GDA_FT_CHAN_ASK_FENCE) ? "fence" : "re-arm",
-              refused ? "refused" : "done");
 }
 
 

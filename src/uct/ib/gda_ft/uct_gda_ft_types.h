@@ -233,9 +233,21 @@ typedef struct uct_gda_ft_ep_chans {
     struct {
         uint32_t          ask;       /* our question in flight, 0: none */
         uint32_t          ask_epoch;
+        uint32_t          ask_psn[2]; /* its arguments: a question with
+                                        others is a new one */
         uint64_t          ask_ns;
         uint8_t           carrier;   /* the control path it went on */
-        uint32_t          seen_epoch; /* the peer's last question */
+        uint32_t          seen_epoch; /* the peer's last question
+                                         answered */
+        uint32_t          done_epoch; /* the peer's last question done:
+                                         its kind and path, arguments and
+                                         answer (that question, or one
+                                         asked again with the same
+                                         re-arm's PSNs, is answered
+                                         again, never done again) */
+        uint32_t          done_req;
+        uint32_t          done_psn[2];
+        uint64_t          done_answer;
     } q[UCT_GDA_FT_WIRE_CHAN_MAX + 1]; /* per channel, then the control
                                           QPs (UCT_GDA_FT_WIRE_CTL_SLOT) */
     uint64_t              guardian_ns; /* when the peer's guardian last
