@@ -1052,3 +1052,85 @@ GDA_FT_TEST_TIMEOUT(uct_chan, own_pause_is_not_the_peers_silence, 60)
     GDA_FT_ASSERT_EQ(__atomic_load_n(&m->peer_quiet, __ATOMIC_ACQUIRE), 0);
     test_chan_cleanup(&c);
 }
+
+/* One endpoint's channel `k` query */
+static void test_chan_query(test_chan_t *c, unsigned node, unsigned k,
+                            gda_ft_chan_query_t *q)
+{
+    GDA_FT_ASSERT_OK(c->query_channel(c->t.node[node].ep, k, NULL, q));
+}
+
+/* Progresses one node alone for ms milliseconds */
+static void test_chan_progress_one(test_chan_t *c, unsigned node,
+                                   unsigned ms)
+{
+    double until = soft_now_sec() + ms * 1e-3;
+
+    while (soft_now_sec() < until) {
+        uct_worker_progress(c->t.node[node].worker);
+        usleep(20);
+    }
+}
+
+/*
+ * A re-arm try that the peer answers only after it was given up: its
+ * answer, which names the PSNs of that try, must not answer the next try,
+ * which reset the QP with fresh ones. Taken for it, every next try probed
+ * a path whose far end expected other PSNs, and the channel's path never
+ * came back (a 1 ms deadline under load: probe after probe failed with
+ * both links up).
+ */
+GDA_FT_TEST_TIMEOUT(uct_chan, late_answer_to_a_given_up_rearm_answers_nothing,
+                    60)
+{
+    gda_ft_dev_request_t req;
+    gda_ft_chan_query_t q;
+    test_chan_t c;
+    double until;
+
+    test_chan_env(&c, "1");
+    setenv("UCX_GDA_FT_DEADLINE", "1ms", 1);
+    setenv("UCX_GDA_FT_REARM_BACKOFF", "1s", 1);   /* tries well apart */
+    test_chan_setup(&c);
+
+    /* A's channel leaves its primary for the port's failure */
+    test_port_set(&c.t, "tsoft0", 0);
+    GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&c.view[NODE_A].ep,
+                                           &c.view[NODE_A].ml,
+                                           CHAN_ELEM_DATA, 0, 0, 64, 0,
+                                           &req), GDA_FT_DEV_OK);
+    until = soft_now_sec() + 10;
+    while (gda_ft_dev_progress(&req) == GDA_FT_DEV_INPROGRESS) {
+        GDA_FT_ASSERT(soft_now_sec() < until);
+        test_progress(&c.t);
+    }
+    GDA_FT_ASSERT_EQ(gda_ft_dev_request_outcome(&req), GDA_FT_DEV_OK);
+    test_chan_progress_for(&c, 20);   /* the peer's word, the fence */
+    test_port_set(&c.t, "tsoft0", 1);
+
+    /* the first try, unanswered until A gives it up (250 ms over a
+     * software HCA) */
+    until = soft_now_sec() + 10;
+    do {
+        GDA_FT_ASSERT(soft_now_sec() < until);
+        test_chan_progress_one(&c, NODE_A, 5);
+        test_chan_query(&c, NODE_A, 0, &q);
+    } while (q.host.rearm_tries == 0);
+    test_chan_progress_one(&c, NODE_A, 300);
+    test_chan_query(&c, NODE_A, 0, &q);
+    GDA_FT_ASSERT_EQ(q.host.rearm_tries, 1);
+    GDA_FT_ASSERT_EQ(q.host.rearms, 0);
+
+    /* B answers it now, with A's next try to come */
+    test_chan_progress_one(&c, NODE_B, 50);
+
+    until = soft_now_sec() + 5;
+    do {
+        GDA_FT_ASSERT(soft_now_sec() < until);
+        test_chan_progress_for(&c, 5);
+        test_chan_query(&c, NODE_A, 0, &q);
+    } while (q.host.rearms == 0);
+    printf("re-armed after %u tries\n", q.host.rearm_tries);
+    GDA_FT_ASSERT_EQ(q.host.rearm_tries, 2);
+    test_chan_cleanup(&c);
+}

@@ -84,9 +84,11 @@ static pid_t moe_spawn(unsigned rank, int fd, int failover, unsigned port,
     /* a dead rank masked within two deadlines (auto waits 1 s on a soft
      * HCA: a loaded machine may hold its engine threads that long) */
     setenv("UCX_GDA_FT_PEER_TIMEOUT", "150ms", 0);
-    /* the port is back for 20 iterations of 1-3 ms: a 50 ms window left
-     * the failback to the job's last iteration, or after it */
+    /* the port is back for 20 iterations of 1-3 ms: a 50 ms window, or
+     * the 100 ms wait before a path's first re-arm, left the failback to
+     * the job's last iteration, or after it */
     setenv("UCX_GDA_FT_RECOVERY_WINDOW", "10ms", 0);
+    setenv("UCX_GDA_FT_REARM_BACKOFF", "10ms", 0);
     snprintf(val, sizeof(val), "%u", opt.nchan);
     setenv("UCX_GDA_FT_DEVICE_CHANNELS", val, 1);
     if (!failover) {

@@ -88,6 +88,8 @@ static void uct_gda_ft_chan_params(uct_gda_ft_iface_t *iface,
                                                  iface->config.cpu_engine);
     params->max_chunk   = UCT_GDA_FT_CHAN_MAX_CHUNK;
     params->recovery_ns = iface->config.recovery_ns;
+    params->rearm_backoff_ns     = iface->config.rearm_backoff_ns;
+    params->rearm_backoff_max_ns = iface->config.rearm_backoff_max_ns;
     params->mem.alloc   = uct_gda_ft_chan_alloc;
     params->mem.free    = uct_gda_ft_chan_free;
     params->mem.type    = iface->config.dev_channel_mapped ?
@@ -314,8 +316,6 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
     /* an active message is one SEND of up to SEG_SIZE bytes */
     host_params.max_chunk = ucs_max(host_params.max_chunk,
                                     iface->config.seg_size);
-    host_params.rearm_backoff_ns     = iface->config.rearm_backoff_ns;
-    host_params.rearm_backoff_max_ns = iface->config.rearm_backoff_max_ns;
     /* its operations' failure is the endpoint's: UCP fails it */
     host_params.no_path_final        = 1;
     /* Our ends of the peer's channels only respond: host memory
