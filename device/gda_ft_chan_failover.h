@@ -218,36 +218,47 @@ GDA_FT_DEV_FUNC void gda_ft_chan_unfreeze(gda_ft_chan_t *chan)
     gda_ft_atomic_store_rel32(&chan->state, GDA_FT_CHAN_ACTIVE);
 }
 
+/* Whether the host hears the peer (mailbox peer_quiet): then a silence on
+ * links that are up is a slow path or a starved peer, never a dead one.
+ * Without a deadline nothing is sat out: the HCA's retries decide. */
+GDA_FT_DEV_FUNC int gda_ft_chan_peer_heard(const gda_ft_chan_t *chan)
+{
+    return (chan->deadline_ns != 0) &&
+           !gda_ft_atomic_load_acq32_sys(&chan->mbox->peer_quiet);
+}
+
 /*
  * Whether a move that found the other path failed too may be called off:
- * the path was left for its silence alone, and it has been silent for
- * less than GDA_FT_TIMING_SIT_OUT_DEADLINES deadlines. Left for its own
- * deadline, the host must know both of its ends up; left to follow the
- * peer's channels, whose traffic then no longer shows the peer's port, the
- * host's own port up is enough: this channel saw nothing wrong there, and
- * a path that is dead fails its own deadline next. A path left for an
- * error completion has its QP in ERR: never.
+ * the path was left for its silence alone, the host reports our port of
+ * it up, and the peer is heard, or the path has been silent for less than
+ * GDA_FT_TIMING_SIT_OUT_DEADLINES deadlines. Left for its own deadline
+ * while the peer is not heard, the host must know both of its ends up;
+ * left to follow the peer's channels, whose traffic then no longer shows
+ * the peer's port, the host's own port up is enough: this channel saw
+ * nothing wrong there, and a path that is dead fails its own deadline
+ * next. A path left for an error completion has its QP in ERR: never.
  */
 GDA_FT_DEV_FUNC int gda_ft_chan_may_stay(gda_ft_chan_t *chan)
 {
     uint8_t from = (uint8_t)chan->sw.from;
     uint64_t now = gda_ft_dev_now_ns(), since;
 
-    if ((chan->mbox == NULL) ||
-        !(((chan->sw.why == GDA_FT_CHAN_WHY_DEADLINE) &&
-           gda_ft_chan_link_known_up(chan, from)) ||
-          ((chan->sw.why == GDA_FT_CHAN_WHY_PEER) &&
-           gda_ft_chan_link_up(chan, from)))) {
+    if ((chan->mbox == NULL) || !gda_ft_chan_link_up(chan, from) ||
+        ((chan->sw.why != GDA_FT_CHAN_WHY_DEADLINE) &&
+         (chan->sw.why != GDA_FT_CHAN_WHY_PEER))) {
         return 0;
     }
-    /* a replay's grace may put the last progress ahead of the clock; a
-     * peer heard lately is slow, not gone, however long the path's own
-     * silence: its end answers (a busy HCA, an engine that waits) */
+    if (gda_ft_chan_peer_heard(chan)) {
+        return 1;
+    }
+    if ((chan->sw.why == GDA_FT_CHAN_WHY_DEADLINE) &&
+        !gda_ft_chan_link_known_up(chan, from)) {
+        return 0;
+    }
+    /* a replay's grace may put the last progress ahead of the clock */
     since = gda_ft_atomic_load_rlx64(&chan->silent_since_ns);
     return (since >= now) ||
-           ((now - since) <=
-            gda_ft_timing_sit_out_ns(chan->deadline_ns)) ||
-           !gda_ft_atomic_load_acq32_sys(&chan->mbox->peer_quiet);
+           ((now - since) <= gda_ft_timing_sit_out_ns(chan->deadline_ns));
 }
 
 /*
@@ -269,10 +280,11 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_stay(gda_ft_chan_t *chan)
  * for an error completion, which the host re-arms at once, or for a
  * deadline that a stall, not a dead link, caused), the re-arm comes soon:
  * wait for it, within resolve_ns, or GDA_FT_TIMING_HEARD_EXTRA_DEADLINES
- * deadlines more where the peer is heard on that path. Otherwise the move is called off if the
- * path left may still work (gda_ft_chan_may_stay): a channel does not give
- * up a path whose ends are up for one that cannot take its traffic. Else
- * both paths are gone.
+ * deadlines more where the peer is heard on that path. Then the move is
+ * called off if the path left may still work (gda_ft_chan_may_stay): a
+ * channel does not give up a path whose ends are up for one that cannot
+ * take its traffic. Where it may not (our port of it is down), the re-arm
+ * is waited for as long as the peer is heard. Else both paths are gone.
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_step_rearm(gda_ft_chan_t *chan)
 {
@@ -300,11 +312,9 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_step_rearm(gda_ft_chan_t *chan)
                 gda_ft_atomic_store_rel32_sys(&chan->mbox->awaits_rearm, 0);
                 return gda_ft_chan_stay(chan);
             }
-            if (!gda_ft_atomic_load_acq32_sys(&chan->mbox->peer_quiet) &&
-                !gda_ft_chan_phase_expired(chan, gda_ft_timing_sit_out_ns(
-                                                         chan->deadline_ns))) {
-                /* a peer heard lately may be starved, not gone: the
-                 * re-arm it answers ends the wait */
+            if (gda_ft_chan_peer_heard(chan)) {
+                /* our port of the path left is down: a heard peer answers
+                 * the re-arm, however slowly */
                 return GDA_FT_DEV_INPROGRESS;
             }
         }
@@ -633,27 +643,33 @@ GDA_FT_DEV_FUNC int gda_ft_chan_path_moving(gda_ft_chan_t *chan,
 /*
  * Whether the silence of `path` since `since` is a stall to sit out: the
  * host reports its link up, and the other path's down, or not re-armed
- * since it was left while both ends of this one are known up, so leaving
- * it could only end in NO_PATH or in a wait for that re-arm. A soft HCA
- * whose engine paused for a few deadlines made channels on the backup,
- * the primary's port down, lose both paths that way (200 us and 1 ms
- * deadlines on an H200). The wait ends after
- * GDA_FT_TIMING_SIT_OUT_DEADLINES deadlines of silence, at an error
- * completion, or when either link changes.
+ * since it was left while the peer is heard or both ends of this one are
+ * known up, so leaving it could only end in NO_PATH or in a wait for that
+ * re-arm. A soft HCA whose engine paused for a few deadlines made channels
+ * on the backup, the primary's port down, lose both paths that way (200
+ * us and 1 ms deadlines on an H200). While the peer is heard the wait
+ * lasts; once it is not, it ends after GDA_FT_TIMING_SIT_OUT_DEADLINES
+ * deadlines of silence. An error completion, or either link changing,
+ * ends it at once.
  */
 GDA_FT_DEV_FUNC int gda_ft_chan_last_path_stalls(gda_ft_chan_t *chan,
                                                  uint8_t path, uint64_t now,
                                                  uint64_t since)
 {
-    if ((chan->mbox == NULL) ||
-        ((now - since) >
-         gda_ft_timing_sit_out_ns(chan->deadline_ns))) {
+    int heard;
+
+    if (chan->mbox == NULL) {
+        return 0;
+    }
+    heard = gda_ft_chan_peer_heard(chan);
+    if (!heard &&
+        ((now - since) > gda_ft_timing_sit_out_ns(chan->deadline_ns))) {
         return 0;
     }
     return gda_ft_chan_link_up(chan, path) &&
            (!gda_ft_chan_link_up(chan, (uint8_t)(1 - path)) ||
             (gda_ft_atomic_load_acq32(&chan->path[1 - path].failed) &&
-             gda_ft_chan_link_known_up(chan, path)));
+             (heard || gda_ft_chan_link_known_up(chan, path))));
 }
 
 /*

@@ -5,10 +5,12 @@
  *
  * D is the one promise: a path that completes nothing for D while work is
  * outstanding on it is left for the other one. It judges paths, not the
- * peer: only a peer that stays silent on links that are up for
- * GDA_FT_TIMING_SIT_OUT_DEADLINES deadlines makes operations fail (NO_PATH,
- * IN_DOUBT) while its links are up, since a silent peer may be starved (an
- * engine thread, a process descheduled) as well as gone.
+ * peer: while the links are up and the peer is heard (not quiet, below), a
+ * channel never gives up its last path, however long it is silent; only
+ * a peer that goes quiet, and stays silent on links that are up for
+ * GDA_FT_TIMING_SIT_OUT_DEADLINES deadlines, makes operations fail
+ * (NO_PATH, IN_DOUBT) while its links are up, since a silent peer may be
+ * starved (an engine thread, a process descheduled) as well as gone.
  *
  *   interval                  value                  decided by
  *   ------------------------  ---------------------  -------------------
@@ -31,9 +33,14 @@
  *                             quiet)
  *   peer quiet: heard on no   2 D (250 ms at least   host
  *   path for                  with a CPU-played HCA)
- *   silence sat out on        64 D                   host and channel
- *   links that are up
- *   a post's longest wait     2 x 64 D + 4 D + 2 R   channel (posters)
+ *   peer quiet: its guardian  max(64 D, the above)   host
+ *   silent for
+ *   silence sat out on        while the peer is      host and channel
+ *   links that are up         heard, then 64 D
+ *   a post's longest wait     while the peer is      channel (posters)
+ *                             heard: the HCA's
+ *                             retries; then
+ *                             2 x 64 D + 4 D + 2 R
  *
  * With D = 0 (no failover) nothing is derived: a channel waits for its
  * path as long as the HCA retries, like any RC QP.
@@ -200,6 +207,18 @@ GDA_FT_HOST_DEV_FUNC uint64_t gda_ft_timing_quiet_ns(uint64_t deadline,
 GDA_FT_HOST_DEV_FUNC uint64_t gda_ft_timing_sit_out_ns(uint64_t deadline)
 {
     return GDA_FT_TIMING_SIT_OUT_DEADLINES * deadline;
+}
+
+/* A peer's guardian that takes part in no question for this long counts
+ * as quiet: the silence sat out, and no less than the peer may go
+ * unheard (a starved guardian on a host whose HCA is played by CPU
+ * threads) */
+GDA_FT_HOST_DEV_FUNC uint64_t gda_ft_timing_guardian_quiet_ns(
+        uint64_t deadline, uint64_t quiet_ns)
+{
+    uint64_t sit_out = gda_ft_timing_sit_out_ns(deadline);
+
+    return (sit_out > quiet_ns) ? sit_out : quiet_ns;
 }
 
 /* How long the host waits for the peer's word about a path left, from the

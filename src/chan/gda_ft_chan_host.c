@@ -324,9 +324,9 @@ static void gda_ft_chan_host_left(gda_ft_chan_host_t *ch, unsigned path,
 
 /*
  * Whether waits on the peer stop sitting out its silence
- * (gda_ft_timing.h): it has been heard on no path for
- * params.quiet_ns, or its guardian took part in
- * no question for the silence sat out. Without a deadline, never.
+ * (gda_ft_timing.h): it has been heard on no path for params.quiet_ns, or
+ * its guardian took part in no question for the silence sat out, and no
+ * shorter than params.quiet_ns. Without a deadline, never.
  */
 static int gda_ft_chan_host_peer_quiet(const gda_ft_chan_host_t *ch,
                                        const gda_ft_chan_peer_ops_t *peer,
@@ -337,7 +337,8 @@ static int gda_ft_chan_host_peer_quiet(const gda_ft_chan_host_t *ch,
     return (deadline != 0) &&
            (((now_ns - ch->heard_ns) > ch->params.quiet_ns) ||
             !peer->guardian_active(arg, (gda_ft_chan_host_t*)ch,
-                                   gda_ft_timing_sit_out_ns(deadline)));
+                                   gda_ft_timing_guardian_quiet_ns(
+                                           deadline, ch->params.quiet_ns)));
 }
 
 /* How long after first seeing a switch record the host waits for the

@@ -190,6 +190,76 @@ GDA_FT_TEST_TIMEOUT(dev_chan, slow_peer_heard_never_loses_its_path, 180)
     chan_world_fini(&w);
 }
 
+/* While set, the peer does not answer a re-arm: the path waits for it */
+static int stall_rearm_held;
+
+static ucs_status_t stall_rearm(void *arg, gda_ft_chan_host_t *ch,
+                                unsigned path,
+                                const gda_ft_hca_qp_attr_t *local)
+{
+    return __atomic_load_n(&stall_rearm_held, __ATOMIC_ACQUIRE) ?
+           UCS_INPROGRESS : chan_peer_ops.rearm(arg, ch, path, local);
+}
+
+/* The peer is heard on the primary only: the backup's far end is not
+ * known (its packets there are not seen), never down */
+static int stall_heard_on_primary(void *arg, gda_ft_chan_host_t *ch,
+                                  unsigned path)
+{
+    return (path == GDA_FT_CHAN_BACKUP) ? -1 :
+           chan_peer_ops.port_up(arg, ch, path);
+}
+
+/*
+ * Both links up, the primary awaiting a re-arm that the peer is slow to
+ * answer, and the backup, the channels' last path, stalling for longer
+ * than a silence is sat out while the peer is heard (on the primary): the
+ * channels stay on the backup, each put completes once the stall ends,
+ * and the primary is taken back once its re-arm comes. No NO_PATH: with
+ * links up and the peer heard, a slow path and a slow re-arm cost time.
+ * (Under 512 warps a rank over UCP at a 1 ms deadline, every channel gave
+ * both paths up that way.)
+ */
+GDA_FT_TEST_TIMEOUT(dev_chan, heard_peer_keeps_the_last_path_through_a_slow_rearm,
+                    180)
+{
+    static gda_ft_chan_peer_ops_t peer;
+    chan_world_params_t params;
+    gda_ft_dev_request_t req[2];
+    chan_worker_t wk[4];
+    pthread_t th[4];
+    chan_world_t w;
+    unsigned c;
+
+    peer         = chan_peer_ops;
+    peer.rearm   = stall_rearm;
+    peer.port_up = stall_heard_on_primary;
+    chan_world_default_params(&params);
+    params.deadline_ns /= 10;
+    params.timeout      = chan_world_scaled_timeout(16);
+    __atomic_store_n(&stall_rearm_held, 1, __ATOMIC_RELEASE);
+    stall_world_on_backup(&w, &params, &peer);
+    chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 1);
+    usleep(params.deadline_ns * 4 / 1000);   /* the host sees it up */
+
+    stall_the_backup(&w, 100, req, GDA_FT_DEV_OK);   /* > the sit-out */
+    for (c = 0; c < params.nchan; ++c) {
+        GDA_FT_ASSERT_EQ(w.chans[c].active, GDA_FT_CHAN_BACKUP);
+    }
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, no_path), 0);
+
+    __atomic_store_n(&stall_rearm_held, 0, __ATOMIC_RELEASE);
+    chans_wait_active_on(&w, GDA_FT_CHAN_PRIMARY, 0);
+    for (c = 0; c < params.nchan; ++c) {
+        w.resv_base[c] = GDA_FT_CHAN_WORD_INDEX(w.chans[c].word);
+    }
+    workers_start_under_way(&w, wk, th, 4, 400, 0);
+    workers_join(th, 4);
+    workers_verify(&w, wk, 4);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, no_path), 0);
+    chan_world_fini(&w);
+}
+
 /* One thread's burst: single-packet signalled puts into its own region,
  * then a quiet */
 typedef struct burst {

@@ -1053,6 +1053,43 @@ GDA_FT_TEST_TIMEOUT(uct_chan, own_pause_is_not_the_peers_silence, 60)
     test_chan_cleanup(&c);
 }
 
+/* The peer's guardian stops (its process computes) for longer than a
+ * silence is sat out, while its HCA still answers: it is not quiet until
+ * it has been silent for as long as a peer over a software HCA may go
+ * unheard (250 ms), and is quiet after that. Under 512 warps a rank at a
+ * 1 ms deadline, a guardian starved for 64 ms had the peer's channels take
+ * it for gone, with both links up and its HCA answering. */
+GDA_FT_TEST_TIMEOUT(uct_chan, peer_guardian_quiet_after_the_unheard_bound, 60)
+{
+    const gda_ft_chan_mbox_t *m;
+    test_chan_t c;
+    double until;
+    int quiet_at_150;
+
+    test_chan_env(&c, "1");
+    setenv("UCX_GDA_FT_DEADLINE", "1ms", 1);   /* a sit-out of 64 ms */
+    test_chan_setup(&c);
+    m = c.view[NODE_A].chans[0].mbox;
+    test_chan_progress_for(&c, 200);
+    GDA_FT_ASSERT_EQ(__atomic_load_n(&m->peer_quiet, __ATOMIC_ACQUIRE), 0);
+
+    /* only A progresses */
+    until = soft_now_sec() + 0.15;
+    while (soft_now_sec() < until) {
+        uct_worker_progress(c.t.node[NODE_A].worker);
+        usleep(20);
+    }
+    quiet_at_150 = __atomic_load_n(&m->peer_quiet, __ATOMIC_ACQUIRE);
+    until = soft_now_sec() + 0.25;
+    while (soft_now_sec() < until) {
+        uct_worker_progress(c.t.node[NODE_A].worker);
+        usleep(20);
+    }
+    GDA_FT_ASSERT_EQ(quiet_at_150, 0);
+    GDA_FT_ASSERT_EQ(__atomic_load_n(&m->peer_quiet, __ATOMIC_ACQUIRE), 1);
+    test_chan_cleanup(&c);
+}
+
 /* One endpoint's channel `k` query */
 static void test_chan_query(test_chan_t *c, unsigned node, unsigned k,
                             gda_ft_chan_query_t *q)
