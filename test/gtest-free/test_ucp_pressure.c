@@ -73,3 +73,26 @@ GDA_FT_TEST_TIMEOUT(ucp_pressure, full_rings_through_port_failures_of_both,
                       "--deadline 20ms --seconds 8 --flaps 8 --down-ms 300 "
                       "--up-ms 700 --max-len 16384", 1, 2);
 }
+
+/* A deadline shorter than the software HCA's passes on a loaded machine:
+ * paths switch all along with every link up, both paths of a channel fail
+ * at once, and the peer answers late. With the peer heard, no operation
+ * may end in NO_PATH, and every re-arm must come back (probes once failed
+ * on the answer to a try given up, and channels gave both paths up). */
+GDA_FT_TEST_TIMEOUT(ucp_pressure, deadline_shorter_than_the_hcas_passes,
+                    120)
+{
+    pressure_test_run("", "--threads 16 --channels 3 --ring 64 "
+                      "--deadline 1ms --seconds 8 --max-len 16384", 1, 0);
+}
+
+/* The same at 3 ms with ports of both ranks failing in turn: control QPs
+ * fail and are re-armed while answers come late (the peer re-armed its
+ * end again at every question asked again, and its guardian went
+ * unheard) */
+GDA_FT_TEST_TIMEOUT(ucp_pressure, short_deadline_through_port_failures, 120)
+{
+    pressure_test_run("", "--threads 16 --channels 3 --ring 64 "
+                      "--deadline 3ms --seconds 8 --flaps 10 --down-ms 100 "
+                      "--up-ms 200 --max-len 16384", 1, 2);
+}
