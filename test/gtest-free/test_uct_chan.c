@@ -1171,3 +1171,51 @@ GDA_FT_TEST_TIMEOUT(uct_chan, late_answer_to_a_given_up_rearm_answers_nothing,
     GDA_FT_ASSERT_EQ(q.host.rearm_tries, 2);
     test_chan_cleanup(&c);
 }
+
+/* A guardian whose passes come further apart than it looks at the peer's
+ * traffic (every eighth of a deadline: 125 us at 1 ms; a host thread busy
+ * elsewhere, a loaded machine) still hears a peer that posts at it all
+ * along: its path counts as known up at both ends. A moved count of the
+ * peer's packets was once ignored after such a gap, and a peer whose
+ * channels posted thousands of operations a second went unheard for 300
+ * to 500 ms under 512 warps a rank at a 1 ms deadline. */
+GDA_FT_TEST_TIMEOUT(uct_chan, sparse_guardian_passes_hear_a_busy_peer, 60)
+{
+    const gda_ft_chan_mbox_t *m;
+    unsigned samples = 0, up = 0;
+    chan_worker_t wk[2];
+    pthread_t th[2];
+    test_chan_t c;
+    double until;
+
+    test_chan_env(&c, "1");
+    setenv("UCX_GDA_FT_DEADLINE", "1ms", 1);
+    /* no liveness probes: the peer's own traffic is the sign to read */
+    setenv("UCX_GDA_FT_PEER_TIMEOUT", "inf", 1);
+    test_chan_setup(&c);
+    m = c.view[NODE_A].chans[0].mbox;
+    workers_start(&c.view[NODE_B], wk, th, 2, WORKER_MAX_POSTS);
+    test_chan_progress_for(&c, 5);
+
+    /* A's guardian every 400 us, while B's posters run */
+    until = soft_now_sec() + 0.3;
+    while ((soft_now_sec() < until) && !test_chan_workers_done(wk, 2)) {
+        uct_worker_progress(c.t.node[NODE_A].worker);
+        uct_worker_progress(c.t.node[NODE_B].worker);
+        up += (__atomic_load_n(&m->link_up[GDA_FT_CHAN_PRIMARY],
+                               __ATOMIC_ACQUIRE) == GDA_FT_CHAN_LINK_UP) ||
+              (__atomic_load_n(&m->link_up[GDA_FT_CHAN_BACKUP],
+                               __ATOMIC_ACQUIRE) == GDA_FT_CHAN_LINK_UP);
+        ++samples;
+        usleep(400);
+    }
+    workers_stop(wk, 2);
+    while (!test_chan_workers_done(wk, 2)) {
+        test_chan_progress_for(&c, 5);
+    }
+    workers_join(th, 2);
+    printf("a path known up at %u of %u passes\n", up, samples);
+    GDA_FT_ASSERT(samples >= 20);
+    GDA_FT_ASSERT(up * 2 > samples);
+    test_chan_cleanup(&c);
+}

@@ -492,14 +492,16 @@ uint64_t uct_gda_ft_chan_heard_ns(uct_gda_ft_ep_t *ep, unsigned path,
                 rq_psns += attr.rq_psn;
             }
         }
-        /* a sum that moved since a read before a pause in the reads says
-         * when nothing: the peer's traffic of the pause, which fresher
-         * signs covered, would count as heard now (the peer taken for
-         * heard 1.5 deadlines after its last sign) */
+        /* a sum that moved says the peer's packets came after the read
+         * before: heard then, not now (after a pause in the reads, the
+         * peer's traffic of the pause would count as heard now, 1.5
+         * deadlines after its last sign); a guardian whose passes are
+         * further apart than a look still hears a busy peer */
         if ((rq_psns != c->heard[path].rq_psns) &&
-            ((now - c->heard[path].queried_ns) <=
-             2 * gda_ft_timing_peer_look_ns(deadline))) {
-            c->heard[path].moved_ns = now;
+            (c->heard[path].queried_ns != 0)) {
+            c->heard[path].moved_ns =
+                    gda_ft_timing_later(c->heard[path].moved_ns,
+                                        c->heard[path].queried_ns);
         }
         c->heard[path].rq_psns    = rq_psns;
         c->heard[path].queried_ns = now;
