@@ -309,7 +309,8 @@ void gda_ft_soft_qp_enter_error(gda_ft_soft_qp_t *qp)
         return;
     }
 
-    qp->super.state = GDA_FT_HCA_QP_ERR;
+    __atomic_store_n(&qp->super.state, GDA_FT_HCA_QP_ERR,
+                     __ATOMIC_RELAXED);   /* read by qp_query */
     gda_ft_soft_dev_post_event(dev, GDA_FT_HCA_EVENT_QP_FATAL,
                                qp->super.init.port_num, qp->super.qpn);
 }

@@ -240,7 +240,9 @@ unsigned gda_ft_soft_parse_wqe(gda_ft_soft_qp_t *qp,
             op->npkts = ucs_max(1, (op->length + mtu - 1) / mtu);
         }
         op->first_psn = qp->next_psn;
-        qp->next_psn  = gda_ft_psn_add(qp->next_psn, op->npkts);
+        __atomic_store_n(&qp->next_psn,
+                         gda_ft_psn_add(qp->next_psn, op->npkts),
+                         __ATOMIC_RELAXED);   /* read by qp_query */
     }
 
     return (ds * GDA_FT_MLX5_DS_SIZE + GDA_FT_MLX5_WQE_BB - 1) /

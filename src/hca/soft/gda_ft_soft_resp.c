@@ -823,5 +823,7 @@ void gda_ft_soft_resp_handle_request(gda_ft_soft_qp_t *qp,
         break;
     }
 
-    qp->epsn = gda_ft_psn_add(qp->epsn, consumed);
+    /* atomic: gda_ft_soft_qp_query() reads it without the engine lock */
+    __atomic_store_n(&qp->epsn, gda_ft_psn_add(qp->epsn, consumed),
+                     __ATOMIC_RELAXED);
 }

@@ -80,10 +80,11 @@ static void uct_gda_ft_ctl_restart(uct_gda_ft_ep_t *ep, unsigned path,
 {
     uct_gda_ft_ep_chans_t *c   = ep->chans;
     gda_ft_chan_host_path_t *p = &c->ctl->path[path];
-    gda_ft_hca_qp_query_attr_t attr;
+    uint32_t rq_psn;
 
-    if ((gda_ft_hca_qp_query(p->qp, &attr) != UCS_OK) ||
-        (gda_ft_chan_host_reconnect(c->ctl, path, attr.rq_psn,
+    /* stopped first: what it received is then final */
+    if ((gda_ft_chan_host_fence_qp(p->qp, &rq_psn) != UCS_OK) ||
+        (gda_ft_chan_host_reconnect(c->ctl, path, rq_psn,
                                     p->conn.sq_psn) != UCS_OK)) {
         return;    /* tried again at the next poll */
     }
