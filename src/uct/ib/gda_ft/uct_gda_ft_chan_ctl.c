@@ -372,7 +372,7 @@ static ucs_status_t uct_gda_ft_chan_ask(uct_gda_ft_ep_t *ep, unsigned op,
     unsigned id              = ch->chan.id;
     uct_gda_ft_ep_chans_t *c = ep->chans;
     uct_gda_ft_mbox_t *mbox  = ep->mbox;
-    uint32_t key             = (op << 16) | path;
+    uint32_t key             = UCT_GDA_FT_MBOX_REQ(op, path);
     uint64_t now             = gda_ft_dev_now_ns();
     uint32_t args[4];
     unsigned carrier, refused;
@@ -582,6 +582,7 @@ void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id,
     unsigned path              = question->path;
     uint32_t psn0              = question->psn[0];
     uint32_t psn1              = question->psn[1];
+    uint32_t req               = UCT_GDA_FT_MBOX_REQ(op, path);
     uint32_t refused           = 1;
     uint32_t psn               = 0;
     unsigned carrier;
@@ -595,17 +596,14 @@ void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id,
     }
 
     if ((c->q[id].done_epoch == question->epoch) ||
-        ((op == UCT_GDA_FT_CHAN_ASK_REARM) &&
-         (c->q[id].done_req == ((op << 16) | path)) &&
+        ((op == UCT_GDA_FT_CHAN_ASK_REARM) && (c->q[id].done_req == req) &&
          (c->q[id].done_psn[0] == psn0) && (c->q[id].done_psn[1] == psn1))) {
         /* done at an earlier pass, or the same re-arm asked again (its
          * answer was late): only the answer is still to go. Re-armed
          * again, the QP would lose what the peer sent since, the answer
          * to the question before among it. */
-        answer = UCT_GDA_FT_MBOX_ANSWER(
-                question->epoch,
-                UCT_GDA_FT_MBOX_ANSWER_REFUSED(c->q[id].done_answer),
-                UCT_GDA_FT_MBOX_ANSWER_PSN(c->q[id].done_answer));
+        refused = c->q[id].done_refused;
+        psn     = c->q[id].done_answer_psn;
         goto send;
     }
 
@@ -645,18 +643,18 @@ void uct_gda_ft_chan_answer_peer(uct_gda_ft_ep_t *ep, unsigned id,
                  "about channel %u", ep, op, id);
     }
 
-    answer                = UCT_GDA_FT_MBOX_ANSWER(question->epoch, refused,
-                                                   psn);
-    c->q[id].done_epoch   = question->epoch;
-    c->q[id].done_req     = (op << 16) | path;
-    c->q[id].done_psn[0]  = psn0;
-    c->q[id].done_psn[1]  = psn1;
-    c->q[id].done_answer  = answer;
+    c->q[id].done_epoch      = question->epoch;
+    c->q[id].done_req        = req;
+    c->q[id].done_psn[0]     = psn0;
+    c->q[id].done_psn[1]     = psn1;
+    c->q[id].done_refused    = refused;
+    c->q[id].done_answer_psn = psn;
     ucs_debug("ep %p: channel %u path %u: the peer's %s %s", ep, id,
               path, (op == UCT_GDA_FT_CHAN_ASK_FENCE) ? "fence" : "re-arm",
               refused ? "refused" : "done");
 
 send:
+    answer = UCT_GDA_FT_MBOX_ANSWER(question->epoch, refused, psn);
     if (uct_gda_ft_ctl_write(ep, path,
                              ucs_offsetof(uct_gda_ft_mbox_t,
                                           chan[id].answer),

@@ -247,7 +247,8 @@ typedef struct uct_gda_ft_ep_chans {
                                          again, never done again) */
         uint32_t          done_req;
         uint32_t          done_psn[2];
-        uint64_t          done_answer;
+        uint32_t          done_refused;
+        uint32_t          done_answer_psn;
     } q[UCT_GDA_FT_WIRE_CHAN_MAX + 1]; /* per channel, then the control
                                           QPs (UCT_GDA_FT_WIRE_CTL_SLOT) */
     uint64_t              guardian_ns; /* when the peer's guardian last

@@ -279,6 +279,9 @@ enum {
     UCT_GDA_FT_CHAN_ASK_REARM = 2    /* RESET -> RTS with req_psn[] */
 };
 
+/* A question's kind and path, as its `req` word carries them */
+#define UCT_GDA_FT_MBOX_REQ(_op, _path) (((uint32_t)(_op) << 16) | (_path))
+
 #define UCT_GDA_FT_MBOX_ANSWER(_epoch, _refused, _psn) \
     (((uint64_t)(_epoch) << 32) | ((uint64_t)((_refused) & 0xff) << 24) | \
      ((_psn) & 0xffffff))
