@@ -61,6 +61,24 @@ GDA_FT_DEV_FUNC unsigned gda_ft_chan_error_why(uint8_t syndrome)
     return GDA_FT_CHAN_WHY_ERR_CQE;
 }
 
+/* An error CQE that blames one WQE (why OP_ERROR): that WQE fails alone,
+ * its QP is in ERR, the rest moves. Returns 1 when it blamed one. */
+GDA_FT_DEV_FUNC int gda_ft_chan_blame(gda_ft_chan_t *chan, uint8_t from,
+                                      unsigned why, uint64_t err_seq,
+                                      uint8_t synd)
+{
+    gda_ft_chan_slot_t *slot;
+
+    if (why != GDA_FT_CHAN_WHY_OP_ERROR) {
+        return 0;
+    }
+    slot           = gda_ft_chan_slot(chan, &chan->path[from], err_seq);
+    slot->syndrome = synd;
+    gda_ft_chan_slot_fail(chan, slot, GDA_FT_DEV_ERROR);
+    gda_ft_atomic_fetch_add32(&chan->counters.op_errors, 1);
+    return 1;
+}
+
 /* Fails everything outstanding: both paths are gone */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_no_path(gda_ft_chan_t *chan,
                                                         uint8_t from,
@@ -385,6 +403,28 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_step_hear(gda_ft_chan_t *chan)
 }
 
 /*
+ * Whether path `from`'s HCA may have given up retrying the oldest WQE
+ * still to run. An error completion that names no culprit (the flush of a
+ * later WQE, which overwrote the first error in the collapsed CQE) is
+ * blamed on that WQE (gda_ft_chan_strike); one that came a retry window
+ * or more after it was posted may be the path's silence, the HCA giving
+ * up (TRANSPORT_RETRY_EXC), which is no fault of the WQE. Under load, a
+ * slow path struck a get twice that way, and it failed with both paths
+ * up. Sooner, the error is the peer's answer to that WQE.
+ */
+GDA_FT_DEV_FUNC int gda_ft_chan_hca_may_have_given_up(const gda_ft_chan_t *chan,
+                                                      uint8_t from)
+{
+    const gda_ft_chan_path_t *p = &chan->path[from];
+    uint64_t post_ns            = gda_ft_atomic_load_rlx64(
+            &gda_ft_chan_slot(chan, p, gda_ft_chan_completed(chan))->post_ns);
+
+    return (p->retry_us != 0) &&
+           ((int64_t)(gda_ft_dev_now_ns() - post_ns) >=
+            (int64_t)(p->retry_us * 1000ull));
+}
+
+/*
  * Starts moving the window [completed, sw.freeze) from path `from` to the
  * other path. A path left for a failure is marked failed; if the other
  * one is too, its re-arm is awaited first.
@@ -392,8 +432,10 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_step_hear(gda_ft_chan_t *chan)
 GDA_FT_DEV_FUNC void gda_ft_chan_move(gda_ft_chan_t *chan, uint8_t from,
                                       unsigned why)
 {
-    chan->sw.from = from;
-    chan->sw.why  = why;
+    chan->sw.from   = from;
+    chan->sw.why    = why;
+    chan->sw.strike = (why == GDA_FT_CHAN_WHY_ERR_CQE) &&
+                      !gda_ft_chan_hca_may_have_given_up(chan, from);
     if (why != GDA_FT_CHAN_WHY_FAILBACK) {
         gda_ft_atomic_store_rel32(&chan->path[from].failed, why);
         if (chan->path[1 - from].failed) {
@@ -419,7 +461,10 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_step_drain(gda_ft_chan_t *chan)
         why = GDA_FT_CHAN_WHY_FAILBACK;
     } else if (gda_ft_chan_poll_path(chan, GDA_FT_CHAN_BACKUP, &err_seq,
                                      &synd) == GDA_FT_DEV_ERROR) {
-        why = GDA_FT_CHAN_WHY_ERR_CQE;
+        /* as a switch judges it: a WQE to blame fails alone, a path that
+         * gave up retrying strikes no WQE */
+        why = gda_ft_chan_error_why(synd);
+        gda_ft_chan_blame(chan, GDA_FT_CHAN_BACKUP, why, err_seq, synd);
     } else if (gda_ft_chan_completed(chan) == chan->sw.freeze) {
         why = GDA_FT_CHAN_WHY_FAILBACK;
     } else if ((chan->deadline_ns != 0) &&
@@ -510,8 +555,6 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_chan_switch(gda_ft_chan_t *chan, uint8_t from, unsigned why,
                    uint64_t err_seq, uint8_t synd)
 {
-    gda_ft_chan_slot_t *slot;
-
     if (!gda_ft_chan_freeze(chan)) {
         return GDA_FT_DEV_INPROGRESS;
     }
@@ -527,13 +570,8 @@ gda_ft_chan_switch(gda_ft_chan_t *chan, uint8_t from, unsigned why,
                               gda_ft_atomic_load_acq64(
                                       &chan->last_progress_ns));
 
-    if (why == GDA_FT_CHAN_WHY_OP_ERROR) {
-        /* that WQE fails alone; its QP is in ERR, the rest moves */
-        slot           = gda_ft_chan_slot(chan, &chan->path[from], err_seq);
-        slot->syndrome = synd;
-        gda_ft_chan_slot_fail(chan, slot, GDA_FT_DEV_ERROR);
-        gda_ft_atomic_fetch_add32(&chan->counters.op_errors, 1);
-    } else if ((from == GDA_FT_CHAN_PRIMARY) && (chan->health != NULL)) {
+    if (!gda_ft_chan_blame(chan, from, why, err_seq, synd) &&
+        (from == GDA_FT_CHAN_PRIMARY) && (chan->health != NULL)) {
         /* the other channels to this peer follow at their next post */
         gda_ft_atomic_store_rel32(&chan->seen_fail_gen,
                 (why == GDA_FT_CHAN_WHY_PEER) ?

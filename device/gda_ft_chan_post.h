@@ -528,31 +528,32 @@ GDA_FT_DEV_FUNC void gda_ft_chan_slot_write(gda_ft_chan_slot_t *slot,
 
 /*
  * The slots of op's WQEs from seq on, in its turn: their PSNs from psn on
- * and their post time, now; the last one OWNED when a request will read
- * its outcome. Returns the PSN after them. A slot is written
+ * and their post time, now. Every one but the last is MORE (a chunk: the
+ * operation goes on); the last one has last_flags: MORE when another
+ * operation of the same post follows, OWNED when a request will read the
+ * post's outcome there. Returns the PSN after them. A slot is written
  * once, whole, when its PSN is known: nothing is read back.
  */
 GDA_FT_DEV_FUNC uint32_t
 gda_ft_chan_write_slots(const gda_ft_chan_dest_t *dest,
                         const gda_ft_chan_op_t *op,
                         const gda_ft_chan_shape_t *shape, uint64_t seq,
-                        uint64_t now, uint32_t psn, int owned)
+                        uint64_t now, uint32_t psn, uint8_t last_flags)
 {
     unsigned wqebbs = gda_ft_wqe_ds_to_wqebbs(shape->ds);
     uint8_t  flags  = gda_ft_chan_slot_flags(op);
     uint32_t i, npkts;
 
     for (i = 0; i < shape->nwqe; ++i, seq += wqebbs) {
-        if (owned && (i + 1 == shape->nwqe)) {
-            flags |= GDA_FT_CHAN_SLOT_OWNED;
-        }
         npkts = (shape->nwqe == 1) ? shape->npkts :
                 gda_ft_chan_pkts(&dest->geom,
                                  gda_ft_chan_wqe_length(&dest->geom, op,
                                                         shape, i));
         gda_ft_chan_slot_write(&dest->slots[(seq - dest->off) &
                                             (dest->geom.wqebb_cnt - 1)],
-                               op, seq, now, psn, (uint16_t)npkts, flags,
+                               op, seq, now, psn, (uint16_t)npkts,
+                               flags | ((i + 1 < shape->nwqe) ?
+                                        GDA_FT_CHAN_SLOT_MORE : last_flags),
                                (uint8_t)wqebbs);
         psn = gda_ft_dev_psn_add(psn, npkts);
     }
@@ -694,7 +695,8 @@ GDA_FT_DEV_FUNC void gda_ft_chan_publish(gda_ft_chan_t *chan,
     for (i = 0; i < n; ++i) {
         gda_ft_chan_shape(&dest->geom, &ops[i], &shape);
         psn  = gda_ft_chan_write_slots(dest, &ops[i], &shape, seq, now, psn,
-                                       owned && (i + 1 == n));
+                                       (i + 1 < n) ? GDA_FT_CHAN_SLOT_MORE :
+                                       owned ? GDA_FT_CHAN_SLOT_OWNED : 0);
         seq += shape.wqebbs;
     }
     gda_ft_chan_release(chan, dest, resv->word, psn, db);

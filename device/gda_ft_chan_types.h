@@ -155,9 +155,11 @@ enum {
     GDA_FT_CHAN_SLOT_RADDR  = 1u << 0, /* WQE has a raddr segment (seg 1) */
     GDA_FT_CHAN_SLOT_DATA   = 1u << 1, /* last segment is a pointer data seg */
     GDA_FT_CHAN_SLOT_FAILED = 1u << 2, /* `status` holds its failure */
-    GDA_FT_CHAN_SLOT_OWNED  = 1u << 3  /* a request will read its outcome
+    GDA_FT_CHAN_SLOT_OWNED  = 1u << 3, /* a request will read its outcome
                                           (the last WQE of a post that
                                           has one) */
+    GDA_FT_CHAN_SLOT_MORE   = 1u << 4  /* a chunk: another WQE of its
+                                          operation follows */
 };
 
 /* Why a switch happens (switch record, counters) */
@@ -207,7 +209,11 @@ typedef struct gda_ft_chan_path {
     uint32_t            seen_rearm; /* 112: mailbox rearm count applied */
     uint32_t            seen_peer_left; /* 116: mailbox peer_left applied
                                        (the primary's) */
-    uint32_t            reserved[2];/* 120 */
+    uint32_t            retry_us;   /* 120: its QP's retry window, the
+                                       least time before its HCA gives up
+                                       a silent WQE (0: never, or not
+                                       known), microseconds */
+    uint32_t            reserved;   /* 124 */
 } gda_ft_chan_path_t;
 
 /* One switch record: what the poster that switched tells the host */
@@ -333,7 +339,8 @@ typedef struct gda_ft_chan_switch {
     uint32_t record;     /* 36: switch record awaiting its answer (0: no
                             answer to wait for) */
     uint32_t asked;      /* 40: the record asked for the peer's word */
-    uint32_t reserved;   /* 44 */
+    uint32_t strike;     /* 44: the oldest WQE takes a strike
+                            (gda_ft_chan_strike) */
 } gda_ft_chan_switch_t;
 
 typedef struct gda_ft_chan {

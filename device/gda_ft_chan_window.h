@@ -306,6 +306,38 @@ GDA_FT_DEV_FUNC int gda_ft_chan_strike(gda_ft_chan_t *chan,
     return 1;
 }
 
+/*
+ * A post's request reads the outcome of its last WQE only. A WQE that
+ * failed (alone, or in doubt) before the end of its post, a chunk of a
+ * long put or get or the put of a put with signal, fails what follows it
+ * in the post: the rest does not run, and the last WQE reports the
+ * failure. gda_ft_chan_goes_on() takes the failure of the WQEs before slot
+ * in its post (OK: none): 0 when slot fails with them;
+ * gda_ft_chan_failure_on() gives what the next WQE takes.
+ */
+GDA_FT_DEV_FUNC int gda_ft_chan_goes_on(gda_ft_chan_slot_t *slot,
+                                        uint8_t failure)
+{
+    if (failure == GDA_FT_DEV_OK) {
+        return 1;
+    }
+    if (!(slot->flags & GDA_FT_CHAN_SLOT_FAILED)) {
+        /* the channel noted the failure already, when the first failed */
+        slot->flags  |= GDA_FT_CHAN_SLOT_FAILED;
+        slot->status  = failure;
+    }
+    return 0;
+}
+
+GDA_FT_DEV_FUNC uint8_t
+gda_ft_chan_failure_on(const gda_ft_chan_slot_t *slot)
+{
+    const uint8_t both = GDA_FT_CHAN_SLOT_FAILED | GDA_FT_CHAN_SLOT_MORE;
+
+    return ((slot->flags & both) == both) ? slot->status :
+                                            (uint8_t)GDA_FT_DEV_OK;
+}
+
 /* The switch that left epoch `epoch` is over: the host may re-arm the
  * path it left (its ring is read no more) */
 GDA_FT_DEV_FUNC void gda_ft_chan_switch_ended(gda_ft_chan_t *chan,
@@ -431,8 +463,9 @@ gda_ft_chan_finish(gda_ft_chan_t *chan, int known, uint32_t epsn)
     gda_ft_chan_path_t *np = &chan->path[to];
     uint64_t first         = sw->first;
     uint64_t freeze        = sw->freeze;
-    int strike             = (sw->why == GDA_FT_CHAN_WHY_ERR_CQE);
+    int strike             = (int)sw->strike;
     uint32_t replays       = 0;
+    uint8_t failure        = GDA_FT_DEV_OK;
     gda_ft_chan_slot_t *nslot, slot;
     uint64_t completed, seq, now, off, last = 0;
     uint32_t epoch;
@@ -461,7 +494,8 @@ gda_ft_chan_finish(gda_ft_chan_t *chan, int known, uint32_t epsn)
     gda_ft_chan_release_fence();
     for (seq = first; seq < freeze; seq += slot.wqebbs) {
         slot = *gda_ft_chan_slot(chan, op, seq);
-        if (gda_ft_chan_settle(chan, &slot, sw->asked, known, epsn) &&
+        if (gda_ft_chan_goes_on(&slot, failure) &&
+            gda_ft_chan_settle(chan, &slot, sw->asked, known, epsn) &&
             !gda_ft_chan_strike(chan, &slot, &strike)) {
             ++replays;
         } else {
@@ -472,6 +506,7 @@ gda_ft_chan_finish(gda_ft_chan_t *chan, int known, uint32_t epsn)
         if (slot.flags & GDA_FT_CHAN_SLOT_FAILED) {
             gda_ft_chan_keep_outcome(chan, seq, &slot, 0);
         }
+        failure = gda_ft_chan_failure_on(&slot);
         gda_ft_chan_slot_fill(gda_ft_chan_slot(chan, np, seq), &slot);
         last = seq;
     }

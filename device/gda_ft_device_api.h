@@ -875,7 +875,7 @@ gda_ft_dev_post_warp_lanes(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
                             gda_ft_dev_now_ns(),
                             gda_ft_dev_psn_add(psn,
                                                GDA_FT_DEV_WARP_PKTS(before)),
-                            req != NULL);
+                            (req != NULL) ? GDA_FT_CHAN_SLOT_OWNED : 0);
     db = __shfl_sync(mask, db, last);   /* the batch's last WQE's */
     __syncwarp(mask);
     GDA_FT_DEV_POST_MARK(4);

@@ -103,6 +103,17 @@ GDA_FT_HOST_DEV_FUNC uint64_t gda_ft_timing_later(uint64_t a, uint64_t b)
     return ((int64_t)(b - a) > 0) ? b : a;
 }
 
+/*
+ * The least time an RC QP retries a silent WQE before its HCA gives up
+ * (TRANSPORT_RETRY_EXC): each of the first try and retry_cnt retries waits
+ * at least 4.096 us * 2^timeout. 0: never (timeout 0 is infinite).
+ */
+GDA_FT_HOST_DEV_FUNC uint64_t gda_ft_timing_qp_retry_ns(uint8_t timeout,
+                                                       uint8_t retry_cnt)
+{
+    return (timeout == 0) ? 0 : (retry_cnt + 1ull) * (4096ull << timeout);
+}
+
 /* Late completions of a QP that was left still count for this long */
 GDA_FT_HOST_DEV_FUNC uint64_t gda_ft_timing_grace_ns(uint64_t deadline)
 {

@@ -283,6 +283,9 @@ ucs_status_t gda_ft_chan_host_connect(gda_ft_chan_host_t *ch, unsigned path,
     }
     ch->path[path].conn          = *attr;
     ch->chan.path[path].next_psn = attr->sq_psn & 0xffffff;
+    ch->chan.path[path].retry_us = (uint32_t)ucs_min(
+            gda_ft_timing_qp_retry_ns(attr->timeout, attr->retry_cnt) / 1000,
+            UINT32_MAX);
     ch->chan.mtu                 = attr->path_mtu;
     return UCS_OK;
 }

@@ -250,6 +250,67 @@ GDA_FT_TEST_TIMEOUT(dev_chan, operation_error_fails_alone, 60)
 }
 
 /*
+ * A long put or get is cut into chunks, and a put with signal is a put and
+ * an atomic: one request, which reads the outcome of the last WQE. When an
+ * earlier one fails alone (here the first chunk, whose remote range begins
+ * before the target's region), the request reports the failure, and what
+ * follows it does not run: the chunks after it and the signal. Reading
+ * the last WQE's own outcome reported such a get OK without its first
+ * chunk's bytes.
+ */
+GDA_FT_TEST_TIMEOUT(dev_chan, failed_chunk_fails_its_whole_post, 60)
+{
+    static const uint8_t kinds[] = {GDA_FT_CHAN_OP_PUT, GDA_FT_CHAN_OP_GET,
+                                    GDA_FT_CHAN_OP_PUT};
+    const uint32_t chunk = 64 * 1024, len = 3 * chunk;
+    chan_world_params_t params;
+    gda_ft_dev_request_t req;
+    gda_ft_chan_op_t op[2];
+    unsigned round, nops;
+    uint8_t *zeros, *src;
+    chan_world_t w;
+
+    chan_world_default_params(&params);
+    params.nchan = 1;
+    chan_world_init(&w, &params);
+    chan_world_guard_start(&w);
+    GDA_FT_ASSERT_EQ(params.max_chunk, chunk);
+    zeros = calloc(1, len);
+    src   = malloc(len);
+    GDA_FT_ASSERT((zeros != NULL) && (src != NULL));
+    memcpy(src, w.src, len);
+    memset(w.dst, 0, len);
+
+    for (round = 0; round < 3; ++round) {
+        /* the last round is a put with signal */
+        nops = (round == 2) ? 2 : 1;
+        GDA_FT_ASSERT(gda_ft_dev_op_rdma(&op[0], kinds[round], &w.ml,
+                                         CHAN_ELEM_DATA, 0, 0, len));
+        op[0].raddr -= 64;
+        if (nops == 2) {
+            GDA_FT_ASSERT(gda_ft_dev_op_signal(&op[1], &w.chans[0], &w.ml,
+                                               CHAN_ELEM_SIGNAL, 0, 1));
+        }
+        GDA_FT_ASSERT_EQ(gda_ft_dev_post(&w.chans[0], op, nops, &req),
+                         GDA_FT_DEV_OK);
+        GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_ERROR);
+        GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w.ep, 0, 1000000000ull),
+                         GDA_FT_DEV_ERROR);
+        GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w.ep, 0, 1000000000ull),
+                         GDA_FT_DEV_OK);
+        /* no chunk after the failed one ran, nor the signal */
+        GDA_FT_ASSERT_MEM_EQ(w.dst, zeros, len);
+        GDA_FT_ASSERT_MEM_EQ(w.src, src, len);
+        GDA_FT_ASSERT_EQ(w.signals[0], 0);
+    }
+    GDA_FT_ASSERT_EQ(w.chans[0].counters.op_errors, 3);
+    GDA_FT_ASSERT_EQ(w.chans[0].counters.no_path, 0);
+    free(src);
+    free(zeros);
+    chan_world_fini(&w);
+}
+
+/*
  * A transfer that outlasts the deadline on a healthy path: its signalled
  * chunks show progress, nothing switches. The port is paced so that each
  * 16 MiB put takes at least two deadlines on any machine (a fast one moved

@@ -502,7 +502,8 @@ GDA_FT_TEST(dev_wqe, chan_shape_chunks_packets_and_psns)
                                           &db), 8);
     GDA_FT_ASSERT_EQ(last, 7);
     GDA_FT_ASSERT_EQ(gda_ft_chan_write_slots(&dest, &op, &shape, 5, 42,
-                                             0xfffffe, 1), 5);
+                                             0xfffffe,
+                                             GDA_FT_CHAN_SLOT_OWNED), 5);
     for (i = 0; i < 3; ++i) {
         check_data(wqe_at(&t[0], 5 + i) + 32, (i < 2) ? 2500 : 100, TEST_LKEY,
                    TEST_LADDR + i * 2500);
@@ -511,9 +512,12 @@ GDA_FT_TEST(dev_wqe, chan_shape_chunks_packets_and_psns)
         GDA_FT_ASSERT_EQ(slots[5 + i].npkts, (i < 2) ? 3 : 1);
         GDA_FT_ASSERT_EQ(slots[5 + i].wqebbs, 1);
         GDA_FT_ASSERT_EQ(slots[5 + i].kind, GDA_FT_CHAN_OP_PUT);
-        /* the request reads the outcome of the last chunk */
+        /* the request reads the outcome of the last chunk; the chunks
+         * before it say that their operation goes on */
         GDA_FT_ASSERT_EQ(!!(slots[5 + i].flags & GDA_FT_CHAN_SLOT_OWNED),
                          i == 2);
+        GDA_FT_ASSERT_EQ(!!(slots[5 + i].flags & GDA_FT_CHAN_SLOT_MORE),
+                         i < 2);
     }
     /* across the 24-bit wrap */
     GDA_FT_ASSERT_EQ(slots[5].psn, 0xfffffe);
