@@ -117,11 +117,11 @@ GDA_FT_STATIC_ASSERT(sizeof(gda_ft_dev_endpoint_t) == 16, dev_endpoint_size);
 
 /*
  * How long a post may wait for a switch or for ring space that stopped
- * draining: longer than the channel itself may wait with a path left. A
- * silent last path whose link is up is sat out for
- * GDA_FT_TIMING_SIT_OUT_DEADLINES deadlines before the channel moves or
- * ends in NO_PATH, and a switch takes a few more; a post that gave up
- * sooner reported TIMEOUT for a ring that then drained.
+ * draining while the peer is not heard: longer than the channel itself
+ * may wait with a path left. A silent last path whose link is up is sat
+ * out for GDA_FT_TIMING_SIT_OUT_DEADLINES deadlines before the channel
+ * moves or ends in NO_PATH, and a switch takes a few more; a post that
+ * gave up sooner reported TIMEOUT for a ring that then drained.
  */
 GDA_FT_DEV_FUNC uint64_t gda_ft_dev_post_wait_ns(const gda_ft_chan_t *chan)
 {
@@ -133,9 +133,11 @@ GDA_FT_DEV_FUNC uint64_t gda_ft_dev_post_wait_ns(const gda_ft_chan_t *chan)
  * channel first, if it has one, else from *look when the post read it
  * beside the geometry, or NULL), helping progress while the ring is full
  * and waiting while a switch holds the channel. A full ring that drains is
- * waited for however long it takes (many posters share it); one that stops
- * draining for post_wait_ns gives TIMEOUT. Returns OK, NO_PATH, TIMEOUT, or
- * ERROR when n WQEBBs can never fit (more than half the ring).
+ * waited for however long it takes (many posters share it), and so is one
+ * that stops draining while the host hears the peer; one that stops
+ * draining for post_wait_ns while the peer is not heard gives TIMEOUT.
+ * Returns OK, NO_PATH, TIMEOUT, or ERROR when n WQEBBs can never fit (more
+ * than half the ring).
  */
 GDA_FT_DEV_FUNC gda_ft_dev_status_t
 gda_ft_dev_reserve_wait(gda_ft_chan_t *chan, uint32_t n,
@@ -172,7 +174,11 @@ gda_ft_dev_reserve_wait(gda_ft_chan_t *chan, uint32_t n,
         }
         now       = gda_ft_dev_now_ns();
         completed = gda_ft_atomic_load_acq64(&chan->completed);
-        if ((start == 0) || (completed != seen)) {
+        /* while the host hears the peer, the channel sits out a silence
+         * however long it lasts (gda_ft_chan_last_path_stalls): so does
+         * the post, as for a ring that drains */
+        if ((start == 0) || (completed != seen) ||
+            ((chan->mbox != NULL) && gda_ft_chan_peer_heard(chan))) {
             start = now;
             seen  = completed;
         } else if ((now - start) > gda_ft_dev_post_wait_ns(chan)) {

@@ -291,36 +291,25 @@ static void *burst_run(void *arg)
 }
 
 /*
- * A post waits for ring room as long as the channel may wait. The
- * channels are on their backup (the primary's port is down) when the
- * backup holds every packet for ten deadlines, while a burst on each keeps
- * the smallest ring full. The channels sit the silence out on their last
- * path; a post waiting for room must not give up before they do (it
- * reported TIMEOUT after four deadlines and the resolution, for a ring
- * that then drained). Every put lands.
+ * The channels are on their backup (the primary's port is down) when the
+ * backup holds every packet for stall_ns, while a burst on each keeps the
+ * smallest ring full. Every post and every put must end OK.
  */
-GDA_FT_TEST_TIMEOUT(dev_chan, full_ring_post_waits_out_a_last_path_stall,
-                    180)
+static void full_ring_stall_on_backup(chan_world_params_t *params,
+                                      double stall_deadlines)
 {
     gda_ft_soft_fault_t fault = {0}, none = {0};
-    chan_world_params_t params;
     gda_ft_dev_request_t req;
     burst_t b[2];
     pthread_t th[2];
     chan_world_t w;
-    uint64_t scale;
     unsigned c;
 
-    chan_world_default_params(&params);
-    params.wqebb_cnt = 64;
-    params.timeout   = 16;   /* the HCA's retry budget (268 ms x 7) too, */
-    for (scale = 1; scale < chan_world_time_scale(); scale *= 2) {
-        ++params.timeout;    /* as the deadline is scaled */
-    }
-    chan_world_init(&w, &params);
+    params->wqebb_cnt = 64;
+    chan_world_init(&w, params);
     chan_world_guard_start(&w);
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 0);
-    for (c = 0; c < params.nchan; ++c) {
+    for (c = 0; c < params->nchan; ++c) {
         GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA,
                                                0, 0, 64, c, &req),
                          GDA_FT_DEV_OK);
@@ -329,26 +318,67 @@ GDA_FT_TEST_TIMEOUT(dev_chan, full_ring_post_waits_out_a_last_path_stall,
     }
 
     fault.delay      = 1.0;
-    fault.delay_time = params.deadline_ns * 10.0 / 1e9;
+    fault.delay_time = params->deadline_ns * stall_deadlines / 1e9;
     GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &fault));
-    for (c = 0; c < params.nchan; ++c) {
+    for (c = 0; c < params->nchan; ++c) {
         b[c].w     = &w;
         b[c].chan  = c;
         b[c].count = 400;
         GDA_FT_ASSERT_EQ(pthread_create(&th[c], NULL, burst_run, &b[c]), 0);
     }
-    usleep(params.deadline_ns * 12 / 1000);
+    usleep(params->deadline_ns * (stall_deadlines + 2) / 1000);
     GDA_FT_ASSERT_OK(soft_port_set_fault(w.dev[3], 1, &none));
-    for (c = 0; c < params.nchan; ++c) {
+    for (c = 0; c < params->nchan; ++c) {
         pthread_join(th[c], NULL);
         GDA_FT_ASSERT_EQ(b[c].status, GDA_FT_DEV_OK);
     }
     GDA_FT_ASSERT_MEM_EQ(w.dst, w.src,
-                         params.nchan * b[0].count * BURST_PUT_LEN);
+                         params->nchan * b[0].count * BURST_PUT_LEN);
     GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, no_path), 0);
-    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, switches), params.nchan);
+    GDA_FT_ASSERT_EQ(CHAN_WORLD_SUM(&w, switches), params->nchan);
     chan_world_port(&w, GDA_FT_CHAN_PRIMARY, 1);
     chan_world_fini(&w);
+}
+
+/*
+ * A post waits for ring room as long as the channel may wait: the backup
+ * holds every packet for ten deadlines. The channels sit the silence out
+ * on their last path; a post waiting for room must not give up before
+ * they do (it reported TIMEOUT after four deadlines and the resolution,
+ * for a ring that then drained). Every put lands.
+ */
+GDA_FT_TEST_TIMEOUT(dev_chan, full_ring_post_waits_out_a_last_path_stall,
+                    180)
+{
+    chan_world_params_t params;
+
+    chan_world_default_params(&params);
+    /* the HCA's retry budget (268 ms x 8) outlasts the stall */
+    params.timeout = chan_world_scaled_timeout(16);
+    full_ring_stall_on_backup(&params, 10);
+}
+
+/*
+ * While the peer is heard, the channels sit a silence out however long it
+ * lasts, and a post waits for ring room as long: here the stall outlasts
+ * the post wait for a peer not heard (gda_ft_timing_post_wait_ns, about
+ * 136 deadlines here), where a post gave up with TIMEOUT, nothing posted,
+ * for a ring that then drained.
+ */
+GDA_FT_TEST_TIMEOUT(dev_chan, full_ring_post_waits_while_the_peer_is_heard,
+                    180)
+{
+    chan_world_params_t params;
+
+    chan_world_default_params(&params);
+    params.deadline_ns /= 10;
+    params.resolve_ns  /= 10;
+    /* the HCA's retry budget (536 ms x 8) outlasts the stall */
+    params.timeout      = chan_world_scaled_timeout(17);
+    GDA_FT_ASSERT(gda_ft_timing_post_wait_ns(params.deadline_ns,
+                                             params.resolve_ns) <
+                  params.deadline_ns * 200);
+    full_ring_stall_on_backup(&params, 250);
 }
 
 /*
