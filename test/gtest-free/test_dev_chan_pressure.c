@@ -600,17 +600,19 @@ GDA_FT_TEST_TIMEOUT(dev_chan_pressure, full_rings_false_switches_gpu_data,
 /* The same with every GPU copy 300 us late: the software HCA serves
  * full-ring replays later than the 64 deadlines a last path is sat out,
  * while the peer answers. Such a channel used to give both paths up with
- * both links up (NO_PATH); it keeps its path now. One engine thread: with
- * one per device, each thread's copies spin on stand-in streams of their
- * own, eight spinning threads on a 2-core machine, which starve every
- * engine past the time a peer may go unheard (docs/exactly-once.md, "Not
- * covered yet") */
+ * both links up (NO_PATH); it keeps its path now. One engine thread per
+ * device, each spinning its copies on stand-in streams of its own: eight
+ * spinning threads on a 2-core machine starve the engines until paths
+ * time out, a get's chunk fails alone on a path the HCA gave up retrying,
+ * and posts wait for rings that stop draining. Those used to end a get
+ * reported OK without its first chunk's bytes, a get failed with ERROR
+ * with both links up, and posts given up with TIMEOUT. */
 GDA_FT_TEST_TIMEOUT(dev_chan_pressure, slow_gpu_copies_lose_no_path, 120)
 {
     pressure_params_t pp = {2, 64, 3000000ull, 4.0, 0.002, 0.006, 0,
                             pressure_seed(), NULL, 300};
 
-    setenv("UCX_GDA_FT_SOFT_THREADS", "1", 1);
+    setenv("UCX_GDA_FT_SOFT_THREADS", "4", 1);
     pressure_run_world(&pp);
 }
 
