@@ -174,15 +174,19 @@ gda_ft_dev_reserve_wait(gda_ft_chan_t *chan, uint32_t n,
         }
         now       = gda_ft_dev_now_ns();
         completed = gda_ft_atomic_load_acq64(&chan->completed);
-        /* while the host hears the peer, the channel sits out a silence
-         * however long it lasts (gda_ft_chan_last_path_stalls): so does
-         * the post, as for a ring that drains */
-        if ((start == 0) || (completed != seen) ||
-            ((chan->mbox != NULL) && gda_ft_chan_peer_heard(chan))) {
+        if ((start == 0) || (completed != seen)) {
             start = now;
             seen  = completed;
         } else if ((now - start) > gda_ft_dev_post_wait_ns(chan)) {
-            return GDA_FT_DEV_TIMEOUT;
+            /* while the host hears the peer, the channel sits out a
+             * silence however long it lasts (gda_ft_chan_last_path_stalls):
+             * so does the post. The mailbox is host memory, read once a
+             * post wait: many waiters reading it in every loop slow a GPU's
+             * copies, and a software HCA's with them. */
+            if ((chan->mbox == NULL) || !gda_ft_chan_peer_heard(chan)) {
+                return GDA_FT_DEV_TIMEOUT;
+            }
+            start = now;
         }
         gda_ft_cpu_relax();
         status = gda_ft_chan_reserve(chan, n, resv);
