@@ -635,6 +635,17 @@ static const uint8_t *perf_region_now(perf_t *p)
 }
 
 /* Server: what the client's test left here */
+/* The software HCA's engine of this process, where it runs one: where
+ * its time went (GPU copies and waits, the longest pass) */
+static void perf_print_engine(void)
+{
+    char stats[1024];
+
+    if (gda_ft_prog_soft_engine_stats(stats, sizeof(stats)) == UCS_OK) {
+        printf("%s\n", stats);
+    }
+}
+
 static int perf_server_check(perf_t *p, uint64_t expected_total)
 {
     const uint8_t *r = perf_region_now(p);
@@ -975,6 +986,7 @@ int main(int argc, char **argv)
         perf_read_all(p.sock, &peer_ok, sizeof(peer_ok));
         ok = ok && peer_ok;
     }
+    perf_print_engine();
     printf("RESULT %s\n", ok ? "PASS" : "FAIL");
 
     perf_barrier(&p);
