@@ -48,6 +48,8 @@ typedef struct fake_event {
 static uint64_t fake_copies_started;
 static uint64_t fake_streams_created;
 static uint64_t fake_records;
+static uint64_t fake_batches;
+static uint64_t fake_batched_copies;
 
 /* Copies the streams ran or are running (for tests) */
 uint64_t gda_ft_fake_cudart_copies_started(void)
@@ -59,6 +61,17 @@ uint64_t gda_ft_fake_cudart_copies_started(void)
 uint64_t gda_ft_fake_cudart_streams_created(void)
 {
     return __atomic_load_n(&fake_streams_created, __ATOMIC_RELAXED);
+}
+
+/* cudaMemcpyBatchAsync calls, and the copies they queued (for tests) */
+uint64_t gda_ft_fake_cudart_batches(void)
+{
+    return __atomic_load_n(&fake_batches, __ATOMIC_RELAXED);
+}
+
+uint64_t gda_ft_fake_cudart_batched_copies(void)
+{
+    return __atomic_load_n(&fake_batched_copies, __ATOMIC_RELAXED);
 }
 
 static unsigned fake_copy_us(void)
@@ -250,6 +263,36 @@ int cudaMemcpyAsync(void *dst, const void *src, size_t len, int kind,
     item->src = src;
     item->len = len;
     return fake_enqueue(stream, item);
+}
+
+int cudaRuntimeGetVersion(int *version)
+{
+    *version = 13000;
+    return FAKE_CUDA_SUCCESS;
+}
+
+/* As CUDA 13 declares it. The copies of a batch run in no set order: here
+ * the last first, so that a caller relying on their order fails */
+int cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs,
+                         const size_t *sizes, size_t count, void *attrs,
+                         size_t *attrs_idxs, size_t num_attrs, void *stream)
+{
+    size_t i;
+    int ret;
+
+    if ((count == 0) || (attrs == NULL) || (attrs_idxs == NULL) ||
+        (num_attrs == 0) || (num_attrs > count) || (attrs_idxs[0] != 0)) {
+        return FAKE_CUDA_INVALID_VALUE;
+    }
+    for (i = count; i-- > 0;) {
+        ret = cudaMemcpyAsync(dsts[i], srcs[i], sizes[i], 4, stream);
+        if (ret != FAKE_CUDA_SUCCESS) {
+            return ret;
+        }
+    }
+    __atomic_fetch_add(&fake_batches, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&fake_batched_copies, count, __ATOMIC_RELAXED);
+    return FAKE_CUDA_SUCCESS;
 }
 
 int cudaHostAlloc(void **ptr, size_t size, unsigned flags)

@@ -399,11 +399,16 @@ soft_fake_cudart_count_t soft_fake_cudart_load(unsigned copy_us)
     return count;
 }
 
-soft_fake_cudart_count_t soft_fake_cudart_streams(void)
+soft_fake_cudart_count_t soft_fake_cudart_counter(const char *name)
 {
     soft_fake_cudart_count_t count = (soft_fake_cudart_count_t)dlsym(
-            RTLD_DEFAULT, "gda_ft_fake_cudart_streams_created");
+            RTLD_DEFAULT, name);
 
     GDA_FT_ASSERT(count != NULL);
     return count;
+}
+
+soft_fake_cudart_count_t soft_fake_cudart_streams(void)
+{
+    return soft_fake_cudart_counter("gda_ft_fake_cudart_streams_created");
 }

@@ -133,5 +133,8 @@ typedef uint64_t (*soft_fake_cudart_count_t)(void);
 soft_fake_cudart_count_t soft_fake_cudart_load(unsigned copy_us);
 /* The loaded stand-in's count of streams created */
 soft_fake_cudart_count_t soft_fake_cudart_streams(void);
+/* One of the stand-in runtime's counters, by its function's name (it must
+ * be loaded) */
+soft_fake_cudart_count_t soft_fake_cudart_counter(const char *name);
 
 #endif

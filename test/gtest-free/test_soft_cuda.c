@@ -176,6 +176,60 @@ GDA_FT_TEST(soft_cuda, every_opcode_copy_and_wait)
     cuda_test_every_opcode("UCX_GDA_FT_SOFT_CUDA_STAGING=n");
 }
 
+GDA_FT_TEST(soft_cuda, every_opcode_one_copy_per_call)
+{
+    soft_fake_cudart_count_t batches;
+    uint64_t before;
+
+    (void)soft_fake_cudart_load(20);
+    batches = soft_fake_cudart_counter("gda_ft_fake_cudart_batches");
+    before  = batches();
+    cuda_test_every_opcode("UCX_GDA_FT_SOFT_CUDA_COPY_BATCH=n");
+    GDA_FT_ASSERT_EQ(batches(), before);
+}
+
+/*
+ * The copies an engine pass has for a stream go in one call
+ * (cudaMemcpyBatchAsync, whose copies run in no set order: the stand-in
+ * runs each batch last copy first). A ring of writes found in one pass
+ * is queued in batches of many; two writes of the same bytes in one pass
+ * land in the order they were posted.
+ */
+GDA_FT_TEST(soft_cuda, copies_of_a_pass_go_in_one_call)
+{
+    soft_fake_cudart_count_t batches, copies;
+    uint64_t before[2];
+    uint16_t idx = 0;
+    cuda_test_t t;
+    unsigned i;
+
+    (void)soft_fake_cudart_load(20);
+    batches   = soft_fake_cudart_counter("gda_ft_fake_cudart_batches");
+    copies    = soft_fake_cudart_counter("gda_ft_fake_cudart_batched_copies");
+    cuda_test_init(&t, NULL, 1024 * 1024);
+    before[0] = batches();
+    before[1] = copies();
+    cuda_test_writes(&t, 4096, SOFT_TEST_SQ_SIZE - 1);
+    printf("%lu copies in %lu batches\n",
+           (unsigned long)(copies() - before[1]),
+           (unsigned long)(batches() - before[0]));
+    GDA_FT_ASSERT(batches() > before[0]);
+    GDA_FT_ASSERT(copies() - before[1] >= 2 * (batches() - before[0]));
+
+    /* the same 4 KiB written 16 times, each with other bytes */
+    for (i = 0; i < 16; ++i) {
+        soft_fill(t.a + i * 4096, 4096, 100 + i);
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(
+                &t.p.a.sq, (uintptr_t)t.a + i * 4096, t.amr->lkey, 4096,
+                (uintptr_t)t.b, t.bmr->rkey,
+                (i == 15) ? GDA_FT_WQE_SIGNALED : 0, &idx), GDA_FT_DEV_OK);
+    }
+    soft_ep_ring(&t.p.a);
+    cuda_test_expect_ok(&t.p.a, idx);
+    GDA_FT_ASSERT_MEM_EQ(t.b, t.a + 15 * 4096, 4096);
+    cuda_test_fini(&t);
+}
+
 /*
  * Every engine thread sets up its streams before the first registration
  * of GPU memory returns, not in the pass that first meets GPU memory: two

@@ -47,6 +47,8 @@ typedef struct gda_ft_soft_config {
     unsigned       cuda_read_batch; /* GPU memory: messages read per QP
                                        and pass when their WQEs are found
                                        (0: none) */
+    int            cuda_copy_batch; /* GPU memory: a stream's pending
+                                       copies queued by one call */
 } gda_ft_soft_config_t;
 
 extern ucs_config_field_t gda_ft_soft_config_table[];

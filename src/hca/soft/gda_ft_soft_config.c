@@ -146,6 +146,14 @@ ucs_config_field_t gda_ft_soft_config_table[] = {
      ucs_offsetof(gda_ft_soft_config_t, cuda_read_batch),
      UCS_CONFIG_TYPE_UINT},
 
+    {"CUDA_COPY_BATCH", "y",
+     "How the engine queues its copies of GPU memory. 'y': the copies it\n"
+     "has for a stream (a pass's writes, a batch of reads) go in one\n"
+     "cudaMemcpyBatchAsync call, where the CUDA runtime has it (12.8 and\n"
+     "later). 'n': one cudaMemcpyAsync call per copy (for comparison).",
+     ucs_offsetof(gda_ft_soft_config_t, cuda_copy_batch),
+     UCS_CONFIG_TYPE_BOOL},
+
     {"ATOMIC_HOST_ORDER", "n",
      "Write the old value of an 8-byte fetching atomic in host byte order,\n"
      "as a ConnectX does where mlx5_core selects that mode (its\n"

@@ -36,6 +36,30 @@ typedef int (*gda_ft_cuda_set_device_func_t)(int device);
 typedef int (*gda_ft_cuda_event_create_func_t)(void **event, unsigned flags);
 typedef int (*gda_ft_cuda_event_record_func_t)(void *event, void *stream);
 typedef int (*gda_ft_cuda_event_func_t)(void *event);
+typedef int (*gda_ft_cuda_version_func_t)(int *version);
+
+/* cudaMemcpyAttributes: the order a copy's source is read in, location
+ * hints for managed memory (ignored here), flags */
+typedef struct {
+    int      src_access_order;
+    int      src_loc[2];
+    int      dst_loc[2];
+    unsigned flags;
+} gda_ft_cuda_memcpy_attrs_t;
+
+/* cudaMemcpyBatchAsync, as CUDA 13 declares it, and as 12.8 and 12.9 did,
+ * with the index of a failed copy before the stream */
+typedef int (*gda_ft_cuda_memcpy_batch_func_t)(
+        void *const *dsts, const void *const *srcs, const size_t *sizes,
+        size_t count, gda_ft_cuda_memcpy_attrs_t *attrs, size_t *attrs_idxs,
+        size_t num_attrs, void *stream);
+typedef int (*gda_ft_cuda_memcpy_batch_12_func_t)(
+        void *const *dsts, const void *const *srcs, const size_t *sizes,
+        size_t count, gda_ft_cuda_memcpy_attrs_t *attrs, size_t *attrs_idxs,
+        size_t num_attrs, size_t *fail_idx, void *stream);
+#define GDA_FT_CUDA_MEMCPY_SRC_ORDER_STREAM 1
+#define GDA_FT_CUDA_BATCH_MIN_VERSION  12080   /* 12.8 */
+#define GDA_FT_CUDA_BATCH_13_VERSION   13000
 #define GDA_FT_CUDA_MEMCPY_DEFAULT     4
 #define GDA_FT_CUDA_STREAM_NONBLOCKING 1
 #define GDA_FT_CUDA_HOST_ALLOC_DEFAULT 0
@@ -61,9 +85,27 @@ static struct {
     gda_ft_cuda_event_func_t         event_query;
     gda_ft_cuda_event_func_t         event_sync;
     gda_ft_cuda_event_func_t         event_destroy;
+    void                            *memcpy_batch; /* NULL: the runtime
+                                                      has none */
+    int                              runtime_version;
     int                              device;  /* current at registration */
     pthread_key_t                    thread_key;
 } gda_ft_soft_cuda;
+
+/*
+ * Copies for one stream, kept until they are queued together
+ * (gda_ft_soft_cuda_copies_queue): by one cudaMemcpyBatchAsync call where
+ * the runtime has it, a call each costing about 3 us of the engine
+ * thread's time on an H200, per message of 4 KiB.
+ */
+#define GDA_FT_SOFT_CUDA_PENDING 256
+
+typedef struct {
+    void       *dst[GDA_FT_SOFT_CUDA_PENDING];
+    const void *src[GDA_FT_SOFT_CUDA_PENDING];
+    size_t      len[GDA_FT_SOFT_CUDA_PENDING];
+    unsigned    count;
+} gda_ft_soft_cuda_copies_t;
 
 /*
  * Messages to send read from device memory on a stream of their own, while
@@ -98,7 +140,9 @@ typedef struct {
     void                   *stream;
     char                   *staging; /* NULL: every copy waits */
     size_t                  queued;  /* staging bytes whose copies may be
-                                        in flight */
+                                        pending or in flight */
+    gda_ft_soft_cuda_copies_t writes;   /* pending on the stream */
+    gda_ft_soft_cuda_copies_t read_copies; /* pending on read_stream */
     void                   *read_stream;  /* NULL: messages read in turn */
     char                   *read_staging;
     size_t                  read_head;    /* staging offset of the oldest
@@ -129,6 +173,8 @@ static pthread_once_t gda_ft_soft_cuda_once = PTHREAD_ONCE_INIT;
 static int gda_ft_soft_cuda_loaded;
 
 static void gda_ft_soft_cuda_reads_drain(gda_ft_soft_cuda_thread_t *t);
+static void gda_ft_soft_cuda_copies_queue(gda_ft_soft_cuda_copies_t *c,
+                                          void *stream);
 
 static void gda_ft_soft_cuda_thread_release(void *arg)
 {
@@ -148,6 +194,7 @@ static void gda_ft_soft_cuda_thread_release(void *arg)
         (void)gda_ft_soft_cuda.free_host(t->read_staging);
     }
     if (t->stream != NULL) {
+        gda_ft_soft_cuda_copies_queue(&t->writes, t->stream);
         (void)gda_ft_soft_cuda.stream_sync(t->stream);
         (void)gda_ft_soft_cuda.stream_destroy(t->stream);
     }
@@ -155,6 +202,21 @@ static void gda_ft_soft_cuda_thread_release(void *arg)
         (void)gda_ft_soft_cuda.free_host(t->staging);
     }
     memset(t, 0, sizeof(*t));
+}
+
+/* cudaMemcpyBatchAsync where the runtime has it, and its version says
+ * which of its two declarations it has */
+static void gda_ft_soft_cuda_load_batch(void *handle)
+{
+    gda_ft_cuda_version_func_t version;
+
+    *(void**)&version = dlsym(handle, "cudaRuntimeGetVersion");
+    if ((version == NULL) ||
+        (version(&gda_ft_soft_cuda.runtime_version) != 0) ||
+        (gda_ft_soft_cuda.runtime_version < GDA_FT_CUDA_BATCH_MIN_VERSION)) {
+        return;
+    }
+    gda_ft_soft_cuda.memcpy_batch = dlsym(handle, "cudaMemcpyBatchAsync");
 }
 
 static void gda_ft_soft_cuda_load(void)
@@ -199,6 +261,7 @@ static void gda_ft_soft_cuda_load(void)
         ucs_error("soft HCA: cudaGetDevice failed");
         return;
     }
+    gda_ft_soft_cuda_load_batch(handle);
     if (pthread_key_create(&gda_ft_soft_cuda.thread_key,
                            gda_ft_soft_cuda_thread_release) != 0) {
         ucs_error("soft HCA: pthread_key_create failed");
@@ -268,14 +331,21 @@ static gda_ft_soft_cuda_thread_t *gda_ft_soft_cuda_thread_get(void)
     return t;
 }
 
-static void gda_ft_soft_cuda_count(gda_ft_soft_cuda_time_t *time,
-                                   uint64_t start)
+/* n more calls (copies, for gda_ft_soft_cuda_queues) took since start */
+static void gda_ft_soft_cuda_count_n(gda_ft_soft_cuda_time_t *time,
+                                     uint64_t start, unsigned n)
 {
     uint64_t took = gda_ft_soft_now_ns() - start;
 
-    __atomic_fetch_add(&time->count, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&time->count, n, __ATOMIC_RELAXED);
     __atomic_fetch_add(&time->total_ns, took, __ATOMIC_RELAXED);
     gda_ft_atomic_max64(&time->max_ns, took);
+}
+
+static void gda_ft_soft_cuda_count(gda_ft_soft_cuda_time_t *time,
+                                   uint64_t start)
+{
+    gda_ft_soft_cuda_count_n(time, start, 1);
 }
 
 static void gda_ft_soft_cuda_time_read(const gda_ft_soft_cuda_time_t *time,
@@ -311,6 +381,91 @@ static int gda_ft_soft_cuda_copy_async(void *dst, const void *src,
     return ret;
 }
 
+/* Queues the batch through cudaMemcpyBatchAsync; its return value */
+static int gda_ft_soft_cuda_copies_batch(gda_ft_soft_cuda_copies_t *c,
+                                         void *stream)
+{
+    gda_ft_cuda_memcpy_attrs_t attrs = {GDA_FT_CUDA_MEMCPY_SRC_ORDER_STREAM};
+    size_t attrs_idx                 = 0, fail_idx;
+    uint64_t start                   = gda_ft_soft_now_ns();
+    int ret;
+
+    if (gda_ft_soft_cuda.runtime_version >= GDA_FT_CUDA_BATCH_13_VERSION) {
+        ret = ((gda_ft_cuda_memcpy_batch_func_t)gda_ft_soft_cuda.memcpy_batch)(
+                c->dst, c->src, c->len, c->count, &attrs, &attrs_idx, 1,
+                stream);
+    } else {
+        ret = ((gda_ft_cuda_memcpy_batch_12_func_t)
+               gda_ft_soft_cuda.memcpy_batch)(c->dst, c->src, c->len,
+                                              c->count, &attrs, &attrs_idx,
+                                              1, &fail_idx, stream);
+    }
+    gda_ft_soft_cuda_count_n(&gda_ft_soft_cuda_queues, start, c->count);
+    return ret;
+}
+
+/*
+ * Queues a stream's pending copies on it: by one call where the runtime
+ * batches them (CUDA_COPY_BATCH), else, or should that call fail, one by
+ * one. A copy that cannot be queued is logged: its bytes are lost.
+ */
+static void gda_ft_soft_cuda_copies_queue(gda_ft_soft_cuda_copies_t *c,
+                                          void *stream)
+{
+    unsigned i;
+    int ret;
+
+    if (c->count == 0) {
+        return;
+    }
+    if ((c->count > 1) && (gda_ft_soft_cuda.memcpy_batch != NULL) &&
+        gda_ft_soft_engine.config.cuda_copy_batch) {
+        ret = gda_ft_soft_cuda_copies_batch(c, stream);
+        if (ret == 0) {
+            c->count = 0;
+            return;
+        }
+        ucs_diag("soft HCA: cudaMemcpyBatchAsync of %u copies failed (%d): "
+                 "queued one by one", c->count, ret);
+    }
+    for (i = 0; i < c->count; ++i) {
+        ret = gda_ft_soft_cuda_copy_async(c->dst[i], c->src[i], c->len[i],
+                                          stream);
+        if (ret != 0) {
+            ucs_error("soft HCA: cudaMemcpyAsync(%p, %p, %zu) failed: %d",
+                      c->dst[i], c->src[i], c->len[i], ret);
+        }
+    }
+    c->count = 0;
+}
+
+/*
+ * Keeps a copy for the stream's next queueing. The copies of one batch
+ * run in no set order: one whose destination overlaps a pending one's (a
+ * later write of the same bytes) waits for the next batch, behind them.
+ */
+static void gda_ft_soft_cuda_copies_add(gda_ft_soft_cuda_copies_t *c,
+                                        void *stream, void *dst,
+                                        const void *src, size_t len)
+{
+    uintptr_t from = (uintptr_t)dst, end = from + len, d;
+    unsigned i;
+
+    for (i = 0; i < c->count; ++i) {
+        d = (uintptr_t)c->dst[i];
+        if ((d < end) && (from < d + c->len[i])) {
+            break;
+        }
+    }
+    if ((i < c->count) || (c->count == GDA_FT_SOFT_CUDA_PENDING)) {
+        gda_ft_soft_cuda_copies_queue(c, stream);
+    }
+    c->dst[c->count] = dst;
+    c->src[c->count] = src;
+    c->len[c->count] = len;
+    ++c->count;
+}
+
 void gda_ft_soft_mem_cuda_stats(gda_ft_soft_engine_stats_t *stats)
 {
     gda_ft_soft_cuda_time_read(&gda_ft_soft_cuda_waits, &stats->cuda_waits,
@@ -329,6 +484,7 @@ void gda_ft_soft_mem_flush(void)
     if (t->queued == 0) {
         return;
     }
+    gda_ft_soft_cuda_copies_queue(&t->writes, t->stream);
     ret = gda_ft_soft_cuda_wait(gda_ft_soft_cuda.stream_sync, t->stream);
     if (ret != 0) {
         ucs_error("soft HCA: cudaStreamSynchronize failed: %d", ret);
@@ -447,6 +603,7 @@ static void gda_ft_soft_cuda_reads_drain(gda_ft_soft_cuda_thread_t *t)
     if (t->num_reads == 0) {
         return;
     }
+    gda_ft_soft_cuda_copies_queue(&t->read_copies, t->read_stream);
     ret = gda_ft_soft_cuda_wait(gda_ft_soft_cuda.stream_sync,
                                 t->read_stream);
     if (ret != 0) {
@@ -491,10 +648,9 @@ int gda_ft_soft_mem_read_snapshot(gda_ft_soft_snapshot_t *snapshot,
 {
     gda_ft_soft_cuda_thread_t *t = gda_ft_soft_cuda_thread_get();
     gda_ft_soft_cuda_read_t *read;
-    size_t total = 0, tail;
+    size_t total = 0;
     ssize_t staged;
     unsigned i;
-    int ret;
 
     if ((t == NULL) || (t->read_stream == NULL) || (count == 0)) {
         return -1;
@@ -508,24 +664,15 @@ int gda_ft_soft_mem_read_snapshot(gda_ft_soft_snapshot_t *snapshot,
     if ((t->num_reads + count) > GDA_FT_SOFT_CUDA_READS) {
         return 0;
     }
-    tail   = t->read_tail;
     staged = gda_ft_soft_cuda_read_stage(t, total);
     if (staged < 0) {
         return 0;
     }
 
     for (i = 0, total = 0; i < count; total += pieces[i++].length) {
-        ret = gda_ft_soft_cuda_copy_async(t->read_staging + staged + total,
-                                          pieces[i].src, pieces[i].length,
-                                          t->read_stream);
-        if (ret != 0) {
-            /* not taken: the op's packets copy the message, and the copies
-             * queued here land before any later one into their room */
-            ucs_error("soft HCA: cudaMemcpyAsync(%p, %u) failed: %d",
-                      pieces[i].src, pieces[i].length, ret);
-            t->read_tail = tail;
-            return -1;
-        }
+        gda_ft_soft_cuda_copies_add(&t->read_copies, t->read_stream,
+                                    t->read_staging + staged + total,
+                                    pieces[i].src, pieces[i].length);
     }
 
     snapshot->state = GDA_FT_SOFT_SNAPSHOT_READING;
@@ -554,6 +701,7 @@ void gda_ft_soft_mem_reads_submit(void)
     if (t->open_reads == 0) {
         return;
     }
+    gda_ft_soft_cuda_copies_queue(&t->read_copies, t->read_stream);
     event = &t->events[t->batch % GDA_FT_SOFT_CUDA_READS];
     ret   = 0;
     if (*event == NULL) {
@@ -593,9 +741,7 @@ static int gda_ft_soft_cuda_queue_write(gda_ft_soft_cuda_thread_t *t,
     }
     stage = t->staging + gda_ft_soft_cuda_stage(t, len);
     memcpy(stage, src, len);
-    if (gda_ft_soft_cuda_copy_async(dst, stage, len, t->stream) != 0) {
-        return 0;   /* the waiting copy reports it */
-    }
+    gda_ft_soft_cuda_copies_add(&t->writes, t->stream, dst, stage, len);
     gda_ft_soft_cuda_staged(t, len);
     return 1;
 }
@@ -707,6 +853,7 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
     /* a read of device memory (or a write too large to stage), waited
      * for: in stream order behind what is queued, which lands with it (the
      * staging area is free again) */
+    gda_ft_soft_cuda_copies_queue(&t->writes, t->stream);
     ret = gda_ft_soft_cuda_copy_async(dst, src, len, t->stream);
     if (ret == 0) {
         ret = gda_ft_soft_cuda_wait(gda_ft_soft_cuda.stream_sync, t->stream);
