@@ -207,6 +207,17 @@ GDA_FT_TEST_TIMEOUT(dev_chan, no_path_regains_a_path_that_comes_back, 120)
     chan_world_fini(&w);
 }
 
+/* req failed with ERROR, and so does channel 0's next quiet, once */
+static void chan_expect_failed_alone(chan_world_t *w,
+                                     gda_ft_dev_request_t *req)
+{
+    GDA_FT_ASSERT_EQ(worker_wait(req), GDA_FT_DEV_ERROR);
+    GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w->ep, 0, 1000000000ull),
+                     GDA_FT_DEV_ERROR);
+    GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w->ep, 0, 1000000000ull),
+                     GDA_FT_DEV_OK);
+}
+
 GDA_FT_TEST_TIMEOUT(dev_chan, operation_error_fails_alone, 60)
 {
     chan_world_params_t params;
@@ -235,11 +246,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, operation_error_fails_alone, 60)
         GDA_FT_ASSERT_EQ(gda_ft_dev_put_single(&w.ep, &w.ml, CHAN_ELEM_DATA,
                                                8192, 8192, 4096, 0, NULL),
                          GDA_FT_DEV_OK);
-        GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_ERROR);
-        GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w.ep, 0, 1000000000ull),
-                         GDA_FT_DEV_ERROR);
-        GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w.ep, 0, 1000000000ull),
-                         GDA_FT_DEV_OK);
+        chan_expect_failed_alone(&w, &req);
     }
     GDA_FT_ASSERT_MEM_EQ(w.dst, w.src, 4096);
     GDA_FT_ASSERT_MEM_EQ(w.dst + 8192, w.src + 8192, 4096);
@@ -293,11 +300,7 @@ GDA_FT_TEST_TIMEOUT(dev_chan, failed_chunk_fails_its_whole_post, 60)
         }
         GDA_FT_ASSERT_EQ(gda_ft_dev_post(&w.chans[0], op, nops, &req),
                          GDA_FT_DEV_OK);
-        GDA_FT_ASSERT_EQ(worker_wait(&req), GDA_FT_DEV_ERROR);
-        GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w.ep, 0, 1000000000ull),
-                         GDA_FT_DEV_ERROR);
-        GDA_FT_ASSERT_EQ(gda_ft_dev_quiet(&w.ep, 0, 1000000000ull),
-                         GDA_FT_DEV_OK);
+        chan_expect_failed_alone(&w, &req);
         /* no chunk after the failed one ran, nor the signal */
         GDA_FT_ASSERT_MEM_EQ(w.dst, zeros, len);
         GDA_FT_ASSERT_MEM_EQ(w.src, src, len);
