@@ -408,9 +408,9 @@ GDA_FT_DEV_FUNC gda_ft_dev_status_t gda_ft_chan_step_hear(gda_ft_chan_t *chan)
  * later WQE, which overwrote the first error in the collapsed CQE) is
  * blamed on that WQE (gda_ft_chan_strike); one that came a retry window
  * or more after it was posted may be the path's silence, the HCA giving
- * up (TRANSPORT_RETRY_EXC), which is no fault of the WQE. Under load, a
- * slow path struck a get twice that way, and it failed with both paths
- * up. Sooner, the error is the peer's answer to that WQE.
+ * up (TRANSPORT_RETRY_EXC), which is no fault of the WQE: a path slow
+ * twice in a row would otherwise fail it alone with both links up.
+ * Sooner, the error is the peer's answer to that WQE.
  */
 GDA_FT_DEV_FUNC int gda_ft_chan_hca_may_have_given_up(const gda_ft_chan_t *chan,
                                                       uint8_t from)
