@@ -634,7 +634,6 @@ static const uint8_t *perf_region_now(perf_t *p)
     return p->host_region;
 }
 
-/* Server: what the client's test left here */
 /* The software HCA's engine of this process, where it runs one: where
  * its time went (GPU copies and waits, the longest pass) */
 static void perf_print_engine(void)
@@ -646,6 +645,7 @@ static void perf_print_engine(void)
     }
 }
 
+/* Server: what the client's test left here */
 static int perf_server_check(perf_t *p, uint64_t expected_total)
 {
     const uint8_t *r = perf_region_now(p);

@@ -292,8 +292,9 @@ static void *burst_run(void *arg)
 
 /*
  * The channels are on their backup (the primary's port is down) when the
- * backup holds every packet for stall_ns, while a burst on each keeps the
- * smallest ring full. Every post and every put must end OK.
+ * backup holds every packet for stall_deadlines deadlines, while a burst
+ * on each keeps the smallest ring full. Every post and every put must end
+ * OK.
  */
 static void full_ring_stall_on_backup(chan_world_params_t *params,
                                       double stall_deadlines)
