@@ -12,7 +12,8 @@
 #
 # What it runs, in order:
 #   1. the machine: devices, ports, netdevs, GIDs, firmware, the build
-#      (was the mlx5 provider configured in?);
+#      (was the mlx5 provider configured in?), and ibv_devinfo -v of the
+#      two ports' devices (a device profile for the DEVX emulator);
 #   2. the provider's unit tests (recording backend, no NIC needed);
 #   3. ucx_info: are the mlx5 ports gda_ft devices of the plugin?
 #   4. the transport's put, get and atomic tests over the two ports
@@ -122,6 +123,18 @@ say "port A: $port_a ($(netdev_of "$port_a")), port B: $port_b" \
 say "note: ConnectX firmware clamps each retransmission interval to about" \
     "0.5 s unless a NIC setting disables the clamp: hardware retry" \
     "timeouts below that are not what 'timeout' says"
+
+section "1b. device capabilities (ibv_devinfo -v)"
+say "the DEVX emulator plays the first device below with" \
+    "UCX_GDA_FT_MLX5_EMU_DEVICE=<this report>"
+for dev in $(printf '%s\n' "${port_a%%:*}" "${port_b%%:*}" | sort -u); do
+    if ! command -v ibv_devinfo >/dev/null; then
+        say "ibv_devinfo not found (rdma-core's ibverbs-utils)"
+        break
+    fi
+    ibv_devinfo -v -d "$dev" >>"$report" 2>&1 ||
+        say "ibv_devinfo -v -d $dev failed"
+done
 
 if grep -q "^HAVE_MLX5_TRUE=''" "$build/config.log" 2>/dev/null; then
     say "build: $build, mlx5 provider configured in"

@@ -4,6 +4,7 @@
 #include "soft_harness.h"
 #include "gda_ft_test.h"
 
+#include <ucs/sys/math.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,12 +159,12 @@ void soft_ep_connect(soft_ep_t *ep, uint32_t dest_qpn, const uint8_t *gid,
     attr.path_mtu           = params->mtu;
     attr.hop_limit          = 64;
     attr.min_rnr_timer      = params->min_rnr_timer;
-    attr.max_dest_rd_atomic = 16;
+    attr.max_dest_rd_atomic = ucs_min(16, ep->dev->attr.max_rd_atomic);
     attr.sq_psn             = attr.rq_psn;
     attr.timeout            = params->timeout;
     attr.retry_cnt          = params->retry_cnt;
     attr.rnr_retry          = params->rnr_retry;
-    attr.max_rd_atomic      = 16;
+    attr.max_rd_atomic      = attr.max_dest_rd_atomic;
     GDA_FT_ASSERT_OK(gda_ft_hca_qp_connect(ep->qp, &attr));
 }
 

@@ -13,6 +13,7 @@
 #include "gda_ft_test.h"
 #include "soft_harness.h"
 #include "uct_harness.h"
+#include "mlx5_harness.h"
 #include "gda_ft_mlx5_int.h"
 #include "gda_ft_mlx5_emu.h"
 #include "gda_ft_mlx5_emu_check.h"
@@ -22,6 +23,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -852,4 +854,112 @@ GDA_FT_TEST(mlx5_emu, failback_after_a_flap_that_moved_the_gid)
     GDA_FT_ASSERT_EQ(t.node[NODE_A].errors, 0);
     GDA_FT_ASSERT_EQ(t.node[NODE_B].errors, 0);
     test_uct_cleanup(&t);
+}
+
+/* A made-up device smaller than the built-in one in every limit the
+ * provider reads, whose firmware answers 8-byte atomics big-endian only */
+static const char test_emu_small_device[] =
+    "hca_id:\tmlx5_small\n"
+    "\tfw_ver:\t\t\t\t1.0.0\n"
+    "\tvendor_part_id:\t\t\t4125\n"
+    "\tmax_qp:\t\t\t\t1024\n"
+    "\tmax_qp_wr:\t\t\t4096\n"
+    "\tmax_sge:\t\t\t14\n"
+    "\tmax_cq:\t\t\t\t1024\n"
+    "\tmax_cqe:\t\t\t65535\n"
+    "\tmax_qp_rd_atom:\t\t\t4\n"
+    "\tmax_qp_init_rd_atom:\t\t4\n"
+    "\tatomic_cap:\t\t\tATOMIC_NONE (0)\n"
+    "\t\tport:\t1\n"
+    "\t\t\tmax_msg_sz:\t\t0x40000000\n";
+
+/* Sets UCX_GDA_FT_MLX5_EMU_DEVICE to a file holding the text; returns the
+ * setting it had (free() it) */
+static char *test_emu_device_set(const char *text, char *path)
+{
+    char *prev = getenv("UCX_GDA_FT_MLX5_EMU_DEVICE");
+    FILE *file;
+    int fd;
+
+    prev = (prev != NULL) ? strdup(prev) : NULL;
+    fd   = mkstemp(path);
+    GDA_FT_ASSERT(fd >= 0);
+    file = fdopen(fd, "w");
+    GDA_FT_ASSERT(file != NULL);
+    fputs(text, file);
+    fclose(file);
+    setenv("UCX_GDA_FT_MLX5_EMU_DEVICE", path, 1);
+    return prev;
+}
+
+static void test_emu_device_restore(char *prev, const char *path)
+{
+    if (prev != NULL) {
+        setenv("UCX_GDA_FT_MLX5_EMU_DEVICE", prev, 1);
+    } else {
+        unsetenv("UCX_GDA_FT_MLX5_EMU_DEVICE");
+    }
+    free(prev);
+    unlink(path);
+}
+
+/* The provider takes its limits from what the device answers: a smaller
+ * device gives smaller queues and inline data, its firmware refuses what
+ * is past them, and a big-endian-only device cannot be played by an
+ * engine that answers in host order */
+GDA_FT_TEST(mlx5_emu, the_device_profile_limits_the_provider)
+{
+    const char *order = "UCX_GDA_FT_SOFT_ATOMIC_HOST_ORDER";
+    uint32_t in[GDA_FT_MLX5_ST_SZ_DW(create_qp_in)];
+    void *cqc = GDA_FT_MLX5_ADDR_OF(create_cq_in, in, cqc);
+    void *qpc = GDA_FT_MLX5_ADDR_OF(create_qp_in, in, qpc);
+    char path[] = "/tmp/gda_ft_emu_device_XXXXXX";
+    char *prev, *prev_order;
+    gda_ft_hca_dev_info_t info;
+    gda_ft_hca_dev_t *dev;
+    test_emu_cmds_t c;
+    test_emu_t t;
+
+    prev_order = getenv(order);
+    prev_order = (prev_order != NULL) ? strdup(prev_order) : NULL;
+    prev       = test_emu_device_set(test_emu_small_device, path);
+    test_emu_init(&t, "UCX_GDA_FT_SOFT_ATOMIC_HOST_ORDER=n", NULL);
+    GDA_FT_ASSERT_EQ(t.p.dev0->attr.max_sq_wqebb, 4096);
+    GDA_FT_ASSERT_EQ(t.p.dev0->attr.max_rq_wqe, 4096);
+    GDA_FT_ASSERT_EQ(t.p.dev0->attr.max_inline, 32 + 14 * 16 - 36);
+    GDA_FT_ASSERT_EQ(t.p.dev0->attr.max_rd_atomic, 4);
+    GDA_FT_ASSERT(!(t.p.dev0->attr.flags &
+                    GDA_FT_HCA_DEV_FLAG_ATOMIC_HOST_ORDER));
+    test_emu_fini(&t);
+
+    test_emu_cmds_open(&c);
+    test_emu_cq_in(&c, in);
+    GDA_FT_MLX5_SET(cqc, cqc, log_cq_size, 17);
+    test_emu_create(&c, in, GDA_FT_MLX5_EMU_SYND_LOG_SIZE);
+    test_emu_qp_in(&c, 0, in);
+    GDA_FT_MLX5_SET(qpc, qpc, log_sq_size, 13);
+    test_emu_create(&c, in, GDA_FT_MLX5_EMU_SYND_LOG_SIZE);
+    test_emu_cmds_close(&c);
+
+    soft_test_env(2, "UCX_GDA_FT_SOFT_ATOMIC_HOST_ORDER=y");
+    memset(&info, 0, sizeof(info));
+    strcpy(info.name, "tsoft0");
+    info.provider = &gda_ft_mlx5_provider;
+    t.prev_sys    = gda_ft_mlx5_sys_set(&gda_ft_mlx5_sys_emu);
+    ucs_log_push_handler(test_mlx5_log);
+    test_mlx5_errors = 0;
+    GDA_FT_ASSERT(gda_ft_mlx5_provider.dev_open(&info, &dev) != UCS_OK);
+    ucs_log_pop_handler();
+    gda_ft_mlx5_sys_set(t.prev_sys);
+    GDA_FT_ASSERT(test_mlx5_errors >= 1);
+    GDA_FT_ASSERT_EQ(gda_ft_mlx5_emu_live_objects(), 0);
+
+    if (prev_order != NULL) {
+        setenv(order, prev_order, 1);
+        free(prev_order);
+    } else {
+        unsetenv(order);
+    }
+    GDA_FT_ASSERT_OK(gda_ft_soft_reload_config());
+    test_emu_device_restore(prev, path);
 }

@@ -42,6 +42,8 @@ static const char *hw_setup =
     "  >$d/build/test/gtest-free/gda_ft_tests; "
     "printf '#!/bin/sh\\necho \"#      Device: mlx5_0:1\"\\n"
     "echo \"#      Device: mlx5_0:2\"\\n' >$d/bin/ucx_info; "
+    "printf '#!/bin/sh\\necho \"hca_id:\tmlx5_0\"\\n"
+    "echo \"\tmax_qp_wr:\t32768 ($*)\"\\n' >$d/bin/ibv_devinfo; "
     "printf '#!/bin/sh\\necho \"QP refused: UNSUPPORTED\"; exit 1\\n' "
     "  >$d/bin/ucx_perftest; "
     "chmod +x $d/build/test/gtest-free/gda_ft_tests $d/bin/*";
@@ -110,6 +112,10 @@ GDA_FT_TEST(mlx5_hw_check, report_on_two_ports)
     ASSERT_HAS(out, "port A: mlx5_0:1 (eth4), port B: mlx5_0:2 (eth5)");
     ASSERT_HAS(out, "about 0.5 s");
     ASSERT_HAS(out, "mlx5 provider configured in");
+    /* the device's capabilities, once for its two ports */
+    ASSERT_HAS(out, "UCX_GDA_FT_MLX5_EMU_DEVICE=<this report>");
+    ASSERT_HAS(out, "hca_id:\tmlx5_0\n\tmax_qp_wr:\t32768 (-v -d mlx5_0)\n");
+    GDA_FT_ASSERT(strstr(strstr(out, "hca_id:") + 1, "hca_id:") == NULL);
     ASSERT_HAS(out, "RESULT unit PASS");
     ASSERT_HAS(out, "RESULT ucx_info_ports PASS");
     /* the transport's QPs are refused today: said, not hidden */

@@ -17,9 +17,11 @@
  * checked as firmware checks it (gda_ft_mlx5_emu_check.h); a refused one
  * fails with EREMOTEIO, its output's status and syndrome set.
  *
- * The 8-byte atomic reply order the device reports in QUERY_HCA_CAP is the
- * one its engine writes: UCX_GDA_FT_SOFT_ATOMIC_HOST_ORDER selects the
- * profile.
+ * The device it plays (its limits, and whether its firmware can answer
+ * 8-byte atomics in host order) is a profile, UCX_GDA_FT_MLX5_EMU_DEVICE
+ * (gda_ft_mlx5_emu_caps.h). The 8-byte atomic reply order it reports in
+ * QUERY_HCA_CAP is the one its engine writes, as mlx5_core would have set
+ * it: UCX_GDA_FT_SOFT_ATOMIC_HOST_ORDER.
  */
 #ifndef GDA_FT_MLX5_EMU_H_
 #define GDA_FT_MLX5_EMU_H_

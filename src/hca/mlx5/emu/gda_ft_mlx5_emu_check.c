@@ -11,20 +11,6 @@
 
 #include <stddef.h>
 
-/* QP and CQ sizes, message size and the number of outstanding reads and
- * atomics a ConnectX-6 Dx and a ConnectX-7 report (ibv_devinfo -v: 32768
- * WQEs, 4M CQEs, 1 GiB messages, 16 reads/atomics each way; max_sge 30,
- * so 512-byte send WQEs), and atomics up to 8 bytes, masked ones included */
-const gda_ft_mlx5_emu_caps_t gda_ft_mlx5_emu_caps_connectx = {
-    .log_max_qp_sz     = 15,
-    .log_max_cq_sz     = 22,
-    .log_max_msg       = 30,
-    .log_max_ra_req_qp = 4,
-    .log_max_ra_res_qp = 4,
-    .max_wqe_sz_sq     = 512,
-    .max_atomic_mode   = GDA_FT_MLX5_QPC_ATOMIC_MODE_UP_TO_8B
-};
-
 int gda_ft_mlx5_emu_refuse(gda_ft_mlx5_emu_refusal_t *refusal,
                            uint8_t status, uint32_t syndrome,
                            const char *why)
@@ -257,11 +243,13 @@ static int gda_ft_mlx5_emu_check_rtr(const void *qpc,
                                       GDA_FT_MLX5_EMU_SYND_MSG_MAX,
                                       "log_msg_max 0 or past log_max_msg");
     }
-    if (GDA_FT_MLX5_GET(qpc, qpc, log_rra_max) > caps->log_max_ra_res_qp) {
+    /* the pairing mlx5_ib_modify_qp checks max_dest_rd_atomic and
+     * max_rd_atomic with */
+    if (GDA_FT_MLX5_GET(qpc, qpc, log_rra_max) > caps->log_max_ra_req_qp) {
         return gda_ft_mlx5_emu_refuse(refusal,
                                       GDA_FT_MLX5_CMD_STAT_BAD_PARAM,
                                       GDA_FT_MLX5_EMU_SYND_RA_MAX,
-                                      "log_rra_max past log_max_ra_res_qp");
+                                      "log_rra_max past log_max_ra_req_qp");
     }
     if (gda_ft_mlx5_emu_zero(GDA_FT_MLX5_ADDR_OF(qpc, qpc,
                                                  primary_path_rgid_rip),
@@ -319,12 +307,12 @@ int gda_ft_mlx5_emu_check_modify_qp(const void *in,
         return gda_ft_mlx5_emu_check_rtr(qpc, caps, refusal);
     case GDA_FT_MLX5_CMD_OP_RTR2RTS_QP:
         if (GDA_FT_MLX5_GET(qpc, qpc, log_sra_max) >
-            caps->log_max_ra_req_qp) {
+            caps->log_max_ra_res_qp) {
             return gda_ft_mlx5_emu_refuse(refusal,
                                           GDA_FT_MLX5_CMD_STAT_BAD_PARAM,
                                           GDA_FT_MLX5_EMU_SYND_RA_MAX,
                                           "log_sra_max past "
-                                          "log_max_ra_req_qp");
+                                          "log_max_ra_res_qp");
         }
         return 1;
     default:

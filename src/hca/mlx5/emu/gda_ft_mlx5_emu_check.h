@@ -13,6 +13,7 @@
 #ifndef GDA_FT_MLX5_EMU_CHECK_H_
 #define GDA_FT_MLX5_EMU_CHECK_H_
 
+#include "gda_ft_mlx5_emu_caps.h"
 #include "gda_ft_mlx5_ifc.h"
 
 #include <stdint.h>
@@ -67,21 +68,6 @@ typedef struct gda_ft_mlx5_emu_refusal {
     uint32_t    syndrome;  /* GDA_FT_MLX5_EMU_SYND_* */
     const char *why;
 } gda_ft_mlx5_emu_refusal_t;
-
-
-/* The capabilities (QUERY_HCA_CAP) the field checks compare with */
-typedef struct gda_ft_mlx5_emu_caps {
-    unsigned log_max_qp_sz;       /* WQEs (send: 64-byte blocks) */
-    unsigned log_max_cq_sz;
-    unsigned log_max_msg;
-    unsigned log_max_ra_req_qp;   /* outstanding reads/atomics sent */
-    unsigned log_max_ra_res_qp;   /* and answered */
-    unsigned max_wqe_sz_sq;       /* bytes */
-    unsigned max_atomic_mode;     /* qpc.atomic_mode the device takes */
-} gda_ft_mlx5_emu_caps_t;
-
-/* What a ConnectX-6 Dx and a ConnectX-7 report alike */
-extern const gda_ft_mlx5_emu_caps_t gda_ft_mlx5_emu_caps_connectx;
 
 
 /* The PRM state a QP transition command needs the QP in: 1 when the QP's

@@ -100,7 +100,7 @@ static int gda_ft_mlx5_emu_create_cq(gda_ft_mlx5_emu_ctx_t *ctx,
     uint64_t dbr     = GDA_FT_MLX5_GET64(cqc, cqc, dbr_addr);
     gda_ft_hca_cq_attr_t attr = {0};
 
-    if (!gda_ft_mlx5_emu_check_create_cq(in, &gda_ft_mlx5_emu_caps_connectx,
+    if (!gda_ft_mlx5_emu_check_create_cq(in, &ctx->hca->caps,
                                          refusal) ||
         !gda_ft_mlx5_emu_region(ctx,
                                 GDA_FT_MLX5_GET(create_cq_in, in,
@@ -156,8 +156,7 @@ static int gda_ft_mlx5_emu_create_qp(gda_ft_mlx5_emu_ctx_t *ctx,
     size_t rq_len    = (size_t)rq_cnt * rq_size;
     gda_ft_hca_qp_init_attr_t attr = {0};
 
-    if (!gda_ft_mlx5_emu_check_create_qp(in, &gda_ft_mlx5_emu_caps_connectx,
-                                         refusal) ||
+    if (!gda_ft_mlx5_emu_check_create_qp(in, &ctx->hca->caps, refusal) ||
         !gda_ft_mlx5_emu_region(ctx,
                                 GDA_FT_MLX5_GET(create_qp_in, in,
                                                 wq_umem_id),
@@ -413,9 +412,8 @@ static int gda_ft_mlx5_emu_modify(gda_ft_mlx5_emu_obj_t *obj, const void *in,
     }
     if (!gda_ft_mlx5_emu_check_transition(
                 in, gda_ft_mlx5_emu_qp_state(obj, &query), refusal) ||
-        (full && !gda_ft_mlx5_emu_check_modify_qp(
-                         in, &gda_ft_mlx5_emu_caps_connectx, num_ports,
-                         refusal)) ||
+        (full && !gda_ft_mlx5_emu_check_modify_qp(in, &obj->ctx->hca->caps,
+                                                  num_ports, refusal)) ||
         ((opcode == GDA_FT_MLX5_CMD_OP_INIT2RTR_QP) &&
          !gda_ft_mlx5_emu_check_path(obj, qpc, refusal))) {
         return 0;
@@ -580,7 +578,7 @@ static int gda_ft_mlx5_emu_query_hca_cap(gda_ft_mlx5_emu_ctx_t *ctx,
                                          const void *in, void *out,
                                          gda_ft_mlx5_emu_refusal_t *refusal)
 {
-    const gda_ft_mlx5_emu_caps_t *caps = &gda_ft_mlx5_emu_caps_connectx;
+    const gda_ft_mlx5_emu_caps_t *caps = &ctx->hca->caps;
     void *cap = GDA_FT_MLX5_ADDR_OF(query_hca_cap_out, out, capability);
     unsigned type = GDA_FT_MLX5_GET(query_hca_cap_in, in, op_mod) >> 1;
 

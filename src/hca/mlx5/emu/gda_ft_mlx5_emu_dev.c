@@ -109,13 +109,32 @@ gda_ft_mlx5_emu_hca_get(const gda_ft_mlx5_emu_device_t *device)
         return NULL;
     }
 
+    status = gda_ft_mlx5_emu_caps_configured(&hca->caps);
+    if (status != UCS_OK) {
+        errno = EINVAL;
+        goto err_free;
+    }
+
     status = gda_ft_soft_provider.dev_open(&device->soft_info, &hca->soft);
     if (status != UCS_OK) {
         ucs_error("mlx5 emulator: cannot open soft HCA %s behind it: %s",
                   device->soft_info.name, ucs_status_string(status));
-        ucs_free(hca);
         errno = ENODEV;
-        return NULL;
+        goto err_free;
+    }
+
+    /* the engine writes 8-byte atomic replies in the order mlx5_core put
+     * the device in, which it can only where firmware supports it */
+    if ((hca->soft->attr.flags & GDA_FT_HCA_DEV_FLAG_ATOMIC_HOST_ORDER) &&
+        !hca->caps.atomic_host_order) {
+        ucs_error("mlx5 emulator: %s plays %s, whose 8-byte atomic replies "
+                  "are big-endian (atomic_cap ATOMIC_NONE), but its soft "
+                  "HCA answers in host order "
+                  "(UCX_GDA_FT_SOFT_ATOMIC_HOST_ORDER=y)",
+                  device->soft_info.name, hca->caps.name);
+        gda_ft_soft_provider.dev_close(hca->soft);
+        errno = EINVAL;
+        goto err_free;
     }
 
     ucs_strncpy_zero(hca->name, device->soft_info.name, sizeof(hca->name));
@@ -124,6 +143,10 @@ gda_ft_mlx5_emu_hca_get(const gda_ft_mlx5_emu_device_t *device)
     hca->next_uar_page = 0x10;
     ucs_list_add_tail(&gda_ft_mlx5_emu_hcas, &hca->list);
     return hca;
+
+err_free:
+    ucs_free(hca);
+    return NULL;
 }
 
 static void gda_ft_mlx5_emu_hca_put(gda_ft_mlx5_emu_hca_t *hca)
@@ -197,17 +220,24 @@ static int gda_ft_mlx5_emu_query_device(struct ibv_context *ibv_ctx,
                                         struct ibv_device_attr *attr)
 {
     gda_ft_mlx5_emu_ctx_t *ctx = gda_ft_mlx5_emu_ctx(ibv_ctx);
-    const gda_ft_mlx5_emu_caps_t *caps = &gda_ft_mlx5_emu_caps_connectx;
+    const gda_ft_mlx5_emu_caps_t *caps = &ctx->hca->caps;
 
+    /* as mlx5_ib_query_device derives them from HCA_CAP */
     memset(attr, 0, sizeof(*attr));
-    snprintf(attr->fw_ver, sizeof(attr->fw_ver), "emulated");
+    ucs_strncpy_zero(attr->fw_ver, caps->fw_ver, sizeof(attr->fw_ver));
     attr->vendor_id      = 0x02c9;   /* Mellanox */
+    attr->vendor_part_id = caps->vendor_part_id;
+    attr->max_mr_size    = UINT64_MAX;
+    attr->max_qp         = 1 << caps->log_max_qp;
     attr->max_qp_wr      = 1 << caps->log_max_qp_sz;
+    attr->max_cq         = 1 << caps->log_max_cq;
     attr->max_cqe        = (1 << caps->log_max_cq_sz) - 1;
-    attr->max_qp_rd_atom = 1 << caps->log_max_ra_res_qp;
-    attr->max_qp_init_rd_atom = 1 << caps->log_max_ra_req_qp;
+    attr->max_qp_rd_atom = 1 << caps->log_max_ra_req_qp;
+    attr->max_qp_init_rd_atom = 1 << caps->log_max_ra_res_qp;
     attr->max_sge        = (caps->max_wqe_sz_sq - 32) / 16;
-    attr->atomic_cap     = IBV_ATOMIC_HCA;
+    attr->atomic_cap     = (ctx->hca->soft->attr.flags &
+                            GDA_FT_HCA_DEV_FLAG_ATOMIC_HOST_ORDER) ?
+                           IBV_ATOMIC_HCA : IBV_ATOMIC_NONE;
     attr->phys_port_cnt  = ctx->hca->soft->attr.info.num_ports;
     return 0;
 }

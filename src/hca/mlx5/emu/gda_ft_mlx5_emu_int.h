@@ -43,6 +43,7 @@ typedef struct gda_ft_mlx5_emu_hca {
     ucs_list_link_t   list;
     char              name[GDA_FT_HCA_NAME_MAX];
     gda_ft_hca_dev_t *soft;
+    gda_ft_mlx5_emu_caps_t caps;    /* the device it plays */
     unsigned          refcount;     /* contexts */
     ucs_list_link_t   ctxs;
     uint32_t          next_uar_page;
