@@ -621,18 +621,46 @@ GDA_FT_DEV_FUNC void gda_ft_chan_wait_turn(gda_ft_chan_t *chan, uint64_t seq)
     }
 }
 
+/*
+ * Whether a publication ending at `end`, whose poster waited for its turn
+ * (`waited`), leaves its doorbell to the next one: the next reservation
+ * is made (the word's index is past end), so that its poster is writing
+ * or waiting for this turn and rings at once, on the same path (a switch
+ * freezes the word at the index where the last publication ends, which
+ * then rings), and the WQEBBs left unrung stay within db_defer. A poster
+ * whose turn came without a wait posts alone: it rings.
+ */
+GDA_FT_DEV_FUNC int gda_ft_chan_ring_later(const gda_ft_chan_t *chan,
+                                           uint64_t end, int waited)
+{
+    return waited && (chan->db_defer != 0) &&
+           ((end - chan->rung) <= chan->db_defer) &&
+           (GDA_FT_CHAN_WORD_INDEX(gda_ft_atomic_load_rlx64(&chan->word)) !=
+            end);
+}
+
 /* Announces the reservation's WQEs up to the index of `word` (what its CAS
  * left), whose PSNs end before psn, to the HCA (db: the last WQE's
- * doorbell word) and to the next poster: `ready` and `published` */
+ * doorbell word), or leaves that to the next publication
+ * (gda_ft_chan_ring_later), and to the next poster: `ready` and
+ * `published` */
 GDA_FT_DEV_FUNC void gda_ft_chan_release(gda_ft_chan_t *chan,
                                          const gda_ft_chan_dest_t *dest,
                                          uint64_t word, uint32_t psn,
-                                         uint64_t db)
+                                         uint64_t db, int waited)
 {
     uint64_t end = GDA_FT_CHAN_WORD_INDEX(word);
     uint64_t pub = GDA_FT_CHAN_PUB(psn, dest->off, end);
 
     chan->path[dest->path].next_psn = psn;
+    if (gda_ft_chan_ring_later(chan, end, waited)) {
+        /* the next poster's doorbell, a release at system scope after it
+         * acquired `ready`, makes these WQEs visible with its own */
+        gda_ft_atomic_store_rlx64(&chan->published, pub);
+        gda_ft_atomic_store_rel64(&chan->ready, word);
+        return;
+    }
+    chan->rung = end;
     gda_ft_chan_ring_sq(&dest->sq, dest->off, end, db);
     gda_ft_atomic_store_rlx64(&chan->published, pub);
 #if GDA_FT_ON_DEVICE
@@ -699,7 +727,7 @@ GDA_FT_DEV_FUNC void gda_ft_chan_publish(gda_ft_chan_t *chan,
                                        owned ? GDA_FT_CHAN_SLOT_OWNED : 0);
         seq += shape.wqebbs;
     }
-    gda_ft_chan_release(chan, dest, resv->word, psn, db);
+    gda_ft_chan_release(chan, dest, resv->word, psn, db, !resv->turn);
     gda_ft_chan_remember(memo, resv, psn, &dest->geom);
 }
 

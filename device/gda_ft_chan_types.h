@@ -409,6 +409,15 @@ typedef struct gda_ft_chan {
                                               the channel's host words
                                               (gda_ft_chan_host_turn_take);
                                               0: free */
+    uint64_t                rung;          /* 528: the logical index the
+                                              last doorbell rang up to
+                                              (only the poster in its
+                                              turn reads or writes it) */
+    uint32_t                db_defer;      /* 536: WQEBBs a publication
+                                              may leave unrung for the
+                                              next one (0: each rings;
+                                              gda_ft_chan_ring_later) */
+    uint32_t                reserved;      /* 540 */
 } gda_ft_chan_t;
 
 /* Counters of a channel's host guardian */
@@ -464,7 +473,7 @@ GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_health_t, peer_state) == 4,
 GDA_FT_STATIC_ASSERT(offsetof(gda_ft_chan_mbox_t, peer_state) == 316,
                      chan_mbox_peer_state_offset);
 GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_switch_t) == 48, chan_switch_size);
-GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_t) == 528, chan_size);
+GDA_FT_STATIC_ASSERT(sizeof(gda_ft_chan_t) == 544, chan_size);
 
 /* What a post needs of its channel that does not change once it is
  * connected: read from the channel, or kept by a poster's memo, so that a

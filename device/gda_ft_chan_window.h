@@ -525,6 +525,7 @@ gda_ft_chan_finish(gda_ft_chan_t *chan, int known, uint32_t epsn)
         /* this switch wrote that WQE: its doorbell word is read back */
         gda_ft_chan_ring_db(np, off, freeze,
                             *(const uint64_t*)gda_ft_chan_seg(np, last, 0));
+        chan->rung   = freeze;
     }
     np->ring_next = gda_ft_chan_ring_idx(np, freeze);
     op->ring_next = gda_ft_chan_ring_idx(op, freeze);

@@ -14,7 +14,7 @@
 #include "gda_ft_dev_def.h"
 
 /* Bumped whenever a descriptor's layout or meaning changes */
-#define GDA_FT_DEV_VERSION 9   /* 2: channel interruption stamps, path
+#define GDA_FT_DEV_VERSION 10  /* 2: channel interruption stamps, path
                                  progress in the peer's health; 3: a
                                  switch advanced by progress passes; 4:
                                  a re-armed path's ring starts after the
@@ -27,7 +27,8 @@
                                  a memory element's length per end; 8:
                                  the peer's state (health peer_state,
                                  mailbox peer_state); 9: the channel's
-                                 host turn */
+                                 host turn; 10: a doorbell left to the
+                                 next publication (rung, db_defer) */
 
 
 /*

@@ -891,7 +891,7 @@ gda_ft_dev_post_warp_lanes(gda_ft_chan_t *chan, gda_ft_chan_memo_t *memo,
     GDA_FT_DEV_POST_MARK(4);
     psn = gda_ft_dev_psn_add(psn, GDA_FT_DEV_WARP_PKTS(total));
     if (lane == leader) {
-        gda_ft_chan_release(chan, &dest, resv.word, psn, db);
+        gda_ft_chan_release(chan, &dest, resv.word, psn, db, !resv.turn);
     }
     gda_ft_chan_remember(memo, &resv, psn, &geom);
     __syncwarp(mask);

@@ -182,6 +182,7 @@ ucs_status_t gda_ft_chan_host_init(gda_ft_chan_host_t *ch,
     ch->chan.deadline_ns      = params->deadline_ns;
     ch->chan.resolve_ns       = params->resolve_ns;
     ch->chan.max_chunk        = params->max_chunk;
+    ch->chan.db_defer         = params->db_defer;
     ch->chan.health           = health;
     ch->chan.active           = GDA_FT_CHAN_PRIMARY;
     ch->chan.state            = GDA_FT_CHAN_ACTIVE;

@@ -67,6 +67,10 @@ typedef struct gda_ft_chan_host_params {
                                              paths stays without one (its
                                              user fails it); 0: it takes
                                              back the first path re-armed */
+    uint32_t               db_defer;    /* WQEBBs a publication may leave
+                                           for the next one to ring (0:
+                                           every one rings; device
+                                           gda_ft_chan_ring_later) */
 } gda_ft_chan_host_params_t;
 
 typedef struct gda_ft_chan_host_path {

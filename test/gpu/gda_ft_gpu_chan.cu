@@ -9,6 +9,7 @@
  *   gda_ft_gpu_chan [-s SCENARIO] [-b BLOCKS] [-w WARPS] [-i ITERS]
  *                   [-D DEADLINE_US] [-T SECONDS] [-r RUNS]
  *                   [-m gpu|host|gpu_data] [-R WQEBBS] [-F FLAPS]
+ *                   [-B WQEBBS]
  *
  * Scenarios: warp_fault (warp-level posts, primary down mid-run and back),
  * thread_fault (thread-level), both_down (both ports down: every waiter
@@ -20,7 +21,8 @@
  * distribution of their interruptions, -m host puts the words (signals,
  * counters, fetch results) in host memory mapped into the GPU, -m
  * gpu_data the puts' buffers in GPU memory beside them, -R sets the ring
- * size. Prints
+ * size, -B how many WQEBBs a publication may leave for the next one to
+ * ring (db_defer; 0, the default: each rings). Prints
  * one line per check and "N passed, N failed"; exits 77 without a GPU.
  * The pressure scenario is gda_ft_gpu_chan_pressure.cu's.
  */
@@ -291,6 +293,7 @@ void gpu_world_init(chan_world_t *w, const gpu_run_t *run,
     /* the software HCA sends a window in one burst over loopback UDP; a
      * smaller window keeps a replay from overflowing the socket buffers */
     params.wqebb_cnt   = (run->wqebb_cnt != 0) ? run->wqebb_cnt : 512;
+    params.db_defer    = run->db_defer;
     chan_world_init(w, &params);
     chan_world_guard_start(w);
     gpu_world_warmup(w, deadline_ns);
@@ -893,14 +896,14 @@ static void gpu_both_down_scenario(const gpu_run_t *run)
 
 int main(int argc, char **argv)
 {
-    gpu_run_t run = {64, 8, 8, 100000000ull, 0, 1, 0, 0, 0, 0};
+    gpu_run_t run = {64, 8, 8, 100000000ull, 0, 1, 0, 0, 0, 0, 0};
     static const char *levels[] = {"thread", "warp", "poster"};
     const char *scenario = "all";
     char name[32];
     int opt, level;
     unsigned r;
 
-    while ((opt = getopt(argc, argv, "s:b:w:i:D:T:r:m:R:F:v")) != -1) {
+    while ((opt = getopt(argc, argv, "s:b:w:i:D:T:r:m:R:F:B:v")) != -1) {
         switch (opt) {
         case 'v': gpu_verbose = 1; break;
         case 'm':
@@ -909,6 +912,7 @@ int main(int argc, char **argv)
             break;
         case 'R': run.wqebb_cnt = atoi(optarg); break;
         case 'F': run.flaps = atoi(optarg); break;
+        case 'B': run.db_defer = atoi(optarg); break;
         case 'D': run.deadline_ns = strtoull(optarg, NULL, 0) * 1000; break;
         case 'T': run.seconds = atof(optarg); break;
         case 'r': run.repeat = atoi(optarg); break;
@@ -922,7 +926,7 @@ int main(int argc, char **argv)
                     "both_down|steady|pressure|all] [-b BLOCKS] [-w WARPS] "
                     "[-i ITERS] [-D DEADLINE_US] [-T SECONDS] [-r RUNS] "
                     "[-m gpu|host|gpu_data] [-R RING_WQEBBS] [-F FLAPS] "
-                    "[-v: the HCAs' counters after every run]\n",
+                    "[-B DEFER_WQEBBS] [-v: the HCAs' counters after every run]\n",
                     argv[0]);
             return 2;
         }

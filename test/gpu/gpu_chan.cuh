@@ -43,6 +43,8 @@ typedef struct gpu_run {
     int      gpu_data;  /* the puts' buffers in GPU memory too */
     unsigned wqebb_cnt; /* ring size (0: 512) */
     unsigned flaps;     /* pressure: ports of both sides down and up */
+    unsigned db_defer;  /* WQEBBs a publication may leave unrung (0: each
+                           rings) */
 } gpu_run_t;
 
 /* A warp's last wait on its channel: an operation in doubt was counted

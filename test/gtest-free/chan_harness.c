@@ -276,6 +276,7 @@ void chan_world_init(chan_world_t *w, const chan_world_params_t *params)
     hp.deadline_ns = params->deadline_ns;
     hp.resolve_ns  = params->resolve_ns;
     hp.max_chunk   = params->max_chunk;
+    hp.db_defer    = params->db_defer;
     hp.recovery_ns = params->recovery_ns;
     hp.grace_ns    = params->grace_ns;
     hp.mem         = params->mem.rings;

@@ -59,6 +59,8 @@ typedef struct chan_world_params {
     uint32_t               first_psn;    /* of every QP (near 2^24: wrap) */
     uint8_t                timeout;      /* QP retransmission timer */
     uint8_t                retry_cnt;
+    uint32_t               db_defer;     /* the channels' (0: each
+                                            publication rings) */
     chan_world_mem_t       mem;
     /* NULL: the world opens its four devices. Else the world posts the
      * other way on that world's devices (its A side on their B side's

@@ -8,6 +8,8 @@
 #include "chan_harness.h"
 #include "gda_ft_test.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A channel without rings, for the reservation and PSN bookkeeping: the
@@ -417,4 +419,146 @@ GDA_FT_TEST(dev_chan, switch_onto_a_rearmed_primary_takes_its_repairs)
     chan.active = GDA_FT_CHAN_PRIMARY;
     GDA_FT_ASSERT_EQ(gda_ft_chan_check_peer_left(&chan), GDA_FT_DEV_OK);
     GDA_FT_ASSERT_EQ(chan.counters.switches, 0);
+}
+
+/* A channel whose primary rings into buffers of the test's: its doorbell
+ * record and register read back */
+typedef struct doorbell_chan {
+    gda_ft_chan_t chan;
+    uint64_t      ring[64 * 8];
+    uint32_t      dbrec[2];
+    uint64_t      uar;
+} doorbell_chan_t;
+
+static void doorbell_chan_init(doorbell_chan_t *d, uint32_t db_defer)
+{
+    memset(d, 0, sizeof(*d));
+    bookkeeping_chan_init(&d->chan, 64, 100, 0);
+    gda_ft_dev_sq_init(&d->chan.path[GDA_FT_CHAN_PRIMARY].sq, d->ring, 64,
+                       0x100, d->dbrec, &d->uar, -1, NULL,
+                       GDA_FT_WQE_MAX_INLINE);
+    d->chan.db_defer = db_defer;
+}
+
+/* Publishes a reservation in its turn, as a post does, with db as its
+ * last WQE's doorbell word */
+static void doorbell_publish(doorbell_chan_t *d,
+                             const gda_ft_chan_resv_t *resv, uint64_t db)
+{
+    gda_ft_chan_dest_t dest;
+    gda_ft_chan_geom_t geom;
+    uint32_t psn = gda_ft_chan_take_turn(&d->chan, resv);
+
+    gda_ft_chan_geom_load(&d->chan, &geom);
+    gda_ft_chan_dest_init(&dest, &d->chan, resv->path, resv->off, &geom);
+    gda_ft_chan_release(&d->chan, &dest, resv->word,
+                        gda_ft_dev_psn_add(psn, 1), db, !resv->turn);
+}
+
+/* The doorbell record says the HCA may run up to end */
+#define ASSERT_RUNG(_d, _end, _db) \
+    do { \
+        GDA_FT_ASSERT_EQ(gda_ft_be32toh((_d)->dbrec[GDA_FT_MLX5_SND_DBR]), \
+                         (_end)); \
+        GDA_FT_ASSERT_EQ((_d)->uar, (_db)); \
+    } while (0)
+
+/* A publication whose next reservation is made leaves its doorbell to
+ * that one, up to db_defer WQEBBs unrung; the last one rings, a frozen
+ * word stops the deferral, and a poster whose turn came without a wait
+ * (alone on the channel) rings at once */
+GDA_FT_TEST(dev_chan, doorbell_left_to_the_reservation_behind)
+{
+    gda_ft_chan_resv_t a, b, c;
+    gda_ft_chan_memo_t memo = {0};
+    doorbell_chan_t *d = calloc(1, sizeof(*d));
+
+    GDA_FT_ASSERT(d != NULL);
+    doorbell_chan_init(d, 0);       /* every publication rings */
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&d->chan, 4, &a), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&d->chan, 4, &b), GDA_FT_DEV_OK);
+    doorbell_publish(d, &a, 0xa);
+    ASSERT_RUNG(d, 4, 0xa);
+    doorbell_publish(d, &b, 0xb);
+    ASSERT_RUNG(d, 8, 0xb);
+
+    doorbell_chan_init(d, 6);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&d->chan, 4, &a), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&d->chan, 4, &b), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&d->chan, 4, &c), GDA_FT_DEV_OK);
+    doorbell_publish(d, &a, 0xa);   /* b is behind: b rings for it */
+    ASSERT_RUNG(d, 0, 0);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_ready(&d->chan), 4);
+    doorbell_publish(d, &b, 0xb);   /* 8 unrung would pass 6 */
+    ASSERT_RUNG(d, 8, 0xb);
+    doorbell_publish(d, &c, 0xc);   /* nobody behind */
+    ASSERT_RUNG(d, 12, 0xc);
+
+    /* a switch froze the word at c's end: c's publication is the last
+     * one before it, and rings */
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&d->chan, 2, &a), GDA_FT_DEV_OK);
+    d->chan.word |= GDA_FT_CHAN_FROZEN;
+    doorbell_publish(d, &a, 0xd);
+    ASSERT_RUNG(d, 14, 0xd);
+    d->chan.word &= ~GDA_FT_CHAN_FROZEN;
+
+    /* through a memo its turn is proven: it rings though b is behind */
+    memo_post(&d->chan, &memo);     /* published by hand, not rung */
+    ASSERT_RUNG(d, 14, 0xd);
+    GDA_FT_ASSERT(gda_ft_chan_reserve_memo(&d->chan, 1, &memo, &a));
+    GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&d->chan, 1, &b), GDA_FT_DEV_OK);
+    doorbell_publish(d, &a, 0xe);
+    ASSERT_RUNG(d, 16, 0xe);
+    doorbell_publish(d, &b, 0xf);
+    ASSERT_RUNG(d, 17, 0xf);
+    free(d);
+}
+
+typedef struct doorbell_poster {
+    doorbell_chan_t    *d;
+    gda_ft_chan_resv_t  resv;
+    uint64_t            db;
+    pthread_t           thread;
+} doorbell_poster_t;
+
+static void *doorbell_poster_run(void *arg)
+{
+    doorbell_poster_t *p = (doorbell_poster_t*)arg;
+
+    doorbell_publish(p->d, &p->resv, p->db);
+    return NULL;
+}
+
+/* Three reservations, the last two published by threads that wait for
+ * their turns while the first is published: the first two leave their
+ * doorbells to the one behind, handing the channel over through `ready`,
+ * and the last one rings for all three */
+GDA_FT_TEST(dev_chan, deferred_doorbells_rung_by_the_thread_behind)
+{
+    doorbell_chan_t *d = calloc(1, sizeof(*d));
+    doorbell_poster_t p[3];
+    unsigned round, i;
+
+    GDA_FT_ASSERT(d != NULL);
+    for (round = 0; round < 200; ++round) {
+        doorbell_chan_init(d, 64);
+        for (i = 0; i < 3; ++i) {
+            p[i].d  = d;
+            p[i].db = 0xa + i;
+            GDA_FT_ASSERT_EQ(gda_ft_chan_reserve(&d->chan, 4, &p[i].resv),
+                             GDA_FT_DEV_OK);
+        }
+        for (i = 2; i > 0; --i) {
+            GDA_FT_ASSERT_EQ(pthread_create(&p[i].thread, NULL,
+                                            doorbell_poster_run, &p[i]), 0);
+        }
+        doorbell_publish(d, &p[0].resv, p[0].db);
+        for (i = 1; i < 3; ++i) {
+            pthread_join(p[i].thread, NULL);
+        }
+        ASSERT_RUNG(d, 12, 0xc);
+        GDA_FT_ASSERT_EQ(gda_ft_chan_ready(&d->chan), 12);
+        GDA_FT_ASSERT_EQ(d->chan.rung, 12);
+    }
+    free(d);
 }

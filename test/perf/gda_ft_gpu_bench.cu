@@ -6,6 +6,9 @@
  *           mailbox)
  *   poster  the same through a poster (gda_ft_dev_poster_t), which
  *           remembers the channel between the warp's posts
+ *   defer   ft_on, a publication leaving its doorbell to the next one
+ *           when that is already reserved (db_defer: BENCH_DB_DEFER
+ *           WQEBBs at most, or GDA_FT_BENCH_DB_DEFER)
  *   ft_off  the same API and rings as ft_on with failover disarmed
  *   floor   a bare loop: each lane writes its 64-byte WQE into the ring,
  *           lane 0 writes the doorbell record (a release store), a fence,
@@ -61,18 +64,20 @@ __device__ static void bench_mark(unsigned step);
 #define BENCH_RING       16384
 #define BENCH_BARE_RING  256      /* WQEBBs of a warp's own ring (bare) */
 #define BENCH_LANES      32
+#define BENCH_DB_DEFER   256      /* WQEBBs left unrung at most (defer;
+                                     GDA_FT_BENCH_DB_DEFER overrides) */
 
 enum { BENCH_INLINE8, BENCH_PUT4K, BENCH_PUT_SIGNAL, BENCH_KINDS };
 enum {
-    BENCH_FT_ON, BENCH_POSTER, BENCH_FT_OFF, BENCH_FLOOR, BENCH_BARE,
-    BENCH_BARE_RT, BENCH_BARE_LOG, BENCH_MODES
+    BENCH_FT_ON, BENCH_POSTER, BENCH_DEFER, BENCH_FT_OFF, BENCH_FLOOR,
+    BENCH_BARE, BENCH_BARE_RT, BENCH_BARE_LOG, BENCH_MODES
 };
 
 static const char *bench_kind_name[] = {"put inline 8 B", "put 4 KiB",
                                         "put_signal 4 KiB"};
-static const char *bench_mode_name[] = {"ft_on", "poster", "ft_off",
-                                        "floor", "bare", "bare_rt",
-                                        "bare_log"};
+static const char *bench_mode_name[] = {"ft_on", "poster", "defer",
+                                        "ft_off", "floor", "bare",
+                                        "bare_rt", "bare_log"};
 
 #ifdef GDA_FT_BENCH_STEPS
 static const char *bench_step_name[BENCH_STEPS] = {
@@ -274,8 +279,11 @@ __global__ void bench_quiet_kernel(gda_ft_dev_endpoint_t ep, int *ok)
     }
 }
 
-/* Arms or disarms failover on every channel (no kernel runs) */
-static void bench_set_ft(chan_world_t *w, int on)
+static uint32_t bench_db_defer = BENCH_DB_DEFER;
+
+/* Arms or disarms failover on every channel, and sets how many WQEBBs a
+ * publication may leave unrung (no kernel runs) */
+static void bench_set_ft(chan_world_t *w, int on, uint32_t db_defer)
 {
     gda_ft_chan_t chans[CHAN_WORLD_MAX_CHANNELS];
     unsigned c;
@@ -285,6 +293,7 @@ static void bench_set_ft(chan_world_t *w, int on)
         chans[c].deadline_ns = on ? w->params.deadline_ns : 0;
         chans[c].health      = on ? w->health : NULL;
         chans[c].mbox        = on ? w->a[c].mbox : NULL;
+        chans[c].db_defer    = db_defer;
     }
     gpu_copy(w->chans, chans, w->params.nchan * sizeof(*chans));
 }
@@ -382,35 +391,47 @@ static int bench_run(chan_world_t *w, unsigned warps, unsigned batches,
 }
 
 #ifdef GDA_FT_BENCH_STEPS
-/* One warp, FT on then off, its steps timed: ns per batch in each */
+/* The first warp's steps, FT on, through a poster, deferring doorbells
+ * and FT off, posting alone and then beside 7 more warps on each of the
+ * channels: ns per batch in each step */
 static void bench_steps(chan_world_t *w, unsigned batches)
 {
+    static const unsigned warp_counts[] = {1, 8 * BENCH_CHANNELS};
     unsigned long long cycles[BENCH_STEPS], total;
-    double ns, rate;
+    unsigned s, i, warps, batches_now;
     int mode, on = 1, off = 0;
-    unsigned s;
+    double ns, rate;
 
     GPU_CHECK_CUDA(cudaMemcpyToSymbol(bench_timing, &on, sizeof(on)));
-    printf("\nsteps of a 32-WQE warp batch, put inline 8 B, 1 warp "
-           "(ns per batch, from SM cycles scaled to the run's time)\n");
-    for (mode = BENCH_FT_ON; mode <= BENCH_FT_OFF; ++mode) {
-        bench_set_ft(w, mode != BENCH_FT_OFF);
-        if (!bench_run(w, 1, batches, BENCH_LANES, BENCH_INLINE8, mode, &ns,
-                       &rate)) {
-            printf("FAIL: %s did not complete\n", bench_mode_name[mode]);
-            break;
-        }
-        GPU_CHECK_CUDA(cudaMemcpyFromSymbol(cycles, bench_step_cycles,
-                                            sizeof(cycles)));
-        for (s = 0, total = 0; s < BENCH_STEPS; ++s) {
-            total += cycles[s];
-        }
-        printf("%-6s %7.0f ns per batch:", bench_mode_name[mode],
-               ns * BENCH_LANES);
-        for (s = 0; s < BENCH_STEPS; ++s) {
-            printf(" %s %.0f%s", bench_step_name[s],
-                   ns * BENCH_LANES * cycles[s] / (double)total,
-                   (s + 1 < BENCH_STEPS) ? "," : "\n");
+    for (i = 0; i < sizeof(warp_counts) / sizeof(warp_counts[0]); ++i) {
+        warps       = warp_counts[i];
+        batches_now = BENCH_RING / (((warps + BENCH_CHANNELS - 1) /
+                                     BENCH_CHANNELS) * BENCH_LANES);
+        batches_now = (batches_now < batches) ? batches_now : batches;
+        printf("\nsteps of a 32-WQE warp batch, put inline 8 B, %u warps "
+               "on %u channels (the first warp's, ns per batch, from SM "
+               "cycles scaled to the run's time)\n", warps,
+               (warps < BENCH_CHANNELS) ? warps : BENCH_CHANNELS);
+        for (mode = BENCH_FT_ON; mode <= BENCH_FT_OFF; ++mode) {
+            bench_set_ft(w, mode != BENCH_FT_OFF,
+                         (mode == BENCH_DEFER) ? bench_db_defer : 0);
+            if (!bench_run(w, warps, batches_now, BENCH_LANES,
+                           BENCH_INLINE8, mode, &ns, &rate)) {
+                printf("FAIL: %s did not complete\n", bench_mode_name[mode]);
+                break;
+            }
+            GPU_CHECK_CUDA(cudaMemcpyFromSymbol(cycles, bench_step_cycles,
+                                                sizeof(cycles)));
+            for (s = 0, total = 0; s < BENCH_STEPS; ++s) {
+                total += cycles[s];
+            }
+            printf("%-6s %7.0f ns per batch, %.3g WQE/s:",
+                   bench_mode_name[mode], ns * BENCH_LANES, rate);
+            for (s = 0; s < BENCH_STEPS; ++s) {
+                printf(" %s %.0f%s", bench_step_name[s],
+                       ns * BENCH_LANES * cycles[s] / (double)total,
+                       (s + 1 < BENCH_STEPS) ? "," : "\n");
+            }
         }
     }
     GPU_CHECK_CUDA(cudaMemcpyToSymbol(bench_timing, &off, sizeof(off)));
@@ -467,7 +488,8 @@ static int bench_table(chan_world_t *w, const chan_world_params_t *params,
                 if ((mode == BENCH_FLOOR) && (per_chan > 1)) {
                     continue;   /* the warps would share a QP's ring */
                 }
-                bench_set_ft(w, mode != BENCH_FT_OFF);
+                bench_set_ft(w, mode != BENCH_FT_OFF,
+                             (mode == BENCH_DEFER) ? bench_db_defer : 0);
                 if (!bench_run(w, warps, batches_now, points[pt].lanes, kind,
                                mode, &ns[mode], &rate[mode]) &&
                     (mode < BENCH_FLOOR)) {
@@ -522,6 +544,10 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    if (getenv("GDA_FT_BENCH_DB_DEFER") != NULL) {
+        bench_db_defer = atoi(getenv("GDA_FT_BENCH_DB_DEFER"));
+    }
+    printf("defer: up to %u WQEBBs unrung\n", bench_db_defer);
     gpu_require_device();
     GPU_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
                                           0));

@@ -309,6 +309,7 @@ ucs_status_t uct_gda_ft_ep_chans_create(uct_gda_ft_ep_t *ep,
         port[path] = iface->path[local].port_num;
     }
     uct_gda_ft_chan_params(iface, iface->config.dev_channel_ring, &params);
+    params.db_defer = iface->config.dev_db_defer;
     /* the host channel: CPU posters ring its doorbell, its ring holds the
      * largest UCT operation twice */
     uct_gda_ft_chan_params(iface, iface->config.hchan_ring, &host_params);

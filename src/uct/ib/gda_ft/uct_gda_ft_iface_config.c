@@ -238,6 +238,18 @@ ucs_config_field_t uct_gda_ft_iface_config_table[] = {
      ucs_offsetof(uct_gda_ft_iface_config_t, dev_channel_rings),
      UCS_CONFIG_TYPE_ENUM(uct_gda_ft_chan_rings_names)},
 
+    {"DEVICE_DOORBELL_DEFER", "1024",
+     "WQE building blocks a device channel's post may leave for the next\n"
+     "post to ring the doorbell for, when that post has already reserved\n"
+     "its place behind it (it rings at once, on the same path, for both).\n"
+     "Posters that share a channel then ring it once for several posts:\n"
+     "8 warps on a channel post 3x as fast (docs/device-datapath.md).\n"
+     "0: every post rings. A post whose turn came without waiting (alone\n"
+     "on the channel) always rings. A CPU thread descheduled between its\n"
+     "reservation and its post holds the posts before it back as long.",
+     ucs_offsetof(uct_gda_ft_iface_config_t, dev_db_defer),
+     UCS_CONFIG_TYPE_UINT},
+
     {"DEVICE_CHANNEL_TARGETS", "host",
      "Where the rings of our ends of the peer's device channels live (they\n"
      "only respond: nobody posts on them, no GPU maps them):\n"
@@ -404,6 +416,7 @@ uct_gda_ft_iface_init_config(uct_gda_ft_iface_t *iface,
     iface->config.dev_channel_ring = config->dev_channel_ring;
     iface->config.dev_channel_mapped = (config->dev_channel_rings == 0);
     iface->config.dev_target_mapped  = (config->dev_channel_targets == 0);
+    iface->config.dev_db_defer       = config->dev_db_defer;
     iface->config.dev_failover     = config->failover && config->dev_failover;
     iface->config.num_channels     = 1 + config->dev_channels;
     iface->config.chan_guard_ns    =

@@ -85,6 +85,7 @@ typedef struct uct_gda_ft_iface_config {
                                                    0 mapped, 1 host */
     int                      dev_channel_targets; /* DEVICE_CHANNEL_TARGETS:
                                                      0 mapped, 1 host */
+    unsigned                 dev_db_defer;  /* DEVICE_DOORBELL_DEFER */
     int                      dev_failover;  /* DEVICE_FAILOVER */
     char                    *ctl_dir;       /* CTL_DIR */
     uct_iface_mpool_config_t tx_mp;
@@ -474,6 +475,9 @@ struct uct_gda_ft_iface {
         int                 dev_channel_mapped; /* rings for GPU posters */
         int                 dev_target_mapped; /* the peer's channels'
                                                   targets in mapped memory */
+        unsigned            dev_db_defer;     /* WQEBBs a device channel's
+                                                 publication may leave for
+                                                 the next one to ring */
         int                 dev_failover;     /* device channels may
                                                  switch */
         unsigned            num_channels;     /* host + device, per ep */
