@@ -926,7 +926,8 @@ int main(int argc, char **argv)
                     "both_down|steady|pressure|all] [-b BLOCKS] [-w WARPS] "
                     "[-i ITERS] [-D DEADLINE_US] [-T SECONDS] [-r RUNS] "
                     "[-m gpu|host|gpu_data] [-R RING_WQEBBS] [-F FLAPS] "
-                    "[-B DEFER_WQEBBS] [-v: the HCAs' counters after every run]\n",
+                    "[-B DEFER_WQEBBS] "
+                    "[-v: the HCAs' counters after every run]\n",
                     argv[0]);
             return 2;
         }
