@@ -11,6 +11,7 @@
 
 #include <ucs/debug/log_def.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,6 +39,34 @@ void *test_mlx5_pages(size_t size)
     GDA_FT_ASSERT(posix_memalign(&ptr, sysconf(_SC_PAGESIZE), size) == 0);
     memset(ptr, 0, size);
     return ptr;
+}
+
+char *test_mlx5_device_set(const char *text, char *path)
+{
+    char *prev = getenv("UCX_GDA_FT_MLX5_EMU_DEVICE");
+    FILE *file;
+    int fd;
+
+    prev = (prev != NULL) ? strdup(prev) : NULL;
+    fd   = mkstemp(path);
+    GDA_FT_ASSERT(fd >= 0);
+    file = fdopen(fd, "w");
+    GDA_FT_ASSERT(file != NULL);
+    fputs(text, file);
+    fclose(file);
+    setenv("UCX_GDA_FT_MLX5_EMU_DEVICE", path, 1);
+    return prev;
+}
+
+void test_mlx5_device_restore(char *prev, const char *path)
+{
+    if (prev != NULL) {
+        setenv("UCX_GDA_FT_MLX5_EMU_DEVICE", prev, 1);
+    } else {
+        unsetenv("UCX_GDA_FT_MLX5_EMU_DEVICE");
+    }
+    free(prev);
+    unlink(path);
 }
 
 void test_mlx5_setup(test_mlx5_t *t)

@@ -59,6 +59,15 @@ enum { RQ_CNT = 16, SQ_CNT = 64, CQ_CNT = 256 };
 /* size bytes of zeroed, page-aligned memory (free() it) */
 void *test_mlx5_pages(size_t size);
 
+/* Makes a file of the text from the mkstemp() template path, and names
+ * it in UCX_GDA_FT_MLX5_EMU_DEVICE; returns the setting it had (NULL:
+ * none), for test_mlx5_device_restore() */
+char *test_mlx5_device_set(const char *text, char *path);
+
+/* Puts UCX_GDA_FT_MLX5_EMU_DEVICE back as it was, frees prev, removes the
+ * file */
+void test_mlx5_device_restore(char *prev, const char *path);
+
 /* A fresh recorder, the log handler, and rings */
 void test_mlx5_setup(test_mlx5_t *t);
 

@@ -873,36 +873,6 @@ static const char test_emu_small_device[] =
     "\t\tport:\t1\n"
     "\t\t\tmax_msg_sz:\t\t0x40000000\n";
 
-/* Sets UCX_GDA_FT_MLX5_EMU_DEVICE to a file holding the text; returns the
- * setting it had (free() it) */
-static char *test_emu_device_set(const char *text, char *path)
-{
-    char *prev = getenv("UCX_GDA_FT_MLX5_EMU_DEVICE");
-    FILE *file;
-    int fd;
-
-    prev = (prev != NULL) ? strdup(prev) : NULL;
-    fd   = mkstemp(path);
-    GDA_FT_ASSERT(fd >= 0);
-    file = fdopen(fd, "w");
-    GDA_FT_ASSERT(file != NULL);
-    fputs(text, file);
-    fclose(file);
-    setenv("UCX_GDA_FT_MLX5_EMU_DEVICE", path, 1);
-    return prev;
-}
-
-static void test_emu_device_restore(char *prev, const char *path)
-{
-    if (prev != NULL) {
-        setenv("UCX_GDA_FT_MLX5_EMU_DEVICE", prev, 1);
-    } else {
-        unsetenv("UCX_GDA_FT_MLX5_EMU_DEVICE");
-    }
-    free(prev);
-    unlink(path);
-}
-
 /* The provider takes its limits from what the device answers: a smaller
  * device gives smaller queues and inline data, its firmware refuses what
  * is past them, and a big-endian-only device cannot be played by an
@@ -922,7 +892,7 @@ GDA_FT_TEST(mlx5_emu, the_device_profile_limits_the_provider)
 
     prev_order = getenv(order);
     prev_order = (prev_order != NULL) ? strdup(prev_order) : NULL;
-    prev       = test_emu_device_set(test_emu_small_device, path);
+    prev       = test_mlx5_device_set(test_emu_small_device, path);
     test_emu_init(&t, "UCX_GDA_FT_SOFT_ATOMIC_HOST_ORDER=n", NULL);
     GDA_FT_ASSERT_EQ(t.p.dev0->attr.max_sq_wqebb, 4096);
     GDA_FT_ASSERT_EQ(t.p.dev0->attr.max_rq_wqe, 4096);
@@ -961,5 +931,5 @@ GDA_FT_TEST(mlx5_emu, the_device_profile_limits_the_provider)
         unsetenv(order);
     }
     GDA_FT_ASSERT_OK(gda_ft_soft_reload_config());
-    test_emu_device_restore(prev, path);
+    test_mlx5_device_restore(prev, path);
 }

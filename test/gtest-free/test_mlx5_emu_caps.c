@@ -197,20 +197,10 @@ GDA_FT_TEST(mlx5_emu_caps, refuses_what_no_device_reports)
 GDA_FT_TEST(mlx5_emu_caps, the_setting_names_a_file_or_a_built_in)
 {
     char path[] = "/tmp/gda_ft_emu_caps_XXXXXX";
-    char *prev = getenv(TEST_CAPS_VAR);
     gda_ft_mlx5_emu_caps_t caps;
-    FILE *file;
-    int fd;
+    char *prev;
 
-    prev = (prev != NULL) ? strdup(prev) : NULL;
-    fd   = mkstemp(path);
-    GDA_FT_ASSERT(fd >= 0);
-    file = fdopen(fd, "w");
-    GDA_FT_ASSERT(file != NULL);
-    fputs(test_caps_report, file);
-    fclose(file);
-
-    test_caps_env(path);
+    prev = test_mlx5_device_set(test_caps_report, path);
     GDA_FT_ASSERT_OK(gda_ft_mlx5_emu_caps_configured(&caps));
     GDA_FT_ASSERT_EQ(caps.vendor_part_id, 4129);
     GDA_FT_ASSERT(!strcmp(caps.name, path));
@@ -230,7 +220,5 @@ GDA_FT_TEST(mlx5_emu_caps, the_setting_names_a_file_or_a_built_in)
     GDA_FT_ASSERT_EQ(test_mlx5_errors, 1);
     GDA_FT_ASSERT(strstr(test_mlx5_last_error, "built-in") != NULL);
     ucs_log_pop_handler();
-
-    test_caps_env(prev);
-    free(prev);
+    test_mlx5_device_restore(prev, path);
 }
