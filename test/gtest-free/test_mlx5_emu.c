@@ -33,17 +33,45 @@ typedef struct test_emu {
     soft_pair_t              p;      /* its devices are mlx5 devices */
 } test_emu_t;
 
+/* The byte order of 8-byte atomic replies the process was started with
+ * (strdup'ed, NULL: none), before a test sets its own */
+static char *test_emu_order_save(void)
+{
+    const char *order = getenv("UCX_GDA_FT_SOFT_ATOMIC_HOST_ORDER");
+
+    return (order != NULL) ? strdup(order) : NULL;
+}
+
+/* Puts it back for the tests after, and frees it */
+static void test_emu_order_restore(char *order)
+{
+    if (order != NULL) {
+        setenv("UCX_GDA_FT_SOFT_ATOMIC_HOST_ORDER", order, 1);
+        free(order);
+    } else {
+        unsetenv("UCX_GDA_FT_SOFT_ATOMIC_HOST_ORDER");
+    }
+    GDA_FT_ASSERT_OK(gda_ft_soft_reload_config());
+}
+
 /* Declares tsoft0 and tsoft1 (extra: a soft setting), installs the
  * emulator in the provider and opens both through the provider */
-static gda_ft_hca_dev_t *test_emu_open(const char *name)
+static ucs_status_t test_emu_try_open(const char *name,
+                                      gda_ft_hca_dev_t **dev_p)
 {
     gda_ft_hca_dev_info_t info;
-    gda_ft_hca_dev_t *dev;
 
     memset(&info, 0, sizeof(info));
     strcpy(info.name, name);
     info.provider = &gda_ft_mlx5_provider;
-    GDA_FT_ASSERT_OK(gda_ft_mlx5_provider.dev_open(&info, &dev));
+    return gda_ft_mlx5_provider.dev_open(&info, dev_p);
+}
+
+static gda_ft_hca_dev_t *test_emu_open(const char *name)
+{
+    gda_ft_hca_dev_t *dev;
+
+    GDA_FT_ASSERT_OK(test_emu_try_open(name, &dev));
     GDA_FT_ASSERT(!strcmp(dev->provider->name, "mlx5"));
     return dev;
 }
@@ -168,8 +196,7 @@ GDA_FT_TEST(mlx5_emu, write_read_and_write_imm_through_provider_rings)
  * device's QUERY_HCA_CAP says, the operands always big-endian */
 static void test_emu_atomics(const char *order, int host_order)
 {
-    const char *var  = "UCX_GDA_FT_SOFT_ATOMIC_HOST_ORDER";
-    char *prev_order = getenv(var);
+    char *prev_order = test_emu_order_save();
     uint64_t *remote = NULL, *result = NULL;
     gda_ft_hca_mr_t *lmr, *rmr;
     uint64_t fetched;
@@ -215,15 +242,7 @@ static void test_emu_atomics(const char *order, int host_order)
     free(remote);
     free(result);
 
-    /* the profile the process was started with, for the tests after */
-    if (prev_order != NULL) {
-        prev_order = strdup(prev_order);
-        setenv(var, prev_order, 1);
-        free(prev_order);
-    } else {
-        unsetenv(var);
-    }
-    GDA_FT_ASSERT_OK(gda_ft_soft_reload_config());
+    test_emu_order_restore(prev_order);
 }
 
 GDA_FT_TEST(mlx5_emu, atomics_big_endian_profile)
@@ -879,19 +898,17 @@ static const char test_emu_small_device[] =
  * engine that answers in host order */
 GDA_FT_TEST(mlx5_emu, the_device_profile_limits_the_provider)
 {
-    const char *order = "UCX_GDA_FT_SOFT_ATOMIC_HOST_ORDER";
     uint32_t in[GDA_FT_MLX5_ST_SZ_DW(create_qp_in)];
     void *cqc = GDA_FT_MLX5_ADDR_OF(create_cq_in, in, cqc);
     void *qpc = GDA_FT_MLX5_ADDR_OF(create_qp_in, in, qpc);
     char path[] = "/tmp/gda_ft_emu_device_XXXXXX";
-    char *prev, *prev_order;
-    gda_ft_hca_dev_info_t info;
+    char *prev_order = test_emu_order_save();
+    const gda_ft_mlx5_sys_t *prev_sys;
     gda_ft_hca_dev_t *dev;
     test_emu_cmds_t c;
     test_emu_t t;
+    char *prev;
 
-    prev_order = getenv(order);
-    prev_order = (prev_order != NULL) ? strdup(prev_order) : NULL;
     prev       = test_mlx5_device_set(test_emu_small_device, path);
     test_emu_init(&t, "UCX_GDA_FT_SOFT_ATOMIC_HOST_ORDER=n", NULL);
     GDA_FT_ASSERT_EQ(t.p.dev0->attr.max_sq_wqebb, 4096);
@@ -912,24 +929,15 @@ GDA_FT_TEST(mlx5_emu, the_device_profile_limits_the_provider)
     test_emu_cmds_close(&c);
 
     soft_test_env(2, "UCX_GDA_FT_SOFT_ATOMIC_HOST_ORDER=y");
-    memset(&info, 0, sizeof(info));
-    strcpy(info.name, "tsoft0");
-    info.provider = &gda_ft_mlx5_provider;
-    t.prev_sys    = gda_ft_mlx5_sys_set(&gda_ft_mlx5_sys_emu);
+    prev_sys = gda_ft_mlx5_sys_set(&gda_ft_mlx5_sys_emu);
     ucs_log_push_handler(test_mlx5_log);
     test_mlx5_errors = 0;
-    GDA_FT_ASSERT(gda_ft_mlx5_provider.dev_open(&info, &dev) != UCS_OK);
+    GDA_FT_ASSERT(test_emu_try_open("tsoft0", &dev) != UCS_OK);
     ucs_log_pop_handler();
-    gda_ft_mlx5_sys_set(t.prev_sys);
+    gda_ft_mlx5_sys_set(prev_sys);
     GDA_FT_ASSERT(test_mlx5_errors >= 1);
     GDA_FT_ASSERT_EQ(gda_ft_mlx5_emu_live_objects(), 0);
 
-    if (prev_order != NULL) {
-        setenv(order, prev_order, 1);
-        free(prev_order);
-    } else {
-        unsetenv(order);
-    }
-    GDA_FT_ASSERT_OK(gda_ft_soft_reload_config());
+    test_emu_order_restore(prev_order);
     test_mlx5_device_restore(prev, path);
 }

@@ -106,8 +106,32 @@ static void test_caps_env(const char *value)
     }
 }
 
+/* The fields read back, the name aside */
+static void test_caps_expect(const gda_ft_mlx5_emu_caps_t *caps,
+                             const gda_ft_mlx5_emu_caps_t *expected)
+{
+    GDA_FT_ASSERT(!strcmp(caps->fw_ver, expected->fw_ver));
+    GDA_FT_ASSERT_EQ(caps->vendor_part_id, expected->vendor_part_id);
+    GDA_FT_ASSERT_EQ(caps->log_max_qp, expected->log_max_qp);
+    GDA_FT_ASSERT_EQ(caps->log_max_qp_sz, expected->log_max_qp_sz);
+    GDA_FT_ASSERT_EQ(caps->log_max_cq, expected->log_max_cq);
+    GDA_FT_ASSERT_EQ(caps->log_max_cq_sz, expected->log_max_cq_sz);
+    GDA_FT_ASSERT_EQ(caps->log_max_ra_req_qp, expected->log_max_ra_req_qp);
+    GDA_FT_ASSERT_EQ(caps->log_max_ra_res_qp, expected->log_max_ra_res_qp);
+    GDA_FT_ASSERT_EQ(caps->log_max_msg, expected->log_max_msg);
+    GDA_FT_ASSERT_EQ(caps->max_wqe_sz_sq, expected->max_wqe_sz_sq);
+    GDA_FT_ASSERT_EQ(caps->atomic_host_order, expected->atomic_host_order);
+}
+
 GDA_FT_TEST(mlx5_emu_caps, built_in_connectx_6dx)
 {
+    static const gda_ft_mlx5_emu_caps_t built_in = {
+        .fw_ver = "22.36.1010", .vendor_part_id = 4125,
+        .log_max_qp = 17, .log_max_qp_sz = 15, .log_max_cq = 24,
+        .log_max_cq_sz = 22, .log_max_ra_req_qp = 4,
+        .log_max_ra_res_qp = 4, .log_max_msg = 30, .max_wqe_sz_sq = 512,
+        .atomic_host_order = 1
+    };
     gda_ft_mlx5_emu_caps_t caps;
     char *prev = getenv(TEST_CAPS_VAR);
 
@@ -120,21 +144,18 @@ GDA_FT_TEST(mlx5_emu_caps, built_in_connectx_6dx)
     /* 131072 QPs of 32768 WQEs, 16M CQs of 4M CQEs, 16 reads each way,
      * 30 SGEs (512-byte send WQEs), 1 GiB messages, ATOMIC_HCA */
     GDA_FT_ASSERT(!strcmp(caps.name, GDA_FT_MLX5_EMU_CAPS_DEFAULT));
-    GDA_FT_ASSERT(!strcmp(caps.fw_ver, "22.36.1010"));
-    GDA_FT_ASSERT_EQ(caps.vendor_part_id, 4125);
-    GDA_FT_ASSERT_EQ(caps.log_max_qp, 17);
-    GDA_FT_ASSERT_EQ(caps.log_max_qp_sz, 15);
-    GDA_FT_ASSERT_EQ(caps.log_max_cq, 24);
-    GDA_FT_ASSERT_EQ(caps.log_max_cq_sz, 22);
-    GDA_FT_ASSERT_EQ(caps.log_max_ra_req_qp, 4);
-    GDA_FT_ASSERT_EQ(caps.log_max_ra_res_qp, 4);
-    GDA_FT_ASSERT_EQ(caps.log_max_msg, 30);
-    GDA_FT_ASSERT_EQ(caps.max_wqe_sz_sq, 512);
-    GDA_FT_ASSERT_EQ(caps.atomic_host_order, 1);
+    test_caps_expect(&caps, &built_in);
 }
 
 GDA_FT_TEST(mlx5_emu_caps, a_report_reads_back_into_hca_caps)
 {
+    static const gda_ft_mlx5_emu_caps_t first = {
+        .fw_ver = "28.39.1002", .vendor_part_id = 4129,
+        .log_max_qp = 18, .log_max_qp_sz = 13, .log_max_cq = 23,
+        .log_max_cq_sz = 20, .log_max_ra_req_qp = 3,
+        .log_max_ra_res_qp = 5, .log_max_msg = 28,
+        .max_wqe_sz_sq = 32 + 14 * 16, .atomic_host_order = 0
+    };
     char text[sizeof(test_caps_report) + 128];
     gda_ft_mlx5_emu_caps_t caps;
 
@@ -143,19 +164,9 @@ GDA_FT_TEST(mlx5_emu_caps, a_report_reads_back_into_hca_caps)
              "mlx5_0: fw 0.0.0, board MT_0000000000\nmax_qp_wr: 64\n%s",
              test_caps_report);
     GDA_FT_ASSERT_OK(gda_ft_mlx5_emu_caps_parse(text, "report", &caps));
-    /* the first device's, not the second's */
-    GDA_FT_ASSERT(!strcmp(caps.fw_ver, "28.39.1002"));
-    GDA_FT_ASSERT_EQ(caps.vendor_part_id, 4129);
-    GDA_FT_ASSERT_EQ(caps.log_max_qp, 18);
-    GDA_FT_ASSERT_EQ(caps.log_max_qp_sz, 13);
-    GDA_FT_ASSERT_EQ(caps.log_max_cq, 23);
-    GDA_FT_ASSERT_EQ(caps.log_max_cq_sz, 20);
-    /* the kernel prints log_max_ra_req_qp as max_qp_rd_atom */
-    GDA_FT_ASSERT_EQ(caps.log_max_ra_req_qp, 3);
-    GDA_FT_ASSERT_EQ(caps.log_max_ra_res_qp, 5);
-    GDA_FT_ASSERT_EQ(caps.log_max_msg, 28);
-    GDA_FT_ASSERT_EQ(caps.max_wqe_sz_sq, 32 + 14 * 16);
-    GDA_FT_ASSERT_EQ(caps.atomic_host_order, 0);
+    /* the first device's, not the second's; the kernel prints
+     * log_max_ra_req_qp as max_qp_rd_atom */
+    test_caps_expect(&caps, &first);
 }
 
 GDA_FT_TEST(mlx5_emu_caps, refuses_what_no_device_reports)

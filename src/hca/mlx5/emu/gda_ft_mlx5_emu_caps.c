@@ -187,7 +187,7 @@ ucs_status_t gda_ft_mlx5_emu_caps_parse(const char *text, const char *origin,
         [GDA_FT_MLX5_EMU_F_ATOMIC_CAP]   = {"atomic_cap"},
         [GDA_FT_MLX5_EMU_F_MAX_MSG]      = {"max_msg_sz"}
     };
-    unsigned long part_id, max_sge, max_msg;
+    unsigned long part_id, max_sge;
     unsigned i;
 
     gda_ft_mlx5_emu_caps_scan(text, f);
@@ -215,10 +215,10 @@ ucs_status_t gda_ft_mlx5_emu_caps_parse(const char *text, const char *origin,
         !gda_ft_mlx5_emu_caps_log(origin,
                                   &f[GDA_FT_MLX5_EMU_F_INIT_RD_ATOM], 0,
                                   &caps->log_max_ra_res_qp) ||
+        !gda_ft_mlx5_emu_caps_log(origin, &f[GDA_FT_MLX5_EMU_F_MAX_MSG], 0,
+                                  &caps->log_max_msg) ||
         !gda_ft_mlx5_emu_caps_number(origin, &f[GDA_FT_MLX5_EMU_F_MAX_SGE],
-                                     &max_sge) ||
-        !gda_ft_mlx5_emu_caps_number(origin, &f[GDA_FT_MLX5_EMU_F_MAX_MSG],
-                                     &max_msg)) {
+                                     &max_sge)) {
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -227,11 +227,6 @@ ucs_status_t gda_ft_mlx5_emu_caps_parse(const char *text, const char *origin,
                    GDA_FT_MLX5_EMU_DATA_SEG)) {
         ucs_error("%s: max_sge %lu: an mlx5 device has 1 to 30", origin,
                   max_sge);
-        return UCS_ERR_INVALID_PARAM;
-    }
-    if ((max_msg == 0) || !ucs_is_pow2(max_msg) || (max_msg > (1ul << 31))) {
-        ucs_error("%s: max_msg_sz 0x%lx is not a power of two", origin,
-                  max_msg);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -250,7 +245,6 @@ ucs_status_t gda_ft_mlx5_emu_caps_parse(const char *text, const char *origin,
     ucs_strncpy_zero(caps->fw_ver, f[GDA_FT_MLX5_EMU_F_FW_VER].value,
                      sizeof(caps->fw_ver));
     caps->vendor_part_id  = part_id;
-    caps->log_max_msg     = ucs_ilog2(max_msg);
     /* the kernel counts SGEs in at most 512 bytes: a device that says 30
      * has at least that, and the emulator plays one with exactly that */
     caps->max_wqe_sz_sq   = GDA_FT_MLX5_EMU_SQ_DESC_HDR +
