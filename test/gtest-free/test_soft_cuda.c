@@ -188,12 +188,18 @@ GDA_FT_TEST(soft_cuda, every_opcode_one_copy_per_call)
     GDA_FT_ASSERT_EQ(batches(), before);
 }
 
+GDA_FT_TEST(soft_cuda, every_opcode_copies_unmerged)
+{
+    cuda_test_every_opcode("UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=n");
+}
+
 /*
  * The copies an engine pass has for a stream go in one call
  * (cudaMemcpyBatchAsync, whose copies run in no set order: the stand-in
  * runs each batch last copy first). A ring of writes found in one pass
- * is queued in batches of many; two writes of the same bytes in one pass
- * land in the order they were posted.
+ * is queued in batches of many (unmerged, so that they stay many); two
+ * writes of the same bytes in one pass land in the order they were
+ * posted.
  */
 GDA_FT_TEST(soft_cuda, copies_of_a_pass_go_in_one_call)
 {
@@ -206,7 +212,7 @@ GDA_FT_TEST(soft_cuda, copies_of_a_pass_go_in_one_call)
     (void)soft_fake_cudart_load(20);
     batches   = soft_fake_cudart_counter("gda_ft_fake_cudart_batches");
     copies    = soft_fake_cudart_counter("gda_ft_fake_cudart_batched_copies");
-    cuda_test_init(&t, NULL, 1024 * 1024);
+    cuda_test_init(&t, "UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=n", 1024 * 1024);
     before[0] = batches();
     before[1] = copies();
     cuda_test_writes(&t, 4096, SOFT_TEST_SQ_SIZE - 1);
@@ -227,6 +233,77 @@ GDA_FT_TEST(soft_cuda, copies_of_a_pass_go_in_one_call)
     soft_ep_ring(&t.p.a);
     cuda_test_expect_ok(&t.p.a, idx);
     GDA_FT_ASSERT_MEM_EQ(t.b, t.a + 15 * 4096, 4096);
+    cuda_test_fini(&t);
+}
+
+/* Posts a signalled RDMA WRITE of len bytes from offset src of the
+ * requester's region to offset dst of the responder's, and waits for it */
+static void cuda_test_write_at(cuda_test_t *t, size_t src, size_t dst,
+                               size_t len, uint16_t *idx)
+{
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(
+            &t->p.a.sq, (uintptr_t)t->a + src, t->amr->lkey, len,
+            (uintptr_t)t->b + dst, t->bmr->rkey, 0, idx), GDA_FT_DEV_OK);
+}
+
+/* Copies the stand-in ran for a ring of 4 KiB writes to consecutive slots,
+ * with the engine's copies merged or not (env) */
+static uint64_t cuda_test_ring_copies(const char *env)
+{
+    soft_fake_cudart_count_t copies = soft_fake_cudart_load(20);
+    uint64_t before;
+    cuda_test_t t;
+
+    cuda_test_init(&t, env, 1024 * 1024);
+    before = copies();
+    cuda_test_writes(&t, 4096, SOFT_TEST_SQ_SIZE - 1);
+    before = copies() - before;
+    cuda_test_fini(&t);
+    return before;
+}
+
+/*
+ * A copy that continues a pending one in source and destination is merged
+ * into it: a ring of writes to consecutive slots costs a fraction of the
+ * copies it costs unmerged, every byte in place. Messages read into
+ * consecutive staging from sources that do not continue each other stay
+ * apart (merged, the second message would carry the first's neighbour),
+ * and a write that continues a pending one but overlaps another (a later
+ * write of the same bytes) waits for the next batch, so the bytes posted
+ * last are the bytes that stay.
+ */
+GDA_FT_TEST(soft_cuda, copies_that_continue_each_other_merge)
+{
+    uint64_t unmerged = cuda_test_ring_copies(
+                                "UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=n");
+    uint64_t merged   = cuda_test_ring_copies(
+                                "UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=y");
+    uint16_t idx      = 0;
+    cuda_test_t t;
+    unsigned round;
+
+    printf("%u writes of 4 KiB: %lu copies merged, %lu unmerged\n",
+           SOFT_TEST_SQ_SIZE - 1, (unsigned long)merged,
+           (unsigned long)unmerged);
+    GDA_FT_ASSERT(unmerged >= 2 * (SOFT_TEST_SQ_SIZE - 1));
+    GDA_FT_ASSERT(merged * 4 <= unmerged);
+
+    cuda_test_init(&t, NULL, 1024 * 1024);
+    for (round = 0; round < 8; ++round) {
+        /* slot 1 (A), slot 0 (B), then slot 1 again (C), from the
+         * requester's A, B, C laid out so that C continues B */
+        soft_fill(t.a, 3 * 4096, 40 + round);
+        memset(t.b, 0xa5, 2 * 4096);
+        cuda_test_write_at(&t, 2 * 4096, 4096, 4096, &idx);
+        cuda_test_write_at(&t, 0, 0, 4096, &idx);
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(
+                &t.p.a.sq, (uintptr_t)t.a + 4096, t.amr->lkey, 4096,
+                (uintptr_t)t.b + 4096, t.bmr->rkey, GDA_FT_WQE_SIGNALED,
+                &idx), GDA_FT_DEV_OK);
+        soft_ep_ring(&t.p.a);
+        cuda_test_expect_ok(&t.p.a, idx);
+        GDA_FT_ASSERT_MEM_EQ(t.b, t.a, 2 * 4096);
+    }
     cuda_test_fini(&t);
 }
 

@@ -49,6 +49,8 @@ typedef struct gda_ft_soft_config {
                                        (0: none) */
     int            cuda_copy_batch; /* GPU memory: a stream's pending
                                        copies queued by one call */
+    int            cuda_copy_merge; /* GPU memory: a copy continuing a
+                                       pending one merged into it */
 } gda_ft_soft_config_t;
 
 extern ucs_config_field_t gda_ft_soft_config_table[];

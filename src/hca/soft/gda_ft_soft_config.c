@@ -154,6 +154,14 @@ ucs_config_field_t gda_ft_soft_config_table[] = {
      ucs_offsetof(gda_ft_soft_config_t, cuda_copy_batch),
      UCS_CONFIG_TYPE_BOOL},
 
+    {"CUDA_COPY_MERGE", "y",
+     "Whether a copy of GPU memory that continues one the engine has not\n"
+     "queued yet, in both source and destination (the next packet of a\n"
+     "message, the next slot of a buffer written in order), is merged into\n"
+     "it. 'n': one copy per packet and message (for comparison).",
+     ucs_offsetof(gda_ft_soft_config_t, cuda_copy_merge),
+     UCS_CONFIG_TYPE_BOOL},
+
     {"ATOMIC_HOST_ORDER", "n",
      "Write the old value of an 8-byte fetching atomic in host byte order,\n"
      "as a ConnectX does where mlx5_core selects that mode (its\n"

@@ -443,21 +443,36 @@ static void gda_ft_soft_cuda_copies_queue(gda_ft_soft_cuda_copies_t *c,
  * Keeps a copy for the stream's next queueing. The copies of one batch
  * run in no set order: one whose destination overlaps a pending one's (a
  * later write of the same bytes) waits for the next batch, behind them.
+ * A copy that continues a pending one in both source and destination (the
+ * next packet of a message, the next slot of a buffer written in order,
+ * staged next to it) is merged into it (CUDA_COPY_MERGE): each copy costs
+ * the engine thread microseconds in the runtime and the copy engine as
+ * many, whatever its size up to tens of KiB.
  */
 static void gda_ft_soft_cuda_copies_add(gda_ft_soft_cuda_copies_t *c,
                                         void *stream, void *dst,
                                         const void *src, size_t len)
 {
     uintptr_t from = (uintptr_t)dst, end = from + len, d;
-    unsigned i;
+    unsigned i, merge = c->count;
 
     for (i = 0; i < c->count; ++i) {
         d = (uintptr_t)c->dst[i];
         if ((d < end) && (from < d + c->len[i])) {
             break;
         }
+        if ((d + c->len[i] == from) &&
+            ((const char*)c->src[i] + c->len[i] == (const char*)src)) {
+            merge = i;
+        }
     }
-    if ((i < c->count) || (c->count == GDA_FT_SOFT_CUDA_PENDING)) {
+    if (i < c->count) {
+        gda_ft_soft_cuda_copies_queue(c, stream);
+    } else if ((merge < c->count) &&
+               gda_ft_soft_engine.config.cuda_copy_merge) {
+        c->len[merge] += len;
+        return;
+    } else if (c->count == GDA_FT_SOFT_CUDA_PENDING) {
         gda_ft_soft_cuda_copies_queue(c, stream);
     }
     c->dst[c->count] = dst;

@@ -374,7 +374,10 @@ static int gda_ft_soft_op_read(gda_ft_soft_op_t *op)
  * landed. Reads land in the order they were queued, and room for them is
  * given in that order: a QP reads ahead only behind its next op, and no
  * further than its send window, so that no buffer is read long before the
- * QP could send it.
+ * QP could send it. A QP tops its reads up once half of them have gone
+ * out, not after each send: a batch of one read is a copy and an event
+ * of its own, and reads of consecutive messages merge into one copy
+ * (gda_ft_soft_cuda_copies_add) only within a batch.
  */
 int gda_ft_soft_req_ready(gda_ft_soft_qp_t *qp)
 {
@@ -385,6 +388,9 @@ int gda_ft_soft_req_ready(gda_ft_soft_qp_t *qp)
 
     if ((int)(qp->read_ahead - qp->op_send) < 0) {
         qp->read_ahead = qp->op_send;
+    }
+    if ((qp->read_ahead - qp->op_send) > window / 2) {
+        window = 0;   /* more than half still ahead: no top-up yet */
     }
     while ((qp->read_ahead != qp->op_tail) &&
            ((qp->read_ahead - qp->op_send) < window)) {
