@@ -246,6 +246,33 @@ int cudaStreamDestroy(void *stream)
     return FAKE_CUDA_SUCCESS;
 }
 
+/* Memory a copy may not touch, as the runtime refuses memory freed while
+ * registered (for tests): [from, to) */
+static uintptr_t fake_refused_from, fake_refused_to;
+static uint64_t fake_refusals;
+
+void gda_ft_fake_cudart_refuse(const void *addr, size_t len)
+{
+    __atomic_store_n(&fake_refused_to, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&fake_refused_from, (uintptr_t)addr, __ATOMIC_RELEASE);
+    __atomic_store_n(&fake_refused_to, (uintptr_t)addr + len,
+                     __ATOMIC_RELEASE);
+}
+
+/* Copies refused so far (for tests) */
+uint64_t gda_ft_fake_cudart_refusals(void)
+{
+    return __atomic_load_n(&fake_refusals, __ATOMIC_RELAXED);
+}
+
+static int fake_refused(const void *ptr, size_t len)
+{
+    uintptr_t from = __atomic_load_n(&fake_refused_from, __ATOMIC_ACQUIRE);
+    uintptr_t to   = __atomic_load_n(&fake_refused_to, __ATOMIC_ACQUIRE);
+
+    return ((uintptr_t)ptr < to) && (from < (uintptr_t)ptr + len);
+}
+
 int cudaMemcpyAsync(void *dst, const void *src, size_t len, int kind,
                     void *stream)
 {
@@ -253,6 +280,10 @@ int cudaMemcpyAsync(void *dst, const void *src, size_t len, int kind,
 
     (void)kind;
     if ((dst == NULL) || (stream == NULL)) {
+        return FAKE_CUDA_INVALID_VALUE;
+    }
+    if (fake_refused(dst, len) || fake_refused(src, len)) {
+        __atomic_fetch_add(&fake_refusals, 1, __ATOMIC_RELAXED);
         return FAKE_CUDA_INVALID_VALUE;
     }
     item = calloc(1, sizeof(*item));

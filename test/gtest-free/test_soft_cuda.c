@@ -8,6 +8,7 @@
 #include "soft_harness.h"
 #include "gda_ft_test.h"
 
+#include <dlfcn.h>
 #include <endian.h>
 #include <stdlib.h>
 #include <string.h>
@@ -475,4 +476,224 @@ GDA_FT_TEST(soft_cuda, four_full_rings_share_the_reads)
         free(dst[q]);
     }
     soft_pair_fini(&p);
+}
+
+/*
+ * Copies the CUDA runtime refuses (device memory freed while registered;
+ * the stand-in refuses copies that touch a range the test names): the
+ * operation they served fails, as a ConnectX fails an access to memory
+ * whose key was invalidated, and no CQE reports an operation whose bytes
+ * did not move. Every refusal below is checked to have happened.
+ */
+typedef void (*cuda_test_refuse_func_t)(const void *addr, size_t len);
+
+static uint64_t cuda_test_refuse(const void *addr, size_t len)
+{
+    cuda_test_refuse_func_t refuse = (cuda_test_refuse_func_t)dlsym(
+            RTLD_DEFAULT, "gda_ft_fake_cudart_refuse");
+
+    GDA_FT_ASSERT(refuse != NULL);
+    refuse(addr, len);
+    return soft_fake_cudart_counter("gda_ft_fake_cudart_refusals")();
+}
+
+/* The next CQE on ep's send CQ: WQE idx, failed with syndrome */
+static void cuda_test_expect_error(soft_ep_t *ep, uint16_t idx,
+                                   uint8_t syndrome)
+{
+    gda_ft_dev_cqe_info_t info;
+
+    soft_ep_wait_send(ep, &info, 20000);
+    GDA_FT_ASSERT_EQ(info.opcode, GDA_FT_MLX5_CQE_REQ_ERR);
+    GDA_FT_ASSERT_EQ(info.wqe_counter, idx);
+    if (info.syndrome != syndrome) {
+        GDA_FT_FAIL("WQE %u: %s, not %s", idx,
+                    gda_ft_hca_syndrome_str(info.syndrome),
+                    gda_ft_hca_syndrome_str(syndrome));
+    }
+}
+
+/* One signalled op of the requester (post), refused where the test said,
+ * fails with syndrome */
+static void cuda_test_refused_op(cuda_test_t *t, uint64_t refusals_before,
+                                 uint16_t idx, uint8_t syndrome)
+{
+    soft_ep_ring(&t->p.a);
+    cuda_test_expect_error(&t->p.a, idx, syndrome);
+    GDA_FT_ASSERT(soft_fake_cudart_counter("gda_ft_fake_cudart_refusals")() >
+                  refusals_before);
+    (void)cuda_test_refuse(NULL, 0);
+}
+
+/*
+ * Ten 4 KiB writes, each signalled, into consecutive slots of the
+ * responder's GPU memory, the sixth refused: each CQE that reports a write
+ * done has its bytes in place, the sixth's CQE is a remote access error,
+ * and the rest are flushed. Unmerged, the five before it complete; merged,
+ * a run of copies is refused whole, and the error may name the run's
+ * first write.
+ */
+static void cuda_test_refused_writes(const char *env, int unmerged)
+{
+    gda_ft_dev_cqe_info_t info;
+    unsigned i, errors = 0;
+    uint64_t before;
+    uint16_t idx = 0;
+    cuda_test_t t;
+
+    (void)soft_fake_cudart_load(20);
+    cuda_test_init(&t, env, 64 * 1024);
+    soft_fill(t.a, 10 * 4096, 77);
+    memset(t.b, 0xa5, t.len);
+    before = cuda_test_refuse(t.b + 5 * 4096, 4096);
+    for (i = 0; i < 10; ++i) {
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(
+                &t.p.a.sq, (uintptr_t)t.a + i * 4096, t.amr->lkey, 4096,
+                (uintptr_t)t.b + i * 4096, t.bmr->rkey, GDA_FT_WQE_SIGNALED,
+                &idx), GDA_FT_DEV_OK);
+    }
+    soft_ep_ring(&t.p.a);
+    for (i = 0; i < 10; ++i) {
+        soft_ep_wait_send(&t.p.a, &info, 20000);
+        GDA_FT_ASSERT_EQ(info.wqe_counter, (uint16_t)(idx - 9 + i));
+        if (info.opcode == GDA_FT_MLX5_CQE_REQ) {
+            GDA_FT_ASSERT_EQ(errors, 0);
+            GDA_FT_ASSERT(i != 5);
+            GDA_FT_ASSERT_MEM_EQ(t.b + i * 4096, t.a + i * 4096, 4096);
+            continue;
+        }
+        GDA_FT_ASSERT_EQ(info.opcode, GDA_FT_MLX5_CQE_REQ_ERR);
+        GDA_FT_ASSERT_EQ(info.syndrome, (errors == 0) ?
+                         GDA_FT_MLX5_SYND_REMOTE_ACCESS_ERR :
+                         GDA_FT_MLX5_SYND_WR_FLUSH_ERR);
+        GDA_FT_ASSERT(!unmerged || (errors > 0) || (i == 5));
+        ++errors;
+    }
+    GDA_FT_ASSERT(soft_fake_cudart_counter("gda_ft_fake_cudart_refusals")() >
+                  before);
+    (void)cuda_test_refuse(NULL, 0);
+    cuda_test_fini(&t);
+}
+
+GDA_FT_TEST(soft_cuda, refused_write_fails_it_and_none_before)
+{
+    cuda_test_refused_writes("UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=n", 1);
+}
+
+GDA_FT_TEST(soft_cuda, refused_run_of_merged_writes_fails)
+{
+    cuda_test_refused_writes("UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=y", 0);
+}
+
+/* A message whose bytes in the requester's GPU memory cannot be read fails
+ * with a local protection error and sends nothing: read ahead (env NULL)
+ * or per packet */
+static void cuda_test_refused_message(const char *env)
+{
+    uint64_t before;
+    uint16_t idx;
+    cuda_test_t t;
+
+    (void)soft_fake_cudart_load(20);
+    cuda_test_init(&t, env, 64 * 1024);
+    memset(t.b, 0xa5, t.len);
+    before = cuda_test_refuse(t.a + 4096, 4096);
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(
+            &t.p.a.sq, (uintptr_t)t.a, t.amr->lkey, 3 * 4096,
+            (uintptr_t)t.b, t.bmr->rkey, GDA_FT_WQE_SIGNALED, &idx),
+            GDA_FT_DEV_OK);
+    cuda_test_refused_op(&t, before, idx, GDA_FT_MLX5_SYND_LOCAL_PROT_ERR);
+    GDA_FT_ASSERT_EQ(t.b[4096], 0xa5);
+    cuda_test_fini(&t);
+}
+
+GDA_FT_TEST(soft_cuda, refused_message_read_ahead_fails)
+{
+    cuda_test_refused_message(NULL);
+}
+
+GDA_FT_TEST(soft_cuda, refused_message_per_packet_fails)
+{
+    cuda_test_refused_message("UCX_GDA_FT_SOFT_CUDA_SNAPSHOT=n");
+}
+
+/* RDMA READs: from the responder's refused GPU memory (a remote access
+ * error), into the requester's (a local protection error) */
+GDA_FT_TEST(soft_cuda, refused_read_fails)
+{
+    uint8_t *sides[2], synds[2] = {GDA_FT_MLX5_SYND_REMOTE_ACCESS_ERR,
+                                   GDA_FT_MLX5_SYND_LOCAL_PROT_ERR};
+    unsigned side;
+    uint64_t before;
+    uint16_t idx;
+    cuda_test_t t;
+
+    (void)soft_fake_cudart_load(20);
+    for (side = 0; side < 2; ++side) {
+        cuda_test_init(&t, NULL, 64 * 1024);
+        sides[0] = t.b;
+        sides[1] = t.a;
+        before   = cuda_test_refuse(sides[side] + 8192, 4096);
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_read(
+                &t.p.a.sq, (uintptr_t)t.a, t.amr->lkey, 3 * 4096,
+                (uintptr_t)t.b, t.bmr->rkey, GDA_FT_WQE_SIGNALED, &idx),
+                GDA_FT_DEV_OK);
+        cuda_test_refused_op(&t, before, idx, synds[side]);
+        cuda_test_fini(&t);
+    }
+}
+
+/* Fetch-adds: on a word in the responder's refused GPU memory (a remote
+ * access error, the word unchanged), and with the result going to the
+ * requester's (a local protection error) */
+GDA_FT_TEST(soft_cuda, refused_fetch_add_fails)
+{
+    uint64_t *word, before;
+    uint16_t idx;
+    cuda_test_t t;
+
+    (void)soft_fake_cudart_load(20);
+    cuda_test_init(&t, NULL, 4096);
+    word  = (uint64_t*)t.b;
+    *word = 1000;
+    before = cuda_test_refuse(word, sizeof(*word));
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_atomic_fa(
+            &t.p.a.sq, (uintptr_t)t.a, t.amr->lkey, (uintptr_t)word,
+            t.bmr->rkey, 1, GDA_FT_WQE_SIGNALED, &idx), GDA_FT_DEV_OK);
+    cuda_test_refused_op(&t, before, idx, GDA_FT_MLX5_SYND_REMOTE_ACCESS_ERR);
+    GDA_FT_ASSERT_EQ(*word, 1000);
+    cuda_test_fini(&t);
+
+    cuda_test_init(&t, NULL, 4096);
+    before = cuda_test_refuse(t.a, sizeof(uint64_t));
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_atomic_fa(
+            &t.p.a.sq, (uintptr_t)t.a, t.amr->lkey, (uintptr_t)t.b,
+            t.bmr->rkey, 1, GDA_FT_WQE_SIGNALED, &idx), GDA_FT_DEV_OK);
+    cuda_test_refused_op(&t, before, idx, GDA_FT_MLX5_SYND_LOCAL_PROT_ERR);
+    cuda_test_fini(&t);
+}
+
+/* A SEND into a receive buffer in refused GPU memory: the receive
+ * completes with a local protection error, the send with a remote access
+ * error */
+GDA_FT_TEST(soft_cuda, refused_receive_fails)
+{
+    gda_ft_dev_cqe_info_t info;
+    uint64_t before;
+    uint16_t idx;
+    cuda_test_t t;
+
+    (void)soft_fake_cudart_load(20);
+    cuda_test_init(&t, NULL, 64 * 1024);
+    soft_ep_post_recv(&t.p.b, t.b, 8192, t.bmr->lkey);
+    before = cuda_test_refuse(t.b + 4096, 4096);
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_send(&t.p.a.sq, (uintptr_t)t.a,
+                                         t.amr->lkey, 8192,
+                                         GDA_FT_WQE_SIGNALED, &idx),
+                     GDA_FT_DEV_OK);
+    cuda_test_refused_op(&t, before, idx, GDA_FT_MLX5_SYND_REMOTE_ACCESS_ERR);
+    soft_ep_wait_recv(&t.p.b, &info, 20000);
+    GDA_FT_ASSERT_EQ(info.opcode, GDA_FT_MLX5_CQE_RESP_ERR);
+    GDA_FT_ASSERT_EQ(info.syndrome, GDA_FT_MLX5_SYND_LOCAL_PROT_ERR);
+    cuda_test_fini(&t);
 }

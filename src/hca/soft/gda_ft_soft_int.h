@@ -148,9 +148,21 @@ enum {
     GDA_FT_SOFT_SNAPSHOT_ORPHANED   /* its op went while it was read */
 };
 
+/*
+ * Where the engine learns that the CUDA runtime refused a copy into or out
+ * of device memory (memory freed while registered): its bytes did not
+ * move, and the operation it served must fail. The first refusal is kept,
+ * with the tag its copy was queued with (a PSN, an op's index).
+ */
+typedef struct gda_ft_soft_refusal {
+    int      refused;
+    uint32_t tag;
+} gda_ft_soft_refusal_t;
+
 typedef struct gda_ft_soft_snapshot {
-    int     state;
-    uint8_t data[];
+    int                   state;
+    gda_ft_soft_refusal_t refusal;   /* a read of it refused */
+    uint8_t               data[];
 } gda_ft_soft_snapshot_t;
 
 typedef struct gda_ft_soft_op {
@@ -244,6 +256,8 @@ typedef struct gda_ft_soft_qp {
     int                   rnr_left;
     uint64_t              timer_start;  /* last transmission or progress */
     uint64_t              rnr_until;    /* RNR back-off end, 0 = none */
+    gda_ft_soft_refusal_t req_refused;  /* a response's bytes refused by
+                                           device memory: the op to fail */
 
     /* Responder */
     uint32_t              epsn;
@@ -260,6 +274,8 @@ typedef struct gda_ft_soft_qp {
     uint32_t              msg_rkey;
     uint16_t              rq_ci;
     uint16_t              rq_taken;     /* RQ WQE taken by the message */
+    gda_ft_soft_refusal_t resp_refused; /* a copy into or out of device
+                                           memory refused: the PSN to NAK */
     gda_ft_soft_rd_resp_t rd_resp[GDA_FT_SOFT_RD_RESP_QUEUE];
     unsigned              rd_resp_head, rd_resp_tail;
     gda_ft_soft_atomic_cache_t atomic_cache[GDA_FT_SOFT_ATOMIC_CACHE];
@@ -465,10 +481,18 @@ ucs_status_t gda_ft_soft_mem_prepare(gda_ft_hca_mem_type_t type);
 /* A copy between any two kinds of memory. A write into device memory may
  * still be on its way when it returns: it completes, in order with this
  * thread's other copies, before this thread reads device memory, writes
- * host memory, or calls gda_ft_soft_mem_flush() */
+ * host memory, or calls gda_ft_soft_mem_flush(). A copy of device memory
+ * the CUDA runtime refuses is noted in refusal, with tag: at once (and an
+ * error returned), or for a write on its way, by the time
+ * gda_ft_soft_mem_flush() returns. */
 ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
                                   const void *src,
-                                  gda_ft_hca_mem_type_t src_type, size_t len);
+                                  gda_ft_hca_mem_type_t src_type, size_t len,
+                                  gda_ft_soft_refusal_t *refusal,
+                                  uint32_t tag);
+
+/* Notes a refused copy with tag, unless one was noted before */
+void gda_ft_soft_refusal_note(gda_ft_soft_refusal_t *refusal, uint32_t tag);
 
 /* Completes this thread's writes into device memory: before anything that
  * makes them visible (a packet sent, a CQE written, an atomic's end) */
@@ -589,12 +613,15 @@ int gda_ft_soft_req_parse(gda_ft_soft_qp_t *qp);
 int gda_ft_soft_req_ready(gda_ft_soft_qp_t *qp);
 /* Frees the op's inline data or snapshot */
 void gda_ft_soft_op_release_data(gda_ft_soft_op_t *op);
-/* Copies [offset, offset+len) of the op's local data into dst */
-void gda_ft_soft_op_gather(gda_ft_soft_op_t *op, uint32_t offset,
-                           uint8_t *dst, uint32_t len);
-/* Copies src into [offset, offset+len) of the op's local buffers */
+/* Copies [offset, offset+len) of the op's local data into dst; an error
+ * when device memory refused to be read */
+ucs_status_t gda_ft_soft_op_gather(gda_ft_soft_op_t *op, uint32_t offset,
+                                   uint8_t *dst, uint32_t len);
+/* Copies src into [offset, offset+len) of the op's local buffers; a copy
+ * into device memory refused is noted in refusal with tag */
 void gda_ft_soft_op_scatter(const gda_ft_soft_op_t *op, uint32_t offset,
-                            const uint8_t *src, uint32_t len);
+                            const uint8_t *src, uint32_t len,
+                            gda_ft_soft_refusal_t *refusal, uint32_t tag);
 
 /* Responder (gda_ft_soft_resp.c) */
 void gda_ft_soft_resp_handle_request(gda_ft_soft_qp_t *qp,

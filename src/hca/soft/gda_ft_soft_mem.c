@@ -96,15 +96,27 @@ static struct {
  * Copies for one stream, kept until they are queued together
  * (gda_ft_soft_cuda_copies_queue): by one cudaMemcpyBatchAsync call where
  * the runtime has it, a call each costing about 3 us of the engine
- * thread's time on an H200, per message of 4 KiB.
+ * thread's time on an H200, per message of 4 KiB. A copy that continues
+ * the one kept before it, in both source and destination (the next packet
+ * of a message, the next slot of a buffer written in order, staged next to
+ * it), runs with it as one (CUDA_COPY_MERGE): a copy costs the engine
+ * thread and the copy engine microseconds whatever its size up to tens of
+ * KiB. Each copy keeps where a refusal of it is reported.
  */
 #define GDA_FT_SOFT_CUDA_PENDING 256
 
 typedef struct {
-    void       *dst[GDA_FT_SOFT_CUDA_PENDING];
-    const void *src[GDA_FT_SOFT_CUDA_PENDING];
-    size_t      len[GDA_FT_SOFT_CUDA_PENDING];
-    unsigned    count;
+    void                  *dst[GDA_FT_SOFT_CUDA_PENDING];
+    const void            *src[GDA_FT_SOFT_CUDA_PENDING];
+    size_t                 len[GDA_FT_SOFT_CUDA_PENDING];
+    gda_ft_soft_refusal_t *refusal[GDA_FT_SOFT_CUDA_PENDING];
+    uint32_t               tag[GDA_FT_SOFT_CUDA_PENDING];
+    unsigned               count;
+    /* the copies as queued: runs of copies that continue each other */
+    void                  *run_dst[GDA_FT_SOFT_CUDA_PENDING];
+    const void            *run_src[GDA_FT_SOFT_CUDA_PENDING];
+    size_t                 run_len[GDA_FT_SOFT_CUDA_PENDING];
+    unsigned               run_first[GDA_FT_SOFT_CUDA_PENDING + 1];
 } gda_ft_soft_cuda_copies_t;
 
 /*
@@ -381,9 +393,17 @@ static int gda_ft_soft_cuda_copy_async(void *dst, const void *src,
     return ret;
 }
 
-/* Queues the batch through cudaMemcpyBatchAsync; its return value */
+void gda_ft_soft_refusal_note(gda_ft_soft_refusal_t *refusal, uint32_t tag)
+{
+    if ((refusal != NULL) && !refusal->refused) {
+        refusal->refused = 1;
+        refusal->tag     = tag;
+    }
+}
+
+/* Queues the runs through cudaMemcpyBatchAsync; its return value */
 static int gda_ft_soft_cuda_copies_batch(gda_ft_soft_cuda_copies_t *c,
-                                         void *stream)
+                                         unsigned runs, void *stream)
 {
     gda_ft_cuda_memcpy_attrs_t attrs = {GDA_FT_CUDA_MEMCPY_SRC_ORDER_STREAM};
     size_t attrs_idx                 = 0, fail_idx;
@@ -392,48 +412,95 @@ static int gda_ft_soft_cuda_copies_batch(gda_ft_soft_cuda_copies_t *c,
 
     if (gda_ft_soft_cuda.runtime_version >= GDA_FT_CUDA_BATCH_13_VERSION) {
         ret = ((gda_ft_cuda_memcpy_batch_func_t)gda_ft_soft_cuda.memcpy_batch)(
-                c->dst, c->src, c->len, c->count, &attrs, &attrs_idx, 1,
-                stream);
+                c->run_dst, c->run_src, c->run_len, runs, &attrs, &attrs_idx,
+                1, stream);
     } else {
         ret = ((gda_ft_cuda_memcpy_batch_12_func_t)
-               gda_ft_soft_cuda.memcpy_batch)(c->dst, c->src, c->len,
-                                              c->count, &attrs, &attrs_idx,
-                                              1, &fail_idx, stream);
+               gda_ft_soft_cuda.memcpy_batch)(c->run_dst, c->run_src,
+                                              c->run_len, runs, &attrs,
+                                              &attrs_idx, 1, &fail_idx,
+                                              stream);
     }
-    gda_ft_soft_cuda_count_n(&gda_ft_soft_cuda_queues, start, c->count);
+    gda_ft_soft_cuda_count_n(&gda_ft_soft_cuda_queues, start, runs);
     return ret;
+}
+
+/* The pending copies as runs of copies that continue each other; their
+ * number */
+static unsigned gda_ft_soft_cuda_copies_runs(gda_ft_soft_cuda_copies_t *c)
+{
+    int merge    = gda_ft_soft_engine.config.cuda_copy_merge;
+    unsigned runs = 0, i;
+
+    for (i = 0; i < c->count; ++i) {
+        if (merge && (runs > 0) &&
+            ((char*)c->run_dst[runs - 1] + c->run_len[runs - 1] ==
+             (char*)c->dst[i]) &&
+            ((const char*)c->run_src[runs - 1] + c->run_len[runs - 1] ==
+             (const char*)c->src[i])) {
+            c->run_len[runs - 1] += c->len[i];
+            continue;
+        }
+        c->run_dst[runs]   = c->dst[i];
+        c->run_src[runs]   = c->src[i];
+        c->run_len[runs]   = c->len[i];
+        c->run_first[runs] = i;
+        ++runs;
+    }
+    c->run_first[runs] = c->count;
+    return runs;
+}
+
+/* Queues the copies of a run that could not be queued one by one, so that
+ * the refused ones are known: their bytes do not move, and each refusal
+ * is reported where its copy said */
+static void gda_ft_soft_cuda_run_retry(gda_ft_soft_cuda_copies_t *c,
+                                       unsigned run, void *stream)
+{
+    unsigned i;
+    int ret;
+
+    for (i = c->run_first[run]; i < c->run_first[run + 1]; ++i) {
+        ret = gda_ft_soft_cuda_copy_async(c->dst[i], c->src[i], c->len[i],
+                                          stream);
+        if (ret != 0) {
+            ucs_error("soft HCA: cudaMemcpyAsync(%p, %p, %zu) refused: %d",
+                      c->dst[i], c->src[i], c->len[i], ret);
+            gda_ft_soft_refusal_note(c->refusal[i], c->tag[i]);
+        }
+    }
 }
 
 /*
  * Queues a stream's pending copies on it: by one call where the runtime
- * batches them (CUDA_COPY_BATCH), else, or should that call fail, one by
- * one. A copy that cannot be queued is logged: its bytes are lost.
+ * batches them (CUDA_COPY_BATCH), else, or should that call fail, a run
+ * at a time; a run refused is queued again copy by copy.
  */
 static void gda_ft_soft_cuda_copies_queue(gda_ft_soft_cuda_copies_t *c,
                                           void *stream)
 {
-    unsigned i;
+    unsigned runs, r;
     int ret;
 
     if (c->count == 0) {
         return;
     }
-    if ((c->count > 1) && (gda_ft_soft_cuda.memcpy_batch != NULL) &&
+    runs = gda_ft_soft_cuda_copies_runs(c);
+    if ((runs > 1) && (gda_ft_soft_cuda.memcpy_batch != NULL) &&
         gda_ft_soft_engine.config.cuda_copy_batch) {
-        ret = gda_ft_soft_cuda_copies_batch(c, stream);
+        ret = gda_ft_soft_cuda_copies_batch(c, runs, stream);
         if (ret == 0) {
             c->count = 0;
             return;
         }
         ucs_diag("soft HCA: cudaMemcpyBatchAsync of %u copies failed (%d): "
-                 "queued one by one", c->count, ret);
+                 "queued one by one", runs, ret);
     }
-    for (i = 0; i < c->count; ++i) {
-        ret = gda_ft_soft_cuda_copy_async(c->dst[i], c->src[i], c->len[i],
-                                          stream);
+    for (r = 0; r < runs; ++r) {
+        ret = gda_ft_soft_cuda_copy_async(c->run_dst[r], c->run_src[r],
+                                          c->run_len[r], stream);
         if (ret != 0) {
-            ucs_error("soft HCA: cudaMemcpyAsync(%p, %p, %zu) failed: %d",
-                      c->dst[i], c->src[i], c->len[i], ret);
+            gda_ft_soft_cuda_run_retry(c, r, stream);
         }
     }
     c->count = 0;
@@ -443,41 +510,30 @@ static void gda_ft_soft_cuda_copies_queue(gda_ft_soft_cuda_copies_t *c,
  * Keeps a copy for the stream's next queueing. The copies of one batch
  * run in no set order: one whose destination overlaps a pending one's (a
  * later write of the same bytes) waits for the next batch, behind them.
- * A copy that continues a pending one in both source and destination (the
- * next packet of a message, the next slot of a buffer written in order,
- * staged next to it) is merged into it (CUDA_COPY_MERGE): each copy costs
- * the engine thread microseconds in the runtime and the copy engine as
- * many, whatever its size up to tens of KiB.
  */
 static void gda_ft_soft_cuda_copies_add(gda_ft_soft_cuda_copies_t *c,
                                         void *stream, void *dst,
-                                        const void *src, size_t len)
+                                        const void *src, size_t len,
+                                        gda_ft_soft_refusal_t *refusal,
+                                        uint32_t tag)
 {
     uintptr_t from = (uintptr_t)dst, end = from + len, d;
-    unsigned i, merge = c->count;
+    unsigned i;
 
     for (i = 0; i < c->count; ++i) {
         d = (uintptr_t)c->dst[i];
         if ((d < end) && (from < d + c->len[i])) {
             break;
         }
-        if ((d + c->len[i] == from) &&
-            ((const char*)c->src[i] + c->len[i] == (const char*)src)) {
-            merge = i;
-        }
     }
-    if (i < c->count) {
-        gda_ft_soft_cuda_copies_queue(c, stream);
-    } else if ((merge < c->count) &&
-               gda_ft_soft_engine.config.cuda_copy_merge) {
-        c->len[merge] += len;
-        return;
-    } else if (c->count == GDA_FT_SOFT_CUDA_PENDING) {
+    if ((i < c->count) || (c->count == GDA_FT_SOFT_CUDA_PENDING)) {
         gda_ft_soft_cuda_copies_queue(c, stream);
     }
-    c->dst[c->count] = dst;
-    c->src[c->count] = src;
-    c->len[c->count] = len;
+    c->dst[c->count]     = dst;
+    c->src[c->count]     = src;
+    c->len[c->count]     = len;
+    c->refusal[c->count] = refusal;
+    c->tag[c->count]     = tag;
     ++c->count;
 }
 
@@ -541,7 +597,8 @@ gda_ft_soft_snapshot_t *gda_ft_soft_snapshot_alloc(size_t len)
                                               ucs_max(len, 1));
 
     if (snapshot != NULL) {
-        snapshot->state = GDA_FT_SOFT_SNAPSHOT_LANDED;
+        snapshot->state           = GDA_FT_SOFT_SNAPSHOT_LANDED;
+        snapshot->refusal.refused = 0;
     }
     return snapshot;
 }
@@ -687,7 +744,8 @@ int gda_ft_soft_mem_read_snapshot(gda_ft_soft_snapshot_t *snapshot,
     for (i = 0, total = 0; i < count; total += pieces[i++].length) {
         gda_ft_soft_cuda_copies_add(&t->read_copies, t->read_stream,
                                     t->read_staging + staged + total,
-                                    pieces[i].src, pieces[i].length);
+                                    pieces[i].src, pieces[i].length,
+                                    &snapshot->refusal, 0);
     }
 
     snapshot->state = GDA_FT_SOFT_SNAPSHOT_READING;
@@ -747,7 +805,9 @@ void gda_ft_soft_mem_reads_submit(void)
  * area; 0 when it cannot be staged */
 static int gda_ft_soft_cuda_queue_write(gda_ft_soft_cuda_thread_t *t,
                                         void *dst, const void *src,
-                                        size_t len)
+                                        size_t len,
+                                        gda_ft_soft_refusal_t *refusal,
+                                        uint32_t tag)
 {
     char *stage;
 
@@ -756,7 +816,8 @@ static int gda_ft_soft_cuda_queue_write(gda_ft_soft_cuda_thread_t *t,
     }
     stage = t->staging + gda_ft_soft_cuda_stage(t, len);
     memcpy(stage, src, len);
-    gda_ft_soft_cuda_copies_add(&t->writes, t->stream, dst, stage, len);
+    gda_ft_soft_cuda_copies_add(&t->writes, t->stream, dst, stage, len,
+                                refusal, tag);
     gda_ft_soft_cuda_staged(t, len);
     return 1;
 }
@@ -830,7 +891,8 @@ static void gda_ft_soft_mem_copy_ordered(void *dst, const void *src,
 
 ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
                                   const void *src,
-                                  gda_ft_hca_mem_type_t src_type, size_t len)
+                                  gda_ft_hca_mem_type_t src_type, size_t len,
+                                  gda_ft_soft_refusal_t *refusal, uint32_t tag)
 {
     gda_ft_soft_cuda_thread_t *t;
     int ret;
@@ -852,16 +914,14 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
         return UCS_OK;
     }
 
-    if (!gda_ft_soft_cuda_load_once()) {
-        return UCS_ERR_UNSUPPORTED;
-    }
-    t = gda_ft_soft_cuda_thread_get();
+    t = gda_ft_soft_cuda_load_once() ? gda_ft_soft_cuda_thread_get() : NULL;
     if (t == NULL) {
+        gda_ft_soft_refusal_note(refusal, tag);   /* failures logged there */
         return UCS_ERR_IO_ERROR;
     }
 
     if ((src_type != GDA_FT_HCA_MEM_CUDA) &&
-        gda_ft_soft_cuda_queue_write(t, dst, src, len)) {
+        gda_ft_soft_cuda_queue_write(t, dst, src, len, refusal, tag)) {
         return UCS_OK;
     }
 
@@ -875,8 +935,9 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
         t->queued = 0;
     }
     if (ret != 0) {
-        ucs_error("soft HCA: cudaMemcpyAsync(%p, %p, %zu) failed: %d", dst,
+        ucs_error("soft HCA: cudaMemcpyAsync(%p, %p, %zu) refused: %d", dst,
                   src, len, ret);
+        gda_ft_soft_refusal_note(refusal, tag);
         return UCS_ERR_IO_ERROR;
     }
     return UCS_OK;

@@ -266,10 +266,16 @@ int gda_ft_soft_req_parse(gda_ft_soft_qp_t *qp)
 }
 
 /* Copies between [offset, offset+len) of the op's local buffers and buf:
- * into them when into_op, else out of them */
-static void gda_ft_soft_op_copy(const gda_ft_soft_op_t *op, uint32_t offset,
-                                uint8_t *buf, uint32_t len, int into_op)
+ * into them when into_op, else out of them; a copy of device memory the
+ * CUDA runtime refuses is noted in refusal with tag (an error returned
+ * when that is known at once) */
+static ucs_status_t gda_ft_soft_op_copy(const gda_ft_soft_op_t *op,
+                                        uint32_t offset, uint8_t *buf,
+                                        uint32_t len, int into_op,
+                                        gda_ft_soft_refusal_t *refusal,
+                                        uint32_t tag)
 {
+    ucs_status_t status = UCS_OK;
     uint32_t chunk;
     void *local;
     unsigned i;
@@ -282,16 +288,22 @@ static void gda_ft_soft_op_copy(const gda_ft_soft_op_t *op, uint32_t offset,
         chunk = ucs_min(op->sge[i].length - offset, len);
         local = (void*)(uintptr_t)(op->sge[i].addr + offset);
         if (into_op) {
-            gda_ft_soft_mem_copy(local, op->sge[i].mem_type, buf,
-                                 GDA_FT_HCA_MEM_HOST, chunk);
+            status = gda_ft_soft_mem_copy(local, op->sge[i].mem_type, buf,
+                                          GDA_FT_HCA_MEM_HOST, chunk,
+                                          refusal, tag);
         } else {
-            gda_ft_soft_mem_copy(buf, GDA_FT_HCA_MEM_HOST, local,
-                                 op->sge[i].mem_type, chunk);
+            status = gda_ft_soft_mem_copy(buf, GDA_FT_HCA_MEM_HOST, local,
+                                          op->sge[i].mem_type, chunk,
+                                          refusal, tag);
+        }
+        if (status != UCS_OK) {
+            return status;
         }
         buf    += chunk;
         len    -= chunk;
         offset  = 0;
     }
+    return status;
 }
 
 /* Whether op sends a message of its own that has not been read yet */
@@ -358,8 +370,8 @@ static int gda_ft_soft_op_read(gda_ft_soft_op_t *op)
     for (i = 0, offset = 0; i < op->num_sge;
          offset += op->sge[i++].length) {
         if (op->sge[i].mem_type != GDA_FT_HCA_MEM_CUDA) {
-            gda_ft_soft_op_copy(op, offset, snapshot->data + offset,
-                                op->sge[i].length, 0);
+            (void)gda_ft_soft_op_copy(op, offset, snapshot->data + offset,
+                                      op->sge[i].length, 0, NULL, 0);
         }
     }
     op->snapshot    = snapshot;
@@ -422,7 +434,15 @@ int gda_ft_soft_req_ready(gda_ft_soft_qp_t *qp)
         if (!gda_ft_soft_snapshot_landed(op->snapshot)) {
             (void)gda_ft_soft_mem_reads_land();
         }
-        return gda_ft_soft_snapshot_landed(op->snapshot);
+        if (!gda_ft_soft_snapshot_landed(op->snapshot)) {
+            return 0;
+        }
+        if (op->snapshot->refusal.refused) {
+            /* its message could not be read: it fails once the oldest */
+            op->syndrome = GDA_FT_MLX5_SYND_LOCAL_PROT_ERR;
+            return 0;
+        }
+        return 1;
     }
     /* its message is not read ahead: none, or copied as it is sent, or no
      * room for it yet */
@@ -442,21 +462,22 @@ void gda_ft_soft_op_release_data(gda_ft_soft_op_t *op)
 
 /* Copies [offset, offset+len) of the op's local data into dst: from its
  * inline data or snapshot, else from its buffers */
-void gda_ft_soft_op_gather(gda_ft_soft_op_t *op, uint32_t offset,
-                           uint8_t *dst, uint32_t len)
+ucs_status_t gda_ft_soft_op_gather(gda_ft_soft_op_t *op, uint32_t offset,
+                                   uint8_t *dst, uint32_t len)
 {
     if (op->inline_data != NULL) {
         memcpy(dst, op->inline_data + offset, len);
-    } else {
-        gda_ft_soft_op_copy(op, offset, dst, len, 0);
+        return UCS_OK;
     }
+    return gda_ft_soft_op_copy(op, offset, dst, len, 0, NULL, 0);
 }
 
 /* Copies src into [offset, offset+len) of the op's local buffers */
-void gda_ft_soft_op_scatter(const gda_ft_soft_op_t *op,
-                            uint32_t offset, const uint8_t *src,
-                            uint32_t len)
+void gda_ft_soft_op_scatter(const gda_ft_soft_op_t *op, uint32_t offset,
+                            const uint8_t *src, uint32_t len,
+                            gda_ft_soft_refusal_t *refusal, uint32_t tag)
 {
     /* read only: it is the source of this copy */
-    gda_ft_soft_op_copy(op, offset, (uint8_t*)src, len, 1);
+    (void)gda_ft_soft_op_copy(op, offset, (uint8_t*)src, len, 1, refusal,
+                              tag);
 }

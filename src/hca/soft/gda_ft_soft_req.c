@@ -55,8 +55,11 @@ static uint8_t gda_ft_soft_write_opcode(const gda_ft_soft_op_t *op,
 }
 
 /* Builds and sends packet k of a request */
-static void gda_ft_soft_send_request(gda_ft_soft_qp_t *qp,
-                                     gda_ft_soft_op_t *op, uint32_t k)
+/* Sends packet k of op; an error, and nothing sent, when its bytes in
+ * device memory cannot be read */
+static ucs_status_t gda_ft_soft_send_request(gda_ft_soft_qp_t *qp,
+                                             gda_ft_soft_op_t *op,
+                                             uint32_t k)
 {
     static __thread uint8_t pkt[GDA_FT_SOFT_PKT_MAX];
     uint8_t ext[sizeof(gda_ft_roce_masked_eth_t)];
@@ -133,12 +136,14 @@ static void gda_ft_soft_send_request(gda_ft_soft_qp_t *qp,
     ackreq  = (k == op->npkts - 1) || ((k & 15) == 15);
     hdr_len = gda_ft_roce_build_hdr(pkt, opcode, qp->dest_qpn, psn, ackreq,
                                     len, ext, ext_len);
-    if (len > 0) {
-        gda_ft_soft_op_gather(op, offset, pkt + hdr_len, len);
+    if ((len > 0) &&
+        (gda_ft_soft_op_gather(op, offset, pkt + hdr_len, len) != UCS_OK)) {
+        return UCS_ERR_IO_ERROR;
     }
     hdr_len += len;
     hdr_len += gda_ft_roce_finish(pkt, hdr_len);
     gda_ft_soft_tx(gda_ft_soft_qp_port(qp), qp->remote_ip, pkt, hdr_len, 0);
+    return UCS_OK;
 }
 
 /*
@@ -197,7 +202,7 @@ static int gda_ft_soft_req_transmit(gda_ft_soft_qp_t *qp, uint64_t now,
             if (!gda_ft_soft_req_in_flight(qp)) {
                 qp->timer_start = now;
             }
-            gda_ft_soft_send_request(qp, op, op->resp_next);
+            (void)gda_ft_soft_send_request(qp, op, op->resp_next);
             op->pkts_sent = op->npkts;  /* one request covers all PSNs */
             work          = 1;
         }
@@ -219,7 +224,12 @@ static int gda_ft_soft_req_transmit(gda_ft_soft_qp_t *qp, uint64_t now,
             if (!gda_ft_soft_req_in_flight(qp)) {
                 qp->timer_start = now;   /* the first packet in flight */
             }
-            gda_ft_soft_send_request(qp, op, op->pkts_sent++);
+            if (gda_ft_soft_send_request(qp, op, op->pkts_sent) != UCS_OK) {
+                /* its message cannot be read: it fails once the oldest */
+                op->syndrome = GDA_FT_MLX5_SYND_LOCAL_PROT_ERR;
+                return 1;
+            }
+            ++op->pkts_sent;
             work = 1;
         }
 
@@ -266,6 +276,27 @@ static void gda_ft_soft_req_fail(gda_ft_soft_qp_t *qp, gda_ft_soft_op_t *op,
     gda_ft_soft_qp_enter_error(qp);
 }
 
+/*
+ * Whether the CUDA runtime refused to write the response of op, the oldest,
+ * into device memory: known once the writes on their way are queued, so
+ * before the op completes, signalled or not (a later op's CQE would
+ * complete it too)
+ */
+static int gda_ft_soft_req_refused(gda_ft_soft_qp_t *qp,
+                                   const gda_ft_soft_op_t *op)
+{
+    unsigned i;
+
+    for (i = 0; i < op->num_sge; ++i) {
+        if (op->sge[i].mem_type == GDA_FT_HCA_MEM_CUDA) {
+            gda_ft_soft_mem_flush();
+            return qp->req_refused.refused &&
+                   (qp->req_refused.tag == qp->op_head);
+        }
+    }
+    return 0;
+}
+
 /* Completes, in order, every op that is done */
 static int gda_ft_soft_req_retire(gda_ft_soft_qp_t *qp)
 {
@@ -287,6 +318,11 @@ static int gda_ft_soft_req_retire(gda_ft_soft_qp_t *qp)
             break;
         }
 
+        if (gda_ft_soft_op_needs_response(op) &&
+            gda_ft_soft_req_refused(qp, op)) {
+            gda_ft_soft_req_fail(qp, op, GDA_FT_MLX5_SYND_LOCAL_PROT_ERR);
+            return 1;
+        }
         gda_ft_soft_op_complete(qp, op, 0);
         ++qp->op_head;
         work = 1;
@@ -540,7 +576,8 @@ void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
             }
             memcpy(orig_bytes, &orig, 8);
         }
-        gda_ft_soft_op_scatter(op, 0, orig_bytes, size);
+        gda_ft_soft_op_scatter(op, 0, orig_bytes, size, &qp->req_refused,
+                               idx);
         op->done = 1;
     } else {
         /* Read response: accepted only in order (one beyond the next was
@@ -559,7 +596,8 @@ void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
             ++port->stats.rx_unexpected;
             return;
         }
-        gda_ft_soft_op_scatter(op, offset, pkt->payload, pkt->payload_len);
+        gda_ft_soft_op_scatter(op, offset, pkt->payload, pkt->payload_len,
+                               &qp->req_refused, idx);
         if (++op->resp_next == op->npkts) {
             op->done = 1;
         }
@@ -731,12 +769,13 @@ void gda_ft_soft_qp_reset_state(gda_ft_soft_qp_t *qp)
     }
 
     qp->op_head = qp->op_send = qp->op_tail = qp->read_ahead = 0;
-    qp->rd_atomic_inflight = 0;
-    qp->rnr_until          = 0;
-    qp->in_msg             = 0;
-    qp->nak_sent           = 0;
-    qp->ack_pending        = 0;
-    qp->msn                = 0;
+    qp->rd_atomic_inflight  = 0;
+    qp->rnr_until           = 0;
+    qp->req_refused.refused = 0;
+    qp->in_msg              = 0;
+    qp->nak_sent            = 0;
+    qp->ack_pending         = 0;
+    qp->msn                 = 0;
     memset(qp->atomic_cache, 0, sizeof(qp->atomic_cache));
     gda_ft_soft_resp_reset(qp);
 }

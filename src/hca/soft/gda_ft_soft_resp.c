@@ -21,23 +21,69 @@ static uint8_t gda_ft_soft_resp_rnr_timer(gda_ft_soft_qp_t *qp)
     return qp->min_rnr_timer;
 }
 
-static void gda_ft_soft_resp_send(gda_ft_soft_qp_t *qp, uint8_t opcode,
-                                  uint32_t psn, const void *ext,
-                                  size_t ext_len, const void *payload,
-                                  gda_ft_hca_mem_type_t mem_type, size_t len)
+static void gda_ft_soft_resp_nak(gda_ft_soft_qp_t *qp, uint32_t psn,
+                                 uint8_t code);
+
+/*
+ * Whether the responder must stay silent: its QP failed, or a copy it made
+ * into or out of device memory was refused (the memory went away while
+ * registered). Then the refused copy's PSN gets a remote access NAK and
+ * the QP fails, as a ConnectX answers an access to memory whose key was
+ * invalidated; nothing after it is acknowledged.
+ */
+static int gda_ft_soft_resp_silent(gda_ft_soft_qp_t *qp)
+{
+    uint32_t psn;
+
+    if (qp->super.state == GDA_FT_HCA_QP_ERR) {
+        return 1;
+    }
+    gda_ft_soft_mem_flush();   /* writes on their way: refused or landed */
+    if (!qp->resp_refused.refused) {
+        return 0;
+    }
+    psn                      = qp->resp_refused.tag;
+    qp->resp_refused.refused = 0;
+    gda_ft_soft_resp_nak(qp, psn, GDA_FT_AETH_NAK_REMOTE_ACCESS);
+    return 1;
+}
+
+/* Builds and sends a packet of the responder; a payload in device memory
+ * that cannot be read fails the QP instead */
+static void gda_ft_soft_resp_packet(gda_ft_soft_qp_t *qp, uint8_t opcode,
+                                    uint32_t psn, const void *ext,
+                                    size_t ext_len, const void *payload,
+                                    gda_ft_hca_mem_type_t mem_type,
+                                    size_t len)
 {
     static __thread uint8_t pkt[GDA_FT_SOFT_PKT_MAX];
     size_t hdr_len;
 
     hdr_len = gda_ft_roce_build_hdr(pkt, opcode, qp->dest_qpn, psn, 0, len,
                                     ext, ext_len);
-    if (len > 0) {
-        gda_ft_soft_mem_copy(pkt + hdr_len, GDA_FT_HCA_MEM_HOST, payload,
-                             mem_type, len);
+    if ((len > 0) &&
+        (gda_ft_soft_mem_copy(pkt + hdr_len, GDA_FT_HCA_MEM_HOST, payload,
+                              mem_type, len, &qp->resp_refused,
+                              psn) != UCS_OK)) {
+        (void)gda_ft_soft_resp_silent(qp);
+        return;
     }
     hdr_len += len;
     hdr_len += gda_ft_roce_finish(pkt, hdr_len);
     gda_ft_soft_tx(gda_ft_soft_qp_port(qp), qp->remote_ip, pkt, hdr_len, 1);
+}
+
+/* A response, an acknowledgement or an RNR NAK, unless the responder must
+ * stay silent */
+static void gda_ft_soft_resp_send(gda_ft_soft_qp_t *qp, uint8_t opcode,
+                                  uint32_t psn, const void *ext,
+                                  size_t ext_len, const void *payload,
+                                  gda_ft_hca_mem_type_t mem_type, size_t len)
+{
+    if (!gda_ft_soft_resp_silent(qp)) {
+        gda_ft_soft_resp_packet(qp, opcode, psn, ext, ext_len, payload,
+                                mem_type, len);
+    }
 }
 
 static void gda_ft_soft_resp_send_aeth(gda_ft_soft_qp_t *qp, uint32_t psn,
@@ -46,8 +92,13 @@ static void gda_ft_soft_resp_send_aeth(gda_ft_soft_qp_t *qp, uint32_t psn,
     gda_ft_roce_aeth_t aeth;
 
     aeth.syn_msn = htonl(((uint32_t)syndrome << 24) | (qp->msn & 0xffffff));
-    gda_ft_soft_resp_send(qp, GDA_FT_ROCE_ACKNOWLEDGE, psn, &aeth,
-                          sizeof(aeth), NULL, GDA_FT_HCA_MEM_HOST, 0);
+    if ((syndrome & GDA_FT_AETH_TYPE_MASK) == GDA_FT_AETH_NAK) {
+        gda_ft_soft_resp_packet(qp, GDA_FT_ROCE_ACKNOWLEDGE, psn, &aeth,
+                                sizeof(aeth), NULL, GDA_FT_HCA_MEM_HOST, 0);
+    } else {
+        gda_ft_soft_resp_send(qp, GDA_FT_ROCE_ACKNOWLEDGE, psn, &aeth,
+                              sizeof(aeth), NULL, GDA_FT_HCA_MEM_HOST, 0);
+    }
 }
 
 void gda_ft_soft_resp_flush_ack(gda_ft_soft_qp_t *qp)
@@ -166,6 +217,7 @@ void gda_ft_soft_resp_reset(gda_ft_soft_qp_t *qp)
 {
     gda_ft_soft_resp_drop_from(qp, 0, 1);
     qp->rd_resp_head = qp->rd_resp_tail = 0;
+    qp->resp_refused.refused = 0;
 }
 
 /*
@@ -204,7 +256,7 @@ static int gda_ft_soft_resp_hold_reads(gda_ft_soft_qp_t *qp, uint64_t va,
         }
         gda_ft_soft_mem_copy(rd->snapshot, GDA_FT_HCA_MEM_HOST,
                              (void*)(uintptr_t)from, mr->super.mem_type,
-                             end - from);
+                             end - from, &qp->resp_refused, rd->psn);
         rd->snap_from = rd->sent;
     }
     return 1;
@@ -228,7 +280,7 @@ static int gda_ft_soft_resp_rq_ready(gda_ft_soft_qp_t *qp)
  * Returns a CQE syndrome, 0 on success.
  */
 static uint8_t gda_ft_soft_resp_rq_scatter(gda_ft_soft_qp_t *qp,
-                                           uint32_t offset,
+                                           uint32_t psn, uint32_t offset,
                                            const uint8_t *data, uint32_t len)
 {
     const gda_ft_hca_qp_init_attr_t *init = &qp->super.init;
@@ -267,7 +319,7 @@ static uint8_t gda_ft_soft_resp_rq_scatter(gda_ft_soft_qp_t *qp,
 
         gda_ft_soft_mem_copy((void*)(uintptr_t)(addr + offset),
                              mr->super.mem_type, data, GDA_FT_HCA_MEM_HOST,
-                             chunk);
+                             chunk, &qp->resp_refused, psn);
         data  += chunk;
         len   -= chunk;
         offset = 0;
@@ -276,10 +328,20 @@ static uint8_t gda_ft_soft_resp_rq_scatter(gda_ft_soft_qp_t *qp,
     return (len > 0) ? GDA_FT_MLX5_SYND_LOCAL_LENGTH_ERR : 0;
 }
 
+/* A receive's CQE; one whose bytes (or those of a message before it) the
+ * CUDA runtime refused to write is an error, and the QP's next packet a
+ * NAK (gda_ft_soft_resp_silent) */
 static void gda_ft_soft_resp_recv_cqe(gda_ft_soft_qp_t *qp, uint8_t opcode,
                                       uint8_t syndrome, uint32_t byte_cnt,
                                       uint32_t imm_be)
 {
+    if (syndrome == 0) {
+        gda_ft_soft_mem_flush();
+        if (qp->resp_refused.refused) {
+            opcode   = GDA_FT_MLX5_CQE_RESP_ERR;
+            syndrome = GDA_FT_MLX5_SYND_LOCAL_PROT_ERR;
+        }
+    }
     gda_ft_soft_cq_write((gda_ft_soft_cq_t*)qp->super.init.recv_cq, opcode,
                          syndrome, qp->rq_ci, qp->super.qpn, 0, byte_cnt,
                          imm_be);
@@ -358,7 +420,8 @@ static int gda_ft_soft_resp_write_send(gda_ft_soft_qp_t *qp,
     }
 
     if (send) {
-        synd = gda_ft_soft_resp_rq_scatter(qp, qp->msg_done, pkt->payload,
+        synd = gda_ft_soft_resp_rq_scatter(qp, pkt->psn, qp->msg_done,
+                                           pkt->payload,
                                            pkt->payload_len);
         if (synd != 0) {
             gda_ft_soft_resp_recv_cqe(qp, GDA_FT_MLX5_CQE_RESP_ERR, synd, 0,
@@ -384,7 +447,8 @@ static int gda_ft_soft_resp_write_send(gda_ft_soft_qp_t *qp,
         }
         gda_ft_soft_mem_copy((void*)(uintptr_t)(qp->msg_va + qp->msg_done),
                              mr->super.mem_type, pkt->payload,
-                             GDA_FT_HCA_MEM_HOST, pkt->payload_len);
+                             GDA_FT_HCA_MEM_HOST, pkt->payload_len,
+                             &qp->resp_refused, pkt->psn);
     }
 
     qp->msg_done   += pkt->payload_len;
@@ -589,7 +653,9 @@ gda_ft_soft_cuda_atomic_locks[GDA_FT_SOFT_CUDA_ATOMIC_LOCKS] = {
 /* Executes an atomic in host memory, atomically w.r.t. CPU threads */
 static uint64_t gda_ft_soft_atomic_exec(void *addr, int size, uint8_t op,
                                         const uint64_t *arg,
-                                        gda_ft_hca_mem_type_t mem_type)
+                                        gda_ft_hca_mem_type_t mem_type,
+                                        gda_ft_soft_refusal_t *refusal,
+                                        uint32_t psn)
 {
     pthread_mutex_t *lock;
     uint64_t old, new_val;
@@ -607,10 +673,12 @@ static uint64_t gda_ft_soft_atomic_exec(void *addr, int size, uint8_t op,
         lock = &gda_ft_soft_cuda_atomic_locks[((uintptr_t)addr >> 3) %
                                               GDA_FT_SOFT_CUDA_ATOMIC_LOCKS];
         pthread_mutex_lock(lock);
-        gda_ft_soft_mem_copy(&old, GDA_FT_HCA_MEM_HOST, addr, mem_type, size);
-        new_val = gda_ft_soft_atomic_apply(old, op, arg, size);
-        gda_ft_soft_mem_copy(addr, mem_type, &new_val, GDA_FT_HCA_MEM_HOST,
-                             size);
+        if (gda_ft_soft_mem_copy(&old, GDA_FT_HCA_MEM_HOST, addr, mem_type,
+                                 size, refusal, psn) == UCS_OK) {
+            new_val = gda_ft_soft_atomic_apply(old, op, arg, size);
+            gda_ft_soft_mem_copy(addr, mem_type, &new_val,
+                                 GDA_FT_HCA_MEM_HOST, size, refusal, psn);
+        }
         if (gda_ft_soft_engine.num_workers > 1) {
             gda_ft_soft_mem_flush();
         }
@@ -727,14 +795,21 @@ static int gda_ft_soft_resp_atomic(gda_ft_soft_qp_t *qp,
 
     /* no room for its answer behind the reads (the requester keeps fewer
      * in flight, duplicates aside), or for what they must answer: unexecuted,
-     * the requester sends it again */
+     * the requester sends it again; nor after a refused copy, which fails
+     * the QP before an atomic that cannot be undone runs */
     if (gda_ft_soft_resp_queue_full(qp) ||
-        !gda_ft_soft_resp_hold_reads(qp, va, size)) {
+        !gda_ft_soft_resp_hold_reads(qp, va, size) ||
+        gda_ft_soft_resp_silent(qp)) {
         return 0;
     }
 
     orig = gda_ft_soft_atomic_exec((void*)(uintptr_t)va, size, op, arg,
-                                   mr->super.mem_type);
+                                   mr->super.mem_type, &qp->resp_refused,
+                                   pkt->psn);
+    if (qp->resp_refused.refused) {
+        (void)gda_ft_soft_resp_silent(qp);   /* the NAK */
+        return 0;
+    }
     ++qp->msn;
 
     /* Remember the result: a retransmitted request gets it again without
