@@ -247,47 +247,49 @@ static void cuda_test_write_at(cuda_test_t *t, size_t src, size_t dst,
             (uintptr_t)t->b + dst, t->bmr->rkey, 0, idx), GDA_FT_DEV_OK);
 }
 
-/* Copies the stand-in ran for a ring of 4 KiB writes to consecutive slots,
- * with the engine's copies merged or not (env) */
-static uint64_t cuda_test_ring_copies(const char *env)
+/* Copies the stand-in ran for 64 writes of 4 KiB from consecutive slots of
+ * GPU memory into host memory, the engine's copies merged or not (env):
+ * the requester reads all 64 messages ahead in one batch (CUDA_READ_BATCH
+ * 64, all parsed before the first is sent), whatever the engine's pace */
+static uint64_t cuda_test_batch_copies(const char *env)
 {
     soft_fake_cudart_count_t copies = soft_fake_cudart_load(20);
     uint64_t before;
     cuda_test_t t;
 
-    cuda_test_init(&t, env, 1024 * 1024);
+    setenv("UCX_GDA_FT_SOFT_CUDA_READ_BATCH", "64", 1);
+    cuda_test_init_types(&t, env, 1024 * 1024, GDA_FT_HCA_MEM_HOST);
     before = copies();
-    cuda_test_writes(&t, 4096, SOFT_TEST_SQ_SIZE - 1);
+    cuda_test_writes(&t, 4096, 64);
     before = copies() - before;
     cuda_test_fini(&t);
     return before;
 }
 
 /*
- * A copy that continues a pending one in source and destination is merged
- * into it: a ring of writes to consecutive slots costs a fraction of the
- * copies it costs unmerged, every byte in place. Messages read into
- * consecutive staging from sources that do not continue each other stay
- * apart (merged, the second message would carry the first's neighbour),
- * and a write that continues a pending one but overlaps another (a later
- * write of the same bytes) waits for the next batch, so the bytes posted
- * last are the bytes that stay.
+ * A copy that continues the one queued before it in source and destination
+ * runs with it as one: a batch of reads of consecutive messages is one
+ * copy, every byte in place. Messages read into consecutive staging from
+ * sources that do not continue each other stay apart (merged, the second
+ * message would carry the first's neighbour), and a write that continues
+ * a pending one but overlaps another (a later write of the same bytes)
+ * waits for the next batch, so the bytes posted last are the bytes that
+ * stay.
  */
 GDA_FT_TEST(soft_cuda, copies_that_continue_each_other_merge)
 {
-    uint64_t unmerged = cuda_test_ring_copies(
+    uint64_t unmerged = cuda_test_batch_copies(
                                 "UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=n");
-    uint64_t merged   = cuda_test_ring_copies(
+    uint64_t merged   = cuda_test_batch_copies(
                                 "UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=y");
     uint16_t idx      = 0;
     cuda_test_t t;
     unsigned round;
 
-    printf("%u writes of 4 KiB: %lu copies merged, %lu unmerged\n",
-           SOFT_TEST_SQ_SIZE - 1, (unsigned long)merged,
-           (unsigned long)unmerged);
-    GDA_FT_ASSERT(unmerged >= 2 * (SOFT_TEST_SQ_SIZE - 1));
-    GDA_FT_ASSERT(merged * 4 <= unmerged);
+    printf("64 writes of 4 KiB read ahead: %lu copies merged, %lu "
+           "unmerged\n", (unsigned long)merged, (unsigned long)unmerged);
+    GDA_FT_ASSERT_EQ(unmerged, 64);
+    GDA_FT_ASSERT(merged <= 2);
 
     cuda_test_init(&t, NULL, 1024 * 1024);
     for (round = 0; round < 8; ++round) {
