@@ -19,6 +19,7 @@ typedef struct gda_ft_soft_config {
     char          *devices;        /* "soft0=127.0.0.1,soft1=127.0.0.2" */
     unsigned       mtu;            /* port MTU, bytes */
     double         spin_time;      /* busy-poll this long after activity */
+    double         long_pass;      /* a pass this long is reported */
     double         idle_poll;      /* sleep this long when idle */
     char          *faults;         /* fault schedule */
     unsigned long  seed;           /* seed of the fault injector */

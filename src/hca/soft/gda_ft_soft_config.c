@@ -75,6 +75,12 @@ ucs_config_field_t gda_ft_soft_config_table[] = {
      "gda_ft_softctl; empty to disable.",
      ucs_offsetof(gda_ft_soft_config_t, ctl_dir), UCS_CONFIG_TYPE_STRING},
 
+    {"LONG_PASS", "10ms",
+     "An engine pass at least this long is reported at the diag log level,\n"
+     "with its receive time, its datagrams and the GPU copies and waits\n"
+     "of its time.",
+     ucs_offsetof(gda_ft_soft_config_t, long_pass), UCS_CONFIG_TYPE_TIME},
+
     {"LINK_CHECK", "50ms",
      "Interval of the check of the network interface carrying each port\n"
      "(a port whose interface is down is reported down), where the kernel's\n"

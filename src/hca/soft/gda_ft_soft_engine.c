@@ -332,9 +332,8 @@ static uint64_t gda_ft_soft_worker_count_part(gda_ft_soft_worker_t *worker,
     return took;
 }
 
-/* A pass this long is reported (diag), with what its GPU copies took */
-#define GDA_FT_SOFT_LONG_PASS_NS 10000000ull
-
+/* A pass of LONG_PASS or more, reported (diag) with what its GPU copies
+ * took */
 static void gda_ft_soft_worker_report_pass(gda_ft_soft_worker_t *worker,
                                            uint64_t took_ns,
                                            const gda_ft_soft_engine_stats_t
@@ -488,7 +487,9 @@ static void gda_ft_soft_worker_sleep(gda_ft_soft_worker_t *worker,
 static void *gda_ft_soft_worker_thread(void *arg)
 {
     gda_ft_soft_worker_t *worker = arg;
-    uint64_t spin_ns = (uint64_t)(gda_ft_soft_engine.config.spin_time * 1e9);
+    const gda_ft_soft_config_t *config = &gda_ft_soft_engine.config;
+    uint64_t spin_ns      = (uint64_t)(config->spin_time * 1e9);
+    uint64_t long_pass_ns = (uint64_t)(config->long_pass * 1e9);
     gda_ft_soft_engine_stats_t cuda_before;
     uint64_t now, next_timer, took;
     int64_t idle_ns;
@@ -512,7 +513,7 @@ static void *gda_ft_soft_worker_thread(void *arg)
         took   = gda_ft_soft_now_ns() - now;
         gda_ft_soft_engine_max(&worker->stats.max_pass_ns, took);
         pthread_rwlock_unlock(&gda_ft_soft_engine.lock);
-        if ((took >= GDA_FT_SOFT_LONG_PASS_NS) &&
+        if ((took >= long_pass_ns) &&
             ucs_log_is_enabled(UCS_LOG_LEVEL_DIAG)) {
             gda_ft_soft_worker_report_pass(worker, took, &cuda_before);
         }
