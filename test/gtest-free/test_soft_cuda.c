@@ -189,13 +189,6 @@ GDA_FT_TEST(soft_cuda, every_opcode_one_copy_per_call)
     GDA_FT_ASSERT_EQ(batches(), before);
 }
 
-GDA_FT_TEST(soft_cuda, every_opcode_waited_reads_in_place)
-{
-    /* an atomic's word and a read response's packets read straight into
-     * their pageable destination, not through the pinned bounce area */
-    cuda_test_every_opcode("UCX_GDA_FT_SOFT_CUDA_BOUNCE=n");
-}
-
 GDA_FT_TEST(soft_cuda, every_opcode_copies_unmerged)
 {
     cuda_test_every_opcode("UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=n");

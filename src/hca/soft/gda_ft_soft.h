@@ -50,8 +50,6 @@ typedef struct gda_ft_soft_config {
                                        (0: none) */
     int            cuda_copy_batch; /* GPU memory: a stream's pending
                                        copies queued by one call */
-    int            cuda_bounce;     /* GPU memory: waited reads through
-                                       pinned memory */
     int            cuda_copy_merge; /* GPU memory: a copy continuing a
                                        pending one merged into it */
 } gda_ft_soft_config_t;

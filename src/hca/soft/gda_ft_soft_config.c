@@ -160,15 +160,6 @@ ucs_config_field_t gda_ft_soft_config_table[] = {
      ucs_offsetof(gda_ft_soft_config_t, cuda_copy_batch),
      UCS_CONFIG_TYPE_BOOL},
 
-    {"CUDA_BOUNCE", "y",
-     "Where a read of GPU memory that the engine waits for (an atomic's\n"
-     "word, a read response's packet) lands. 'y': in a pinned area of the\n"
-     "engine thread's, then copied into place. 'n': in place, pageable\n"
-     "memory, which the CUDA runtime copies through a buffer of its own\n"
-     "(for comparison).",
-     ucs_offsetof(gda_ft_soft_config_t, cuda_bounce),
-     UCS_CONFIG_TYPE_BOOL},
-
     {"CUDA_COPY_MERGE", "y",
      "Whether a copy of GPU memory that continues one the engine has not\n"
      "queued yet, in both source and destination (the next packet of a\n"

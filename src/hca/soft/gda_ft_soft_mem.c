@@ -72,13 +72,6 @@ typedef int (*gda_ft_cuda_memcpy_batch_12_func_t)(
 #define GDA_FT_SOFT_CUDA_STAGING       (1ul << 20)
 #define GDA_FT_SOFT_CUDA_STAGING_ALIGN 64
 
-/* Pinned bytes per engine thread through which a read of device memory
- * that the thread waits for lands (CUDA_BOUNCE): an atomic's word, a read
- * response's packet. Into pageable memory the runtime's call itself waits
- * for the copy, and for what the stream had queued before it, through a
- * buffer of the driver's. */
-#define GDA_FT_SOFT_CUDA_BOUNCE        (64ul << 10)
-
 static struct {
     gda_ft_cuda_stream_create_func_t stream_create;
     gda_ft_cuda_stream_func_t        stream_sync;
@@ -158,7 +151,6 @@ typedef struct {
                                         failure) */
     void                   *stream;
     char                   *staging; /* NULL: every copy waits */
-    char                   *bounce;  /* NULL: waited reads land in place */
     size_t                  queued;  /* staging bytes whose copies may be
                                         pending or in flight */
     gda_ft_soft_cuda_copies_t writes;   /* pending on the stream */
@@ -220,9 +212,6 @@ static void gda_ft_soft_cuda_thread_release(void *arg)
     }
     if (t->staging != NULL) {
         (void)gda_ft_soft_cuda.free_host(t->staging);
-    }
-    if (t->bounce != NULL) {
-        (void)gda_ft_soft_cuda.free_host(t->bounce);
     }
     memset(t, 0, sizeof(*t));
 }
@@ -331,13 +320,6 @@ static gda_ft_soft_cuda_thread_t *gda_ft_soft_cuda_thread_get(void)
                  "device memory wait for their copy",
                  GDA_FT_SOFT_CUDA_STAGING, ret);
         t->staging = NULL;
-    }
-    if (gda_ft_soft_cuda.host_alloc((void**)&t->bounce,
-                                    GDA_FT_SOFT_CUDA_BOUNCE,
-                                    GDA_FT_CUDA_HOST_ALLOC_DEFAULT) != 0) {
-        ucs_diag("soft HCA: cudaHostAlloc(%lu) failed: waited reads of "
-                 "device memory land in place", GDA_FT_SOFT_CUDA_BOUNCE);
-        t->bounce = NULL;
     }
     ret = gda_ft_soft_cuda.stream_create(&t->read_stream,
                                          GDA_FT_CUDA_STREAM_NONBLOCKING);
@@ -913,7 +895,7 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
                                   gda_ft_soft_refusal_t *refusal, uint32_t tag)
 {
     gda_ft_soft_cuda_thread_t *t;
-    int ret, bounce;
+    int ret;
 
     if (len == 0) {
         return UCS_OK;
@@ -945,19 +927,12 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
 
     /* a read of device memory (or a write too large to stage), waited
      * for: in stream order behind what is queued, which lands with it (the
-     * staging area is free again); a read through the bounce area */
-    bounce = (src_type == GDA_FT_HCA_MEM_CUDA) && (dst_type != src_type) &&
-             (t->bounce != NULL) && (len <= GDA_FT_SOFT_CUDA_BOUNCE) &&
-             gda_ft_soft_engine.config.cuda_bounce;
+     * staging area is free again) */
     gda_ft_soft_cuda_copies_queue(&t->writes, t->stream);
-    ret = gda_ft_soft_cuda_copy_async(bounce ? t->bounce : dst, src, len,
-                                      t->stream);
+    ret = gda_ft_soft_cuda_copy_async(dst, src, len, t->stream);
     if (ret == 0) {
         ret = gda_ft_soft_cuda_wait(gda_ft_soft_cuda.stream_sync, t->stream);
         t->queued = 0;
-    }
-    if ((ret == 0) && bounce) {
-        memcpy(dst, t->bounce, len);
     }
     if (ret != 0) {
         ucs_error("soft HCA: cudaMemcpyAsync(%p, %p, %zu) refused: %d", dst,
