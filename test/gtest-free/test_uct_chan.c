@@ -8,6 +8,7 @@
  */
 #include "uct_harness.h"
 #include "chan_workers.h"
+#include "chan_harness.h"   /* chan_world_time_scale */
 #include <uct/ib/gda_ft/uct_gda_ft_md.h>   /* the lkeys of a memh */
 #include <uct/ib/gda_ft/uct_gda_ft_wire.h>  /* an endpoint's mailbox */
 #include <ucs/debug/log.h>
@@ -1181,15 +1182,19 @@ GDA_FT_TEST_TIMEOUT(uct_chan, late_answer_to_a_given_up_rearm_answers_nothing,
  * to 500 ms under 512 warps a rank at a 1 ms deadline. */
 GDA_FT_TEST_TIMEOUT(uct_chan, sparse_guardian_passes_hear_a_busy_peer, 60)
 {
+    uint64_t scale   = chan_world_time_scale();
     const gda_ft_chan_mbox_t *m;
     unsigned samples = 0, up = 0;
     chan_worker_t wk[2];
     pthread_t th[2];
     test_chan_t c;
+    char deadline[32];
     double until;
 
     test_chan_env(&c, "1");
-    setenv("UCX_GDA_FT_DEADLINE", "1ms", 1);
+    /* the deadline and the guardian's gap scale together (sanitizers) */
+    snprintf(deadline, sizeof(deadline), "%lums", (unsigned long)scale);
+    setenv("UCX_GDA_FT_DEADLINE", deadline, 1);
     /* no liveness probes: the peer's own traffic is the sign to read */
     setenv("UCX_GDA_FT_PEER_TIMEOUT", "inf", 1);
     test_chan_setup(&c);
@@ -1198,7 +1203,7 @@ GDA_FT_TEST_TIMEOUT(uct_chan, sparse_guardian_passes_hear_a_busy_peer, 60)
     test_chan_progress_for(&c, 5);
 
     /* A's guardian every 400 us, while B's posters run */
-    until = soft_now_sec() + 0.3;
+    until = soft_now_sec() + 0.3 * scale;
     while ((soft_now_sec() < until) && !test_chan_workers_done(wk, 2)) {
         uct_worker_progress(c.t.node[NODE_A].worker);
         uct_worker_progress(c.t.node[NODE_B].worker);
@@ -1207,7 +1212,7 @@ GDA_FT_TEST_TIMEOUT(uct_chan, sparse_guardian_passes_hear_a_busy_peer, 60)
               (__atomic_load_n(&m->link_up[GDA_FT_CHAN_BACKUP],
                                __ATOMIC_ACQUIRE) == GDA_FT_CHAN_LINK_UP);
         ++samples;
-        usleep(400);
+        usleep(400 * scale);
     }
     workers_stop(wk, 2);
     while (!test_chan_workers_done(wk, 2)) {
