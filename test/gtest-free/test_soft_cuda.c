@@ -189,6 +189,20 @@ GDA_FT_TEST(soft_cuda, every_opcode_one_copy_per_call)
     GDA_FT_ASSERT_EQ(batches(), before);
 }
 
+GDA_FT_TEST(soft_cuda, every_opcode_copies_batched)
+{
+    soft_fake_cudart_count_t batches;
+    uint64_t before;
+
+    (void)soft_fake_cudart_load(20);
+    batches = soft_fake_cudart_counter("gda_ft_fake_cudart_batches");
+    before  = batches();
+    /* unmerged, so that a stream has more than one copy to queue */
+    setenv("UCX_GDA_FT_SOFT_CUDA_COPY_MERGE", "n", 1);
+    cuda_test_every_opcode("UCX_GDA_FT_SOFT_CUDA_COPY_BATCH=y");
+    GDA_FT_ASSERT(batches() > before);
+}
+
 GDA_FT_TEST(soft_cuda, every_opcode_copies_unmerged)
 {
     cuda_test_every_opcode("UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=n");
@@ -213,6 +227,7 @@ GDA_FT_TEST(soft_cuda, copies_of_a_pass_go_in_one_call)
     (void)soft_fake_cudart_load(20);
     batches   = soft_fake_cudart_counter("gda_ft_fake_cudart_batches");
     copies    = soft_fake_cudart_counter("gda_ft_fake_cudart_batched_copies");
+    setenv("UCX_GDA_FT_SOFT_CUDA_COPY_BATCH", "y", 1);
     cuda_test_init(&t, "UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=n", 1024 * 1024);
     before[0] = batches();
     before[1] = copies();
@@ -585,6 +600,14 @@ GDA_FT_TEST(soft_cuda, refused_write_fails_it_and_none_before)
 GDA_FT_TEST(soft_cuda, refused_run_of_merged_writes_fails)
 {
     cuda_test_refused_writes("UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=y", 0);
+}
+
+GDA_FT_TEST(soft_cuda, refused_write_in_a_batch_fails_it_and_none_before)
+{
+    /* the batch refused whole, then queued a run at a time, each run
+     * refused copy by copy */
+    setenv("UCX_GDA_FT_SOFT_CUDA_COPY_BATCH", "y", 1);
+    cuda_test_refused_writes("UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=n", 1);
 }
 
 /* A message whose bytes in the requester's GPU memory cannot be read fails

@@ -152,11 +152,15 @@ ucs_config_field_t gda_ft_soft_config_table[] = {
      ucs_offsetof(gda_ft_soft_config_t, cuda_read_batch),
      UCS_CONFIG_TYPE_UINT},
 
-    {"CUDA_COPY_BATCH", "y",
-     "How the engine queues its copies of GPU memory. 'y': the copies it\n"
-     "has for a stream (a pass's writes, a batch of reads) go in one\n"
+    {"CUDA_COPY_BATCH", "n",
+     "How the engine queues its copies of GPU memory. 'n': a\n"
+     "cudaMemcpyAsync call per copy (copies that continue each other\n"
+     "merged), naming its direction, so that the runtime refuses GPU\n"
+     "memory freed while registered and the operation fails. 'y': the\n"
+     "copies it has for a stream (a pass's writes, a batch of reads) in one\n"
      "cudaMemcpyBatchAsync call, where the CUDA runtime has it (12.8 and\n"
-     "later). 'n': one cudaMemcpyAsync call per copy (for comparison).",
+     "later), which infers each copy's direction from its pointers and\n"
+     "faults on such memory.",
      ucs_offsetof(gda_ft_soft_config_t, cuda_copy_batch),
      UCS_CONFIG_TYPE_BOOL},
 

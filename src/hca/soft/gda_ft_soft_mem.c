@@ -60,7 +60,13 @@ typedef int (*gda_ft_cuda_memcpy_batch_12_func_t)(
 #define GDA_FT_CUDA_MEMCPY_SRC_ORDER_STREAM 1
 #define GDA_FT_CUDA_BATCH_MIN_VERSION  12080   /* 12.8 */
 #define GDA_FT_CUDA_BATCH_13_VERSION   13000
-#define GDA_FT_CUDA_MEMCPY_DEFAULT     4
+/* cudaMemcpyKind: a copy named by its direction is refused (an error)
+ * where device memory is not (freed while registered); one the runtime
+ * infers from the pointers takes such memory for host memory and faults,
+ * as does cudaMemcpyBatchAsync, which infers */
+#define GDA_FT_CUDA_MEMCPY_H2D         1
+#define GDA_FT_CUDA_MEMCPY_D2H         2
+#define GDA_FT_CUDA_MEMCPY_D2D         3
 #define GDA_FT_CUDA_STREAM_NONBLOCKING 1
 #define GDA_FT_CUDA_HOST_ALLOC_DEFAULT 0
 #define GDA_FT_CUDA_EVENT_NO_TIMING    2
@@ -94,11 +100,11 @@ static struct {
 
 /*
  * Copies for one stream, kept until they are queued together
- * (gda_ft_soft_cuda_copies_queue): by one cudaMemcpyBatchAsync call where
- * the runtime has it, a call each costing about 3 us of the engine
- * thread's time on an H200, per message of 4 KiB. A copy that continues
- * the one kept before it, in both source and destination (the next packet
- * of a message, the next slot of a buffer written in order, staged next to
+ * (gda_ft_soft_cuda_copies_queue): a call each, or one
+ * cudaMemcpyBatchAsync call (CUDA_COPY_BATCH), at about 3 us of the engine
+ * thread's time per copy of 4 KiB on an H200. A copy that continues the
+ * one kept before it, in both source and destination (the next packet of
+ * a message, the next slot of a buffer written in order, staged next to
  * it), runs with it as one (CUDA_COPY_MERGE): a copy costs the engine
  * thread and the copy engine microseconds whatever its size up to tens of
  * KiB. Each copy keeps where a refusal of it is reported.
@@ -112,6 +118,7 @@ typedef struct {
     gda_ft_soft_refusal_t *refusal[GDA_FT_SOFT_CUDA_PENDING];
     uint32_t               tag[GDA_FT_SOFT_CUDA_PENDING];
     unsigned               count;
+    int                    kind;    /* GDA_FT_CUDA_MEMCPY_*: all of them */
     /* the copies as queued: runs of copies that continue each other */
     void                  *run_dst[GDA_FT_SOFT_CUDA_PENDING];
     const void            *run_src[GDA_FT_SOFT_CUDA_PENDING];
@@ -336,7 +343,9 @@ static gda_ft_soft_cuda_thread_t *gda_ft_soft_cuda_thread_get(void)
         t->read_stream  = NULL;
         t->read_staging = NULL;
     }
-    t->batch = 1;
+    t->batch            = 1;
+    t->writes.kind      = GDA_FT_CUDA_MEMCPY_H2D;   /* from staging */
+    t->read_copies.kind = GDA_FT_CUDA_MEMCPY_D2H;   /* into staging */
     (void)pthread_setspecific(gda_ft_soft_cuda.thread_key, t);
     ucs_diag("soft HCA: an engine thread's CUDA stream and staging area "
              "took %.3f ms to set up", (gda_ft_soft_now_ns() - start) / 1e6);
@@ -382,12 +391,11 @@ static int gda_ft_soft_cuda_wait(gda_ft_cuda_stream_func_t sync, void *what)
 /* Queues a copy on a stream, and counts the time the call took: a copy
  * the driver cannot queue at once (its queue full) makes the call wait */
 static int gda_ft_soft_cuda_copy_async(void *dst, const void *src,
-                                       size_t len, void *stream)
+                                       size_t len, int kind, void *stream)
 {
     uint64_t start = gda_ft_soft_now_ns();
-    int ret        = gda_ft_soft_cuda.memcpy_async(
-                             dst, src, len, GDA_FT_CUDA_MEMCPY_DEFAULT,
-                             stream);
+    int ret        = gda_ft_soft_cuda.memcpy_async(dst, src, len, kind,
+                                                   stream);
 
     gda_ft_soft_cuda_count(&gda_ft_soft_cuda_queues, start);
     return ret;
@@ -429,7 +437,7 @@ static int gda_ft_soft_cuda_copies_batch(gda_ft_soft_cuda_copies_t *c,
  * number */
 static unsigned gda_ft_soft_cuda_copies_runs(gda_ft_soft_cuda_copies_t *c)
 {
-    int merge    = gda_ft_soft_engine.config.cuda_copy_merge;
+    int merge     = gda_ft_soft_engine.config.cuda_copy_merge;
     unsigned runs = 0, i;
 
     for (i = 0; i < c->count; ++i) {
@@ -462,7 +470,7 @@ static void gda_ft_soft_cuda_run_retry(gda_ft_soft_cuda_copies_t *c,
 
     for (i = c->run_first[run]; i < c->run_first[run + 1]; ++i) {
         ret = gda_ft_soft_cuda_copy_async(c->dst[i], c->src[i], c->len[i],
-                                          stream);
+                                          c->kind, stream);
         if (ret != 0) {
             ucs_error("soft HCA: cudaMemcpyAsync(%p, %p, %zu) refused: %d",
                       c->dst[i], c->src[i], c->len[i], ret);
@@ -498,7 +506,7 @@ static void gda_ft_soft_cuda_copies_queue(gda_ft_soft_cuda_copies_t *c,
     }
     for (r = 0; r < runs; ++r) {
         ret = gda_ft_soft_cuda_copy_async(c->run_dst[r], c->run_src[r],
-                                          c->run_len[r], stream);
+                                          c->run_len[r], c->kind, stream);
         if (ret != 0) {
             gda_ft_soft_cuda_run_retry(c, r, stream);
         }
@@ -929,13 +937,18 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
      * for: in stream order behind what is queued, which lands with it (the
      * staging area is free again) */
     gda_ft_soft_cuda_copies_queue(&t->writes, t->stream);
-    ret = gda_ft_soft_cuda_copy_async(dst, src, len, t->stream);
+    ret = gda_ft_soft_cuda_copy_async(
+            dst, src, len,
+            (src_type != GDA_FT_HCA_MEM_CUDA) ? GDA_FT_CUDA_MEMCPY_H2D :
+            (dst_type != GDA_FT_HCA_MEM_CUDA) ? GDA_FT_CUDA_MEMCPY_D2H :
+                                                GDA_FT_CUDA_MEMCPY_D2D,
+            t->stream);
     if (ret == 0) {
         ret = gda_ft_soft_cuda_wait(gda_ft_soft_cuda.stream_sync, t->stream);
         t->queued = 0;
     }
     if (ret != 0) {
-        ucs_error("soft HCA: cudaMemcpyAsync(%p, %p, %zu) refused: %d", dst,
+        ucs_error("soft HCA: cudaMemcpyAsync(%p, %p, %zu) failed: %d", dst,
                   src, len, ret);
         gda_ft_soft_refusal_note(refusal, tag);
         return UCS_ERR_IO_ERROR;
