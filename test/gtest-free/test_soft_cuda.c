@@ -177,7 +177,10 @@ GDA_FT_TEST(soft_cuda, every_opcode_copy_and_wait)
     cuda_test_every_opcode("UCX_GDA_FT_SOFT_CUDA_STAGING=n");
 }
 
-GDA_FT_TEST(soft_cuda, every_opcode_one_copy_per_call)
+/* Every opcode, the engine's copies queued by batch calls (batched, and
+ * unmerged so that a stream has more than one copy to queue) or one call
+ * each; the stand-in's batch calls counted */
+static void cuda_test_every_opcode_batched(int batched)
 {
     soft_fake_cudart_count_t batches;
     uint64_t before;
@@ -185,22 +188,20 @@ GDA_FT_TEST(soft_cuda, every_opcode_one_copy_per_call)
     (void)soft_fake_cudart_load(20);
     batches = soft_fake_cudart_counter("gda_ft_fake_cudart_batches");
     before  = batches();
-    cuda_test_every_opcode("UCX_GDA_FT_SOFT_CUDA_COPY_BATCH=n");
-    GDA_FT_ASSERT_EQ(batches(), before);
+    setenv("UCX_GDA_FT_SOFT_CUDA_COPY_MERGE", batched ? "n" : "y", 1);
+    cuda_test_every_opcode(batched ? "UCX_GDA_FT_SOFT_CUDA_COPY_BATCH=y" :
+                                     "UCX_GDA_FT_SOFT_CUDA_COPY_BATCH=n");
+    GDA_FT_ASSERT_EQ(batches() > before, batched);
+}
+
+GDA_FT_TEST(soft_cuda, every_opcode_one_copy_per_call)
+{
+    cuda_test_every_opcode_batched(0);
 }
 
 GDA_FT_TEST(soft_cuda, every_opcode_copies_batched)
 {
-    soft_fake_cudart_count_t batches;
-    uint64_t before;
-
-    (void)soft_fake_cudart_load(20);
-    batches = soft_fake_cudart_counter("gda_ft_fake_cudart_batches");
-    before  = batches();
-    /* unmerged, so that a stream has more than one copy to queue */
-    setenv("UCX_GDA_FT_SOFT_CUDA_COPY_MERGE", "n", 1);
-    cuda_test_every_opcode("UCX_GDA_FT_SOFT_CUDA_COPY_BATCH=y");
-    GDA_FT_ASSERT(batches() > before);
+    cuda_test_every_opcode_batched(1);
 }
 
 GDA_FT_TEST(soft_cuda, every_opcode_copies_unmerged)
