@@ -67,6 +67,17 @@ static void cuda_test_init(cuda_test_t *t, const char *env, size_t len)
     cuda_test_init_types(t, env, len, GDA_FT_HCA_MEM_CUDA);
 }
 
+/* Posts (does not ring) an RDMA WRITE of len bytes from offset src of the
+ * requester's region to offset dst of the responder's */
+static void cuda_test_write_at(cuda_test_t *t, size_t src, size_t dst,
+                               size_t len, unsigned flags, uint16_t *idx)
+{
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(
+            &t->p.a.sq, (uintptr_t)t->a + src, t->amr->lkey, len,
+            (uintptr_t)t->b + dst, t->bmr->rkey, flags, idx),
+            GDA_FT_DEV_OK);
+}
+
 static void cuda_test_fini(cuda_test_t *t)
 {
     soft_pair_fini(&t->p);
@@ -242,25 +253,13 @@ GDA_FT_TEST(soft_cuda, copies_of_a_pass_go_in_one_call)
     /* the same 4 KiB written 16 times, each with other bytes */
     for (i = 0; i < 16; ++i) {
         soft_fill(t.a + i * 4096, 4096, 100 + i);
-        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(
-                &t.p.a.sq, (uintptr_t)t.a + i * 4096, t.amr->lkey, 4096,
-                (uintptr_t)t.b, t.bmr->rkey,
-                (i == 15) ? GDA_FT_WQE_SIGNALED : 0, &idx), GDA_FT_DEV_OK);
+        cuda_test_write_at(&t, i * 4096, 0, 4096,
+                           (i == 15) ? GDA_FT_WQE_SIGNALED : 0, &idx);
     }
     soft_ep_ring(&t.p.a);
     cuda_test_expect_ok(&t.p.a, idx);
     GDA_FT_ASSERT_MEM_EQ(t.b, t.a + 15 * 4096, 4096);
     cuda_test_fini(&t);
-}
-
-/* Posts a signalled RDMA WRITE of len bytes from offset src of the
- * requester's region to offset dst of the responder's, and waits for it */
-static void cuda_test_write_at(cuda_test_t *t, size_t src, size_t dst,
-                               size_t len, uint16_t *idx)
-{
-    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(
-            &t->p.a.sq, (uintptr_t)t->a + src, t->amr->lkey, len,
-            (uintptr_t)t->b + dst, t->bmr->rkey, 0, idx), GDA_FT_DEV_OK);
 }
 
 /* Copies the stand-in ran for 64 writes of 4 KiB from consecutive slots of
@@ -313,12 +312,9 @@ GDA_FT_TEST(soft_cuda, copies_that_continue_each_other_merge)
          * requester's A, B, C laid out so that C continues B */
         soft_fill(t.a, 3 * 4096, 40 + round);
         memset(t.b, 0xa5, 2 * 4096);
-        cuda_test_write_at(&t, 2 * 4096, 4096, 4096, &idx);
-        cuda_test_write_at(&t, 0, 0, 4096, &idx);
-        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(
-                &t.p.a.sq, (uintptr_t)t.a + 4096, t.amr->lkey, 4096,
-                (uintptr_t)t.b + 4096, t.bmr->rkey, GDA_FT_WQE_SIGNALED,
-                &idx), GDA_FT_DEV_OK);
+        cuda_test_write_at(&t, 2 * 4096, 4096, 4096, 0, &idx);
+        cuda_test_write_at(&t, 0, 0, 4096, 0, &idx);
+        cuda_test_write_at(&t, 4096, 4096, 4096, GDA_FT_WQE_SIGNALED, &idx);
         soft_ep_ring(&t.p.a);
         cuda_test_expect_ok(&t.p.a, idx);
         GDA_FT_ASSERT_MEM_EQ(t.b, t.a, 2 * 4096);
@@ -565,10 +561,8 @@ static void cuda_test_refused_writes(const char *env, int unmerged)
     memset(t.b, 0xa5, t.len);
     before = cuda_test_refuse(t.b + 5 * 4096, 4096);
     for (i = 0; i < 10; ++i) {
-        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(
-                &t.p.a.sq, (uintptr_t)t.a + i * 4096, t.amr->lkey, 4096,
-                (uintptr_t)t.b + i * 4096, t.bmr->rkey, GDA_FT_WQE_SIGNALED,
-                &idx), GDA_FT_DEV_OK);
+        cuda_test_write_at(&t, i * 4096, i * 4096, 4096,
+                           GDA_FT_WQE_SIGNALED, &idx);
     }
     soft_ep_ring(&t.p.a);
     for (i = 0; i < 10; ++i) {
@@ -624,10 +618,7 @@ static void cuda_test_refused_message(const char *env)
     cuda_test_init(&t, env, 64 * 1024);
     memset(t.b, 0xa5, t.len);
     before = cuda_test_refuse(t.a + 4096, 4096);
-    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(
-            &t.p.a.sq, (uintptr_t)t.a, t.amr->lkey, 3 * 4096,
-            (uintptr_t)t.b, t.bmr->rkey, GDA_FT_WQE_SIGNALED, &idx),
-            GDA_FT_DEV_OK);
+    cuda_test_write_at(&t, 0, 0, 3 * 4096, GDA_FT_WQE_SIGNALED, &idx);
     cuda_test_refused_op(&t, before, idx, GDA_FT_MLX5_SYND_LOCAL_PROT_ERR);
     GDA_FT_ASSERT_EQ(t.b[4096], 0xa5);
     cuda_test_fini(&t);

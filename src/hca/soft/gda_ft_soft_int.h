@@ -585,6 +585,19 @@ static inline int gda_ft_soft_op_needs_response(const gda_ft_soft_op_t *op)
     return gda_ft_soft_op_is_read(op) || gda_ft_soft_op_is_atomic(op);
 }
 
+/* Whether any of the op's local buffers is in device memory */
+static inline int gda_ft_soft_op_in_device_memory(const gda_ft_soft_op_t *op)
+{
+    unsigned i;
+
+    for (i = 0; i < op->num_sge; ++i) {
+        if (op->sge[i].mem_type == GDA_FT_HCA_MEM_CUDA) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static inline int gda_ft_soft_op_atomic_size(const gda_ft_soft_op_t *op)
 {
     if ((op->mlx5_opcode == GDA_FT_MLX5_OPCODE_ATOMIC_MASKED_CS) ||

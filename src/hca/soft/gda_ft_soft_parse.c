@@ -316,18 +316,9 @@ static int gda_ft_soft_op_unread(const gda_ft_soft_op_t *op)
  * it is sent (CUDA_SNAPSHOT) */
 static int gda_ft_soft_op_snapshots(const gda_ft_soft_op_t *op)
 {
-    unsigned i;
-
-    if ((op->length > GDA_FT_SOFT_SNAPSHOT_MAX) ||
-        !gda_ft_soft_engine.config.cuda_snapshot) {
-        return 0;
-    }
-    for (i = 0; i < op->num_sge; ++i) {
-        if (op->sge[i].mem_type == GDA_FT_HCA_MEM_CUDA) {
-            return 1;
-        }
-    }
-    return 0;
+    return (op->length <= GDA_FT_SOFT_SNAPSHOT_MAX) &&
+           gda_ft_soft_engine.config.cuda_snapshot &&
+           gda_ft_soft_op_in_device_memory(op);
 }
 
 /*

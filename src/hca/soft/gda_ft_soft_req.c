@@ -54,9 +54,8 @@ static uint8_t gda_ft_soft_write_opcode(const gda_ft_soft_op_t *op,
     return base + 1;
 }
 
-/* Builds and sends packet k of a request */
-/* Sends packet k of op; an error, and nothing sent, when its bytes in
- * device memory cannot be read */
+/* Builds and sends packet k of a request; an error, and nothing sent, when
+ * its bytes in device memory cannot be read */
 static ucs_status_t gda_ft_soft_send_request(gda_ft_soft_qp_t *qp,
                                              gda_ft_soft_op_t *op,
                                              uint32_t k)
@@ -285,16 +284,11 @@ static void gda_ft_soft_req_fail(gda_ft_soft_qp_t *qp, gda_ft_soft_op_t *op,
 static int gda_ft_soft_req_refused(gda_ft_soft_qp_t *qp,
                                    const gda_ft_soft_op_t *op)
 {
-    unsigned i;
-
-    for (i = 0; i < op->num_sge; ++i) {
-        if (op->sge[i].mem_type == GDA_FT_HCA_MEM_CUDA) {
-            gda_ft_soft_mem_flush();
-            return qp->req_refused.refused &&
-                   (qp->req_refused.tag == qp->op_head);
-        }
+    if (!gda_ft_soft_op_in_device_memory(op)) {
+        return 0;
     }
-    return 0;
+    gda_ft_soft_mem_flush();
+    return qp->req_refused.refused && (qp->req_refused.tag == qp->op_head);
 }
 
 /* Completes, in order, every op that is done */
