@@ -25,26 +25,22 @@ static void gda_ft_soft_resp_nak(gda_ft_soft_qp_t *qp, uint32_t psn,
                                  uint8_t code);
 
 /*
- * Whether the responder must stay silent: its QP failed, or a copy it made
- * into or out of device memory was refused (the memory went away while
- * registered). Then the refused copy's PSN gets a remote access NAK and
- * the QP fails, as a ConnectX answers an access to memory whose key was
- * invalidated; nothing after it is acknowledged.
+ * Whether the responder must stay silent: a copy it made into or out of
+ * device memory was refused (the memory went away while registered). The
+ * refused copy's PSN gets a remote access NAK and the QP fails, as a
+ * ConnectX answers an access to memory whose key was invalidated; nothing
+ * after it is acknowledged until the QP is reset.
  */
 static int gda_ft_soft_resp_silent(gda_ft_soft_qp_t *qp)
 {
-    uint32_t psn;
-
-    if (qp->super.state == GDA_FT_HCA_QP_ERR) {
-        return 1;
-    }
     gda_ft_soft_mem_flush();   /* writes on their way: refused or landed */
     if (!qp->resp_refused.refused) {
         return 0;
     }
-    psn                      = qp->resp_refused.tag;
-    qp->resp_refused.refused = 0;
-    gda_ft_soft_resp_nak(qp, psn, GDA_FT_AETH_NAK_REMOTE_ACCESS);
+    if (qp->super.state != GDA_FT_HCA_QP_ERR) {
+        gda_ft_soft_resp_nak(qp, qp->resp_refused.tag,
+                             GDA_FT_AETH_NAK_REMOTE_ACCESS);
+    }
     return 1;
 }
 
