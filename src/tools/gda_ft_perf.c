@@ -204,6 +204,7 @@ static void perf_connect_socket(perf_t *p)
 {
     struct addrinfo hints = {0}, *res;
     struct sockaddr_in addr = {0};
+    socklen_t addr_len      = sizeof(addr);
     double deadline = gda_ft_dev_now_ns() * 1e-9 + opt.timeout;
     int one = 1, lsock, ret;
     char port[16];
@@ -236,7 +237,12 @@ static void perf_connect_socket(perf_t *p)
             (listen(lsock, 1) != 0)) {
             perf_die("listen on port %d: %s", opt.port, strerror(errno));
         }
-        printf("Waiting for connection on port %d...\n", opt.port);
+        /* port 0: the kernel's choice, which the client must be told */
+        if (getsockname(lsock, (struct sockaddr*)&addr, &addr_len) != 0) {
+            perf_die("listen on port %d: %s", opt.port, strerror(errno));
+        }
+        printf("Waiting for connection on port %d...\n",
+               ntohs(addr.sin_port));
         fflush(stdout);
         p->sock = accept(lsock, NULL, NULL);
         close(lsock);
@@ -813,7 +819,9 @@ static void perf_usage(FILE *f)
             "  -c CHANNELS device channels, 1..64 (default 1)\n"
             "  -T WORKERS  threads, or warps at level warp (default 1)\n"
             "  -w WINDOW   quiet every WINDOW posts (default 64)\n"
-            "  -p PORT     TCP port of the server (default 13338)\n"
+            "  -p PORT     TCP port of the server (default 13338); the "
+            "server takes\n"
+            "              any free one with 0 and prints it\n"
             "  --gpu | --cpu   post from a kernel | from CPU threads "
             "(default: the GPU where one is found)\n"
             "  --gpu-index N   this process's GPU, mod the GPUs it sees "
@@ -886,7 +894,7 @@ static void perf_parse(int argc, char **argv)
                   break;
         case 'w': opt.window  = perf_parse_uint(optarg, 1, 1u << 20, "-w");
                   break;
-        case 'p': opt.port    = perf_parse_uint(optarg, 1, 65535, "-p");
+        case 'p': opt.port    = perf_parse_uint(optarg, 0, 65535, "-p");
                   break;
         case 'G': opt.use_gpu = 1; break;
         case 'C': opt.use_gpu = 0; break;
@@ -911,6 +919,9 @@ static void perf_parse(int argc, char **argv)
     if (optind < argc) {
         perf_usage(stderr);
         perf_die("unexpected argument '%s'", argv[optind]);
+    }
+    if ((opt.server != NULL) && (opt.port == 0)) {
+        perf_die("-p 0 is for the server: the client needs its port");
     }
 }
 

@@ -104,6 +104,21 @@ GDA_FT_TEST_TIMEOUT(ucp_device, perf_tests_on_cpu_threads_are_exact, 300)
     }
 }
 
+/* The server takes a free TCP port (-p 0) and prints it, so that runs
+ * never meet a port someone else holds; a client cannot connect to 0 */
+GDA_FT_TEST(ucp_device, perf_client_refuses_port_0)
+{
+    char cmd[1024];
+    udev_run_t r;
+
+    snprintf(cmd, sizeof(cmd), "%s/src/tools/gda_ft_perf --cpu -p 0 "
+             "127.0.0.1 2>&1", gda_ft_test_builddir());
+    udev_shell(cmd, &r);
+    GDA_FT_ASSERT(r.exit_code != 0);
+    udev_expect(&r, "-p 0 is for the server");
+    free(r.out);
+}
+
 GDA_FT_TEST_TIMEOUT(ucp_device, perf_through_port_failure_and_back, 300)
 {
     unsigned switches, failbacks;
