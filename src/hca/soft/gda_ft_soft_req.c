@@ -510,6 +510,12 @@ static int gda_ft_soft_req_response_gap(gda_ft_soft_qp_t *qp, unsigned idx,
     return 1;
 }
 
+/*
+ * An acknowledgement, NAK or response. The ops it completes retire in the
+ * pass's progress (gda_ft_soft_req_progress), after the receive batch:
+ * what the batch's responses wrote into device memory lands in one wait
+ * at its end, not in one per response before each CQE.
+ */
 void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
                                      const gda_ft_roce_pkt_t *pkt)
 {
@@ -533,8 +539,7 @@ void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
         } else {
             gda_ft_soft_req_handle_nak(qp, pkt->psn, syn_msn >> 24);
         }
-        gda_ft_soft_req_retire(qp);
-        return;
+        return;   /* what it completes retires in the pass's progress */
     }
 
     idx = gda_ft_soft_req_find(qp, pkt->psn);
@@ -603,7 +608,6 @@ void gda_ft_soft_req_handle_response(gda_ft_soft_qp_t *qp,
     gda_ft_soft_req_ack(qp, pkt->psn);
     qp->retries_left = qp->retry_cnt;
     qp->timer_start  = gda_ft_soft_now_ns();
-    gda_ft_soft_req_retire(qp);
 }
 
 static int gda_ft_soft_req_check_timer(gda_ft_soft_qp_t *qp, uint64_t now)
