@@ -20,6 +20,7 @@
 #define FAKE_CUDA_INVALID_VALUE   1
 #define FAKE_CUDA_MEMORY          2
 #define FAKE_CUDA_NOT_READY       600
+#define FAKE_CUDA_MEMCPY_D2H      2
 
 typedef struct fake_item {
     struct fake_item *next;
@@ -50,6 +51,8 @@ static uint64_t fake_streams_created;
 static uint64_t fake_records;
 static uint64_t fake_batches;
 static uint64_t fake_batched_copies;
+static uint64_t fake_word_reads;
+static uint64_t fake_device_reads;
 
 /* Copies the streams ran or are running (for tests) */
 uint64_t gda_ft_fake_cudart_copies_started(void)
@@ -61,6 +64,19 @@ uint64_t gda_ft_fake_cudart_copies_started(void)
 uint64_t gda_ft_fake_cudart_streams_created(void)
 {
     return __atomic_load_n(&fake_streams_created, __ATOMIC_RELAXED);
+}
+
+/* cudaMemcpyAsync calls that named a copy out of device memory into host
+ * memory, and those of 8 bytes or fewer: the words of atomics (for
+ * tests) */
+uint64_t gda_ft_fake_cudart_device_reads(void)
+{
+    return __atomic_load_n(&fake_device_reads, __ATOMIC_RELAXED);
+}
+
+uint64_t gda_ft_fake_cudart_word_reads(void)
+{
+    return __atomic_load_n(&fake_word_reads, __ATOMIC_RELAXED);
 }
 
 /* cudaMemcpyBatchAsync calls, and the copies they queued (for tests) */
@@ -278,7 +294,6 @@ int cudaMemcpyAsync(void *dst, const void *src, size_t len, int kind,
 {
     fake_item_t *item;
 
-    (void)kind;
     if ((dst == NULL) || (stream == NULL)) {
         return FAKE_CUDA_INVALID_VALUE;
     }
@@ -289,6 +304,12 @@ int cudaMemcpyAsync(void *dst, const void *src, size_t len, int kind,
     item = calloc(1, sizeof(*item));
     if (item == NULL) {
         return FAKE_CUDA_MEMORY;
+    }
+    if (kind == FAKE_CUDA_MEMCPY_D2H) {
+        __atomic_fetch_add(&fake_device_reads, 1, __ATOMIC_RELAXED);
+        if (len <= sizeof(uint64_t)) {
+            __atomic_fetch_add(&fake_word_reads, 1, __ATOMIC_RELAXED);
+        }
     }
     item->dst = dst;
     item->src = src;

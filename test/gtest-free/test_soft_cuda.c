@@ -8,6 +8,7 @@
 #include "soft_harness.h"
 #include "gda_ft_test.h"
 
+#include <arpa/inet.h>
 #include <dlfcn.h>
 #include <endian.h>
 #include <stdlib.h>
@@ -659,6 +660,166 @@ GDA_FT_TEST(soft_cuda, refused_read_fails)
         cuda_test_fini(&t);
     }
 }
+
+/*
+ * A read of GPU memory is copied as the responder executes it, in one copy
+ * up to 64 KiB (its responses leave from the copy); a longer one reads
+ * its bytes as its responses are built. Either shows what was there when
+ * it executed: a write of the same bytes right behind it does not reach
+ * it.
+ */
+static void cuda_test_read_then_write(cuda_test_t *t, size_t len, int write)
+{
+    uint8_t *seen = t->a + 2 * (len + 64), *later = t->a + len + 64;
+    uint16_t idx;
+
+    soft_fill(t->b, len, (unsigned)len);
+    memcpy(seen, t->b, len);
+    soft_fill(later, len, (unsigned)len + 1);
+    memset(t->a, 0x5a, len + 1);
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_read(
+            &t->p.a.sq, (uintptr_t)t->a, t->amr->lkey, len,
+            (uintptr_t)t->b, t->bmr->rkey, write ? 0 : GDA_FT_WQE_SIGNALED,
+            &idx), GDA_FT_DEV_OK);
+    if (write) {
+        cuda_test_write_at(t, len + 64, 0, len, GDA_FT_WQE_SIGNALED, &idx);
+    }
+    soft_ep_ring(&t->p.a);
+    cuda_test_expect_ok(&t->p.a, idx);
+    GDA_FT_ASSERT_MEM_EQ(t->a, seen, len);
+    GDA_FT_ASSERT_EQ(t->a[len], 0x5a);
+    GDA_FT_ASSERT_MEM_EQ(t->b, write ? later : seen, len);
+}
+
+GDA_FT_TEST(soft_cuda, read_of_gpu_memory_is_copied_once)
+{
+    static const struct {
+        size_t   len;
+        unsigned copies;
+    } reads[] = {{4096, 1}, {65536, 1}, {65536 + 4096, 17}};
+    soft_fake_cudart_count_t device_reads;
+    uint64_t before;
+    cuda_test_t t;
+    unsigned i;
+
+    (void)soft_fake_cudart_load(20);
+    device_reads = soft_fake_cudart_counter(
+            "gda_ft_fake_cudart_device_reads");
+    /* the requester's region in host memory: the responder's copies
+     * alone read device memory */
+    cuda_test_init_types(&t, NULL, 512 * 1024, GDA_FT_HCA_MEM_CUDA);
+    gda_ft_hca_mr_dereg(t.amr);
+    t.amr = cuda_test_mr(&t.p.a, t.a, t.len,
+                         GDA_FT_HCA_ACCESS_LOCAL_WRITE, GDA_FT_HCA_MEM_HOST);
+    for (i = 0; i < sizeof(reads) / sizeof(reads[0]); ++i) {
+        before = device_reads();
+        cuda_test_read_then_write(&t, reads[i].len, 0);
+        GDA_FT_ASSERT_EQ(device_reads() - before, reads[i].copies);
+        cuda_test_read_then_write(&t, reads[i].len, 1);
+    }
+    cuda_test_fini(&t);
+}
+
+/*
+ * Atomics on GPU words posted with writes on one QP, both sides on one
+ * engine thread (a pass receives what the one before sent): the atomics
+ * a pass receives run together, their words read once each; one on a
+ * word that another changed in the same pass computes from its result; a
+ * write over a word lands after the atomics before it and under those
+ * after it; an atomic on part of a word runs in turn. Every old value,
+ * word and byte is checked; the stand-in counts the words read.
+ */
+#define CUDA_TEST_ROUNDS  16
+#define CUDA_TEST_FADDS   6
+#define CUDA_TEST_ATOMICS ((CUDA_TEST_FADDS + 1) * CUDA_TEST_ROUNDS + 1)
+
+static unsigned cuda_test_atomics_with_writes(const char *env)
+{
+    const unsigned data = 8192, over = 4096, rounds = CUDA_TEST_ROUNDS;
+    const unsigned per  = CUDA_TEST_FADDS + 1;
+    soft_fake_cudart_count_t word_reads;
+    uint64_t *x, *z, *res, before, expect;
+    uint16_t idx;
+    unsigned i, k;
+    cuda_test_t t;
+
+    setenv("UCX_GDA_FT_SOFT_THREADS", "1", 1);
+    (void)soft_fake_cudart_load(20);
+    word_reads = soft_fake_cudart_counter("gda_ft_fake_cudart_word_reads");
+    cuda_test_init(&t, env, 64 * 1024);
+    x   = (uint64_t*)t.b;
+    z   = (uint64_t*)(t.b + 64);
+    res = (uint64_t*)t.a;     /* CUDA_TEST_FADDS + 1 a round, and 1 */
+    *x  = 1000;
+    *z  = 0;
+    memset(res, 0, CUDA_TEST_ATOMICS * sizeof(*res));
+    memset(t.a + over, 0, rounds * 16);
+    for (i = 0; i < rounds; ++i) {
+        *(uint64_t*)(t.a + over + i * 16) = 10000 * (i + 1);  /* over x */
+    }
+    soft_fill(t.a + data, rounds * 64, 7);
+    memset(t.b + data, 0, rounds * 64);
+
+    /* a round: data, fetch-adds of x, every fourth a write over x,
+     * a compare-swap of z */
+    before = word_reads();
+    for (i = 0; i < rounds; ++i) {
+        cuda_test_write_at(&t, data + i * 64, data + i * 64, 64, 0, &idx);
+        for (k = 0; k < CUDA_TEST_FADDS; ++k) {
+            GDA_FT_ASSERT_EQ(gda_ft_sq_post_atomic_fa(
+                    &t.p.a.sq, (uintptr_t)&res[per * i + k], t.amr->lkey,
+                    (uintptr_t)x, t.bmr->rkey, 1, 0, &idx), GDA_FT_DEV_OK);
+        }
+        if ((i % 4) == 3) {
+            cuda_test_write_at(&t, over + i * 16, 0, 16, 0, &idx);
+        }
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_atomic_cs(
+                &t.p.a.sq, (uintptr_t)&res[per * i + k], t.amr->lkey,
+                (uintptr_t)z, t.bmr->rkey, i, i + 1, 0, &idx),
+                GDA_FT_DEV_OK);
+    }
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_masked_cs32(
+            &t.p.a.sq, (uintptr_t)&res[per * rounds], t.amr->lkey,
+            (uintptr_t)z, t.bmr->rkey, rounds, 777, UINT32_MAX, UINT32_MAX,
+            GDA_FT_WQE_SIGNALED, &idx), GDA_FT_DEV_OK);
+    soft_ep_ring(&t.p.a);
+    cuda_test_expect_ok(&t.p.a, idx);
+
+    for (i = 0, expect = 1000; i < rounds; ++i) {
+        for (k = 0; k < CUDA_TEST_FADDS; ++k) {
+            GDA_FT_ASSERT_EQ(be64toh(res[per * i + k]), expect++);
+        }
+        if ((i % 4) == 3) {
+            expect = 10000 * (i + 1);
+        }
+        GDA_FT_ASSERT_EQ(be64toh(res[per * i + k]), i);
+    }
+    GDA_FT_ASSERT_EQ(*x, expect);
+    GDA_FT_ASSERT_EQ(ntohl(*(uint32_t*)&res[per * rounds]), rounds);
+    GDA_FT_ASSERT_EQ(*z, 777);
+    GDA_FT_ASSERT_MEM_EQ(t.b + data, t.a + data, rounds * 64);
+    cuda_test_fini(&t);
+    return word_reads() - before;
+}
+
+GDA_FT_TEST(soft_cuda, atomics_of_a_pass_run_together)
+{
+    unsigned reads = cuda_test_atomics_with_writes(NULL);
+
+    /* x and z read once a pass, and x again after each write over it: a
+     * pass receives what the requester's window (16 reads and atomics)
+     * and quantum let it send, about a third of a read per atomic */
+    printf("%u word reads for %u atomics\n", reads, CUDA_TEST_ATOMICS);
+    GDA_FT_ASSERT(reads <= CUDA_TEST_ATOMICS / 2);
+}
+
+GDA_FT_TEST(soft_cuda, atomics_one_at_a_time)
+{
+    /* each atomic reads its word and waits */
+    GDA_FT_ASSERT_EQ(cuda_test_atomics_with_writes(
+            "UCX_GDA_FT_SOFT_CUDA_ATOMIC_BATCH=n"), CUDA_TEST_ATOMICS);
+}
+
 
 /* Fetch-adds: on a word in the responder's refused GPU memory (a remote
  * access error, the word unchanged), and with the result going to the

@@ -52,6 +52,8 @@ typedef struct gda_ft_soft_config {
                                        copies queued by one call */
     int            cuda_copy_merge; /* GPU memory: a copy continuing a
                                        pending one merged into it */
+    int            cuda_atomic_batch; /* GPU memory: atomics run together
+                                         at the thread's next flush */
 } gda_ft_soft_config_t;
 
 extern ucs_config_field_t gda_ft_soft_config_table[];

@@ -172,6 +172,16 @@ ucs_config_field_t gda_ft_soft_config_table[] = {
      ucs_offsetof(gda_ft_soft_config_t, cuda_copy_merge),
      UCS_CONFIG_TYPE_BOOL},
 
+    {"CUDA_ATOMIC_BATCH", "y",
+     "Whether the atomics on GPU memory that one engine thread receives\n"
+     "between two of its flushes run together: their words read in one\n"
+     "wait, an atomic on a word another one of them changed computed from\n"
+     "its result, each word's new value written once. 'n': each atomic\n"
+     "reads its word and waits (for comparison). Engine threads change a\n"
+     "word one at a time.",
+     ucs_offsetof(gda_ft_soft_config_t, cuda_atomic_batch),
+     UCS_CONFIG_TYPE_BOOL},
+
     {"ATOMIC_HOST_ORDER", "n",
      "Write the old value of an 8-byte fetching atomic in host byte order,\n"
      "as a ConnectX does where mlx5_core selects that mode (its\n"

@@ -414,6 +414,10 @@ static int gda_ft_soft_worker_progress(gda_ft_soft_worker_t *worker,
                 &worker->delayed, gda_ft_soft_delayed_t, list)->due);
     }
 
+    /* nothing the pass queued outlives it: atomics on device memory hold
+     * their words' locks until they have run */
+    gda_ft_soft_mem_flush();
+
     /* queued for a port of this worker by a timer, a command or another
      * worker: the kernel would wake a sleeping engine for it; nothing else
      * will */

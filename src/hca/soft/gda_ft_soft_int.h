@@ -159,6 +159,29 @@ typedef struct gda_ft_soft_refusal {
     uint32_t tag;
 } gda_ft_soft_refusal_t;
 
+/*
+ * A read-modify-write of a word of device memory (gda_ft_soft_mem_word_op).
+ * run gets whether the word could be read and its value before the op
+ * (after the ops before it on the same word); it returns 1 with the new
+ * value, or 0 to leave the word as it is.
+ */
+typedef struct gda_ft_soft_word_op gda_ft_soft_word_op_t;
+
+typedef int (*gda_ft_soft_word_op_run_t)(const gda_ft_soft_word_op_t *op,
+                                         int readable, uint64_t old,
+                                         uint64_t *new_value);
+
+struct gda_ft_soft_word_op {
+    void                     *addr;        /* device memory, size-aligned */
+    unsigned                  size;        /* 4 or 8 */
+    uint8_t                   code;        /* the owner's: what run does */
+    uint64_t                  operand[4];
+    void                     *owner;
+    uint32_t                  tag;         /* the owner's, and a refusal's */
+    gda_ft_soft_refusal_t    *refusal;     /* a copy of the word refused */
+    gda_ft_soft_word_op_run_t run;
+};
+
 typedef struct gda_ft_soft_snapshot {
     int                   state;
     gda_ft_soft_refusal_t refusal;   /* a read of it refused */
@@ -197,6 +220,8 @@ typedef struct gda_ft_soft_op {
 typedef struct gda_ft_soft_atomic_cache {
     uint32_t psn;
     int      valid;
+    int      pending;    /* queued on a word of device memory: orig is
+                            known once the thread's next flush ran it */
     uint64_t orig;
 } gda_ft_soft_atomic_cache_t;
 
@@ -491,11 +516,29 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
                                   gda_ft_soft_refusal_t *refusal,
                                   uint32_t tag);
 
+/* Runs a copy of op: at the engine thread's next flush, with every other
+ * one queued since the last (CUDA_ATOMIC_BATCH): their words read behind
+ * the thread's queued writes in one wait, their new values landed before
+ * the flush returns; else (or without a staging area) now, waiting for
+ * the word. A word the runtime refuses to read is noted in the op's
+ * refusal. The engine threads change a word one at a time. */
+void gda_ft_soft_mem_word_op(const gda_ft_soft_word_op_t *op);
+
+/* Reads len bytes of device memory into host memory at dst by the time
+ * the thread's next flush returns, in stream order behind the writes
+ * queued before it (what was there when it was asked for). 1: queued, or
+ * refused at once (noted in refusal, with tag); 0: not this way (too long,
+ * or no staging area): read when needed. */
+int gda_ft_soft_mem_read_at_flush(void *dst, const void *src, size_t len,
+                                  gda_ft_soft_refusal_t *refusal,
+                                  uint32_t tag);
+
 /* Notes a refused copy with tag, unless one was noted before */
 void gda_ft_soft_refusal_note(gda_ft_soft_refusal_t *refusal, uint32_t tag);
 
-/* Completes this thread's writes into device memory: before anything that
- * makes them visible (a packet sent, a CQE written, an atomic's end) */
+/* Completes this thread's writes into device memory, and runs its queued
+ * word ops: before anything that makes them visible (a packet sent, a CQE
+ * written, an atomic's end) */
 void gda_ft_soft_mem_flush(void);
 
 /* The engine threads' waits for copies of device memory so far, and

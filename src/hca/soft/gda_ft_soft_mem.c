@@ -11,6 +11,7 @@
 #include "gda_ft_cudart.h"
 #include "gda_ft_dev_atomic.h"
 
+#include <ucs/arch/bitops.h>
 #include <ucs/debug/log.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -143,6 +144,49 @@ typedef struct {
     int                     last;     /* the snapshot's last piece */
 } gda_ft_soft_cuda_read_t;
 
+/* The engine threads change a word of device memory one at a time: a
+ * thread holds its word's lock (by the address of its 8 bytes) from its
+ * read to the landing of its new value. One that would wait for a lock
+ * runs its queued ops first, so that no thread waits holding one. */
+#define GDA_FT_SOFT_CUDA_WORD_LOCKS 64
+
+static pthread_mutex_t
+gda_ft_soft_cuda_word_locks[GDA_FT_SOFT_CUDA_WORD_LOCKS] = {
+    [0 ... GDA_FT_SOFT_CUDA_WORD_LOCKS - 1] = PTHREAD_MUTEX_INITIALIZER
+};
+
+/*
+ * A word of device memory that queued word ops change: read once, into
+ * the staging area, behind the writes queued before its first op; its
+ * new value written once, after the last. Up to GDA_FT_SOFT_CUDA_WORD_OPS
+ * ops wait for a flush.
+ */
+#define GDA_FT_SOFT_CUDA_WORD_OPS 64
+
+typedef struct {
+    void                        *addr;
+    unsigned                     size;
+    size_t                       staged;   /* where its read lands */
+    int                          readable; /* its read was queued */
+    uint64_t                     value;
+    const gda_ft_soft_word_op_t *last;     /* the last op that changed it;
+                                              NULL: none */
+} gda_ft_soft_cuda_word_t;
+
+/*
+ * A read of device memory queued on the write stream, behind the writes
+ * queued before it, into the staging area: copied to its destination by
+ * the flush whose wait lands it (gda_ft_soft_mem_read_at_flush).
+ */
+#define GDA_FT_SOFT_CUDA_LATE_READS 64
+#define GDA_FT_SOFT_CUDA_LATE_READ_MAX (64 * 1024)
+
+typedef struct {
+    void   *dst;
+    size_t  staged;
+    size_t  len;
+} gda_ft_soft_cuda_late_read_t;
+
 /*
  * An engine thread's access to device memory: the device current, its
  * stream, and a pinned staging area. A write into device memory is copied
@@ -174,6 +218,16 @@ typedef struct {
     uint64_t                landed_batch; /* the last one done */
     void                   *events[GDA_FT_SOFT_CUDA_READS];
     gda_ft_soft_cuda_read_t reads[GDA_FT_SOFT_CUDA_READS];
+    /* word ops queued for the next flush, and their words */
+    gda_ft_soft_word_op_t   word_ops[GDA_FT_SOFT_CUDA_WORD_OPS];
+    uint8_t                 word_of_op[GDA_FT_SOFT_CUDA_WORD_OPS];
+    unsigned                num_word_ops;
+    gda_ft_soft_cuda_word_t words[GDA_FT_SOFT_CUDA_WORD_OPS];
+    unsigned                num_words;
+    uint64_t                word_locks;   /* held, until the next flush */
+    /* reads of device memory that land at the next flush */
+    gda_ft_soft_cuda_late_read_t late_reads[GDA_FT_SOFT_CUDA_LATE_READS];
+    unsigned                num_late_reads;
 } gda_ft_soft_cuda_thread_t;
 
 static __thread gda_ft_soft_cuda_thread_t gda_ft_soft_cuda_thread;
@@ -555,20 +609,43 @@ void gda_ft_soft_mem_cuda_stats(gda_ft_soft_engine_stats_t *stats)
                                &stats->max_cuda_copy_ns);
 }
 
+static void gda_ft_soft_cuda_word_ops_run(gda_ft_soft_cuda_thread_t *t);
+static int gda_ft_soft_cuda_load_once(void);
+
+/* The late reads have landed in the staging area: to their destinations */
+static void gda_ft_soft_cuda_late_reads_land(gda_ft_soft_cuda_thread_t *t)
+{
+    const gda_ft_soft_cuda_late_read_t *read;
+    unsigned i;
+
+    for (i = 0; i < t->num_late_reads; ++i) {
+        read = &t->late_reads[i];
+        memcpy(read->dst, t->staging + read->staged, read->len);
+    }
+    t->num_late_reads = 0;
+}
+
 void gda_ft_soft_mem_flush(void)
 {
     gda_ft_soft_cuda_thread_t *t = &gda_ft_soft_cuda_thread;
     int ret;
 
-    if (t->queued == 0) {
-        return;
+    if (t->num_word_ops > 0) {
+        gda_ft_soft_cuda_word_ops_run(t);   /* queues their new values */
     }
-    gda_ft_soft_cuda_copies_queue(&t->writes, t->stream);
-    ret = gda_ft_soft_cuda_wait(gda_ft_soft_cuda.stream_sync, t->stream);
-    if (ret != 0) {
-        ucs_error("soft HCA: cudaStreamSynchronize failed: %d", ret);
+    if (t->queued > 0) {
+        gda_ft_soft_cuda_copies_queue(&t->writes, t->stream);
+        ret = gda_ft_soft_cuda_wait(gda_ft_soft_cuda.stream_sync, t->stream);
+        if (ret != 0) {
+            ucs_error("soft HCA: cudaStreamSynchronize failed: %d", ret);
+        }
+        gda_ft_soft_cuda_late_reads_land(t);
+        t->queued = 0;
     }
-    t->queued = 0;
+    for (; t->word_locks != 0; t->word_locks &= t->word_locks - 1) {
+        pthread_mutex_unlock(
+                &gda_ft_soft_cuda_word_locks[ucs_ffs64(t->word_locks)]);
+    }
 }
 
 /* Whether len bytes may go through the thread's staging area */
@@ -830,6 +907,208 @@ static int gda_ft_soft_cuda_queue_write(gda_ft_soft_cuda_thread_t *t,
     return 1;
 }
 
+/* The queued word that [addr, addr + len) overlaps; -1: none */
+static int gda_ft_soft_cuda_word_find(const gda_ft_soft_cuda_thread_t *t,
+                                      const void *addr, size_t len)
+{
+    uintptr_t from = (uintptr_t)addr, w;
+    unsigned i;
+
+    for (i = 0; i < t->num_words; ++i) {
+        w = (uintptr_t)t->words[i].addr;
+        if ((w < from + len) && (from < w + t->words[i].size)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/*
+ * Runs the queued word ops: one wait lands their words' reads (and the
+ * writes queued before them), each op runs on its word's value as the
+ * ops before it left it, and each changed word's new value is queued, to
+ * land before the flush that called this returns.
+ */
+static void gda_ft_soft_cuda_word_ops_run(gda_ft_soft_cuda_thread_t *t)
+{
+    unsigned num_ops = t->num_word_ops, num_words = t->num_words, i;
+    const gda_ft_soft_word_op_t *op;
+    gda_ft_soft_cuda_word_t *word;
+    uint64_t new_value;
+    int ret;
+
+    gda_ft_soft_cuda_copies_queue(&t->writes, t->stream);
+    ret = gda_ft_soft_cuda_wait(gda_ft_soft_cuda.stream_sync, t->stream);
+    gda_ft_soft_cuda_late_reads_land(t);
+    for (i = 0; i < num_words; ++i) {
+        word        = &t->words[i];
+        word->value = 0;
+        memcpy(&word->value, t->staging + word->staged, word->size);
+        word->readable = word->readable && (ret == 0);
+    }
+    if (ret != 0) {
+        ucs_error("soft HCA: cudaStreamSynchronize failed: %d: %u atomics "
+                  "on device memory fail", ret, num_ops);
+        for (i = 0; i < num_ops; ++i) {
+            gda_ft_soft_refusal_note(t->word_ops[i].refusal,
+                                     t->word_ops[i].tag);
+        }
+    }
+    /* the staging area is free again; ops queued from here on wait for
+     * the next flush */
+    t->queued       = 0;
+    t->num_word_ops = 0;
+    t->num_words    = 0;
+
+    for (i = 0; i < num_ops; ++i) {
+        op   = &t->word_ops[i];
+        word = &t->words[t->word_of_op[i]];
+        if (op->run(op, word->readable, word->value, &new_value) &&
+            word->readable) {
+            word->value = new_value;
+            word->last  = op;
+        }
+    }
+    for (i = 0; i < num_words; ++i) {
+        word = &t->words[i];
+        if (word->last != NULL) {
+            (void)gda_ft_soft_cuda_queue_write(t, word->addr, &word->value,
+                                               word->size,
+                                               word->last->refusal,
+                                               word->last->tag);
+        }
+    }
+}
+
+/* Queues a read of len bytes of device memory into the staging area,
+ * behind the writes queued before it; its offset there. 0: queued */
+static int gda_ft_soft_cuda_read_staged(gda_ft_soft_cuda_thread_t *t,
+                                        const void *src, size_t len,
+                                        gda_ft_soft_refusal_t *refusal,
+                                        uint32_t tag, size_t *staged_p)
+{
+    size_t staged = gda_ft_soft_cuda_stage(t, len);
+    int ret;
+
+    gda_ft_soft_cuda_copies_queue(&t->writes, t->stream);
+    ret = gda_ft_soft_cuda_copy_async(t->staging + staged, src, len,
+                                      GDA_FT_CUDA_MEMCPY_D2H, t->stream);
+    gda_ft_soft_cuda_staged(t, len);
+    if (ret != 0) {
+        ucs_error("soft HCA: cudaMemcpyAsync(%p, %p, %zu) refused: %d",
+                  t->staging + staged, src, len, ret);
+        gda_ft_soft_refusal_note(refusal, tag);
+    }
+    *staged_p = staged;
+    return ret;
+}
+
+int gda_ft_soft_mem_read_at_flush(void *dst, const void *src, size_t len,
+                                  gda_ft_soft_refusal_t *refusal,
+                                  uint32_t tag)
+{
+    gda_ft_soft_cuda_thread_t *t;
+    gda_ft_soft_cuda_late_read_t *read;
+    size_t staged;
+
+    t = gda_ft_soft_cuda_load_once() ? gda_ft_soft_cuda_thread_get() : NULL;
+    if ((t == NULL) || (len > GDA_FT_SOFT_CUDA_LATE_READ_MAX) ||
+        !gda_ft_soft_cuda_stageable(t, len)) {
+        return 0;
+    }
+    if (t->num_late_reads == GDA_FT_SOFT_CUDA_LATE_READS) {
+        gda_ft_soft_mem_flush();
+    }
+    if (gda_ft_soft_cuda_read_staged(t, src, len, refusal, tag,
+                                     &staged) != 0) {
+        return 1;   /* refused: the owner fails */
+    }
+    read         = &t->late_reads[t->num_late_reads++];
+    read->dst    = dst;
+    read->staged = staged;
+    read->len    = len;
+    return 1;
+}
+
+/* The lock of a word's 8 bytes, held until the thread's next flush */
+static void gda_ft_soft_cuda_word_lock(gda_ft_soft_cuda_thread_t *t,
+                                       const void *addr)
+{
+    unsigned idx = ((uintptr_t)addr >> 3) % GDA_FT_SOFT_CUDA_WORD_LOCKS;
+
+    if (t->word_locks & UCS_BIT(idx)) {
+        return;
+    }
+    if (pthread_mutex_trylock(&gda_ft_soft_cuda_word_locks[idx]) != 0) {
+        gda_ft_soft_mem_flush();   /* ours released: then wait */
+        pthread_mutex_lock(&gda_ft_soft_cuda_word_locks[idx]);
+    }
+    t->word_locks |= UCS_BIT(idx);
+}
+
+/* Runs op now: its word read and waited for, its new value queued (the
+ * word's lock held until it has landed) */
+static void gda_ft_soft_cuda_word_op_now(gda_ft_soft_cuda_thread_t *t,
+                                         const gda_ft_soft_word_op_t *op)
+{
+    uint64_t old = 0, new_value;
+    int readable;
+
+    if (t != NULL) {
+        gda_ft_soft_cuda_word_lock(t, op->addr);
+    }
+    readable = gda_ft_soft_mem_copy(&old, GDA_FT_HCA_MEM_HOST, op->addr,
+                                    GDA_FT_HCA_MEM_CUDA, op->size,
+                                    op->refusal, op->tag) == UCS_OK;
+    if (op->run(op, readable, old, &new_value) && readable) {
+        gda_ft_soft_mem_copy(op->addr, GDA_FT_HCA_MEM_CUDA, &new_value,
+                             GDA_FT_HCA_MEM_HOST, op->size, op->refusal,
+                             op->tag);
+    }
+}
+
+void gda_ft_soft_mem_word_op(const gda_ft_soft_word_op_t *op)
+{
+    gda_ft_soft_cuda_thread_t *t;
+    gda_ft_soft_cuda_word_t *word;
+    size_t staged;
+    int w, ret;
+
+    t = gda_ft_soft_cuda_load_once() ? gda_ft_soft_cuda_thread_get() : NULL;
+    if ((t == NULL) || !gda_ft_soft_engine.config.cuda_atomic_batch ||
+        !gda_ft_soft_cuda_stageable(t, sizeof(uint64_t))) {
+        gda_ft_soft_cuda_word_op_now(t, op);
+        return;
+    }
+
+    /* room for its op and its word's read; a word queued with another
+     * width goes first */
+    w = gda_ft_soft_cuda_word_find(t, op->addr, op->size);
+    if ((t->num_word_ops == GDA_FT_SOFT_CUDA_WORD_OPS) ||
+        ((t->queued + sizeof(uint64_t)) > GDA_FT_SOFT_CUDA_STAGING) ||
+        ((w >= 0) && ((t->words[w].addr != op->addr) ||
+                      (t->words[w].size != op->size)))) {
+        gda_ft_soft_mem_flush();
+    }
+    gda_ft_soft_cuda_word_lock(t, op->addr);   /* may flush */
+
+    w = gda_ft_soft_cuda_word_find(t, op->addr, op->size);
+    if (w < 0) {
+        ret = gda_ft_soft_cuda_read_staged(t, op->addr, op->size,
+                                           op->refusal, op->tag, &staged);
+        w              = t->num_words++;
+        word           = &t->words[w];
+        word->addr     = op->addr;
+        word->size     = op->size;
+        word->staged   = staged;
+        word->readable = (ret == 0);
+        word->last     = NULL;
+    }
+    t->word_ops[t->num_word_ops]   = *op;
+    t->word_of_op[t->num_word_ops] = w;
+    ++t->num_word_ops;
+}
+
 /* Whether the CUDA runtime is loaded (on first use) */
 static int gda_ft_soft_cuda_load_once(void)
 {
@@ -926,6 +1205,16 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
     if (t == NULL) {
         gda_ft_soft_refusal_note(refusal, tag);   /* failures logged there */
         return UCS_ERR_IO_ERROR;
+    }
+
+    /* a write of bytes a queued word op changes, or a copy waited for
+     * (which frees the staging area that the ops' words were read into),
+     * goes behind the ops */
+    if (((t->num_word_ops > 0) || (t->num_late_reads > 0)) &&
+        ((src_type == GDA_FT_HCA_MEM_CUDA) ||
+         (gda_ft_soft_cuda_word_find(t, dst, len) >= 0) ||
+         !gda_ft_soft_cuda_stageable(t, len))) {
+        gda_ft_soft_mem_flush();
     }
 
     if ((src_type != GDA_FT_HCA_MEM_CUDA) &&

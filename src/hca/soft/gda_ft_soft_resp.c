@@ -197,6 +197,8 @@ static void gda_ft_soft_resp_drop_from(gda_ft_soft_qp_t *qp, uint32_t psn,
 {
     gda_ft_soft_rd_resp_t *rd;
 
+    gda_ft_soft_mem_flush();   /* no copy still on its way into them */
+
     while (qp->rd_resp_tail != qp->rd_resp_head) {
         rd = gda_ft_soft_resp_entry(qp, qp->rd_resp_tail - 1);
         if (!all && (gda_ft_psn_diff(gda_ft_psn_add(rd->psn, rd->npkts - 1),
@@ -465,6 +467,32 @@ static int gda_ft_soft_resp_write_send(gda_ft_soft_qp_t *qp,
 }
 
 /*
+ * A read of device memory is copied as it executes, with the copies and
+ * atomics the engine thread queues until its next flush: its responses
+ * leave from the copy, without a copy and a wait each. One too long for
+ * that reads its bytes as its responses are built.
+ */
+static void gda_ft_soft_resp_read_early(gda_ft_soft_qp_t *qp,
+                                        gda_ft_soft_rd_resp_t *rd,
+                                        const gda_ft_soft_mr_t *mr)
+{
+    if ((mr->super.mem_type != GDA_FT_HCA_MEM_CUDA) || (rd->len == 0)) {
+        return;
+    }
+    rd->snapshot = malloc(rd->len);
+    if (rd->snapshot == NULL) {
+        return;
+    }
+    rd->snap_from = 0;
+    if (!gda_ft_soft_mem_read_at_flush(rd->snapshot,
+                                       (void*)(uintptr_t)rd->va, rd->len,
+                                       &qp->resp_refused, rd->psn)) {
+        free(rd->snapshot);
+        rd->snapshot = NULL;
+    }
+}
+
+/*
  * Queues the responses of a read request at psn; returns PSNs consumed.
  * A full queue drops the request: the requester retransmits it.
  */
@@ -473,11 +501,13 @@ static uint32_t gda_ft_soft_resp_read(gda_ft_soft_qp_t *qp,
 {
     uint64_t va  = gda_ft_be64toh(pkt->reth->va);
     uint32_t len = ntohl(pkt->reth->dma_len);
-    uint32_t npkts;
     gda_ft_soft_rd_resp_t *rd;
+    gda_ft_soft_mr_t *mr;
+    uint32_t npkts;
 
-    if (gda_ft_soft_resp_check_rkey(qp, ntohl(pkt->reth->rkey), va, len,
-                                    GDA_FT_HCA_ACCESS_REMOTE_READ) == NULL) {
+    mr = gda_ft_soft_resp_check_rkey(qp, ntohl(pkt->reth->rkey), va, len,
+                                     GDA_FT_HCA_ACCESS_REMOTE_READ);
+    if (mr == NULL) {
         gda_ft_soft_resp_nak(qp, pkt->psn, GDA_FT_AETH_NAK_REMOTE_ACCESS);
         return 0;
     }
@@ -497,6 +527,7 @@ static uint32_t gda_ft_soft_resp_read(gda_ft_soft_qp_t *qp,
     rd->msn       = qp->msn + 1;
     rd->is_atomic = 0;
     rd->snapshot  = NULL;
+    gda_ft_soft_resp_read_early(qp, rd, mr);
     return npkts;
 }
 
@@ -533,6 +564,7 @@ int gda_ft_soft_resp_progress(gda_ft_soft_qp_t *qp)
             (qp->super.state == GDA_FT_HCA_QP_RTS))) {
         rd = gda_ft_soft_resp_entry(qp, qp->rd_resp_head);
         if (rd->is_atomic) {
+            gda_ft_soft_mem_flush();   /* a queued atomic's orig is known */
             gda_ft_soft_resp_atomic_ack(qp, rd->psn, rd->msn, rd->orig);
             ++qp->rd_resp_head;
             --budget;
@@ -635,52 +667,12 @@ const char *gda_ft_soft_resp_describe(const gda_ft_soft_qp_t *qp, char *buf,
     return buf;
 }
 
-/* Atomics on device memory are read-modify-writes through the runtime:
- * one at a time per 8-byte word (a 4-byte word shares its 8-byte word's
- * lock), by the word's address, so that atomics on different words of the
- * engine's workers do not wait for each other */
-#define GDA_FT_SOFT_CUDA_ATOMIC_LOCKS 64
-
-static pthread_mutex_t
-gda_ft_soft_cuda_atomic_locks[GDA_FT_SOFT_CUDA_ATOMIC_LOCKS] = {
-    [0 ... GDA_FT_SOFT_CUDA_ATOMIC_LOCKS - 1] = PTHREAD_MUTEX_INITIALIZER
-};
-
 /* Executes an atomic in host memory, atomically w.r.t. CPU threads */
 static uint64_t gda_ft_soft_atomic_exec(void *addr, int size, uint8_t op,
-                                        const uint64_t *arg,
-                                        gda_ft_hca_mem_type_t mem_type,
-                                        gda_ft_soft_refusal_t *refusal,
-                                        uint32_t psn)
+                                        const uint64_t *arg)
 {
-    pthread_mutex_t *lock;
-    uint64_t old, new_val;
+    uint64_t old, new_value;
     uint32_t old32;
-
-    if (mem_type == GDA_FT_HCA_MEM_CUDA) {
-        /* No CPU atomics on device memory: read-modify-write through the
-         * runtime, one at a time per word among the engine's workers (the
-         * QPs of two devices may reach the same word). The read waits for
-         * the thread's copies queued before it, so it sees the words they
-         * wrote, and the new value lands behind the data its QP wrote
-         * before it, in stream order; another worker's next read of the
-         * word waits for it. */
-        old  = 0;
-        lock = &gda_ft_soft_cuda_atomic_locks[((uintptr_t)addr >> 3) %
-                                              GDA_FT_SOFT_CUDA_ATOMIC_LOCKS];
-        pthread_mutex_lock(lock);
-        if (gda_ft_soft_mem_copy(&old, GDA_FT_HCA_MEM_HOST, addr, mem_type,
-                                 size, refusal, psn) == UCS_OK) {
-            new_val = gda_ft_soft_atomic_apply(old, op, arg, size);
-            gda_ft_soft_mem_copy(addr, mem_type, &new_val,
-                                 GDA_FT_HCA_MEM_HOST, size, refusal, psn);
-        }
-        if (gda_ft_soft_engine.num_workers > 1) {
-            gda_ft_soft_mem_flush();
-        }
-        pthread_mutex_unlock(lock);
-        return old;
-    }
 
     /* a signal lands behind the data its QP wrote before it */
     gda_ft_soft_mem_flush();
@@ -688,9 +680,9 @@ static uint64_t gda_ft_soft_atomic_exec(void *addr, int size, uint8_t op,
     if (size == 4) {
         old32 = __atomic_load_n((uint32_t*)addr, __ATOMIC_RELAXED);
         do {
-            new_val = gda_ft_soft_atomic_apply(old32, op, arg, 4);
+            new_value = gda_ft_soft_atomic_apply(old32, op, arg, 4);
         } while (!__atomic_compare_exchange_n((uint32_t*)addr, &old32,
-                                              (uint32_t)new_val, 0,
+                                              (uint32_t)new_value, 0,
                                               __ATOMIC_SEQ_CST,
                                               __ATOMIC_RELAXED));
         return old32;
@@ -698,16 +690,16 @@ static uint64_t gda_ft_soft_atomic_exec(void *addr, int size, uint8_t op,
 
     old = __atomic_load_n((uint64_t*)addr, __ATOMIC_RELAXED);
     do {
-        new_val = gda_ft_soft_atomic_apply(old, op, arg, 8);
-    } while (!__atomic_compare_exchange_n((uint64_t*)addr, &old, new_val, 0,
+        new_value = gda_ft_soft_atomic_apply(old, op, arg, 8);
+    } while (!__atomic_compare_exchange_n((uint64_t*)addr, &old, new_value, 0,
                                           __ATOMIC_SEQ_CST,
                                           __ATOMIC_RELAXED));
     return old;
 }
 
 /* An atomic's acknowledgement leaves now, or behind the reads before it.
- * One on a word in device memory waits for the pass's responses: the
- * packet that sends the first of them waits for the new values of all. */
+ * One on a word in device memory is queued: its old value is known, and
+ * its new value in place, once the engine thread has flushed. */
 static void gda_ft_soft_resp_answer_atomic(gda_ft_soft_qp_t *qp,
                                            uint32_t psn, uint64_t orig,
                                            gda_ft_hca_mem_type_t mem_type)
@@ -741,6 +733,83 @@ gda_ft_soft_atomic_cache_find(gda_ft_soft_qp_t *qp, uint32_t psn)
         }
     }
     return NULL;
+}
+
+/* Remembers an atomic's result: a retransmitted request gets it again
+ * without executing the atomic twice */
+static gda_ft_soft_atomic_cache_t *
+gda_ft_soft_resp_atomic_remember(gda_ft_soft_qp_t *qp, uint32_t psn,
+                                 uint64_t orig)
+{
+    gda_ft_soft_atomic_cache_t *entry;
+
+    entry          = &qp->atomic_cache[qp->atomic_cache_next++ %
+                                       GDA_FT_SOFT_ATOMIC_CACHE];
+    entry->psn     = psn;
+    entry->orig    = orig;
+    entry->valid   = 1;
+    entry->pending = 0;
+    return entry;
+}
+
+/*
+ * Runs an atomic on a word of device memory: not when the word could not
+ * be read, nor when a copy of its QP was refused at or before its PSN (the
+ * QP fails there, and an atomic that cannot be undone must not run). Its
+ * old value goes to its acknowledgement and the QP's cache.
+ */
+static int gda_ft_soft_resp_atomic_run(const gda_ft_soft_word_op_t *wop,
+                                       int readable, uint64_t old,
+                                       uint64_t *new_value)
+{
+    gda_ft_soft_qp_t *qp = wop->owner;
+    gda_ft_soft_atomic_cache_t *entry;
+    gda_ft_soft_rd_resp_t *rd;
+    unsigned idx;
+    int run;
+
+    run   = readable &&
+            (!qp->resp_refused.refused ||
+             (gda_ft_psn_diff(wop->tag, qp->resp_refused.tag) < 0));
+    entry = gda_ft_soft_atomic_cache_find(qp, wop->tag);
+    if (entry != NULL) {
+        entry->orig    = old;
+        entry->valid   = run;
+        entry->pending = 0;
+    }
+    if (!run) {
+        return 0;
+    }
+    for (idx = qp->rd_resp_head; idx != qp->rd_resp_tail; ++idx) {
+        rd = gda_ft_soft_resp_entry(qp, idx);
+        if (rd->is_atomic && (rd->psn == wop->tag)) {
+            rd->orig = old;
+        }
+    }
+    *new_value = gda_ft_soft_atomic_apply(old, wop->code, wop->operand,
+                                          wop->size);
+    return 1;
+}
+
+/* An atomic on a word of device memory, whose acknowledgement and cache
+ * entry wait for its old value: it runs with the others at the engine
+ * thread's next flush, or now (gda_ft_soft_mem_word_op) */
+static void gda_ft_soft_resp_atomic_on_device(gda_ft_soft_qp_t *qp,
+                                              uint32_t psn, uint64_t va,
+                                              int size, uint8_t op,
+                                              const uint64_t *arg)
+{
+    gda_ft_soft_word_op_t wop;
+
+    wop.addr    = (void*)(uintptr_t)va;
+    wop.size    = size;
+    wop.code    = op;
+    memcpy(wop.operand, arg, sizeof(wop.operand));
+    wop.owner   = qp;
+    wop.tag     = psn;
+    wop.refusal = &qp->resp_refused;
+    wop.run     = gda_ft_soft_resp_atomic_run;
+    gda_ft_soft_mem_word_op(&wop);
 }
 
 static int gda_ft_soft_resp_atomic(gda_ft_soft_qp_t *qp,
@@ -791,30 +860,33 @@ static int gda_ft_soft_resp_atomic(gda_ft_soft_qp_t *qp,
 
     /* no room for its answer behind the reads (the requester keeps fewer
      * in flight, duplicates aside), or for what they must answer: unexecuted,
-     * the requester sends it again; nor after a refused copy, which fails
-     * the QP before an atomic that cannot be undone runs */
+     * the requester sends it again */
     if (gda_ft_soft_resp_queue_full(qp) ||
-        !gda_ft_soft_resp_hold_reads(qp, va, size) ||
-        gda_ft_soft_resp_silent(qp)) {
+        !gda_ft_soft_resp_hold_reads(qp, va, size)) {
         return 0;
     }
 
-    orig = gda_ft_soft_atomic_exec((void*)(uintptr_t)va, size, op, arg,
-                                   mr->super.mem_type, &qp->resp_refused,
-                                   pkt->psn);
-    if (qp->resp_refused.refused) {
-        (void)gda_ft_soft_resp_silent(qp);   /* the NAK */
+    /* not after a refused copy, which fails the QP before an atomic that
+     * cannot be undone runs */
+    if (mr->super.mem_type == GDA_FT_HCA_MEM_CUDA) {
+        if (qp->resp_refused.refused) {
+            (void)gda_ft_soft_resp_silent(qp);   /* the NAK */
+            return 0;
+        }
+        ++qp->msn;
+        entry          = gda_ft_soft_resp_atomic_remember(qp, pkt->psn, 0);
+        entry->pending = 1;
+        gda_ft_soft_resp_answer_atomic(qp, pkt->psn, 0, mr->super.mem_type);
+        gda_ft_soft_resp_atomic_on_device(qp, pkt->psn, va, size, op, arg);
+        return 1;
+    }
+
+    if (gda_ft_soft_resp_silent(qp)) {
         return 0;
     }
+    orig = gda_ft_soft_atomic_exec((void*)(uintptr_t)va, size, op, arg);
     ++qp->msn;
-
-    /* Remember the result: a retransmitted request gets it again without
-     * executing the atomic twice */
-    entry        = &qp->atomic_cache[qp->atomic_cache_next++ %
-                                     GDA_FT_SOFT_ATOMIC_CACHE];
-    entry->psn   = pkt->psn;
-    entry->orig  = orig;
-    entry->valid = 1;
+    gda_ft_soft_resp_atomic_remember(qp, pkt->psn, orig);
     gda_ft_soft_resp_answer_atomic(qp, pkt->psn, orig, mr->super.mem_type);
     return 1;
 }
@@ -838,11 +910,15 @@ static void gda_ft_soft_resp_duplicate(gda_ft_soft_qp_t *qp,
     case GDA_FT_ROCE_COMPARE_SWAP:
     case GDA_FT_ROCE_FETCH_ADD:
     case GDA_FT_ROCE_MASKED_ATOMIC:
+        entry = gda_ft_soft_atomic_cache_find(qp, pkt->psn);
+        if ((entry != NULL) && entry->pending) {
+            gda_ft_soft_mem_flush();   /* runs it: its result is known */
+        }
         /* its answer goes behind the reads before it, which its
          * requester asks for again too: those after it are stale */
         gda_ft_soft_resp_drop_from(qp, pkt->psn, 0);
-        entry = gda_ft_soft_atomic_cache_find(qp, pkt->psn);
-        if ((entry != NULL) && !gda_ft_soft_resp_queue_full(qp)) {
+        if ((entry != NULL) && entry->valid &&
+            !gda_ft_soft_resp_queue_full(qp)) {
             gda_ft_soft_resp_answer_atomic(qp, pkt->psn, entry->orig,
                                            GDA_FT_HCA_MEM_HOST);
         }
