@@ -324,6 +324,63 @@ GDA_FT_TEST(soft_cuda, copies_that_continue_each_other_merge)
 }
 
 /*
+ * Writes of 4 KiB into two buffers of GPU memory in turns (two posters'
+ * slots, each written in order), from host memory, both sides on one
+ * engine thread: the writes a receive batch brings into each buffer run
+ * as one copy from a gathered copy of their bytes, every byte in place.
+ * Copies the stand-in ran, merged (MERGE=y) or not.
+ */
+static uint64_t cuda_test_writes_in_turns(const char *env)
+{
+    const unsigned n = 64, half = n / 2 * 4096;
+    soft_fake_cudart_count_t copies;
+    uint16_t idx = 0;
+    uint64_t before;
+    cuda_test_t t;
+    unsigned i;
+
+    setenv("UCX_GDA_FT_SOFT_THREADS", "1", 1);
+    copies = soft_fake_cudart_load(20);
+    cuda_test_init(&t, env, 2 * half);
+    gda_ft_hca_mr_dereg(t.amr);
+    t.amr = cuda_test_mr(&t.p.a, t.a, t.len,
+                         GDA_FT_HCA_ACCESS_LOCAL_WRITE, GDA_FT_HCA_MEM_HOST);
+    soft_fill(t.a, t.len, 77);
+    memset(t.b, 0xa5, t.len);
+    before = copies();
+    for (i = 0; i < n; ++i) {
+        /* the i-th write: slot i / 2 of buffer i % 2, from the source's
+         * slot i, so that no two sources continue each other's */
+        cuda_test_write_at(&t, (size_t)((i * 37) % n) * 4096,
+                           (i % 2) * half + (i / 2) * 4096, 4096,
+                           (i + 1 == n) ? GDA_FT_WQE_SIGNALED : 0, &idx);
+    }
+    soft_ep_ring(&t.p.a);
+    cuda_test_expect_ok(&t.p.a, idx);
+    before = copies() - before;
+    for (i = 0; i < n; ++i) {
+        GDA_FT_ASSERT_MEM_EQ(t.b + (i % 2) * half + (i / 2) * 4096,
+                             t.a + (size_t)((i * 37) % n) * 4096, 4096);
+    }
+    cuda_test_fini(&t);
+    return before;
+}
+
+GDA_FT_TEST(soft_cuda, writes_in_turns_into_two_buffers_merge)
+{
+    uint64_t unmerged = cuda_test_writes_in_turns(
+                                "UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=n");
+    uint64_t merged   = cuda_test_writes_in_turns(
+                                "UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=y");
+
+    /* a receive batch brings 16 writes (TX_BUDGET): two copies */
+    printf("64 writes in turns into two buffers: %lu copies merged, %lu "
+           "unmerged\n", (unsigned long)merged, (unsigned long)unmerged);
+    GDA_FT_ASSERT_EQ(unmerged, 64);
+    GDA_FT_ASSERT(merged <= 64 / 4);
+}
+
+/*
  * Every engine thread sets up its streams before the first registration
  * of GPU memory returns, not in the pass that first meets GPU memory: two
  * streams and two pinned staging areas, milliseconds of CUDA calls that

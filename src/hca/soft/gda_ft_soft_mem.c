@@ -103,12 +103,14 @@ static struct {
  * Copies for one stream, kept until they are queued together
  * (gda_ft_soft_cuda_copies_queue): a call each, or one
  * cudaMemcpyBatchAsync call (CUDA_COPY_BATCH), at about 3 us of the engine
- * thread's time per copy of 4 KiB on an H200. A copy that continues the
- * one kept before it, in both source and destination (the next packet of
- * a message, the next slot of a buffer written in order, staged next to
- * it), runs with it as one (CUDA_COPY_MERGE): a copy costs the engine
- * thread and the copy engine microseconds whatever its size up to tens of
- * KiB. Each copy keeps where a refusal of it is reported.
+ * thread's time per copy of 4 KiB on an H200. Copies whose destinations
+ * continue each other (the packets of a message, the slots of a buffer
+ * written in order, however other QPs' packets came between them) run as
+ * one (CUDA_COPY_MERGE): from their sources where those continue each
+ * other too, else from a copy of them gathered in the staging area (a
+ * memcpy of a few KiB against a call of microseconds). A copy costs the
+ * engine thread and the copy engine microseconds whatever its size up to
+ * tens of KiB. Each copy keeps where a refusal of it is reported.
  */
 #define GDA_FT_SOFT_CUDA_PENDING 256
 
@@ -120,11 +122,13 @@ typedef struct {
     uint32_t               tag[GDA_FT_SOFT_CUDA_PENDING];
     unsigned               count;
     int                    kind;    /* GDA_FT_CUDA_MEMCPY_*: all of them */
-    /* the copies as queued: runs of copies that continue each other */
+    /* the copies as queued: runs of copies that continue each other,
+     * run r made of order[run_first[r]] to order[run_first[r + 1] - 1] */
     void                  *run_dst[GDA_FT_SOFT_CUDA_PENDING];
     const void            *run_src[GDA_FT_SOFT_CUDA_PENDING];
     size_t                 run_len[GDA_FT_SOFT_CUDA_PENDING];
     unsigned               run_first[GDA_FT_SOFT_CUDA_PENDING + 1];
+    uint16_t               order[GDA_FT_SOFT_CUDA_PENDING]; /* by dst */
 } gda_ft_soft_cuda_copies_t;
 
 /*
@@ -246,6 +250,8 @@ static pthread_once_t gda_ft_soft_cuda_once = PTHREAD_ONCE_INIT;
 static int gda_ft_soft_cuda_loaded;
 
 static void gda_ft_soft_cuda_reads_drain(gda_ft_soft_cuda_thread_t *t);
+static void gda_ft_soft_cuda_staged(gda_ft_soft_cuda_thread_t *t,
+                                    size_t len);
 static void gda_ft_soft_cuda_copies_queue(gda_ft_soft_cuda_copies_t *c,
                                           void *stream);
 
@@ -487,27 +493,107 @@ static int gda_ft_soft_cuda_copies_batch(gda_ft_soft_cuda_copies_t *c,
     return ret;
 }
 
-/* The pending copies as runs of copies that continue each other; their
- * number */
+/* Orders copy indices by destination (the copies of a batch do not
+ * overlap) */
+static int gda_ft_soft_cuda_by_dst(const void *a, const void *b, void *arg)
+{
+    const gda_ft_soft_cuda_copies_t *c = arg;
+    uintptr_t da = (uintptr_t)c->dst[*(const uint16_t*)a];
+    uintptr_t db = (uintptr_t)c->dst[*(const uint16_t*)b];
+
+    return (da > db) - (da < db);
+}
+
+/* Gathers the sources of run r (copies from host memory) into the staging
+ * area of thread t, behind what is queued there; 0 when there is no room */
+static int gda_ft_soft_cuda_run_gather(gda_ft_soft_cuda_copies_t *c,
+                                       unsigned r, unsigned end)
+{
+    gda_ft_soft_cuda_thread_t *t = &gda_ft_soft_cuda_thread;
+    size_t offset;
+    char *gather;
+    unsigned i;
+
+    if ((c != &t->writes) || (t->staging == NULL) ||
+        ((t->queued + c->run_len[r]) > GDA_FT_SOFT_CUDA_STAGING)) {
+        return 0;
+    }
+    gather = t->staging + t->queued;
+    for (i = c->run_first[r], offset = 0; i < end; ++i) {
+        memcpy(gather + offset, c->src[c->order[i]], c->len[c->order[i]]);
+        offset += c->len[c->order[i]];
+    }
+    gda_ft_soft_cuda_staged(t, c->run_len[r]);
+    c->run_src[r] = gather;
+    return 1;
+}
+
+/* Closes run r, made of order[run_first[r]] to order[end - 1]: copies
+ * whose destinations continue each other but whose sources do not either
+ * run from a gathered copy of their sources, or each alone */
+static unsigned gda_ft_soft_cuda_run_close(gda_ft_soft_cuda_copies_t *c,
+                                           unsigned r, unsigned end,
+                                           int sources_continue)
+{
+    unsigned i, k;
+
+    if (sources_continue || ((end - c->run_first[r]) == 1) ||
+        gda_ft_soft_cuda_run_gather(c, r, end)) {
+        return r + 1;
+    }
+    for (i = c->run_first[r]; i < end; ++i, ++r) {
+        k               = c->order[i];
+        c->run_dst[r]   = c->dst[k];
+        c->run_src[r]   = c->src[k];
+        c->run_len[r]   = c->len[k];
+        c->run_first[r] = i;
+    }
+    return r;
+}
+
+/* The pending copies as runs of copies whose destinations continue each
+ * other; their number */
 static unsigned gda_ft_soft_cuda_copies_runs(gda_ft_soft_cuda_copies_t *c)
 {
-    int merge     = gda_ft_soft_engine.config.cuda_copy_merge;
-    unsigned runs = 0, i;
+    int merge            = gda_ft_soft_engine.config.cuda_copy_merge;
+    int sources_continue = 1;
+    unsigned runs = 0, i, k;
 
     for (i = 0; i < c->count; ++i) {
+        c->order[i] = i;
+    }
+    if (merge && (c->count > 1)) {
+        qsort_r(c->order, c->count, sizeof(c->order[0]),
+                gda_ft_soft_cuda_by_dst, c);
+    }
+    for (i = 0; i < c->count; ++i) {
+        k = c->order[i];
         if (merge && (runs > 0) &&
             ((char*)c->run_dst[runs - 1] + c->run_len[runs - 1] ==
-             (char*)c->dst[i]) &&
-            ((const char*)c->run_src[runs - 1] + c->run_len[runs - 1] ==
-             (const char*)c->src[i])) {
-            c->run_len[runs - 1] += c->len[i];
+             (char*)c->dst[k]) &&
+            ((c->kind == GDA_FT_CUDA_MEMCPY_H2D) ||
+             ((const char*)c->run_src[runs - 1] + c->run_len[runs - 1] ==
+              (const char*)c->src[k]))) {
+            sources_continue &= ((const char*)c->run_src[runs - 1] +
+                                 c->run_len[runs - 1] ==
+                                 (const char*)c->src[k]);
+            c->run_len[runs - 1] += c->len[k];
             continue;
         }
-        c->run_dst[runs]   = c->dst[i];
-        c->run_src[runs]   = c->src[i];
-        c->run_len[runs]   = c->len[i];
+        if (runs > 0) {
+            runs = gda_ft_soft_cuda_run_close(c, runs - 1, i,
+                                              sources_continue);
+        }
+        c->run_dst[runs]   = c->dst[k];
+        c->run_src[runs]   = c->src[k];
+        c->run_len[runs]   = c->len[k];
         c->run_first[runs] = i;
+        sources_continue   = 1;
         ++runs;
+    }
+    if (runs > 0) {
+        runs = gda_ft_soft_cuda_run_close(c, runs - 1, c->count,
+                                          sources_continue);
     }
     c->run_first[runs] = c->count;
     return runs;
@@ -519,16 +605,17 @@ static unsigned gda_ft_soft_cuda_copies_runs(gda_ft_soft_cuda_copies_t *c)
 static void gda_ft_soft_cuda_run_retry(gda_ft_soft_cuda_copies_t *c,
                                        unsigned run, void *stream)
 {
-    unsigned i;
+    unsigned i, k;
     int ret;
 
     for (i = c->run_first[run]; i < c->run_first[run + 1]; ++i) {
-        ret = gda_ft_soft_cuda_copy_async(c->dst[i], c->src[i], c->len[i],
+        k   = c->order[i];
+        ret = gda_ft_soft_cuda_copy_async(c->dst[k], c->src[k], c->len[k],
                                           c->kind, stream);
         if (ret != 0) {
             ucs_error("soft HCA: cudaMemcpyAsync(%p, %p, %zu) refused: %d",
-                      c->dst[i], c->src[i], c->len[i], ret);
-            gda_ft_soft_refusal_note(c->refusal[i], c->tag[i]);
+                      c->dst[k], c->src[k], c->len[k], ret);
+            gda_ft_soft_refusal_note(c->refusal[k], c->tag[k]);
         }
     }
 }
@@ -899,11 +986,13 @@ static int gda_ft_soft_cuda_queue_write(gda_ft_soft_cuda_thread_t *t,
     if (!gda_ft_soft_cuda_stageable(t, len)) {
         return 0;
     }
+    /* its bytes reserved before the copy is added: queueing the copies
+     * kept may gather theirs behind what is staged */
     stage = t->staging + gda_ft_soft_cuda_stage(t, len);
     memcpy(stage, src, len);
+    gda_ft_soft_cuda_staged(t, len);
     gda_ft_soft_cuda_copies_add(&t->writes, t->stream, dst, stage, len,
                                 refusal, tag);
-    gda_ft_soft_cuda_staged(t, len);
     return 1;
 }
 
@@ -990,10 +1079,10 @@ static int gda_ft_soft_cuda_read_staged(gda_ft_soft_cuda_thread_t *t,
     size_t staged = gda_ft_soft_cuda_stage(t, len);
     int ret;
 
+    gda_ft_soft_cuda_staged(t, len);
     gda_ft_soft_cuda_copies_queue(&t->writes, t->stream);
     ret = gda_ft_soft_cuda_copy_async(t->staging + staged, src, len,
                                       GDA_FT_CUDA_MEMCPY_D2H, t->stream);
-    gda_ft_soft_cuda_staged(t, len);
     if (ret != 0) {
         ucs_error("soft HCA: cudaMemcpyAsync(%p, %p, %zu) refused: %d",
                   t->staging + staged, src, len, ret);
