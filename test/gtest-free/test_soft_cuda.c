@@ -79,6 +79,15 @@ static void cuda_test_write_at(cuda_test_t *t, size_t src, size_t dst,
             GDA_FT_DEV_OK);
 }
 
+/* The requester's region registered as host memory: the responder's
+ * copies alone go through the runtime */
+static void cuda_test_requester_on_host(cuda_test_t *t)
+{
+    gda_ft_hca_mr_dereg(t->amr);
+    t->amr = cuda_test_mr(&t->p.a, t->a, t->len,
+                          GDA_FT_HCA_ACCESS_LOCAL_WRITE, GDA_FT_HCA_MEM_HOST);
+}
+
 static void cuda_test_fini(cuda_test_t *t)
 {
     soft_pair_fini(&t->p);
@@ -342,9 +351,7 @@ static uint64_t cuda_test_writes_in_turns(const char *env)
     setenv("UCX_GDA_FT_SOFT_THREADS", "1", 1);
     copies = soft_fake_cudart_load(20);
     cuda_test_init(&t, env, 2 * half);
-    gda_ft_hca_mr_dereg(t.amr);
-    t.amr = cuda_test_mr(&t.p.a, t.a, t.len,
-                         GDA_FT_HCA_ACCESS_LOCAL_WRITE, GDA_FT_HCA_MEM_HOST);
+    cuda_test_requester_on_host(&t);
     soft_fill(t.a, t.len, 77);
     memset(t.b, 0xa5, t.len);
     before = copies();
@@ -762,12 +769,8 @@ GDA_FT_TEST(soft_cuda, read_of_gpu_memory_is_copied_once)
     (void)soft_fake_cudart_load(20);
     device_reads = soft_fake_cudart_counter(
             "gda_ft_fake_cudart_device_reads");
-    /* the requester's region in host memory: the responder's copies
-     * alone read device memory */
-    cuda_test_init_types(&t, NULL, 512 * 1024, GDA_FT_HCA_MEM_CUDA);
-    gda_ft_hca_mr_dereg(t.amr);
-    t.amr = cuda_test_mr(&t.p.a, t.a, t.len,
-                         GDA_FT_HCA_ACCESS_LOCAL_WRITE, GDA_FT_HCA_MEM_HOST);
+    cuda_test_init(&t, NULL, 512 * 1024);
+    cuda_test_requester_on_host(&t);
     for (i = 0; i < sizeof(reads) / sizeof(reads[0]); ++i) {
         before = device_reads();
         cuda_test_read_then_write(&t, reads[i].len, 0);
