@@ -504,8 +504,8 @@ static int gda_ft_soft_cuda_by_dst(const void *a, const void *b, void *arg)
     return (da > db) - (da < db);
 }
 
-/* Gathers the sources of run r (copies from host memory) into the staging
- * area of thread t, behind what is queued there; 0 when there is no room */
+/* Gathers the sources of run r (the thread's writes, from host memory)
+ * into its staging area, behind what is staged there; 0: no room */
 static int gda_ft_soft_cuda_run_gather(gda_ft_soft_cuda_copies_t *c,
                                        unsigned r, unsigned end)
 {
