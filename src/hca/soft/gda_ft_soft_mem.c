@@ -699,6 +699,14 @@ void gda_ft_soft_mem_cuda_stats(gda_ft_soft_engine_stats_t *stats)
 static void gda_ft_soft_cuda_word_ops_run(gda_ft_soft_cuda_thread_t *t);
 static int gda_ft_soft_cuda_load_once(void);
 
+/* This thread's access to device memory, the runtime loaded on first use;
+ * NULL when either failed (logged there) */
+static gda_ft_soft_cuda_thread_t *gda_ft_soft_cuda_thread_ready(void)
+{
+    return gda_ft_soft_cuda_load_once() ? gda_ft_soft_cuda_thread_get() :
+                                          NULL;
+}
+
 /* The late reads have landed in the staging area: to their destinations */
 static void gda_ft_soft_cuda_late_reads_land(gda_ft_soft_cuda_thread_t *t)
 {
@@ -712,22 +720,32 @@ static void gda_ft_soft_cuda_late_reads_land(gda_ft_soft_cuda_thread_t *t)
     t->num_late_reads = 0;
 }
 
+/* Queues the thread's kept writes and waits for its stream: what it
+ * queued has landed, the late reads are in their destinations, and the
+ * staging area is free again. The wait's return value. */
+static int gda_ft_soft_cuda_writes_land(gda_ft_soft_cuda_thread_t *t)
+{
+    int ret;
+
+    gda_ft_soft_cuda_copies_queue(&t->writes, t->stream);
+    ret = gda_ft_soft_cuda_wait(gda_ft_soft_cuda.stream_sync, t->stream);
+    if (ret != 0) {
+        ucs_error("soft HCA: cudaStreamSynchronize failed: %d", ret);
+    }
+    gda_ft_soft_cuda_late_reads_land(t);
+    t->queued = 0;
+    return ret;
+}
+
 void gda_ft_soft_mem_flush(void)
 {
     gda_ft_soft_cuda_thread_t *t = &gda_ft_soft_cuda_thread;
-    int ret;
 
     if (t->num_word_ops > 0) {
         gda_ft_soft_cuda_word_ops_run(t);   /* queues their new values */
     }
     if (t->queued > 0) {
-        gda_ft_soft_cuda_copies_queue(&t->writes, t->stream);
-        ret = gda_ft_soft_cuda_wait(gda_ft_soft_cuda.stream_sync, t->stream);
-        if (ret != 0) {
-            ucs_error("soft HCA: cudaStreamSynchronize failed: %d", ret);
-        }
-        gda_ft_soft_cuda_late_reads_land(t);
-        t->queued = 0;
+        (void)gda_ft_soft_cuda_writes_land(t);
     }
     for (; t->word_locks != 0; t->word_locks &= t->word_locks - 1) {
         pthread_mutex_unlock(
@@ -1026,26 +1044,19 @@ static void gda_ft_soft_cuda_word_ops_run(gda_ft_soft_cuda_thread_t *t)
     uint64_t new_value;
     int ret;
 
-    gda_ft_soft_cuda_copies_queue(&t->writes, t->stream);
-    ret = gda_ft_soft_cuda_wait(gda_ft_soft_cuda.stream_sync, t->stream);
-    gda_ft_soft_cuda_late_reads_land(t);
+    /* the words' values are read before new values are staged over
+     * them; ops queued from here on wait for the next flush */
+    ret = gda_ft_soft_cuda_writes_land(t);
     for (i = 0; i < num_words; ++i) {
         word        = &t->words[i];
         word->value = 0;
         memcpy(&word->value, t->staging + word->staged, word->size);
         word->readable = word->readable && (ret == 0);
     }
-    if (ret != 0) {
-        ucs_error("soft HCA: cudaStreamSynchronize failed: %d: %u atomics "
-                  "on device memory fail", ret, num_ops);
-        for (i = 0; i < num_ops; ++i) {
-            gda_ft_soft_refusal_note(t->word_ops[i].refusal,
-                                     t->word_ops[i].tag);
-        }
+    for (i = 0; (ret != 0) && (i < num_ops); ++i) {
+        /* their words may not have been read: they fail */
+        gda_ft_soft_refusal_note(t->word_ops[i].refusal, t->word_ops[i].tag);
     }
-    /* the staging area is free again; ops queued from here on wait for
-     * the next flush */
-    t->queued       = 0;
     t->num_word_ops = 0;
     t->num_words    = 0;
 
@@ -1100,7 +1111,7 @@ int gda_ft_soft_mem_read_at_flush(void *dst, const void *src, size_t len,
     gda_ft_soft_cuda_late_read_t *read;
     size_t staged;
 
-    t = gda_ft_soft_cuda_load_once() ? gda_ft_soft_cuda_thread_get() : NULL;
+    t = gda_ft_soft_cuda_thread_ready();
     if ((t == NULL) || (len > GDA_FT_SOFT_CUDA_LATE_READ_MAX) ||
         !gda_ft_soft_cuda_stageable(t, len)) {
         return 0;
@@ -1163,7 +1174,7 @@ void gda_ft_soft_mem_word_op(const gda_ft_soft_word_op_t *op)
     size_t staged;
     int w, ret;
 
-    t = gda_ft_soft_cuda_load_once() ? gda_ft_soft_cuda_thread_get() : NULL;
+    t = gda_ft_soft_cuda_thread_ready();
     if ((t == NULL) || !gda_ft_soft_engine.config.cuda_atomic_batch ||
         !gda_ft_soft_cuda_stageable(t, sizeof(uint64_t))) {
         gda_ft_soft_cuda_word_op_now(t, op);
@@ -1290,7 +1301,7 @@ ucs_status_t gda_ft_soft_mem_copy(void *dst, gda_ft_hca_mem_type_t dst_type,
         return UCS_OK;
     }
 
-    t = gda_ft_soft_cuda_load_once() ? gda_ft_soft_cuda_thread_get() : NULL;
+    t = gda_ft_soft_cuda_thread_ready();
     if (t == NULL) {
         gda_ft_soft_refusal_note(refusal, tag);   /* failures logged there */
         return UCS_ERR_IO_ERROR;
