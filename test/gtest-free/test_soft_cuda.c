@@ -291,6 +291,18 @@ static uint64_t cuda_test_batch_copies(const char *env)
     return before;
 }
 
+/* The copies the stand-in ran for a run of the engine with its copies
+ * merged and without (CUDA_COPY_MERGE), printed */
+static void cuda_test_copies_merged(uint64_t (*copies)(const char *env),
+                                    const char *what, uint64_t *merged,
+                                    uint64_t *unmerged)
+{
+    *unmerged = copies("UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=n");
+    *merged   = copies("UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=y");
+    printf("%s: %lu copies merged, %lu unmerged\n", what,
+           (unsigned long)*merged, (unsigned long)*unmerged);
+}
+
 /*
  * A copy that continues the one queued before it in source and destination
  * runs with it as one: a batch of reads of consecutive messages is one
@@ -303,16 +315,14 @@ static uint64_t cuda_test_batch_copies(const char *env)
  */
 GDA_FT_TEST(soft_cuda, copies_that_continue_each_other_merge)
 {
-    uint64_t unmerged = cuda_test_batch_copies(
-                                "UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=n");
-    uint64_t merged   = cuda_test_batch_copies(
-                                "UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=y");
-    uint16_t idx      = 0;
+    uint16_t idx = 0;
+    uint64_t merged, unmerged;
     cuda_test_t t;
     unsigned round;
 
-    printf("64 writes of 4 KiB read ahead: %lu copies merged, %lu "
-           "unmerged\n", (unsigned long)merged, (unsigned long)unmerged);
+    cuda_test_copies_merged(cuda_test_batch_copies,
+                            "64 writes of 4 KiB read ahead", &merged,
+                            &unmerged);
     GDA_FT_ASSERT_EQ(unmerged, 64);
     GDA_FT_ASSERT(merged <= 2);
 
@@ -375,14 +385,12 @@ static uint64_t cuda_test_writes_in_turns(const char *env)
 
 GDA_FT_TEST(soft_cuda, writes_in_turns_into_two_buffers_merge)
 {
-    uint64_t unmerged = cuda_test_writes_in_turns(
-                                "UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=n");
-    uint64_t merged   = cuda_test_writes_in_turns(
-                                "UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=y");
+    uint64_t merged, unmerged;
 
     /* a receive batch brings 16 writes (TX_BUDGET): two copies */
-    printf("64 writes in turns into two buffers: %lu copies merged, %lu "
-           "unmerged\n", (unsigned long)merged, (unsigned long)unmerged);
+    cuda_test_copies_merged(cuda_test_writes_in_turns,
+                            "64 writes in turns into two buffers", &merged,
+                            &unmerged);
     GDA_FT_ASSERT_EQ(unmerged, 64);
     GDA_FT_ASSERT(merged <= 64 / 4);
 }
