@@ -145,6 +145,20 @@ GDA_FT_TEST_TIMEOUT(moe_job, four_ranks_survive_a_port_failure_exactly, 240)
                       "--fault-at 6 --up-at 12", 0, 24, 1);
 }
 
+/* --engine-stats: each rank says where its software HCA's engine spent
+ * its time */
+GDA_FT_TEST_TIMEOUT(moe_job, engine_stats_per_rank, 120)
+{
+    moe_run_t *r = calloc(1, sizeof(*r));
+
+    moe_test_run("--iters 4 --fault-rank -1 --engine-stats", r);
+    moe_test_passed(r, 4);
+    moe_test_expect(r, "rank 0: engine threads 1: ");
+    moe_test_expect(r, "rank 1: engine threads 1: ");
+    moe_test_expect(r, "waits for GPU copies");
+    free(r);
+}
+
 /* No fault, but 2% of the packets held for 10 ms against a 5 ms deadline:
  * paths switch and fail back all along the run (false switches, as a
  * congested network makes), on both ranks and both ways, and the job must

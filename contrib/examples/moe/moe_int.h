@@ -29,6 +29,7 @@ typedef struct moe_opt {
                                          rank */
     int         failover;     /* 1: on, 0: off, -1: both (--compare) */
     int         use_gpu;      /* -1: auto */
+    int         engine_stats; /* each rank prints its engine's statistics */
     double      timeout;      /* of one wait, seconds */
     double      retry_window; /* failover off: the HCA's, seconds */
     const char *plot;

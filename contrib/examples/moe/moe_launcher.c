@@ -10,7 +10,7 @@
  *   moe [--ranks N] [--experts E] [--topk K] [--hidden H] [--tokens T]
  *       [--iters I] [--fault-rank R --fault-at I1 --up-at I2]
  *       [--kill-rank R --at K [--rejoin-at K2]] [--no-failover | --compare]
- *       [--plot FILE.png] [--gpu | --cpu]
+ *       [--plot FILE.png] [--gpu | --cpu] [--engine-stats]
  *
  * --kill-rank R --at K: rank R's process kills itself (SIGKILL) as
  * iteration K begins, having told the launcher when. The others mask it
@@ -47,8 +47,31 @@ static double moe_now(void)
     return gda_ft_dev_now_ns() * 1e-9;
 }
 
-moe_opt_t opt = {2, 4, 2, 1024, 64, 60, 2, 2, 1, 0, 20, 40, -1, -1, -1, 0, 1,
-                 -1, 20.0, 8.0, "moe_timeline.png", 2026, -1, -1};
+moe_opt_t opt = {
+    .ranks        = 2,
+    .experts      = 4,
+    .topk         = 2,
+    .hidden       = 1024,
+    .tokens       = 64,
+    .iters        = 60,
+    .workers      = 2,
+    .nchan        = 2,
+    .blocks       = 1,
+    .fault_rank   = 0,
+    .fault_at     = 20,
+    .up_at        = 40,
+    .kill_rank    = -1,
+    .kill_at      = -1,
+    .rejoin_at    = -1,
+    .failover     = 1,
+    .use_gpu      = -1,
+    .timeout      = 20.0,
+    .retry_window = 8.0,
+    .plot         = "moe_timeline.png",
+    .seed         = 2026,
+    .rank         = -1,
+    .sock         = -1
+};
 
 
 /* ---- the launcher -------------------------------------------------------- */
@@ -251,7 +274,10 @@ static int moe_usage(FILE *f, int rc)
         "  --plot FILE.png  the timeline (default moe_timeline.png; needs "
         "gnuplot)\n"
         "  --gpu | --cpu    kernels | CPU threads (default: the GPU where "
-        "found)\n");
+        "found)\n"
+        "  --engine-stats   each rank prints where its software HCA's "
+        "engine spent\n"
+        "                   its time (passes, GPU copies and waits)\n");
     return rc;
 }
 
@@ -380,6 +406,7 @@ int main(int argc, char **argv)
         {"seed", required_argument, NULL, 's'},
         {"gpu", no_argument, NULL, 'G'},
         {"cpu", no_argument, NULL, 'P'},
+        {"engine-stats", no_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}
     };
@@ -428,6 +455,7 @@ int main(int argc, char **argv)
         case 's': opt.seed = strtoull(optarg, NULL, 0); break;
         case 'G': opt.use_gpu = 1; break;
         case 'P': opt.use_gpu = 0; break;
+        case 'S': opt.engine_stats = 1; break;
         case 'h': return moe_usage(stdout, 0);
         default:  return moe_usage(stderr, 2);
         }

@@ -476,7 +476,7 @@ int moe_rank_main(void)
     uint8_t *report;
     moe_rank_t m;
     moe_result_t r;
-    char dev[32];
+    char dev[32], stats[1024];
     unsigned it, t, h, p;
     moe_elem_t *tokens;
 
@@ -568,6 +568,11 @@ int moe_rank_main(void)
     report     = malloc(report_len);
     memcpy(report, recs, opt.iters * sizeof(*recs));
     memcpy(report + opt.iters * sizeof(*recs), &sum, sizeof(sum));
+    /* before the report: the launcher ends the job once it has them all */
+    if (opt.engine_stats &&
+        (gda_ft_prog_soft_engine_stats(stats, sizeof(stats)) == UCS_OK)) {
+        fprintf(stderr, "rank %u: %s\n", opt.rank, stats);
+    }
     moe_send_msg(opt.sock, MOE_MSG_REPORT, report, report_len);
     free(report);
 
