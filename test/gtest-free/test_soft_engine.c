@@ -276,6 +276,62 @@ GDA_FT_TEST(soft_engine, thread_per_device_through_the_kernel)
 }
 
 
+/*
+ * RX_BUDGET: one engine thread, the datagrams between its two devices
+ * through its own queues, and a sender that puts a whole 1 MiB write (256
+ * packets, TX_BUDGET=256) out in one pass: the next pass finds all of
+ * them waiting, and takes no more than the budget from the port.
+ */
+static void rx_budget_write(const char *budget, unsigned expect_max)
+{
+    size_t len = 1024 * 1024;
+    uint8_t *src = malloc(len), *dst = calloc(1, len);
+    gda_ft_soft_engine_stats_t es;
+    gda_ft_dev_cqe_info_t info;
+    gda_ft_hca_mr_t *smr, *dmr;
+    soft_pair_t p;
+    uint16_t idx;
+
+    setenv("UCX_GDA_FT_SOFT_THREADS", "1", 1);
+    setenv("UCX_GDA_FT_SOFT_TX_BUDGET", "256", 1);
+    setenv("UCX_GDA_FT_SOFT_RX_BUDGET", budget, 1);
+    soft_pair_init(&p, "UCX_GDA_FT_SOFT_LOOPBACK=y", NULL);
+    soft_fill(src, len, 5);
+    smr = soft_mr(&p.a, src, len, 0);
+    dmr = soft_mr(&p.b, dst, len, GDA_FT_HCA_ACCESS_REMOTE_WRITE);
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&p.a.sq, (uintptr_t)src,
+                                               smr->lkey, len,
+                                               (uintptr_t)dst, dmr->rkey,
+                                               GDA_FT_WQE_SIGNALED, &idx),
+                     GDA_FT_DEV_OK);
+    soft_ep_ring(&p.a);
+    soft_ep_wait_send(&p.a, &info, 5000);
+    GDA_FT_ASSERT_EQ(info.opcode, GDA_FT_MLX5_CQE_REQ);
+    GDA_FT_ASSERT_MEM_EQ(dst, src, len);
+
+    gda_ft_soft_engine_stats(&es);
+    printf("RX_BUDGET=%s: the most datagrams from a port in a pass %" PRIu64
+           "\n", budget, es.max_port_rx);
+    if (expect_max != 0) {
+        GDA_FT_ASSERT_EQ(es.max_port_rx, expect_max);
+    } else {
+        GDA_FT_ASSERT(es.max_port_rx > 64);
+    }
+    free(src);
+    free(dst);
+    soft_pair_fini(&p);
+}
+
+GDA_FT_TEST(soft_engine, rx_budget_bounds_a_pass)
+{
+    rx_budget_write("32", 32);
+}
+
+GDA_FT_TEST(soft_engine, rx_budget_of_256_takes_a_burst_at_once)
+{
+    rx_budget_write("256", 0);
+}
+
 /* Whether this process may have the kernel's link notices */
 static int rtnetlink_available(void)
 {

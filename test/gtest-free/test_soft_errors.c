@@ -412,4 +412,12 @@ GDA_FT_TEST(soft_errors, malformed_device_config_refused)
     setenv("UCX_GDA_FT_SOFT_TX_BUDGET", "256", 1);
     GDA_FT_ASSERT_OK(gda_ft_soft_reload_config());
     unsetenv("UCX_GDA_FT_SOFT_TX_BUDGET");
+
+    for (i = 0; i < 2; ++i) {
+        setenv("UCX_GDA_FT_SOFT_RX_BUDGET", (i == 0) ? "31" : "1025", 1);
+        GDA_FT_ASSERT_EQ(gda_ft_soft_reload_config(), UCS_ERR_INVALID_PARAM);
+    }
+    setenv("UCX_GDA_FT_SOFT_RX_BUDGET", "32", 1);
+    GDA_FT_ASSERT_OK(gda_ft_soft_reload_config());
+    unsetenv("UCX_GDA_FT_SOFT_RX_BUDGET");
 }

@@ -35,6 +35,8 @@ typedef struct gda_ft_soft_config {
     unsigned long  threads;        /* engine workers; UCS_ULUNITS_AUTO:
                                       by the devices and CPUs */
     unsigned       tx_budget;      /* datagrams a QP sends per pass */
+    unsigned       rx_budget;      /* datagrams received from a port per
+                                      pass */
     int            pass_cpu_time;  /* sort the long gaps between passes
                                       by where they went (getrusage) */
     int            atomic_host_order; /* 8-byte atomic results in host
@@ -108,6 +110,9 @@ typedef struct gda_ft_soft_engine_stats {
     uint64_t max_part_ns[3];   /* the longest receive (datagrams in), queue
                                   (QPs' work) and housekeeping (faults,
                                   control, link check) part */
+    uint64_t max_port_rx;      /* the most datagrams a port gave in a pass
+                                  (at most RX_BUDGET, rounded up to a
+                                  batch) */
     unsigned workers;          /* engine threads; the counts above are
                                   their sums, and the longest of all */
     /* With PASS_CPU_TIME, where the gaps of GDA_FT_SOFT_LONG_GAP_NS or

@@ -126,6 +126,9 @@ void gda_ft_soft_engine_stats(gda_ft_soft_engine_stats_t *stats)
         stats->max_pass_ns = ucs_max(stats->max_pass_ns,
                                      __atomic_load_n(&cur->max_pass_ns,
                                                      __ATOMIC_RELAXED));
+        stats->max_port_rx = ucs_max(stats->max_port_rx,
+                                     __atomic_load_n(&cur->max_port_rx,
+                                                     __ATOMIC_RELAXED));
         if (__atomic_load_n(&cur->max_gap_ns, __ATOMIC_RELAXED) >=
             stats->max_gap_ns) {
             stats->max_gap_cpu_ns = __atomic_load_n(&cur->max_gap_cpu_ns,
@@ -162,7 +165,8 @@ void gda_ft_soft_engine_stats_format(const gda_ft_soft_engine_stats_t *st,
     snprintf(buf, max, "%lu passes, gaps <16us %lu <64us %lu <256us %lu "
              "<1ms %lu <4ms %lu >=4ms %lu, longest %.3f ms (its work: "
              "%.3f ms; longest receive %.3f, queues %.3f, housekeeping "
-             "%.3f ms), gaps over %.0f us %lu, of them mostly switched out "
+             "%.3f ms), the most datagrams from a port in a pass %lu, "
+             "gaps over %.0f us %lu, of them mostly switched out "
              "%lu blocked %lu stolen %lu, the longest's CPU time %.3f ms; "
              "%lu link checks; %lu waits for GPU copies, %.3f ms in all, "
              "the longest %.3f ms; %lu copies queued, %.3f ms in the "
@@ -173,6 +177,7 @@ void gda_ft_soft_engine_stats_format(const gda_ft_soft_engine_stats_t *st,
              (unsigned long)st->gaps[5], st->max_gap_ns / 1e6,
              st->max_pass_ns / 1e6, st->max_part_ns[0] / 1e6,
              st->max_part_ns[1] / 1e6, st->max_part_ns[2] / 1e6,
+             (unsigned long)st->max_port_rx,
              GDA_FT_SOFT_LONG_GAP_NS / 1e3, (unsigned long)st->long_gaps,
              (unsigned long)st->long_gaps_switched,
              (unsigned long)st->long_gaps_blocked,

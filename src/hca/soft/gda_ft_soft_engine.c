@@ -220,33 +220,31 @@ static int gda_ft_soft_rx_port(gda_ft_soft_port_t *port)
     return count;
 }
 
-/* Receives with rx (a batch at most per call) until a batch is not full,
- * or GDA_FT_SOFT_RX_BATCHES of them: the peer may send faster than one
- * batch per pass. Returns the number of datagrams. */
-static int gda_ft_soft_rx_drain(gda_ft_soft_port_t *port,
-                                int (*rx)(gda_ft_soft_port_t *port))
-{
-    int count, total = 0;
-    unsigned i;
-
-    for (i = 0; i < GDA_FT_SOFT_RX_BATCHES; ++i) {
-        count  = rx(port);
-        total += count;
-        if (count < GDA_FT_SOFT_RX_BATCH) {
-            break;
-        }
-    }
-    /* what the datagrams wrote into GPU memory is in place before the
-     * worker goes on: nothing it wrote waits for its next send */
-    gda_ft_soft_mem_flush();
-    return total;
-}
-
 static void gda_ft_soft_engine_max(uint64_t *max, uint64_t value)
 {
     if (value > *max) {
         __atomic_store_n(max, value, __ATOMIC_RELAXED);
     }
+}
+
+/* Receives with rx (a batch at most per call) until a batch is not full,
+ * or RX_BUDGET datagrams came: the peer may send faster than one batch per
+ * pass. Returns the number of datagrams. */
+static int gda_ft_soft_rx_drain(gda_ft_soft_port_t *port,
+                                int (*rx)(gda_ft_soft_port_t *port))
+{
+    unsigned budget = gda_ft_soft_engine.config.rx_budget;
+    int count, total = 0;
+
+    do {
+        count  = rx(port);
+        total += count;
+    } while ((count == GDA_FT_SOFT_RX_BATCH) && (total < budget));
+    gda_ft_soft_engine_max(&port->dev->worker->stats.max_port_rx, total);
+    /* what the datagrams wrote into GPU memory is in place before the
+     * worker goes on: nothing it wrote waits for its next send */
+    gda_ft_soft_mem_flush();
+    return total;
 }
 
 static uint64_t gda_ft_soft_rusage_cpu_ns(const struct rusage *ru)
@@ -343,10 +341,11 @@ static void gda_ft_soft_worker_report_pass(gda_ft_soft_worker_t *worker,
 
     gda_ft_soft_mem_cuda_stats(&after);
     ucs_diag("soft HCA: engine thread %u made a pass of %.3f ms "
-             "(receive %.3f ms, %u datagrams): %lu waits for GPU copies, "
-             "%.3f ms; %lu copies queued, %.3f ms in the calls (every "
-             "engine thread's)", worker->index, took_ns / 1e6,
-             worker->pass_rx_ns / 1e6, worker->pass_rx,
+             "(receive %.3f ms, %u datagrams; QPs %.3f ms, %u of them "
+             "sending): %lu waits for GPU copies, %.3f ms; %lu copies "
+             "queued, %.3f ms in the calls (every engine thread's)",
+             worker->index, took_ns / 1e6, worker->pass_rx_ns / 1e6,
+             worker->pass_rx, worker->pass_qps_ns / 1e6, worker->tx_senders,
              (unsigned long)(after.cuda_waits - before->cuda_waits),
              (after.cuda_wait_ns - before->cuda_wait_ns) / 1e6,
              (unsigned long)(after.cuda_copies - before->cuda_copies),
@@ -406,7 +405,8 @@ static int gda_ft_soft_worker_progress(gda_ft_soft_worker_t *worker,
     }
     worker->tx_senders = senders;
 
-    gda_ft_soft_worker_count_part(worker, 1, &part_start);
+    worker->pass_qps_ns = gda_ft_soft_worker_count_part(worker, 1,
+                                                        &part_start);
 
     gda_ft_soft_delayed_progress(worker, now);
     if (!ucs_list_is_empty(&worker->delayed)) {

@@ -39,7 +39,7 @@
 #define GDA_FT_SOFT_MAX_PKTS_INFLIGHT 256
 #define GDA_FT_SOFT_RD_RESP_QUEUE   16
 #define GDA_FT_SOFT_RD_RESP_BUDGET  32
-#define GDA_FT_SOFT_RX_BATCHES      8
+#define GDA_FT_SOFT_RX_BUDGET_MAX   1024  /* datagrams from a port a pass */
 #define GDA_FT_SOFT_ATOMIC_CACHE    32
 #define GDA_FT_SOFT_RX_BATCH        32
 /* Datagrams a port holds from ports of the same process (LOOPBACK): about
@@ -373,7 +373,8 @@ struct gda_ft_soft_worker {
                                                   in its last pass */
     unsigned                   pass_rx;        /* its last pass's
                                                   datagrams, */
-    uint64_t                   pass_rx_ns;     /* and their time */
+    uint64_t                   pass_rx_ns;     /* and their time; */
+    uint64_t                   pass_qps_ns;    /* its QPs' in that pass */
     int                        cuda_ready;     /* atomic: its CUDA stream
                                                   and staging areas are
                                                   set up (or failed) */
