@@ -81,17 +81,23 @@ ucs_status_t gda_ft_prog_soft_port(const char *dev, int up)
     return set_up(hca, 1, up);
 }
 
-ucs_status_t gda_ft_prog_soft_engine_stats(char *buf, size_t max)
+ucs_status_t gda_ft_prog_soft_stats(char *buf, size_t max)
 {
     ucs_status_t (*exec)(const char*, char*, size_t) = NULL;
-    char reply[4096], *line;
-    ucs_status_t status;
 
     *(void**)&exec = dlsym(RTLD_DEFAULT, "gda_ft_soft_ctl_exec");
     if (exec == NULL) {
         return UCS_ERR_NO_DEVICE;
     }
-    status = exec("stats", reply, sizeof(reply));
+    return exec("stats", buf, max);
+}
+
+ucs_status_t gda_ft_prog_soft_engine_stats(char *buf, size_t max)
+{
+    char reply[4096], *line;
+    ucs_status_t status;
+
+    status = gda_ft_prog_soft_stats(reply, sizeof(reply));
     if (status != UCS_OK) {
         return status;
     }

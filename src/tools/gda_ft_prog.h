@@ -23,6 +23,11 @@ int gda_ft_prog_parse_uint(const char *arg, unsigned min, unsigned max,
  * UCS_ERR_NO_DEVICE when dev is none of this process's software HCAs */
 ucs_status_t gda_ft_prog_soft_port(const char *dev, int up);
 
+/* The software HCAs' statistics of this process (gda_ft_softctl's stats:
+ * a line per port, then the engine's) into buf; UCS_ERR_NO_DEVICE without
+ * a software HCA */
+ucs_status_t gda_ft_prog_soft_stats(char *buf, size_t max);
+
 /* The software HCAs' engine statistics of this process (the "engine
  * threads" line of gda_ft_softctl's stats) into buf; UCS_ERR_NO_DEVICE
  * without a software HCA */

@@ -145,8 +145,8 @@ GDA_FT_TEST_TIMEOUT(moe_job, four_ranks_survive_a_port_failure_exactly, 240)
                       "--fault-at 6 --up-at 12", 0, 24, 1);
 }
 
-/* --engine-stats: each rank says where its software HCA's engine spent
- * its time */
+/* --engine-stats: each rank gives its ports' counters and where its
+ * software HCA's engine spent its time */
 GDA_FT_TEST_TIMEOUT(moe_job, engine_stats_per_rank, 120)
 {
     moe_run_t *r = calloc(1, sizeof(*r));
@@ -155,6 +155,8 @@ GDA_FT_TEST_TIMEOUT(moe_job, engine_stats_per_rank, 120)
     moe_test_passed(r, 4);
     moe_test_expect(r, "rank 0: engine threads 1: ");
     moe_test_expect(r, "rank 1: engine threads 1: ");
+    moe_test_expect(r, "rank 0: r0a:1 ACTIVE tx ");
+    moe_test_expect(r, "rank 1: r1b:1 ACTIVE tx ");
     moe_test_expect(r, "waits for GPU copies");
     free(r);
 }

@@ -275,9 +275,11 @@ static int moe_usage(FILE *f, int rc)
         "gnuplot)\n"
         "  --gpu | --cpu    kernels | CPU threads (default: the GPU where "
         "found)\n"
-        "  --engine-stats   each rank prints where its software HCA's "
-        "engine spent\n"
-        "                   its time (passes, GPU copies and waits)\n");
+        "  --engine-stats   each rank prints its software HCAs' port "
+        "counters (packets,\n"
+        "                   retransmissions, losses) and where their "
+        "engine spent its\n"
+        "                   time (passes, GPU copies and waits)\n");
     return rc;
 }
 

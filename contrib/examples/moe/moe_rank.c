@@ -467,6 +467,23 @@ static void moe_die_now(void)
     raise(SIGKILL);
 }
 
+/* Our software HCAs' statistics, a line each, on stderr */
+static void moe_print_stats(void)
+{
+    char stats[4096], *line, *next;
+
+    if (gda_ft_prog_soft_stats(stats, sizeof(stats)) != UCS_OK) {
+        return;
+    }
+    for (line = stats; *line != '\0'; line = next) {
+        next = line + strcspn(line, "\n");
+        if (*next != '\0') {
+            *next++ = '\0';
+        }
+        fprintf(stderr, "rank %u: %s\n", opt.rank, line);
+    }
+}
+
 int moe_rank_main(void)
 {
     moe_iter_rec_t *recs = calloc(opt.iters, sizeof(*recs));
@@ -476,7 +493,7 @@ int moe_rank_main(void)
     uint8_t *report;
     moe_rank_t m;
     moe_result_t r;
-    char dev[32], stats[1024];
+    char dev[32];
     unsigned it, t, h, p;
     moe_elem_t *tokens;
 
@@ -569,9 +586,8 @@ int moe_rank_main(void)
     memcpy(report, recs, opt.iters * sizeof(*recs));
     memcpy(report + opt.iters * sizeof(*recs), &sum, sizeof(sum));
     /* before the report: the launcher ends the job once it has them all */
-    if (opt.engine_stats &&
-        (gda_ft_prog_soft_engine_stats(stats, sizeof(stats)) == UCS_OK)) {
-        fprintf(stderr, "rank %u: %s\n", opt.rank, stats);
+    if (opt.engine_stats) {
+        moe_print_stats();
     }
     moe_send_msg(opt.sock, MOE_MSG_REPORT, report, report_len);
     free(report);
