@@ -132,6 +132,9 @@ typedef struct gda_ft_soft_engine_stats {
     uint64_t cuda_copies;      /* copies queued on the engine's streams: */
     uint64_t cuda_copy_ns;     /* the time in those calls, */
     uint64_t max_cuda_copy_ns; /* and the longest */
+    uint64_t cuda_queries;     /* asking whether reads of GPU memory have
+                                  landed (cudaEventQuery): */
+    uint64_t cuda_query_ns;    /* the time in those calls */
     uint64_t link_checks;      /* of the interfaces carrying the ports:
                                   one at the start, then one per notice
                                   of the kernel (or every LINK_CHECK

@@ -170,7 +170,7 @@ void gda_ft_soft_engine_stats_format(const gda_ft_soft_engine_stats_t *st,
              "%lu blocked %lu stolen %lu, the longest's CPU time %.3f ms; "
              "%lu link checks; %lu waits for GPU copies, %.3f ms in all, "
              "the longest %.3f ms; %lu copies queued, %.3f ms in the "
-             "calls, the longest %.3f ms",
+             "calls, the longest %.3f ms; %lu queries of reads, %.3f ms",
              (unsigned long)st->passes, (unsigned long)st->gaps[0],
              (unsigned long)st->gaps[1], (unsigned long)st->gaps[2],
              (unsigned long)st->gaps[3], (unsigned long)st->gaps[4],
@@ -185,7 +185,8 @@ void gda_ft_soft_engine_stats_format(const gda_ft_soft_engine_stats_t *st,
              (unsigned long)st->link_checks, (unsigned long)st->cuda_waits,
              st->cuda_wait_ns / 1e6, st->max_cuda_wait_ns / 1e6,
              (unsigned long)st->cuda_copies, st->cuda_copy_ns / 1e6,
-             st->max_cuda_copy_ns / 1e6);
+             st->max_cuda_copy_ns / 1e6, (unsigned long)st->cuda_queries,
+             st->cuda_query_ns / 1e6);
 }
 
 gda_ft_hca_dev_t *gda_ft_soft_dev_find(const char *name)

@@ -404,6 +404,8 @@ static int gda_ft_soft_worker_progress(gda_ft_soft_worker_t *worker,
         *next_timer = ucs_min(*next_timer, gda_ft_soft_qp_next_timer(qp));
     }
     worker->tx_senders = senders;
+    /* the messages the QPs read ahead, in one batch */
+    gda_ft_soft_mem_reads_submit();
 
     worker->pass_qps_ns = gda_ft_soft_worker_count_part(worker, 1,
                                                         &part_start);

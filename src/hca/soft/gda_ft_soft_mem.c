@@ -136,8 +136,13 @@ typedef struct {
  * the engine goes on: a read waits in the thread's read staging area until
  * the event recorded behind its batch is done, then lands in its snapshot
  * (gda_ft_soft_mem_reads_land). Reads land in the order they were queued.
+ * The runtime is asked whether a batch is done at most once every
+ * GDA_FT_SOFT_CUDA_QUERY_GAP_NS, which is less than a copy takes to land:
+ * a query costs the engine thread about 1.5 us on an H200, and a thread
+ * with several QPs waiting for their reads asked for each in every pass.
  */
-#define GDA_FT_SOFT_CUDA_READS 256
+#define GDA_FT_SOFT_CUDA_READS        256
+#define GDA_FT_SOFT_CUDA_QUERY_GAP_NS 4000
 
 typedef struct {
     gda_ft_soft_snapshot_t *snapshot;
@@ -220,6 +225,9 @@ typedef struct {
     unsigned                open_reads;   /* queued since the last batch */
     uint64_t                batch;        /* the batch being queued */
     uint64_t                landed_batch; /* the last one done */
+    uint64_t                query_ns;     /* when the runtime was last
+                                             asked about the next one, or
+                                             it was queued */
     void                   *events[GDA_FT_SOFT_CUDA_READS];
     gda_ft_soft_cuda_read_t reads[GDA_FT_SOFT_CUDA_READS];
     /* word ops queued for the next flush, and their words */
@@ -246,6 +254,8 @@ typedef struct {
 static gda_ft_soft_cuda_time_t gda_ft_soft_cuda_waits;  /* for a stream or
                                                            an event */
 static gda_ft_soft_cuda_time_t gda_ft_soft_cuda_queues; /* queueing a copy */
+static gda_ft_soft_cuda_time_t gda_ft_soft_cuda_queries; /* whether reads
+                                                            have landed */
 static pthread_once_t gda_ft_soft_cuda_once = PTHREAD_ONCE_INIT;
 static int gda_ft_soft_cuda_loaded;
 
@@ -688,12 +698,17 @@ static void gda_ft_soft_cuda_copies_add(gda_ft_soft_cuda_copies_t *c,
 
 void gda_ft_soft_mem_cuda_stats(gda_ft_soft_engine_stats_t *stats)
 {
+    uint64_t max_ns;
+
     gda_ft_soft_cuda_time_read(&gda_ft_soft_cuda_waits, &stats->cuda_waits,
                                &stats->cuda_wait_ns,
                                &stats->max_cuda_wait_ns);
     gda_ft_soft_cuda_time_read(&gda_ft_soft_cuda_queues,
                                &stats->cuda_copies, &stats->cuda_copy_ns,
                                &stats->max_cuda_copy_ns);
+    gda_ft_soft_cuda_time_read(&gda_ft_soft_cuda_queries,
+                               &stats->cuda_queries, &stats->cuda_query_ns,
+                               &max_ns);
 }
 
 static void gda_ft_soft_cuda_word_ops_run(gda_ft_soft_cuda_thread_t *t);
@@ -834,27 +849,52 @@ static void gda_ft_soft_cuda_read_land(gda_ft_soft_cuda_thread_t *t)
     }
 }
 
-int gda_ft_soft_mem_reads_land(void)
+/* Whether the batch of reads has landed; asks the runtime only where
+ * force, or where it was not asked within the last
+ * GDA_FT_SOFT_CUDA_QUERY_GAP_NS */
+static int gda_ft_soft_cuda_batch_landed(gda_ft_soft_cuda_thread_t *t,
+                                         uint64_t batch, int force)
 {
-    gda_ft_soft_cuda_thread_t *t = &gda_ft_soft_cuda_thread;
-    gda_ft_soft_cuda_read_t *read;
+    uint64_t now = gda_ft_soft_now_ns();
     int ret;
+
+    if (!force && ((now - t->query_ns) < GDA_FT_SOFT_CUDA_QUERY_GAP_NS)) {
+        return 0;
+    }
+    ret = gda_ft_soft_cuda.event_query(
+            t->events[batch % GDA_FT_SOFT_CUDA_READS]);
+    gda_ft_soft_cuda_count(&gda_ft_soft_cuda_queries, now);
+    t->query_ns = now;
+    if (ret == GDA_FT_CUDA_NOT_READY) {
+        return 0;
+    } else if (ret != 0) {
+        ucs_error("soft HCA: cudaEventQuery failed: %d", ret);
+    }
+    return 1;
+}
+
+/* Lands the reads whose batches are done (force: asking the runtime now) */
+static int gda_ft_soft_cuda_reads_land(gda_ft_soft_cuda_thread_t *t,
+                                       int force)
+{
+    gda_ft_soft_cuda_read_t *read;
 
     while (t->num_reads > t->open_reads) {
         read = &t->reads[t->read_first];
         if (read->batch > t->landed_batch) {
-            ret = gda_ft_soft_cuda.event_query(
-                    t->events[read->batch % GDA_FT_SOFT_CUDA_READS]);
-            if (ret == GDA_FT_CUDA_NOT_READY) {
+            if (!gda_ft_soft_cuda_batch_landed(t, read->batch, force)) {
                 break;
-            } else if (ret != 0) {
-                ucs_error("soft HCA: cudaEventQuery failed: %d", ret);
             }
             t->landed_batch = read->batch;
         }
         gda_ft_soft_cuda_read_land(t);
     }
     return t->num_reads;
+}
+
+int gda_ft_soft_mem_reads_land(void)
+{
+    return gda_ft_soft_cuda_reads_land(&gda_ft_soft_cuda_thread, 0);
 }
 
 /* Waits for every read queued on the thread's read stream, and lands them */
@@ -987,7 +1027,10 @@ void gda_ft_soft_mem_reads_submit(void)
         if (ret != 0) {
             ucs_error("soft HCA: cudaEventSynchronize failed: %d", ret);
         }
-        (void)gda_ft_soft_mem_reads_land();
+        (void)gda_ft_soft_cuda_reads_land(t, 1);
+    } else if ((t->landed_batch + 2) == t->batch) {
+        /* the oldest batch in flight: not done before a copy could be */
+        t->query_ns = gda_ft_soft_now_ns();
     }
 }
 

@@ -378,15 +378,15 @@ static int gda_ft_soft_op_read(gda_ft_soft_op_t *op)
  * given in that order: a QP reads ahead only behind its next op, and no
  * further than its send window, so that no buffer is read long before the
  * QP could send it. A QP tops its reads up once half of them have gone
- * out, not after each send: a batch of one read is a copy and an event
- * of its own, and reads of consecutive messages merge into one copy
- * (gda_ft_soft_cuda_copies_add) only within a batch.
+ * out, not after each send. The reads the QPs of a pass queue go out
+ * together at its end (gda_ft_soft_mem_reads_submit): a batch is a
+ * cudaMemcpyAsync call per run of copies that continue each other and an
+ * event, and runs form only within a batch.
  */
 int gda_ft_soft_req_ready(gda_ft_soft_qp_t *qp)
 {
     unsigned window = ucs_max(gda_ft_soft_engine.config.cuda_read_batch, 1);
     gda_ft_soft_op_t *op;
-    int queued = 0;
     int ret;
 
     if ((int)(qp->read_ahead - qp->op_send) < 0) {
@@ -412,12 +412,8 @@ int gda_ft_soft_req_ready(gda_ft_soft_qp_t *qp)
             if (ret == 0) {
                 break;
             }
-            queued |= (ret > 0);
         }
         ++qp->read_ahead;
-    }
-    if (queued) {
-        gda_ft_soft_mem_reads_submit();
     }
 
     op = gda_ft_soft_op_at(qp, qp->op_send);
