@@ -49,12 +49,24 @@ typedef struct fake_event {
 static uint64_t fake_copies_started;
 static uint64_t fake_streams_created;
 static uint64_t fake_records;
+static uint64_t fake_queries;
 static uint64_t fake_batches;
 static uint64_t fake_batched_copies;
 static uint64_t fake_word_reads;
 static uint64_t fake_device_reads;
 
 /* Copies the streams ran or are running (for tests) */
+/* Events recorded, and asked about (cudaEventQuery), so far (for tests) */
+uint64_t gda_ft_fake_cudart_event_records(void)
+{
+    return __atomic_load_n(&fake_records, __ATOMIC_RELAXED);
+}
+
+uint64_t gda_ft_fake_cudart_event_queries(void)
+{
+    return __atomic_load_n(&fake_queries, __ATOMIC_RELAXED);
+}
+
 uint64_t gda_ft_fake_cudart_copies_started(void)
 {
     return __atomic_load_n(&fake_copies_started, __ATOMIC_RELAXED);
@@ -397,6 +409,7 @@ int cudaEventQuery(void *event)
     fake_event_t *e = event;
     int done;
 
+    __atomic_add_fetch(&fake_queries, 1, __ATOMIC_RELAXED);
     if (e->stream == NULL) {
         return FAKE_CUDA_SUCCESS;
     }

@@ -6,11 +6,13 @@
  * must hold up no other QP of the engine thread.
  */
 #include "soft_harness.h"
+#include "gda_ft_soft_int.h"
 #include "gda_ft_test.h"
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <endian.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -557,6 +559,78 @@ GDA_FT_TEST(soft_cuda, four_full_rings_share_the_reads)
         }
     }
     for (q = 0; q < NQP; ++q) {
+        soft_ep_destroy(&req[q]);
+        soft_ep_destroy(&resp[q]);
+        free(src[q]);
+        free(dst[q]);
+    }
+    soft_pair_fini(&p);
+}
+
+/*
+ * Four QPs, each with a message in GPU memory, rung while the engine's
+ * lock is held so that one pass finds them all: their reads go out in one
+ * batch behind one event, and while the copies take 20 ms each the engine
+ * asks whether that event is done at most once every 4 us.
+ */
+GDA_FT_TEST(soft_cuda, reads_of_a_pass_go_in_one_batch)
+{
+    enum { NQP = 4, SIZE = 4096 };
+    soft_fake_cudart_count_t records, queries;
+    uint64_t records_before, queries_before;
+    soft_ep_t req[NQP], resp[NQP];
+    gda_ft_hca_mr_t *smr[NQP], *dmr[NQP];
+    uint8_t *src[NQP], *dst[NQP];
+    gda_ft_dev_cqe_info_t info;
+    uint16_t idx[NQP];
+    double start, took_us;
+    soft_pair_t p;
+    unsigned q;
+
+    (void)soft_fake_cudart_load(20000);
+    records = soft_fake_cudart_counter("gda_ft_fake_cudart_event_records");
+    queries = soft_fake_cudart_counter("gda_ft_fake_cudart_event_queries");
+    soft_pair_init(&p, NULL, NULL);
+    for (q = 0; q < NQP; ++q) {
+        soft_ep_create(&req[q], p.dev0, 1);
+        soft_ep_create(&resp[q], p.dev1, 1);
+        soft_ep_pair_connect(&req[q], &resp[q], &soft_default_params);
+        src[q] = aligned_alloc(64, SIZE);
+        dst[q] = calloc(1, SIZE);
+        soft_fill(src[q], SIZE, 40 + q);
+        smr[q] = cuda_test_mr(&req[q], src[q], SIZE, 0, GDA_FT_HCA_MEM_CUDA);
+        dmr[q] = soft_mr(&resp[q], dst[q], SIZE,
+                         GDA_FT_HCA_ACCESS_REMOTE_WRITE);
+        GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(
+                &req[q].sq, (uintptr_t)src[q], smr[q]->lkey, SIZE,
+                (uintptr_t)dst[q], dmr[q]->rkey, GDA_FT_WQE_SIGNALED,
+                &idx[q]), GDA_FT_DEV_OK);
+    }
+
+    records_before = records();
+    queries_before = queries();
+    start          = soft_now_sec();
+    gda_ft_soft_engine_lock();
+    for (q = 0; q < NQP; ++q) {
+        soft_ep_ring(&req[q]);
+    }
+    gda_ft_soft_engine_unlock();
+    for (q = 0; q < NQP; ++q) {
+        soft_ep_wait_send(&req[q], &info, 20000);
+        GDA_FT_ASSERT_EQ(info.opcode, GDA_FT_MLX5_CQE_REQ);
+        GDA_FT_ASSERT_EQ(info.wqe_counter, idx[q]);
+        GDA_FT_ASSERT_MEM_EQ(dst[q], src[q], SIZE);
+    }
+    took_us = (soft_now_sec() - start) * 1e6;
+    printf("4 reads: %" PRIu64 " events, %" PRIu64 " queries in %.0f us\n",
+           records() - records_before, queries() - queries_before, took_us);
+    GDA_FT_ASSERT_EQ(records() - records_before, 1);
+    GDA_FT_ASSERT(took_us >= 4 * 20000);
+    GDA_FT_ASSERT((queries() - queries_before) <= (took_us / 4) + 16);
+
+    for (q = 0; q < NQP; ++q) {
+        gda_ft_hca_mr_dereg(smr[q]);
+        gda_ft_hca_mr_dereg(dmr[q]);
         soft_ep_destroy(&req[q]);
         soft_ep_destroy(&resp[q]);
         free(src[q]);
