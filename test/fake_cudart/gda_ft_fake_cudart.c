@@ -11,6 +11,7 @@
  * the libraries a test process has loaded (gda_ft_cudart_open).
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -335,8 +336,17 @@ int cudaRuntimeGetVersion(int *version)
     return FAKE_CUDA_SUCCESS;
 }
 
+/* Device memory everywhere but where refused (freed): cudaMemoryType */
+int cudaPointerGetAttributes(int *attrs, const void *ptr)
+{
+    attrs[0] = fake_refused(ptr, 1) ? 0 : 2;
+    return FAKE_CUDA_SUCCESS;
+}
+
 /* As CUDA 13 declares it. The copies of a batch run in no set order: here
- * the last first, so that a caller relying on their order fails */
+ * the last first, so that a caller relying on their order fails. It
+ * infers each copy's direction from its pointers and takes freed device
+ * memory for host memory, which the process faults on: so does this. */
 int cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs,
                          const size_t *sizes, size_t count, void *attrs,
                          size_t *attrs_idxs, size_t num_attrs, void *stream)
@@ -347,6 +357,15 @@ int cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs,
     if ((count == 0) || (attrs == NULL) || (attrs_idxs == NULL) ||
         (num_attrs == 0) || (num_attrs > count) || (attrs_idxs[0] != 0)) {
         return FAKE_CUDA_INVALID_VALUE;
+    }
+    for (i = 0; i < count; ++i) {
+        if (fake_refused(dsts[i], sizes[i]) ||
+            fake_refused(srcs[i], sizes[i])) {
+            fprintf(stderr, "stand-in CUDA runtime: cudaMemcpyBatchAsync "
+                    "of freed device memory (%p <- %p, %zu): a fault\n",
+                    dsts[i], srcs[i], sizes[i]);
+            abort();
+        }
     }
     for (i = count; i-- > 0;) {
         ret = cudaMemcpyAsync(dsts[i], srcs[i], sizes[i], 4, stream);

@@ -746,8 +746,9 @@ GDA_FT_TEST(soft_cuda, refused_run_of_merged_writes_fails)
 
 GDA_FT_TEST(soft_cuda, refused_write_in_a_batch_fails_it_and_none_before)
 {
-    /* the batch refused whole, then queued a run at a time, each run
-     * refused copy by copy */
+    /* the run the runtime does not report as device memory is left out of
+     * the batch (which would fault on it) and queued alone, refused copy
+     * by copy */
     setenv("UCX_GDA_FT_SOFT_CUDA_COPY_BATCH", "y", 1);
     cuda_test_refused_writes("UCX_GDA_FT_SOFT_CUDA_COPY_MERGE=n", 1);
 }
@@ -774,6 +775,27 @@ static void cuda_test_refused_message(const char *env)
 GDA_FT_TEST(soft_cuda, refused_message_read_ahead_fails)
 {
     cuda_test_refused_message(NULL);
+}
+
+/* Two messages read in one batch (their sources apart: two copies), the
+ * second's refused: it is left out of the batch, which would fault on it,
+ * and its operation fails */
+GDA_FT_TEST(soft_cuda, refused_message_read_in_a_batch_fails)
+{
+    uint64_t before;
+    uint16_t idx;
+    cuda_test_t t;
+
+    (void)soft_fake_cudart_load(20);
+    cuda_test_init(&t, "UCX_GDA_FT_SOFT_CUDA_COPY_BATCH=y", 64 * 1024);
+    memset(t.b, 0xa5, t.len);
+    before = cuda_test_refuse(t.a + 8192, 4096);
+    cuda_test_write_at(&t, 0, 0, 4096, 0, &idx);
+    cuda_test_write_at(&t, 8192, 8192, 4096, GDA_FT_WQE_SIGNALED, &idx);
+    cuda_test_refused_op(&t, before, idx, GDA_FT_MLX5_SYND_LOCAL_PROT_ERR);
+    GDA_FT_ASSERT_MEM_EQ(t.b, t.a, 4096);
+    GDA_FT_ASSERT_EQ(t.b[8192], 0xa5);
+    cuda_test_fini(&t);
 }
 
 GDA_FT_TEST(soft_cuda, refused_message_per_packet_fails)

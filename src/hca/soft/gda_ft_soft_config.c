@@ -168,10 +168,12 @@ ucs_config_field_t gda_ft_soft_config_table[] = {
      "cudaMemcpyAsync call per copy (copies that continue each other\n"
      "merged), naming its direction, so that the runtime refuses GPU\n"
      "memory freed while registered and the operation fails. 'y': the\n"
-     "copies it has for a stream (a pass's writes, a batch of reads) in one\n"
-     "cudaMemcpyBatchAsync call, where the CUDA runtime has it (12.8 and\n"
-     "later), which infers each copy's direction from its pointers and\n"
-     "faults on such memory.",
+     "copies it has for a stream (a receive batch's writes, a pass's reads)\n"
+     "in one cudaMemcpyBatchAsync call, where the CUDA runtime has it (12.8\n"
+     "and later); that call would take freed GPU memory for host memory and\n"
+     "fault, so a copy whose GPU memory the runtime does not report as such\n"
+     "at both ends is queued alone and refused. A batch costs the engine\n"
+     "less per copy the more it holds (docs/benchmarks.md).",
      ucs_offsetof(gda_ft_soft_config_t, cuda_copy_batch),
      UCS_CONFIG_TYPE_BOOL},
 

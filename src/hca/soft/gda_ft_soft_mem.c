@@ -39,6 +39,20 @@ typedef int (*gda_ft_cuda_event_record_func_t)(void *event, void *stream);
 typedef int (*gda_ft_cuda_event_func_t)(void *event);
 typedef int (*gda_ft_cuda_version_func_t)(int *version);
 
+/* cudaPointerAttributes: its type first (room for what later runtimes
+ * add) */
+typedef struct {
+    int   type;
+    int   device;
+    void *device_pointer;
+    void *host_pointer;
+    long  reserved[16];
+} gda_ft_cuda_pointer_attrs_t;
+typedef int (*gda_ft_cuda_pointer_attrs_func_t)(
+        gda_ft_cuda_pointer_attrs_t *attrs, const void *ptr);
+#define GDA_FT_CUDA_MEMORY_DEVICE      2
+#define GDA_FT_CUDA_MEMORY_MANAGED     3
+
 /* cudaMemcpyAttributes: the order a copy's source is read in, location
  * hints for managed memory (ignored here), flags */
 typedef struct {
@@ -64,7 +78,8 @@ typedef int (*gda_ft_cuda_memcpy_batch_12_func_t)(
 /* cudaMemcpyKind: a copy named by its direction is refused (an error)
  * where device memory is not (freed while registered); one the runtime
  * infers from the pointers takes such memory for host memory and faults,
- * as does cudaMemcpyBatchAsync, which infers */
+ * as does cudaMemcpyBatchAsync, which infers: a batch holds only copies
+ * whose device memory the runtime reports as such */
 #define GDA_FT_CUDA_MEMCPY_H2D         1
 #define GDA_FT_CUDA_MEMCPY_D2H         2
 #define GDA_FT_CUDA_MEMCPY_D2D         3
@@ -94,6 +109,7 @@ static struct {
     gda_ft_cuda_event_func_t         event_destroy;
     void                            *memcpy_batch; /* NULL: the runtime
                                                       has none */
+    gda_ft_cuda_pointer_attrs_func_t pointer_attrs;
     int                              runtime_version;
     int                              device;  /* current at registration */
     pthread_key_t                    thread_key;
@@ -305,7 +321,12 @@ static void gda_ft_soft_cuda_load_batch(void *handle)
         (gda_ft_soft_cuda.runtime_version < GDA_FT_CUDA_BATCH_MIN_VERSION)) {
         return;
     }
-    gda_ft_soft_cuda.memcpy_batch = dlsym(handle, "cudaMemcpyBatchAsync");
+    *(void**)&gda_ft_soft_cuda.pointer_attrs =
+            dlsym(handle, "cudaPointerGetAttributes");
+    if (gda_ft_soft_cuda.pointer_attrs != NULL) {
+        gda_ft_soft_cuda.memcpy_batch = dlsym(handle,
+                                              "cudaMemcpyBatchAsync");
+    }
 }
 
 static void gda_ft_soft_cuda_load(void)
@@ -479,27 +500,68 @@ void gda_ft_soft_refusal_note(gda_ft_soft_refusal_t *refusal, uint32_t tag)
     }
 }
 
-/* Queues the runs through cudaMemcpyBatchAsync; its return value */
+/* Whether the runtime reports the byte at ptr as device memory (not
+ * freed) */
+static int gda_ft_soft_cuda_is_device(const void *ptr)
+{
+    gda_ft_cuda_pointer_attrs_t attrs;
+
+    memset(&attrs, 0, sizeof(attrs));
+    return (gda_ft_soft_cuda.pointer_attrs(&attrs, ptr) == 0) &&
+           ((attrs.type == GDA_FT_CUDA_MEMORY_DEVICE) ||
+            (attrs.type == GDA_FT_CUDA_MEMORY_MANAGED));
+}
+
+/* Whether both ends of a run's device memory are device memory */
+static int gda_ft_soft_cuda_run_is_device(const gda_ft_soft_cuda_copies_t *c,
+                                          unsigned r)
+{
+    const char *dev = (c->kind == GDA_FT_CUDA_MEMCPY_D2H) ? c->run_src[r] :
+                                                             c->run_dst[r];
+
+    return gda_ft_soft_cuda_is_device(dev) &&
+           gda_ft_soft_cuda_is_device(dev + c->run_len[r] - 1);
+}
+
+/* Queues the runs [0, runs) whose device memory is live through one
+ * cudaMemcpyBatchAsync call, marking them in batched; its return value */
 static int gda_ft_soft_cuda_copies_batch(gda_ft_soft_cuda_copies_t *c,
-                                         unsigned runs, void *stream)
+                                         unsigned runs, void *stream,
+                                         uint8_t *batched)
 {
     gda_ft_cuda_memcpy_attrs_t attrs = {GDA_FT_CUDA_MEMCPY_SRC_ORDER_STREAM};
     size_t attrs_idx                 = 0, fail_idx;
     uint64_t start                   = gda_ft_soft_now_ns();
+    size_t len[GDA_FT_SOFT_CUDA_PENDING];
+    const void *src[GDA_FT_SOFT_CUDA_PENDING];
+    void *dst[GDA_FT_SOFT_CUDA_PENDING];
+    unsigned r, n;
     int ret;
 
+    for (r = 0, n = 0; r < runs; ++r) {
+        batched[r] = gda_ft_soft_cuda_run_is_device(c, r);
+        if (batched[r]) {
+            dst[n]   = c->run_dst[r];
+            src[n]   = c->run_src[r];
+            len[n++] = c->run_len[r];
+        }
+    }
+    if (n == 0) {
+        return 0;
+    }
     if (gda_ft_soft_cuda.runtime_version >= GDA_FT_CUDA_BATCH_13_VERSION) {
         ret = ((gda_ft_cuda_memcpy_batch_func_t)gda_ft_soft_cuda.memcpy_batch)(
-                c->run_dst, c->run_src, c->run_len, runs, &attrs, &attrs_idx,
-                1, stream);
+                dst, src, len, n, &attrs, &attrs_idx, 1, stream);
     } else {
         ret = ((gda_ft_cuda_memcpy_batch_12_func_t)
-               gda_ft_soft_cuda.memcpy_batch)(c->run_dst, c->run_src,
-                                              c->run_len, runs, &attrs,
+               gda_ft_soft_cuda.memcpy_batch)(dst, src, len, n, &attrs,
                                               &attrs_idx, 1, &fail_idx,
                                               stream);
     }
-    gda_ft_soft_cuda_count_n(&gda_ft_soft_cuda_queues, start, runs);
+    gda_ft_soft_cuda_count_n(&gda_ft_soft_cuda_queues, start, n);
+    if (ret != 0) {
+        memset(batched, 0, runs);
+    }
     return ret;
 }
 
@@ -632,12 +694,14 @@ static void gda_ft_soft_cuda_run_retry(gda_ft_soft_cuda_copies_t *c,
 
 /*
  * Queues a stream's pending copies on it: by one call where the runtime
- * batches them (CUDA_COPY_BATCH), else, or should that call fail, a run
- * at a time; a run refused is queued again copy by copy.
+ * batches them (CUDA_COPY_BATCH) and reports their device memory as such,
+ * else, or should that call fail, a run at a time, naming its direction;
+ * a run refused is queued again copy by copy.
  */
 static void gda_ft_soft_cuda_copies_queue(gda_ft_soft_cuda_copies_t *c,
                                           void *stream)
 {
+    uint8_t batched[GDA_FT_SOFT_CUDA_PENDING] = {0};
     unsigned runs, r;
     int ret;
 
@@ -647,15 +711,16 @@ static void gda_ft_soft_cuda_copies_queue(gda_ft_soft_cuda_copies_t *c,
     runs = gda_ft_soft_cuda_copies_runs(c);
     if ((runs > 1) && (gda_ft_soft_cuda.memcpy_batch != NULL) &&
         gda_ft_soft_engine.config.cuda_copy_batch) {
-        ret = gda_ft_soft_cuda_copies_batch(c, runs, stream);
-        if (ret == 0) {
-            c->count = 0;
-            return;
+        ret = gda_ft_soft_cuda_copies_batch(c, runs, stream, batched);
+        if (ret != 0) {
+            ucs_diag("soft HCA: cudaMemcpyBatchAsync of %u copies failed "
+                     "(%d): queued one by one", runs, ret);
         }
-        ucs_diag("soft HCA: cudaMemcpyBatchAsync of %u copies failed (%d): "
-                 "queued one by one", runs, ret);
     }
     for (r = 0; r < runs; ++r) {
+        if (batched[r]) {
+            continue;
+        }
         ret = gda_ft_soft_cuda_copy_async(c->run_dst[r], c->run_src[r],
                                           c->run_len[r], c->kind, stream);
         if (ret != 0) {
