@@ -199,32 +199,44 @@ static int thread_named(const char *comm)
     return 0;
 }
 
-static void loopback_write(const char *env, int expect_loopback,
-                           unsigned expect_threads)
+/* One signalled write of len bytes from p's a to its b, its bytes
+ * checked */
+static void engine_test_write(soft_pair_t *p, size_t len, int seed)
 {
-    size_t len = 256 * 1024;
     uint8_t *src = malloc(len), *dst = calloc(1, len);
-    gda_ft_soft_port_stats_t tx, rx;
-    gda_ft_soft_engine_stats_t es;
     gda_ft_dev_cqe_info_t info;
     gda_ft_hca_mr_t *smr, *dmr;
-    char reply[4096];
-    soft_pair_t p;
     uint16_t idx;
 
-    soft_pair_init(&p, env, NULL);
-    soft_fill(src, len, 3);
-    smr = soft_mr(&p.a, src, len, 0);
-    dmr = soft_mr(&p.b, dst, len, GDA_FT_HCA_ACCESS_REMOTE_WRITE);
-    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&p.a.sq, (uintptr_t)src,
+    soft_fill(src, len, seed);
+    smr = soft_mr(&p->a, src, len, 0);
+    dmr = soft_mr(&p->b, dst, len, GDA_FT_HCA_ACCESS_REMOTE_WRITE);
+    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&p->a.sq, (uintptr_t)src,
                                                smr->lkey, len,
                                                (uintptr_t)dst, dmr->rkey,
                                                GDA_FT_WQE_SIGNALED, &idx),
                      GDA_FT_DEV_OK);
-    soft_ep_ring(&p.a);
-    soft_ep_wait_send(&p.a, &info, 5000);
+    soft_ep_ring(&p->a);
+    soft_ep_wait_send(&p->a, &info, 5000);
     GDA_FT_ASSERT_EQ(info.opcode, GDA_FT_MLX5_CQE_REQ);
     GDA_FT_ASSERT_MEM_EQ(dst, src, len);
+    gda_ft_hca_mr_dereg(smr);
+    gda_ft_hca_mr_dereg(dmr);
+    free(src);
+    free(dst);
+}
+
+static void loopback_write(const char *env, int expect_loopback,
+                           unsigned expect_threads)
+{
+    size_t len = 256 * 1024;
+    gda_ft_soft_port_stats_t tx, rx;
+    gda_ft_soft_engine_stats_t es;
+    char reply[4096];
+    soft_pair_t p;
+
+    soft_pair_init(&p, env, NULL);
+    engine_test_write(&p, len, 3);
 
     tx = soft_port_stats(p.dev0, 1);
     rx = soft_port_stats(p.dev1, 1);
@@ -246,8 +258,6 @@ static void loopback_write(const char *env, int expect_loopback,
     GDA_FT_ASSERT(strstr(reply, "engine threads ") != NULL);
     GDA_FT_ASSERT(strstr(reply, expect_loopback ? "loopback 64" :
                                                   "loopback 0\n") != NULL);
-    free(src);
-    free(dst);
     soft_pair_fini(&p);
 }
 
@@ -284,30 +294,14 @@ GDA_FT_TEST(soft_engine, thread_per_device_through_the_kernel)
  */
 static void rx_budget_write(const char *budget, unsigned expect_max)
 {
-    size_t len = 1024 * 1024;
-    uint8_t *src = malloc(len), *dst = calloc(1, len);
     gda_ft_soft_engine_stats_t es;
-    gda_ft_dev_cqe_info_t info;
-    gda_ft_hca_mr_t *smr, *dmr;
     soft_pair_t p;
-    uint16_t idx;
 
     setenv("UCX_GDA_FT_SOFT_THREADS", "1", 1);
     setenv("UCX_GDA_FT_SOFT_TX_BUDGET", "256", 1);
     setenv("UCX_GDA_FT_SOFT_RX_BUDGET", budget, 1);
     soft_pair_init(&p, "UCX_GDA_FT_SOFT_LOOPBACK=y", NULL);
-    soft_fill(src, len, 5);
-    smr = soft_mr(&p.a, src, len, 0);
-    dmr = soft_mr(&p.b, dst, len, GDA_FT_HCA_ACCESS_REMOTE_WRITE);
-    GDA_FT_ASSERT_EQ(gda_ft_sq_post_rdma_write(&p.a.sq, (uintptr_t)src,
-                                               smr->lkey, len,
-                                               (uintptr_t)dst, dmr->rkey,
-                                               GDA_FT_WQE_SIGNALED, &idx),
-                     GDA_FT_DEV_OK);
-    soft_ep_ring(&p.a);
-    soft_ep_wait_send(&p.a, &info, 5000);
-    GDA_FT_ASSERT_EQ(info.opcode, GDA_FT_MLX5_CQE_REQ);
-    GDA_FT_ASSERT_MEM_EQ(dst, src, len);
+    engine_test_write(&p, 1024 * 1024, 5);
 
     gda_ft_soft_engine_stats(&es);
     printf("RX_BUDGET=%s: the most datagrams from a port in a pass %" PRIu64
@@ -317,8 +311,6 @@ static void rx_budget_write(const char *budget, unsigned expect_max)
     } else {
         GDA_FT_ASSERT(es.max_port_rx > 64);
     }
-    free(src);
-    free(dst);
     soft_pair_fini(&p);
 }
 

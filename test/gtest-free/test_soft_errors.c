@@ -373,6 +373,20 @@ GDA_FT_TEST(soft_errors, invalid_arguments_refused)
     gda_ft_hca_close(dev);
 }
 
+/* A setting below its range and above it is refused, one at its edge
+ * taken */
+static void soft_config_bounds(const char *name, const char *below,
+                               const char *above, const char *edge)
+{
+    setenv(name, below, 1);
+    GDA_FT_ASSERT_EQ(gda_ft_soft_reload_config(), UCS_ERR_INVALID_PARAM);
+    setenv(name, above, 1);
+    GDA_FT_ASSERT_EQ(gda_ft_soft_reload_config(), UCS_ERR_INVALID_PARAM);
+    setenv(name, edge, 1);
+    GDA_FT_ASSERT_OK(gda_ft_soft_reload_config());
+    unsetenv(name);
+}
+
 GDA_FT_TEST(soft_errors, malformed_device_config_refused)
 {
     static const char *bad[] = {
@@ -405,19 +419,6 @@ GDA_FT_TEST(soft_errors, malformed_device_config_refused)
     GDA_FT_ASSERT_EQ(gda_ft_soft_reload_config(), UCS_ERR_INVALID_PARAM);
     unsetenv("UCX_GDA_FT_SOFT_MTU");
 
-    for (i = 0; i < 2; ++i) {
-        setenv("UCX_GDA_FT_SOFT_TX_BUDGET", (i == 0) ? "0" : "257", 1);
-        GDA_FT_ASSERT_EQ(gda_ft_soft_reload_config(), UCS_ERR_INVALID_PARAM);
-    }
-    setenv("UCX_GDA_FT_SOFT_TX_BUDGET", "256", 1);
-    GDA_FT_ASSERT_OK(gda_ft_soft_reload_config());
-    unsetenv("UCX_GDA_FT_SOFT_TX_BUDGET");
-
-    for (i = 0; i < 2; ++i) {
-        setenv("UCX_GDA_FT_SOFT_RX_BUDGET", (i == 0) ? "31" : "1025", 1);
-        GDA_FT_ASSERT_EQ(gda_ft_soft_reload_config(), UCS_ERR_INVALID_PARAM);
-    }
-    setenv("UCX_GDA_FT_SOFT_RX_BUDGET", "32", 1);
-    GDA_FT_ASSERT_OK(gda_ft_soft_reload_config());
-    unsetenv("UCX_GDA_FT_SOFT_RX_BUDGET");
+    soft_config_bounds("UCX_GDA_FT_SOFT_TX_BUDGET", "0", "257", "256");
+    soft_config_bounds("UCX_GDA_FT_SOFT_RX_BUDGET", "31", "1025", "32");
 }
