@@ -120,15 +120,18 @@ ucs_config_field_t gda_ft_soft_config_table[] = {
      "passes (docs/device-datapath.md measures 8, 16 and 32).",
      ucs_offsetof(gda_ft_soft_config_t, tx_budget), UCS_CONFIG_TYPE_UINT},
 
-    {"RX_BUDGET", "32",
+    {"RX_BUDGET", "256",
      "Datagrams an engine thread receives from a port per pass before it\n"
      "serves its QPs (32 to 1024; received in batches of 32). A small\n"
      "budget keeps a pass short when many datagrams wait (each costs\n"
      "microseconds, more where it writes into GPU memory), so that\n"
-     "acknowledgements, completions and the QPs' sends go out sooner; the\n"
-     "rest waits in the socket buffer for the next pass. Under load, 32\n"
-     "against 256 made passes of a millisecond or more 200 times rarer at\n"
-     "the same throughput (docs/benchmarks.md).",
+     "acknowledgements, completions and the QPs' sends go out sooner: under\n"
+     "load on GPU memory, 32 made passes of a millisecond or more 200 times\n"
+     "rarer than 256 at the same throughput. But a thread that receives\n"
+     "less than its peers send falls behind: with 32 or 64, 64 threads\n"
+     "posting on 32 channels both ways under ThreadSanitizer filled the\n"
+     "queue between ports of one process, and its drops kept the channels\n"
+     "from failing back (docs/benchmarks.md).",
      ucs_offsetof(gda_ft_soft_config_t, rx_budget), UCS_CONFIG_TYPE_UINT},
 
     {"CUDA_STAGING", "y",
