@@ -39,6 +39,51 @@ static char *calls_at(char *base, int i)
     return base + ((size_t)i * CALLS_LEN) % CALLS_SPAN;
 }
 
+enum {
+    CALLS_RUNTIME_H2D,
+    CALLS_RUNTIME_D2H,
+    CALLS_DRIVER_H2D,
+    CALLS_DRIVER_D2H,
+    CALLS_COPY_KINDS
+};
+
+static const char *calls_copy_names[] = {
+    "cudaMemcpyAsync H2D", "cudaMemcpyAsync D2H", "cuMemcpyHtoDAsync",
+    "cuMemcpyDtoHAsync"
+};
+
+/* A call a copy, of the given kind; us per call */
+static double calls_copies(char *host, char *dev, int kind, cudaStream_t s)
+{
+    double start;
+    int i;
+
+    cudaStreamSynchronize(s);
+    start = calls_now();
+    for (i = 0; i < CALLS_N; ++i) {
+        switch (kind) {
+        case CALLS_RUNTIME_H2D:
+            cudaMemcpyAsync(calls_at(dev, i), calls_at(host, i), CALLS_LEN,
+                            cudaMemcpyHostToDevice, s);
+            break;
+        case CALLS_RUNTIME_D2H:
+            cudaMemcpyAsync(calls_at(host, i), calls_at(dev, i), CALLS_LEN,
+                            cudaMemcpyDeviceToHost, s);
+            break;
+        case CALLS_DRIVER_H2D:
+            cuMemcpyHtoDAsync((CUdeviceptr)calls_at(dev, i),
+                              calls_at(host, i), CALLS_LEN, (CUstream)s);
+            break;
+        default:
+            cuMemcpyDtoHAsync(calls_at(host, i),
+                              (CUdeviceptr)calls_at(dev, i), CALLS_LEN,
+                              (CUstream)s);
+            break;
+        }
+    }
+    return (calls_now() - start) / CALLS_N * 1e6;
+}
+
 /* n copies a call, host to device (h2d) or back; us per copy */
 static double calls_batch(char *host, char *dev, int n, int h2d,
                           cudaStream_t s)
@@ -73,46 +118,17 @@ static void calls_table(void)
     cudaEvent_t e;
     char *host, *dev;
     double start;
-    int round, i, b;
+    int round, i, b, c;
 
     cudaHostAlloc((void**)&host, CALLS_SPAN, 0);
     cudaMalloc((void**)&dev, CALLS_SPAN);
     cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
     cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
     for (round = 0; round < 3; ++round) {
-        cudaStreamSynchronize(s);
-        start = calls_now();
-        for (i = 0; i < CALLS_N; ++i) {
-            cudaMemcpyAsync(calls_at(dev, i), calls_at(host, i), CALLS_LEN,
-                            cudaMemcpyHostToDevice, s);
+        for (c = 0; c < CALLS_COPY_KINDS; ++c) {
+            printf("round %d: %s %.2f us\n", round, calls_copy_names[c],
+                   calls_copies(host, dev, c, s));
         }
-        printf("round %d: cudaMemcpyAsync H2D %.2f us\n", round,
-               (calls_now() - start) / CALLS_N * 1e6);
-        cudaStreamSynchronize(s);
-        start = calls_now();
-        for (i = 0; i < CALLS_N; ++i) {
-            cudaMemcpyAsync(calls_at(host, i), calls_at(dev, i), CALLS_LEN,
-                            cudaMemcpyDeviceToHost, s);
-        }
-        printf("round %d: cudaMemcpyAsync D2H %.2f us\n", round,
-               (calls_now() - start) / CALLS_N * 1e6);
-        cudaStreamSynchronize(s);
-        start = calls_now();
-        for (i = 0; i < CALLS_N; ++i) {
-            cuMemcpyHtoDAsync((CUdeviceptr)calls_at(dev, i),
-                              calls_at(host, i), CALLS_LEN, (CUstream)s);
-        }
-        printf("round %d: cuMemcpyHtoDAsync %.2f us\n", round,
-               (calls_now() - start) / CALLS_N * 1e6);
-        cudaStreamSynchronize(s);
-        start = calls_now();
-        for (i = 0; i < CALLS_N; ++i) {
-            cuMemcpyDtoHAsync(calls_at(host, i),
-                              (CUdeviceptr)calls_at(dev, i), CALLS_LEN,
-                              (CUstream)s);
-        }
-        printf("round %d: cuMemcpyDtoHAsync %.2f us\n", round,
-               (calls_now() - start) / CALLS_N * 1e6);
         for (b = 0; b < (int)(sizeof(sizes) / sizeof(sizes[0])); ++b) {
             printf("round %d: cudaMemcpyBatchAsync of %2d: H2D %.2f us, "
                    "D2H %.2f us a copy\n", round, sizes[b],
