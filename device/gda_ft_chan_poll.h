@@ -84,6 +84,31 @@ GDA_FT_DEV_FUNC void gda_ft_chan_host_turn_give(gda_ft_chan_t *chan)
 }
 
 /*
+ * Whether WQEs [from, end) of path p hold one that went to the peer. The
+ * NOPs a switch writes in place of settled WQEs complete on their own HCA:
+ * a completion of those alone says nothing of the peer or the path (taken
+ * for progress, it would keep a peer whose ports died heard, and end an
+ * interruption that goes on).
+ */
+GDA_FT_DEV_FUNC int gda_ft_chan_reached_peer(const gda_ft_chan_t *chan,
+                                             const gda_ft_chan_path_t *p,
+                                             uint64_t from, uint64_t end)
+{
+    const gda_ft_chan_slot_t *slot;
+    uint8_t wqebbs;
+
+    for (; from < end; from += wqebbs) {
+        slot   = gda_ft_chan_slot(chan, p, from);
+        wqebbs = gda_ft_chan_slot_wqebbs(slot);
+        if ((wqebbs == 0) ||
+            (gda_ft_chan_slot_byte(&slot->kind) != GDA_FT_CHAN_OP_NOP)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
  * Reads path p's CQE and raises `completed`. Returns OK when it moved,
  * INPROGRESS when nothing is new, ERROR for an error CQE with its logical
  * index in *err_seq_p and its syndrome in *synd_p (everything before it
@@ -100,6 +125,7 @@ gda_ft_chan_poll_path(gda_ft_chan_t *chan, uint8_t path, uint64_t *err_seq_p,
     uint16_t counter, counter2;
     int16_t ahead;
     uint8_t op_own;
+    int reached;
 
     cword     = gda_ft_atomic_load_acq64(&chan->completed);
     epoch     = GDA_FT_CHAN_WORD_EPOCH(cword);
@@ -148,15 +174,18 @@ gda_ft_chan_poll_path(gda_ft_chan_t *chan, uint8_t path, uint64_t *err_seq_p,
     if (gda_ft_atomic_load_rlx64(&slot->seq) != seq) {
         return GDA_FT_DEV_INPROGRESS;   /* not the start of a WQE: stale */
     }
-    end = seq + gda_ft_chan_slot_wqebbs(slot);
-    /* from the `completed` read before the slot: while it holds, nobody
-     * could reserve the slot again, so the size read is this WQE's (a
-     * poller that read `completed` long ago may find the slot rewritten) */
+    end     = seq + gda_ft_chan_slot_wqebbs(slot);
+    reached = gda_ft_chan_reached_peer(chan, p, completed, end);
+    /* from the `completed` read before the slots: while it holds, nobody
+     * could reserve them again, so what was read is these WQEs' (a poller
+     * that read `completed` long ago may find the slots rewritten) */
     if (gda_ft_atomic_cas64(&chan->completed, cword,
                             GDA_FT_CHAN_WORD(epoch, end)) != cword) {
         return GDA_FT_DEV_INPROGRESS;
     }
-    gda_ft_chan_note_progress(chan, path, gda_ft_dev_now_ns());
+    if (reached) {
+        gda_ft_chan_note_progress(chan, path, gda_ft_dev_now_ns());
+    }
     if (p->cq_dbrec != NULL) {
         /* publish the consumer index, as mlx5 hardware needs; racing
          * pollers may leave an older one, which only delays overrun

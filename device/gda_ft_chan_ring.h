@@ -86,15 +86,21 @@ GDA_FT_DEV_FUNC void *gda_ft_chan_seg(const gda_ft_chan_path_t *p,
                           seg);
 }
 
-/* The size of the WQE at a slot, as a poller reads it beside a poster
- * that may be rewriting it */
-GDA_FT_DEV_FUNC uint8_t gda_ft_chan_slot_wqebbs(const gda_ft_chan_slot_t *slot)
+/* A byte of a slot, as a poller reads it beside a poster that may be
+ * rewriting it */
+GDA_FT_DEV_FUNC uint8_t gda_ft_chan_slot_byte(const uint8_t *field)
 {
 #if GDA_FT_ON_DEVICE
-    return gda_ft_dev_read_once_u8(&slot->wqebbs);
+    return gda_ft_dev_read_once_u8(field);
 #else
-    return __atomic_load_n(&slot->wqebbs, __ATOMIC_RELAXED);
+    return __atomic_load_n(field, __ATOMIC_RELAXED);
 #endif
+}
+
+/* The size of the WQE at a slot */
+GDA_FT_DEV_FUNC uint8_t gda_ft_chan_slot_wqebbs(const gda_ft_chan_slot_t *slot)
+{
+    return gda_ft_chan_slot_byte(&slot->wqebbs);
 }
 
 /* `completed` holds the epoch it counts in beside the logical index, so

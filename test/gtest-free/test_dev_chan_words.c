@@ -251,6 +251,74 @@ GDA_FT_TEST(dev_chan, completion_of_a_path_left_counts_nothing)
 }
 
 /*
+ * A completion of NOPs alone, the ones a switch wrote in place of WQEs it
+ * settled, moves `completed` but is no sign of the peer: it stamps neither
+ * the path's shared progress (what the host takes for the peer heard) nor
+ * the channel's, and ends no interruption. One that retires a WQE that
+ * went to the peer does, also when its CQE names a NOP after that WQE.
+ */
+GDA_FT_TEST(dev_chan, completion_of_nops_alone_is_no_progress)
+{
+    static gda_ft_chan_slot_t slots[2][64];
+    static uint8_t cqe[2][GDA_FT_MLX5_CQE_SIZE] __attribute__((aligned(64)));
+    static const uint8_t kinds[] = {
+        GDA_FT_CHAN_OP_NOP, GDA_FT_CHAN_OP_NOP, GDA_FT_CHAN_OP_PUT,
+        GDA_FT_CHAN_OP_NOP
+    };
+    gda_ft_chan_path_t *backup;
+    gda_ft_chan_health_t health;
+    gda_ft_chan_slot_t *slot;
+    gda_ft_chan_t chan;
+    uint64_t err_seq;
+    uint8_t synd, p;
+    unsigned i;
+
+    bookkeeping_chan_init(&chan, 64, 100, 0);
+    memset(&health, 0, sizeof(health));
+    backup         = &chan.path[GDA_FT_CHAN_BACKUP];
+    chan.health    = &health;
+    chan.active    = GDA_FT_CHAN_BACKUP;
+    chan.switch_ns = 1;
+    for (p = 0; p < 2; ++p) {
+        chan.path[p].slots = slots[p];
+        chan.path[p].cqe   = cqe[p];
+        memset(slots[p], 0, sizeof(slots[p]));
+    }
+    /* the window a switch moved to the backup (epoch 3) at logical 4: two
+     * NOPs (atomics in doubt, say), a put it replayed, a NOP */
+    for (i = 0; i < 4; ++i) {
+        slot         = gda_ft_chan_slot(&chan, backup, 4 + i);
+        slot->seq    = 4 + i;
+        slot->wqebbs = 1;
+        slot->kind   = kinds[i];
+    }
+    chan.completed = GDA_FT_CHAN_WORD(3, 4);
+    chan.ready     = GDA_FT_CHAN_WORD(3, 8);
+
+    /* the NOPs complete, one CQE each (backup ring = logical - 3) */
+    for (i = 0; i < 2; ++i) {
+        collapsed_cqe_write(backup, 1 + i);
+        GDA_FT_ASSERT_EQ(gda_ft_chan_poll_path(&chan, GDA_FT_CHAN_BACKUP,
+                                               &err_seq, &synd),
+                         GDA_FT_DEV_OK);
+        GDA_FT_ASSERT_EQ(chan.completed, GDA_FT_CHAN_WORD(3, 5 + i));
+        GDA_FT_ASSERT_EQ(health.progress_ns[GDA_FT_CHAN_BACKUP], 0);
+        GDA_FT_ASSERT_EQ(chan.last_progress_ns, 0);
+        GDA_FT_ASSERT_EQ(chan.recovered_ns, 0);
+    }
+
+    /* one CQE for the put and the NOP after it */
+    collapsed_cqe_write(backup, 4);
+    GDA_FT_ASSERT_EQ(gda_ft_chan_poll_path(&chan, GDA_FT_CHAN_BACKUP,
+                                           &err_seq, &synd), GDA_FT_DEV_OK);
+    GDA_FT_ASSERT_EQ(chan.completed, GDA_FT_CHAN_WORD(3, 8));
+    GDA_FT_ASSERT(health.progress_ns[GDA_FT_CHAN_BACKUP] != 0);
+    GDA_FT_ASSERT(chan.last_progress_ns != 0);
+    GDA_FT_ASSERT(chan.recovered_ns != 0);
+    GDA_FT_ASSERT_EQ(health.progress_ns[GDA_FT_CHAN_PRIMARY], 0);
+}
+
+/*
  * A failure a switch settled is read from the outcome table by logical
  * index, whatever paths the channel took since: the request that owns it
  * marks it read; one overwritten a table later unread is counted lost, one

@@ -448,7 +448,8 @@ int fo_client(void)
     ucs_status_t status, flush_status = UCS_OK;
     uint32_t type, len;
     void *payload;
-    double start, deadline, t_end, err_after = -1, up_time = 0;
+    double start, deadline, t_end, err_after = -1, ep_err_after = -1;
+    double up_time = 0;
     uint64_t i, iters_posted = 0, dups = 0, above = 0;
     int pass = 1;
     char why[256] = "";
@@ -663,6 +664,11 @@ int fo_client(void)
         } else {
             err_after = first - ((fc.fault_at_time > 0) ? fc.fault_at_time :
                                                           start);
+            if (u->ep_failed) {
+                ep_err_after = u->ep_failed_at -
+                               ((fc.fault_at_time > 0) ? fc.fault_at_time :
+                                                         start);
+            }
             if (err_after > opt.err_bound) {
                 pass = 0;
                 snprintf(why, sizeof(why), "error %.1f s after the fault, "
@@ -739,13 +745,15 @@ int fo_client(void)
            t_end - start);
     if (fc.fault_at_time > 0) {
         printf("[client] FAILOVER fault_at_iter=%ld interruption_ms=%.1f"
-               " err_after_ms=%.1f\n", opt.fault_at,
+               " err_after_ms=%.1f ep_err_after_ms=%.1f\n", opt.fault_at,
                (fc.first_ok_after > 0) ?
                (fc.first_ok_after - fc.fault_at_time) * 1e3 : -1.0,
-               (err_after >= 0) ? err_after * 1e3 : -1.0);
+               (err_after >= 0) ? err_after * 1e3 : -1.0,
+               (ep_err_after >= 0) ? ep_err_after * 1e3 : -1.0);
     } else if (opt.mode == MODE_BOTH) {
-        printf("[client] FAILOVER err_after_ms=%.1f\n",
-               (err_after >= 0) ? err_after * 1e3 : -1.0);
+        printf("[client] FAILOVER err_after_ms=%.1f ep_err_after_ms=%.1f\n",
+               (err_after >= 0) ? err_after * 1e3 : -1.0,
+               (ep_err_after >= 0) ? ep_err_after * 1e3 : -1.0);
     }
     fflush(stdout);
     if (fc.gets_bad != 0) {
