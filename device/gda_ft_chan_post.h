@@ -514,7 +514,9 @@ GDA_FT_DEV_FUNC void gda_ft_chan_slot_write(gda_ft_chan_slot_t *slot,
     gda_ft_atomic_store_rlx64(&slot->post_ns, now);
     slot->psn      = psn;
     slot->npkts    = npkts;
-    slot->kind     = op->kind;
+    /* kind and size are read by pollers beside this write
+     * (gda_ft_chan_reached_peer) */
+    __atomic_store_n(&slot->kind, op->kind, __ATOMIC_RELAXED);
     slot->flags    = flags;
     __atomic_store_n(&slot->wqebbs, wqebbs, __ATOMIC_RELAXED);
     slot->status   = GDA_FT_DEV_OK;
