@@ -80,8 +80,9 @@
  * unheard for up to about 200 ms. */
 #define GDA_FT_TIMING_CPU_STARVED_NS      250000000ull  /* 250 ms */
 
-/* A control QP whose question stays unanswered this long is in error: its
- * questions take the other path until it is re-armed */
+/* A control QP whose question stays unanswered this long, while the other
+ * control path serves, is in error: its questions take the other path
+ * until it is re-armed */
 #define GDA_FT_TIMING_CTL_DEAD_DEADLINES  8
 
 /*

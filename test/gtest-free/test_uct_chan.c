@@ -1224,3 +1224,71 @@ GDA_FT_TEST_TIMEOUT(uct_chan, sparse_guardian_passes_hear_a_busy_peer, 60)
     GDA_FT_ASSERT(up * 2 > samples);
     test_chan_cleanup(&c);
 }
+
+/* Whether A's control QP of `path` serves (not failed) */
+static int test_chan_control_serves(test_chan_t *c, unsigned path)
+{
+    typedef gda_ft_hca_qp_t *(*control_qp_func_t)(uct_ep_h, unsigned, int*);
+    control_qp_func_t control_qp = (control_qp_func_t)dlsym(
+            c->t.plugin, "uct_gda_ft_ep_control_qp");
+    int usable = 0;
+
+    GDA_FT_ASSERT(control_qp != NULL);
+    GDA_FT_ASSERT(control_qp(c->t.node[NODE_A].ep, path, &usable) != NULL);
+    return usable;
+}
+
+/*
+ * The peer's answers are lost on one path, then on both, for longer than a
+ * control write may go unanswered (8 deadlines, 160 ms) and shorter than
+ * the HCA's retries (8 x 67 ms): the first control path to fall silent is
+ * taken for dead, the last one is not. Its question re-arms the other once
+ * the answers come back. Taken for dead both, nothing could carry the
+ * question of either re-arm: the channels' paths were never re-armed
+ * again, and ended in NO_PATH with every link up (port failures of both
+ * ranks in turn, on a loaded machine).
+ */
+GDA_FT_TEST_TIMEOUT(uct_chan, last_control_path_outlives_its_silence, 60)
+{
+    gda_ft_soft_fault_t none = {0};
+    test_chan_t c;
+    double until;
+    int backup_failed = 0;
+
+    test_chan_env(&c, "1");
+    setenv("UCX_GDA_FT_DEADLINE", "20ms", 1);
+    setenv("UCX_GDA_FT_TIMEOUT", "64ms", 1);
+    test_chan_setup(&c);
+    test_chan_progress_for(&c, 300);   /* probes answered */
+    GDA_FT_ASSERT(test_chan_control_serves(&c, 0));
+    GDA_FT_ASSERT(test_chan_control_serves(&c, 1));
+
+    /* B's primary port loses its answers: A's primary control QP fails */
+    test_port_lose_answers(&c.t, "tsoft2");
+    until = soft_now_sec() + 2;
+    while (test_chan_control_serves(&c, 0)) {
+        test_chan_progress_for(&c, 1);
+        GDA_FT_ASSERT(soft_now_sec() < until);
+    }
+
+    /* and its backup port too, for 300 ms */
+    test_port_lose_answers(&c.t, "tsoft3");
+    until = soft_now_sec() + 0.3;
+    while (soft_now_sec() < until) {
+        test_chan_progress_for(&c, 1);
+        backup_failed |= !test_chan_control_serves(&c, 1);
+    }
+    test_port_set_fault(&c.t, "tsoft3", &none);
+    test_port_set_fault(&c.t, "tsoft2", &none);
+
+    /* both serve again */
+    until = soft_now_sec() + 5;
+    while (!test_chan_control_serves(&c, 0) ||
+           !test_chan_control_serves(&c, 1)) {
+        test_chan_progress_for(&c, 1);
+        GDA_FT_ASSERT(soft_now_sec() < until);
+    }
+    printf("the backup control path %s while the primary's was failed\n",
+           backup_failed ? "failed too" : "stayed");
+    test_chan_cleanup(&c);
+}

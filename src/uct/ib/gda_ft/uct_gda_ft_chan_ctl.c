@@ -94,9 +94,20 @@ static void uct_gda_ft_ctl_restart(uct_gda_ft_ep_t *ep, unsigned path,
               uct_gda_ft_path_name(path), why);
 }
 
-/* Retires what the peer acknowledged; an error completion, or silence,
- * leaves the control path unusable until its re-arm once the peer has
- * answered on it */
+/* Whether the control path other than `path` serves: not failed, its
+ * QP there and our port of it up (flags only: no poll) */
+static int uct_gda_ft_ctl_other_serves(uct_gda_ft_ep_t *ep, unsigned path)
+{
+    unsigned other = 1 - path;
+
+    return (other < ep->chans->num_paths) && !ep->ctl[other].failed &&
+           !ep->chans->ctl->path[other].absent &&
+           uct_gda_ft_iface_port_up(uct_gda_ft_ep_iface(ep), other);
+}
+
+/* Retires what the peer acknowledged; an error completion, or silence
+ * beside another control path that serves, leaves the control path
+ * unusable until its re-arm once the peer has answered on it */
 void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path)
 {
     uct_gda_ft_ep_ctl_t *ctl = &ep->ctl[path];
@@ -119,6 +130,15 @@ void uct_gda_ft_ctl_poll(uct_gda_ft_ep_t *ep, unsigned path)
                              uct_gda_ft_ep_iface(ep))))) {
             if (ctl->done_ns == 0) {
                 uct_gda_ft_ctl_restart(ep, path, "silent");
+                return;
+            }
+            if (!uct_gda_ft_ctl_other_serves(ep, path)) {
+                /* the last control path: its re-arm's question would
+                 * ride on the other one, so failed both would stay
+                 * failed with every link up. Its silence is sat out:
+                 * the write lands once the ports are back, or the HCA's
+                 * retries run out (an error completion), or the peer is
+                 * given up. */
                 return;
             }
             ctl->failed    = 1;
