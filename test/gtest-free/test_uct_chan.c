@@ -40,6 +40,7 @@ typedef ucs_status_t (*query_channel_func_t)(uct_ep_h, unsigned,
                                              const gda_ft_chan_t*,
                                              gda_ft_chan_query_t*);
 typedef uint32_t (*device_flags_func_t)(uct_ep_h);
+typedef gda_ft_hca_qp_t *(*control_qp_func_t)(uct_ep_h, unsigned, int*);
 
 typedef struct {
     test_uct_t             t;
@@ -50,6 +51,7 @@ typedef struct {
     device_channels_func_t device_channels;
     query_channel_func_t   query_channel;
     device_flags_func_t    device_flags;
+    control_qp_func_t      control_qp;
 } test_chan_t;
 
 
@@ -68,8 +70,11 @@ static void test_chan_env(test_chan_t *c, const char *channels)
             c->t.plugin, "uct_gda_ft_ep_query_channel");
     c->device_flags    = (device_flags_func_t)dlsym(
             c->t.plugin, "uct_gda_ft_ep_device_flags");
+    c->control_qp      = (control_qp_func_t)dlsym(
+            c->t.plugin, "uct_gda_ft_ep_control_qp");
     GDA_FT_ASSERT((c->device_channels != NULL) &&
-                  (c->query_channel != NULL) && (c->device_flags != NULL));
+                  (c->query_channel != NULL) && (c->device_flags != NULL) &&
+                  (c->control_qp != NULL));
 }
 
 static void test_chan_elem(gda_ft_dev_mem_elem_t *e, const uint8_t *local,
@@ -1228,13 +1233,10 @@ GDA_FT_TEST_TIMEOUT(uct_chan, sparse_guardian_passes_hear_a_busy_peer, 60)
 /* Whether A's control QP of `path` serves (not failed) */
 static int test_chan_control_serves(test_chan_t *c, unsigned path)
 {
-    typedef gda_ft_hca_qp_t *(*control_qp_func_t)(uct_ep_h, unsigned, int*);
-    control_qp_func_t control_qp = (control_qp_func_t)dlsym(
-            c->t.plugin, "uct_gda_ft_ep_control_qp");
     int usable = 0;
 
-    GDA_FT_ASSERT(control_qp != NULL);
-    GDA_FT_ASSERT(control_qp(c->t.node[NODE_A].ep, path, &usable) != NULL);
+    GDA_FT_ASSERT(c->control_qp(c->t.node[NODE_A].ep, path, &usable) !=
+                  NULL);
     return usable;
 }
 

@@ -640,12 +640,12 @@ int fo_client(void)
     /* in mode both the error must show up (operation error or endpoint
      * error), within the bound from the fault */
     if (opt.mode == MODE_BOTH) {
+        double since = (fc.fault_at_time > 0) ? fc.fault_at_time : start;
         double first = 0;
 
         if (!u->ep_failed && (fc.first_err_at == 0)) {
             /* the error may still be on its way */
-            deadline = ((fc.fault_at_time > 0) ? fc.fault_at_time : start) +
-                       opt.err_bound;
+            deadline = since + opt.err_bound;
             while (!u->ep_failed && (fo_now() < deadline)) {
                 ucp_worker_progress(u->worker);
             }
@@ -662,12 +662,9 @@ int fo_client(void)
             snprintf(why, sizeof(why), "both ports down but no error within "
                      "%.0f s", opt.err_bound);
         } else {
-            err_after = first - ((fc.fault_at_time > 0) ? fc.fault_at_time :
-                                                          start);
+            err_after = first - since;
             if (u->ep_failed) {
-                ep_err_after = u->ep_failed_at -
-                               ((fc.fault_at_time > 0) ? fc.fault_at_time :
-                                                         start);
+                ep_err_after = u->ep_failed_at - since;
             }
             if (err_after > opt.err_bound) {
                 pass = 0;
